@@ -1,0 +1,4 @@
+//! Measurement kernels: small loops that measure and nothing else. Set-up happens before
+//! the timed region, bookkeeping after it.
+
+pub mod ring;

@@ -1,0 +1,43 @@
+//! One function per subcommand: from validated arguments to printed results.
+
+pub mod ring;
+pub mod run;
+pub mod rusage;
+
+use crate::cli::{Cli, Command};
+use crate::error::{Error, Result};
+use std::io::{IsTerminal, Write};
+
+/// Run the chosen subcommand; the `Ok` value is the process exit code.
+pub fn dispatch(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Ring(args) => ring::run(&args).map(|_| 0),
+        Command::Rusage(args) => rusage::run(&args),
+        Command::Run(args) => run::run(&args).map(|_| 0),
+    }
+}
+
+/// Print one line of results to stdout at once (so a reader piping into `tee` sees each
+/// row as it is measured). A closed pipe (`| head`) ends the run quietly.
+pub fn emit(line: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let written = writeln!(out, "{line}").and_then(|_| out.flush());
+    match written {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Error::Interrupted(libc::SIGPIPE)),
+        Err(e) => Err(Error::os("writing results to stdout", e)),
+    }
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal.
+pub fn progress_bar(total: u64, unit: &str) -> indicatif::ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    let template = format!("{{bar:30}} {{pos}}/{{len}} {unit}  {{msg}}  ETA {{eta}}");
+    if let Ok(style) = indicatif::ProgressStyle::with_template(&template) {
+        bar.set_style(style);
+    }
+    bar
+}

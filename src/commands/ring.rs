@@ -1,0 +1,51 @@
+//! `schedlab ring`: a sweep of ring sizes, printed as the NCAR table or JSON lines.
+
+use crate::bench::ring;
+use crate::cli::RingArgs;
+use crate::commands::{emit, progress_bar};
+use crate::error::Result;
+use crate::model::{RingLength, RingResult, RingSpec};
+use crate::report::ring::{describe_setup, table_header, RingReport};
+
+pub fn run(args: &RingArgs) -> Result<Vec<RingResult>> {
+    let specs = args.to_specs()?;
+    sweep(&specs, args.json)
+}
+
+/// Run `specs` (ascending ring sizes that differ only in size) and stream each row.
+/// Every check that can refuse the sweep runs before the first fork.
+pub fn sweep(specs: &[RingSpec], json: bool) -> Result<Vec<RingResult>> {
+    let (Some(first), Some(largest)) = (specs.first(), specs.last()) else { return Ok(Vec::new()) };
+    let cpus = ring::preflight(largest)?;
+    let overhead_ns = ring::measure_overhead(first, &cpus)?;
+    if !json {
+        emit(&describe_setup(first, &cpus, overhead_ns))?;
+        emit(&table_header())?;
+    }
+    // Work is proportional to hops, so the bar advances by ring size.
+    let total: u64 = specs.iter().map(|s| s.procs as u64).sum();
+    let bar = progress_bar(total, "members");
+    let mut report = RingReport::default();
+    let mut results = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let what = match spec.length {
+            RingLength::Laps(l) => format!("ring of {} ({} hops)", spec.procs, l * spec.procs as u64),
+            RingLength::Duration(d) => format!("ring of {} for {:.1} s", spec.procs, d.as_secs_f64()),
+        };
+        bar.set_message(what);
+        let result = ring::run_ring(spec, &cpus, overhead_ns);
+        let result = match result {
+            Ok(r) => r,
+            Err(e) => {
+                bar.finish_and_clear();
+                return Err(e);
+            }
+        };
+        let line = if json { report.json(&result).to_string() } else { report.table_row(&result) };
+        bar.suspend(|| emit(&line))?;
+        bar.inc(spec.procs as u64);
+        results.push(result);
+    }
+    bar.finish_and_clear();
+    Ok(results)
+}

@@ -1,0 +1,154 @@
+//! `schedlab rusage -- CMD`: the NCAR `getrusage` helper and `/usr/bin/time -v` in one.
+//! Runs the command, waits for it with wait4 (which, on Linux, folds in the descendants
+//! it waited for), and reports wall time and every `struct rusage` field.
+//!
+//! The command stays in schedlab's process group so it keeps the terminal; schedlab
+//! ignores SIGINT/SIGQUIT (the terminal delivers them to the command too) and passes
+//! SIGTERM and SIGHUP on. If schedlab itself is killed, the command gets SIGTERM.
+
+use crate::cli::RusageArgs;
+use crate::error::{describe_io, signal_name, Error, Result};
+use crate::model::{ns_to_s, Usage};
+use crate::sys::clock::monotonic_ns;
+use crate::sys::rusage::{wait4, ExitKind};
+use crate::sys::signals::SignalWatch;
+use serde_json::json;
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+/// What `rusage` measured.
+pub struct CommandUsage {
+    pub command: Vec<OsString>,
+    pub wall_ns: u64,
+    pub exit: ExitKind,
+    pub usage: Usage,
+}
+
+pub fn run(args: &RusageArgs) -> Result<i32> {
+    // Open the output first: an unwritable path must fail before the command runs.
+    let mut output: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(
+            std::fs::File::create(path)
+                .map_err(|e| Error::env(format!("cannot write {}: {}", path.display(), describe_io(&e))))?,
+        ),
+        None => Box::new(std::io::stderr()),
+    };
+    let measured = match measure(&args.command) {
+        Ok(m) => m,
+        Err(Error::Environment(msg)) if msg.starts_with("cannot run") => {
+            eprintln!("schedlab: {msg}");
+            return Ok(127);
+        }
+        Err(e) => return Err(e),
+    };
+    let text = if args.json { format!("{}\n", to_json(&measured)) } else { to_text(&measured) };
+    output.write_all(text.as_bytes()).map_err(|e| Error::os("writing the report", e))?;
+    Ok(measured.exit.shell_code())
+}
+
+pub fn measure(command: &[OsString]) -> Result<CommandUsage> {
+    let (program, rest) = command.split_first().ok_or_else(|| Error::usage("no command given after --"))?;
+    let watch = SignalWatch::new(&[libc::SIGCHLD, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP])
+        .map_err(|e| Error::os("setting up signal handling", e))?;
+    let mut cmd = Command::new(program);
+    cmd.args(rest);
+    // SAFETY: only async-signal-safe calls run between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            // The command must start with no signal blocked, whatever we block to watch.
+            let mut empty: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut empty);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
+            Ok(())
+        });
+    }
+    let t0 = monotonic_ns();
+    let child = cmd
+        .spawn()
+        .map_err(|e| Error::env(format!("cannot run '{}': {}", program.to_string_lossy(), describe_io(&e))))?;
+    let pid = child.id() as libc::pid_t;
+    loop {
+        let mut pfd = libc::pollfd { fd: watch.raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut pfd, 1, -1) };
+        for sig in watch.drain() {
+            if sig == libc::SIGTERM || sig == libc::SIGHUP {
+                // SAFETY: signalling our own unreaped child.
+                unsafe { libc::kill(pid, sig) };
+            }
+        }
+        if let Some(reaped) = wait4(pid, true).map_err(|e| Error::os("waiting for the command", e))? {
+            return Ok(CommandUsage {
+                command: command.to_vec(),
+                wall_ns: monotonic_ns() - t0,
+                exit: reaped.exit,
+                usage: reaped.usage,
+            });
+        }
+    }
+}
+
+fn command_line(command: &[OsString]) -> String {
+    command.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ")
+}
+
+pub fn to_json(m: &CommandUsage) -> serde_json::Value {
+    let u = &m.usage;
+    json!({
+        "command": m.command.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
+        "wall_s": ns_to_s(m.wall_ns as f64),
+        "utime_s": ns_to_s(u.utime_ns as f64),
+        "stime_s": ns_to_s(u.stime_ns as f64),
+        "cpu_s": ns_to_s(u.cpu_ns() as f64),
+        "maxrss_kb": u.maxrss_kb,
+        "minflt": u.minflt,
+        "majflt": u.majflt,
+        "nswap": u.nswap,
+        "inblock": u.inblock,
+        "oublock": u.oublock,
+        "msgsnd": u.msgsnd,
+        "msgrcv": u.msgrcv,
+        "nsignals": u.nsignals,
+        "nvcsw": u.nvcsw,
+        "nivcsw": u.nivcsw,
+        "exit_code": m.exit.shell_code(),
+        "signal": match m.exit { ExitKind::Signal(s) => Some(signal_name(s)), ExitKind::Code(_) => None },
+    })
+}
+
+pub fn to_text(m: &CommandUsage) -> String {
+    let u = &m.usage;
+    let cpu_pct = if m.wall_ns > 0 { 100.0 * u.cpu_ns() as f64 / m.wall_ns as f64 } else { 0.0 };
+    let exit = match m.exit {
+        ExitKind::Code(c) => format!("{c}"),
+        ExitKind::Signal(s) => format!("{} (killed by {})", 128 + s, signal_name(s)),
+    };
+    let mut out = format!("command   {}\nexit      {exit}\n", command_line(&m.command));
+    let rows: Vec<(&str, String, &str)> = vec![
+        ("wall", format!("{:.6}", ns_to_s(m.wall_ns as f64)), "s"),
+        ("utime", format!("{:.6}", ns_to_s(u.utime_ns as f64)), "s  user CPU"),
+        ("stime", format!("{:.6}", ns_to_s(u.stime_ns as f64)), "s  system CPU"),
+        ("cpu", format!("{:.6}", ns_to_s(u.cpu_ns() as f64)), "s  utime+stime"),
+        ("cpu%", format!("{cpu_pct:.0}"), "%  (utime+stime)/wall"),
+        ("maxrss", u.maxrss_kb.to_string(), "KiB  largest resident set"),
+        ("minflt", u.minflt.to_string(), "page faults served without I/O"),
+        ("majflt", u.majflt.to_string(), "page faults that needed I/O"),
+        ("nswap", u.nswap.to_string(), "(not maintained by Linux)"),
+        ("inblock", u.inblock.to_string(), "512-byte blocks read from storage"),
+        ("oublock", u.oublock.to_string(), "512-byte blocks written to storage"),
+        ("msgsnd", u.msgsnd.to_string(), "(not maintained by Linux)"),
+        ("msgrcv", u.msgrcv.to_string(), "(not maintained by Linux)"),
+        ("nsignals", u.nsignals.to_string(), "(not maintained by Linux)"),
+        ("nvcsw", u.nvcsw.to_string(), "voluntary context switches"),
+        ("nivcsw", u.nivcsw.to_string(), "involuntary context switches"),
+    ];
+    for (name, value, note) in rows {
+        let line = format!("{name:<9} {value:>12} {note}");
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,357 @@
+//! The central types: what to run (specs) and what was measured (results).
+//!
+//! Specs are plain values checked by `cli` before anything touches the kernel; results
+//! carry integers in ns (or counts) and derive their seconds and ratios on output, so a
+//! figure is never rounded before it is stored.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::time::Duration;
+
+/// A Linux scheduling policy (sched(7)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    /// SCHED_OTHER: the default time-sharing policy (CFS/EEVDF).
+    Other,
+    /// SCHED_FIFO: real-time, run until it blocks or a higher priority task wakes.
+    Fifo,
+    /// SCHED_RR: real-time, round-robin among equal priorities.
+    Rr,
+    /// SCHED_BATCH: like OTHER, but treated as CPU-bound (fewer wakeup preemptions).
+    Batch,
+    /// SCHED_IDLE: runs only when nothing else wants the CPU.
+    Idle,
+}
+
+impl Policy {
+    pub const ALL: [Policy; 5] = [Policy::Other, Policy::Fifo, Policy::Rr, Policy::Batch, Policy::Idle];
+
+    pub fn is_realtime(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr)
+    }
+
+    /// The kernel's name, as `chrt` and the classic studies print it.
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            Policy::Other => "SCHED_OTHER",
+            Policy::Fifo => "SCHED_FIFO",
+            Policy::Rr => "SCHED_RR",
+            Policy::Batch => "SCHED_BATCH",
+            Policy::Idle => "SCHED_IDLE",
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Other => "other",
+            Policy::Fifo => "fifo",
+            Policy::Rr => "rr",
+            Policy::Batch => "batch",
+            Policy::Idle => "idle",
+        }
+    }
+
+    /// Valid static priorities: 1..=99 for the real-time policies, only 0 for the rest.
+    pub fn priority_range(self) -> (i32, i32) {
+        if self.is_realtime() {
+            (1, 99)
+        } else {
+            (0, 0)
+        }
+    }
+
+    /// The priority used when the user gives none. For the real-time policies it is high
+    /// enough to beat ordinary work but below 99, which the kernel's own threads need.
+    pub fn default_priority(self) -> i32 {
+        if self.is_realtime() {
+            50
+        } else {
+            0
+        }
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where ring members (or workload children, or latency threads) may run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Pin {
+    /// All on one CPU: every hop is a switch on that CPU, no cross-CPU wakeups.
+    Same,
+    /// Round-robin over the chosen CPUs.
+    Spread,
+    /// Left to the scheduler (restricted to `--cpus` when given).
+    None,
+}
+
+impl Pin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pin::Same => "same",
+            Pin::Spread => "spread",
+            Pin::None => "none",
+        }
+    }
+}
+
+/// Ring members as separate processes (separate address spaces, like the classic) or as
+/// threads of one process (no address-space switch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum RingMode {
+    Process,
+    Thread,
+}
+
+impl RingMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RingMode::Process => "process",
+            RingMode::Thread => "thread",
+        }
+    }
+}
+
+/// How the token travels from one member to the next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Ipc {
+    /// A one-byte read/write through a pipe: the NCAR `pipeline` and lmbench way.
+    Pipe,
+    /// An 8-byte counter through an eventfd.
+    Eventfd,
+    /// A word in shared memory, waited on and woken with futex(2).
+    Futex,
+}
+
+impl Ipc {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ipc::Pipe => "pipe",
+            Ipc::Eventfd => "eventfd",
+            Ipc::Futex => "futex",
+        }
+    }
+}
+
+/// When a ring stops: after a fixed number of laps, or once a wall-clock budget is spent
+/// (the lap in flight is completed and counted).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RingLength {
+    Laps(u64),
+    Duration(Duration),
+}
+
+/// One ring configuration: everything needed to run it, already validated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RingSpec {
+    pub procs: usize,
+    pub length: RingLength,
+    pub mode: RingMode,
+    pub ipc: Ipc,
+    pub pin: Pin,
+    /// CPUs the placement draws from; `None` means every CPU this process may use.
+    pub cpus: Option<Vec<usize>>,
+    pub policy: Policy,
+    pub prio: i32,
+    pub work_kb: usize,
+}
+
+/// The resource usage the kernel reports for a task (getrusage(2), wait4(2)), with times
+/// in ns. Field names follow `struct rusage`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub utime_ns: u64,
+    pub stime_ns: u64,
+    pub maxrss_kb: u64,
+    pub minflt: u64,
+    pub majflt: u64,
+    pub nswap: u64,
+    pub inblock: u64,
+    pub oublock: u64,
+    pub msgsnd: u64,
+    pub msgrcv: u64,
+    pub nsignals: u64,
+    pub nvcsw: u64,
+    pub nivcsw: u64,
+}
+
+impl Usage {
+    /// What was used between two snapshots of the same task. maxrss is a high-water
+    /// mark, not a counter, so the later value is kept.
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        Usage {
+            utime_ns: self.utime_ns.saturating_sub(earlier.utime_ns),
+            stime_ns: self.stime_ns.saturating_sub(earlier.stime_ns),
+            maxrss_kb: self.maxrss_kb,
+            minflt: self.minflt.saturating_sub(earlier.minflt),
+            majflt: self.majflt.saturating_sub(earlier.majflt),
+            nswap: self.nswap.saturating_sub(earlier.nswap),
+            inblock: self.inblock.saturating_sub(earlier.inblock),
+            oublock: self.oublock.saturating_sub(earlier.oublock),
+            msgsnd: self.msgsnd.saturating_sub(earlier.msgsnd),
+            msgrcv: self.msgrcv.saturating_sub(earlier.msgrcv),
+            nsignals: self.nsignals.saturating_sub(earlier.nsignals),
+            nvcsw: self.nvcsw.saturating_sub(earlier.nvcsw),
+            nivcsw: self.nivcsw.saturating_sub(earlier.nivcsw),
+        }
+    }
+
+    /// Sum over several tasks; maxrss becomes the largest single task's.
+    pub fn accumulate(&mut self, other: &Usage) {
+        self.utime_ns += other.utime_ns;
+        self.stime_ns += other.stime_ns;
+        self.maxrss_kb = self.maxrss_kb.max(other.maxrss_kb);
+        self.minflt += other.minflt;
+        self.majflt += other.majflt;
+        self.nswap += other.nswap;
+        self.inblock += other.inblock;
+        self.oublock += other.oublock;
+        self.msgsnd += other.msgsnd;
+        self.msgrcv += other.msgrcv;
+        self.nsignals += other.nsignals;
+        self.nvcsw += other.nvcsw;
+        self.nivcsw += other.nivcsw;
+    }
+
+    pub fn cpu_ns(&self) -> u64 {
+        self.utime_ns + self.stime_ns
+    }
+
+    /// Number of fields in [`Usage::to_array`], for fixed-size shared slots.
+    pub const FIELDS: usize = 13;
+
+    /// Every field in declaration order, for passing through shared memory as atomics.
+    pub fn to_array(&self) -> [u64; Self::FIELDS] {
+        [
+            self.utime_ns,
+            self.stime_ns,
+            self.maxrss_kb,
+            self.minflt,
+            self.majflt,
+            self.nswap,
+            self.inblock,
+            self.oublock,
+            self.msgsnd,
+            self.msgrcv,
+            self.nsignals,
+            self.nvcsw,
+            self.nivcsw,
+        ]
+    }
+
+    pub fn from_array(a: [u64; Self::FIELDS]) -> Usage {
+        let [utime_ns, stime_ns, maxrss_kb, minflt, majflt, nswap, inblock, oublock, msgsnd, msgrcv, nsignals, nvcsw, nivcsw] =
+            a;
+        Usage {
+            utime_ns,
+            stime_ns,
+            maxrss_kb,
+            minflt,
+            majflt,
+            nswap,
+            inblock,
+            oublock,
+            msgsnd,
+            msgrcv,
+            nsignals,
+            nvcsw,
+            nivcsw,
+        }
+    }
+}
+
+/// What one ring configuration measured. Times are ns of the timed region only: from the
+/// first member's first receipt of the token until the STOP that follows the last lap
+/// reaches the last member (`hops = laps * procs + procs - 1`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RingResult {
+    pub spec: RingSpec,
+    /// The CPU of each member, in ring order (empty when not pinned).
+    pub member_cpus: Vec<usize>,
+    pub laps: u64,
+    pub hops: u64,
+    pub real_ns: u64,
+    /// User, system time and switches summed over all members for the timed region.
+    pub usage: Usage,
+    /// Largest resident set of any member (KiB).
+    pub member_maxrss_kb: u64,
+    /// Cost of one token pass inside a single task (no switch), per hop.
+    pub overhead_ns: f64,
+    /// From the first fork to every member ready (not part of the timed region).
+    pub spawn_ns: u64,
+    /// From the end of the timed region to every member reaped.
+    pub teardown_ns: u64,
+}
+
+impl RingResult {
+    pub fn cpu_ns(&self) -> u64 {
+        self.usage.cpu_ns()
+    }
+
+    pub fn ns_per_hop(&self) -> f64 {
+        self.real_ns as f64 / self.hops as f64
+    }
+
+    /// lat_ctx's figure: the hop cost less what passing the token costs without a switch.
+    pub fn ns_per_switch(&self) -> f64 {
+        self.ns_per_hop() - self.overhead_ns
+    }
+
+    /// CPU time this configuration would take if the cost per hop stayed what it was for
+    /// `base` (the smallest ring of the sweep): the NCAR study's "Projected" column.
+    pub fn projected_cpu_ns(&self, base: &RingResult) -> f64 {
+        base.cpu_ns() as f64 / base.hops as f64 * self.hops as f64
+    }
+}
+
+pub fn ns_to_s(ns: impl Into<f64>) -> f64 {
+    ns.into() / 1e9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(utime_ns: u64, stime_ns: u64, nvcsw: u64, maxrss_kb: u64) -> Usage {
+        Usage { utime_ns, stime_ns, nvcsw, maxrss_kb, ..Usage::default() }
+    }
+
+    #[test]
+    fn usage_since_subtracts_counters_and_keeps_high_water_mark() {
+        let before = usage(10, 20, 3, 100);
+        let after = usage(15, 50, 10, 120);
+        let d = after.since(&before);
+        assert_eq!((d.utime_ns, d.stime_ns, d.nvcsw, d.maxrss_kb), (5, 30, 7, 120));
+        assert_eq!(d.cpu_ns(), 35);
+    }
+
+    #[test]
+    fn usage_accumulate_sums_and_takes_largest_rss() {
+        let mut total = Usage::default();
+        total.accumulate(&usage(1, 2, 3, 50));
+        total.accumulate(&usage(10, 20, 30, 40));
+        assert_eq!((total.utime_ns, total.stime_ns, total.nvcsw, total.maxrss_kb), (11, 22, 33, 50));
+    }
+
+    #[test]
+    fn usage_round_trips_through_an_array() {
+        let u = Usage { utime_ns: 1, stime_ns: 2, maxrss_kb: 3, nivcsw: 13, ..Usage::default() };
+        assert_eq!(Usage::from_array(u.to_array()), u);
+    }
+
+    #[test]
+    fn policy_priorities() {
+        assert_eq!(Policy::Fifo.priority_range(), (1, 99));
+        assert_eq!(Policy::Batch.priority_range(), (0, 0));
+        assert!(Policy::Rr.default_priority() < 99);
+        assert!(!Policy::Idle.is_realtime());
+    }
+}

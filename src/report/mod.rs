@@ -1,0 +1,5 @@
+//! Turning results into text: terminal tables and JSON lines. Reports read results;
+//! they never run a benchmark.
+
+pub mod ring;
+pub mod table;

@@ -1,0 +1,71 @@
+//! File descriptors schedlab makes itself: pipes and eventfds, as `OwnedFd` so they are
+//! closed exactly once in the process that owns them.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+/// A pipe: (read end, write end), close-on-exec so a command we exec never inherits one.
+pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 succeeded, so both are fresh descriptors owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// A blocking eventfd in counter mode, starting at zero.
+pub fn eventfd() -> io::Result<OwnedFd> {
+    // SAFETY: plain syscall with constant flags.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: eventfd succeeded; the descriptor is ours alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// read(2) into `buf`, retrying on EINTR. Returns the byte count (0 at end of file).
+pub fn read_raw(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: `buf` is valid for `buf.len()` writable bytes.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINTR) {
+            return Err(err);
+        }
+    }
+}
+
+/// write(2) of all of `buf`, retrying on EINTR.
+pub fn write_raw(fd: RawFd, buf: &[u8]) -> io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        // SAFETY: the slice is valid for reads of its remaining length.
+        let n = unsafe { libc::write(fd, buf[done..].as_ptr().cast(), buf.len() - done) };
+        if n < 0 {
+            let err = io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(err);
+        }
+        done += n as usize;
+    }
+    Ok(())
+}
+
+pub fn write_all(fd: &OwnedFd, buf: &[u8]) -> io::Result<()> {
+    write_raw(fd.as_raw_fd(), buf)
+}
+
+/// Close a raw descriptor this process inherited but does not own as an `OwnedFd` (used
+/// in a freshly forked child to drop the parent's descriptors it must not hold).
+pub fn close_raw(fd: RawFd) {
+    // SAFETY: closing an fd is always memory-safe; a stale number only yields EBADF.
+    unsafe { libc::close(fd) };
+}

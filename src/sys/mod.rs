@@ -1,0 +1,11 @@
+//! Thin safe wrappers over the OS, one concern a file. Everything `unsafe` in schedlab
+//! lives here or in the measurement kernels, with the reason it is sound beside it.
+
+pub mod children;
+pub mod clock;
+pub mod fd;
+pub mod limits;
+pub mod rusage;
+pub mod sched;
+pub mod shm;
+pub mod signals;

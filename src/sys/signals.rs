@@ -1,0 +1,70 @@
+//! Signals as events: blocked, then read from a signalfd.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+/// Signals blocked and readable from a descriptor instead of acted on, so a waiting
+/// parent sees SIGCHLD, SIGINT and SIGTERM as events in one poll loop. The previous
+/// mask is restored on drop. Create it while the process is single-threaded, so no
+/// other thread is left with the signals unblocked.
+pub struct SignalWatch {
+    fd: OwnedFd,
+    old_mask: libc::sigset_t,
+}
+
+impl SignalWatch {
+    pub fn new(signals: &[libc::c_int]) -> io::Result<Self> {
+        // SAFETY: sigset_t is plain data; the libc calls initialise and fill it.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for &sig in signals {
+                libc::sigaddset(&mut set, sig);
+            }
+            if libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let raw = libc::signalfd(-1, &set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC);
+            if raw < 0 {
+                let err = io::Error::last_os_error();
+                libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+                return Err(err);
+            }
+            Ok(SignalWatch { fd: std::os::fd::FromRawFd::from_raw_fd(raw), old_mask: old })
+        }
+    }
+
+    pub fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// Every signal queued since the last call.
+    pub fn drain(&self) -> Vec<i32> {
+        let mut got = Vec::new();
+        loop {
+            // SAFETY: signalfd_siginfo is plain data.
+            let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+            let size = std::mem::size_of::<libc::signalfd_siginfo>();
+            // SAFETY: `info` is writable for `size` bytes.
+            let n = unsafe { libc::read(self.fd.as_raw_fd(), (&mut info as *mut libc::signalfd_siginfo).cast(), size) };
+            if n != size as isize {
+                return got;
+            }
+            got.push(info.ssi_signo as i32);
+        }
+    }
+
+    /// In a freshly forked child: the mask the program had before, so SIGINT and SIGTERM
+    /// kill it again.
+    pub fn restore_in_child(&self) {
+        // SAFETY: restoring a mask obtained from pthread_sigmask.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old_mask, std::ptr::null_mut()) };
+    }
+}
+
+impl Drop for SignalWatch {
+    fn drop(&mut self) {
+        self.restore_in_child();
+    }
+}

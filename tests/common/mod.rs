@@ -1,0 +1,69 @@
+//! Helpers shared by the integration tests: the real binary, JSON lines, and process
+//! inspection through /proc (to prove no child outlives a run).
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+pub fn schedlab() -> Command {
+    Command::cargo_bin("schedlab").expect("the schedlab binary is built")
+}
+
+pub fn binary_path() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("schedlab")
+}
+
+pub fn json_lines(stdout: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Field 3 (state) and 4 (ppid) of /proc/PID/stat; None when the process is gone.
+fn stat_of(pid: i32) -> Option<(char, i32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &text[text.rfind(')')? + 2..];
+    let mut fields = after_name.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    Some((state, ppid))
+}
+
+/// Pids whose parent is `parent`.
+pub fn children_of(parent: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() {
+            if matches!(stat_of(pid), Some((_, ppid)) if ppid == parent) {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
+/// True while `pid` exists and is not a zombie (a zombie has already died; only init
+/// can reap one whose parent was killed).
+pub fn is_running(pid: i32) -> bool {
+    matches!(stat_of(pid), Some((state, _)) if state != 'Z' && state != 'X')
+}
+
+/// Wait until `check` holds or `limit` passes.
+pub fn wait_until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    check()
+}

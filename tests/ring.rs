@@ -1,0 +1,337 @@
+//! The ring on the real binary: every mode and IPC, the table, the JSON, bad input,
+//! privileges, and that no member outlives a run however it ends.
+
+mod common;
+
+use common::*;
+use predicates::prelude::*;
+use std::process::Stdio;
+use std::time::Duration;
+
+const KEYS: [&str; 13] = [
+    "procs",
+    "laps",
+    "hops",
+    "real_s",
+    "cpu_s",
+    "user_s",
+    "sys_s",
+    "projected_s",
+    "nvcsw",
+    "nivcsw",
+    "ns_per_hop",
+    "overhead_ns",
+    "ns_per_switch",
+];
+
+fn ring_json(args: &[&str]) -> Vec<serde_json::Value> {
+    let out = schedlab().arg("ring").args(args).arg("--json").assert().success().get_output().stdout.clone();
+    json_lines(&out)
+}
+
+fn check_ring_line(line: &serde_json::Value, procs: u64, laps: u64) {
+    for key in KEYS {
+        assert!(line.get(key).is_some(), "missing key {key} in {line}");
+    }
+    assert_eq!(line["procs"], procs);
+    assert_eq!(line["laps"], laps);
+    // laps trips round the ring, plus STOP's trip from member 0 to the last one.
+    assert_eq!(line["hops"], laps * procs + procs - 1);
+    let f = |k: &str| line[k].as_f64().unwrap();
+    assert!(f("real_s") > 0.0 && f("cpu_s") > 0.0, "{line}");
+    assert!((f("cpu_s") - f("user_s") - f("sys_s")).abs() < 1e-6, "cpu = user + sys: {line}");
+    assert!((f("ns_per_hop") - f("real_s") * 1e9 / f("hops")).abs() < 1e-3 * f("ns_per_hop"), "{line}");
+    assert!(f("overhead_ns") > 0.0, "{line}");
+    assert!((f("ns_per_switch") - (f("ns_per_hop") - f("overhead_ns"))).abs() < 1e-6, "{line}");
+}
+
+#[test]
+fn every_mode_and_ipc_passes_the_token() {
+    for mode in ["process", "thread"] {
+        for ipc in ["pipe", "eventfd", "futex"] {
+            let lines = ring_json(&["--procs", "2,3", "--laps", "300", "--mode", mode, "--ipc", ipc]);
+            assert_eq!(lines.len(), 2, "{mode}/{ipc}");
+            check_ring_line(&lines[0], 2, 300);
+            check_ring_line(&lines[1], 3, 300);
+            assert_eq!(lines[0]["mode"], mode);
+            assert_eq!(lines[0]["ipc"], ipc);
+        }
+    }
+}
+
+#[test]
+fn on_one_cpu_every_hop_is_a_switch() {
+    let lines = ring_json(&["--procs", "4", "--laps", "500", "--pin", "same"]);
+    let l = &lines[0];
+    let switches = l["nvcsw"].as_u64().unwrap() + l["nivcsw"].as_u64().unwrap();
+    let hops = l["hops"].as_u64().unwrap();
+    // Only one member can run on the CPU, so the token cannot move without a switch.
+    assert!(switches >= hops * 9 / 10, "{switches} switches for {hops} hops");
+    let cpus = l["cpus"].as_array().unwrap();
+    assert_eq!(cpus.len(), 4);
+    assert!(cpus.iter().all(|c| c == &cpus[0]), "all members on one CPU: {l}");
+}
+
+#[test]
+fn projected_is_the_smallest_ring_scaled_per_hop() {
+    let lines = ring_json(&["--procs", "4,2,8", "--laps", "400"]);
+    let procs: Vec<u64> = lines.iter().map(|l| l["procs"].as_u64().unwrap()).collect();
+    assert_eq!(procs, vec![2, 4, 8], "sweeps run in ascending order");
+    let base = &lines[0];
+    assert_eq!(base["projected_s"], base["cpu_s"]);
+    let per_hop = base["cpu_s"].as_f64().unwrap() / base["hops"].as_f64().unwrap();
+    for l in &lines[1..] {
+        let expected = per_hop * l["hops"].as_f64().unwrap();
+        let got = l["projected_s"].as_f64().unwrap();
+        assert!((got - expected).abs() < 1e-9 * expected.max(1.0), "{got} vs {expected}");
+    }
+}
+
+#[test]
+fn the_table_has_the_ncar_columns_and_a_row_per_count() {
+    let out =
+        schedlab().args(["ring", "--procs", "2,4", "--laps", "300"]).assert().success().get_output().stdout.clone();
+    let text = String::from_utf8(out).unwrap();
+    let header = text.lines().find(|l| l.contains("Processes")).expect("a header line");
+    for col in ["Real s", "CPU s", "User s", "System s", "Projected s", "ns/hop", "ns/switch"] {
+        assert!(header.contains(col), "missing column {col}: {header}");
+    }
+    let rows: Vec<&str> = text.lines().skip_while(|l| !l.contains("Processes")).skip(1).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(rows[0].trim_start().starts_with("2 "));
+    assert!(rows[1].trim_start().starts_with("4 "));
+    // The base row's CPU and Projected cells are the same number.
+    let cells: Vec<&str> = rows[0].split_whitespace().collect();
+    assert_eq!(cells[2], cells[5], "{}", rows[0]);
+    assert!(text.contains("token pass without a switch"), "{text}");
+}
+
+#[test]
+fn duration_mode_runs_about_that_long() {
+    let lines = ring_json(&["--procs", "2", "--duration", "200ms"]);
+    let l = &lines[0];
+    assert!(l["laps"].as_u64().unwrap() > 0);
+    assert_eq!(l["duration_s"], 0.2);
+    let real = l["real_s"].as_f64().unwrap();
+    assert!(real >= 0.19, "the ring stops only after the duration: {real}");
+}
+
+#[test]
+fn spread_and_unpinned_placements_and_a_working_set() {
+    let spread = ring_json(&["--procs", "3", "--laps", "100", "--pin", "spread"]);
+    assert_eq!(spread[0]["pin"], "spread");
+    let none = ring_json(&["--procs", "3", "--laps", "100", "--pin", "none", "--work-kb", "64"]);
+    assert_eq!(none[0]["cpus"], serde_json::json!([]));
+    assert_eq!(none[0]["work_kb"], 64);
+}
+
+#[test]
+fn batch_and_idle_policies_run_unprivileged_too() {
+    for policy in ["batch", "idle"] {
+        let lines = ring_json(&["--procs", "2", "--laps", "100", "--policy", policy]);
+        assert_eq!(lines[0]["policy"], policy);
+    }
+}
+
+#[test]
+fn fifo_runs_with_privilege() {
+    if !is_root() {
+        eprintln!("skipped: needs root for SCHED_FIFO");
+        return;
+    }
+    let lines = ring_json(&["--procs", "2", "--laps", "200", "--policy", "fifo", "--prio", "20"]);
+    assert_eq!(lines[0]["policy"], "fifo");
+    assert_eq!(lines[0]["prio"], 20);
+}
+
+fn refused(args: &[&str], needle: &str) {
+    schedlab().arg("ring").args(args).assert().code(2).stderr(predicate::str::contains(needle));
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_2() {
+    refused(&["--procs", "1"], "at least 2 members");
+    refused(&["--procs", "0"], "at least 2 members");
+    refused(&["--procs", "2..2"], "empty");
+    refused(&["--laps", "0"], "at least 1");
+    refused(&["--policy", "fifoo"], "possible values");
+    refused(&["--ipc", "carrier-pigeon"], "possible values");
+    refused(&["--prio", "5"], "only for fifo and rr");
+    refused(&["--policy", "fifo", "--prio", "100"], "1 to 99");
+    refused(&["--duration", "0s"], "greater than zero");
+    refused(&["--laps", "5", "--duration", "1s"], "cannot be used with");
+    refused(&["--procs", "2", "--cpus", "1000"], "is not available");
+    refused(&["--procs", "2", "--cpus", "100000"], "beyond what Linux can address");
+}
+
+#[test]
+fn a_ring_beyond_pid_max_is_refused_before_forking() {
+    let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse().unwrap();
+    let too_many = (pid_max + 10).to_string();
+    schedlab()
+        .args(["ring", "--procs", &too_many, "--laps", "1"])
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("pid_max").or(predicate::str::contains("threads-max")));
+}
+
+#[test]
+fn a_thread_ring_beyond_the_open_files_limit_is_refused() {
+    // Lower the hard limit for the child only, then ask for more pipes than it allows.
+    let out = std::process::Command::new("prlimit")
+        .args(["--nofile=256:256", "--"])
+        .arg(binary_path())
+        .args(["ring", "--procs", "600", "--mode", "thread", "--laps", "1"])
+        .output();
+    let Ok(out) = out else {
+        eprintln!("skipped: prlimit not available");
+        return;
+    };
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("RLIMIT_NOFILE") && err.contains("ulimit -n"), "{err}");
+}
+
+/// Run schedlab as user `nobody` under extra `prlimit` limits. The binary is copied to a
+/// world-readable temporary directory, since the checkout may live under /root.
+fn as_nobody(extra_limits: &[&str], args: &[&str]) -> Option<std::process::Output> {
+    use std::os::unix::fs::PermissionsExt;
+    if !is_root() {
+        eprintln!("skipped: needs root to switch to an unprivileged user");
+        return None;
+    }
+    let dir = std::env::temp_dir().join(format!("schedlab-nobody-{}-{}", std::process::id(), args.join("_").len()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join(format!("schedlab-{}", extra_limits.join("").replace(['-', '=', ':'], "")));
+    std::fs::copy(binary_path(), &bin).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = std::process::Command::new("prlimit");
+    cmd.current_dir("/").args(extra_limits).arg("--").arg("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]).arg(&bin).args(args);
+    let out = cmd.output().expect("prlimit and setpriv (util-linux) are installed");
+    std::fs::remove_dir_all(&dir).unwrap();
+    Some(out)
+}
+
+#[test]
+fn realtime_without_privilege_is_refused_naming_the_fix() {
+    let Some(out) = as_nobody(&["--rtprio=0"], &["ring", "--procs", "2", "--laps", "10", "--policy", "fifo"]) else {
+        return;
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("CAP_SYS_NICE") && err.contains("ulimit -r"), "{err}");
+    assert!(out.stdout.is_empty(), "nothing measured: {}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn too_many_processes_for_rlimit_nproc_is_refused() {
+    let Some(out) = as_nobody(&["--nproc=30"], &["ring", "--procs", "100", "--laps", "10"]) else { return };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("RLIMIT_NPROC") && err.contains("ulimit -u"), "{err}");
+}
+
+#[test]
+fn an_unprivileged_user_can_run_a_normal_ring() {
+    let Some(out) = as_nobody(&[], &["ring", "--procs", "2,4", "--laps", "100", "--json"]) else { return };
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(json_lines(&out.stdout).len(), 2);
+}
+
+/// Start a long ring and return it once all `procs` members exist.
+fn start_long_ring(procs: usize, extra: &[&str]) -> (std::process::Child, Vec<i32>) {
+    let child = std::process::Command::new(binary_path())
+        .args(["ring", "--procs", &procs.to_string(), "--duration", "60s"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let mut members = Vec::new();
+    let all_there = wait_until(Duration::from_secs(20), || {
+        members = children_of(pid);
+        members.len() >= procs
+    });
+    assert!(all_there, "only {} of {procs} members appeared", members.len());
+    (child, members)
+}
+
+fn assert_none_running(members: &[i32]) {
+    let gone = wait_until(Duration::from_secs(5), || members.iter().all(|&m| !is_running(m)));
+    let left: Vec<i32> = members.iter().copied().filter(|&m| is_running(m)).collect();
+    assert!(gone, "members still running: {left:?}");
+}
+
+#[test]
+fn sigint_and_sigterm_stop_every_member() {
+    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let (child, members) = start_long_ring(6, &[]);
+        // SAFETY: signalling a child we spawned.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(code));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+        assert_none_running(&members);
+    }
+}
+
+#[test]
+fn killing_schedlab_with_sigkill_takes_the_members_with_it() {
+    let (mut child, members) = start_long_ring(5, &[]);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_none_running(&members);
+}
+
+#[test]
+fn a_member_killed_mid_run_fails_the_run_instead_of_hanging_it() {
+    let (child, members) = start_long_ring(5, &[]);
+    // SAFETY: killing one of our test's grandchildren.
+    unsafe { libc::kill(members[2], libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("killed by SIGKILL"), "{err}");
+    assert_none_running(&members);
+}
+
+#[test]
+fn thread_ring_host_is_stopped_by_sigterm() {
+    let child = std::process::Command::new(binary_path())
+        .args(["ring", "--procs", "8", "--duration", "60s", "--mode", "thread"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let mut hosts = Vec::new();
+    assert!(wait_until(Duration::from_secs(20), || {
+        hosts = children_of(pid);
+        !hosts.is_empty()
+    }));
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: signalling a child we spawned.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143));
+    assert_none_running(&hosts);
+}
+
+#[test]
+fn run_does_the_default_sweep() {
+    let out = schedlab()
+        .args(["run", "--json"])
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let lines = json_lines(&out);
+    let procs: Vec<u64> = lines.iter().map(|l| l["procs"].as_u64().unwrap()).collect();
+    assert_eq!(procs, vec![2, 4, 8, 10, 16, 20, 32, 48, 64]);
+}
