@@ -3,7 +3,7 @@
 //! command before it forks anything.
 
 use crate::error::{Error, Result};
-use crate::model::{Ipc, Pin, Policy, RingLength, RingMode, RingSpec};
+use crate::model::{Ipc, Pin, Policy, RingLength, RingMode, RingSpec, WorkloadKind, WorkloadParams, WorkloadSpec};
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -40,9 +40,103 @@ pub enum Command {
     /// Run any command and report its wall time and every getrusage field
     #[command(after_help = RUSAGE_EXAMPLES)]
     Rusage(RusageArgs),
+    /// Policy x workload matrix: N children of CPU-, I/O- or mixed-bound work per policy
+    #[command(after_help = WORKLOAD_EXAMPLES)]
+    Workload(WorkloadArgs),
     /// The main job: run the default experiment and print its results
     Run(RunArgs),
 }
+
+const WORKLOAD_EXAMPLES: &str = "Examples:\n  \
+    schedlab workload cpu --procs 10,50,100 --policy other,fifo,rr --repeat 5\n  \
+    schedlab workload io --procs 4,16 --policy other,fifo --dir /var/tmp --format classic\n  \
+    schedlab workload mixed --procs 10 --policy rr --prio 50 --json\n  \
+    schedlab workload cpu --procs 8 --policy batch,other --nice 5\n\n\
+    Real-time policies default to their maximum priority (99), as in the classic study. A \
+    CPU-bound real-time run that could fill every CPU is refused while RT throttling \
+    (/proc/sys/kernel/sched_rt_runtime_us) is off, unless --allow-rt-saturation is given.";
+
+/// How workload results are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum WorkloadFormat {
+    /// A summary table per policy x procs (mean, sd, median, min, max over repeats)
+    Table,
+    /// The 2014 study's own line per trial: wall=… user=… system=… CPU=…% i-switched=… v-switched=…
+    Classic,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct WorkloadArgs {
+    /// cpu: Monte Carlo pi; io: O_SYNC block copy; mixed: a pi sample and an 80-byte O_SYNC write per iteration
+    #[arg(value_enum)]
+    pub workload: WorkloadKind,
+
+    /// Children per trial: a count (10), a list (10,50,100,500) or a range (1..=4)
+    #[arg(long, value_name = "LIST", default_value = "10", value_parser = parse_workload_procs)]
+    pub procs: ProcList,
+
+    /// Policies to compare: one or a list of other,fifo,rr,batch,idle
+    #[arg(long, value_name = "LIST", default_value = "other", value_parser = parse_policies)]
+    pub policy: PolicyList,
+
+    /// Static priority for fifo/rr (1-99) [default: 99, the maximum, as in the classic study]
+    #[arg(long, value_name = "N")]
+    pub prio: Option<i32>,
+
+    /// Nice value (-20..19) for the other and batch children
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub nice: Option<i32>,
+
+    /// Trials per policy x procs combination
+    #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub repeat: u32,
+
+    /// cpu: Monte Carlo samples per child [default: 50000000, ~0.2 s here]; mixed: iterations [default: 1000]
+    #[arg(long, value_name = "N", value_parser = parse_iterations)]
+    pub iterations: Option<u64>,
+
+    /// io: bytes each child copies (e.g. 100KiB, 1MiB)
+    #[arg(long, value_name = "SIZE", default_value = "100KiB", value_parser = parse_size)]
+    pub transfer_size: u64,
+
+    /// io: bytes per read and write
+    #[arg(long, value_name = "SIZE", default_value = "1KiB", value_parser = parse_size)]
+    pub block_size: u64,
+
+    /// io/mixed: where to write (a fresh directory is made inside it and removed afterwards)
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Base seed of the children's random generators
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+
+    /// Kill a trial that runs longer than this and record it as timed out
+    #[arg(long, value_name = "TIME", default_value = "5m", value_parser = parse_duration)]
+    pub timeout: Duration,
+
+    /// Allow a CPU-bound real-time run that can fill every CPU while RT throttling is off
+    #[arg(long)]
+    pub allow_rt_saturation: bool,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = WorkloadFormat::Table, conflicts_with = "json")]
+    pub format: WorkloadFormat,
+
+    /// One JSON object per trial per line
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyList(pub Vec<Policy>);
+
+/// Samples per child that take about 0.2 s on the 2-vCPU reference machine.
+pub const DEFAULT_CPU_ITERATIONS: u64 = 50_000_000;
+/// mix-sched's default.
+pub const DEFAULT_MIXED_ITERATIONS: u64 = 1_000;
+/// The largest block or transfer schedlab accepts (1 GiB).
+pub const MAX_SIZE: u64 = 1 << 30;
 
 const RING_EXAMPLES: &str = "Examples:\n  \
     schedlab ring                                  # the NCAR sweep, 2..64 processes, one CPU\n  \
@@ -185,6 +279,63 @@ pub fn parse_procs(text: &str) -> std::result::Result<ProcList, String> {
     Ok(ProcList(counts))
 }
 
+pub fn parse_workload_procs(text: &str) -> std::result::Result<ProcList, String> {
+    let counts = parse_number_list(text, "processes", false)?;
+    if counts.contains(&0) {
+        return Err("a trial needs at least 1 process, got 0".into());
+    }
+    if let Some(&big) = counts.iter().find(|&&n| n > MAX_PROCS) {
+        return Err(format!("{big} processes is more than schedlab supports ({MAX_PROCS})"));
+    }
+    Ok(ProcList(counts))
+}
+
+/// "other,fifo,rr": each policy once, in the order given.
+pub fn parse_policies(text: &str) -> std::result::Result<PolicyList, String> {
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim) {
+        let policy = Policy::ALL.into_iter().find(|p| p.as_str() == item.to_ascii_lowercase()).ok_or_else(|| {
+            format!("unknown policy '{item}': expected one of other, fifo, rr, batch, idle (comma-separated)")
+        })?;
+        if !out.contains(&policy) {
+            out.push(policy);
+        }
+    }
+    Ok(PolicyList(out))
+}
+
+pub fn parse_iterations(text: &str) -> std::result::Result<u64, String> {
+    let n: u64 = text.trim().replace('_', "").parse().map_err(|_| format!("'{text}' is not a whole number"))?;
+    if n == 0 {
+        return Err("--iterations must be at least 1".into());
+    }
+    Ok(n)
+}
+
+/// "100KiB", "1MiB", "4k", "512", "2M": bytes (k/K/KiB = 1024).
+pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '_').unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: u64 =
+        num.replace('_', "").parse().map_err(|_| format!("'{text}' is not a size (try 1KiB, 100KiB, 4M)"))?;
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        other => return Err(format!("unknown size unit '{other}' in '{text}' (use B, KiB, MiB or GiB)")),
+    };
+    let bytes = value.checked_mul(scale).ok_or_else(|| format!("the size '{text}' is too large"))?;
+    if bytes == 0 {
+        return Err(format!("the size '{text}' must be greater than zero"));
+    }
+    if bytes > MAX_SIZE {
+        return Err(format!("the size '{text}' is more than the 1 GiB schedlab allows"));
+    }
+    Ok(bytes)
+}
+
 pub fn parse_cpu_list(text: &str) -> std::result::Result<CpuList, String> {
     let cpus = parse_number_list(text, "a CPU", true)?;
     if let Some(&big) = cpus.iter().find(|&&c| c >= 8 * std::mem::size_of::<libc::cpu_set_t>()) {
@@ -285,6 +436,64 @@ impl RingArgs {
     }
 }
 
+impl WorkloadArgs {
+    /// One spec per policy x procs cell, policies in the order given, counts ascending.
+    pub fn to_specs(&self) -> Result<Vec<WorkloadSpec>> {
+        let policies = &self.policy.0;
+        if self.prio.is_some() && !policies.iter().any(|p| p.is_realtime()) {
+            return Err(Error::usage("--prio applies only to fifo and rr, and no real-time policy was chosen"));
+        }
+        if let Some(nice) = self.nice {
+            if !(-20..=19).contains(&nice) {
+                return Err(Error::usage(format!("--nice {nice} is out of range: use -20 to 19")));
+            }
+            if !policies.iter().any(|p| matches!(p, Policy::Other | Policy::Batch)) {
+                return Err(Error::usage("--nice applies only to other and batch, and neither was chosen"));
+            }
+        }
+        if self.workload == WorkloadKind::Io {
+            if self.block_size > self.transfer_size {
+                return Err(Error::usage(format!(
+                    "--block-size {} is larger than --transfer-size {}: a child could not copy even one block",
+                    self.block_size, self.transfer_size
+                )));
+            }
+            if self.transfer_size % self.block_size != 0 {
+                return Err(Error::usage(format!(
+                    "--transfer-size {} is not a multiple of --block-size {}: choose sizes that divide, \
+                     e.g. --transfer-size {}",
+                    self.transfer_size,
+                    self.block_size,
+                    self.transfer_size - self.transfer_size % self.block_size
+                )));
+            }
+        }
+        if self.workload == WorkloadKind::Cpu && self.dir.is_some() {
+            return Err(Error::usage("--dir applies only to the io and mixed workloads, which write files"));
+        }
+        let iterations = self.iterations.unwrap_or(match self.workload {
+            WorkloadKind::Mixed => DEFAULT_MIXED_ITERATIONS,
+            _ => DEFAULT_CPU_ITERATIONS,
+        });
+        let params = WorkloadParams {
+            kind: self.workload,
+            iterations,
+            transfer_size: self.transfer_size,
+            block_size: self.block_size,
+            seed: self.seed,
+        };
+        let mut specs = Vec::new();
+        for &policy in policies {
+            let prio = if policy.is_realtime() { resolve_priority(policy, self.prio.or(Some(99)))? } else { 0 };
+            let nice = self.nice.filter(|_| matches!(policy, Policy::Other | Policy::Batch));
+            for &procs in &self.procs.0 {
+                specs.push(WorkloadSpec { params: params.clone(), procs, policy, prio, nice, timeout: self.timeout });
+            }
+        }
+        Ok(specs)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,6 +565,57 @@ mod tests {
         assert_eq!(specs[0].length, RingLength::Laps(DEFAULT_LAPS));
         assert_eq!(specs[0].prio, 50);
         assert_eq!(specs[0].pin, Pin::Same);
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("100KiB").unwrap(), 102_400);
+        assert_eq!(parse_size("1k").unwrap(), 1024);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("2M").unwrap(), 2 << 20);
+        assert!(parse_size("0").unwrap_err().contains("greater than zero"));
+        assert!(parse_size("5 parsecs").unwrap_err().contains("unknown size unit"));
+        assert!(parse_size("2GiB").unwrap_err().contains("1 GiB"));
+    }
+
+    #[test]
+    fn policy_lists() {
+        assert_eq!(parse_policies("other,fifo,rr").unwrap().0, vec![Policy::Other, Policy::Fifo, Policy::Rr]);
+        assert_eq!(parse_policies("FIFO, fifo").unwrap().0, vec![Policy::Fifo]);
+        assert!(parse_policies("fifoo").unwrap_err().contains("unknown policy 'fifoo'"));
+    }
+
+    fn workload(args: &[&str]) -> Result<Vec<WorkloadSpec>> {
+        let mut argv = vec!["schedlab", "workload"];
+        argv.extend_from_slice(args);
+        let Command::Workload(w) = Cli::try_parse_from(argv).unwrap().command else { panic!("not workload") };
+        w.to_specs()
+    }
+
+    #[test]
+    fn workload_specs_cross_policies_and_counts() {
+        let specs = workload(&["cpu", "--procs", "4,2", "--policy", "other,fifo"]).unwrap();
+        let cells: Vec<(Policy, usize, i32)> = specs.iter().map(|s| (s.policy, s.procs, s.prio)).collect();
+        assert_eq!(
+            cells,
+            vec![(Policy::Other, 2, 0), (Policy::Other, 4, 0), (Policy::Fifo, 2, 99), (Policy::Fifo, 4, 99)]
+        );
+        assert_eq!(specs[0].params.iterations, DEFAULT_CPU_ITERATIONS);
+        let mixed = workload(&["mixed", "--policy", "rr", "--prio", "10"]).unwrap();
+        assert_eq!((mixed[0].prio, mixed[0].params.iterations), (10, DEFAULT_MIXED_ITERATIONS));
+    }
+
+    #[test]
+    fn workload_refuses_bad_combinations() {
+        let err = |args: &[&str]| workload(args).unwrap_err().to_string();
+        assert!(err(&["io", "--block-size", "4KiB", "--transfer-size", "1KiB"]).contains("larger than"));
+        assert!(err(&["io", "--block-size", "1000", "--transfer-size", "2500"]).contains("not a multiple"));
+        assert!(err(&["cpu", "--prio", "50"]).contains("no real-time policy"));
+        assert!(err(&["cpu", "--policy", "fifo", "--nice", "5"]).contains("neither was chosen"));
+        assert!(err(&["cpu", "--nice", "30"]).contains("out of range"));
+        assert!(err(&["cpu", "--dir", "/tmp"]).contains("only to the io and mixed"));
+        assert!(Cli::try_parse_from(["schedlab", "workload", "cpu", "--procs", "0"]).is_err());
+        assert!(Cli::try_parse_from(["schedlab", "workload", "gpu"]).is_err());
     }
 
     #[test]

@@ -15,6 +15,8 @@ pub enum Error {
     Environment(String),
     /// The measurement was started and did not complete.
     Failed(String),
+    /// The measurement ran past its time limit and was killed.
+    TimedOut(String),
     /// Stopped by a signal (SIGINT, SIGTERM, SIGHUP); children have been reaped.
     Interrupted(i32),
 }
@@ -47,7 +49,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) | Error::Environment(_) => 2,
-            Error::Failed(_) => 3,
+            Error::Failed(_) | Error::TimedOut(_) => 3,
             Error::Interrupted(sig) => 128 + sig,
         }
     }
@@ -58,6 +60,7 @@ impl fmt::Display for Error {
         match self {
             Error::Usage(m) | Error::Environment(m) => write!(f, "{m}"),
             Error::Failed(m) => write!(f, "measurement failed: {m}"),
+            Error::TimedOut(m) => write!(f, "measurement timed out: {m}"),
             Error::Interrupted(sig) => {
                 write!(f, "interrupted by {}; all children stopped and reaped", signal_name(*sig))
             }

@@ -11,4 +11,5 @@ pub mod commands;
 pub mod error;
 pub mod model;
 pub mod report;
+pub mod stats;
 pub mod sys;

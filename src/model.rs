@@ -312,6 +312,115 @@ impl RingResult {
     }
 }
 
+/// The three programs of the 2014 scheduler-policy study.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkloadKind {
+    /// Monte Carlo estimate of pi: CPU-bound (`pi-sched`).
+    Cpu,
+    /// Block copy between files opened with O_SYNC: I/O-bound (`rw-sched`).
+    Io,
+    /// One pi sample and one 80-byte O_SYNC write per iteration (`mix-sched`).
+    Mixed,
+}
+
+impl WorkloadKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkloadKind::Cpu => "cpu",
+            WorkloadKind::Io => "io",
+            WorkloadKind::Mixed => "mixed",
+        }
+    }
+}
+
+/// What each child of a workload trial does, already validated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkloadParams {
+    pub kind: WorkloadKind,
+    /// Monte Carlo samples per child (cpu) or iterations (mixed); unused for io.
+    pub iterations: u64,
+    /// Bytes each io child copies.
+    pub transfer_size: u64,
+    /// Bytes per read and write of an io child.
+    pub block_size: u64,
+    /// Base seed; child i uses its own stream derived from it.
+    pub seed: u64,
+}
+
+/// One cell of the policy x procs matrix.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    pub params: WorkloadParams,
+    pub procs: usize,
+    pub policy: Policy,
+    pub prio: i32,
+    /// Nice value for OTHER/BATCH children; `None` leaves it as inherited.
+    pub nice: Option<i32>,
+    /// Wall-clock limit for one trial.
+    pub timeout: Duration,
+}
+
+/// How a trial ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "status", content = "reason")]
+pub enum TrialStatus {
+    Ok,
+    TimedOut(String),
+    Failed(String),
+}
+
+impl TrialStatus {
+    pub fn is_ok(&self) -> bool {
+        matches!(self, TrialStatus::Ok)
+    }
+
+    pub fn label(&self) -> &'static str {
+        match self {
+            TrialStatus::Ok => "ok",
+            TrialStatus::TimedOut(_) => "timed_out",
+            TrialStatus::Failed(_) => "failed",
+        }
+    }
+}
+
+/// One child's part in a workload trial.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChildRecord {
+    /// From the start gate opening to the child's last instruction of work.
+    pub finish_ns: u64,
+    /// Its resource usage for the work (wait4 less the snapshot taken at the gate).
+    pub usage: Usage,
+    /// Its pi estimate (cpu and mixed), checked against pi.
+    pub pi_estimate: Option<f64>,
+}
+
+/// What one workload trial measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadTrial {
+    pub spec: WorkloadSpec,
+    /// 1-based repetition number of this policy x procs cell.
+    pub repeat: usize,
+    pub status: TrialStatus,
+    /// From the gate opening to the last child's finish.
+    pub wall_ns: u64,
+    /// Summed over every child.
+    pub usage: Usage,
+    pub children: Vec<ChildRecord>,
+    /// From the first fork to every child waiting at the gate.
+    pub fork_ns: u64,
+}
+
+impl WorkloadTrial {
+    /// CPU % as `time` prints it: (user + system) / wall.
+    pub fn cpu_pct(&self) -> f64 {
+        if self.wall_ns == 0 {
+            return 0.0;
+        }
+        100.0 * self.usage.cpu_ns() as f64 / self.wall_ns as f64
+    }
+}
+
 pub fn ns_to_s(ns: impl Into<f64>) -> f64 {
     ns.into() / 1e9
 }

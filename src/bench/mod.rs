@@ -2,3 +2,4 @@
 //! the timed region, bookkeeping after it.
 
 pub mod ring;
+pub mod workload;

@@ -14,9 +14,9 @@
 
 use crate::error::{Error, Result};
 use crate::model::{Ipc, Pin, RingLength, RingMode, RingResult, RingSpec, Usage};
-use crate::sys::children::{ChildContext, ChildGroup};
+use crate::sys::children::{ChildContext, ChildGroup, StartGate};
 use crate::sys::clock::monotonic_ns;
-use crate::sys::shm::SharedSlice;
+use crate::sys::shm::{SharedSlice, Snapshot, UsageBoard};
 use crate::sys::{fd, limits, rusage, sched};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -35,9 +35,6 @@ const STOP_FLAG: usize = 3;
 const SPAWN_NS: usize = 4;
 const HEADER_SLOTS: usize = 5;
 
-/// Each member's two usage snapshots: ready, then done.
-type MemberSlot = [AtomicU64; 2 * Usage::FIELDS];
-
 /// Futex words each on their own cache line, so members do not share lines.
 type FutexWord = [AtomicU32; 16];
 
@@ -48,35 +45,20 @@ const THREAD_STACK_BYTES: usize = 128 * 1024;
 /// Where the members leave what they measured.
 struct Board {
     header: SharedSlice<AtomicU64>,
-    members: SharedSlice<MemberSlot>,
-    /// Raised (and futex-woken) by the last member once the clock has stopped: members
-    /// that passed STOP on wait for it, so no exit runs inside the timed region.
-    released: SharedSlice<AtomicU32>,
+    /// Each member's usage when ready (Start) and when it leaves (End).
+    members: UsageBoard,
+    /// Opened by the last member once the clock has stopped: members that passed STOP
+    /// on wait at it, so no exit runs inside the timed region.
+    released: StartGate,
 }
 
 impl Board {
     fn new(procs: usize) -> Result<Board> {
         Ok(Board {
             header: SharedSlice::new(HEADER_SLOTS).map_err(|e| Error::os("mapping the ring's shared header", e))?,
-            members: SharedSlice::new(procs).map_err(|e| Error::os("mapping the ring's result slots", e))?,
-            released: SharedSlice::new(1).map_err(|e| Error::os("mapping the ring's release word", e))?,
+            members: UsageBoard::new(procs).map_err(|e| Error::os("mapping the ring's result slots", e))?,
+            released: StartGate::new()?,
         })
-    }
-
-    fn store(&self, member: usize, done: bool, usage: &Usage) {
-        let offset = if done { Usage::FIELDS } else { 0 };
-        for (i, v) in usage.to_array().into_iter().enumerate() {
-            self.members[member][offset + i].store(v, Ordering::Relaxed);
-        }
-    }
-
-    fn load(&self, member: usize, done: bool) -> Usage {
-        let offset = if done { Usage::FIELDS } else { 0 };
-        let mut a = [0u64; Usage::FIELDS];
-        for (i, v) in a.iter_mut().enumerate() {
-            *v = self.members[member][offset + i].load(Ordering::Relaxed);
-        }
-        Usage::from_array(a)
     }
 }
 
@@ -181,19 +163,6 @@ impl Link for FutexLink<'_> {
         }
         Ok(())
     }
-}
-
-/// Sleep while `word` holds `expected` (shared futex: works across processes).
-fn futex_wait(word: &AtomicU32, expected: u32) {
-    // SAFETY: the word is in a mapping that outlives every member.
-    unsafe {
-        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAIT, expected, std::ptr::null::<libc::timespec>())
-    };
-}
-
-fn futex_wake_all(word: &AtomicU32) {
-    // SAFETY: as for futex_wait.
-    unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX) };
 }
 
 /// lmbench's `-s`: memory each member reads every hop, so a switch also pays for
@@ -333,15 +302,11 @@ impl MemberPlan<'_> {
     fn run<L: Link>(&self, index: usize, link: &L, work: &WorkingSet) -> std::result::Result<(), String> {
         pass_token(link, index, self.spec.procs, self.laps(), &self.board.header, work)
             .map_err(|e| format!("passing the token: {}", crate::error::describe_io(&e)))?;
-        self.board.store(index, true, &rusage::this_thread());
-        let released = &self.board.released[0];
+        self.board.members.store_usage(index, Snapshot::End, &rusage::this_thread());
         if index + 1 == self.spec.procs {
-            released.store(1, Ordering::Release);
-            futex_wake_all(released);
+            self.board.released.open();
         } else {
-            while released.load(Ordering::Acquire) == 0 {
-                futex_wait(released, 0);
-            }
+            self.board.released.wait();
         }
         Ok(())
     }
@@ -352,7 +317,7 @@ impl MemberPlan<'_> {
             Ok(w) => w,
             Err(msg) => return ctx.fail_setup(&msg),
         };
-        self.board.store(ctx.index, false, &rusage::this_thread());
+        self.board.members.store_usage(ctx.index, Snapshot::Start, &rusage::this_thread());
         if let Err(e) = ctx.ready() {
             return ctx.fail_setup(&format!("signalling ready: {e}"));
         }
@@ -431,7 +396,9 @@ pub fn run_ring(spec: &RingSpec, cpus: &[usize], overhead_ns: f64) -> Result<Rin
     }
     let mut usage = Usage::default();
     for i in 0..spec.procs {
-        usage.accumulate(&board.load(i, true).since(&board.load(i, false)));
+        usage.accumulate(
+            &board.members.load_usage(i, Snapshot::End).since(&board.members.load_usage(i, Snapshot::Start)),
+        );
     }
     let member_cpus = match spec.pin {
         Pin::Same | Pin::Spread => plan.affinity.iter().map(|a| a.as_ref().map_or(0, |v| v[0])).collect(),
@@ -587,7 +554,7 @@ fn thread_host(plan: &MemberPlan, ctx: &ChildContext) -> i32 {
                         None
                     }
                 };
-                plan.board.store(index, false, &rusage::this_thread());
+                plan.board.members.store_usage(index, Snapshot::Start, &rusage::this_thread());
                 barrier.wait();
                 let Some(work) = work else { return };
                 if setup_failed.load(Ordering::Relaxed) {

@@ -3,6 +3,7 @@
 pub mod ring;
 pub mod run;
 pub mod rusage;
+pub mod workload;
 
 use crate::cli::{Cli, Command};
 use crate::error::{Error, Result};
@@ -13,6 +14,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Ring(args) => ring::run(&args).map(|_| 0),
         Command::Rusage(args) => rusage::run(&args),
+        Command::Workload(args) => workload::run(&args),
         Command::Run(args) => run::run(&args).map(|_| 0),
     }
 }

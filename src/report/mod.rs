@@ -3,3 +3,4 @@
 
 pub mod ring;
 pub mod table;
+pub mod workload;

@@ -19,7 +19,7 @@ use crate::sys::signals::SignalWatch;
 use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 /// Exit code of a child whose set-up failed (the environment refused something); it
@@ -278,8 +278,8 @@ impl ChildGroup {
             if let Some((at, limit)) = deadline {
                 if now >= at && self.children.iter().any(|c| c.reaped.is_none()) {
                     self.kill_all();
-                    return Err(Error::failed(format!(
-                        "timed out after {:.1} s; every {} was killed",
+                    return Err(Error::TimedOut(format!(
+                        "still running after {:.1} s; every {} was killed",
                         limit.as_secs_f64(),
                         self.label
                     )));
@@ -365,5 +365,43 @@ impl ChildGroup {
 impl Drop for ChildGroup {
     fn drop(&mut self) {
         self.kill_all();
+    }
+}
+
+/// A start gate in shared memory: children block on it after `ready()`, the parent
+/// opens it once every child is waiting, and they all start together (futex wait/wake
+/// on a shared word, so the release costs one syscall however many wait).
+pub struct StartGate {
+    word: SharedSlice<AtomicU32>,
+}
+
+impl StartGate {
+    pub fn new() -> Result<StartGate> {
+        Ok(StartGate { word: SharedSlice::new(1).map_err(|e| Error::os("mapping the start gate", e))? })
+    }
+
+    /// In a child: sleep until the gate opens.
+    pub fn wait(&self) {
+        let word = &self.word[0];
+        while word.load(Ordering::Acquire) == 0 {
+            // SAFETY: the word lives in a shared mapping that outlives the child.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_futex,
+                    word.as_ptr(),
+                    libc::FUTEX_WAIT,
+                    0u32,
+                    std::ptr::null::<libc::timespec>(),
+                )
+            };
+        }
+    }
+
+    /// In the parent: let every waiting child go.
+    pub fn open(&self) {
+        let word = &self.word[0];
+        word.store(1, Ordering::Release);
+        // SAFETY: as for wait.
+        unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX) };
     }
 }

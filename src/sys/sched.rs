@@ -150,6 +150,59 @@ pub fn probe_policy(policy: Policy, prio: i32) -> Result<()> {
     outcome.map_err(|e| Error::env(explain_refusal(policy, prio, &e)))
 }
 
+/// Set the calling thread's nice value (setpriority on its thread id: on Linux nice is
+/// per thread).
+pub fn set_nice(nice: i32) -> io::Result<()> {
+    // SAFETY: gettid cannot fail; setpriority takes plain integers.
+    let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, nice) };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+pub fn explain_nice_refusal(nice: i32, err: &io::Error) -> String {
+    let mut msg = format!("cannot set nice {nice}: {}", describe_io(err));
+    if matches!(err.raw_os_error(), Some(libc::EPERM) | Some(libc::EACCES)) {
+        msg.push_str(&format!(
+            ". A negative nice needs CAP_SYS_NICE (run as root) or an RLIMIT_NICE of at least {} \
+             (`ulimit -e {}`)",
+            20 - nice,
+            20 - nice
+        ));
+    }
+    msg
+}
+
+/// Try policy, priority and nice on a short-lived thread, as [`probe_policy`] does.
+pub fn probe_nice(nice: i32) -> Result<()> {
+    let outcome = std::thread::spawn(move || set_nice(nice))
+        .join()
+        .map_err(|_| Error::env("the nice-value probe thread panicked"))?;
+    outcome.map_err(|e| Error::env(explain_nice_refusal(nice, &e)))
+}
+
+/// RT throttling: `sched_rt_runtime_us` out of every `sched_rt_period_us` is all that
+/// real-time tasks may take; -1 means unlimited (throttling off).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RtThrottling {
+    pub runtime_us: i64,
+    pub period_us: i64,
+}
+
+impl RtThrottling {
+    pub fn read() -> Option<RtThrottling> {
+        let read = |name: &str| -> Option<i64> {
+            std::fs::read_to_string(format!("/proc/sys/kernel/{name}")).ok()?.trim().parse().ok()
+        };
+        Some(RtThrottling { runtime_us: read("sched_rt_runtime_us")?, period_us: read("sched_rt_period_us")? })
+    }
+
+    pub fn is_on(&self) -> bool {
+        self.runtime_us >= 0 && self.runtime_us < self.period_us
+    }
+}
+
 /// Put the calling thread where a plan says and under the requested policy, in the
 /// order that keeps later set-up (memory, stacks) on the right CPU. The error text is
 /// ready to show to the user.

@@ -1,0 +1,455 @@
+//! The scheduler-policy study (CSCI 3753, 2014): fork N children of one workload under
+//! one policy and measure what the policy did to them.
+//!
+//! - `cpu` (pi-sched): Monte Carlo pi, each child with its own seeded generator.
+//! - `io` (rw-sched): copy from a shared input file to the child's own output file in
+//!   fixed blocks, both opened O_SYNC, rewinding the input at its end.
+//! - `mixed` (mix-sched): one pi sample and one 80-byte O_SYNC write per iteration.
+//!
+//! Children set their policy, open their files and then wait at a start gate, so the
+//! trial measures the work and not the forking. Each child stamps the clock when its
+//! work is done; wall time runs from the gate opening to the last stamp. User, system
+//! and switch counts come from wait4, less each child's snapshot at the gate.
+
+use crate::error::{describe_io, Error, Result};
+use crate::model::{
+    ChildRecord, Policy, TrialStatus, Usage, WorkloadKind, WorkloadParams, WorkloadSpec, WorkloadTrial,
+};
+use crate::sys::children::{ChildContext, ChildGroup, StartGate};
+use crate::sys::clock::monotonic_ns;
+use crate::sys::shm::{Snapshot, UsageBoard};
+use crate::sys::{fd, rusage, sched};
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Extra words of each child's board slot.
+const FINISH_NS: usize = 0;
+const PI_BITS: usize = 1;
+
+/// Bytes each mixed-workload iteration writes, as in mix-sched.
+pub const MIXED_RECORD_BYTES: usize = 80;
+
+/// SplitMix64: a tiny, fast generator with good statistical quality, seeded per child so
+/// every run of the same seed draws the same points.
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1), from the top 53 bits.
+    #[inline]
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+/// The seed of child `index`: distinct streams from one base seed.
+pub fn child_seed(base: u64, index: usize) -> u64 {
+    base ^ (index as u64).wrapping_mul(0xD1B5_4A32_D192_ED03)
+}
+
+/// One Monte Carlo sample: is a random point of the unit square inside the quarter circle?
+#[inline]
+fn sample_inside(rng: &mut SplitMix64) -> bool {
+    let x = rng.next_f64();
+    let y = rng.next_f64();
+    x * x + y * y <= 1.0
+}
+
+pub fn monte_carlo_pi(samples: u64, seed: u64) -> f64 {
+    let mut rng = SplitMix64::new(seed);
+    let mut inside = 0u64;
+    for _ in 0..samples {
+        inside += u64::from(sample_inside(&mut rng));
+    }
+    4.0 * inside as f64 / samples as f64
+}
+
+/// Whether an estimate from `samples` points is within six standard deviations of pi
+/// (the estimate's sd is 4·sqrt(p(1-p)/n) with p = pi/4): a wrong generator or a
+/// miscount fails this, chance essentially never does.
+pub fn pi_is_plausible(estimate: f64, samples: u64) -> bool {
+    let p = std::f64::consts::FRAC_PI_4;
+    let sd = 4.0 * (p * (1.0 - p) / samples.max(1) as f64).sqrt();
+    (estimate - std::f64::consts::PI).abs() <= 6.0 * sd + 1e-12
+}
+
+/// rw-sched's loop: `transfer` bytes in `buf`-sized blocks from `input` (rewound at its
+/// end) to `output`.
+fn copy_blocks(input: RawFd, output: RawFd, transfer: u64, buf: &mut [u8]) -> io::Result<()> {
+    let mut left = transfer;
+    while left > 0 {
+        let want = buf.len().min(left as usize);
+        let n = fd::read_raw(input, &mut buf[..want])?;
+        if n == 0 {
+            // SAFETY: plain lseek on our own descriptor.
+            if unsafe { libc::lseek(input, 0, libc::SEEK_SET) } < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            continue;
+        }
+        fd::write_raw(output, &buf[..n])?;
+        left -= n as u64;
+    }
+    Ok(())
+}
+
+/// mix-sched's loop: per iteration one pi sample and one 80-byte record written O_SYNC.
+fn mixed_iterations(iterations: u64, seed: u64, output: RawFd) -> io::Result<f64> {
+    let mut rng = SplitMix64::new(seed);
+    let mut inside = 0u64;
+    let mut record = [b' '; MIXED_RECORD_BYTES];
+    record[MIXED_RECORD_BYTES - 1] = b'\n';
+    for i in 1..=iterations {
+        inside += u64::from(sample_inside(&mut rng));
+        let estimate = 4.0 * inside as f64 / i as f64;
+        let mut cursor = io::Cursor::new(&mut record[..MIXED_RECORD_BYTES - 1]);
+        // The record is padded with spaces; what does not fit is cut, never reallocated.
+        let _ = io::Write::write_fmt(&mut cursor, format_args!("iteration {i:>12} pi {estimate:.10}"));
+        fd::write_raw(output, &record)?;
+    }
+    Ok(4.0 * inside as f64 / iterations as f64)
+}
+
+/// A directory of schedlab's own for one run's files, removed with everything in it
+/// when dropped: on success, on error and on Ctrl-C (the error unwinds through here).
+pub struct WorkDir {
+    path: PathBuf,
+}
+
+impl WorkDir {
+    /// A fresh `schedlab-work-XXXXXX` inside `parent` (default: the temp directory).
+    pub fn create(parent: Option<&Path>) -> Result<WorkDir> {
+        let parent = parent.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+        let template = parent.join("schedlab-work-XXXXXX");
+        let mut bytes = template.as_os_str().as_bytes().to_vec();
+        bytes.push(0);
+        // SAFETY: `bytes` is a writable NUL-terminated template, as mkdtemp requires.
+        let made = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
+        if made.is_null() {
+            let err = io::Error::last_os_error();
+            return Err(Error::env(format!("cannot use --dir {}: {}", parent.display(), describe_io(&err))));
+        }
+        bytes.pop();
+        Ok(WorkDir { path: PathBuf::from(std::ffi::OsStr::from_bytes(&bytes)) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn input(&self) -> PathBuf {
+        self.path.join("input")
+    }
+
+    fn output(&self, child: usize) -> PathBuf {
+        self.path.join(format!("out-{child}"))
+    }
+
+    /// Remove the children's output files between trials, keeping the input.
+    fn clear_outputs(&self, children: usize) {
+        for i in 0..children {
+            let _ = std::fs::remove_file(self.output(i));
+        }
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+fn open_raw(path: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
+    let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: a valid NUL-terminated path; the mode is used only with O_CREAT.
+    let raw = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o644 as libc::c_uint) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: open succeeded; the descriptor is ours.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+/// Bytes of the shared input file: the transfer, at most 1 MiB, whole blocks.
+fn input_bytes(params: &WorkloadParams) -> u64 {
+    let cap = (1u64 << 20).max(params.block_size);
+    let size = params.transfer_size.min(cap);
+    size - size % params.block_size
+}
+
+/// Bytes a trial of `procs` children writes in `dir` (for the free-space check).
+pub fn bytes_needed(params: &WorkloadParams, procs: usize) -> u64 {
+    match params.kind {
+        WorkloadKind::Cpu => 0,
+        WorkloadKind::Io => input_bytes(params) + params.transfer_size * procs as u64,
+        WorkloadKind::Mixed => params.iterations * MIXED_RECORD_BYTES as u64 * procs as u64,
+    }
+}
+
+/// Write the io workload's input file (before any trial, outside the timed region).
+pub fn prepare_input(dir: &WorkDir, params: &WorkloadParams) -> Result<()> {
+    if params.kind != WorkloadKind::Io {
+        return Ok(());
+    }
+    let mut rng = SplitMix64::new(params.seed);
+    let data: Vec<u8> = (0..input_bytes(params)).map(|_| rng.next_u64() as u8).collect();
+    std::fs::write(dir.input(), data)
+        .map_err(|e| Error::env(format!("writing the input file in {}: {}", dir.path().display(), describe_io(&e))))
+}
+
+/// The parent's wait at RT priority 99 for the trial, when real-time children could
+/// otherwise starve it (RT throttling off); restored on drop.
+struct WatchdogPriority {
+    previous: Option<(Policy, i32)>,
+}
+
+impl WatchdogPriority {
+    fn raise_if_needed(children_policy: Policy) -> WatchdogPriority {
+        let throttled = sched::RtThrottling::read().is_some_and(|t| t.is_on());
+        if !children_policy.is_realtime() || throttled {
+            return WatchdogPriority { previous: None };
+        }
+        let previous = match sched::current_policy() {
+            Ok((Some(p), prio)) => (p, prio),
+            _ => return WatchdogPriority { previous: None },
+        };
+        match sched::set_policy(Policy::Fifo, 99) {
+            Ok(()) => WatchdogPriority { previous: Some(previous) },
+            Err(_) => WatchdogPriority { previous: None },
+        }
+    }
+}
+
+impl Drop for WatchdogPriority {
+    fn drop(&mut self) {
+        if let Some((policy, prio)) = self.previous {
+            let _ = sched::set_policy(policy, prio);
+        }
+    }
+}
+
+/// What a child does: set-up, the gate, the work, the finish stamp.
+struct ChildPlan<'a> {
+    spec: &'a WorkloadSpec,
+    dir: Option<&'a WorkDir>,
+    gate: &'a StartGate,
+    board: &'a UsageBoard,
+}
+
+impl ChildPlan<'_> {
+    fn run(&self, ctx: &ChildContext) -> i32 {
+        let spec = self.spec;
+        let params = &spec.params;
+        if let Err(msg) = sched::apply_to_current_thread(None, spec.policy, spec.prio) {
+            return ctx.fail_setup(&msg);
+        }
+        if let Some(nice) = spec.nice {
+            if let Err(e) = sched::set_nice(nice) {
+                return ctx.fail_setup(&sched::explain_nice_refusal(nice, &e));
+            }
+        }
+        if spec.policy.is_realtime() {
+            // A kernel-side backstop: an RT child that computes for longer than the trial
+            // timeout without blocking gets SIGXCPU, even if the parent cannot run.
+            let limit_us = spec.timeout.as_micros().min(u64::MAX as u128 / 2) as u64;
+            let lim = libc::rlimit { rlim_cur: limit_us, rlim_max: limit_us + 1_000_000 };
+            // SAFETY: a valid rlimit for the calling process.
+            unsafe { libc::setrlimit(libc::RLIMIT_RTTIME, &lim) };
+        }
+        let seed = child_seed(params.seed, ctx.index);
+        let sync = libc::O_SYNC;
+        let (input, output) = match (params.kind, self.dir) {
+            (WorkloadKind::Cpu, _) => (None, None),
+            (kind, Some(dir)) => {
+                let input = match kind {
+                    WorkloadKind::Io => match open_raw(&dir.input(), libc::O_RDONLY | sync) {
+                        Ok(f) => Some(f),
+                        Err(e) => return ctx.fail_setup(&format!("opening the input file: {}", describe_io(&e))),
+                    },
+                    _ => None,
+                };
+                match open_raw(&dir.output(ctx.index), libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | sync) {
+                    Ok(f) => (input, Some(f)),
+                    Err(e) => return ctx.fail_setup(&format!("creating its output file: {}", describe_io(&e))),
+                }
+            }
+            (_, None) => return ctx.fail_setup("internal: an I/O workload without a directory"),
+        };
+        let mut buf = vec![0u8; if params.kind == WorkloadKind::Io { params.block_size as usize } else { 0 }];
+        self.board.store_usage(ctx.index, Snapshot::Start, &rusage::this_thread());
+        if let Err(e) = ctx.ready() {
+            return ctx.fail_setup(&format!("signalling ready: {e}"));
+        }
+        self.gate.wait();
+
+        let raw = |f: &Option<OwnedFd>| f.as_ref().map_or(-1, |f| f.as_raw_fd());
+        let outcome: io::Result<Option<f64>> = match params.kind {
+            WorkloadKind::Cpu => Ok(Some(monte_carlo_pi(params.iterations, seed))),
+            WorkloadKind::Io => copy_blocks(raw(&input), raw(&output), params.transfer_size, &mut buf).map(|_| None),
+            WorkloadKind::Mixed => mixed_iterations(params.iterations, seed, raw(&output)).map(Some),
+        };
+        let finished = monotonic_ns();
+        self.board.store_extra(ctx.index, FINISH_NS, finished);
+        match outcome {
+            Ok(Some(pi)) => {
+                self.board.store_extra(ctx.index, PI_BITS, pi.to_bits());
+                if !pi_is_plausible(pi, params.iterations) {
+                    return ctx.fail(&format!(
+                        "its pi estimate {pi} from {} samples is implausibly far from pi",
+                        params.iterations
+                    ));
+                }
+                0
+            }
+            Ok(None) => 0,
+            Err(e) => ctx.fail(&format!("{} workload: {}", params.kind.as_str(), describe_io(&e))),
+        }
+    }
+}
+
+/// Run one trial. Environment problems (a refused policy, an unopenable file) are errors;
+/// a trial that times out or fails mid-work is returned with that status and its reason.
+pub fn run_trial(spec: &WorkloadSpec, repeat: usize, dir: Option<&WorkDir>) -> Result<WorkloadTrial> {
+    let board = UsageBoard::new(spec.procs).map_err(|e| Error::os("mapping the children's result slots", e))?;
+    let gate = StartGate::new()?;
+    let plan = ChildPlan { spec, dir, gate: &gate, board: &board };
+    let mut trial = WorkloadTrial {
+        spec: spec.clone(),
+        repeat,
+        status: TrialStatus::Ok,
+        wall_ns: 0,
+        usage: Usage::default(),
+        children: Vec::new(),
+        fork_ns: 0,
+    };
+    let outcome = {
+        let mut group = ChildGroup::new("workload child", spec.procs)?;
+        let t_fork = monotonic_ns();
+        for _ in 0..spec.procs {
+            group.spawn(&[], |ctx| plan.run(ctx))?;
+        }
+        group.wait_ready(spec.procs)?;
+        let watchdog = WatchdogPriority::raise_if_needed(spec.policy);
+        let t_start = monotonic_ns();
+        trial.fork_ns = t_start - t_fork;
+        gate.open();
+        let deadline = Instant::now() + spec.timeout;
+        let reaped = group.wait_all(None, Some((deadline, spec.timeout)));
+        drop(watchdog);
+        reaped.map(|r| (r, t_start))
+    };
+    if let Some(dir) = dir {
+        dir.clear_outputs(spec.procs);
+    }
+    let (reaped, t_start) = match outcome {
+        Ok(r) => r,
+        Err(Error::TimedOut(msg)) => {
+            trial.status = TrialStatus::TimedOut(msg);
+            return Ok(trial);
+        }
+        Err(Error::Failed(msg)) => {
+            trial.status = TrialStatus::Failed(msg);
+            return Ok(trial);
+        }
+        Err(e) => return Err(e),
+    };
+    for (index, r) in reaped.iter().enumerate() {
+        let usage = r.usage.since(&board.load_usage(index, Snapshot::Start));
+        let finish_ns = board.load_extra(index, FINISH_NS).saturating_sub(t_start);
+        let pi_estimate = match spec.params.kind {
+            WorkloadKind::Io => None,
+            _ => Some(f64::from_bits(board.load_extra(index, PI_BITS))),
+        };
+        trial.usage.accumulate(&usage);
+        trial.children.push(ChildRecord { finish_ns, usage, pi_estimate });
+    }
+    trial.wall_ns = trial.children.iter().map(|c| c.finish_ns).max().unwrap_or(0);
+    Ok(trial)
+}
+
+/// The watchdog's default: generous, since the right figure depends on the machine.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pi_estimates_are_reproducible_and_plausible() {
+        let a = monte_carlo_pi(200_000, 42);
+        assert_eq!(a, monte_carlo_pi(200_000, 42));
+        assert_ne!(a, monte_carlo_pi(200_000, child_seed(42, 1)));
+        assert!(pi_is_plausible(a, 200_000), "{a}");
+        assert!((a - std::f64::consts::PI).abs() < 0.03, "{a}");
+    }
+
+    #[test]
+    fn implausible_estimates_are_caught() {
+        assert!(!pi_is_plausible(3.0, 1_000_000));
+        assert!(!pi_is_plausible(4.0, 10_000));
+        assert!(pi_is_plausible(std::f64::consts::PI + 1e-4, 1_000_000));
+    }
+
+    #[test]
+    fn generator_is_uniform_enough() {
+        let mut rng = SplitMix64::new(7);
+        let mean = (0..100_000).map(|_| rng.next_f64()).sum::<f64>() / 100_000.0;
+        assert!((mean - 0.5).abs() < 0.01, "{mean}");
+    }
+
+    #[test]
+    fn copy_rewinds_the_input_and_writes_exactly_the_transfer() {
+        let dir = WorkDir::create(None).unwrap();
+        let params =
+            WorkloadParams { kind: WorkloadKind::Io, iterations: 0, transfer_size: 10_240, block_size: 1024, seed: 3 };
+        std::fs::write(dir.input(), vec![7u8; 3 * 1024]).unwrap();
+        let input = open_raw(&dir.input(), libc::O_RDONLY).unwrap();
+        let output = open_raw(&dir.output(0), libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC).unwrap();
+        let mut buf = vec![0u8; 1024];
+        copy_blocks(input.as_raw_fd(), output.as_raw_fd(), params.transfer_size, &mut buf).unwrap();
+        assert_eq!(std::fs::metadata(dir.output(0)).unwrap().len(), 10_240);
+        let path = dir.path().to_path_buf();
+        drop(dir);
+        assert!(!path.exists(), "the work directory is removed on drop");
+    }
+
+    #[test]
+    fn mixed_writes_one_record_per_iteration() {
+        let dir = WorkDir::create(None).unwrap();
+        let output = open_raw(&dir.output(0), libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC).unwrap();
+        let pi = mixed_iterations(50, 1, output.as_raw_fd()).unwrap();
+        assert!(pi_is_plausible(pi, 50));
+        let text = std::fs::read_to_string(dir.output(0)).unwrap();
+        assert_eq!(text.len(), 50 * MIXED_RECORD_BYTES);
+        assert!(text.lines().all(|l| l.len() == MIXED_RECORD_BYTES - 1 && l.starts_with("iteration")));
+    }
+
+    #[test]
+    fn bytes_needed_counts_every_child() {
+        let params = WorkloadParams {
+            kind: WorkloadKind::Io,
+            iterations: 0,
+            transfer_size: 100 * 1024,
+            block_size: 1024,
+            seed: 1,
+        };
+        assert_eq!(input_bytes(&params), 100 * 1024);
+        assert_eq!(bytes_needed(&params, 4), 5 * 100 * 1024);
+    }
+}

@@ -1,0 +1,256 @@
+//! Workload results: the 2014 study's own line per trial, JSON lines, and a summary table
+//! per policy x procs (mean, sd, median, min, max over repeats).
+
+use crate::model::{ns_to_s, TrialStatus, WorkloadKind, WorkloadSpec, WorkloadTrial};
+use crate::report::table::Table;
+use crate::stats::{jain_index, Summary};
+use serde_json::{json, Value};
+
+/// Jain's index over the children's CPU time: 1 when every child got the same share.
+pub fn fairness(trial: &WorkloadTrial) -> f64 {
+    let shares: Vec<f64> = trial.children.iter().map(|c| c.usage.cpu_ns() as f64).collect();
+    jain_index(&shares)
+}
+
+fn finish_range_ns(trial: &WorkloadTrial) -> (u64, u64) {
+    let first = trial.children.iter().map(|c| c.finish_ns).min().unwrap_or(0);
+    let last = trial.children.iter().map(|c| c.finish_ns).max().unwrap_or(0);
+    (first, last)
+}
+
+/// The heading the study's script printed before each block of trials.
+pub fn classic_heading(spec: &WorkloadSpec) -> String {
+    let who = format!("using {} with {} simultaneous processes...", spec.policy.kernel_name(), spec.procs);
+    match spec.params.kind {
+        WorkloadKind::Cpu => format!("Calculating pi over {} iterations {who}", spec.params.iterations),
+        WorkloadKind::Io => format!(
+            "Reading and writing {} bytes in {}-byte blocks {who}",
+            spec.params.transfer_size, spec.params.block_size
+        ),
+        WorkloadKind::Mixed => {
+            format!("Calculating pi over {} iterations, writing after each, {who}", spec.params.iterations)
+        }
+    }
+}
+
+/// `wall=17.34 user=50.66 system=0.15 CPU=292% i-switched=44 v-switched=17`
+pub fn classic_line(trial: &WorkloadTrial) -> String {
+    match &trial.status {
+        TrialStatus::Ok => format!(
+            "wall={:.2} user={:.2} system={:.2} CPU={:.0}% i-switched={} v-switched={}",
+            ns_to_s(trial.wall_ns as f64),
+            ns_to_s(trial.usage.utime_ns as f64),
+            ns_to_s(trial.usage.stime_ns as f64),
+            trial.cpu_pct(),
+            trial.usage.nivcsw,
+            trial.usage.nvcsw
+        ),
+        TrialStatus::TimedOut(reason) => format!("timed out: {reason}"),
+        TrialStatus::Failed(reason) => format!("failed: {reason}"),
+    }
+}
+
+pub fn json(trial: &WorkloadTrial) -> Value {
+    let s = &trial.spec;
+    let p = &s.params;
+    let (first, last) = finish_range_ns(trial);
+    let pis: Vec<f64> = trial.children.iter().filter_map(|c| c.pi_estimate).collect();
+    let reason = match &trial.status {
+        TrialStatus::Ok => None,
+        TrialStatus::TimedOut(r) | TrialStatus::Failed(r) => Some(r.clone()),
+    };
+    json!({
+        "family": "workload",
+        "workload": p.kind.as_str(),
+        "policy": s.policy.as_str(),
+        "prio": s.prio,
+        "nice": s.nice,
+        "procs": s.procs,
+        "repeat": trial.repeat,
+        "status": trial.status.label(),
+        "reason": reason,
+        "wall_s": ns_to_s(trial.wall_ns as f64),
+        "user_s": ns_to_s(trial.usage.utime_ns as f64),
+        "sys_s": ns_to_s(trial.usage.stime_ns as f64),
+        "cpu_pct": trial.cpu_pct(),
+        "nvcsw": trial.usage.nvcsw,
+        "nivcsw": trial.usage.nivcsw,
+        "fairness": fairness(trial),
+        "first_finish_s": ns_to_s(first as f64),
+        "last_finish_s": ns_to_s(last as f64),
+        "fork_s": ns_to_s(trial.fork_ns as f64),
+        "minflt": trial.usage.minflt,
+        "majflt": trial.usage.majflt,
+        "inblock": trial.usage.inblock,
+        "oublock": trial.usage.oublock,
+        "pi_min": pis.iter().copied().reduce(f64::min),
+        "pi_max": pis.iter().copied().reduce(f64::max),
+        "iterations": if p.kind == WorkloadKind::Io { None } else { Some(p.iterations) },
+        "transfer_size": if p.kind == WorkloadKind::Io { Some(p.transfer_size) } else { None },
+        "block_size": if p.kind == WorkloadKind::Io { Some(p.block_size) } else { None },
+        "seed": p.seed,
+        "timeout_s": s.timeout.as_secs_f64(),
+    })
+}
+
+const COLUMNS: [&str; 14] = [
+    "Policy", "Procs", "Runs", "Wall s", "sd", "median", "min..max", "User s", "Sys s", "CPU %", "Invol sw", "Vol sw",
+    "Fairness", "Finish s",
+];
+
+fn mean_of(trials: &[&WorkloadTrial], f: impl Fn(&WorkloadTrial) -> f64) -> f64 {
+    Summary::of(&trials.iter().map(|t| f(t)).collect::<Vec<_>>()).map_or(f64::NAN, |s| s.mean)
+}
+
+/// One row per policy x procs, in the order the cells were run. Figures are over the
+/// trials that finished; "Runs" says how many of how many that is.
+pub fn table(trials: &[WorkloadTrial]) -> String {
+    let mut cells: Vec<(crate::model::Policy, usize)> = Vec::new();
+    for t in trials {
+        let key = (t.spec.policy, t.spec.procs);
+        if !cells.contains(&key) {
+            cells.push(key);
+        }
+    }
+    let mut table = Table::new(COLUMNS).left_align(0);
+    for (policy, procs) in cells {
+        let all: Vec<&WorkloadTrial> =
+            trials.iter().filter(|t| t.spec.policy == policy && t.spec.procs == procs).collect();
+        let ok: Vec<&WorkloadTrial> = all.iter().copied().filter(|t| t.status.is_ok()).collect();
+        let runs = format!("{}/{}", ok.len(), all.len());
+        let walls: Vec<f64> = ok.iter().map(|t| ns_to_s(t.wall_ns as f64)).collect();
+        let Some(wall) = Summary::of(&walls) else {
+            let mut row = vec![policy.kernel_name().to_string(), procs.to_string(), runs];
+            row.extend((3..COLUMNS.len()).map(|_| "-".to_string()));
+            table.push(row);
+            continue;
+        };
+        let first = mean_of(&ok, |t| ns_to_s(finish_range_ns(t).0 as f64));
+        let last = mean_of(&ok, |t| ns_to_s(finish_range_ns(t).1 as f64));
+        table.push(vec![
+            policy.kernel_name().to_string(),
+            procs.to_string(),
+            runs,
+            format!("{:.3}", wall.mean),
+            format!("{:.3}", wall.sd),
+            format!("{:.3}", wall.median),
+            format!("{:.3}..{:.3}", wall.min, wall.max),
+            format!("{:.3}", mean_of(&ok, |t| ns_to_s(t.usage.utime_ns as f64))),
+            format!("{:.3}", mean_of(&ok, |t| ns_to_s(t.usage.stime_ns as f64))),
+            format!("{:.0}", mean_of(&ok, WorkloadTrial::cpu_pct)),
+            format!("{:.0}", mean_of(&ok, |t| t.usage.nivcsw as f64)),
+            format!("{:.0}", mean_of(&ok, |t| t.usage.nvcsw as f64)),
+            format!("{:.3}", mean_of(&ok, fairness)),
+            format!("{first:.2}..{last:.2}"),
+        ]);
+    }
+    table.render()
+}
+
+/// The line above the table: what every child did.
+pub fn describe(spec: &WorkloadSpec, repeats: u32) -> String {
+    let p = &spec.params;
+    let work = match p.kind {
+        WorkloadKind::Cpu => format!("cpu: each child estimates pi from {} Monte Carlo samples", p.iterations),
+        WorkloadKind::Io => format!(
+            "io: each child copies {} bytes in {}-byte blocks, input and output opened O_SYNC",
+            p.transfer_size, p.block_size
+        ),
+        WorkloadKind::Mixed => {
+            format!("mixed: each child does {} iterations of one pi sample and an 80-byte O_SYNC write", p.iterations)
+        }
+    };
+    format!(
+        "workload {work}; seed {}; {repeats} trial(s) per cell; wall, user, sys and switches are means over the \
+         trials that finished, summed over children",
+        p.seed
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ChildRecord, Policy, Usage, WorkloadParams};
+    use std::time::Duration;
+
+    fn trial(policy: Policy, wall_s: f64, child_cpu_ns: &[u64], status: TrialStatus) -> WorkloadTrial {
+        let spec = WorkloadSpec {
+            params: WorkloadParams {
+                kind: WorkloadKind::Cpu,
+                iterations: 100,
+                transfer_size: 0,
+                block_size: 0,
+                seed: 1,
+            },
+            procs: child_cpu_ns.len(),
+            policy,
+            prio: 0,
+            nice: None,
+            timeout: Duration::from_secs(1),
+        };
+        let children: Vec<ChildRecord> = child_cpu_ns
+            .iter()
+            .enumerate()
+            .map(|(i, &ns)| ChildRecord {
+                finish_ns: (i as u64 + 1) * 1_000_000,
+                usage: Usage { utime_ns: ns, ..Usage::default() },
+                pi_estimate: Some(3.0),
+            })
+            .collect();
+        let mut usage = Usage::default();
+        children.iter().for_each(|c| usage.accumulate(&c.usage));
+        usage.nivcsw = 44;
+        usage.nvcsw = 17;
+        WorkloadTrial { spec, repeat: 1, status, wall_ns: (wall_s * 1e9) as u64, usage, children, fork_ns: 0 }
+    }
+
+    #[test]
+    fn classic_line_matches_the_study_format() {
+        let t = trial(Policy::Fifo, 17.34, &[25_330_000_000, 25_330_000_000], TrialStatus::Ok);
+        assert_eq!(classic_line(&t), "wall=17.34 user=50.66 system=0.00 CPU=292% i-switched=44 v-switched=17");
+    }
+
+    #[test]
+    fn fairness_is_jain_over_child_cpu() {
+        assert_eq!(fairness(&trial(Policy::Other, 1.0, &[5, 5, 5, 5], TrialStatus::Ok)), 1.0);
+        assert_eq!(fairness(&trial(Policy::Other, 1.0, &[8, 0, 0, 0], TrialStatus::Ok)), 0.25);
+    }
+
+    #[test]
+    fn table_summarises_ok_trials_and_counts_failures() {
+        let trials = vec![
+            trial(Policy::Other, 1.0, &[1, 1], TrialStatus::Ok),
+            trial(Policy::Other, 3.0, &[1, 1], TrialStatus::Ok),
+            trial(Policy::Other, 9.0, &[1, 1], TrialStatus::TimedOut("late".into())),
+        ];
+        let text = table(&trials);
+        let row = text.lines().nth(1).unwrap();
+        assert!(row.starts_with("SCHED_OTHER"), "{row}");
+        assert!(row.contains("2/3"), "{row}");
+        assert!(row.contains("2.000"), "mean of 1 and 3: {row}");
+        assert!(row.contains("1.000..3.000"), "{row}");
+    }
+
+    #[test]
+    fn json_has_the_required_keys() {
+        let j = json(&trial(Policy::Rr, 2.0, &[1, 2], TrialStatus::Ok));
+        for key in [
+            "workload",
+            "policy",
+            "prio",
+            "procs",
+            "repeat",
+            "wall_s",
+            "user_s",
+            "sys_s",
+            "cpu_pct",
+            "nvcsw",
+            "nivcsw",
+            "fairness",
+            "iterations",
+        ] {
+            assert!(j.get(key).is_some(), "missing {key}");
+        }
+        assert_eq!(j["status"], "ok");
+    }
+}

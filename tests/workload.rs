@@ -1,0 +1,252 @@
+//! `schedlab workload` on the real binary: each workload under OTHER and FIFO, the
+//! watchdog, clean-up, bad input and privileges.
+
+mod common;
+
+use common::*;
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+fn workload_json(args: &[&str]) -> Vec<serde_json::Value> {
+    let out = schedlab().arg("workload").args(args).arg("--json").assert().success().get_output().stdout.clone();
+    json_lines(&out)
+}
+
+/// A scratch directory for --dir, removed by the test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("schedlab-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
+}
+
+fn policies_to_try() -> Vec<&'static str> {
+    if is_root() {
+        vec!["other", "fifo"]
+    } else {
+        eprintln!("not root: SCHED_FIFO cases skipped");
+        vec!["other"]
+    }
+}
+
+#[test]
+fn cpu_workload_burns_user_time_and_estimates_pi() {
+    for policy in policies_to_try() {
+        let lines = workload_json(&["cpu", "--procs", "1,3", "--policy", policy, "--iterations", "2000000"]);
+        assert_eq!(lines.len(), 2);
+        for l in &lines {
+            assert_eq!(l["status"], "ok", "{l}");
+            assert_eq!(l["policy"], policy);
+            assert!(l["user_s"].as_f64().unwrap() > 0.0, "{l}");
+            assert!(l["wall_s"].as_f64().unwrap() > 0.0, "{l}");
+            let (lo, hi) = (l["pi_min"].as_f64().unwrap(), l["pi_max"].as_f64().unwrap());
+            assert!(lo > 3.13 && hi < 3.15, "pi from 2M samples: {lo}..{hi}");
+            let fairness = l["fairness"].as_f64().unwrap();
+            assert!(fairness > 0.0 && fairness <= 1.0 + 1e-9, "{l}");
+        }
+        assert_eq!(lines[1]["procs"], 3);
+        if policy == "fifo" {
+            assert_eq!(lines[0]["prio"], 99, "real-time policies default to their maximum");
+        }
+    }
+}
+
+#[test]
+fn io_workload_blocks_and_cleans_up_its_directory() {
+    let dir = scratch("io");
+    for policy in policies_to_try() {
+        let lines = workload_json(&[
+            "io",
+            "--procs",
+            "2",
+            "--policy",
+            policy,
+            "--transfer-size",
+            "16KiB",
+            "--block-size",
+            "1KiB",
+            "--dir",
+            dir.to_str().unwrap(),
+        ]);
+        let l = &lines[0];
+        assert_eq!(l["status"], "ok", "{l}");
+        assert!(l["nvcsw"].as_u64().unwrap() > 0, "O_SYNC writes block: {l}");
+        assert_eq!(l["transfer_size"], 16384);
+        assert!(entries(&dir).is_empty(), "left behind: {:?}", entries(&dir));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn mixed_workload_writes_and_estimates() {
+    let dir = scratch("mixed");
+    let lines = workload_json(&["mixed", "--procs", "2", "--iterations", "100", "--dir", dir.to_str().unwrap()]);
+    let l = &lines[0];
+    assert_eq!(l["status"], "ok", "{l}");
+    assert!(l["nvcsw"].as_u64().unwrap() > 0, "{l}");
+    assert!(l["pi_min"].as_f64().unwrap() > 2.0, "{l}");
+    assert!(entries(&dir).is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn repeats_are_summarised_in_the_table() {
+    let out = schedlab()
+        .args(["workload", "cpu", "--procs", "2", "--policy", "other,batch", "--repeat", "3", "--iterations", "200000"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    for col in ["Policy", "Procs", "Runs", "Wall s", "sd", "median", "min..max", "Invol sw", "Vol sw", "Fairness"] {
+        assert!(text.contains(col), "missing {col}: {text}");
+    }
+    assert!(text.lines().any(|l| l.starts_with("SCHED_OTHER") && l.contains("3/3")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("SCHED_BATCH") && l.contains("3/3")), "{text}");
+}
+
+#[test]
+fn classic_format_prints_the_study_lines() {
+    let out = schedlab()
+        .args(["workload", "cpu", "--procs", "2", "--repeat", "2", "--iterations", "100000", "--format", "classic"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("Calculating pi over 100000 iterations using SCHED_OTHER with 2"), "{text}");
+    let re = |l: &str| {
+        let parts: Vec<&str> = l.split(' ').collect();
+        parts.len() == 6
+            && parts[0].starts_with("wall=")
+            && parts[1].starts_with("user=")
+            && parts[2].starts_with("system=")
+            && parts[3].starts_with("CPU=")
+            && parts[3].ends_with('%')
+            && parts[4].starts_with("i-switched=")
+            && parts[5].starts_with("v-switched=")
+    };
+    assert_eq!(lines.iter().filter(|l| re(l)).count(), 2, "{text}");
+}
+
+#[test]
+fn the_watchdog_kills_a_trial_past_its_timeout() {
+    let out = schedlab()
+        .args(["workload", "cpu", "--procs", "2", "--iterations", "100000000000", "--timeout", "1s", "--json"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(3)
+        .get_output()
+        .clone();
+    let lines = json_lines(&out.stdout);
+    assert_eq!(lines[0]["status"], "timed_out", "{}", lines[0]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("timed_out"));
+}
+
+#[test]
+fn sigint_mid_trial_leaves_no_children_and_no_files() {
+    let dir = scratch("sigint");
+    let child = std::process::Command::new(binary_path())
+        .args(["workload", "io", "--procs", "4", "--transfer-size", "64MiB", "--block-size", "1KiB", "--dir"])
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let mut workers = Vec::new();
+    assert!(wait_until(Duration::from_secs(20), || {
+        workers = children_of(pid);
+        workers.len() >= 4
+    }));
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signalling a child we spawned.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(wait_until(Duration::from_secs(5), || workers.iter().all(|&w| !is_running(w))));
+    assert!(entries(&dir).is_empty(), "left behind: {:?}", entries(&dir));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn refused(args: &[&str], needle: &str) {
+    schedlab().arg("workload").args(args).assert().code(2).stderr(predicate::str::contains(needle));
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_2() {
+    refused(&["gpu"], "invalid value 'gpu'");
+    refused(&["cpu", "--policy", "fifoo"], "unknown policy 'fifoo'");
+    refused(&["cpu", "--procs", "0"], "at least 1 process");
+    refused(&["io", "--block-size", "4KiB", "--transfer-size", "1KiB"], "larger than");
+    refused(&["io", "--block-size", "1000", "--transfer-size", "2500"], "not a multiple");
+    refused(&["io", "--dir", "/nonexistent/place"], "cannot use --dir /nonexistent/place");
+    refused(&["cpu", "--timeout", "0s"], "greater than zero");
+    refused(&["cpu", "--repeat", "0"], "repeat");
+    let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse().unwrap();
+    refused(&["cpu", "--procs", &(pid_max + 10).to_string()], "pid_max");
+}
+
+#[test]
+fn a_disk_too_small_is_refused_before_running() {
+    if !is_root() {
+        eprintln!("skipped: needs root to mount a small tmpfs");
+        return;
+    }
+    let dir = scratch("full");
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(&dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        std::fs::remove_dir_all(&dir).unwrap();
+        return;
+    }
+    let out = schedlab()
+        .args(["workload", "io", "--procs", "8", "--transfer-size", "1MiB", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let empty = entries(&dir).is_empty();
+    std::process::Command::new("umount").arg(&dir).status().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("free"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(empty, "nothing left in the directory");
+}
+
+#[test]
+fn realtime_without_privilege_is_refused() {
+    if !is_root() {
+        eprintln!("skipped: needs root to switch to an unprivileged user");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("nobody-workload");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = dir.join("schedlab");
+    std::fs::copy(binary_path(), &bin).unwrap();
+    let out = std::process::Command::new("prlimit")
+        .current_dir("/")
+        .args(["--rtprio=0", "--", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"])
+        .arg(&bin)
+        .args(["workload", "cpu", "--procs", "2", "--policy", "other,fifo", "--iterations", "1000"])
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("CAP_SYS_NICE") && err.contains("SCHED_FIFO"), "{err}");
+    assert!(out.stdout.is_empty(), "nothing was run: {}", String::from_utf8_lossy(&out.stdout));
+}
