@@ -228,23 +228,8 @@ fn a_disk_too_small_is_refused_before_running() {
 
 #[test]
 fn realtime_without_privilege_is_refused() {
-    if !is_root() {
-        eprintln!("skipped: needs root to switch to an unprivileged user");
-        return;
-    }
-    use std::os::unix::fs::PermissionsExt;
-    let dir = scratch("nobody-workload");
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let bin = dir.join("schedlab");
-    std::fs::copy(binary_path(), &bin).unwrap();
-    let out = std::process::Command::new("prlimit")
-        .current_dir("/")
-        .args(["--rtprio=0", "--", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"])
-        .arg(&bin)
-        .args(["workload", "cpu", "--procs", "2", "--policy", "other,fifo", "--iterations", "1000"])
-        .output()
-        .unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+    let args = ["workload", "cpu", "--procs", "2", "--policy", "other,fifo", "--iterations", "1000"];
+    let Some(out) = as_nobody(&["--rtprio=0"], &args) else { return };
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("CAP_SYS_NICE") && err.contains("SCHED_FIFO"), "{err}");

@@ -67,3 +67,25 @@ pub fn wait_until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
     }
     check()
 }
+
+/// Run schedlab as user `nobody` under extra `prlimit` limits. The binary is copied to a
+/// world-readable temporary directory, since the checkout may live under /root.
+pub fn as_nobody(extra_limits: &[&str], args: &[&str]) -> Option<std::process::Output> {
+    use std::os::unix::fs::PermissionsExt;
+    if !is_root() {
+        eprintln!("skipped: needs root to switch to an unprivileged user");
+        return None;
+    }
+    let dir = std::env::temp_dir().join(format!("schedlab-nobody-{}-{}", std::process::id(), args.join("_").len()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join(format!("schedlab-{}", extra_limits.join("").replace(['-', '=', ':'], "")));
+    std::fs::copy(binary_path(), &bin).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = std::process::Command::new("prlimit");
+    cmd.current_dir("/").args(extra_limits).arg("--").arg("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]).arg(&bin).args(args);
+    let out = cmd.output().expect("prlimit and setpriv (util-linux) are installed");
+    std::fs::remove_dir_all(&dir).unwrap();
+    Some(out)
+}
