@@ -43,8 +43,104 @@ pub enum Command {
     /// Policy x workload matrix: N children of CPU-, I/O- or mixed-bound work per policy
     #[command(after_help = WORKLOAD_EXAMPLES)]
     Workload(WorkloadArgs),
+    /// Timer wakeup latency: periodic absolute sleeps, actual − ideal (hrtimers 2007, cyclictest)
+    #[command(after_help = LATENCY_EXAMPLES)]
+    Latency(LatencyArgs),
     /// The main job: run the default experiment and print its results
     Run(RunArgs),
+}
+
+const LATENCY_EXAMPLES: &str = "Examples:\n  \
+    schedlab latency --freq 85 --loops 850 --compare-policies other,fifo   # the 2007 hrtimers test\n  \
+    schedlab latency --interval 1ms --duration 60s --policy fifo --all-cpus\n  \
+    schedlab latency --interval 200us --policy fifo --prio 90 --break-us 500\n  \
+    schedlab latency --loops 10000 --samples lat.txt --histogram hist.txt --json\n\n\
+    Ctrl-C ends the run early and still prints the statistics of the samples taken.";
+
+/// The priority latency threads get under fifo/rr unless told otherwise: high, but below
+/// the 99 that the kernel's own threads need.
+pub const LATENCY_DEFAULT_RT_PRIO: i32 = 95;
+
+#[derive(Args, Debug, Clone)]
+pub struct LatencyArgs {
+    /// Wakeups per second (e.g. 85, 1000) [default: --interval 1ms]
+    #[arg(long, value_name = "HZ", value_parser = parse_frequency, conflicts_with = "interval", allow_negative_numbers = true)]
+    pub freq: Option<f64>,
+
+    /// Time between wakeups (e.g. 1ms, 200us) [default: 1ms]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub interval: Option<Duration>,
+
+    /// Periods per thread (samples plus overruns)
+    #[arg(long, value_name = "N", value_parser = parse_iterations, conflicts_with = "duration")]
+    pub loops: Option<u64>,
+
+    /// How long to measure [default: 10s]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+
+    /// Scheduling policy of the measuring threads
+    #[arg(long, value_enum, default_value_t = Policy::Other, conflicts_with = "compare_policies")]
+    pub policy: Policy,
+
+    /// Static priority for fifo/rr (1-99) [default: 95]
+    #[arg(long, value_name = "N")]
+    pub prio: Option<i32>,
+
+    /// Measuring threads, pinned to the first N allowed CPUs [default: 1, unpinned]
+    #[arg(long, value_name = "N", conflicts_with_all = ["all_cpus", "cpus"], value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub threads: Option<u32>,
+
+    /// One pinned measuring thread per allowed CPU
+    #[arg(long, conflicts_with = "cpus")]
+    pub all_cpus: bool,
+
+    /// One pinned measuring thread per listed CPU (e.g. 0,2 or 1-3)
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
+    pub cpus: Option<CpuList>,
+
+    /// Do not hold /dev/cpu_dma_latency at 0: measure the machine's idle states as configured
+    #[arg(long)]
+    pub no_dma_latency: bool,
+
+    /// Write the histogram's bucket counts (value_ns count) to FILE
+    #[arg(long, value_name = "FILE")]
+    pub histogram: Option<PathBuf>,
+
+    /// Write every raw sample in ns, one per line, to FILE (grows with the run)
+    #[arg(long, value_name = "FILE")]
+    pub samples: Option<PathBuf>,
+
+    /// Run once per policy (e.g. other,fifo) and print them side by side
+    #[arg(long, value_name = "LIST", value_parser = parse_policies)]
+    pub compare_policies: Option<PolicyList>,
+
+    /// Stop at the first sample above this many µs, and stop tracing if tracefs is mounted
+    #[arg(long, value_name = "US", value_parser = parse_break_us, allow_negative_numbers = true)]
+    pub break_us: Option<f64>,
+
+    /// One JSON object per thread per policy, plus a combined one per policy
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn parse_frequency(text: &str) -> std::result::Result<f64, String> {
+    let hz: f64 = text.trim().parse().map_err(|_| format!("'{text}' is not a frequency in Hz (try 85 or 1000)"))?;
+    if !hz.is_finite() || hz <= 0.0 {
+        return Err(format!("the frequency '{text}' must be a positive number of Hz"));
+    }
+    if hz > 1e9 {
+        return Err(format!("{hz} Hz asks for a period below one nanosecond"));
+    }
+    Ok(hz)
+}
+
+pub fn parse_break_us(text: &str) -> std::result::Result<f64, String> {
+    let us: f64 = text.trim().parse().map_err(|_| format!("'{text}' is not a number of µs"))?;
+    if !us.is_finite() || us <= 0.0 {
+        return Err(format!("--break-us '{text}' must be a positive number of µs"));
+    }
+    Ok(us)
 }
 
 const WORKLOAD_EXAMPLES: &str = "Examples:\n  \
@@ -433,6 +529,33 @@ impl RingArgs {
                 work_kb: self.work_kb,
             })
             .collect())
+    }
+}
+
+impl LatencyArgs {
+    pub fn interval_ns(&self) -> u64 {
+        match (self.freq, self.interval) {
+            (Some(hz), _) => (1e9 / hz).round() as u64,
+            (None, Some(d)) => d.as_nanos().min(u128::from(u64::MAX)) as u64,
+            (None, None) => 1_000_000,
+        }
+    }
+
+    /// The policies to run, each with its priority.
+    pub fn policies(&self) -> Result<Vec<(Policy, i32)>> {
+        let list = match &self.compare_policies {
+            Some(l) => l.0.clone(),
+            None => vec![self.policy],
+        };
+        if self.prio.is_some() && !list.iter().any(|p| p.is_realtime()) {
+            return Err(Error::usage("--prio applies only to fifo and rr, and no real-time policy was chosen"));
+        }
+        list.into_iter()
+            .map(|p| {
+                let prio = if p.is_realtime() { self.prio.unwrap_or(LATENCY_DEFAULT_RT_PRIO) } else { 0 };
+                resolve_priority(p, Some(prio)).map(|prio| (p, prio))
+            })
+            .collect()
     }
 }
 

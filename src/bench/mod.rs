@@ -1,5 +1,6 @@
 //! Measurement kernels: small loops that measure and nothing else. Set-up happens before
 //! the timed region, bookkeeping after it.
 
+pub mod latency;
 pub mod ring;
 pub mod workload;

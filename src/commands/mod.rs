@@ -1,5 +1,6 @@
 //! One function per subcommand: from validated arguments to printed results.
 
+pub mod latency;
 pub mod ring;
 pub mod run;
 pub mod rusage;
@@ -15,6 +16,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Ring(args) => ring::run(&args).map(|_| 0),
         Command::Rusage(args) => rusage::run(&args),
         Command::Workload(args) => workload::run(&args),
+        Command::Latency(args) => latency::run(&args),
         Command::Run(args) => run::run(&args).map(|_| 0),
     }
 }

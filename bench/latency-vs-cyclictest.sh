@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# schedlab latency vs cyclictest (Debian rt-tests), alternated in one run with the same
+# interval, loops, priority and CPU. Prints min, p50 and p99 of both and their ratios.
+# Targets: p50 within ±10 % of cyclictest's; min no higher than cyclictest's min + 1 µs.
+# Then the memory figure: one histogram's size, and the peak RSS of a short all-CPU run
+# (the histograms are fixed-size, so an hour-long run needs the same).
+#
+#   bench/latency-vs-cyclictest.sh [ROUNDS] [LOOPS] [PRIO]     (defaults: 3, 10000, 95)
+# Needs root (SCHED_FIFO, /dev/cpu_dma_latency).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+loops=${2:-10000}
+prio=${3:-95}
+cpu=${CPU:-0}
+interval_us=1000
+
+if ! command -v cyclictest >/dev/null; then
+  echo "installing rt-tests for cyclictest" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rt-tests >/dev/null
+fi
+cargo build --release --quiet
+bin=target/release/schedlab
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+
+for ((i = 1; i <= rounds; i++)); do
+  "$bin" latency --policy fifo --prio "$prio" --interval "${interval_us}us" --loops "$loops" --cpus "$cpu" --json |
+    python3 -c 'import json,sys; l=json.loads(sys.stdin.readline()); print("schedlab", l["min_ns"]/1e3, l["p50_ns"]/1e3, l["p99_ns"]/1e3, l["max_ns"]/1e3)' >>"$results"
+  cyclictest -m -q -p "$prio" -i "$interval_us" -l "$loops" -h 100000 -t1 -a "$cpu" |
+    python3 -c '
+import sys
+buckets, mn, mx = [], None, None
+for line in sys.stdin:
+    if line.startswith("# Min Latencies:"): mn = float(line.split()[-1])
+    elif line.startswith("# Max Latencies:"): mx = float(line.split()[-1])
+    elif line[:1].isdigit():
+        us, n = line.split()[:2]
+        buckets.append((int(us), int(n)))
+total = sum(n for _, n in buckets)
+def pct(q):
+    seen = 0
+    for us, n in buckets:
+        seen += n
+        if seen >= q * total: return us
+print("cyclictest", mn, pct(0.50), pct(0.99), mx)' >>"$results"
+done
+
+python3 - "$results" <<'PY'
+import sys, statistics as st
+rows = [l.split() for l in open(sys.argv[1])]
+def col(tool, i): return [float(r[i]) for r in rows if r[0] == tool]
+print(f"{'round':<6} {'tool':<11} {'min us':>8} {'p50 us':>8} {'p99 us':>8} {'max us':>9}")
+for n, r in enumerate(rows):
+    print(f"{n // 2 + 1:<6} {r[0]:<11} {float(r[1]):8.1f} {float(r[2]):8.1f} {float(r[3]):8.1f} {float(r[4]):9.1f}")
+s50, c50 = st.median(col("schedlab", 2)), st.median(col("cyclictest", 2))
+s99, c99 = st.median(col("schedlab", 3)), st.median(col("cyclictest", 3))
+smin, cmin = min(col("schedlab", 1)), min(col("cyclictest", 1))
+print()
+print(f"median p50: schedlab {s50:.1f} us, cyclictest {c50:.1f} us, ratio {s50 / c50:.3f} (target 0.90..1.10)")
+print(f"median p99: schedlab {s99:.1f} us, cyclictest {c99:.1f} us, ratio {s99 / c99:.3f}")
+print(f"min: schedlab {smin:.1f} us, cyclictest {cmin:.1f} us, difference {smin - cmin:+.1f} us (target <= +1 us)")
+print("(cyclictest reports whole microseconds; schedlab's histogram resolves 0.1 %)")
+PY
+
+echo
+echo "== memory"
+hist=$("$bin" latency --loops 1 | sed -n 's/.*histogram \([0-9]*\) KiB per thread.*/\1/p')
+"$bin" rusage --json -o "$results" -- "$bin" latency --all-cpus --interval 1ms --duration 5s >/dev/null
+rss=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["maxrss_kb"])' "$results")
+echo "histogram: ${hist} KiB per thread (fixed size: 1 ns to 1 h at 3 significant digits)"
+echo "peak RSS of a 5 s run at 1 kHz on every CPU ($(nproc) CPUs), no --samples: ${rss} KiB"
+echo "a 1-hour run holds the same histograms; only --samples grows with the run"

@@ -1,0 +1,338 @@
+//! Timer wakeup latency: the 2007 hrtimers benchmark at cyclictest's standard of care.
+//!
+//! Each measuring thread sleeps until an absolute deadline on CLOCK_MONOTONIC
+//! (clock_nanosleep with TIMER_ABSTIME), reads the clock on waking, records
+//! actual − ideal, and advances the deadline by one period. Everything that could disturb
+//! the loop happens before it: mlockall, stack prefault, affinity, policy and
+//! /dev/cpu_dma_latency. A wakeup later than the next deadline skips the missed periods
+//! and counts them as overruns, so one stall never inflates a string of later samples.
+//! Latencies go into an HDR histogram, so memory stays constant however long the run.
+
+use crate::error::{describe_io, Error, Result};
+use crate::model::Policy;
+use crate::sys::clock::monotonic_ns;
+use crate::sys::sched;
+use hdrhistogram::Histogram;
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Highest latency the histogram resolves (1 hour); larger ones are recorded as this.
+const HIGHEST_NS: u64 = 3_600_000_000_000;
+/// Three significant digits: 0.1 % resolution at every magnitude.
+const SIGNIFICANT_DIGITS: u8 = 3;
+/// Stack each measuring thread touches before its loop, so no page fault lands inside it.
+const PREFAULT_STACK_BYTES: usize = 64 * 1024;
+
+/// How long one measuring run goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunLength {
+    /// Periods to consume (samples + overruns).
+    Loops(u64),
+    Duration(Duration),
+}
+
+/// Everything one latency measurement needs, validated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LatencySpec {
+    pub interval_ns: u64,
+    pub length: RunLength,
+    pub policy: Policy,
+    pub prio: i32,
+    /// One measuring thread per entry; `None` leaves that thread unpinned.
+    pub cpus: Vec<Option<usize>>,
+    pub hold_dma_latency: bool,
+    /// Stop at the first sample above this (ns).
+    pub break_ns: Option<u64>,
+    /// Keep every raw sample (opt-in: the only thing that grows with the run).
+    pub keep_samples: bool,
+}
+
+/// What the run had in force, for the report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conditions {
+    pub mlockall: std::result::Result<(), String>,
+    pub dma_latency: std::result::Result<(), String>,
+    pub main_thread_cpus: Option<Vec<usize>>,
+    /// The measuring threads' timer slack (ns): how late the kernel may let a non-RT
+    /// sleep end so it can batch wakeups (real-time threads get none).
+    pub timer_slack_ns: u64,
+}
+
+/// One thread's figures.
+pub struct ThreadResult {
+    pub cpu: Option<usize>,
+    pub histogram: Histogram<u64>,
+    pub overruns: u64,
+    pub samples: Vec<u64>,
+    /// The sample that crossed `--break-us`, if one did.
+    pub break_hit: Option<u64>,
+}
+
+impl ThreadResult {
+    pub fn count(&self) -> u64 {
+        self.histogram.len()
+    }
+}
+
+/// A run's threads and conditions.
+pub struct LatencyRun {
+    pub spec: LatencySpec,
+    pub threads: Vec<ThreadResult>,
+    pub conditions: Conditions,
+    /// The run was cut short by SIGINT/SIGTERM (statistics are of the samples taken).
+    pub interrupted: Option<i32>,
+}
+
+impl LatencyRun {
+    /// Every thread's samples in one histogram.
+    pub fn combined(&self) -> Histogram<u64> {
+        let mut all = new_histogram();
+        for t in &self.threads {
+            // Same bounds, so adding cannot fail.
+            let _ = all.add(&t.histogram);
+        }
+        all
+    }
+
+    pub fn overruns(&self) -> u64 {
+        self.threads.iter().map(|t| t.overruns).sum()
+    }
+}
+
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIGHEST_NS, SIGNIFICANT_DIGITS).expect("constant histogram bounds are valid")
+}
+
+/// Bytes one thread's histogram takes (for the memory figure in the bench note).
+pub fn histogram_bytes() -> usize {
+    new_histogram().distinct_values() * std::mem::size_of::<u64>()
+}
+
+/// The clock's resolution: an interval below it cannot be asked for.
+pub fn clock_resolution_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: writable timespec.
+    unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn mlockall() -> std::result::Result<(), String> {
+    // SAFETY: plain syscall with constant flags.
+    if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
+        return Err(describe_io(&std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+fn munlockall() {
+    // SAFETY: plain syscall.
+    unsafe { libc::munlockall() };
+}
+
+/// Hold /dev/cpu_dma_latency at 0 µs for as long as the returned descriptor is open
+/// (the PM QoS interface keeps CPUs out of deep idle states).
+fn hold_dma_latency() -> std::result::Result<OwnedFd, String> {
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/cpu_dma_latency")
+        .map_err(|e| format!("/dev/cpu_dma_latency: {}", describe_io(&e)))?;
+    let fd: OwnedFd = file.into();
+    crate::sys::fd::write_all(&fd, &0i32.to_ne_bytes())
+        .map_err(|e| format!("writing 0 to /dev/cpu_dma_latency: {e}"))?;
+    Ok(fd)
+}
+
+/// Touch a stack region so its pages are present before the loop.
+#[inline(never)]
+fn prefault_stack() {
+    let mut buf = [0u8; PREFAULT_STACK_BYTES];
+    for i in (0..buf.len()).step_by(4096) {
+        buf[i] = 1;
+    }
+    std::hint::black_box(&buf);
+}
+
+/// Leave a marker in the trace and stop tracing, so the trace ends at the cause
+/// (cyclictest's breaktrace). Returns what was done, for the report.
+pub fn break_trace(message: &str) -> String {
+    for root in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+        let marker = format!("{root}/trace_marker");
+        if std::path::Path::new(&marker).exists() {
+            let wrote =
+                std::fs::OpenOptions::new().write(true).open(&marker).and_then(|mut f| f.write_all(message.as_bytes()));
+            let stopped = std::fs::write(format!("{root}/tracing_on"), "0");
+            return match (wrote, stopped) {
+                (Ok(()), Ok(())) => format!("marker written to {marker} and tracing stopped"),
+                (w, s) => format!(
+                    "tracefs at {root}, but the marker {} and stopping {}",
+                    if w.is_ok() { "was written" } else { "failed" },
+                    if s.is_ok() { "worked" } else { "failed" }
+                ),
+            };
+        }
+    }
+    "tracefs is not mounted: no trace to stop".to_string()
+}
+
+/// Live figures a measuring thread publishes for the progress line.
+#[derive(Default)]
+pub struct Live {
+    pub current_ns: AtomicU64,
+    pub max_ns: AtomicU64,
+    pub samples: AtomicU64,
+}
+
+fn timespec_of(ns: u64) -> libc::timespec {
+    libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long }
+}
+
+/// The measuring loop of one thread: sleep, read the clock, record, advance. Nothing else.
+fn measure_thread(
+    spec: &LatencySpec,
+    index: usize,
+    stop: &AtomicBool,
+    live: &Live,
+) -> std::result::Result<ThreadResult, String> {
+    let cpu = spec.cpus[index];
+    sched::apply_to_current_thread(cpu.map(|c| vec![c]).as_deref(), spec.policy, spec.prio)?;
+    prefault_stack();
+    let mut histogram = new_histogram();
+    let capacity = match (spec.keep_samples, spec.length) {
+        (true, RunLength::Loops(n)) => n as usize,
+        (true, RunLength::Duration(d)) => (d.as_nanos() / u128::from(spec.interval_ns)) as usize + 1,
+        (false, _) => 0,
+    };
+    let mut samples: Vec<u64> = Vec::with_capacity(capacity);
+    let interval = spec.interval_ns;
+    let start = monotonic_ns();
+    let (max_periods, end_ns) = match spec.length {
+        RunLength::Loops(n) => (n, u64::MAX),
+        RunLength::Duration(d) => (u64::MAX, start + d.as_nanos() as u64),
+    };
+    let mut next = start + interval;
+    let mut periods = 0u64;
+    let mut overruns = 0u64;
+    let mut max_seen = 0u64;
+    let mut break_hit = None;
+    while periods < max_periods && next <= end_ns && !stop.load(Ordering::Relaxed) {
+        let deadline = timespec_of(next);
+        // SAFETY: a valid absolute deadline; a null remainder is allowed with TIMER_ABSTIME.
+        let rc = unsafe {
+            libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &deadline, std::ptr::null_mut())
+        };
+        if rc == libc::EINTR {
+            continue;
+        }
+        if rc != 0 {
+            return Err(format!("clock_nanosleep: {}", describe_io(&std::io::Error::from_raw_os_error(rc))));
+        }
+        let now = monotonic_ns();
+        let latency = now.saturating_sub(next);
+        histogram.saturating_record(latency.max(1));
+        if spec.keep_samples {
+            samples.push(latency);
+        }
+        periods += 1;
+        max_seen = max_seen.max(latency);
+        live.current_ns.store(latency, Ordering::Relaxed);
+        live.max_ns.store(max_seen, Ordering::Relaxed);
+        live.samples.fetch_add(1, Ordering::Relaxed);
+        if spec.break_ns.is_some_and(|b| latency > b) {
+            break_hit = Some(latency);
+            stop.store(true, Ordering::Relaxed);
+            break;
+        }
+        next += interval;
+        if now >= next && periods < max_periods {
+            // Missed periods: skip them, count them, and never sample them late.
+            // Periods past the end of a --loops run are not counted: samples + overruns
+            // is exactly the number of periods asked for.
+            let missed = ((now - next) / interval + 1).min(max_periods.saturating_sub(periods));
+            overruns += missed;
+            periods += missed;
+            next += missed * interval;
+        }
+    }
+    Ok(ThreadResult { cpu, histogram, overruns, samples, break_hit })
+}
+
+/// Run the measuring threads, watching for SIGINT/SIGTERM (which end the run early with
+/// the samples taken) and drawing `progress` a few times a second.
+pub fn run(spec: &LatencySpec, mut progress: impl FnMut(&[Live])) -> Result<LatencyRun> {
+    let signals = crate::sys::signals::SignalWatch::new(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP])
+        .map_err(|e| Error::os("setting up signal handling", e))?;
+    let dma = if spec.hold_dma_latency { Some(hold_dma_latency()) } else { None };
+    let mut conditions = Conditions {
+        mlockall: mlockall(),
+        dma_latency: match &dma {
+            Some(Ok(_)) => Ok(()),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err("not requested (--no-dma-latency)".to_string()),
+        },
+        main_thread_cpus: None,
+        // SAFETY: PR_GET_TIMERSLACK takes no pointers and returns the value.
+        timer_slack_ns: unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) }.max(0) as u64,
+    };
+    // Keep the main thread off the measured CPUs where any other is allowed.
+    let measured: Vec<usize> = spec.cpus.iter().flatten().copied().collect();
+    if !measured.is_empty() {
+        let allowed = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?;
+        let elsewhere: Vec<usize> = allowed.into_iter().filter(|c| !measured.contains(c)).collect();
+        if !elsewhere.is_empty() && sched::set_affinity(&elsewhere).is_ok() {
+            conditions.main_thread_cpus = Some(elsewhere);
+        }
+    }
+    let stop = AtomicBool::new(false);
+    let lives: Vec<Live> = spec.cpus.iter().map(|_| Live::default()).collect();
+    let mut interrupted = None;
+    let outcomes: Vec<std::result::Result<ThreadResult, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..spec.cpus.len())
+            .map(|i| {
+                let (stop, live) = (&stop, &lives[i]);
+                std::thread::Builder::new()
+                    .name(format!("latency-{i}"))
+                    .stack_size(PREFAULT_STACK_BYTES * 4)
+                    .spawn_scoped(scope, move || {
+                        let r = measure_thread(spec, i, stop, live);
+                        if r.is_err() {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                        r
+                    })
+            })
+            .collect();
+        loop {
+            if handles.iter().all(|h| h.as_ref().map_or(true, |h| h.is_finished())) {
+                break;
+            }
+            let mut pfd = libc::pollfd { fd: signals.raw_fd(), events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut pfd, 1, 250) };
+            if let Some(&sig) = signals.drain().first() {
+                interrupted.get_or_insert(sig);
+                stop.store(true, Ordering::Relaxed);
+            }
+            progress(&lives);
+        }
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h.join().unwrap_or_else(|_| Err("a measuring thread panicked".to_string())),
+                Err(e) => Err(format!("starting a measuring thread: {e}")),
+            })
+            .collect()
+    });
+    drop(dma);
+    munlockall();
+    let mut threads = Vec::new();
+    for outcome in outcomes {
+        match outcome {
+            Ok(t) => threads.push(t),
+            // A refused policy or CPU is the environment's answer: nothing was measured.
+            Err(msg) => return Err(Error::env(msg)),
+        }
+    }
+    Ok(LatencyRun { spec: spec.clone(), threads, conditions, interrupted })
+}

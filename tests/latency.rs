@@ -1,0 +1,186 @@
+//! `schedlab latency` on the real binary.
+
+mod common;
+
+use common::*;
+use predicates::prelude::*;
+use std::process::Stdio;
+use std::time::Duration;
+
+fn latency_json(args: &[&str]) -> Vec<serde_json::Value> {
+    let out = schedlab().arg("latency").args(args).arg("--json").assert().success().get_output().stdout.clone();
+    json_lines(&out)
+}
+
+fn check_monotone(l: &serde_json::Value) {
+    let v = |k: &str| l[k].as_u64().unwrap_or_else(|| panic!("{k} in {l}"));
+    assert!(v("samples") > 0, "{l}");
+    assert!(v("min_ns") <= v("p50_ns"), "{l}");
+    assert!(v("p50_ns") <= v("p90_ns") && v("p90_ns") <= v("p99_ns"), "{l}");
+    assert!(v("p99_ns") <= v("p999_ns") && v("p999_ns") <= v("p9999_ns") && v("p9999_ns") <= v("max_ns"), "{l}");
+    let avg = l["avg_ns"].as_f64().unwrap();
+    assert!(v("min_ns") as f64 <= avg * 1.001 && avg <= v("max_ns") as f64 * 1.001, "{l}");
+}
+
+#[test]
+fn short_runs_give_sane_monotone_statistics() {
+    let mut policies = vec!["other"];
+    if is_root() {
+        policies.push("fifo");
+    }
+    for policy in policies {
+        let lines = latency_json(&["--loops", "200", "--interval", "1ms", "--policy", policy]);
+        assert_eq!(lines.len(), 1);
+        let l = &lines[0];
+        check_monotone(l);
+        assert_eq!(l["policy"], policy);
+        assert_eq!(l["interval_ns"], 1_000_000);
+        assert_eq!(l["samples"].as_u64().unwrap() + l["overruns"].as_u64().unwrap(), 200, "{l}");
+        if policy == "fifo" {
+            assert_eq!(l["prio"], 95, "the default RT priority is high but below 99");
+        }
+    }
+}
+
+#[test]
+fn a_period_too_short_to_serve_counts_overruns() {
+    let l = &latency_json(&["--loops", "2000", "--interval", "2us"])[0];
+    let (samples, overruns) = (l["samples"].as_u64().unwrap(), l["overruns"].as_u64().unwrap());
+    assert!(overruns > 0, "{l}");
+    assert_eq!(samples + overruns, 2000, "{l}");
+    check_monotone(l);
+}
+
+#[test]
+fn samples_and_histogram_files_match_the_count() {
+    let dir = std::env::temp_dir().join(format!("schedlab-latency-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (samples_path, hist_path) = (dir.join("samples.txt"), dir.join("hist.txt"));
+    let out = schedlab()
+        .args(["latency", "--loops", "300", "--interval", "500us", "--json", "--samples"])
+        .arg(&samples_path)
+        .arg("--histogram")
+        .arg(&hist_path)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let l = &json_lines(&out)[0];
+    let count = l["samples"].as_u64().unwrap();
+    let samples = std::fs::read_to_string(&samples_path).unwrap();
+    let values: Vec<u64> = samples.lines().map(|s| s.parse().unwrap()).collect();
+    assert_eq!(values.len() as u64, count);
+    assert_eq!(*values.iter().max().unwrap() / 1000, l["max_ns"].as_u64().unwrap() / 1000, "same max to 1 µs");
+    let hist = std::fs::read_to_string(&hist_path).unwrap();
+    let total: u64 = hist.lines().map(|line| line.split_whitespace().nth(3).unwrap().parse::<u64>().unwrap()).sum();
+    assert_eq!(total, count);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn compare_policies_prints_the_classic_table() {
+    let list = if is_root() { "other,fifo" } else { "other,batch" };
+    let out = schedlab()
+        .args(["latency", "--freq", "500", "--loops", "100", "--compare-policies", list])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let header = text.lines().find(|l| l.starts_with("ns ")).expect("a table header");
+    assert!(header.contains("SCHED_OTHER"), "{text}");
+    for row in ["min", "max", "avg", "p50", "p99", "p99.99", "overruns"] {
+        assert!(text.lines().any(|l| l.split_whitespace().next() == Some(row)), "no {row} row: {text}");
+    }
+}
+
+#[test]
+fn several_threads_get_a_combined_line() {
+    let lines = latency_json(&["--loops", "100", "--all-cpus"]);
+    let cpus = lines.iter().filter(|l| l["thread"] != "all").count();
+    assert!(cpus >= 1);
+    if cpus > 1 {
+        let all = lines.iter().find(|l| l["thread"] == "all").expect("a combined line");
+        let sum: u64 = lines.iter().filter(|l| l["thread"] != "all").map(|l| l["samples"].as_u64().unwrap()).sum();
+        assert_eq!(all["samples"].as_u64().unwrap(), sum);
+    }
+    assert!(lines.iter().filter(|l| l["thread"] != "all").all(|l| l["cpu"].is_u64()), "pinned threads name their CPU");
+}
+
+#[test]
+fn break_us_stops_at_the_first_late_sample() {
+    let out = schedlab()
+        .args(["latency", "--loops", "1000", "--interval", "1ms", "--break-us", "0.001", "--json"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("above --break-us"))
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(json_lines(&out)[0]["samples"], 1);
+}
+
+#[test]
+fn ctrl_c_ends_the_run_and_still_prints_statistics() {
+    let child = std::process::Command::new(binary_path())
+        .args(["latency", "--duration", "60s", "--interval", "1ms"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    // SAFETY: signalling a child we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("interrupted by SIGINT"), "{text}");
+    let row = text.lines().find(|l| l.starts_with("T0")).expect("a statistics row");
+    let samples: u64 = row.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert!(samples > 0, "{row}");
+}
+
+fn refused(args: &[&str], needle: &str) {
+    schedlab().arg("latency").args(args).assert().code(2).stderr(predicate::str::contains(needle));
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_2() {
+    refused(&["--interval", "0s"], "greater than zero");
+    refused(&["--freq", "0"], "positive number of Hz");
+    refused(&["--freq", "-5"], "positive");
+    refused(&["--freq", "fast"], "not a frequency");
+    refused(&["--freq", "85", "--interval", "1ms"], "cannot be used with");
+    refused(&["--cpus", "1000"], "is not available");
+    refused(&["--threads", "4096"], "more pinned threads than");
+    refused(&["--policy", "fifoo"], "possible values");
+    refused(&["--prio", "50"], "no real-time policy");
+    refused(&["--policy", "fifo", "--prio", "0"], "1 to 99");
+    refused(&["--loops", "0"], "at least 1");
+    refused(&["--break-us", "-1"], "positive");
+    refused(&["--loops", "10", "--samples", "/nonexistent-dir/s.txt"], "cannot write");
+}
+
+#[test]
+fn realtime_without_privilege_is_refused() {
+    let Some(out) = as_nobody(&["--rtprio=0"], &["latency", "--loops", "10", "--policy", "fifo"]) else { return };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("CAP_SYS_NICE") && err.contains("ulimit -r"), "{err}");
+}
+
+#[test]
+fn the_report_states_what_was_in_force() {
+    let out = schedlab()
+        .args(["latency", "--loops", "50", "--no-dma-latency"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("mlockall"), "{text}");
+    assert!(text.contains("cpu_dma_latency held at 0: no (not requested"), "{text}");
+}
