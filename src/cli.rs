@@ -290,6 +290,10 @@ pub struct RingArgs {
     #[arg(long, value_name = "K", default_value_t = 0)]
     pub work_kb: usize,
 
+    /// Kill a ring that runs longer than this and fail the run (e.g. one stopped member)
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+
     /// One JSON object per configuration per line, instead of the table
     #[arg(long)]
     pub json: bool,
@@ -527,6 +531,7 @@ impl RingArgs {
                 policy: self.policy,
                 prio,
                 work_kb: self.work_kb,
+                timeout: self.timeout,
             })
             .collect())
     }

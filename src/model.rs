@@ -149,6 +149,15 @@ pub enum RingLength {
     Duration(Duration),
 }
 
+impl RingLength {
+    pub fn duration(self) -> Option<Duration> {
+        match self {
+            RingLength::Duration(d) => Some(d),
+            RingLength::Laps(_) => None,
+        }
+    }
+}
+
 /// One ring configuration: everything needed to run it, already validated.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RingSpec {
@@ -162,6 +171,8 @@ pub struct RingSpec {
     pub policy: Policy,
     pub prio: i32,
     pub work_kb: usize,
+    /// Kill the ring and fail the run past this (none: wait as long as it takes).
+    pub timeout: Option<Duration>,
 }
 
 /// The resource usage the kernel reports for a task (getrusage(2), wait4(2)), with times
@@ -171,6 +182,11 @@ pub struct Usage {
     pub utime_ns: u64,
     pub stime_ns: u64,
     pub maxrss_kb: u64,
+    /// Integral shared, unshared data and stack sizes: not maintained by Linux (always 0),
+    /// kept so every `struct rusage` field is reported.
+    pub ixrss: u64,
+    pub idrss: u64,
+    pub isrss: u64,
     pub minflt: u64,
     pub majflt: u64,
     pub nswap: u64,
@@ -191,6 +207,9 @@ impl Usage {
             utime_ns: self.utime_ns.saturating_sub(earlier.utime_ns),
             stime_ns: self.stime_ns.saturating_sub(earlier.stime_ns),
             maxrss_kb: self.maxrss_kb,
+            ixrss: self.ixrss.saturating_sub(earlier.ixrss),
+            idrss: self.idrss.saturating_sub(earlier.idrss),
+            isrss: self.isrss.saturating_sub(earlier.isrss),
             minflt: self.minflt.saturating_sub(earlier.minflt),
             majflt: self.majflt.saturating_sub(earlier.majflt),
             nswap: self.nswap.saturating_sub(earlier.nswap),
@@ -209,6 +228,9 @@ impl Usage {
         self.utime_ns += other.utime_ns;
         self.stime_ns += other.stime_ns;
         self.maxrss_kb = self.maxrss_kb.max(other.maxrss_kb);
+        self.ixrss += other.ixrss;
+        self.idrss += other.idrss;
+        self.isrss += other.isrss;
         self.minflt += other.minflt;
         self.majflt += other.majflt;
         self.nswap += other.nswap;
@@ -226,7 +248,7 @@ impl Usage {
     }
 
     /// Number of fields in [`Usage::to_array`], for fixed-size shared slots.
-    pub const FIELDS: usize = 13;
+    pub const FIELDS: usize = 16;
 
     /// Every field in declaration order, for passing through shared memory as atomics.
     pub fn to_array(&self) -> [u64; Self::FIELDS] {
@@ -234,6 +256,9 @@ impl Usage {
             self.utime_ns,
             self.stime_ns,
             self.maxrss_kb,
+            self.ixrss,
+            self.idrss,
+            self.isrss,
             self.minflt,
             self.majflt,
             self.nswap,
@@ -248,12 +273,15 @@ impl Usage {
     }
 
     pub fn from_array(a: [u64; Self::FIELDS]) -> Usage {
-        let [utime_ns, stime_ns, maxrss_kb, minflt, majflt, nswap, inblock, oublock, msgsnd, msgrcv, nsignals, nvcsw, nivcsw] =
+        let [utime_ns, stime_ns, maxrss_kb, ixrss, idrss, isrss, minflt, majflt, nswap, inblock, oublock, msgsnd, msgrcv, nsignals, nvcsw, nivcsw] =
             a;
         Usage {
             utime_ns,
             stime_ns,
             maxrss_kb,
+            ixrss,
+            idrss,
+            isrss,
             minflt,
             majflt,
             nswap,

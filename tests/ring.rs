@@ -313,3 +313,31 @@ fn run_does_the_default_sweep() {
     let procs: Vec<u64> = lines.iter().map(|l| l["procs"].as_u64().unwrap()).collect();
     assert_eq!(procs, vec![2, 4, 8, 10, 16, 20, 32, 48, 64]);
 }
+
+#[test]
+fn a_stopped_member_is_caught_by_the_timeout() {
+    let (child, members) = start_long_ring(4, &["--timeout", "2s"]);
+    // SAFETY: stopping one of our test's grandchildren.
+    unsafe { libc::kill(members[1], libc::SIGSTOP) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("timed out"), "{err}");
+    assert_none_running(&members);
+}
+
+#[test]
+fn an_ignored_sighup_does_not_stop_the_run() {
+    let child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("trap '' HUP; exec {} ring --procs 2 --duration 1s --json", binary_path().display()))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    // SAFETY: signalling a child we spawned (sh has exec'd schedlab by now).
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json_lines(&out.stdout).len(), 1);
+}

@@ -225,8 +225,9 @@ impl Drop for WorkingSet {
 /// stop flag is raised. Every receipt, STOP included, is one hop: touch the working set,
 /// pass the value on. The clock is read twice in the whole ring: by member 0 on its
 /// first receipt, and by the last member when STOP reaches it, so the timed region holds
-/// `laps * N + N - 1` hops and every member's CPU snapshot (taken when it leaves) falls
-/// inside it.
+/// `laps * N + N - 1` hops. `at_first_receipt` runs once, when the token first arrives
+/// (each member's start snapshot), so the CPU and switch counts cover the ring's work and
+/// not the wait before it; the end snapshot is taken as each member leaves.
 fn pass_token<L: Link>(
     link: &L,
     index: usize,
@@ -234,9 +235,11 @@ fn pass_token<L: Link>(
     laps: Option<u64>,
     header: &[AtomicU64],
     work: &WorkingSet,
+    at_first_receipt: impl FnOnce(),
 ) -> io::Result<()> {
     if index == 0 {
         link.recv()?;
+        at_first_receipt();
         header[T_START].store(monotonic_ns(), Ordering::Relaxed);
         let mut completed = 0u64;
         loop {
@@ -256,8 +259,9 @@ fn pass_token<L: Link>(
         }
     }
     let last = index + 1 == procs;
+    let mut value = link.recv()?;
+    at_first_receipt();
     loop {
-        let value = link.recv()?;
         if value == STOP && last {
             // Member 0 has already left: STOP goes no further.
             header[T_END].store(monotonic_ns(), Ordering::Relaxed);
@@ -268,6 +272,7 @@ fn pass_token<L: Link>(
         if value == STOP {
             return Ok(());
         }
+        value = link.recv()?;
     }
 }
 
@@ -285,6 +290,11 @@ struct MemberPlan<'a> {
 }
 
 impl MemberPlan<'_> {
+    /// The watchdog's deadline, when the user set `--timeout`.
+    fn deadline(&self) -> Option<(Instant, Duration)> {
+        self.spec.timeout.map(|t| (Instant::now() + t, t))
+    }
+
     fn laps(&self) -> Option<u64> {
         match self.spec.length {
             RingLength::Laps(n) => Some(n),
@@ -300,7 +310,8 @@ impl MemberPlan<'_> {
     }
 
     fn run<L: Link>(&self, index: usize, link: &L, work: &WorkingSet) -> std::result::Result<(), String> {
-        pass_token(link, index, self.spec.procs, self.laps(), &self.board.header, work)
+        let snapshot_start = || self.board.members.store_usage(index, Snapshot::Start, &rusage::this_thread());
+        pass_token(link, index, self.spec.procs, self.laps(), &self.board.header, work, snapshot_start)
             .map_err(|e| format!("passing the token: {}", crate::error::describe_io(&e)))?;
         self.board.members.store_usage(index, Snapshot::End, &rusage::this_thread());
         if index + 1 == self.spec.procs {
@@ -317,7 +328,6 @@ impl MemberPlan<'_> {
             Ok(w) => w,
             Err(msg) => return ctx.fail_setup(&msg),
         };
-        self.board.members.store_usage(ctx.index, Snapshot::Start, &rusage::this_thread());
         if let Err(e) = ctx.ready() {
             return ctx.fail_setup(&format!("signalling ready: {e}"));
         }
@@ -357,6 +367,9 @@ fn fd_channel(ipc: Ipc) -> io::Result<(OwnedFd, OwnedFd)> {
 /// Pre-flight checks that need the OS but fork nothing: CPUs, policy, limits.
 pub fn preflight(spec: &RingSpec) -> Result<Vec<usize>> {
     let cpus = sched::resolve_cpus(spec.cpus.as_deref())?;
+    // Each member's working set, plus what a member costs anyway (~150 KiB measured).
+    let needed_kb = spec.procs as u64 * (spec.work_kb as u64 + 150);
+    limits::check_memory(needed_kb, &format!("a ring of {} with {} KiB each", spec.procs, spec.work_kb))?;
     sched::probe_policy(spec.policy, spec.prio)?;
     let what = format!("a {} ring of {}", spec.mode.as_str(), spec.procs);
     match spec.mode {
@@ -473,6 +486,12 @@ fn run_processes(plan: &MemberPlan) -> Result<Lifecycle> {
     }
     group.wait_ready(procs)?;
     let spawn_ns = monotonic_ns() - t_fork;
+    // Before the token moves: real-time members on our CPU would starve us from then on.
+    let _watchdog = sched::RtWatchdog::raise_if(spec.policy.is_realtime());
+    let stop_at = match spec.length {
+        RingLength::Duration(d) => Some(Instant::now() + d),
+        RingLength::Laps(_) => None,
+    };
     match (&inject, &futex_words) {
         (Some(w), _) => {
             let link = match spec.ipc {
@@ -491,11 +510,8 @@ fn run_processes(plan: &MemberPlan) -> Result<Lifecycle> {
     drop(inject);
     let header = &plan.board.header;
     let mut raise_stop = || header[STOP_FLAG].store(1, Ordering::Relaxed);
-    let alarm = match spec.length {
-        RingLength::Duration(d) => Some((Instant::now() + d, &mut raise_stop as &mut dyn FnMut())),
-        RingLength::Laps(_) => None,
-    };
-    group.wait_all(alarm, None)?;
+    let alarm = stop_at.map(|at| (at, &mut raise_stop as &mut dyn FnMut()));
+    group.wait_all(alarm, plan.deadline())?;
     Ok(Lifecycle { spawn_ns, all_reaped_ns: monotonic_ns() })
 }
 
@@ -504,7 +520,8 @@ fn run_processes(plan: &MemberPlan) -> Result<Lifecycle> {
 fn run_threads(plan: &MemberPlan) -> Result<Lifecycle> {
     let mut group = ChildGroup::new("thread-ring host", 1)?;
     group.spawn(&[], |ctx| thread_host(plan, ctx))?;
-    group.wait_all(None, None)?;
+    let _watchdog = sched::RtWatchdog::raise_if(plan.spec.policy.is_realtime());
+    group.wait_all(None, plan.deadline())?;
     Ok(Lifecycle { spawn_ns: plan.board.header[SPAWN_NS].load(Ordering::Relaxed), all_reaped_ns: monotonic_ns() })
 }
 
@@ -554,7 +571,6 @@ fn thread_host(plan: &MemberPlan, ctx: &ChildContext) -> i32 {
                         None
                     }
                 };
-                plan.board.members.store_usage(index, Snapshot::Start, &rusage::this_thread());
                 barrier.wait();
                 let Some(work) = work else { return };
                 if setup_failed.load(Ordering::Relaxed) {
@@ -591,6 +607,9 @@ fn thread_host(plan: &MemberPlan, ctx: &ChildContext) -> i32 {
             fail_setup(msg);
         }
         plan.board.header[SPAWN_NS].store(monotonic_ns() - t_spawn, Ordering::Relaxed);
+        // Before the token moves: real-time members on our CPU would hold off the stop.
+        let _watchdog = sched::RtWatchdog::raise_if(spec.policy.is_realtime());
+        let stop_at = Instant::now() + spec.length.duration().unwrap_or_default();
         let injected = match (&words, spec.ipc) {
             (Some(w), _) => FutexLink { mine: &w[0][0], next: &w[0][0], private: true }.send(TOKEN),
             (None, Ipc::Eventfd) => fd::write_all(&channels[0].1, &u64::from(TOKEN).to_ne_bytes()),
@@ -599,8 +618,8 @@ fn thread_host(plan: &MemberPlan, ctx: &ChildContext) -> i32 {
         if let Err(e) = injected {
             fail_now(format!("injecting the token: {e}"));
         }
-        if let RingLength::Duration(d) = spec.length {
-            std::thread::sleep(d);
+        if let RingLength::Duration(_) = spec.length {
+            std::thread::sleep(stop_at.saturating_duration_since(Instant::now()));
             plan.board.header[STOP_FLAG].store(1, Ordering::Relaxed);
         }
     });
@@ -620,7 +639,11 @@ fn fail_and_exit(ctx: &ChildContext, msg: &str, during_setup: bool) -> ! {
 /// member 0's placement and policy; the best of several rounds, as lmbench does.
 pub fn measure_overhead(spec: &RingSpec, cpus: &[usize]) -> Result<f64> {
     const ROUNDS: usize = 5;
-    const ITERATIONS: u64 = 10_000;
+    // Each pass reads the whole working set: fewer passes for a big one, so the probe
+    // stays well under a second (10,000 passes up to 64 KiB, at least 20).
+    let iterations = (640_000 / spec.work_kb.max(64) as u64).clamp(20, 10_000);
+    // The same futex flavour as the ring's: shared between processes, private in threads.
+    let private_futex = spec.mode == RingMode::Thread;
     let affinity = placement(spec.pin, cpus, 1, spec.cpus.is_some()).remove(0);
     let result: SharedSlice<AtomicU64> = SharedSlice::new(1).map_err(|e| Error::os("mapping the overhead slot", e))?;
     let mut group = ChildGroup::new("overhead probe", 1)?;
@@ -635,7 +658,7 @@ pub fn measure_overhead(spec: &RingSpec, cpus: &[usize]) -> Result<f64> {
         let best = match spec.ipc {
             Ipc::Futex => {
                 let word = AtomicU32::new(0);
-                best_round(&FutexLink { mine: &word, next: &word, private: true }, &work, ROUNDS, ITERATIONS)
+                best_round(&FutexLink { mine: &word, next: &word, private: private_futex }, &work, ROUNDS, iterations)
             }
             ipc => {
                 let (r, w) = match fd_channel(ipc) {
@@ -644,9 +667,9 @@ pub fn measure_overhead(spec: &RingSpec, cpus: &[usize]) -> Result<f64> {
                 };
                 let (r, w) = (r.as_raw_fd(), w.as_raw_fd());
                 if ipc == Ipc::Eventfd {
-                    best_round(&EventfdLink { r, w }, &work, ROUNDS, ITERATIONS)
+                    best_round(&EventfdLink { r, w }, &work, ROUNDS, iterations)
                 } else {
-                    best_round(&PipeLink { r, w }, &work, ROUNDS, ITERATIONS)
+                    best_round(&PipeLink { r, w }, &work, ROUNDS, iterations)
                 }
             }
         };

@@ -12,9 +12,7 @@
 //! and switch counts come from wait4, less each child's snapshot at the gate.
 
 use crate::error::{describe_io, Error, Result};
-use crate::model::{
-    ChildRecord, Policy, TrialStatus, Usage, WorkloadKind, WorkloadParams, WorkloadSpec, WorkloadTrial,
-};
+use crate::model::{ChildRecord, TrialStatus, Usage, WorkloadKind, WorkloadParams, WorkloadSpec, WorkloadTrial};
 use crate::sys::children::{ChildContext, ChildGroup, StartGate};
 use crate::sys::clock::monotonic_ns;
 use crate::sys::shm::{Snapshot, UsageBoard};
@@ -213,37 +211,6 @@ pub fn prepare_input(dir: &WorkDir, params: &WorkloadParams) -> Result<()> {
         .map_err(|e| Error::env(format!("writing the input file in {}: {}", dir.path().display(), describe_io(&e))))
 }
 
-/// The parent's wait at RT priority 99 for the trial, when real-time children could
-/// otherwise starve it (RT throttling off); restored on drop.
-struct WatchdogPriority {
-    previous: Option<(Policy, i32)>,
-}
-
-impl WatchdogPriority {
-    fn raise_if_needed(children_policy: Policy) -> WatchdogPriority {
-        let throttled = sched::RtThrottling::read().is_some_and(|t| t.is_on());
-        if !children_policy.is_realtime() || throttled {
-            return WatchdogPriority { previous: None };
-        }
-        let previous = match sched::current_policy() {
-            Ok((Some(p), prio)) => (p, prio),
-            _ => return WatchdogPriority { previous: None },
-        };
-        match sched::set_policy(Policy::Fifo, 99) {
-            Ok(()) => WatchdogPriority { previous: Some(previous) },
-            Err(_) => WatchdogPriority { previous: None },
-        }
-    }
-}
-
-impl Drop for WatchdogPriority {
-    fn drop(&mut self) {
-        if let Some((policy, prio)) = self.previous {
-            let _ = sched::set_policy(policy, prio);
-        }
-    }
-}
-
 /// What a child does: set-up, the gate, the work, the finish stamp.
 struct ChildPlan<'a> {
     spec: &'a WorkloadSpec,
@@ -345,7 +312,11 @@ pub fn run_trial(spec: &WorkloadSpec, repeat: usize, dir: Option<&WorkDir>) -> R
             group.spawn(&[], |ctx| plan.run(ctx))?;
         }
         group.wait_ready(spec.procs)?;
-        let watchdog = WatchdogPriority::raise_if_needed(spec.policy);
+        // With RT throttling on, a SCHED_OTHER parent is guaranteed its share while RT
+        // children are throttled (an RT parent would be throttled with them); with it
+        // off, only a higher RT priority lets the watchdog run.
+        let throttled = sched::RtThrottling::read().is_some_and(|t| t.is_on());
+        let watchdog = sched::RtWatchdog::raise_if(spec.policy.is_realtime() && !throttled);
         let t_start = monotonic_ns();
         trial.fork_ns = t_start - t_fork;
         gate.open();

@@ -24,6 +24,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
             policy: Policy::Other,
             prio: 0,
             work_kb: 0,
+            timeout: None,
         })
         .collect();
     sweep(&specs, args.json).map(|_| ())

@@ -54,14 +54,20 @@ pub fn measure(command: &[OsString]) -> Result<CommandUsage> {
         .map_err(|e| Error::os("setting up signal handling", e))?;
     let mut cmd = Command::new(program);
     cmd.args(rest);
+    // SAFETY: getpid is async-signal-safe.
+    let parent = unsafe { libc::getpid() };
     // SAFETY: only async-signal-safe calls run between fork and exec.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             // The command must start with no signal blocked, whatever we block to watch.
             let mut empty: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut empty);
             libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
+            // schedlab died between fork and prctl: nobody would ever stop this command.
+            if libc::getppid() != parent {
+                libc::_exit(127);
+            }
             Ok(())
         });
     }
@@ -104,6 +110,9 @@ pub fn to_json(m: &CommandUsage) -> serde_json::Value {
         "stime_s": ns_to_s(u.stime_ns as f64),
         "cpu_s": ns_to_s(u.cpu_ns() as f64),
         "maxrss_kb": u.maxrss_kb,
+        "ixrss": u.ixrss,
+        "idrss": u.idrss,
+        "isrss": u.isrss,
         "minflt": u.minflt,
         "majflt": u.majflt,
         "nswap": u.nswap,
@@ -134,6 +143,9 @@ pub fn to_text(m: &CommandUsage) -> String {
         ("cpu", format!("{:.6}", ns_to_s(u.cpu_ns() as f64)), "s  utime+stime"),
         ("cpu%", format!("{cpu_pct:.0}"), "%  (utime+stime)/wall"),
         ("maxrss", u.maxrss_kb.to_string(), "KiB  largest resident set"),
+        ("ixrss", u.ixrss.to_string(), "(not maintained by Linux)"),
+        ("idrss", u.idrss.to_string(), "(not maintained by Linux)"),
+        ("isrss", u.isrss.to_string(), "(not maintained by Linux)"),
         ("minflt", u.minflt.to_string(), "page faults served without I/O"),
         ("majflt", u.majflt.to_string(), "page faults that needed I/O"),
         ("nswap", u.nswap.to_string(), "(not maintained by Linux)"),

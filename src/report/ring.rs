@@ -147,6 +147,7 @@ mod tests {
                 policy: Policy::Other,
                 prio: 0,
                 work_kb: 0,
+                timeout: None,
             },
             member_cpus: vec![0; procs],
             laps,

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 pub const CHILD_SETUP_FAILED: i32 = 70;
 /// Exit code of a child that failed after the start; it left a message on the board.
 pub const CHILD_FAILED: i32 = 71;
-const MESSAGE_BYTES: usize = 240;
+const MESSAGE_BYTES: usize = 1024;
 
 /// Handed to a child's body: its index, the start barrier, and the message board.
 pub struct ChildContext<'a> {
@@ -94,6 +94,11 @@ enum Wake {
 impl ChildGroup {
     /// Room for `capacity` children called `label` in messages ("ring member").
     pub fn new(label: &str, capacity: usize) -> Result<Self> {
+        // fork() from a multi-threaded process may leave the child holding another
+        // thread's lock; the children here allocate, so refuse rather than risk it.
+        if thread_count().is_some_and(|n| n > 1) {
+            return Err(Error::failed(format!("internal: cannot fork {label}s from a multi-threaded process")));
+        }
         let (ready_r, ready_w) = fd::pipe().map_err(|e| Error::os("creating the start-barrier pipe", e))?;
         let messages = SharedSlice::new(capacity).map_err(|e| Error::os("mapping the child message board", e))?;
         let signals = SignalWatch::new(&[libc::SIGCHLD, libc::SIGINT, libc::SIGTERM, libc::SIGHUP])
@@ -303,8 +308,12 @@ impl ChildGroup {
     /// Collect every child that has exited (one wait4(-1) per exit, not one per child,
     /// so a ring of thousands ends in linear time).
     fn reap_exited(&mut self) -> Result<()> {
+        if self.pgid == 0 {
+            return Ok(());
+        }
         loop {
-            match rusage::wait4(-1, true) {
+            // Only this group's children (their own process group): never another's.
+            match rusage::wait4(-self.pgid, true) {
                 Ok(Some(r)) => {
                     if let Some(&index) = self.index_of.get(&r.pid) {
                         self.children[index].reaped = Some(r);
@@ -328,15 +337,20 @@ impl ChildGroup {
 
     fn describe_exit(&self, index: usize, reaped: &Reaped) -> Error {
         let who = format!("{} {index} (pid {})", self.label, reaped.pid);
-        match reaped.exit {
-            ExitKind::Code(CHILD_FAILED) => {
-                let msg: Vec<u8> =
-                    self.messages[index].iter().map(|b| b.load(Ordering::Acquire)).take_while(|&b| b != 0).collect();
-                let msg = String::from_utf8_lossy(&msg);
-                let msg = if msg.is_empty() { "it stopped before its set-up finished".into() } else { msg };
-                // Set-up failures (policy refused, CPU gone) are about the environment.
-                Error::env(format!("{who} failed: {msg}"))
+        let message = || {
+            let msg: Vec<u8> =
+                self.messages[index].iter().map(|b| b.load(Ordering::Acquire)).take_while(|&b| b != 0).collect();
+            let msg = String::from_utf8_lossy(&msg).into_owned();
+            if msg.is_empty() {
+                "it stopped before its set-up finished".to_string()
+            } else {
+                msg
             }
+        };
+        match reaped.exit {
+            // Set-up failures (policy refused, CPU gone, no memory) are about the environment.
+            ExitKind::Code(CHILD_SETUP_FAILED) => Error::env(format!("{who} failed: {}", message())),
+            ExitKind::Code(CHILD_FAILED) => Error::failed(format!("{who} failed: {}", message())),
             ExitKind::Code(c) => Error::failed(format!("{who} exited early with status {c}")),
             ExitKind::Signal(s) => {
                 Error::failed(format!("{who} was killed by {} mid-run; the run is void", signal_name(s)))
@@ -366,6 +380,12 @@ impl Drop for ChildGroup {
     fn drop(&mut self) {
         self.kill_all();
     }
+}
+
+/// Threads of this process, from /proc/self/status.
+fn thread_count() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status.lines().find_map(|l| l.strip_prefix("Threads:"))?.trim().parse().ok()
 }
 
 /// A start gate in shared memory: children block on it after `ready()`, the parent

@@ -49,15 +49,31 @@ fn exempt_from_nproc() -> bool {
     eff & (1 << CAP_SYS_ADMIN) != 0 || eff & (1 << CAP_SYS_RESOURCE) != 0
 }
 
-/// The pids controller limit of our cgroup (v2), if one is set: (max, current, path).
-fn cgroup_pids() -> Option<(u64, u64, String)> {
+/// The tightest pids-controller limit on our cgroup (v2) or any ancestor (systemd sets
+/// TasksMax on the user's slice, above us): (room left, max, current, path).
+fn cgroup_pids() -> Option<(u64, u64, u64, String)> {
     let cgroup = fs::read_to_string("/proc/self/cgroup").ok()?;
-    let path = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let dir = format!("/sys/fs/cgroup{}", path.trim());
-    let max = fs::read_to_string(format!("{dir}/pids.max")).ok()?;
-    let max: u64 = max.trim().parse().ok()?; // "max" (no limit) fails to parse: no limit
-    let current = read_u64(&format!("{dir}/pids.current"))?;
-    Some((max, current, dir))
+    let mut path = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?.trim().to_string();
+    let mut tightest: Option<(u64, u64, u64, String)> = None;
+    loop {
+        let dir = format!("/sys/fs/cgroup{path}");
+        let max = fs::read_to_string(format!("{dir}/pids.max")).ok().and_then(|m| m.trim().parse::<u64>().ok());
+        if let (Some(max), Some(current)) = (max, read_u64(&format!("{dir}/pids.current"))) {
+            let room = max.saturating_sub(current);
+            if tightest.as_ref().is_none_or(|t| room < t.0) {
+                tightest = Some((room, max, current, dir));
+            }
+        }
+        if path == "/" || path.is_empty() {
+            break;
+        }
+        match path.rfind('/') {
+            Some(0) => path = "/".to_string(),
+            Some(i) => path.truncate(i),
+            None => break,
+        }
+    }
+    tightest
 }
 
 /// Refuse, before forking, a run that needs `new_tasks` more processes or threads than
@@ -75,8 +91,8 @@ pub fn check_task_budget(new_tasks: u64, what: &str) -> Result<()> {
             }
         }
     }
-    if let Some((max, current, dir)) = cgroup_pids() {
-        if current + new_tasks > max {
+    if let Some((room, max, current, dir)) = cgroup_pids() {
+        if new_tasks > room {
             return Err(Error::env(format!(
                 "{what} needs {new_tasks} new tasks, but this cgroup's pids.max is {max} with \
                  {current} in use ({dir}/pids.max); raise it or ask for fewer"
@@ -104,6 +120,25 @@ pub fn check_task_budget(new_tasks: u64, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// Refuse a run whose memory would not fit in MemAvailable (and so would meet the OOM
+/// killer half-way through).
+pub fn check_memory(needed_kb: u64, what: &str) -> Result<()> {
+    let meminfo = fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let available = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok());
+    match available {
+        Some(avail) if needed_kb > avail => Err(Error::env(format!(
+            "{what} needs about {} MiB of memory, but only {} MiB is available; ask for fewer members \
+             or a smaller --work-kb",
+            needed_kb / 1024,
+            avail / 1024
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Make sure this process may hold `needed` descriptors, raising the soft RLIMIT_NOFILE
 /// towards the hard one if necessary (what the limit is for); refuse when the hard limit
 /// is too low.
@@ -111,7 +146,7 @@ pub fn ensure_open_files(needed: u64, what: &str) -> Result<()> {
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: `lim` is writable.
     unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
-    if lim.rlim_cur != libc::RLIM_INFINITY && lim.rlim_cur >= needed {
+    if lim.rlim_cur == libc::RLIM_INFINITY || lim.rlim_cur >= needed {
         return Ok(());
     }
     if lim.rlim_max != libc::RLIM_INFINITY && lim.rlim_max < needed {

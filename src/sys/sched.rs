@@ -203,6 +203,38 @@ impl RtThrottling {
     }
 }
 
+/// While held, the calling thread waits at SCHED_FIFO 99, so real-time children cannot
+/// starve the thread that must stop, time or reap them; the previous policy comes back
+/// on drop. Without the privilege it silently stays as it was (the children could not be
+/// real-time either).
+pub struct RtWatchdog {
+    previous: Option<(Policy, i32)>,
+}
+
+impl RtWatchdog {
+    pub fn raise_if(needed: bool) -> RtWatchdog {
+        if !needed {
+            return RtWatchdog { previous: None };
+        }
+        let previous = match current_policy() {
+            Ok((Some(p), prio)) => (p, prio),
+            _ => return RtWatchdog { previous: None },
+        };
+        match set_policy(Policy::Fifo, 99) {
+            Ok(()) => RtWatchdog { previous: Some(previous) },
+            Err(_) => RtWatchdog { previous: None },
+        }
+    }
+}
+
+impl Drop for RtWatchdog {
+    fn drop(&mut self) {
+        if let Some((policy, prio)) = self.previous {
+            let _ = set_policy(policy, prio);
+        }
+    }
+}
+
 /// Put the calling thread where a plan says and under the requested policy, in the
 /// order that keeps later set-up (memory, stacks) on the right CPU. The error text is
 /// ready to show to the user.

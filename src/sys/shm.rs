@@ -72,7 +72,7 @@ impl<T: SharedPlain> Drop for SharedSlice<T> {
 }
 
 /// Words per child slot in a [`UsageBoard`]: two usage snapshots and a few extras.
-const SLOT_WORDS: usize = 32;
+const SLOT_WORDS: usize = 40;
 
 /// Per-child figures in shared memory: two [`Usage`] snapshots (`Snapshot::Start` and
 /// `Snapshot::End`) and a few extra words, each child writing only its own slot.

@@ -3,6 +3,15 @@
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
+/// Whether `sig`'s disposition is SIG_IGN (inherited from whoever started us).
+fn is_ignored(sig: libc::c_int) -> bool {
+    // SAFETY: a null new action only queries; `old` is writable.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
 /// Signals blocked and readable from a descriptor instead of acted on, so a waiting
 /// parent sees SIGCHLD, SIGINT and SIGTERM as events in one poll loop. The previous
 /// mask is restored on drop. Create it while the process is single-threaded, so no
@@ -20,6 +29,11 @@ impl SignalWatch {
             let mut old: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
             for &sig in signals {
+                if sig != libc::SIGCHLD && is_ignored(sig) {
+                    // Blocked signals are queued even when ignored: a `nohup` run must
+                    // not be stopped by the hang-up its user asked to ignore.
+                    continue;
+                }
                 libc::sigaddset(&mut set, sig);
             }
             if libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) != 0 {
