@@ -8,8 +8,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 fn latency_json(args: &[&str]) -> Vec<serde_json::Value> {
-    let out = schedlab().arg("latency").args(args).arg("--json").assert().success().get_output().stdout.clone();
-    json_lines(&out)
+    let mut argv = vec!["latency"];
+    argv.extend_from_slice(args);
+    argv.push("--json");
+    json_lines(stdout_of(&argv).as_bytes())
 }
 
 fn check_monotone(l: &serde_json::Value) {
@@ -85,14 +87,7 @@ fn samples_and_histogram_files_match_the_count() {
 #[test]
 fn compare_policies_prints_the_classic_table() {
     let list = if is_root() { "other,fifo" } else { "other,batch" };
-    let out = schedlab()
-        .args(["latency", "--freq", "500", "--loops", "100", "--compare-policies", list])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = stdout_of(&["latency", "--freq", "500", "--loops", "100", "--compare-policies", list]);
     let header = text.lines().find(|l| l.starts_with("ns ")).expect("a table header");
     assert!(header.contains("SCHED_OTHER"), "{text}");
     for row in ["min", "max", "avg", "p50", "p99", "p99.99", "overruns"] {
@@ -177,14 +172,7 @@ fn realtime_without_privilege_is_refused() {
 
 #[test]
 fn the_report_states_what_was_in_force() {
-    let out = schedlab()
-        .args(["latency", "--loops", "50", "--no-dma-latency"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = stdout_of(&["latency", "--loops", "50", "--no-dma-latency"]);
     assert!(text.contains("mlockall"), "{text}");
     assert!(text.contains("cpu_dma_latency held at 0: no (not requested"), "{text}");
 }

@@ -25,8 +25,10 @@ const KEYS: [&str; 13] = [
 ];
 
 fn ring_json(args: &[&str]) -> Vec<serde_json::Value> {
-    let out = schedlab().arg("ring").args(args).arg("--json").assert().success().get_output().stdout.clone();
-    json_lines(&out)
+    let mut argv = vec!["ring"];
+    argv.extend_from_slice(args);
+    argv.push("--json");
+    json_lines(stdout_of(&argv).as_bytes())
 }
 
 fn check_ring_line(line: &serde_json::Value, procs: u64, laps: u64) {
@@ -89,9 +91,7 @@ fn projected_is_the_smallest_ring_scaled_per_hop() {
 
 #[test]
 fn the_table_has_the_ncar_columns_and_a_row_per_count() {
-    let out =
-        schedlab().args(["ring", "--procs", "2,4", "--laps", "300"]).assert().success().get_output().stdout.clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = stdout_of(&["ring", "--procs", "2,4", "--laps", "300"]);
     let header = text.lines().find(|l| l.contains("Processes")).expect("a header line");
     for col in ["Real s", "CPU s", "User s", "System s", "Projected s", "ns/hop", "ns/switch"] {
         assert!(header.contains(col), "missing column {col}: {header}");

@@ -10,8 +10,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 fn workload_json(args: &[&str]) -> Vec<serde_json::Value> {
-    let out = schedlab().arg("workload").args(args).arg("--json").assert().success().get_output().stdout.clone();
-    json_lines(&out)
+    let mut argv = vec!["workload"];
+    argv.extend_from_slice(args);
+    argv.push("--json");
+    json_lines(stdout_of(&argv).as_bytes())
 }
 
 /// A scratch directory for --dir, removed by the test.
@@ -97,14 +99,18 @@ fn mixed_workload_writes_and_estimates() {
 
 #[test]
 fn repeats_are_summarised_in_the_table() {
-    let out = schedlab()
-        .args(["workload", "cpu", "--procs", "2", "--policy", "other,batch", "--repeat", "3", "--iterations", "200000"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = stdout_of(&[
+        "workload",
+        "cpu",
+        "--procs",
+        "2",
+        "--policy",
+        "other,batch",
+        "--repeat",
+        "3",
+        "--iterations",
+        "200000",
+    ]);
     for col in ["Policy", "Procs", "Runs", "Wall s", "sd", "median", "min..max", "Invol sw", "Vol sw", "Fairness"] {
         assert!(text.contains(col), "missing {col}: {text}");
     }
@@ -114,14 +120,18 @@ fn repeats_are_summarised_in_the_table() {
 
 #[test]
 fn classic_format_prints_the_study_lines() {
-    let out = schedlab()
-        .args(["workload", "cpu", "--procs", "2", "--repeat", "2", "--iterations", "100000", "--format", "classic"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = stdout_of(&[
+        "workload",
+        "cpu",
+        "--procs",
+        "2",
+        "--repeat",
+        "2",
+        "--iterations",
+        "100000",
+        "--format",
+        "classic",
+    ]);
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("Calculating pi over 100000 iterations using SCHED_OTHER with 2"), "{text}");
     let re = |l: &str| {

@@ -10,6 +10,12 @@ pub fn schedlab() -> Command {
     Command::cargo_bin("schedlab").expect("the schedlab binary is built")
 }
 
+/// Run schedlab with `args`, require success, and return its stdout as text.
+pub fn stdout_of(args: &[&str]) -> String {
+    let out = schedlab().args(args).assert().success().get_output().stdout.clone();
+    String::from_utf8(out).expect("schedlab prints UTF-8")
+}
+
 pub fn binary_path() -> PathBuf {
     assert_cmd::cargo::cargo_bin("schedlab")
 }
