@@ -141,25 +141,21 @@ fn ctrl_c_ends_the_run_and_still_prints_statistics() {
     assert!(samples > 0, "{row}");
 }
 
-fn refused(args: &[&str], needle: &str) {
-    schedlab().arg("latency").args(args).assert().code(2).stderr(predicate::str::contains(needle));
-}
-
 #[test]
 fn bad_input_is_refused_with_exit_2() {
-    refused(&["--interval", "0s"], "greater than zero");
-    refused(&["--freq", "0"], "positive number of Hz");
-    refused(&["--freq", "-5"], "positive");
-    refused(&["--freq", "fast"], "not a frequency");
-    refused(&["--freq", "85", "--interval", "1ms"], "cannot be used with");
-    refused(&["--cpus", "1000"], "is not available");
-    refused(&["--threads", "4096"], "more pinned threads than");
-    refused(&["--policy", "fifoo"], "possible values");
-    refused(&["--prio", "50"], "no real-time policy");
-    refused(&["--policy", "fifo", "--prio", "0"], "1 to 99");
-    refused(&["--loops", "0"], "at least 1");
-    refused(&["--break-us", "-1"], "positive");
-    refused(&["--loops", "10", "--samples", "/nonexistent-dir/s.txt"], "cannot write");
+    refused(&["latency", "--interval", "0s"], "greater than zero");
+    refused(&["latency", "--freq", "0"], "positive number of Hz");
+    refused(&["latency", "--freq", "-5"], "positive");
+    refused(&["latency", "--freq", "fast"], "not a frequency");
+    refused(&["latency", "--freq", "85", "--interval", "1ms"], "cannot be used with");
+    refused(&["latency", "--cpus", "1000"], "is not available");
+    refused(&["latency", "--threads", "4096"], "more pinned threads than");
+    refused(&["latency", "--policy", "fifoo"], "possible values");
+    refused(&["latency", "--prio", "50"], "no real-time policy");
+    refused(&["latency", "--policy", "fifo", "--prio", "0"], "1 to 99");
+    refused(&["latency", "--loops", "0"], "at least 1");
+    refused(&["latency", "--break-us", "-1"], "positive");
+    refused(&["latency", "--loops", "10", "--samples", "/nonexistent-dir/s.txt"], "cannot write");
 }
 
 #[test]

@@ -144,24 +144,20 @@ fn fifo_runs_with_privilege() {
     assert_eq!(lines[0]["prio"], 20);
 }
 
-fn refused(args: &[&str], needle: &str) {
-    schedlab().arg("ring").args(args).assert().code(2).stderr(predicate::str::contains(needle));
-}
-
 #[test]
 fn bad_input_is_refused_with_exit_2() {
-    refused(&["--procs", "1"], "at least 2 members");
-    refused(&["--procs", "0"], "at least 2 members");
-    refused(&["--procs", "2..2"], "empty");
-    refused(&["--laps", "0"], "at least 1");
-    refused(&["--policy", "fifoo"], "possible values");
-    refused(&["--ipc", "carrier-pigeon"], "possible values");
-    refused(&["--prio", "5"], "only for fifo and rr");
-    refused(&["--policy", "fifo", "--prio", "100"], "1 to 99");
-    refused(&["--duration", "0s"], "greater than zero");
-    refused(&["--laps", "5", "--duration", "1s"], "cannot be used with");
-    refused(&["--procs", "2", "--cpus", "1000"], "is not available");
-    refused(&["--procs", "2", "--cpus", "100000"], "beyond what Linux can address");
+    refused(&["ring", "--procs", "1"], "at least 2 members");
+    refused(&["ring", "--procs", "0"], "at least 2 members");
+    refused(&["ring", "--procs", "2..2"], "empty");
+    refused(&["ring", "--laps", "0"], "at least 1");
+    refused(&["ring", "--policy", "fifoo"], "possible values");
+    refused(&["ring", "--ipc", "carrier-pigeon"], "possible values");
+    refused(&["ring", "--prio", "5"], "only for fifo and rr");
+    refused(&["ring", "--policy", "fifo", "--prio", "100"], "1 to 99");
+    refused(&["ring", "--duration", "0s"], "greater than zero");
+    refused(&["ring", "--laps", "5", "--duration", "1s"], "cannot be used with");
+    refused(&["ring", "--procs", "2", "--cpus", "1000"], "is not available");
+    refused(&["ring", "--procs", "2", "--cpus", "100000"], "beyond what Linux can address");
 }
 
 #[test]
@@ -221,35 +217,17 @@ fn an_unprivileged_user_can_run_a_normal_ring() {
 
 /// Start a long ring and return it once all `procs` members exist.
 fn start_long_ring(procs: usize, extra: &[&str]) -> (std::process::Child, Vec<i32>) {
-    let child = std::process::Command::new(binary_path())
-        .args(["ring", "--procs", &procs.to_string(), "--duration", "60s"])
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as i32;
-    let mut members = Vec::new();
-    let all_there = wait_until(Duration::from_secs(20), || {
-        members = children_of(pid);
-        members.len() >= procs
-    });
-    assert!(all_there, "only {} of {procs} members appeared", members.len());
-    (child, members)
-}
-
-fn assert_none_running(members: &[i32]) {
-    let gone = wait_until(Duration::from_secs(5), || members.iter().all(|&m| !is_running(m)));
-    let left: Vec<i32> = members.iter().copied().filter(|&m| is_running(m)).collect();
-    assert!(gone, "members still running: {left:?}");
+    let procs_text = procs.to_string();
+    let mut args = vec!["ring", "--procs", &procs_text, "--duration", "60s"];
+    args.extend_from_slice(extra);
+    spawn_with_children(&args, procs)
 }
 
 #[test]
 fn sigint_and_sigterm_stop_every_member() {
     for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
         let (child, members) = start_long_ring(6, &[]);
-        // SAFETY: signalling a child we spawned.
-        unsafe { libc::kill(child.id() as i32, sig) };
+        signal(&child, sig);
         let out = child.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(code));
         assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
@@ -279,21 +257,10 @@ fn a_member_killed_mid_run_fails_the_run_instead_of_hanging_it() {
 
 #[test]
 fn thread_ring_host_is_stopped_by_sigterm() {
-    let child = std::process::Command::new(binary_path())
-        .args(["ring", "--procs", "8", "--duration", "60s", "--mode", "thread"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as i32;
-    let mut hosts = Vec::new();
-    assert!(wait_until(Duration::from_secs(20), || {
-        hosts = children_of(pid);
-        !hosts.is_empty()
-    }));
+    // One child: the process that hosts every member as a thread.
+    let (child, hosts) = spawn_with_children(&["ring", "--procs", "8", "--duration", "60s", "--mode", "thread"], 1);
     std::thread::sleep(Duration::from_millis(200));
-    // SAFETY: signalling a child we spawned.
-    unsafe { libc::kill(pid, libc::SIGTERM) };
+    signal(&child, libc::SIGTERM);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(143));
     assert_none_running(&hosts);

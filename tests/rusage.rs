@@ -96,19 +96,8 @@ fn no_command_is_a_usage_error() {
 
 #[test]
 fn sigterm_to_schedlab_is_passed_to_the_command() {
-    let child = std::process::Command::new(binary_path())
-        .args(["rusage", "--json", "--", "sleep", "30"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as i32;
-    let mut sleepers = Vec::new();
-    assert!(wait_until(std::time::Duration::from_secs(10), || {
-        sleepers = children_of(pid);
-        !sleepers.is_empty()
-    }));
-    // SAFETY: signalling a child we spawned.
-    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let (child, sleepers) = spawn_with_children(&["rusage", "--json", "--", "sleep", "30"], 1);
+    signal(&child, libc::SIGTERM);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(143), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"signal\":\"SIGTERM\""));

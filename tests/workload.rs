@@ -4,9 +4,7 @@
 mod common;
 
 use common::*;
-use predicates::prelude::*;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 fn workload_json(args: &[&str]) -> Vec<serde_json::Value> {
@@ -165,45 +163,31 @@ fn the_watchdog_kills_a_trial_past_its_timeout() {
 #[test]
 fn sigint_mid_trial_leaves_no_children_and_no_files() {
     let dir = scratch("sigint");
-    let child = std::process::Command::new(binary_path())
-        .args(["workload", "io", "--procs", "4", "--transfer-size", "64MiB", "--block-size", "1KiB", "--dir"])
-        .arg(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as i32;
-    let mut workers = Vec::new();
-    assert!(wait_until(Duration::from_secs(20), || {
-        workers = children_of(pid);
-        workers.len() >= 4
-    }));
+    let dir_text = dir.to_str().unwrap();
+    let args =
+        ["workload", "io", "--procs", "4", "--transfer-size", "64MiB", "--block-size", "1KiB", "--dir", dir_text];
+    let (child, workers) = spawn_with_children(&args, 4);
     std::thread::sleep(Duration::from_millis(300));
-    // SAFETY: signalling a child we spawned.
-    unsafe { libc::kill(pid, libc::SIGINT) };
+    signal(&child, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(wait_until(Duration::from_secs(5), || workers.iter().all(|&w| !is_running(w))));
+    assert_none_running(&workers);
     assert!(entries(&dir).is_empty(), "left behind: {:?}", entries(&dir));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-fn refused(args: &[&str], needle: &str) {
-    schedlab().arg("workload").args(args).assert().code(2).stderr(predicate::str::contains(needle));
-}
-
 #[test]
 fn bad_input_is_refused_with_exit_2() {
-    refused(&["gpu"], "invalid value 'gpu'");
-    refused(&["cpu", "--policy", "fifoo"], "unknown policy 'fifoo'");
-    refused(&["cpu", "--procs", "0"], "at least 1 process");
-    refused(&["io", "--block-size", "4KiB", "--transfer-size", "1KiB"], "larger than");
-    refused(&["io", "--block-size", "1000", "--transfer-size", "2500"], "not a multiple");
-    refused(&["io", "--dir", "/nonexistent/place"], "cannot use --dir /nonexistent/place");
-    refused(&["cpu", "--timeout", "0s"], "greater than zero");
-    refused(&["cpu", "--repeat", "0"], "repeat");
+    refused(&["workload", "gpu"], "invalid value 'gpu'");
+    refused(&["workload", "cpu", "--policy", "fifoo"], "unknown policy 'fifoo'");
+    refused(&["workload", "cpu", "--procs", "0"], "at least 1 process");
+    refused(&["workload", "io", "--block-size", "4KiB", "--transfer-size", "1KiB"], "larger than");
+    refused(&["workload", "io", "--block-size", "1000", "--transfer-size", "2500"], "not a multiple");
+    refused(&["workload", "io", "--dir", "/nonexistent/place"], "cannot use --dir /nonexistent/place");
+    refused(&["workload", "cpu", "--timeout", "0s"], "greater than zero");
+    refused(&["workload", "cpu", "--repeat", "0"], "repeat");
     let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse().unwrap();
-    refused(&["cpu", "--procs", &(pid_max + 10).to_string()], "pid_max");
+    refused(&["workload", "cpu", "--procs", &(pid_max + 10).to_string()], "pid_max");
 }
 
 #[test]

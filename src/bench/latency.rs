@@ -70,12 +70,6 @@ pub struct ThreadResult {
     pub break_hit: Option<u64>,
 }
 
-impl ThreadResult {
-    pub fn count(&self) -> u64 {
-        self.histogram.len()
-    }
-}
-
 /// A run's threads and conditions.
 pub struct LatencyRun {
     pub spec: LatencySpec,

@@ -364,6 +364,14 @@ fn fd_channel(ipc: Ipc) -> io::Result<(OwnedFd, OwnedFd)> {
     }
 }
 
+/// Send the first token into member 0's channel, encoded as that channel's links do.
+fn inject_through_fd(ipc: Ipc, w: RawFd) -> io::Result<()> {
+    match ipc {
+        Ipc::Eventfd => EventfdLink { r: -1, w }.send(TOKEN),
+        _ => PipeLink { r: -1, w }.send(TOKEN),
+    }
+}
+
 /// Pre-flight checks that need the OS but fork nothing: CPUs, policy, limits.
 pub fn preflight(spec: &RingSpec) -> Result<Vec<usize>> {
     let cpus = sched::resolve_cpus(spec.cpus.as_deref())?;
@@ -492,21 +500,12 @@ fn run_processes(plan: &MemberPlan) -> Result<Lifecycle> {
         RingLength::Duration(d) => Some(Instant::now() + d),
         RingLength::Laps(_) => None,
     };
-    match (&inject, &futex_words) {
-        (Some(w), _) => {
-            let link = match spec.ipc {
-                Ipc::Eventfd => fd::write_all(w, &u64::from(TOKEN).to_ne_bytes()),
-                _ => fd::write_all(w, &[TOKEN as u8]),
-            };
-            link.map_err(|e| Error::os("injecting the token", e))?;
-        }
-        (None, Some(words)) => {
-            FutexLink { mine: &words[0][0], next: &words[0][0], private: false }
-                .send(TOKEN)
-                .map_err(|e| Error::os("injecting the token", e))?;
-        }
-        (None, None) => unreachable!(),
-    }
+    let injected = match (&inject, &futex_words) {
+        (Some(w), _) => inject_through_fd(spec.ipc, w.as_raw_fd()),
+        (None, Some(words)) => FutexLink { mine: &words[0][0], next: &words[0][0], private: false }.send(TOKEN),
+        (None, None) => unreachable!("a ring has descriptors or futex words"),
+    };
+    injected.map_err(|e| Error::os("injecting the token", e))?;
     drop(inject);
     let header = &plan.board.header;
     let mut raise_stop = || header[STOP_FLAG].store(1, Ordering::Relaxed);
@@ -610,10 +609,9 @@ fn thread_host(plan: &MemberPlan, ctx: &ChildContext) -> i32 {
         // Before the token moves: real-time members on our CPU would hold off the stop.
         let _watchdog = sched::RtWatchdog::raise_if(spec.policy.is_realtime());
         let stop_at = Instant::now() + spec.length.duration().unwrap_or_default();
-        let injected = match (&words, spec.ipc) {
-            (Some(w), _) => FutexLink { mine: &w[0][0], next: &w[0][0], private: true }.send(TOKEN),
-            (None, Ipc::Eventfd) => fd::write_all(&channels[0].1, &u64::from(TOKEN).to_ne_bytes()),
-            (None, _) => fd::write_all(&channels[0].1, &[TOKEN as u8]),
+        let injected = match &words {
+            Some(w) => FutexLink { mine: &w[0][0], next: &w[0][0], private: true }.send(TOKEN),
+            None => inject_through_fd(spec.ipc, channels[0].1.as_raw_fd()),
         };
         if let Err(e) = injected {
             fail_now(format!("injecting the token: {e}"));

@@ -17,7 +17,6 @@ use crate::sys::children::{ChildContext, ChildGroup, StartGate};
 use crate::sys::clock::monotonic_ns;
 use crate::sys::shm::{Snapshot, UsageBoard};
 use crate::sys::{fd, rusage, sched};
-use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -174,7 +173,7 @@ impl Drop for WorkDir {
 }
 
 fn open_raw(path: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
-    let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let c = fd::c_path(path)?;
     // SAFETY: a valid NUL-terminated path; the mode is used only with O_CREAT.
     let raw = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o644 as libc::c_uint) };
     if raw < 0 {

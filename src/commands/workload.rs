@@ -6,7 +6,7 @@ use crate::commands::{emit, progress_bar};
 use crate::error::{Error, Result};
 use crate::model::{TrialStatus, WorkloadKind, WorkloadSpec};
 use crate::report::workload as report;
-use crate::sys::{limits, sched};
+use crate::sys::{fd, limits, sched};
 use std::path::Path;
 
 pub fn run(args: &WorkloadArgs) -> Result<i32> {
@@ -105,7 +105,7 @@ fn preflight(specs: &[WorkloadSpec], allow_rt_saturation: bool) -> Result<()> {
 }
 
 fn statvfs(path: &Path) -> Option<libc::statvfs> {
-    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str())).ok()?;
+    let c = fd::c_path(path).ok()?;
     // SAFETY: zeroed statvfs is valid; the call fills it.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: valid path and writable struct.
@@ -130,10 +130,7 @@ fn check_space(dir: &Path, needed: u64) -> Result<()> {
 
 /// O_SYNC on tmpfs reaches no disk, so "I/O-bound" work would not be: say so.
 fn warn_if_memory_backed(dir: &Path) {
-    let c = match std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(dir.as_os_str())) {
-        Ok(c) => c,
-        Err(_) => return,
-    };
+    let Ok(c) = fd::c_path(dir) else { return };
     // SAFETY: zeroed statfs is valid; the call fills it.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: valid path and writable struct.

@@ -118,14 +118,6 @@ impl ChildGroup {
         })
     }
 
-    pub fn len(&self) -> usize {
-        self.children.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.children.is_empty()
-    }
-
     /// Fork a child that runs `body` and exits with its return value. `close_in_child`
     /// lists parent descriptors the child must not keep (other members' pipe ends).
     pub fn spawn(&mut self, close_in_child: &[RawFd], body: impl FnOnce(&ChildContext) -> i32) -> Result<libc::pid_t> {

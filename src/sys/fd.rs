@@ -4,6 +4,12 @@
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
+/// A path as the NUL-terminated string the C calls take.
+pub fn c_path(path: &std::path::Path) -> io::Result<std::ffi::CString> {
+    std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()))
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path with a NUL byte"))
+}
+
 /// A pipe: (read end, write end), close-on-exec so a command we exec never inherits one.
 pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as libc::c_int; 2];

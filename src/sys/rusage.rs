@@ -42,11 +42,6 @@ pub fn this_thread() -> Usage {
     getrusage(libc::RUSAGE_THREAD)
 }
 
-/// Usage of every child of this process that has been waited for.
-pub fn reaped_children() -> Usage {
-    getrusage(libc::RUSAGE_CHILDREN)
-}
-
 /// How a child ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExitKind {

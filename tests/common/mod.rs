@@ -3,7 +3,9 @@
 #![allow(dead_code)]
 
 use assert_cmd::Command;
+use predicates::prelude::*;
 use std::path::PathBuf;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 pub fn schedlab() -> Command {
@@ -94,4 +96,41 @@ pub fn as_nobody(extra_limits: &[&str], args: &[&str]) -> Option<std::process::O
     let out = cmd.output().expect("prlimit and setpriv (util-linux) are installed");
     std::fs::remove_dir_all(&dir).unwrap();
     Some(out)
+}
+
+/// `schedlab <args>` must exit 2 with `needle` in its message.
+pub fn refused(args: &[&str], needle: &str) {
+    schedlab().args(args).assert().code(2).stderr(predicate::str::contains(needle));
+}
+
+/// Start schedlab (stdout discarded, stderr kept) and wait until it has at least
+/// `children` children; returns it and their pids.
+pub fn spawn_with_children(args: &[&str], children: usize) -> (std::process::Child, Vec<i32>) {
+    let child = std::process::Command::new(binary_path())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("schedlab starts");
+    let pid = child.id() as i32;
+    let mut found = Vec::new();
+    let all_there = wait_until(Duration::from_secs(20), || {
+        found = children_of(pid);
+        found.len() >= children
+    });
+    assert!(all_there, "only {} of {children} children appeared", found.len());
+    (child, found)
+}
+
+/// Every pid in `pids` is gone or dead within a few seconds.
+pub fn assert_none_running(pids: &[i32]) {
+    let gone = wait_until(Duration::from_secs(5), || pids.iter().all(|&p| !is_running(p)));
+    let left: Vec<i32> = pids.iter().copied().filter(|&p| is_running(p)).collect();
+    assert!(gone, "still running: {left:?}");
+}
+
+/// Send `sig` to a child we spawned.
+pub fn signal(child: &std::process::Child, sig: i32) {
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, sig) };
 }
