@@ -46,8 +46,117 @@ pub enum Command {
     /// Timer wakeup latency: periodic absolute sleeps, actual − ideal (hrtimers 2007, cyclictest)
     #[command(after_help = LATENCY_EXAMPLES)]
     Latency(LatencyArgs),
-    /// The main job: run the default experiment and print its results
+    /// The main job: run a suite (default: quick), store every trial, print the tables
+    #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
+    /// List the built-in suites, with what each measures and its estimated time here
+    Suites(SuitesArgs),
+    /// Show this machine's fingerprint (what every run records about where it ran)
+    Machine(MachineArgs),
+    /// List the runs in the results database
+    List(ListArgs),
+    /// Show a stored run: its machine, warnings and tables
+    Show(ShowArgs),
+    /// Delete a stored run and its trials
+    Delete(DeleteArgs),
+    /// Write stored runs as JSON (lossless, for import elsewhere) or CSV (one row per trial)
+    Export(ExportArgs),
+    /// Add the runs of a JSON export (from any machine) to the results database
+    Import(ImportArgs),
+    /// (internal) Run one trial of a suite; the orchestrator starts it
+    #[command(name = "__trial", hide = true)]
+    Trial,
+}
+
+const RUN_EXAMPLES: &str = "Examples:\n  \
+    schedlab run                          # the quick suite, about a minute\n  \
+    schedlab run pipeline-1992 --dry-run  # the plan and its estimated time\n  \
+    schedlab run policy-study --full --shuffle\n  \
+    schedlab run my-suite.toml --db results.db\n  \
+    schedlab run --resume 3               # finish an interrupted run\n\n\
+    Results go to ./schedlab.db unless --db or $SCHEDLAB_DB names another file. A suite file \
+    has [[experiment]] tables: family = \"ring\" | \"workload\" | \"latency\", the command's flags as \
+    keys (a list is an axis), repeat and warmup; `schedlab suites --show quick` prints one to copy.";
+
+/// Which results database: `--db FILE`, else $SCHEDLAB_DB, else ./schedlab.db.
+#[derive(Args, Debug, Clone)]
+pub struct DbArg {
+    /// Results database [default: $SCHEDLAB_DB, else ./schedlab.db]
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SuitesArgs {
+    /// Print this built-in suite's TOML (to copy and edit)
+    #[arg(long, value_name = "NAME")]
+    pub show: Option<String>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct MachineArgs {
+    /// One JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// One JSON object per run
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ShowArgs {
+    /// Run id (as `schedlab list` shows it) or `latest`
+    #[arg(value_name = "RUN", default_value = "latest")]
+    pub run: String,
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Also print the machine fingerprint in full
+    #[arg(long)]
+    pub machine: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DeleteArgs {
+    /// Run ids to delete
+    #[arg(value_name = "RUN", required = true)]
+    pub runs: Vec<String>,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Json,
+    Csv,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ExportArgs {
+    /// Run ids to export (or `latest`)
+    #[arg(value_name = "RUN", required = true)]
+    pub runs: Vec<String>,
+    #[command(flatten)]
+    pub db: DbArg,
+    #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+    pub format: ExportFormat,
+    /// Write to FILE instead of stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ImportArgs {
+    /// A file written by `schedlab export --format json`
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub db: DbArg,
 }
 
 const LATENCY_EXAMPLES: &str = "Examples:\n  \
@@ -316,9 +425,36 @@ pub struct RusageArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// One JSON object per result line, instead of tables
+    /// A built-in suite (see `schedlab suites`) or a suite file (.toml) [default: quick]
+    #[arg(value_name = "SUITE|FILE")]
+    pub suite: Option<String>,
+
+    /// Print the plan and its estimated time; run nothing, store nothing
     #[arg(long)]
-    pub json: bool,
+    pub dry_run: bool,
+
+    /// Run the trials in random order, to spread slow drift over every configuration
+    #[arg(long)]
+    pub shuffle: bool,
+
+    /// Seed of --shuffle's order [default: random, printed and stored]
+    #[arg(long, value_name = "N", requires = "shuffle")]
+    pub seed: Option<u64>,
+
+    /// Use the suite's full-size parameters (its [experiment.full] tables)
+    #[arg(long)]
+    pub full: bool,
+
+    /// Continue an interrupted run: run only the trials it has not stored
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["suite", "full", "shuffle", "seed"])]
+    pub resume: Option<String>,
+
+    /// Stop a trial that runs longer than this and record it as timed out
+    #[arg(long, value_name = "TIME", default_value = "10m", value_parser = parse_duration)]
+    pub trial_timeout: Duration,
+
+    #[command(flatten)]
+    pub db: DbArg,
 }
 
 /// Ring sizes, ascending and without repeats.

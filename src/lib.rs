@@ -11,5 +11,8 @@ pub mod commands;
 pub mod error;
 pub mod model;
 pub mod report;
+pub mod runner;
 pub mod stats;
+pub mod store;
+pub mod suite;
 pub mod sys;

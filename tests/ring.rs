@@ -267,21 +267,6 @@ fn thread_ring_host_is_stopped_by_sigterm() {
 }
 
 #[test]
-fn run_does_the_default_sweep() {
-    let out = schedlab()
-        .args(["run", "--json"])
-        .timeout(Duration::from_secs(120))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let lines = json_lines(&out);
-    let procs: Vec<u64> = lines.iter().map(|l| l["procs"].as_u64().unwrap()).collect();
-    assert_eq!(procs, vec![2, 4, 8, 10, 16, 20, 32, 48, 64]);
-}
-
-#[test]
 fn a_stopped_member_is_caught_by_the_timeout() {
     let (child, members) = start_long_ring(4, &["--timeout", "2s"]);
     // SAFETY: stopping one of our test's grandchildren.

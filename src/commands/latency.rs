@@ -108,7 +108,7 @@ fn open_output(path: Option<&Path>) -> Result<Option<(std::io::BufWriter<std::fs
 }
 
 /// The CPU of each measuring thread (`None`: unpinned).
-fn thread_cpus(args: &LatencyArgs) -> Result<Vec<Option<usize>>> {
+pub(crate) fn thread_cpus(args: &LatencyArgs) -> Result<Vec<Option<usize>>> {
     let allowed = sched::resolve_cpus(None)?;
     if let Some(list) = &args.cpus {
         return Ok(sched::resolve_cpus(Some(&list.0))?.into_iter().map(Some).collect());

@@ -1,6 +1,7 @@
 //! One function per subcommand: from validated arguments to printed results.
 
 pub mod latency;
+pub mod results;
 pub mod ring;
 pub mod run;
 pub mod rusage;
@@ -17,7 +18,15 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Rusage(args) => rusage::run(&args),
         Command::Workload(args) => workload::run(&args),
         Command::Latency(args) => latency::run(&args),
-        Command::Run(args) => run::run(&args).map(|_| 0),
+        Command::Run(args) => run::run(&args),
+        Command::Suites(args) => run::suites(&args).map(|_| 0),
+        Command::Machine(args) => results::machine(&args).map(|_| 0),
+        Command::List(args) => results::list(&args).map(|_| 0),
+        Command::Show(args) => results::show(&args).map(|_| 0),
+        Command::Delete(args) => results::delete(&args).map(|_| 0),
+        Command::Export(args) => results::export(&args).map(|_| 0),
+        Command::Import(args) => results::import(&args).map(|_| 0),
+        Command::Trial => crate::runner::trial_child(),
     }
 }
 

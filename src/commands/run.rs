@@ -1,31 +1,322 @@
-//! `schedlab run`: the main job. Until suites exist it runs the built-in quick ring
-//! sweep: the NCAR process counts, all members on one CPU.
+//! `schedlab run`: the main job. Load a suite, check every trial before the first one
+//! runs, record the machine, then run the plan trial by trial (each in a fresh process),
+//! committing each result before the next; print the tables at the end.
+//! `schedlab suites` lists the built-in suites.
 
-use crate::cli::{parse_procs, RunArgs, NCAR_COUNTS};
-use crate::commands::ring::sweep;
-use crate::error::Result;
-use crate::model::{Ipc, Pin, Policy, RingLength, RingMode, RingSpec};
+use crate::bench::workload::SplitMix64;
+use crate::cli::{Cli, Command, RunArgs, SuitesArgs};
+use crate::commands::{emit, results};
+use crate::error::{Error, Result};
+use crate::report::table::Table;
+use crate::runner::{Ended, Orchestrator};
+use crate::store::{new_uuid, now_utc, resolve_path, RunRecord, Store};
+use crate::suite::{self, format_estimate, Suite, Trial};
+use crate::sys::machine::Machine;
+use crate::sys::sched;
+use clap::Parser;
+use serde_json::json;
+use std::io::IsTerminal;
 
-/// Laps per ring in the default sweep: enough for stable medians, about a second here.
-const RUN_LAPS: u64 = 2_000;
+pub fn suites(args: &SuitesArgs) -> Result<()> {
+    if let Some(name) = &args.show {
+        let text = suite::built_in(name).ok_or_else(|| {
+            let names: Vec<&str> = suite::BUILT_IN.iter().map(|(n, _)| *n).collect();
+            Error::usage(format!("no built-in suite named '{name}': choose one of {}", names.join(", ")))
+        })?;
+        return emit(text.trim_end());
+    }
+    let mut table = Table::new(["Suite", "Trials", "Estimated", "Measures"]).left_align(0).left_align(3);
+    for (name, text) in suite::BUILT_IN {
+        let suite = suite::parse(name, text, name, false)?;
+        table.push(vec![
+            name.to_string(),
+            suite.trials.len().to_string(),
+            format_estimate(suite.estimate()),
+            suite.description.clone().unwrap_or_default(),
+        ]);
+    }
+    emit(table.render().trim_end())?;
+    emit("\nEstimates are for this machine's CPU count and a 2-vCPU reference VM's speeds.")?;
+    emit("Run one with `schedlab run NAME`; `schedlab suites --show NAME` prints its TOML to copy.")
+}
 
-pub fn run(args: &RunArgs) -> Result<()> {
-    let counts = parse_procs(NCAR_COUNTS).expect("the built-in counts parse");
-    let specs: Vec<RingSpec> = counts
-        .0
-        .into_iter()
-        .map(|procs| RingSpec {
-            procs,
-            length: RingLength::Laps(RUN_LAPS),
-            mode: RingMode::Process,
-            ipc: Ipc::Pipe,
-            pin: Pin::Same,
-            cpus: None,
-            policy: Policy::Other,
-            prio: 0,
-            work_kb: 0,
-            timeout: None,
-        })
-        .collect();
-    sweep(&specs, args.json).map(|_| ())
+/// Everything that can refuse a trial, checked for the whole plan before anything runs:
+/// the policies and priorities, the CPUs, the process budget.
+fn preflight(suite: &Suite) -> Result<()> {
+    let mut probed: Vec<(crate::model::Policy, i32)> = Vec::new();
+    let mut probe = |policy, prio| -> Result<()> {
+        if !probed.contains(&(policy, prio)) {
+            sched::probe_policy(policy, prio)?;
+            probed.push((policy, prio));
+        }
+        Ok(())
+    };
+    let mut seen: Vec<Vec<String>> = Vec::new();
+    for trial in &suite.trials {
+        let argv = trial.argv();
+        if seen.contains(&argv) {
+            continue;
+        }
+        let cli = Cli::try_parse_from(&argv).map_err(|e| Error::usage(e.render().to_string()))?;
+        let context = |e: Error| match e {
+            Error::Environment(m) => Error::env(format!("{}: {m}", trial.label().trim_end_matches(" #1"))),
+            other => other,
+        };
+        match cli.command {
+            Command::Ring(args) => {
+                for spec in args.to_specs()? {
+                    crate::bench::ring::preflight(&spec).map_err(context)?;
+                }
+            }
+            Command::Workload(args) => {
+                let specs = args.to_specs()?;
+                crate::commands::workload::preflight(&specs, args.allow_rt_saturation).map_err(context)?;
+            }
+            Command::Latency(args) => {
+                for (policy, prio) in args.policies()? {
+                    probe(policy, prio).map_err(context)?;
+                }
+                crate::commands::latency::thread_cpus(&args).map_err(context)?;
+            }
+            _ => {}
+        }
+        seen.push(argv);
+    }
+    Ok(())
+}
+
+fn print_plan(suite: &Suite, order: &[&Trial]) -> Result<()> {
+    emit(&format!(
+        "suite {}: {} trials{}, estimated {}",
+        suite.name,
+        suite.trials.len(),
+        if suite.warmups.is_empty() { String::new() } else { format!(" + {} warm-up", suite.warmups.len()) },
+        format_estimate(suite.estimate())
+    ))?;
+    for (i, e) in suite.experiments.iter().enumerate() {
+        let n = suite.trials.iter().filter(|t| t.experiment == i).count();
+        let axes = if e.axes.is_empty() { "no axes".to_string() } else { format!("axes {}", e.axes.join(" x ")) };
+        emit(&format!(
+            "  experiment {} ({}): {axes}, {} repeat(s), {} warm-up each: {n} trials",
+            i + 1,
+            e.family.as_str(),
+            e.repeat,
+            e.warmup
+        ))?;
+    }
+    for t in suite.warmups.iter().chain(order.iter().copied()) {
+        emit(&format!(
+            "  {:>5}  {:>8}  {}",
+            if t.is_warmup() { "-".into() } else { t.seq.to_string() },
+            format_estimate(t.estimate),
+            t.label()
+        ))?;
+    }
+    Ok(())
+}
+
+fn random_seed() -> u64 {
+    let mut b = [0u8; 8];
+    // SAFETY: the buffer is valid for 8 bytes.
+    let got = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if got == 8 {
+        u64::from_le_bytes(b)
+    } else {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
+    }
+}
+
+/// Fisher-Yates with the workload's generator: the same seed gives the same order.
+fn shuffle<T>(items: &mut [T], seed: u64) {
+    let mut rng = SplitMix64::new(seed);
+    for i in (1..items.len()).rev() {
+        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+        items.swap(i, j);
+    }
+}
+
+/// Is the process that started this run still running it?
+fn still_running(pid: Option<i64>) -> bool {
+    let Some(pid) = pid.filter(|&p| p > 0 && p != i64::from(std::process::id())) else { return false };
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // A zombie is not running anything.
+    let zombie = state.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+    comm.trim() == "schedlab" && !zombie
+}
+
+pub fn run(args: &RunArgs) -> Result<i32> {
+    let db_path = resolve_path(args.db.db.as_deref());
+    // The signal watch comes first: every thread started later inherits the blocked mask.
+    let mut orchestrator = Orchestrator::new(args.trial_timeout)?;
+    let (suite, run_id, seed, mut store) = match &args.resume {
+        Some(run_text) => {
+            let store = Store::open(&db_path, false)?;
+            let id = store.resolve_run(run_text)?;
+            let run = store.run(id)?;
+            if run.status == "finished" {
+                return Err(Error::usage(format!("run {id} already finished: nothing to resume")));
+            }
+            if still_running(run.pid) {
+                return Err(Error::usage(format!(
+                    "run {id} is still being run by process {} : wait for it or stop it first",
+                    run.pid.unwrap_or_default()
+                )));
+            }
+            let full = run.options.get("full").and_then(|v| v.as_bool()).unwrap_or(false);
+            let suite = suite::parse(&format!("run {id}'s suite"), &run.suite_text, &run.suite_name, full)?;
+            let seed = run.options.get("shuffle_seed").and_then(|v| v.as_u64());
+            (suite, Some(id), seed, Some(store))
+        }
+        None => {
+            let name = args.suite.as_deref().unwrap_or("quick");
+            let suite = suite::load(name, args.full)?;
+            let seed = args.shuffle.then(|| args.seed.unwrap_or_else(random_seed));
+            (suite, None, seed, None)
+        }
+    };
+    let done: Vec<i64> = match (&store, run_id) {
+        (Some(s), Some(id)) => s.stored_seqs(id)?,
+        _ => Vec::new(),
+    };
+    let mut order: Vec<&Trial> = suite.trials.iter().filter(|t| !done.contains(&(t.seq as i64))).collect();
+    if let Some(seed) = seed {
+        shuffle(&mut order, seed);
+    }
+    if args.dry_run {
+        print_plan(&suite, &order)?;
+        return Ok(0);
+    }
+    preflight(&suite)?;
+    let mut store = match store.take() {
+        Some(s) => s,
+        None => Store::open(&db_path, true)?,
+    };
+    let machine = Machine::capture();
+    let warnings = machine.noise_warnings();
+    for w in &warnings {
+        eprintln!("schedlab: warning: {w}");
+    }
+    let pid = i64::from(std::process::id());
+    let run_id = match run_id {
+        Some(id) => {
+            store.set_run_state(id, "running", None, Some(pid))?;
+            id
+        }
+        None => {
+            let machine_json =
+                serde_json::to_value(&machine).map_err(|e| Error::failed(format!("encoding the machine: {e}")))?;
+            let record = RunRecord {
+                id: 0,
+                uuid: new_uuid(),
+                suite_name: suite.name.clone(),
+                suite_text: suite.text.clone(),
+                options: json!({ "full": args.full, "shuffle_seed": seed }),
+                started: now_utc(),
+                ended: None,
+                status: "running".into(),
+                tool_version: env!("CARGO_PKG_VERSION").into(),
+                machine: machine_json,
+                warnings: json!(warnings),
+                planned: suite.trials.len() as i64,
+                pid: Some(pid),
+            };
+            store.insert_run(&record)?
+        }
+    };
+    eprintln!(
+        "schedlab: run {run_id}: suite {}, {} trials to run{}, estimated {}, stored in {}{}",
+        suite.name,
+        order.len(),
+        if done.is_empty() { String::new() } else { format!(" ({} already stored)", done.len()) },
+        format_estimate(
+            order.iter().map(|t| t.estimate).sum::<std::time::Duration>()
+                + suite.warmups.iter().map(|t| t.estimate).sum()
+        ),
+        store.path().display(),
+        seed.map_or(String::new(), |s| format!(", shuffled with --seed {s}"))
+    );
+    let outcome = execute(&mut orchestrator, &mut store, run_id, &suite, &order);
+    match outcome {
+        Ok(()) => {
+            store.set_run_state(run_id, "finished", Some(&now_utc()), None)?;
+            results::print_run(&store, run_id, false)?;
+            let trials = store.trials(run_id)?;
+            let not_ok = trials.iter().filter(|t| t.status != "ok").count();
+            eprintln!(
+                "schedlab: stored as run {run_id} in {}; `schedlab show {run_id}` prints it again, `schedlab export {run_id}` writes it out",
+                store.path().display()
+            );
+            Ok(if not_ok == 0 { 0 } else { 3 })
+        }
+        Err(e) => {
+            // Best effort: a full disk may refuse this too, and the run is resumable either way.
+            let _ = store.set_run_state(run_id, "interrupted", None, None);
+            eprintln!("schedlab: run {run_id} stopped; its stored trials are kept. Continue it with `schedlab run --resume {run_id}{}`",
+                args.db.db.as_ref().map_or(String::new(), |p| format!(" --db {}", p.display())));
+            Err(e)
+        }
+    }
+}
+
+fn execute(
+    orchestrator: &mut Orchestrator,
+    store: &mut Store,
+    run_id: i64,
+    suite: &Suite,
+    order: &[&Trial],
+) -> Result<()> {
+    let total_ms: u64 = suite.warmups.iter().chain(order.iter().copied()).map(|t| t.estimate.as_millis() as u64).sum();
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(total_ms.max(1));
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {percent:>3}%  {msg}  ETA {eta}") {
+            bar.set_style(style);
+        }
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let count = suite.warmups.len() + order.len();
+    for (i, trial) in suite.warmups.iter().chain(order.iter().copied()).enumerate() {
+        if let Some(sig) = orchestrator.pending_signal() {
+            bar.finish_and_clear();
+            return Err(Error::Interrupted(sig));
+        }
+        bar.set_message(format!("{}/{count} {}", i + 1, trial.label()));
+        let ended = orchestrator.run_trial(trial, &mut |w| bar.suspend(|| eprintln!("{w}")));
+        let ended = match ended {
+            Ok(e) => e,
+            Err(e) => {
+                bar.finish_and_clear();
+                return Err(e);
+            }
+        };
+        match ended {
+            Ended::Stop(e) => {
+                bar.finish_and_clear();
+                return Err(e);
+            }
+            Ended::Stored(record) => {
+                if record.status != "ok" {
+                    bar.suspend(|| {
+                        eprintln!(
+                            "schedlab: {} {}: {}",
+                            trial.label(),
+                            record.status,
+                            record.reason.as_deref().unwrap_or("")
+                        )
+                    });
+                }
+                if !trial.is_warmup() {
+                    if let Err(e) = store.insert_trial(run_id, &record) {
+                        bar.finish_and_clear();
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        bar.inc(trial.estimate.as_millis() as u64);
+    }
+    bar.finish_and_clear();
+    Ok(())
 }

@@ -71,7 +71,7 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
 }
 
 /// Everything that can refuse the run, checked before the first fork.
-fn preflight(specs: &[WorkloadSpec], allow_rt_saturation: bool) -> Result<()> {
+pub(crate) fn preflight(specs: &[WorkloadSpec], allow_rt_saturation: bool) -> Result<()> {
     let mut probed = Vec::new();
     for spec in specs {
         if !probed.contains(&(spec.policy, spec.prio)) {
@@ -113,7 +113,7 @@ fn statvfs(path: &Path) -> Option<libc::statvfs> {
 }
 
 /// Refuse a run that cannot fit its files, instead of failing every trial with ENOSPC.
-fn check_space(dir: &Path, needed: u64) -> Result<()> {
+pub(crate) fn check_space(dir: &Path, needed: u64) -> Result<()> {
     let Some(st) = statvfs(dir) else { return Ok(()) };
     let free = st.f_bavail * st.f_frsize;
     if needed > free {
@@ -129,7 +129,7 @@ fn check_space(dir: &Path, needed: u64) -> Result<()> {
 }
 
 /// O_SYNC on tmpfs reaches no disk, so "I/O-bound" work would not be: say so.
-fn warn_if_memory_backed(dir: &Path) {
+pub(crate) fn warn_if_memory_backed(dir: &Path) {
     let Ok(c) = fd::c_path(dir) else { return };
     // SAFETY: zeroed statfs is valid; the call fills it.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };

@@ -5,6 +5,7 @@ pub mod children;
 pub mod clock;
 pub mod fd;
 pub mod limits;
+pub mod machine;
 pub mod rusage;
 pub mod sched;
 pub mod shm;

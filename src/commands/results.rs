@@ -1,0 +1,179 @@
+//! Browsing and moving stored results: `machine`, `list`, `show`, `delete`, `export`,
+//! `import`.
+
+use crate::cli::{DeleteArgs, ExportArgs, ExportFormat, ImportArgs, ListArgs, MachineArgs, ShowArgs};
+use crate::commands::emit;
+use crate::error::{describe_io, Error, Result};
+use crate::report::table::Table;
+use crate::report::{export, stored};
+use crate::store::{resolve_path, Store};
+use crate::sys::machine::{self, Machine};
+use serde_json::json;
+use std::io::Write;
+
+pub fn machine(args: &MachineArgs) -> Result<()> {
+    let m = Machine::capture();
+    let value = serde_json::to_value(&m).map_err(|e| Error::failed(format!("encoding the fingerprint: {e}")))?;
+    if args.json {
+        return emit(&value.to_string());
+    }
+    emit(machine::describe(&value).trim_end())?;
+    for w in m.noise_warnings() {
+        emit(&format!("warning: {w}"))?;
+    }
+    Ok(())
+}
+
+fn open_existing(db: &crate::cli::DbArg) -> Result<Store> {
+    Store::open(&resolve_path(db.db.as_deref()), false)
+}
+
+pub fn list(args: &ListArgs) -> Result<()> {
+    let store = open_existing(&args.db)?;
+    let runs = store.runs()?;
+    if args.json {
+        for r in &runs {
+            let m = &r.run.machine;
+            emit(
+                &json!({
+                    "id": r.run.id,
+                    "uuid": r.run.uuid,
+                    "suite": r.run.suite_name,
+                    "hostname": m.get("hostname"),
+                    "kernel": m.get("kernel_release"),
+                    "started": r.run.started,
+                    "ended": r.run.ended,
+                    "status": r.run.status,
+                    "planned": r.run.planned,
+                    "ok": r.ok,
+                    "not_ok": r.not_ok,
+                })
+                .to_string(),
+            )?;
+        }
+        return Ok(());
+    }
+    if runs.is_empty() {
+        return emit(&format!("{} holds no runs yet: `schedlab run` makes one", store.path().display()));
+    }
+    let mut table =
+        Table::new(["Run", "Suite", "Machine", "Kernel", "Started (UTC)", "Status", "Trials ok", "Not ok", "Planned"])
+            .left_align(1)
+            .left_align(2)
+            .left_align(3)
+            .left_align(4)
+            .left_align(5);
+    for r in &runs {
+        let m = &r.run.machine;
+        let text = |k: &str| m.get(k).and_then(|v| v.as_str()).unwrap_or("unknown").to_string();
+        table.push(vec![
+            r.run.id.to_string(),
+            r.run.suite_name.clone(),
+            text("hostname"),
+            text("kernel_release"),
+            r.run.started.replace('T', " ").chars().take(19).collect(),
+            r.run.status.clone(),
+            r.ok.to_string(),
+            r.not_ok.to_string(),
+            r.run.planned.to_string(),
+        ]);
+    }
+    emit(table.render().trim_end())
+}
+
+pub fn show(args: &ShowArgs) -> Result<()> {
+    let store = open_existing(&args.db)?;
+    let id = store.resolve_run(&args.run)?;
+    print_run(&store, id, args.machine)
+}
+
+/// A run's header, optionally its fingerprint, and its tables.
+pub fn print_run(store: &Store, id: i64, with_machine: bool) -> Result<()> {
+    let run = store.run(id)?;
+    let trials = store.trials(id)?;
+    let ok = trials.iter().filter(|t| t.status == "ok").count();
+    emit(stored::describe_run(&run, ok, trials.len() - ok).trim_end())?;
+    if with_machine {
+        emit(machine::describe(&run.machine).trim_end())?;
+    }
+    emit(stored::tables(&trials).trim_end())
+}
+
+pub fn delete(args: &DeleteArgs) -> Result<()> {
+    let mut store = open_existing(&args.db)?;
+    // Resolve them all first: one bad id deletes nothing.
+    let ids = args.runs.iter().map(|r| store.resolve_run(r)).collect::<Result<Vec<_>>>()?;
+    for id in ids {
+        store.delete_run(id)?;
+        eprintln!("schedlab: deleted run {id}");
+    }
+    Ok(())
+}
+
+pub fn export(args: &ExportArgs) -> Result<()> {
+    let store = open_existing(&args.db)?;
+    let ids = args.runs.iter().map(|r| store.resolve_run(r)).collect::<Result<Vec<_>>>()?;
+    let mut runs = Vec::new();
+    for id in ids {
+        runs.push((store.run(id)?, store.trials(id)?));
+    }
+    let text = match args.format {
+        ExportFormat::Json => {
+            let doc = export::document(runs.iter().map(|(r, t)| export::run_json(r, t)).collect());
+            let mut text = serde_json::to_string_pretty(&doc).map_err(|e| Error::failed(format!("encoding: {e}")))?;
+            text.push('\n');
+            text
+        }
+        ExportFormat::Csv => export::csv(&runs),
+    };
+    match &args.output {
+        None => {
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Error::Interrupted(libc::SIGPIPE)),
+                Err(e) => Err(Error::os("writing the export", e)),
+            }
+        }
+        Some(path) => write_atomically(path, text.as_bytes()),
+    }
+}
+
+/// Write beside the target and rename, so a failure never leaves half a file.
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "export".into());
+    let tmp = path.with_file_name(format!(".{name}.schedlab-{}.tmp", std::process::id()));
+    let written = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::env(format!("cannot write {}: {}", path.display(), describe_io(&e)))
+    })
+}
+
+pub fn import(args: &ImportArgs) -> Result<()> {
+    let file = args.file.display().to_string();
+    let text = std::fs::read_to_string(&args.file)
+        .map_err(|e| Error::usage(format!("cannot read {file}: {}", describe_io(&e))))?;
+    let runs = export::parse_document(&file, &text)?;
+    let mut store = Store::open(&resolve_path(args.db.db.as_deref()), true)?;
+    for (run, trials) in &runs {
+        if let Some(existing) = store.run_by_uuid(&run.uuid)? {
+            eprintln!(
+                "schedlab: run {} ({}) is already in {} as run {existing}; skipped",
+                run.uuid,
+                run.suite_name,
+                store.path().display()
+            );
+            continue;
+        }
+        let id = store.insert_run_with_trials(run, trials)?;
+        eprintln!(
+            "schedlab: imported run {} ({}, {} trials, from {}) as run {id}",
+            run.uuid,
+            run.suite_name,
+            trials.len(),
+            run.machine.get("hostname").and_then(|h| h.as_str()).unwrap_or("an unknown machine")
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,308 @@
+//! Executes a plan: every trial in a fresh process (`schedlab __trial`, a re-exec of
+//! this binary), so a policy, affinity or rlimit set for one trial can never leak into
+//! the orchestrator or the next trial. Each finished trial is committed to the store
+//! before the next starts; Ctrl-C, SIGTERM or a full disk stop the run with what was
+//! stored intact and resumable.
+
+use crate::bench::{latency, ring, workload as workload_bench};
+use crate::cli::{Cli, Command};
+use crate::commands::{latency as latency_cmd, workload as workload_cmd};
+use crate::error::{signal_name, Error, Result};
+use crate::report::ring::RingReport;
+use crate::report::{latency as latency_report, workload as workload_report};
+use crate::store::{now_utc, TrialRecord};
+use crate::suite::Trial;
+use crate::sys::signals::SignalWatch;
+use clap::Parser;
+use serde_json::{json, Value as Json};
+use std::io::{Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// What the orchestrator sends a trial process on stdin.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Job {
+    argv: Vec<String>,
+    repeat: u32,
+}
+
+/// What a trial process prints on stdout: one JSON object.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Outcome {
+    status: String,
+    reason: Option<String>,
+    figures: Option<Json>,
+    histogram: Option<Vec<(u64, u64)>>,
+}
+
+/// The body of `schedlab __trial`: read a job, measure it, print the outcome.
+pub fn trial_child() -> Result<i32> {
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input).map_err(|e| Error::os("reading the trial job", e))?;
+    let job: Job = serde_json::from_str(&input).map_err(|e| Error::usage(format!("a malformed trial job: {e}")))?;
+    let cli = Cli::try_parse_from(&job.argv).map_err(|e| Error::usage(e.render().to_string()))?;
+    let outcome = match measure(cli.command, job.repeat) {
+        Ok(o) => o,
+        Err(Error::Failed(m)) => Outcome { status: "failed".into(), reason: Some(m), figures: None, histogram: None },
+        Err(Error::TimedOut(m)) => {
+            Outcome { status: "timed_out".into(), reason: Some(m), figures: None, histogram: None }
+        }
+        Err(e) => return Err(e),
+    };
+    let text = serde_json::to_string(&outcome).map_err(|e| Error::failed(format!("encoding the outcome: {e}")))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}").and_then(|_| out.flush()).map_err(|e| Error::os("writing the trial outcome", e))?;
+    Ok(0)
+}
+
+fn ok(figures: Json, histogram: Option<Vec<(u64, u64)>>) -> Outcome {
+    Outcome { status: "ok".into(), reason: None, figures: Some(figures), histogram }
+}
+
+fn measure(command: Command, repeat: u32) -> Result<Outcome> {
+    match command {
+        Command::Ring(args) => {
+            let specs = args.to_specs()?;
+            let spec = specs.first().ok_or_else(|| Error::usage("a ring trial needs one ring size"))?;
+            let cpus = ring::preflight(spec)?;
+            let overhead_ns = ring::measure_overhead(spec, &cpus)?;
+            let result = ring::run_ring(spec, &cpus, overhead_ns)?;
+            let mut figures = RingReport::default().json(&result);
+            // The projection needs the sweep's smallest ring: reports compute it.
+            if let Some(map) = figures.as_object_mut() {
+                map.remove("projected_s");
+            }
+            Ok(ok(figures, None))
+        }
+        Command::Workload(args) => {
+            let specs = args.to_specs()?;
+            workload_cmd::preflight(&specs, args.allow_rt_saturation)?;
+            let spec = specs.first().ok_or_else(|| Error::usage("a workload trial needs one cell"))?;
+            let dir = match spec.params.kind {
+                crate::model::WorkloadKind::Cpu => None,
+                _ => {
+                    let dir = workload_bench::WorkDir::create(args.dir.as_deref())?;
+                    workload_cmd::check_space(dir.path(), workload_bench::bytes_needed(&spec.params, spec.procs))?;
+                    workload_cmd::warn_if_memory_backed(dir.path());
+                    workload_bench::prepare_input(&dir, &spec.params)?;
+                    Some(dir)
+                }
+            };
+            let trial = workload_bench::run_trial(spec, repeat as usize, dir.as_ref())?;
+            let figures = workload_report::json(&trial);
+            let (status, reason) = match &trial.status {
+                crate::model::TrialStatus::Ok => ("ok", None),
+                crate::model::TrialStatus::TimedOut(r) => ("timed_out", Some(r.clone())),
+                crate::model::TrialStatus::Failed(r) => ("failed", Some(r.clone())),
+            };
+            Ok(Outcome { status: status.into(), reason, figures: Some(figures), histogram: None })
+        }
+        Command::Latency(args) => {
+            let policies = args.policies()?;
+            let &[(policy, prio)] = policies.as_slice() else {
+                return Err(Error::usage("a latency trial measures one policy"));
+            };
+            crate::sys::sched::probe_policy(policy, prio)?;
+            let spec = latency::LatencySpec {
+                interval_ns: args.interval_ns(),
+                length: match (args.loops, args.duration) {
+                    (Some(n), _) => latency::RunLength::Loops(n),
+                    (None, Some(d)) => latency::RunLength::Duration(d),
+                    (None, None) => latency::RunLength::Duration(Duration::from_secs(10)),
+                },
+                policy,
+                prio,
+                cpus: latency_cmd::thread_cpus(&args)?,
+                hold_dma_latency: !args.no_dma_latency,
+                break_ns: args.break_us.map(|us| (us * 1000.0) as u64),
+                keep_samples: false,
+            };
+            let run = latency::run(&spec, |_| {})?;
+            if let Some(sig) = run.interrupted {
+                return Err(Error::Interrupted(sig));
+            }
+            let mut lines = latency_report::json_lines(&run);
+            // The last line is every thread together ("all"), or the only thread.
+            let mut figures = lines.pop().unwrap_or(Json::Null);
+            if let Some(map) = figures.as_object_mut() {
+                map.insert("threads".into(), json!(run.threads.len()));
+                if !lines.is_empty() {
+                    map.insert("per_thread".into(), Json::Array(lines));
+                }
+                map.insert("timer_slack_ns".into(), json!(run.conditions.timer_slack_ns));
+                map.insert("dma_latency_held".into(), json!(run.conditions.dma_latency.is_ok()));
+                map.insert("mlockall".into(), json!(run.conditions.mlockall.is_ok()));
+            }
+            let combined = run.combined();
+            let buckets = combined.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect();
+            Ok(ok(figures, Some(buckets)))
+        }
+        _ => Err(Error::usage("only ring, workload and latency trials run in a suite")),
+    }
+}
+
+/// How a trial ended, from the orchestrator's side.
+pub enum Ended {
+    Stored(Box<TrialRecord>),
+    /// The run must stop: a signal arrived, or the trial could not be set up.
+    Stop(Error),
+}
+
+/// Runs trial processes one at a time and watches the signals that stop a run.
+pub struct Orchestrator {
+    signals: SignalWatch,
+    trial_timeout: Duration,
+    seen_warnings: Vec<String>,
+}
+
+impl Orchestrator {
+    /// Must be made before any thread is started, so every thread has the signals blocked.
+    pub fn new(trial_timeout: Duration) -> Result<Orchestrator> {
+        let signals = SignalWatch::new(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP])
+            .map_err(|e| Error::os("watching for Ctrl-C and SIGTERM", e))?;
+        Ok(Orchestrator { signals, trial_timeout, seen_warnings: Vec::new() })
+    }
+
+    /// A signal that arrived between trials.
+    pub fn pending_signal(&self) -> Option<i32> {
+        self.signals.drain().into_iter().next()
+    }
+
+    fn spawn(&self, job: &Job) -> Result<Child> {
+        let exe = std::env::current_exe().map_err(|e| Error::os("finding schedlab's own executable", e))?;
+        let parent = std::process::id() as libc::pid_t;
+        let mut command = std::process::Command::new(exe);
+        command.arg("__trial").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        // SAFETY: prctl and getppid are async-signal-safe; nothing else runs here.
+        unsafe {
+            command.pre_exec(move || {
+                // If the orchestrator dies (even SIGKILL), the trial dies with it.
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 || libc::getppid() != parent {
+                    return Err(std::io::Error::other("the orchestrator is gone"));
+                }
+                Ok(())
+            });
+        }
+        let mut child = command.spawn().map_err(|e| Error::os("starting a trial process", e))?;
+        let text = serde_json::to_string(job).map_err(|e| Error::failed(format!("encoding a trial job: {e}")))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            // A child that dies at once closes the pipe: its exit status says why.
+            let _ = stdin.write_all(text.as_bytes());
+        }
+        Ok(child)
+    }
+
+    /// Run one trial to its end and say what to store, or why the run must stop.
+    pub fn run_trial(&mut self, trial: &Trial, on_warning: &mut dyn FnMut(&str)) -> Result<Ended> {
+        let started = now_utc();
+        let t0 = Instant::now();
+        let job = Job { argv: trial.argv(), repeat: trial.repeat.max(1) };
+        let mut child = self.spawn(&job)?;
+        let stdout = child.stdout.take().map(read_in_background);
+        let stderr = child.stderr.take().map(read_in_background);
+        let deadline = t0 + self.trial_timeout;
+        let mut stop_signal: Option<i32> = None;
+        let mut timed_out = false;
+        let mut kill_at: Option<Instant> = None;
+        let status = loop {
+            if let Some(status) = child.try_wait().map_err(|e| Error::os("waiting for a trial", e))? {
+                break status;
+            }
+            let mut pfd = libc::pollfd { fd: self.signals.raw_fd(), events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut pfd, 1, 20) };
+            if let Some(sig) = self.signals.drain().into_iter().next() {
+                // Pass it on: the trial stops its own children and reaps them.
+                stop_signal.get_or_insert(sig);
+                // SAFETY: plain kill of our own child.
+                unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+                kill_at.get_or_insert(Instant::now() + Duration::from_secs(10));
+            }
+            let now = Instant::now();
+            if !timed_out && stop_signal.is_none() && now >= deadline {
+                timed_out = true;
+                // SAFETY: plain kill of our own child.
+                unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+                kill_at = Some(now + Duration::from_secs(5));
+            }
+            if kill_at.is_some_and(|k| now >= k) {
+                let _ = child.kill();
+            }
+        };
+        let elapsed_s = t0.elapsed().as_secs_f64();
+        let out = stdout.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
+        let err = stderr.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
+        let err_text = String::from_utf8_lossy(&err).to_string();
+        for line in err_text.lines().filter(|l| l.contains("warning:")) {
+            if !self.seen_warnings.iter().any(|w| w == line) {
+                self.seen_warnings.push(line.to_string());
+                on_warning(line);
+            }
+        }
+        if let Some(sig) = stop_signal {
+            return Ok(Ended::Stop(Error::Interrupted(sig)));
+        }
+        let reason_from_stderr = || {
+            err_text
+                .lines()
+                .filter(|l| !l.contains("warning:"))
+                .map(|l| l.trim_start_matches("schedlab: ").to_string())
+                .next_back()
+                .unwrap_or_default()
+        };
+        let record = |status: &str, reason: Option<String>, figures: Option<Json>, histogram| TrialRecord {
+            seq: trial.seq as i64,
+            experiment: trial.experiment as i64,
+            family: trial.family.as_str().to_string(),
+            repeat: i64::from(trial.repeat),
+            params: Json::Object(trial.params.clone()),
+            figures,
+            histogram,
+            status: status.to_string(),
+            reason,
+            started: started.clone(),
+            elapsed_s,
+        };
+        if timed_out {
+            let reason =
+                format!("ran past the trial timeout of {:.0} s and was stopped", self.trial_timeout.as_secs_f64());
+            return Ok(Ended::Stored(Box::new(record("timed_out", Some(reason), None, None))));
+        }
+        match (status.code(), status.signal()) {
+            (Some(0), _) => match serde_json::from_slice::<Outcome>(&out) {
+                Ok(o) => Ok(Ended::Stored(Box::new(record(&o.status, o.reason, o.figures, o.histogram)))),
+                Err(e) => Ok(Ended::Stored(Box::new(record(
+                    "failed",
+                    Some(format!("unreadable trial outcome: {e}")),
+                    None,
+                    None,
+                )))),
+            },
+            // Usage or environment: the plan was checked, so the machine changed under us.
+            (Some(2), _) => Ok(Ended::Stop(Error::env(reason_from_stderr()))),
+            (Some(code), _) if code > 128 => Ok(Ended::Stop(Error::Interrupted(code - 128))),
+            (Some(code), _) => {
+                let reason = reason_from_stderr();
+                let reason =
+                    if reason.is_empty() { format!("the trial process exited with status {code}") } else { reason };
+                Ok(Ended::Stored(Box::new(record("failed", Some(reason), None, None))))
+            }
+            (None, Some(sig)) => {
+                let reason = format!("the trial process was killed by {}", signal_name(sig));
+                Ok(Ended::Stored(Box::new(record("failed", Some(reason), None, None))))
+            }
+            (None, None) => {
+                Ok(Ended::Stored(Box::new(record("failed", Some("the trial process vanished".into()), None, None))))
+            }
+        }
+    }
+}
+
+fn read_in_background<R: Read + Send + 'static>(mut pipe: R) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = pipe.read_to_end(&mut buf);
+        buf
+    })
+}

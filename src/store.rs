@@ -1,0 +1,605 @@
+//! The results store: one SQLite file (rusqlite, bundled SQLite) in WAL mode, so a
+//! reader never blocks the run that writes, and with a busy timeout, so two runs can
+//! share one database. Each finished trial is its own transaction: a crash or a full disk
+//! loses at most the trial in flight, never a stored one.
+//!
+//! The schema is versioned by `PRAGMA user_version` and upgraded by the migrations below,
+//! in order. A database from a newer schedlab (a higher version) is refused, never
+//! rewritten; so is any SQLite file that is not schedlab's (`PRAGMA application_id`).
+
+use crate::error::{describe_io, Error, Result};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
+use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// "SCHL": marks the file as schedlab's.
+const APPLICATION_ID: i64 = 0x5343_484C;
+
+/// Each entry upgrades the schema by one version; never edit one that has shipped.
+const MIGRATIONS: &[&str] = &[
+    // 1: runs and their trials.
+    "CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        uuid TEXT NOT NULL UNIQUE,
+        suite_name TEXT NOT NULL,
+        suite_text TEXT NOT NULL,
+        options TEXT NOT NULL,
+        started TEXT NOT NULL,
+        ended TEXT,
+        status TEXT NOT NULL,
+        tool_version TEXT NOT NULL,
+        machine TEXT NOT NULL,
+        warnings TEXT NOT NULL,
+        planned INTEGER NOT NULL,
+        pid INTEGER
+    );
+    CREATE TABLE trials (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        experiment INTEGER NOT NULL,
+        family TEXT NOT NULL,
+        repeat INTEGER NOT NULL,
+        params TEXT NOT NULL,
+        figures TEXT,
+        histogram BLOB,
+        status TEXT NOT NULL,
+        reason TEXT,
+        started TEXT NOT NULL,
+        elapsed_s REAL NOT NULL,
+        UNIQUE (run_id, seq)
+    );",
+];
+
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Where results go: `--db`, else `$SCHEDLAB_DB`, else `./schedlab.db`.
+pub fn resolve_path(flag: Option<&Path>) -> PathBuf {
+    if let Some(p) = flag {
+        return p.to_path_buf();
+    }
+    match std::env::var_os("SCHEDLAB_DB") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => PathBuf::from("schedlab.db"),
+    }
+}
+
+/// A run as stored. `machine`, `options` and `warnings` are JSON as captured (the run
+/// may come from another machine or schedlab version, so they are kept verbatim).
+#[derive(Clone, Debug)]
+pub struct RunRecord {
+    pub id: i64,
+    pub uuid: String,
+    pub suite_name: String,
+    pub suite_text: String,
+    pub options: Json,
+    pub started: String,
+    pub ended: Option<String>,
+    /// running, interrupted, finished
+    pub status: String,
+    pub tool_version: String,
+    pub machine: Json,
+    pub warnings: Json,
+    pub planned: i64,
+    pub pid: Option<i64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrialRecord {
+    pub seq: i64,
+    pub experiment: i64,
+    pub family: String,
+    pub repeat: i64,
+    pub params: Json,
+    pub figures: Option<Json>,
+    /// Latency histogram: (value in ns, count), ascending values.
+    pub histogram: Option<Vec<(u64, u64)>>,
+    /// ok, failed, timed_out
+    pub status: String,
+    pub reason: Option<String>,
+    pub started: String,
+    pub elapsed_s: f64,
+}
+
+/// One line of `schedlab list`.
+#[derive(Clone, Debug)]
+pub struct RunSummary {
+    pub run: RunRecord,
+    pub ok: i64,
+    pub not_ok: i64,
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// A database error in words a user can act on.
+fn db_error(path: &Path, context: &str, e: rusqlite::Error) -> Error {
+    let where_ = path.display();
+    if let rusqlite::Error::SqliteFailure(f, msg) = &e {
+        let detail = msg.clone().unwrap_or_else(|| f.to_string());
+        return match f.code {
+            ErrorCode::DiskFull => Error::env(format!(
+                "{context}: the disk holding {where_} is full; what was stored before stays valid. Free some space \
+                 and continue with `schedlab run --resume RUN`"
+            )),
+            ErrorCode::NotADatabase => Error::env(format!(
+                "{where_} is not a SQLite database or is corrupt ({detail}); it was left untouched. Use --db to \
+                 choose another file"
+            )),
+            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => Error::env(format!(
+                "{context}: {where_} stayed locked by another process for longer than the busy timeout"
+            )),
+            ErrorCode::ReadOnly => Error::env(format!(
+                "{context}: {where_} cannot be written ({detail}): check the permissions of the file and its directory"
+            )),
+            ErrorCode::CannotOpen | ErrorCode::PermissionDenied => Error::env(format!(
+                "cannot open {where_} ({detail}): check that its directory exists and is writable, or use --db"
+            )),
+            ErrorCode::DatabaseCorrupt => Error::env(format!(
+                "{where_} is corrupt ({detail}); it was left untouched. Use --db to choose another file"
+            )),
+            _ => Error::env(format!("{context}: {where_}: {detail}")),
+        };
+    }
+    Error::env(format!("{context}: {where_}: {e}"))
+}
+
+fn to_json(text: Option<String>) -> Json {
+    text.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(Json::Null)
+}
+
+impl Store {
+    /// Open (and with `create`, make) the database at `path`, upgrading its schema.
+    pub fn open(path: &Path, create: bool) -> Result<Store> {
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => {
+                return Err(Error::env(format!("{} is a directory, not a results database", path.display())))
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => {
+                return Err(Error::env(format!(
+                    "no results database at {}: run `schedlab run` first, or name one with --db or SCHEDLAB_DB",
+                    path.display()
+                )))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::env(format!("cannot read {}: {}", path.display(), describe_io(&e)))),
+        }
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if create {
+            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        }
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| db_error(path, "opening", e))?;
+        conn.busy_timeout(Duration::from_secs(60)).map_err(|e| db_error(path, "opening", e))?;
+        let mut store = Store { conn, path: path.to_path_buf() };
+        store.check_and_migrate()?;
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self, context: &str, e: rusqlite::Error) -> Error {
+        db_error(&self.path, context, e)
+    }
+
+    fn pragma_i64(&self, name: &str) -> Result<i64> {
+        self.conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0)).map_err(|e| self.err("reading the schema", e))
+    }
+
+    fn check_and_migrate(&mut self) -> Result<()> {
+        let app_id = self.pragma_i64("application_id")?;
+        let tables: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(|e| self.err("reading the schema", e))?;
+        if app_id != APPLICATION_ID && (app_id != 0 || tables > 0) {
+            return Err(Error::env(format!(
+                "{} is a SQLite database but not a schedlab one; it was left untouched. Use --db to choose another file",
+                self.path.display()
+            )));
+        }
+        let version = self.pragma_i64("user_version")?;
+        if version > SCHEMA_VERSION {
+            return Err(self.newer(version));
+        }
+        self.conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| self.err("opening", e))?;
+        // WAL lets `list` read while a run writes; it is a property of the file, set once.
+        let mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(|e| self.err("switching to WAL mode", e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Error::env(format!(
+                "{} cannot use write-ahead logging (journal mode stayed '{mode}'); put the database on a local \
+                 filesystem",
+                self.path.display()
+            )));
+        }
+        if version == SCHEMA_VERSION {
+            return Ok(());
+        }
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| db_error(&path, "upgrading the schema", e))?;
+        // Another process may have upgraded it while we waited for the lock.
+        let now: i64 =
+            tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| db_error(&path, "upgrading", e))?;
+        for (index, sql) in MIGRATIONS.iter().enumerate().skip(now.max(0) as usize) {
+            tx.execute_batch(sql).map_err(|e| db_error(&path, "upgrading the schema", e))?;
+            tx.pragma_update(None, "user_version", index as i64 + 1).map_err(|e| db_error(&path, "upgrading", e))?;
+        }
+        tx.pragma_update(None, "application_id", APPLICATION_ID).map_err(|e| db_error(&path, "upgrading", e))?;
+        tx.commit().map_err(|e| db_error(&path, "upgrading the schema", e))
+    }
+
+    fn newer(&self, version: i64) -> Error {
+        Error::env(format!(
+            "{} was written by a newer schedlab (schema version {version}; this schedlab {} knows up to {SCHEMA_VERSION}): \
+             upgrade schedlab to read it; the file was left untouched",
+            self.path.display(),
+            env!("CARGO_PKG_VERSION")
+        ))
+    }
+
+    /// Store a new run; returns its id.
+    pub fn insert_run(&mut self, run: &RunRecord) -> Result<i64> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| db_error(&path, "starting the run", e))?;
+        tx.execute(
+            "INSERT INTO runs (uuid, suite_name, suite_text, options, started, ended, status, tool_version, machine, \
+             warnings, planned, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            params![
+                run.uuid,
+                run.suite_name,
+                run.suite_text,
+                run.options.to_string(),
+                run.started,
+                run.ended,
+                run.status,
+                run.tool_version,
+                run.machine.to_string(),
+                run.warnings.to_string(),
+                run.planned,
+                run.pid,
+            ],
+        )
+        .map_err(|e| db_error(&path, "storing the run", e))?;
+        let id = tx.last_insert_rowid();
+        tx.commit().map_err(|e| db_error(&path, "storing the run", e))?;
+        Ok(id)
+    }
+
+    /// Store one finished trial, in its own transaction.
+    pub fn insert_trial(&mut self, run_id: i64, t: &TrialRecord) -> Result<()> {
+        let path = self.path.clone();
+        self.conn
+            .execute(
+                "INSERT INTO trials (run_id, seq, experiment, family, repeat, params, figures, histogram, status, \
+                 reason, started, elapsed_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![
+                    run_id,
+                    t.seq,
+                    t.experiment,
+                    t.family,
+                    t.repeat,
+                    t.params.to_string(),
+                    t.figures.as_ref().map(|f| f.to_string()),
+                    t.histogram.as_deref().map(encode_histogram),
+                    t.status,
+                    t.reason,
+                    t.started,
+                    t.elapsed_s,
+                ],
+            )
+            .map_err(|e| db_error(&path, "storing a trial", e))?;
+        Ok(())
+    }
+
+    pub fn set_run_state(&mut self, run_id: i64, status: &str, ended: Option<&str>, pid: Option<i64>) -> Result<()> {
+        let path = self.path.clone();
+        self.conn
+            .execute(
+                "UPDATE runs SET status = ?1, ended = ?2, pid = ?3 WHERE id = ?4",
+                params![status, ended, pid, run_id],
+            )
+            .map_err(|e| db_error(&path, "updating the run", e))?;
+        Ok(())
+    }
+
+    fn run_from_row(row: &rusqlite::Row) -> rusqlite::Result<RunRecord> {
+        Ok(RunRecord {
+            id: row.get("id")?,
+            uuid: row.get("uuid")?,
+            suite_name: row.get("suite_name")?,
+            suite_text: row.get("suite_text")?,
+            options: to_json(row.get("options")?),
+            started: row.get("started")?,
+            ended: row.get("ended")?,
+            status: row.get("status")?,
+            tool_version: row.get("tool_version")?,
+            machine: to_json(row.get("machine")?),
+            warnings: to_json(row.get("warnings")?),
+            planned: row.get("planned")?,
+            pid: row.get("pid")?,
+        })
+    }
+
+    /// The run with this id, or a clear error naming the runs that exist.
+    pub fn run(&self, id: i64) -> Result<RunRecord> {
+        let found = self
+            .conn
+            .query_row("SELECT * FROM runs WHERE id = ?1", [id], Self::run_from_row)
+            .optional()
+            .map_err(|e| self.err("reading runs", e))?;
+        found.ok_or_else(|| {
+            Error::usage(format!(
+                "there is no run {id} in {}: `schedlab list` shows the runs it holds",
+                self.path.display()
+            ))
+        })
+    }
+
+    /// Resolve a RUN argument: a number or `latest`.
+    pub fn resolve_run(&self, text: &str) -> Result<i64> {
+        if text == "latest" || text == "last" {
+            let latest: Option<i64> = self
+                .conn
+                .query_row("SELECT max(id) FROM runs", [], |r| r.get(0))
+                .map_err(|e| self.err("reading runs", e))?;
+            return latest.ok_or_else(|| Error::usage(format!("{} holds no runs yet", self.path.display())));
+        }
+        let id: i64 = text.trim().parse().map_err(|_| {
+            Error::usage(format!("'{text}' is not a run id: give the number `schedlab list` shows, or `latest`"))
+        })?;
+        self.run(id).map(|r| r.id)
+    }
+
+    pub fn runs(&self) -> Result<Vec<RunSummary>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT runs.*, \
+                 (SELECT count(*) FROM trials t WHERE t.run_id = runs.id AND t.status = 'ok') AS ok, \
+                 (SELECT count(*) FROM trials t WHERE t.run_id = runs.id AND t.status != 'ok') AS not_ok \
+                 FROM runs ORDER BY id",
+            )
+            .map_err(|e| self.err("reading runs", e))?;
+        let rows = stmt
+            .query_map([], |row| {
+                Ok(RunSummary { run: Self::run_from_row(row)?, ok: row.get("ok")?, not_ok: row.get("not_ok")? })
+            })
+            .map_err(|e| self.err("reading runs", e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err("reading runs", e))
+    }
+
+    pub fn trials(&self, run_id: i64) -> Result<Vec<TrialRecord>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT seq, experiment, family, repeat, params, figures, histogram, status, reason, started, elapsed_s \
+                 FROM trials WHERE run_id = ?1 ORDER BY seq",
+            )
+            .map_err(|e| self.err("reading trials", e))?;
+        let rows = stmt
+            .query_map([run_id], |row| {
+                let histogram: Option<Vec<u8>> = row.get(6)?;
+                Ok(TrialRecord {
+                    seq: row.get(0)?,
+                    experiment: row.get(1)?,
+                    family: row.get(2)?,
+                    repeat: row.get(3)?,
+                    params: to_json(row.get(4)?),
+                    figures: row.get::<_, Option<String>>(5)?.map(|t| to_json(Some(t))),
+                    histogram: histogram.map(|b| decode_histogram(&b)),
+                    status: row.get(7)?,
+                    reason: row.get(8)?,
+                    started: row.get(9)?,
+                    elapsed_s: row.get(10)?,
+                })
+            })
+            .map_err(|e| self.err("reading trials", e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err("reading trials", e))
+    }
+
+    /// The sequence numbers already stored for a run (what `--resume` skips).
+    pub fn stored_seqs(&self, run_id: i64) -> Result<Vec<i64>> {
+        let mut stmt =
+            self.conn.prepare("SELECT seq FROM trials WHERE run_id = ?1").map_err(|e| self.err("reading trials", e))?;
+        let rows = stmt.query_map([run_id], |r| r.get(0)).map_err(|e| self.err("reading trials", e))?;
+        rows.collect::<rusqlite::Result<Vec<i64>>>().map_err(|e| self.err("reading trials", e))
+    }
+
+    pub fn delete_run(&mut self, id: i64) -> Result<()> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(|e| db_error(&path, "deleting", e))?;
+        tx.execute("DELETE FROM trials WHERE run_id = ?1", [id]).map_err(|e| db_error(&path, "deleting", e))?;
+        tx.execute("DELETE FROM runs WHERE id = ?1", [id]).map_err(|e| db_error(&path, "deleting", e))?;
+        tx.commit().map_err(|e| db_error(&path, "deleting", e))
+    }
+
+    pub fn run_by_uuid(&self, uuid: &str) -> Result<Option<i64>> {
+        self.conn
+            .query_row("SELECT id FROM runs WHERE uuid = ?1", [uuid], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err("reading runs", e))
+    }
+
+    /// Store a whole run with its trials in one transaction (import): all or nothing.
+    pub fn insert_run_with_trials(&mut self, run: &RunRecord, trials: &[TrialRecord]) -> Result<i64> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| db_error(&path, "importing", e))?;
+        tx.execute(
+            "INSERT INTO runs (uuid, suite_name, suite_text, options, started, ended, status, tool_version, machine, \
+             warnings, planned, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, NULL)",
+            params![
+                run.uuid,
+                run.suite_name,
+                run.suite_text,
+                run.options.to_string(),
+                run.started,
+                run.ended,
+                run.status,
+                run.tool_version,
+                run.machine.to_string(),
+                run.warnings.to_string(),
+                run.planned,
+            ],
+        )
+        .map_err(|e| db_error(&path, "importing a run", e))?;
+        let id = tx.last_insert_rowid();
+        {
+            let mut stmt = tx
+                .prepare(
+                    "INSERT INTO trials (run_id, seq, experiment, family, repeat, params, figures, histogram, status, \
+                     reason, started, elapsed_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                )
+                .map_err(|e| db_error(&path, "importing", e))?;
+            for t in trials {
+                stmt.execute(params![
+                    id,
+                    t.seq,
+                    t.experiment,
+                    t.family,
+                    t.repeat,
+                    t.params.to_string(),
+                    t.figures.as_ref().map(|f| f.to_string()),
+                    t.histogram.as_deref().map(encode_histogram),
+                    t.status,
+                    t.reason,
+                    t.started,
+                    t.elapsed_s,
+                ])
+                .map_err(|e| db_error(&path, "importing a trial", e))?;
+            }
+        }
+        tx.commit().map_err(|e| db_error(&path, "importing", e))?;
+        Ok(id)
+    }
+}
+
+/// LEB128 varints: each bucket as (value delta from the previous bucket, count). A
+/// latency histogram of a few hundred occupied buckets takes a few hundred bytes.
+pub fn encode_histogram(buckets: &[(u64, u64)]) -> Vec<u8> {
+    fn push(out: &mut Vec<u8>, mut v: u64) {
+        loop {
+            let byte = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(byte);
+                return;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+    let mut out = Vec::with_capacity(buckets.len() * 3);
+    let mut previous = 0;
+    for &(value, count) in buckets {
+        push(&mut out, value.wrapping_sub(previous));
+        push(&mut out, count);
+        previous = value;
+    }
+    out
+}
+
+pub fn decode_histogram(bytes: &[u8]) -> Vec<(u64, u64)> {
+    let mut numbers = Vec::new();
+    let (mut v, mut shift) = (0u64, 0u32);
+    for &b in bytes {
+        v |= u64::from(b & 0x7f).checked_shl(shift).unwrap_or(0);
+        if b & 0x80 == 0 {
+            numbers.push(v);
+            v = 0;
+            shift = 0;
+        } else {
+            shift += 7;
+        }
+    }
+    let mut out = Vec::with_capacity(numbers.len() / 2);
+    let mut previous = 0u64;
+    for pair in numbers.chunks_exact(2) {
+        previous = previous.wrapping_add(pair[0]);
+        out.push((previous, pair[1]));
+    }
+    out
+}
+
+/// A random version-4 UUID, the run's identity across databases.
+pub fn new_uuid() -> String {
+    let mut b = [0u8; 16];
+    // SAFETY: the buffer is valid for 16 bytes.
+    let got = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if got != 16 {
+        // No entropy source: time and pid still make a collision vanishingly unlikely.
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+        b[..8].copy_from_slice(&(t as u64).to_le_bytes());
+        b[8..12].copy_from_slice(&std::process::id().to_le_bytes());
+    }
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+}
+
+/// Now, as RFC 3339 UTC with milliseconds: "2026-11-21T10:04:05.123Z".
+pub fn now_utc() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let secs = now.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        now.subsec_millis()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_round_trip() {
+        let buckets = vec![(0, 1), (127, 128), (128, 1), (1_000_000, 5), (u64::MAX / 2, 7)];
+        assert_eq!(decode_histogram(&encode_histogram(&buckets)), buckets);
+        assert!(encode_histogram(&[(1000, 3), (1001, 4)]).len() <= 5);
+    }
+
+    #[test]
+    fn uuids_are_v4_and_distinct() {
+        let (a, b) = (new_uuid(), new_uuid());
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4");
+    }
+
+    #[test]
+    fn timestamps_look_like_rfc3339() {
+        let t = now_utc();
+        assert_eq!(t.len(), 24, "{t}");
+        assert!(t.starts_with("20") && t.ends_with('Z') && &t[10..11] == "T", "{t}");
+    }
+}

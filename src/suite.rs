@@ -1,0 +1,652 @@
+//! Suite files (TOML) -> a plan of trials.
+//!
+//! A suite is a list of `[[experiment]]` tables. Each names a `family` (ring, workload,
+//! latency) and gives that command's flags as keys (`procs`, `laps`, `policy`, ...). A
+//! list value is an axis: the experiment runs the cross product of its axes, `repeat`
+//! times each, after `warmup` unrecorded trials of each combination. An optional
+//! `[experiment.full]` table overrides keys when the run is given `--full`.
+//!
+//! Every trial is checked the way its command checks its flags (the same clap parser and
+//! spec validation), before anything runs, so a bad value is reported with the file, line
+//! and key instead of failing mid-run.
+
+use crate::cli::{Cli, Command};
+use crate::error::{Error, Result};
+use crate::model::{RingLength, WorkloadKind};
+use clap::{CommandFactory, Parser};
+use serde_json::{Map, Value as Json};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use toml::{Spanned, Value as Toml};
+
+/// Built-in suites: (name, what it measures, TOML text).
+pub const BUILT_IN: [(&str, &str); 4] = [
+    ("quick", include_str!("../suites/quick.toml")),
+    ("pipeline-1992", include_str!("../suites/pipeline-1992.toml")),
+    ("policy-study", include_str!("../suites/policy-study.toml")),
+    ("hrtimers-2007", include_str!("../suites/hrtimers-2007.toml")),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Family {
+    Ring,
+    Workload,
+    Latency,
+}
+
+impl Family {
+    pub const ALL: [Family; 3] = [Family::Ring, Family::Workload, Family::Latency];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Ring => "ring",
+            Family::Workload => "workload",
+            Family::Latency => "latency",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.as_str() == text)
+    }
+
+    /// Flags that shape output or files, not the measurement: the store keeps results.
+    fn output_only(key: &str) -> bool {
+        matches!(key, "json" | "format" | "samples" | "histogram" | "compare-policies" | "help" | "repeat")
+    }
+}
+
+/// One trial of the plan. `seq` is its identity within the run (stable across resumes).
+#[derive(Clone, Debug)]
+pub struct Trial {
+    pub seq: usize,
+    pub experiment: usize,
+    pub family: Family,
+    /// The parameters as the suite gave them (after --full overrides), one value each.
+    pub params: Map<String, Json>,
+    /// 1-based; 0 for a warm-up trial (run, never stored).
+    pub repeat: u32,
+    pub estimate: Duration,
+}
+
+impl Trial {
+    pub fn is_warmup(&self) -> bool {
+        self.repeat == 0
+    }
+
+    /// The command line this trial is: `schedlab ring --procs 4 --laps 2000`.
+    pub fn argv(&self) -> Vec<String> {
+        argv_for(self.family, &self.params)
+    }
+
+    /// "ring procs=4 laps=2000 #2"
+    pub fn label(&self) -> String {
+        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={}", scalar_text(v))).collect();
+        let repeat = if self.is_warmup() { "warm-up".to_string() } else { format!("#{}", self.repeat) };
+        format!("{} {} {repeat}", self.family.as_str(), params.join(" "))
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Experiment {
+    pub family: Family,
+    pub repeat: u32,
+    pub warmup: u32,
+    /// Keys whose value is a list (varied across the experiment's trials), in file order.
+    pub axes: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Suite {
+    pub name: String,
+    pub description: Option<String>,
+    pub text: String,
+    pub experiments: Vec<Experiment>,
+    /// Measured trials, in plan order (seq 0..n).
+    pub trials: Vec<Trial>,
+    /// Unrecorded warm-up trials, run before the measured ones.
+    pub warmups: Vec<Trial>,
+}
+
+impl Suite {
+    pub fn estimate(&self) -> Duration {
+        self.trials.iter().chain(&self.warmups).map(|t| t.estimate).sum()
+    }
+}
+
+/// Find a built-in suite's text by name.
+pub fn built_in(name: &str) -> Option<&'static str> {
+    BUILT_IN.iter().find(|(n, _)| *n == name).map(|(_, text)| *text)
+}
+
+/// Load a suite named on the command line: a built-in name or a path to a TOML file.
+pub fn load(name_or_path: &str, full: bool) -> Result<Suite> {
+    if let Some(text) = built_in(name_or_path) {
+        return parse(name_or_path, text, name_or_path, full);
+    }
+    let path = std::path::Path::new(name_or_path);
+    if !name_or_path.ends_with(".toml") && !path.exists() {
+        let names: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
+        return Err(Error::usage(format!(
+            "no built-in suite or file named '{name_or_path}': built-in suites are {} (see `schedlab suites`); \
+             a suite file ends in .toml",
+            names.join(", ")
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::usage(format!("cannot read the suite file {}: {}", path.display(), crate::error::describe_io(&e)))
+    })?;
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "suite".into());
+    parse(&path.display().to_string(), &text, &stem, full)
+}
+
+/// 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteFile {
+    name: Option<String>,
+    description: Option<String>,
+    #[serde(default)]
+    experiment: Vec<Spanned<BTreeMap<Spanned<String>, Spanned<Toml>>>>,
+}
+
+/// Where an error is: "suite.toml:7".
+struct Origin<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Origin<'_> {
+    fn at(&self, offset: usize, msg: impl std::fmt::Display) -> Error {
+        Error::usage(format!("{}:{}: {msg}", self.file, line_of(self.text, offset)))
+    }
+}
+
+/// Parse and check a suite; `file` names it in errors, `default_name` is used when the
+/// file has no `name`.
+pub fn parse(file: &str, text: &str, default_name: &str, full: bool) -> Result<Suite> {
+    let origin = Origin { file, text };
+    let doc: SuiteFile = toml::from_str(text).map_err(|e| {
+        let msg = e.message().trim().to_string();
+        match e.span() {
+            Some(span) => origin.at(span.start, msg),
+            None => Error::usage(format!("{file}: {msg}")),
+        }
+    })?;
+    if doc.experiment.is_empty() {
+        return Err(Error::usage(format!(
+            "{file}: the suite has no experiments: add an [[experiment]] table with a family (ring, workload or latency)"
+        )));
+    }
+    let mut experiments = Vec::new();
+    let mut trials = Vec::new();
+    let mut warmups = Vec::new();
+    for (index, table) in doc.experiment.iter().enumerate() {
+        let (experiment, combos) = check_experiment(&origin, table, full)?;
+        for params in combos {
+            let estimate = estimate(experiment.family, &params);
+            for _ in 0..experiment.warmup {
+                warmups.push(Trial {
+                    seq: 0,
+                    experiment: index,
+                    family: experiment.family,
+                    params: params.clone(),
+                    repeat: 0,
+                    estimate,
+                });
+            }
+            for repeat in 1..=experiment.repeat {
+                let seq = trials.len();
+                trials.push(Trial {
+                    seq,
+                    experiment: index,
+                    family: experiment.family,
+                    params: params.clone(),
+                    repeat,
+                    estimate,
+                });
+            }
+        }
+        experiments.push(experiment);
+    }
+    Ok(Suite {
+        name: doc.name.unwrap_or_else(|| default_name.to_string()),
+        description: doc.description,
+        text: text.to_string(),
+        experiments,
+        trials,
+        warmups,
+    })
+}
+
+/// Check one `[[experiment]]` table and expand it into its parameter combinations.
+fn check_experiment(
+    origin: &Origin,
+    table: &Spanned<BTreeMap<Spanned<String>, Spanned<Toml>>>,
+    full: bool,
+) -> Result<(Experiment, Vec<Map<String, Json>>)> {
+    let start = table.span().start;
+    let entries = table.get_ref();
+    let family_value = entries.iter().find(|(k, _)| k.get_ref() == "family").map(|(_, v)| v);
+    let Some(family_value) = family_value else {
+        return Err(
+            origin.at(start, "an [[experiment]] has no family: add family = \"ring\", \"workload\" or \"latency\"")
+        );
+    };
+    let family = family_value.get_ref().as_str().and_then(Family::parse).ok_or_else(|| {
+        origin.at(
+            family_value.span().start,
+            format!("unknown family {}: expected one of ring, workload, latency", family_value.get_ref()),
+        )
+    })?;
+    let flags = family_flags(family);
+    let mut repeat = 1u32;
+    let mut warmup = 0u32;
+    // key -> (values, offset of the value), in a stable order: the file's keys sorted.
+    let mut params: Vec<(String, Vec<Json>, usize)> = Vec::new();
+    let mut overrides: Option<&Spanned<Toml>> = None;
+    for (key, value) in entries {
+        let name = key.get_ref().as_str();
+        let at = value.span().start;
+        match name {
+            "family" => {}
+            "repeat" | "warmup" => {
+                let n = value
+                    .get_ref()
+                    .as_integer()
+                    .filter(|n| (if name == "repeat" { 1 } else { 0 }..=10_000).contains(n))
+                    .ok_or_else(|| {
+                        origin.at(
+                            at,
+                            format!(
+                                "{name} must be a whole number from {} to 10000",
+                                if name == "repeat" { 1 } else { 0 }
+                            ),
+                        )
+                    })?;
+                if name == "repeat" {
+                    repeat = n as u32;
+                } else {
+                    warmup = n as u32;
+                }
+            }
+            "full" => overrides = Some(value),
+            _ => params.push((check_key(origin, family, &flags, key)?, values_of(origin, name, value)?, at)),
+        }
+    }
+    if let Some(overrides) = overrides {
+        let Toml::Table(table) = overrides.get_ref() else {
+            return Err(origin.at(overrides.span().start, "full must be a table of the keys to change under --full"));
+        };
+        if full {
+            for (name, value) in table {
+                let flag = normalise(name);
+                if !flags.iter().any(|(f, _)| *f == flag) || Family::output_only(&flag) {
+                    return Err(origin.at(
+                        overrides.span().start,
+                        format!("unknown key '{name}' in full for a {} experiment", family.as_str()),
+                    ));
+                }
+                let values = values_of(origin, name, &Spanned::new(overrides.span(), value.clone()))?;
+                match params.iter_mut().find(|(k, _, _)| *k == flag) {
+                    Some(existing) => existing.1 = values,
+                    None => params.push((flag, values, overrides.span().start)),
+                }
+            }
+        }
+    }
+    let axes: Vec<String> = params.iter().filter(|(_, v, _)| v.len() > 1).map(|(k, _, _)| key_name(k)).collect();
+    // The cross product, first key outermost.
+    let mut combos: Vec<(Map<String, Json>, Vec<usize>)> = vec![(Map::new(), Vec::new())];
+    for (key, values, at) in &params {
+        let mut next = Vec::with_capacity(combos.len() * values.len());
+        for (combo, offsets) in &combos {
+            for value in values {
+                let mut c = combo.clone();
+                c.insert(key_name(key), value.clone());
+                let mut o = offsets.clone();
+                o.push(*at);
+                next.push((c, o));
+            }
+        }
+        combos = next;
+        if combos.len() > 1_000_000 {
+            return Err(origin.at(start, "this experiment expands to more than a million combinations"));
+        }
+    }
+    for (combo, _) in &combos {
+        validate(origin, family, combo, &params, start)?;
+    }
+    let experiment = Experiment { family, repeat, warmup, axes };
+    Ok((experiment, combos.into_iter().map(|(c, _)| c).collect()))
+}
+
+/// TOML keys may be written `work_kb` or `work-kb`; flags use dashes.
+fn normalise(key: &str) -> String {
+    key.replace('_', "-")
+}
+
+/// How a parameter is stored and shown: `work_kb` (JSON- and pandas-friendly).
+fn key_name(flag: &str) -> String {
+    flag.replace('-', "_")
+}
+
+/// The family command's flags: (long name or positional id, takes a value).
+fn family_flags(family: Family) -> Vec<(String, bool)> {
+    let command = Cli::command();
+    let Some(sub) = command.find_subcommand(family.as_str()) else { return Vec::new() };
+    sub.get_arguments()
+        .map(|a| {
+            let name = a.get_long().map(str::to_string).unwrap_or_else(|| a.get_id().as_str().to_string());
+            (name, a.get_action().takes_values())
+        })
+        .collect()
+}
+
+fn check_key(origin: &Origin, family: Family, flags: &[(String, bool)], key: &Spanned<String>) -> Result<String> {
+    let flag = normalise(key.get_ref());
+    if Family::output_only(&flag) && flags.iter().any(|(f, _)| *f == flag) {
+        let why = if flag == "repeat" {
+            "repeat is the suite's own key and counts every trial"
+        } else {
+            "results go to the database; use `schedlab show` or `export`"
+        };
+        return Err(origin.at(key.span().start, format!("key '{}' does not apply in a suite: {why}", key.get_ref())));
+    }
+    if !flags.iter().any(|(f, _)| *f == flag) {
+        let mut known: Vec<String> =
+            flags.iter().map(|(f, _)| key_name(f)).filter(|f| !Family::output_only(&normalise(f))).collect();
+        known.extend(["repeat".into(), "warmup".into(), "full".into()]);
+        return Err(origin.at(
+            key.span().start,
+            format!(
+                "unknown key '{}' for a {} experiment; expected one of {}",
+                key.get_ref(),
+                family.as_str(),
+                known.join(", ")
+            ),
+        ));
+    }
+    Ok(flag)
+}
+
+/// A key's values: one for a scalar, several for a list (an axis).
+fn values_of(origin: &Origin, name: &str, value: &Spanned<Toml>) -> Result<Vec<Json>> {
+    let at = value.span().start;
+    let scalar = |v: &Toml| -> Result<Json> {
+        match v {
+            Toml::String(s) => Ok(Json::String(s.clone())),
+            Toml::Integer(i) => Ok(Json::from(*i)),
+            Toml::Float(f) => Ok(Json::from(*f)),
+            Toml::Boolean(b) => Ok(Json::Bool(*b)),
+            _ => Err(origin.at(at, format!("{name} must be a number, a string, true/false or a list of them"))),
+        }
+    };
+    match value.get_ref() {
+        Toml::Array(items) if items.is_empty() => {
+            Err(origin.at(at, format!("{name} is an empty list: give at least one value")))
+        }
+        Toml::Array(items) => {
+            let mut out = Vec::new();
+            for item in items {
+                let v = scalar(item)?;
+                if !out.contains(&v) {
+                    out.push(v);
+                }
+            }
+            Ok(out)
+        }
+        other => Ok(vec![scalar(other)?]),
+    }
+}
+
+fn scalar_text(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `schedlab <family> [workload] --key value ...` for one combination.
+fn argv_for(family: Family, params: &Map<String, Json>) -> Vec<String> {
+    let mut argv = vec!["schedlab".to_string(), family.as_str().to_string()];
+    if family == Family::Workload {
+        argv.push(params.get("workload").map(scalar_text).unwrap_or_default());
+    }
+    for (key, value) in params {
+        if family == Family::Workload && key == "workload" {
+            continue;
+        }
+        match value {
+            Json::Bool(true) => argv.push(format!("--{}", normalise(key))),
+            Json::Bool(false) => {}
+            other => {
+                argv.push(format!("--{}", normalise(key)));
+                argv.push(scalar_text(other));
+            }
+        }
+    }
+    argv
+}
+
+/// Check one combination exactly as its command would, and that it is one trial.
+fn validate(
+    origin: &Origin,
+    family: Family,
+    combo: &Map<String, Json>,
+    params: &[(String, Vec<Json>, usize)],
+    experiment_at: usize,
+) -> Result<()> {
+    let offset_of = |flag: &str| params.iter().find(|(k, _, _)| k == flag).map_or(experiment_at, |(_, _, at)| *at);
+    if family == Family::Workload && !combo.contains_key("workload") {
+        return Err(
+            origin.at(experiment_at, "a workload experiment needs workload = \"cpu\", \"io\" or \"mixed\" (or a list)")
+        );
+    }
+    let flags = family_flags(family);
+    for (key, value) in combo {
+        let takes_value = flags.iter().find(|(f, _)| *f == normalise(key)).is_some_and(|(_, t)| *t);
+        if !takes_value && !matches!(value, Json::Bool(_)) {
+            return Err(
+                origin.at(offset_of(&normalise(key)), format!("{key} is a switch: write {key} = true or false"))
+            );
+        }
+        if takes_value && matches!(value, Json::Bool(_)) {
+            return Err(origin.at(offset_of(&normalise(key)), format!("{key} needs a value, not true/false")));
+        }
+    }
+    let argv = argv_for(family, combo);
+    let cli = Cli::try_parse_from(&argv).map_err(|e| {
+        let key = e
+            .get(clap::error::ContextKind::InvalidArg)
+            .map(|a| a.to_string())
+            .and_then(|a| a.strip_prefix("--").map(|s| s.split([' ', '=']).next().unwrap_or(s).to_string()))
+            .or_else(|| (family == Family::Workload).then(|| "workload".to_string()))
+            .unwrap_or_default();
+        let rendered = e.render().to_string();
+        let first = rendered.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
+        let first = first.replace("'--", "'").replace(" <LIST>", "").replace(" <N>", "").replace(" <TIME>", "");
+        origin.at(offset_of(&key), format!("{}: {first}", key_name(&key)))
+    })?;
+    let check = |result: Result<usize>| -> Result<()> {
+        match result {
+            Ok(1) => Ok(()),
+            Ok(n) => {
+                let several = params
+                    .iter()
+                    .find(|(k, v, _)| {
+                        v.len() == 1
+                            && matches!(&v[0], Json::String(s) if s.contains(',') || s.contains(".."))
+                            && (k == "procs" || k == "policy")
+                    })
+                    .map(|(k, _, _)| k.clone())
+                    .unwrap_or_else(|| "procs".into());
+                Err(origin.at(
+                    offset_of(&several),
+                    format!(
+                        "{} names {n} values in one string: write a list instead, e.g. {} = [2, 4, 8]",
+                        key_name(&several),
+                        key_name(&several)
+                    ),
+                ))
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                let key = params.iter().map(|(k, _, _)| k).find(|k| msg.contains(&format!("--{k}")));
+                let at = key.map_or(experiment_at, |k| offset_of(k));
+                Err(origin.at(at, msg.replace("--", "")))
+            }
+        }
+    };
+    match cli.command {
+        Command::Ring(args) => check(args.to_specs().map(|s| s.len())),
+        Command::Workload(args) => check(args.to_specs().map(|s| s.len())),
+        Command::Latency(args) => check(args.policies().map(|p| p.len())),
+        _ => Ok(()),
+    }
+}
+
+/// A rough time for one trial on a machine like the 2-vCPU reference VM: enough for a
+/// plan's ETA, not a measurement. Includes starting the trial's process.
+fn estimate(family: Family, params: &Map<String, Json>) -> Duration {
+    const START_S: f64 = 0.02;
+    let Ok(cli) = Cli::try_parse_from(argv_for(family, params)) else { return Duration::ZERO };
+    let cpus = crate::sys::sched::allowed_cpus().map(|c| c.len()).unwrap_or(1).max(1) as f64;
+    let secs = match cli.command {
+        Command::Ring(args) => {
+            let Ok(specs) = args.to_specs() else { return Duration::ZERO };
+            let spec = &specs[0];
+            let hop_s = if spec.pin == crate::model::Pin::Same { 2.5e-6 } else { 20e-6 };
+            let body = match spec.length {
+                RingLength::Laps(l) => l as f64 * spec.procs as f64 * hop_s,
+                RingLength::Duration(d) => d.as_secs_f64(),
+            };
+            // The overhead probe (~50 ms) and forking the members (~0.3 ms each).
+            body + 0.05 + spec.procs as f64 * 3e-4
+        }
+        Command::Workload(args) => {
+            let Ok(specs) = args.to_specs() else { return Duration::ZERO };
+            let spec = &specs[0];
+            let p = &spec.params;
+            let procs = spec.procs as f64;
+            let per_child = match p.kind {
+                WorkloadKind::Cpu => p.iterations as f64 * 4e-9,
+                WorkloadKind::Io => (p.transfer_size / p.block_size) as f64 * 2e-4,
+                WorkloadKind::Mixed => p.iterations as f64 * 2e-4,
+            };
+            let parallel = if p.kind == WorkloadKind::Cpu { cpus } else { 2.0 };
+            per_child * procs / parallel.min(procs) + procs * 5e-4
+        }
+        Command::Latency(args) => {
+            let interval = args.interval_ns() as f64 * 1e-9;
+            let policies = args.policies().map(|p| p.len()).unwrap_or(1) as f64;
+            policies
+                * match (args.loops, args.duration) {
+                    (Some(n), _) => n as f64 * interval,
+                    (None, Some(d)) => d.as_secs_f64(),
+                    (None, None) => 10.0,
+                }
+        }
+        _ => 0.0,
+    };
+    Duration::from_secs_f64(secs + START_S)
+}
+
+/// "1 min 05 s", "12 s", "2 h 03 min".
+pub fn format_estimate(d: Duration) -> String {
+    let exact = d.as_secs_f64();
+    if exact < 10.0 {
+        return format!("{exact:.1} s");
+    }
+    let s = exact.round() as u64;
+    match s {
+        0..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min {:02} s", s / 60, s % 60),
+        _ => format!("{} h {:02} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_text(text: &str) -> Result<Suite> {
+        parse("test.toml", text, "test", false)
+    }
+
+    fn err(text: &str) -> String {
+        parse_text(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn built_in_suites_parse() {
+        for (name, text) in BUILT_IN {
+            for full in [false, true] {
+                let suite = parse(name, text, name, full).unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert!(!suite.trials.is_empty(), "{name}");
+                assert!(suite.description.is_some(), "{name} has no description");
+            }
+        }
+    }
+
+    #[test]
+    fn cross_product_times_repeats() {
+        let suite = parse_text(
+            "[[experiment]]\nfamily = \"ring\"\nprocs = [2, 4, 8]\npolicy = [\"other\", \"batch\"]\nlaps = 10\nrepeat = 3\nwarmup = 1\n",
+        )
+        .unwrap();
+        assert_eq!(suite.trials.len(), 3 * 2 * 3);
+        assert_eq!(suite.warmups.len(), 3 * 2);
+        assert_eq!(suite.experiments[0].axes, vec!["policy", "procs"]);
+        let seqs: Vec<usize> = suite.trials.iter().map(|t| t.seq).collect();
+        assert_eq!(seqs, (0..18).collect::<Vec<_>>());
+        assert_eq!(
+            suite.trials[0].argv(),
+            vec!["schedlab", "ring", "--laps", "10", "--policy", "other", "--procs", "2"]
+        );
+    }
+
+    #[test]
+    fn errors_name_line_and_key() {
+        let e = err("[[experiment]]\nfamily = \"workload\"\nworkload = \"cpu\"\n\n\n\npolicy = \"fifoo\"\n");
+        assert!(
+            e.contains("test.toml:7") && e.contains("unknown policy 'fifoo'") && e.contains("expected one of"),
+            "{e}"
+        );
+        let e = err("[[experiment]]\nfamily = \"ring\"\nlapz = 5\n");
+        assert!(e.contains("test.toml:3") && e.contains("unknown key 'lapz'"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"rings\"\n");
+        assert!(e.contains("test.toml:2") && e.contains("unknown family"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\nprocs = \"2,4\"\n");
+        assert!(e.contains("write a list"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\nprocs = [2, 1]\n");
+        assert!(e.contains("test.toml:3") && e.contains("at least 2"), "{e}");
+        let e = err("[[experiment]\nfamily = \"ring\"\n");
+        assert!(e.contains("test.toml:1"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\njson = true\n");
+        assert!(e.contains("does not apply in a suite"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"latency\"\nprio = 50\n");
+        assert!(e.contains("test.toml:3") && e.contains("prio"), "{e}");
+        assert!(err("name = \"x\"\n").contains("no experiments"));
+    }
+
+    #[test]
+    fn full_overrides_only_under_full() {
+        let text = "[[experiment]]\nfamily = \"workload\"\nworkload = \"cpu\"\niterations = 1000\n[experiment.full]\niterations = 5000\n";
+        let quick = parse("t", text, "t", false).unwrap();
+        let full = parse("t", text, "t", true).unwrap();
+        assert_eq!(quick.trials[0].params["iterations"], Json::from(1000));
+        assert_eq!(full.trials[0].params["iterations"], Json::from(5000));
+    }
+
+    #[test]
+    fn estimates_are_plausible() {
+        let suite = parse_text("[[experiment]]\nfamily = \"latency\"\nloops = 1000\ninterval = \"1ms\"\n").unwrap();
+        let secs = suite.estimate().as_secs_f64();
+        assert!((1.0..1.1).contains(&secs), "{secs}");
+        assert_eq!(format_estimate(Duration::from_secs(65)), "1 min 05 s");
+    }
+}

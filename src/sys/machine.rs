@@ -1,0 +1,314 @@
+//! The machine fingerprint: what a result depends on besides the code (kernel,
+//! preemption model, CPUs, frequency and idle drivers, RT throttling, isolation,
+//! mitigations, virtualisation, load). Captured at the start of every run and stored with
+//! it. Anything that cannot be read is `None` ("unknown"), never a guess.
+
+use crate::sys::sched::{self, RtThrottling};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Machine {
+    pub hostname: Option<String>,
+    pub kernel_release: Option<String>,
+    pub kernel_version: Option<String>,
+    pub architecture: Option<String>,
+    /// "PREEMPT_RT", "PREEMPT_DYNAMIC", "PREEMPT" or "none", from the kernel's version string.
+    pub preemption_model: Option<String>,
+    /// The active PREEMPT_DYNAMIC mode (none, voluntary, full, lazy), where debugfs shows it.
+    pub preempt_dynamic_mode: Option<String>,
+    /// /sys/kernel/realtime: 1 on a PREEMPT_RT kernel; None where the file does not exist.
+    pub sys_kernel_realtime: Option<String>,
+    pub cpu_model: Option<String>,
+    pub cpus_online: Option<String>,
+    pub cpus_allowed: Option<String>,
+    pub cpus_isolated: Option<String>,
+    pub cpus_nohz_full: Option<String>,
+    /// "on", "off", "notsupported", ... from /sys/devices/system/cpu/smt/control.
+    pub smt: Option<String>,
+    /// Governor -> CPU list, e.g. {"performance": "0-15"}.
+    pub cpufreq_governor: Option<BTreeMap<String, String>>,
+    pub cpufreq_driver: Option<BTreeMap<String, String>>,
+    pub cpuidle_driver: Option<String>,
+    pub cpuidle_governor: Option<String>,
+    pub clocksource: Option<String>,
+    pub sched_rt_runtime_us: Option<i64>,
+    pub sched_rt_period_us: Option<i64>,
+    pub kernel_cmdline: Option<String>,
+    /// Counts of each kind of status over /sys/devices/system/cpu/vulnerabilities.
+    pub mitigations_summary: Option<String>,
+    pub vulnerabilities: Option<BTreeMap<String, String>>,
+    /// The CPU's "hypervisor" flag: true inside a virtual machine.
+    pub hypervisor_flag: Option<bool>,
+    pub hypervisor_type: Option<String>,
+    pub dmi_vendor: Option<String>,
+    pub dmi_product: Option<String>,
+    pub memory_total_kb: Option<u64>,
+    pub load_average: Option<[f64; 3]>,
+    pub schedlab_version: String,
+}
+
+fn read(path: impl AsRef<Path>) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+fn cpuinfo_field(cpuinfo: &str, names: &[&str]) -> Option<String> {
+    cpuinfo.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        names.contains(&key.trim()).then(|| value.trim().to_string()).filter(|v| !v.is_empty())
+    })
+}
+
+/// The preemption model as the kernel's version string ("#1 SMP PREEMPT_DYNAMIC ...") names it.
+fn preemption_model(version: &str) -> String {
+    let words: Vec<&str> = version.split_whitespace().collect();
+    for model in ["PREEMPT_RT", "PREEMPT_DYNAMIC", "PREEMPT"] {
+        if words.contains(&model) {
+            return model.to_string();
+        }
+    }
+    "none".to_string()
+}
+
+/// "none voluntary (full) lazy" -> "full".
+fn active_choice(text: &str) -> Option<String> {
+    text.split_whitespace().find_map(|w| w.strip_prefix('(')?.strip_suffix(')').map(str::to_string))
+}
+
+/// Group a per-CPU value: {"performance": "0-3", "powersave": "4-7"}.
+fn per_cpu(online: &[usize], file: &str) -> Option<BTreeMap<String, String>> {
+    let mut by_value: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for &cpu in online {
+        let value = read(format!("/sys/devices/system/cpu/cpu{cpu}/cpufreq/{file}"))?;
+        by_value.entry(value).or_default().push(cpu);
+    }
+    (!by_value.is_empty()).then(|| by_value.into_iter().map(|(v, cpus)| (v, sched::format_cpu_list(&cpus))).collect())
+}
+
+/// "0-3,6" -> [0, 1, 2, 3, 6].
+fn parse_cpu_list(text: &str) -> Vec<usize> {
+    let mut cpus = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
+                    cpus.extend(a..=b);
+                }
+            }
+            None => cpus.extend(part.parse::<usize>().ok()),
+        }
+    }
+    cpus
+}
+
+fn vulnerabilities() -> Option<BTreeMap<String, String>> {
+    let entries = std::fs::read_dir("/sys/devices/system/cpu/vulnerabilities").ok()?;
+    let mut map = BTreeMap::new();
+    for entry in entries.flatten() {
+        if let Some(value) = read(entry.path()) {
+            map.insert(entry.file_name().to_string_lossy().into_owned(), value);
+        }
+    }
+    (!map.is_empty()).then_some(map)
+}
+
+/// "3 mitigated, 1 vulnerable, 14 not affected".
+fn mitigations_summary(map: &BTreeMap<String, String>) -> String {
+    let (mut mitigated, mut vulnerable, mut unaffected, mut other) = (0, 0, 0, 0);
+    for status in map.values() {
+        if status.starts_with("Mitigation") {
+            mitigated += 1;
+        } else if status.starts_with("Vulnerable") {
+            vulnerable += 1;
+        } else if status.starts_with("Not affected") {
+            unaffected += 1;
+        } else {
+            other += 1;
+        }
+    }
+    let mut parts = vec![format!("{mitigated} mitigated"), format!("{vulnerable} vulnerable")];
+    parts.push(format!("{unaffected} not affected"));
+    if other > 0 {
+        parts.push(format!("{other} other"));
+    }
+    parts.join(", ")
+}
+
+fn uname() -> Option<libc::utsname> {
+    // SAFETY: zeroed utsname is valid; uname fills it.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: valid, writable struct.
+    (unsafe { libc::uname(&mut u) } == 0).then_some(u)
+}
+
+fn field(chars: &[libc::c_char]) -> Option<String> {
+    let bytes: Vec<u8> = chars.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    let text = String::from_utf8_lossy(&bytes).trim().to_string();
+    (!text.is_empty()).then_some(text)
+}
+
+impl Machine {
+    /// Read everything now. Never fails: what cannot be read stays unknown.
+    pub fn capture() -> Machine {
+        let u = uname();
+        let kernel_version = u.as_ref().and_then(|u| field(&u.version));
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let online_text = read("/sys/devices/system/cpu/online");
+        let online = online_text.as_deref().map(parse_cpu_list).unwrap_or_default();
+        let throttling = RtThrottling::read();
+        let vulnerabilities = vulnerabilities();
+        let flags = cpuinfo_field(&cpuinfo, &["flags", "Features"]);
+        let load_average = read("/proc/loadavg").and_then(|text| {
+            let v: Vec<f64> = text.split_whitespace().take(3).filter_map(|x| x.parse().ok()).collect();
+            (v.len() == 3).then(|| [v[0], v[1], v[2]])
+        });
+        let memory_total_kb = read("/proc/meminfo").and_then(|text| {
+            text.lines().find_map(|l| l.strip_prefix("MemTotal:")?.trim().trim_end_matches("kB").trim().parse().ok())
+        });
+        Machine {
+            hostname: u.as_ref().and_then(|u| field(&u.nodename)),
+            kernel_release: u.as_ref().and_then(|u| field(&u.release)),
+            preemption_model: kernel_version.as_deref().map(preemption_model),
+            kernel_version,
+            architecture: u.as_ref().and_then(|u| field(&u.machine)),
+            preempt_dynamic_mode: read("/sys/kernel/debug/sched/preempt").and_then(|t| active_choice(&t)),
+            sys_kernel_realtime: read("/sys/kernel/realtime"),
+            cpu_model: cpuinfo_field(&cpuinfo, &["model name", "Model", "Hardware", "cpu model"]),
+            cpus_online: online_text,
+            cpus_allowed: sched::allowed_cpus().ok().map(|c| sched::format_cpu_list(&c)),
+            // An empty file means "none": that is known, not unknown.
+            cpus_isolated: std::fs::read_to_string("/sys/devices/system/cpu/isolated").ok().map(|t| t.trim().into()),
+            cpus_nohz_full: std::fs::read_to_string("/sys/devices/system/cpu/nohz_full").ok().map(|t| t.trim().into()),
+            smt: read("/sys/devices/system/cpu/smt/control"),
+            cpufreq_governor: per_cpu(&online, "scaling_governor"),
+            cpufreq_driver: per_cpu(&online, "scaling_driver"),
+            cpuidle_driver: read("/sys/devices/system/cpu/cpuidle/current_driver"),
+            cpuidle_governor: read("/sys/devices/system/cpu/cpuidle/current_governor_ro")
+                .or_else(|| read("/sys/devices/system/cpu/cpuidle/current_governor")),
+            clocksource: read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+            sched_rt_runtime_us: throttling.map(|t| t.runtime_us),
+            sched_rt_period_us: throttling.map(|t| t.period_us),
+            kernel_cmdline: read("/proc/cmdline"),
+            mitigations_summary: vulnerabilities.as_ref().map(mitigations_summary),
+            vulnerabilities,
+            hypervisor_flag: flags.map(|f| f.split_whitespace().any(|w| w == "hypervisor")),
+            hypervisor_type: read("/sys/hypervisor/type"),
+            dmi_vendor: read("/sys/class/dmi/id/sys_vendor"),
+            dmi_product: read("/sys/class/dmi/id/product_name"),
+            memory_total_kb,
+            load_average,
+            schedlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+
+    pub fn is_virtual(&self) -> Option<bool> {
+        if self.hypervisor_flag == Some(true) || self.hypervisor_type.is_some() {
+            return Some(true);
+        }
+        self.hypervisor_flag
+    }
+
+    /// Conditions that make results noisy, one sentence each (empty when none is seen).
+    pub fn noise_warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(governors) = &self.cpufreq_governor {
+            let others: Vec<String> = governors
+                .iter()
+                .filter(|(g, _)| *g != "performance")
+                .map(|(g, cpus)| format!("{g} on {cpus}"))
+                .collect();
+            if !others.is_empty() {
+                out.push(format!(
+                    "the CPU frequency governor is not 'performance' ({}): clock speed changes add noise",
+                    others.join(", ")
+                ));
+            }
+        }
+        if self.is_virtual() == Some(true) {
+            out.push(
+                "this is a virtual machine: the hypervisor's scheduling adds noise and cross-CPU wakeups are slow"
+                    .into(),
+            );
+        }
+        let cpus = self.cpus_online.as_deref().map(|t| parse_cpu_list(t).len()).unwrap_or(0).max(1);
+        if let Some([one_minute, ..]) = self.load_average {
+            if one_minute > 0.5 * cpus as f64 {
+                out.push(format!(
+                    "the 1-minute load average is {one_minute:.2} on {cpus} CPUs: other work competes with the trials"
+                ));
+            }
+        }
+        if let (Some(runtime), Some(period)) = (self.sched_rt_runtime_us, self.sched_rt_period_us) {
+            if !(RtThrottling { runtime_us: runtime, period_us: period }).is_on() {
+                out.push(format!(
+                    "RT throttling is off (sched_rt_runtime_us = {runtime}): a runaway real-time trial can stall the machine"
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// "key: value" lines for a fingerprint stored as JSON (it may come from another
+/// machine or a newer schedlab, so it is shown field by field as stored).
+pub fn describe(machine: &serde_json::Value) -> String {
+    let Some(fields) = machine.as_object() else { return "machine: unknown\n".into() };
+    let width = fields.keys().map(String::len).max().unwrap_or(0);
+    let mut out = String::new();
+    for (key, value) in fields {
+        let shown = match value {
+            serde_json::Value::Null => "unknown".to_string(),
+            serde_json::Value::String(s) if s.is_empty() => "(none)".to_string(),
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Object(map) => map
+                .iter()
+                .map(|(k, v)| format!("{k}: {}", v.as_str().unwrap_or(&v.to_string())))
+                .collect::<Vec<_>>()
+                .join("; "),
+            other => other.to_string(),
+        };
+        out.push_str(&format!("{key:<width$}  {shown}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preemption_from_version_string() {
+        assert_eq!(preemption_model("#1 SMP PREEMPT_DYNAMIC Debian 6.1"), "PREEMPT_DYNAMIC");
+        assert_eq!(preemption_model("#1 SMP PREEMPT_RT Debian"), "PREEMPT_RT");
+        assert_eq!(preemption_model("#1 SMP PREEMPT Mon"), "PREEMPT");
+        assert_eq!(preemption_model("#1 SMP Mon Jan"), "none");
+        assert_eq!(active_choice("none voluntary (full) lazy").as_deref(), Some("full"));
+        assert_eq!(active_choice("none voluntary full"), None);
+    }
+
+    #[test]
+    fn mitigation_counts() {
+        let map: BTreeMap<String, String> = [
+            ("a", "Mitigation: PTI"),
+            ("b", "Not affected"),
+            ("c", "Vulnerable: SMT"),
+            ("d", "Mitigation: x"),
+            ("e", "Unknown: y"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(mitigations_summary(&map), "2 mitigated, 1 vulnerable, 1 not affected, 1 other");
+    }
+
+    #[test]
+    fn capture_reads_this_machine() {
+        let m = Machine::capture();
+        assert!(m.kernel_release.is_some());
+        assert!(m.cpus_allowed.is_some());
+        assert_eq!(parse_cpu_list("0-2,5"), vec![0, 1, 2, 5]);
+    }
+}
