@@ -115,6 +115,17 @@ pub struct Store {
     path: PathBuf,
 }
 
+/// How a command uses the database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// list, show, export: never writes, so a database the user may only read works.
+    Read,
+    /// delete, resume: the database must exist.
+    Write,
+    /// run, import: made if missing.
+    Create,
+}
+
 /// A database error in words a user can act on.
 fn db_error(path: &Path, context: &str, e: rusqlite::Error) -> Error {
     let where_ = path.display();
@@ -152,8 +163,9 @@ fn to_json(text: Option<String>) -> Json {
 }
 
 impl Store {
-    /// Open (and with `create`, make) the database at `path`, upgrading its schema.
-    pub fn open(path: &Path, create: bool) -> Result<Store> {
+    /// Open (and with `Access::Create`, make) the database at `path`, upgrading its schema.
+    pub fn open(path: &Path, access: Access) -> Result<Store> {
+        let create = access == Access::Create;
         match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => {
                 return Err(Error::env(format!("{} is a directory, not a results database", path.display())))
@@ -168,14 +180,39 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::env(format!("cannot read {}: {}", path.display(), describe_io(&e)))),
         }
-        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        if create {
-            flags |= OpenFlags::SQLITE_OPEN_CREATE;
-        }
+        let mut flags = match access {
+            Access::Read => OpenFlags::SQLITE_OPEN_READ_ONLY,
+            Access::Write => OpenFlags::SQLITE_OPEN_READ_WRITE,
+            Access::Create => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+        };
+        flags |= OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| db_error(path, "opening", e))?;
         conn.busy_timeout(Duration::from_secs(60)).map_err(|e| db_error(path, "opening", e))?;
         let mut store = Store { conn, path: path.to_path_buf() };
-        store.check_and_migrate()?;
+        match store.check_and_migrate(access == Access::Read) {
+            Err(_) if access == Access::Read => Self::open_immutable(path),
+            other => other.map(|_| store),
+        }
+    }
+
+    /// A WAL database in a directory this user cannot write (no `-shm` file can be made)
+    /// can still be read as an immutable file: what a user with read-only access needs.
+    fn open_immutable(path: &Path) -> Result<Store> {
+        let escaped: String = path
+            .to_string_lossy()
+            .chars()
+            .map(|c| match c {
+                '%' => "%25".to_string(),
+                '?' => "%3f".to_string(),
+                '#' => "%23".to_string(),
+                c => c.to_string(),
+            })
+            .collect();
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(format!("file:{escaped}?immutable=1"), flags)
+            .map_err(|e| db_error(path, "opening", e))?;
+        let mut store = Store { conn, path: path.to_path_buf() };
+        store.check_and_migrate(true)?;
         Ok(store)
     }
 
@@ -191,7 +228,7 @@ impl Store {
         self.conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0)).map_err(|e| self.err("reading the schema", e))
     }
 
-    fn check_and_migrate(&mut self) -> Result<()> {
+    fn check_and_migrate(&mut self, read_only: bool) -> Result<()> {
         let app_id = self.pragma_i64("application_id")?;
         let tables: i64 = self
             .conn
@@ -206,6 +243,16 @@ impl Store {
         let version = self.pragma_i64("user_version")?;
         if version > SCHEMA_VERSION {
             return Err(self.newer(version));
+        }
+        if read_only {
+            if version < SCHEMA_VERSION {
+                return Err(Error::env(format!(
+                    "{} has an older schema (version {version}); open it once with write access (e.g. `schedlab \
+                     run`) to upgrade it",
+                    self.path.display()
+                )));
+            }
+            return Ok(());
         }
         self.conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| self.err("opening", e))?;
         // WAL lets `list` read while a run writes; it is a property of the file, set once.

@@ -6,7 +6,7 @@ use crate::commands::emit;
 use crate::error::{describe_io, Error, Result};
 use crate::report::table::Table;
 use crate::report::{export, stored};
-use crate::store::{resolve_path, Store};
+use crate::store::{resolve_path, Access, Store};
 use crate::sys::machine::{self, Machine};
 use serde_json::json;
 use std::io::Write;
@@ -24,12 +24,12 @@ pub fn machine(args: &MachineArgs) -> Result<()> {
     Ok(())
 }
 
-fn open_existing(db: &crate::cli::DbArg) -> Result<Store> {
-    Store::open(&resolve_path(db.db.as_deref()), false)
+fn open_existing(db: &crate::cli::DbArg, access: Access) -> Result<Store> {
+    Store::open(&resolve_path(db.db.as_deref()), access)
 }
 
 pub fn list(args: &ListArgs) -> Result<()> {
-    let store = open_existing(&args.db)?;
+    let store = open_existing(&args.db, Access::Read)?;
     let runs = store.runs()?;
     if args.json {
         for r in &runs {
@@ -82,7 +82,7 @@ pub fn list(args: &ListArgs) -> Result<()> {
 }
 
 pub fn show(args: &ShowArgs) -> Result<()> {
-    let store = open_existing(&args.db)?;
+    let store = open_existing(&args.db, Access::Read)?;
     let id = store.resolve_run(&args.run)?;
     print_run(&store, id, args.machine)
 }
@@ -100,7 +100,7 @@ pub fn print_run(store: &Store, id: i64, with_machine: bool) -> Result<()> {
 }
 
 pub fn delete(args: &DeleteArgs) -> Result<()> {
-    let mut store = open_existing(&args.db)?;
+    let mut store = open_existing(&args.db, Access::Write)?;
     // Resolve them all first: one bad id deletes nothing.
     let ids = args.runs.iter().map(|r| store.resolve_run(r)).collect::<Result<Vec<_>>>()?;
     for id in ids {
@@ -111,7 +111,7 @@ pub fn delete(args: &DeleteArgs) -> Result<()> {
 }
 
 pub fn export(args: &ExportArgs) -> Result<()> {
-    let store = open_existing(&args.db)?;
+    let store = open_existing(&args.db, Access::Read)?;
     let ids = args.runs.iter().map(|r| store.resolve_run(r)).collect::<Result<Vec<_>>>()?;
     let mut runs = Vec::new();
     for id in ids {
@@ -155,7 +155,7 @@ pub fn import(args: &ImportArgs) -> Result<()> {
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| Error::usage(format!("cannot read {file}: {}", describe_io(&e))))?;
     let runs = export::parse_document(&file, &text)?;
-    let mut store = Store::open(&resolve_path(args.db.db.as_deref()), true)?;
+    let mut store = Store::open(&resolve_path(args.db.db.as_deref()), Access::Create)?;
     for (run, trials) in &runs {
         if let Some(existing) = store.run_by_uuid(&run.uuid)? {
             eprintln!(

@@ -9,7 +9,7 @@ use crate::commands::{emit, results};
 use crate::error::{Error, Result};
 use crate::report::table::Table;
 use crate::runner::{Ended, Orchestrator};
-use crate::store::{new_uuid, now_utc, resolve_path, RunRecord, Store};
+use crate::store::{new_uuid, now_utc, resolve_path, Access, RunRecord, Store};
 use crate::suite::{self, format_estimate, Suite, Trial};
 use crate::sys::machine::Machine;
 use crate::sys::sched;
@@ -151,7 +151,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let mut orchestrator = Orchestrator::new(args.trial_timeout)?;
     let (suite, run_id, seed, mut store) = match &args.resume {
         Some(run_text) => {
-            let store = Store::open(&db_path, false)?;
+            let store = Store::open(&db_path, Access::Write)?;
             let id = store.resolve_run(run_text)?;
             let run = store.run(id)?;
             if run.status == "finished" {
@@ -190,7 +190,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     preflight(&suite)?;
     let mut store = match store.take() {
         Some(s) => s,
-        None => Store::open(&db_path, true)?,
+        None => Store::open(&db_path, Access::Create)?,
     };
     let machine = Machine::capture();
     let warnings = machine.noise_warnings();

@@ -1,0 +1,464 @@
+//! The lab: suites, the SQLite store, resume, export/import, the machine fingerprint,
+//! all on the real binary and real database files.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+/// A scratch directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("schedlab-lab-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    fn write(&self, name: &str, text: &str) -> String {
+        let p = self.path(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Every family, tiny: 2 ring + 2 workload + 2 latency trials.
+const TINY: &str = r#"
+name = "tiny"
+[[experiment]]
+family = "ring"
+procs = [2, 3]
+laps = 50
+
+[[experiment]]
+family = "workload"
+workload = "cpu"
+procs = 2
+iterations = 10000
+policy = ["other", "batch"]
+
+[[experiment]]
+family = "latency"
+interval = "1ms"
+loops = 50
+threads = 1
+repeat = 2
+"#;
+
+/// Trials of about 0.3 s each, so a run can be stopped in the middle.
+const SLOW: &str = r#"
+name = "slow"
+[[experiment]]
+family = "ring"
+procs = 2
+duration = "300ms"
+repeat = 8
+"#;
+
+fn db_arg(db: &Path) -> [String; 2] {
+    ["--db".to_string(), db.display().to_string()]
+}
+
+fn run_ok(args: &[&str], db: &Path) -> String {
+    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    all.extend(db_arg(db));
+    let out = schedlab().args(&all).timeout(Duration::from_secs(120)).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "schedlab {all:?}: {err}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn runs(db: &Path) -> Vec<Value> {
+    json_lines(run_ok(&["list", "--json"], db).as_bytes())
+}
+
+fn export(db: &Path, run: &str) -> Value {
+    serde_json::from_str(&run_ok(&["export", run, "--format", "json"], db)).unwrap()
+}
+
+fn seqs(export: &Value) -> Vec<i64> {
+    let mut s: Vec<i64> =
+        export["runs"][0]["trials"].as_array().unwrap().iter().map(|t| t["seq"].as_i64().unwrap()).collect();
+    s.sort_unstable();
+    s
+}
+
+#[test]
+fn a_tiny_suite_runs_end_to_end_and_is_stored() {
+    let dir = Scratch::new("tiny");
+    let suite = dir.write("tiny.toml", TINY);
+    let db = dir.path("results.db");
+    let tables = run_ok(&["run", &suite], &db);
+    assert!(tables.contains("experiment 1 (ring)") && tables.contains("experiment 3 (latency)"), "{tables}");
+    let listed = runs(&db);
+    assert_eq!(listed.len(), 1);
+    assert_eq!((listed[0]["ok"].as_i64(), listed[0]["not_ok"].as_i64()), (Some(6), Some(0)));
+    assert_eq!(listed[0]["status"], "finished");
+    let doc = export(&db, "1");
+    let run = &doc["runs"][0];
+    assert_eq!(run["suite_text"], TINY);
+    assert!(run["machine"]["kernel_release"].is_string());
+    let trials = run["trials"].as_array().unwrap();
+    for t in trials {
+        assert_eq!(t["status"], "ok", "{t}");
+        match t["family"].as_str().unwrap() {
+            "ring" => assert!(t["figures"]["ns_per_hop"].as_f64().unwrap() > 0.0),
+            "workload" => assert!(t["figures"]["wall_s"].as_f64().unwrap() > 0.0),
+            "latency" => {
+                assert_eq!(t["figures"]["samples"].as_u64().unwrap() + t["figures"]["overruns"].as_u64().unwrap(), 50);
+                let counted: u64 = t["histogram"].as_array().unwrap().iter().map(|b| b[1].as_u64().unwrap()).sum();
+                assert_eq!(counted, t["figures"]["samples"].as_u64().unwrap());
+            }
+            other => panic!("unexpected family {other}"),
+        }
+    }
+    // The policies of each trial stayed in its own process: BATCH was measured as BATCH.
+    assert!(trials.iter().any(|t| t["figures"]["policy"] == "batch"));
+    let shown = run_ok(&["show", "1"], &db);
+    assert!(shown.contains("suite tiny") && shown.contains("ns/hop"), "{shown}");
+    assert!(!dir.path("results.db-wal").exists() || runs(&db).len() == 1);
+}
+
+#[test]
+fn the_plan_is_the_cross_product_times_repeats() {
+    let dir = Scratch::new("plan");
+    let suite = dir.write(
+        "p.toml",
+        "[[experiment]]\nfamily = \"ring\"\nprocs = [2, 4, 8]\npolicy = [\"other\", \"batch\"]\nlaps = 10\nrepeat = 4\nwarmup = 1\n",
+    );
+    let db = dir.path("never.db");
+    let plan = run_ok(&["run", &suite, "--dry-run"], &db);
+    assert!(plan.contains("24 trials + 6 warm-up"), "{plan}");
+    let measured =
+        plan.lines().filter(|l| l.trim_end().ends_with(|c: char| c.is_ascii_digit()) && l.contains(" #")).count();
+    assert_eq!(measured, 24, "{plan}");
+    assert!(!db.exists(), "a dry run stores nothing");
+    // --shuffle with a seed: the same set of trials, in a reproducible other order.
+    let a = run_ok(&["run", &suite, "--dry-run", "--shuffle", "--seed", "7"], &db);
+    let b = run_ok(&["run", &suite, "--dry-run", "--shuffle", "--seed", "7"], &db);
+    assert_eq!(a, b);
+    assert_ne!(a, plan);
+    let sorted = |t: &str| {
+        let mut l: Vec<String> = t.lines().map(str::to_string).collect();
+        l.sort();
+        l
+    };
+    assert_eq!(sorted(&a), sorted(&plan));
+}
+
+#[test]
+fn suite_errors_name_file_line_and_key_before_anything_runs() {
+    let dir = Scratch::new("bad-suite");
+    let db = dir.path("never.db");
+    let cases = [
+        (
+            "[[experiment]]\nfamily = \"workload\"\nworkload = \"cpu\"\npolicy = [\"other\", \"fifoo\"]\n",
+            ":4:",
+            "unknown policy 'fifoo'",
+        ),
+        ("[[experiment]]\nfamily = \"ring\"\n\nlapz = 3\n", ":4:", "unknown key 'lapz'"),
+        ("[[experiment]]\nfamily = \"ring\"\nprocs = 1\n", ":3:", "at least 2"),
+        ("[[experiment]]\nfamily = \"ring\"\nprocs = [2\n", ":3:", ""),
+        ("[[experiment]]\nfamily = \"latency\"\ninterval = \"fast\"\n", ":3:", "interval"),
+    ];
+    for (text, line, needle) in cases {
+        let suite = dir.write("bad.toml", text);
+        let out = schedlab().args(["run", &suite, "--db", &db.display().to_string()]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}: {err}");
+        assert!(err.contains(&format!("bad.toml{line}")) && err.contains(needle), "{text}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert!(!db.exists(), "nothing was stored");
+    refused(&["run", "no-such-suite"], "no built-in suite or file named 'no-such-suite'");
+}
+
+#[test]
+fn built_in_suites_are_listed_and_shown() {
+    let listing = stdout_of(&["suites"]);
+    for name in ["quick", "pipeline-1992", "policy-study", "hrtimers-2007"] {
+        assert!(listing.contains(name), "{listing}");
+    }
+    let quick = stdout_of(&["suites", "--show", "quick"]);
+    assert!(quick.contains("[[experiment]]"));
+    let plan = stdout_of(&["run", "policy-study", "--dry-run"]);
+    assert!(plan.contains("135 trials"), "{plan}");
+    let full = stdout_of(&["run", "policy-study", "--dry-run", "--full"]);
+    assert!(full.contains("iterations=100000000"), "{full}");
+}
+
+/// Start a slow run and wait until it has stored at least `at_least` trials.
+fn start_slow_run(dir: &Scratch, db: &Path, at_least: i64) -> std::process::Child {
+    let suite = dir.write("slow.toml", SLOW);
+    let child = std::process::Command::new(binary_path())
+        .args(["run", &suite, "--db", &db.display().to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stored = wait_until(Duration::from_secs(60), || {
+        db.exists() && runs(db).first().is_some_and(|r| r["ok"].as_i64().unwrap_or(0) >= at_least)
+    });
+    assert!(stored, "the run stored nothing");
+    child
+}
+
+fn descendants(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for child in children_of(pid) {
+        out.push(child);
+        out.extend(descendants(child));
+    }
+    out
+}
+
+#[test]
+fn resume_after_sigint_runs_every_trial_exactly_once() {
+    let dir = Scratch::new("sigint");
+    let db = dir.path("r.db");
+    let child = start_slow_run(&dir, &db, 2);
+    let family = descendants(child.id() as i32);
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("--resume 1"), "{err}");
+    assert_none_running(&family);
+    let listed = runs(&db);
+    assert_eq!(listed[0]["status"], "interrupted");
+    let before = listed[0]["ok"].as_i64().unwrap();
+    assert!((2..8).contains(&before), "{before}");
+    run_ok(&["run", "--resume", "1"], &db);
+    assert_eq!(seqs(&export(&db, "1")), (0..8).collect::<Vec<_>>());
+    assert_eq!(runs(&db)[0]["status"], "finished");
+    refused(&["run", "--resume", "1", "--db", &db.display().to_string()], "already finished");
+}
+
+#[test]
+fn resume_after_sigkill_runs_every_trial_exactly_once() {
+    let dir = Scratch::new("sigkill");
+    let db = dir.path("r.db");
+    let mut child = start_slow_run(&dir, &db, 3);
+    let family = descendants(child.id() as i32);
+    assert!(!family.is_empty(), "a trial process is running");
+    signal(&child, libc::SIGKILL);
+    child.wait().unwrap();
+    // The trial process and its ring members die with the orchestrator.
+    assert_none_running(&family);
+    assert_eq!(runs(&db)[0]["status"], "running");
+    run_ok(&["run", "--resume", "latest"], &db);
+    assert_eq!(seqs(&export(&db, "1")), (0..8).collect::<Vec<_>>());
+}
+
+#[test]
+fn two_runs_can_write_one_database_at_once() {
+    let dir = Scratch::new("concurrent");
+    let suite = dir.write("tiny.toml", TINY);
+    let db = dir.path("shared.db");
+    let start = || {
+        std::process::Command::new(binary_path())
+            .args(["run", &suite, "--db", &db.display().to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start(), start());
+    for child in [a, b] {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let listed = runs(&db);
+    assert_eq!(listed.len(), 2);
+    for r in listed {
+        assert_eq!((r["ok"].as_i64(), r["status"].as_str()), (Some(6), Some("finished")), "{r}");
+    }
+}
+
+#[test]
+fn export_import_export_is_lossless_and_csv_has_a_row_per_trial() {
+    let dir = Scratch::new("roundtrip");
+    let suite = dir.write("tiny.toml", TINY);
+    let (first, second) = (dir.path("a.db"), dir.path("b.db"));
+    run_ok(&["run", &suite], &first);
+    let exported = dir.path("run.json");
+    run_ok(&["export", "1", "-o", &exported.display().to_string()], &first);
+    // Something in the second database already, so the imported run gets another id.
+    run_ok(&["import", &exported.display().to_string()], &second);
+    run_ok(&["import", &exported.display().to_string()], &second);
+    let listed = runs(&second);
+    assert_eq!(listed.len(), 1, "importing the same run twice stores it once");
+    let again = run_ok(&["export", "1"], &second);
+    assert_eq!(again, std::fs::read_to_string(&exported).unwrap());
+    let csv = run_ok(&["export", "1", "--format", "csv"], &first);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 6, "{csv}");
+    assert!(lines[0].starts_with("run_id,run_uuid,suite,") && lines[0].contains("param.procs"), "{}", lines[0]);
+    let columns = lines[0].split(',').count();
+    assert!(lines[1..].iter().all(|l| !l.contains('"') && l.split(',').count() == columns || l.contains('"')));
+}
+
+#[test]
+fn bad_databases_are_refused_and_left_untouched() {
+    let dir = Scratch::new("baddb");
+    let db_flag = |p: &Path| p.display().to_string();
+    // Missing.
+    refused(&["list", "--db", &db_flag(&dir.path("missing.db"))], "no results database");
+    // Not a database.
+    let junk = dir.path("junk.db");
+    std::fs::write(&junk, b"this is not sqlite, just text that happens to be long enough to be read").unwrap();
+    let before = std::fs::read(&junk).unwrap();
+    refused(&["list", "--db", &db_flag(&junk)], "not a SQLite database or is corrupt");
+    let suite = dir.write("tiny.toml", TINY);
+    refused(&["run", &suite, "--db", &db_flag(&junk)], "left untouched");
+    assert_eq!(std::fs::read(&junk).unwrap(), before);
+    // Another program's SQLite file.
+    let other = dir.path("other.db");
+    {
+        let conn = rusqlite::Connection::open(&other).unwrap();
+        conn.execute_batch("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('mine');").unwrap();
+    }
+    refused(&["list", "--db", &db_flag(&other)], "not a schedlab one");
+    // A newer schedlab's database.
+    let newer = dir.path("newer.db");
+    run_ok(&["run", &suite], &newer);
+    {
+        let conn = rusqlite::Connection::open(&newer).unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+    }
+    refused(&["list", "--db", &db_flag(&newer)], "newer schedlab");
+    refused(&["run", &suite, "--db", &db_flag(&newer)], "newer schedlab");
+    // A run that does not exist.
+    let good = dir.path("good.db");
+    run_ok(&["run", &suite], &good);
+    refused(&["show", "999", "--db", &db_flag(&good)], "there is no run 999");
+    refused(&["export", "1", "999", "--db", &db_flag(&good)], "there is no run 999");
+    refused(&["delete", "abc", "--db", &db_flag(&good)], "not a run id");
+    refused(&["run", "--resume", "999", "--db", &db_flag(&good)], "there is no run 999");
+    // Import files that are not schedlab's, or from a newer one.
+    let not_ours = dir.write("x.json", "{\"hello\": 1}");
+    refused(&["import", &not_ours, "--db", &db_flag(&good)], "not a schedlab export");
+    let newer_export = dir.write("n.json", "{\"format\": \"schedlab-export\", \"format_version\": 9, \"runs\": []}");
+    refused(&["import", &newer_export, "--db", &db_flag(&good)], "newer schedlab");
+    assert_eq!(runs(&good).len(), 1);
+    // Delete really deletes.
+    run_ok(&["delete", "1"], &good);
+    assert!(runs(&good).is_empty());
+}
+
+#[test]
+fn an_unwritable_location_is_refused_before_anything_runs() {
+    let dir = Scratch::new("rofs");
+    let suite = dir.write("tiny.toml", TINY);
+    // /proc accepts no new files, even from root.
+    refused(&["run", &suite, "--db", "/proc/schedlab.db"], "cannot open /proc/schedlab.db");
+    let _ = dir;
+}
+
+#[test]
+fn a_full_disk_stops_the_run_and_resume_finishes_it() {
+    if !is_root() || std::process::Command::new("unshare").arg("--version").output().is_err() {
+        eprintln!("skipped: needs root and unshare to mount a small private tmpfs");
+        return;
+    }
+    let dir = Scratch::new("full");
+    let suite = dir.write("many.toml", "[[experiment]]\nfamily = \"ring\"\nprocs = 2\nlaps = 10\nrepeat = 400\n");
+    let mnt = dir.path("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let bin = binary_path().display().to_string();
+    let m = mnt.display().to_string();
+    // In a private mount namespace (gone when the shell exits): a 16 MiB tmpfs, the
+    // database on it, a filler that leaves little room, a run, then room and a resume.
+    let script = format!(
+        "set -u; mount -t tmpfs -o size=16m tmpfs {m} || exit 99
+         {bin} run {suite} --db {m}/r.db --dry-run >/dev/null
+         {bin} list --db {m}/r.db >/dev/null 2>&1
+         head -c 15800k /dev/zero > {m}/filler 2>/dev/null
+         {bin} run {suite} --db {m}/r.db > /dev/null 2> {m}/err1; echo \"first=$?\"
+         grep -o 'is full' {m}/err1 | head -1
+         rm -f {m}/filler
+         {bin} list --db {m}/r.db --json
+         {bin} run --resume 1 --db {m}/r.db > /dev/null 2> {m}/err2; echo \"second=$?\"; cat {m}/err2 | grep -v warning | tail -2
+         {bin} export 1 --db {m}/r.db | grep -c '\"seq\"'"
+    );
+    let out = std::process::Command::new("unshare").args(["-m", "sh", "-c", &script]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    if out.status.code() == Some(99) {
+        eprintln!("skipped: cannot mount tmpfs here");
+        return;
+    }
+    assert!(text.contains("first=2") && text.contains("is full"), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!text.contains("\"status\":\"finished\""), "{text}");
+    assert!(text.contains("second=0"), "{text}");
+    assert_eq!(text.lines().last().unwrap().trim(), "400", "{text}");
+}
+
+#[test]
+fn the_machine_fingerprint_has_its_fields() {
+    let m: Value = serde_json::from_str(&stdout_of(&["machine", "--json"])).unwrap();
+    for key in [
+        "hostname",
+        "kernel_release",
+        "kernel_version",
+        "preemption_model",
+        "cpu_model",
+        "cpus_online",
+        "cpus_allowed",
+        "smt",
+        "cpufreq_governor",
+        "cpuidle_driver",
+        "sched_rt_runtime_us",
+        "sched_rt_period_us",
+        "cpus_isolated",
+        "cpus_nohz_full",
+        "kernel_cmdline",
+        "mitigations_summary",
+        "hypervisor_flag",
+        "load_average",
+        "schedlab_version",
+    ] {
+        assert!(m.get(key).is_some(), "missing {key}: {m}");
+    }
+    for known in ["hostname", "kernel_release", "cpus_online", "cpus_allowed", "sched_rt_runtime_us", "load_average"] {
+        assert!(!m[known].is_null(), "{known} is unknown on this machine: {m}");
+    }
+    let text = stdout_of(&["machine"]);
+    assert!(text.contains("kernel_release") && text.contains("preemption_model"), "{text}");
+}
+
+#[test]
+fn unprivileged_users_are_told_why_and_can_read_results() {
+    let dir = Scratch::new("nobody");
+    let suite =
+        dir.write("rt.toml", "[[experiment]]\nfamily = \"latency\"\nloops = 10\npolicy = [\"other\", \"fifo\"]\n");
+    let db = dir.path("mine.db");
+    let db_text = db.display().to_string();
+    let Some(out) = as_nobody(&[], &["run", &suite, "--db", "/tmp/schedlab-nobody-never.db"]) else { return };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("SCHED_FIFO") && err.contains("never falls back"), "{err}");
+    assert!(!Path::new("/tmp/schedlab-nobody-never.db").exists(), "nothing was stored");
+    // Root's results, in a directory nobody cannot write, can still be read.
+    run_ok(&["run", &dir.write("ok.toml", TINY)], &db);
+    let out = as_nobody(&[], &["list", "--db", &db_text]).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("tiny"));
+    let out = as_nobody(&[], &["delete", "1", "--db", &db_text]).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(runs(&db).len(), 1);
+}
