@@ -497,7 +497,8 @@ fn validate(
                 let msg = e.to_string();
                 let key = params.iter().map(|(k, _, _)| k).find(|k| msg.contains(&format!("--{k}")));
                 let at = key.map_or(experiment_at, |k| offset_of(k));
-                Err(origin.at(at, msg.replace("--", "")))
+                let prefix = key.map_or(String::new(), |k| format!("{}: ", key_name(k)));
+                Err(origin.at(at, format!("{prefix}{}", msg.replace("--", ""))))
             }
         }
     };

@@ -281,6 +281,10 @@ pub fn run(spec: &LatencySpec, mut progress: impl FnMut(&[Live])) -> Result<Late
     let stop = AtomicBool::new(false);
     let lives: Vec<Live> = spec.cpus.iter().map(|_| Live::default()).collect();
     let mut interrupted = None;
+    // Each thread bumps this when it ends, so a short run is not kept waiting for the
+    // next progress tick.
+    let finished = crate::sys::fd::eventfd().map_err(|e| Error::os("creating an eventfd", e))?;
+    let finished_fd = std::os::fd::AsRawFd::as_raw_fd(&finished);
     let outcomes: Vec<std::result::Result<ThreadResult, String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..spec.cpus.len())
             .map(|i| {
@@ -293,6 +297,7 @@ pub fn run(spec: &LatencySpec, mut progress: impl FnMut(&[Live])) -> Result<Late
                         if r.is_err() {
                             stop.store(true, Ordering::Relaxed);
                         }
+                        let _ = crate::sys::fd::write_raw(finished_fd, &1u64.to_ne_bytes());
                         r
                     })
             })
@@ -301,9 +306,16 @@ pub fn run(spec: &LatencySpec, mut progress: impl FnMut(&[Live])) -> Result<Late
             if handles.iter().all(|h| h.as_ref().map_or(true, |h| h.is_finished())) {
                 break;
             }
-            let mut pfd = libc::pollfd { fd: signals.raw_fd(), events: libc::POLLIN, revents: 0 };
-            // SAFETY: one valid pollfd.
-            unsafe { libc::poll(&mut pfd, 1, 250) };
+            let mut pfds = [
+                libc::pollfd { fd: signals.raw_fd(), events: libc::POLLIN, revents: 0 },
+                libc::pollfd { fd: finished_fd, events: libc::POLLIN, revents: 0 },
+            ];
+            // SAFETY: two valid pollfds.
+            unsafe { libc::poll(pfds.as_mut_ptr(), 2, 250) };
+            if pfds[1].revents & libc::POLLIN != 0 {
+                let mut count = [0u8; 8];
+                let _ = crate::sys::fd::read_raw(finished_fd, &mut count);
+            }
             if let Some(&sig) = signals.drain().first() {
                 interrupted.get_or_insert(sig);
                 stop.store(true, Ordering::Relaxed);
