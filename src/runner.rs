@@ -199,6 +199,10 @@ impl Orchestrator {
         let t0 = Instant::now();
         let job = Job { argv: trial.argv(), repeat: trial.repeat.max(1) };
         let mut child = self.spawn(&job)?;
+        // A real-time trial that fills every CPU must not starve the thread that times it
+        // out. Raised after the spawn, so the trial process never inherits it.
+        let realtime = matches!(trial.params.get("policy").and_then(Json::as_str), Some("fifo" | "rr"));
+        let _watchdog = crate::sys::sched::RtWatchdog::raise_if(realtime);
         let stdout = child.stdout.take().map(read_in_background);
         let stderr = child.stderr.take().map(read_in_background);
         let deadline = t0 + self.trial_timeout;
