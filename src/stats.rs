@@ -59,6 +59,206 @@ pub fn jain_index(shares: &[f64]) -> f64 {
     sum * sum / (shares.len() as f64 * sum_sq)
 }
 
+/// The ratio median(b) / median(a) and its 95 % percentile-bootstrap interval: both
+/// samples are resampled with replacement `rounds` times (seeded, so a report is
+/// reproducible). `None` when either sample is empty or a median is zero.
+pub fn bootstrap_ratio_ci(a: &[f64], b: &[f64], rounds: usize, seed: u64) -> Option<(f64, f64, f64)> {
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let (ma, mb) = (median(a), median(b));
+    if ma == 0.0 || !ma.is_finite() || !mb.is_finite() {
+        return None;
+    }
+    let mut rng = crate::bench::workload::SplitMix64::new(seed);
+    let mut draw = |xs: &[f64], buf: &mut Vec<f64>| {
+        buf.clear();
+        buf.extend((0..xs.len()).map(|_| xs[(rng.next_u64() % xs.len() as u64) as usize]));
+        median(buf)
+    };
+    let (mut ba, mut bb) = (Vec::with_capacity(a.len()), Vec::with_capacity(b.len()));
+    let mut ratios: Vec<f64> = (0..rounds)
+        .filter_map(|_| {
+            let ra = draw(a, &mut ba);
+            let rb = draw(b, &mut bb);
+            (ra != 0.0).then(|| rb / ra)
+        })
+        .collect();
+    if ratios.is_empty() {
+        return None;
+    }
+    ratios.sort_by(f64::total_cmp);
+    let at = |q: f64| ratios[((q * (ratios.len() - 1) as f64).round() as usize).min(ratios.len() - 1)];
+    Some((mb / ma, at(0.025), at(0.975)))
+}
+
+/// The Mann-Whitney U test, two-sided: U of sample `a` and the p-value. Exact (by
+/// counting every arrangement) for small samples without ties, else the normal
+/// approximation with tie and continuity corrections.
+pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
+    let (n1, n2) = (a.len(), b.len());
+    if n1 == 0 || n2 == 0 {
+        return None;
+    }
+    // Ranks of the pooled sample, ties sharing their mean rank.
+    let mut pooled: Vec<(f64, usize)> = a.iter().map(|&x| (x, 0)).chain(b.iter().map(|&x| (x, 1))).collect();
+    pooled.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let n = pooled.len();
+    let mut ranks = vec![0.0; n];
+    let mut tie_term = 0.0;
+    let mut i = 0;
+    while i < n {
+        let mut j = i;
+        while j + 1 < n && pooled[j + 1].0 == pooled[i].0 {
+            j += 1;
+        }
+        let rank = (i + j) as f64 / 2.0 + 1.0;
+        for r in ranks.iter_mut().take(j + 1).skip(i) {
+            *r = rank;
+        }
+        let t = (j - i + 1) as f64;
+        tie_term += t * t * t - t;
+        i = j + 1;
+    }
+    let rank_sum_a: f64 = pooled.iter().zip(&ranks).filter(|(p, _)| p.1 == 0).map(|(_, r)| r).sum();
+    let u = rank_sum_a - (n1 * (n1 + 1)) as f64 / 2.0;
+    let mean = (n1 * n2) as f64 / 2.0;
+    let p = if tie_term == 0.0 && n1 * n2 <= 400 {
+        exact_u_p(n1, n2, u)
+    } else {
+        let nf = n as f64;
+        let var = (n1 * n2) as f64 / 12.0 * ((nf + 1.0) - tie_term / (nf * (nf - 1.0)));
+        if var <= 0.0 {
+            1.0
+        } else {
+            let z = ((u - mean).abs() - 0.5).max(0.0) / var.sqrt();
+            (2.0 * normal_upper_tail(z)).min(1.0)
+        }
+    };
+    Some((u, p))
+}
+
+/// Two-sided exact p of U for sizes n1, n2: the share of all C(n1+n2, n1) arrangements
+/// whose U is at least as far from the mean.
+fn exact_u_p(n1: usize, n2: usize, u: f64) -> f64 {
+    // counts[k] = arrangements with U = k, built up one element at a time.
+    let max_u = n1 * n2;
+    // ways[i][j][k]: i of a and j of b placed, U = k. Rolled into two layers over i.
+    let mut prev = vec![vec![0f64; max_u + 1]; n2 + 1];
+    for row in prev.iter_mut() {
+        row[0] = 1.0;
+    }
+    for _i in 1..=n1 {
+        let mut next = vec![vec![0f64; max_u + 1]; n2 + 1];
+        for j in 0..=n2 {
+            for k in 0..=max_u {
+                // The largest element is from a (it beats all j of b) or from b.
+                let from_a = if k >= j { prev[j][k - j] } else { 0.0 };
+                let from_b = if j > 0 { next[j - 1][k] } else { 0.0 };
+                next[j][k] = from_a + from_b;
+            }
+        }
+        prev = next;
+    }
+    let counts = &prev[n2];
+    let total: f64 = counts.iter().sum();
+    let mean = max_u as f64 / 2.0;
+    let distance = (u - mean).abs();
+    let extreme: f64 = counts.iter().enumerate().filter(|(k, _)| (*k as f64 - mean).abs() >= distance - 1e-9).map(|(_, c)| c).sum();
+    (extreme / total).min(1.0)
+}
+
+/// The smallest two-sided p an exact test can reach with these sizes: below the
+/// threshold, no amount of difference can be called significant.
+pub fn smallest_possible_p(n1: usize, n2: usize) -> f64 {
+    if n1 == 0 || n2 == 0 {
+        return 1.0;
+    }
+    let mut c = 1.0;
+    for k in 0..n1 {
+        c = c * (n1 + n2 - k) as f64 / (k + 1) as f64;
+    }
+    (2.0 / c).min(1.0)
+}
+
+/// P(Z > z) for a standard normal (Abramowitz and Stegun 7.1.26, error < 1.5e-7).
+fn normal_upper_tail(z: f64) -> f64 {
+    let x = z / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
+    let poly = t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erfc = poly * (-x * x).exp();
+    if x >= 0.0 {
+        erfc / 2.0
+    } else {
+        1.0 - erfc / 2.0
+    }
+}
+
+/// A knee: where a cost that should stay flat steps to another level.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Knee {
+    /// The last x before the step and the first after it.
+    pub before: f64,
+    pub after: f64,
+    /// Median level on each side, and the relative jump (after / before − 1).
+    pub level_before: f64,
+    pub level_after: f64,
+    pub jump: f64,
+    pub p_value: f64,
+}
+
+/// Find where per-item cost (`y` at each `x`, several repeats each) departs from one
+/// level. The best single split (two flat levels, least squares over every repeat) is a
+/// knee only if it explains the data much better than one straight line (so a steady
+/// slope is not called a knee), the two sides differ by at least `min_jump` (relative)
+/// and a Mann-Whitney test between the sides gives p < 0.01. Needs 4 x values or more.
+pub fn find_knee(points: &[(f64, Vec<f64>)], min_jump: f64) -> Option<Knee> {
+    let mut pts: Vec<&(f64, Vec<f64>)> = points.iter().filter(|(_, ys)| !ys.is_empty()).collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if pts.len() < 4 {
+        return None;
+    }
+    let all: Vec<(f64, f64)> = pts.iter().flat_map(|(x, ys)| ys.iter().map(move |&y| (*x, y))).collect();
+    let sse_flat = |vals: &[f64]| {
+        let m = vals.iter().sum::<f64>() / vals.len() as f64;
+        vals.iter().map(|v| (v - m).powi(2)).sum::<f64>()
+    };
+    // One straight line through everything (least squares).
+    let n = all.len() as f64;
+    let (mx, my) = (all.iter().map(|p| p.0).sum::<f64>() / n, all.iter().map(|p| p.1).sum::<f64>() / n);
+    let sxx: f64 = all.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = all.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    let sse_line: f64 = all.iter().map(|p| (p.1 - (my + slope * (p.0 - mx))).powi(2)).sum();
+    let mut best: Option<(f64, usize)> = None;
+    for split in 2..=pts.len() - 2 {
+        let left: Vec<f64> = pts[..split].iter().flat_map(|(_, ys)| ys.iter().copied()).collect();
+        let right: Vec<f64> = pts[split..].iter().flat_map(|(_, ys)| ys.iter().copied()).collect();
+        let sse = sse_flat(&left) + sse_flat(&right);
+        if best.is_none_or(|(b, _)| sse < b) {
+            best = Some((sse, split));
+        }
+    }
+    let (sse_step, split) = best?;
+    let left: Vec<f64> = pts[..split].iter().flat_map(|(_, ys)| ys.iter().copied()).collect();
+    let right: Vec<f64> = pts[split..].iter().flat_map(|(_, ys)| ys.iter().copied()).collect();
+    let (level_before, level_after) = (median(&left), median(&right));
+    if level_before == 0.0 {
+        return None;
+    }
+    let jump = level_after / level_before - 1.0;
+    let (_, p_value) = mann_whitney(&left, &right)?;
+    let explains_better = sse_step < 0.5 * sse_line || sse_line == 0.0 && sse_step == 0.0;
+    (jump.abs() >= min_jump && p_value < 0.01 && explains_better).then(|| Knee {
+        before: pts[split - 1].0,
+        after: pts[split].0,
+        level_before,
+        level_after,
+        jump,
+        p_value,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,5 +286,65 @@ mod tests {
         assert_eq!(jain_index(&[1.0, 0.0, 0.0, 0.0]), 0.25);
         assert!((jain_index(&[1.0, 2.0]) - 0.9).abs() < 1e-12);
         assert_eq!(jain_index(&[]), 1.0);
+    }
+
+    #[test]
+    fn mann_whitney_known_values() {
+        // Complete separation of 5 and 5: exact two-sided p = 2 / C(10,5) = 2/252.
+        let (u, p) = mann_whitney(&[1.0, 2.0, 3.0, 4.0, 5.0], &[6.0, 7.0, 8.0, 9.0, 10.0]).unwrap();
+        assert_eq!(u, 0.0);
+        assert!((p - 2.0 / 252.0).abs() < 1e-12, "{p}");
+        // Interleaved: no evidence of a difference.
+        let (_, p) = mann_whitney(&[1.0, 3.0, 5.0, 7.0], &[2.0, 4.0, 6.0, 8.0]).unwrap();
+        assert!(p > 0.5, "{p}");
+        // With 3 and 3, even complete separation cannot reach 0.05.
+        let (_, p) = mann_whitney(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]).unwrap();
+        assert!((p - 0.1).abs() < 1e-12, "{p}");
+        assert!((smallest_possible_p(3, 3) - 0.1).abs() < 1e-12);
+        assert!(smallest_possible_p(4, 4) < 0.05);
+        // Large samples with ties use the normal approximation: a clear shift is significant.
+        let a: Vec<f64> = (0..30).map(|i| (i % 10) as f64).collect();
+        let b: Vec<f64> = (0..30).map(|i| (i % 10) as f64 + 5.0).collect();
+        assert!(mann_whitney(&a, &b).unwrap().1 < 0.001);
+        assert!((normal_upper_tail(1.959_964) - 0.025).abs() < 1e-6);
+    }
+
+    #[test]
+    fn bootstrap_interval_brackets_the_ratio() {
+        let a = [100.0, 101.0, 99.0, 100.5, 99.5];
+        let b = [110.0, 111.0, 109.0, 110.5, 109.5];
+        let (ratio, lo, hi) = bootstrap_ratio_ci(&a, &b, 2000, 1).unwrap();
+        assert!((ratio - 1.1).abs() < 1e-12);
+        assert!(lo <= ratio && ratio <= hi && lo > 1.05 && hi < 1.15, "{lo} {hi}");
+        // Same seed, same interval.
+        assert_eq!(bootstrap_ratio_ci(&a, &b, 2000, 1), bootstrap_ratio_ci(&a, &b, 2000, 1));
+        let same = bootstrap_ratio_ci(&a, &a, 2000, 1).unwrap();
+        assert!(same.1 <= 1.0 && same.2 >= 1.0);
+        assert!(bootstrap_ratio_ci(&[], &b, 10, 1).is_none());
+    }
+
+    fn noisy(level: f64, i: usize) -> Vec<f64> {
+        vec![level * (1.0 + 0.01 * ((i % 3) as f64 - 1.0)), level, level * (1.0 + 0.005 * (i % 2) as f64)]
+    }
+
+    #[test]
+    fn a_planted_knee_is_found_where_it_was_planted() {
+        // Sun-4 style: flat until the register windows run out after 8 processes.
+        let xs = [2.0, 4.0, 6.0, 8.0, 10.0, 16.0, 20.0, 32.0, 48.0, 64.0];
+        let points: Vec<(f64, Vec<f64>)> =
+            xs.iter().enumerate().map(|(i, &x)| (x, noisy(if x <= 8.0 { 1000.0 } else { 1600.0 }, i))).collect();
+        let knee = find_knee(&points, 0.1).expect("the knee is found");
+        assert_eq!((knee.before, knee.after), (8.0, 10.0));
+        assert!((knee.jump - 0.6).abs() < 0.03, "{knee:?}");
+    }
+
+    #[test]
+    fn flat_and_steadily_rising_curves_have_no_knee() {
+        let xs = [2.0, 4.0, 8.0, 10.0, 16.0, 20.0, 32.0, 48.0, 64.0];
+        let flat: Vec<(f64, Vec<f64>)> = xs.iter().enumerate().map(|(i, &x)| (x, noisy(1000.0, i))).collect();
+        assert_eq!(find_knee(&flat, 0.1), None);
+        let rising: Vec<(f64, Vec<f64>)> = xs.iter().enumerate().map(|(i, &x)| (x, noisy(1000.0 + 20.0 * x, i))).collect();
+        assert_eq!(find_knee(&rising, 0.1), None);
+        assert_eq!(find_knee(&flat[..3], 0.1), None);
     }
 }
