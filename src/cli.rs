@@ -63,6 +63,12 @@ pub enum Command {
     Export(ExportArgs),
     /// Add the runs of a JSON export (from any machine) to the results database
     Import(ImportArgs),
+    /// Compare two stored runs: matched figures, ratios, 95% intervals, verdicts (exit 1 on a regression)
+    #[command(after_help = COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
+    /// A stored run's tables, findings, SVG plots and self-contained HTML page
+    #[command(after_help = REPORT_EXAMPLES)]
+    Report(ReportArgs),
     /// (internal) Run one trial of a suite; the orchestrator starts it
     #[command(name = "__trial", hide = true)]
     Trial,
@@ -77,6 +83,82 @@ const RUN_EXAMPLES: &str = "Examples:\n  \
     Results go to ./schedlab.db unless --db or $SCHEDLAB_DB names another file. A suite file \
     has [[experiment]] tables: family = \"ring\" | \"workload\" | \"latency\", the command's flags as \
     keys (a list is an axis), repeat and warmup; `schedlab suites --show quick` prints one to copy.";
+
+const COMPARE_EXAMPLES: &str = "Examples:\n  \
+    schedlab compare 3 4                      # run 4 against run 3\n  \
+    schedlab compare 3 latest --threshold 10% --format markdown\n  \
+    schedlab compare 3 4 --format json --html cmp.html\n\n\
+    Trials match by family and parameters, across machines too (import the other run first). \
+    B/A is the ratio of medians; the verdict comes from a Mann-Whitney test (p < 0.05) and a \
+    bootstrap interval that excludes 1, and needs at least 4 ok repeats on each side. Exit \
+    status 1 when a figure of B is significantly slower than A by more than --threshold.";
+
+const REPORT_EXAMPLES: &str = "Examples:\n  \
+    schedlab report latest\n  \
+    schedlab report 3 --format markdown > run3.md\n  \
+    schedlab report 3 --svg plots/ --html run3.html";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TableFormat {
+    /// Aligned text for the terminal
+    Text,
+    Markdown,
+    Csv,
+    Json,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CompareArgs {
+    /// The baseline run (id or `latest`)
+    #[arg(value_name = "RUN_A")]
+    pub run_a: String,
+    /// The run compared with it
+    #[arg(value_name = "RUN_B")]
+    pub run_b: String,
+    #[command(flatten)]
+    pub db: DbArg,
+    /// How much slower (B/A − 1) counts as a regression, e.g. 5% or 0.05
+    #[arg(long, value_name = "PCT", default_value = "5%", value_parser = parse_threshold)]
+    pub threshold: f64,
+    #[arg(long, value_enum, default_value_t = TableFormat::Text)]
+    pub format: TableFormat,
+    /// Also write the comparison as a self-contained HTML page
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// Run id or `latest`
+    #[arg(value_name = "RUN", default_value = "latest")]
+    pub run: String,
+    #[command(flatten)]
+    pub db: DbArg,
+    /// How the tables are printed
+    #[arg(long, value_enum, default_value_t = TableFormat::Text)]
+    pub format: TableFormat,
+    /// Write the plots as SVG files into DIR (made if missing)
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<PathBuf>,
+    /// Write one self-contained HTML page (tables, plots, machine, findings)
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+/// "5%", "0.05" or "5" (a number above 1 is read as percent).
+pub fn parse_threshold(text: &str) -> std::result::Result<f64, String> {
+    let t = text.trim();
+    let (num, percent) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), true),
+        None => (t, false),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("'{text}' is not a threshold (try 5% or 0.05)"))?;
+    let v = if percent || v > 1.0 { v / 100.0 } else { v };
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("the threshold '{text}' must be zero or more"));
+    }
+    Ok(v)
+}
 
 /// Which results database: `--db FILE`, else $SCHEDLAB_DB, else ./schedlab.db.
 #[derive(Args, Debug, Clone)]

@@ -164,7 +164,8 @@ fn exact_u_p(n1: usize, n2: usize, u: f64) -> f64 {
     let total: f64 = counts.iter().sum();
     let mean = max_u as f64 / 2.0;
     let distance = (u - mean).abs();
-    let extreme: f64 = counts.iter().enumerate().filter(|(k, _)| (*k as f64 - mean).abs() >= distance - 1e-9).map(|(_, c)| c).sum();
+    let extreme: f64 =
+        counts.iter().enumerate().filter(|(k, _)| (*k as f64 - mean).abs() >= distance - 1e-9).map(|(_, c)| c).sum();
     (extreme / total).min(1.0)
 }
 
@@ -185,7 +186,8 @@ pub fn smallest_possible_p(n1: usize, n2: usize) -> f64 {
 fn normal_upper_tail(z: f64) -> f64 {
     let x = z / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
-    let poly = t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let poly =
+        t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
     let erfc = poly * (-x * x).exp();
     if x >= 0.0 {
         erfc / 2.0
@@ -343,7 +345,8 @@ mod tests {
         let xs = [2.0, 4.0, 8.0, 10.0, 16.0, 20.0, 32.0, 48.0, 64.0];
         let flat: Vec<(f64, Vec<f64>)> = xs.iter().enumerate().map(|(i, &x)| (x, noisy(1000.0, i))).collect();
         assert_eq!(find_knee(&flat, 0.1), None);
-        let rising: Vec<(f64, Vec<f64>)> = xs.iter().enumerate().map(|(i, &x)| (x, noisy(1000.0 + 20.0 * x, i))).collect();
+        let rising: Vec<(f64, Vec<f64>)> =
+            xs.iter().enumerate().map(|(i, &x)| (x, noisy(1000.0 + 20.0 * x, i))).collect();
         assert_eq!(find_knee(&rising, 0.1), None);
         assert_eq!(find_knee(&flat[..3], 0.1), None);
     }

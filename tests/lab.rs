@@ -5,37 +5,9 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
-
-/// A scratch directory, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("schedlab-lab-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
-    fn write(&self, name: &str, text: &str) -> String {
-        let p = self.path(name);
-        std::fs::write(&p, text).unwrap();
-        p.display().to_string()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Every family, tiny: 2 ring + 2 workload + 2 latency trials.
 const TINY: &str = r#"
@@ -100,7 +72,7 @@ fn seqs(export: &Value) -> Vec<i64> {
 
 #[test]
 fn a_tiny_suite_runs_end_to_end_and_is_stored() {
-    let dir = Scratch::new("tiny");
+    let dir = Scratch::new("lab-tiny");
     let suite = dir.write("tiny.toml", TINY);
     let db = dir.path("results.db");
     let tables = run_ok(&["run", &suite], &db);
@@ -136,7 +108,7 @@ fn a_tiny_suite_runs_end_to_end_and_is_stored() {
 
 #[test]
 fn the_plan_is_the_cross_product_times_repeats() {
-    let dir = Scratch::new("plan");
+    let dir = Scratch::new("lab-plan");
     let suite = dir.write(
         "p.toml",
         "[[experiment]]\nfamily = \"ring\"\nprocs = [2, 4, 8]\npolicy = [\"other\", \"batch\"]\nlaps = 10\nrepeat = 4\nwarmup = 1\n",
@@ -163,7 +135,7 @@ fn the_plan_is_the_cross_product_times_repeats() {
 
 #[test]
 fn suite_errors_name_file_line_and_key_before_anything_runs() {
-    let dir = Scratch::new("bad-suite");
+    let dir = Scratch::new("lab-bad-suite");
     let db = dir.path("never.db");
     let cases = [
         (
@@ -229,7 +201,7 @@ fn descendants(pid: i32) -> Vec<i32> {
 
 #[test]
 fn resume_after_sigint_runs_every_trial_exactly_once() {
-    let dir = Scratch::new("sigint");
+    let dir = Scratch::new("lab-sigint");
     let db = dir.path("r.db");
     let child = start_slow_run(&dir, &db, 2);
     let family = descendants(child.id() as i32);
@@ -251,7 +223,7 @@ fn resume_after_sigint_runs_every_trial_exactly_once() {
 
 #[test]
 fn resume_after_sigkill_runs_every_trial_exactly_once() {
-    let dir = Scratch::new("sigkill");
+    let dir = Scratch::new("lab-sigkill");
     let db = dir.path("r.db");
     let mut child = start_slow_run(&dir, &db, 3);
     let family = descendants(child.id() as i32);
@@ -267,7 +239,7 @@ fn resume_after_sigkill_runs_every_trial_exactly_once() {
 
 #[test]
 fn two_runs_can_write_one_database_at_once() {
-    let dir = Scratch::new("concurrent");
+    let dir = Scratch::new("lab-concurrent");
     let suite = dir.write("tiny.toml", TINY);
     let db = dir.path("shared.db");
     let start = || {
@@ -292,7 +264,7 @@ fn two_runs_can_write_one_database_at_once() {
 
 #[test]
 fn export_import_export_is_lossless_and_csv_has_a_row_per_trial() {
-    let dir = Scratch::new("roundtrip");
+    let dir = Scratch::new("lab-roundtrip");
     let suite = dir.write("tiny.toml", TINY);
     let (first, second) = (dir.path("a.db"), dir.path("b.db"));
     run_ok(&["run", &suite], &first);
@@ -315,7 +287,7 @@ fn export_import_export_is_lossless_and_csv_has_a_row_per_trial() {
 
 #[test]
 fn bad_databases_are_refused_and_left_untouched() {
-    let dir = Scratch::new("baddb");
+    let dir = Scratch::new("lab-baddb");
     let db_flag = |p: &Path| p.display().to_string();
     // Missing.
     refused(&["list", "--db", &db_flag(&dir.path("missing.db"))], "no results database");
@@ -363,7 +335,7 @@ fn bad_databases_are_refused_and_left_untouched() {
 
 #[test]
 fn an_unwritable_location_is_refused_before_anything_runs() {
-    let dir = Scratch::new("rofs");
+    let dir = Scratch::new("lab-rofs");
     let suite = dir.write("tiny.toml", TINY);
     // /proc accepts no new files, even from root.
     refused(&["run", &suite, "--db", "/proc/schedlab.db"], "cannot open /proc/schedlab.db");
@@ -376,7 +348,7 @@ fn a_full_disk_stops_the_run_and_resume_finishes_it() {
         eprintln!("skipped: needs root and unshare to mount a small private tmpfs");
         return;
     }
-    let dir = Scratch::new("full");
+    let dir = Scratch::new("lab-full");
     let suite = dir.write("many.toml", "[[experiment]]\nfamily = \"ring\"\nprocs = 2\nlaps = 10\nrepeat = 400\n");
     let mnt = dir.path("mnt");
     std::fs::create_dir_all(&mnt).unwrap();
@@ -443,7 +415,7 @@ fn the_machine_fingerprint_has_its_fields() {
 
 #[test]
 fn unprivileged_users_are_told_why_and_can_read_results() {
-    let dir = Scratch::new("nobody");
+    let dir = Scratch::new("lab-nobody");
     let suite =
         dir.write("rt.toml", "[[experiment]]\nfamily = \"latency\"\nloops = 10\npolicy = [\"other\", \"fifo\"]\n");
     let db = dir.path("mine.db");

@@ -1,5 +1,6 @@
 //! One function per subcommand: from validated arguments to printed results.
 
+pub mod compare;
 pub mod latency;
 pub mod results;
 pub mod ring;
@@ -26,6 +27,8 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Delete(args) => results::delete(&args).map(|_| 0),
         Command::Export(args) => results::export(&args).map(|_| 0),
         Command::Import(args) => results::import(&args).map(|_| 0),
+        Command::Compare(args) => compare::run(&args),
+        Command::Report(args) => compare::report(&args).map(|_| 0),
         Command::Trial => crate::runner::trial_child(),
     }
 }

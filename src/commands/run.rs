@@ -241,6 +241,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         Ok(()) => {
             store.set_run_state(run_id, "finished", Some(&now_utc()), None)?;
             results::print_run(&store, run_id, false)?;
+            write_report(&store, run_id);
             let trials = store.trials(run_id)?;
             let not_ok = trials.iter().filter(|t| t.status != "ok").count();
             eprintln!(
@@ -256,6 +257,32 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 args.db.db.as_ref().map_or(String::new(), |p| format!(" --db {}", p.display())));
             Err(e)
         }
+    }
+}
+
+/// The HTML report beside the database; a failure to write it loses no result, so it is
+/// a warning.
+fn write_report(store: &Store, run_id: i64) {
+    let dir = store.path().parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let stem = store.path().file_stem().map_or("schedlab".into(), |s| s.to_string_lossy().into_owned());
+    let path = dir.join(format!("{stem}-run-{run_id}.html"));
+    let written = (|| -> Result<()> {
+        let run = store.run(run_id)?;
+        let trials = store.trials(run_id)?;
+        let found = crate::report::findings::findings(&trials);
+        if !found.is_empty() {
+            emit("\nfindings:")?;
+            for f in &found {
+                emit(&format!("  - {f}"))?;
+            }
+        }
+        let charts = crate::report::plots::plots(&trials);
+        let page = crate::report::html::run_page(&run, &trials, &charts, &found);
+        results::write_atomically(&path, page.as_bytes())
+    })();
+    match written {
+        Ok(()) => eprintln!("schedlab: report: {}", path.display()),
+        Err(e) => eprintln!("schedlab: warning: the HTML report was not written: {e}"),
     }
 }
 

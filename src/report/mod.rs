@@ -1,8 +1,12 @@
 //! Turning results into text: terminal tables, JSON lines, exports. Reports read results;
 //! they never run a benchmark.
 
+pub mod compare;
 pub mod export;
+pub mod findings;
+pub mod html;
 pub mod latency;
+pub mod plots;
 pub mod ring;
 pub mod stored;
 pub mod table;

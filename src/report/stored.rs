@@ -45,7 +45,7 @@ pub fn groups(trials: &[TrialRecord]) -> Vec<Group<'_>> {
 }
 
 /// Parameters whose value differs between the groups of one experiment.
-fn varying(groups: &[&Group]) -> Vec<String> {
+pub fn varying(groups: &[&Group]) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
     for g in groups {
         for k in g.params.keys() {
@@ -57,7 +57,7 @@ fn varying(groups: &[&Group]) -> Vec<String> {
     keys.into_iter().filter(|k| groups.iter().any(|g| g.params.get(k) != groups[0].params.get(k))).collect()
 }
 
-fn param_text(v: Option<&Json>) -> String {
+pub fn param_text(v: Option<&Json>) -> String {
     match v {
         None => "-".into(),
         Some(Json::String(s)) => s.clone(),
@@ -118,14 +118,14 @@ pub fn describe_run(run: &RunRecord, ok: usize, not_ok: usize) -> String {
     out
 }
 
-/// Every experiment's table, and the trials that did not finish.
-pub fn tables(trials: &[TrialRecord]) -> String {
+/// One titled table per experiment: a row per parameter combination.
+pub fn experiment_tables(trials: &[TrialRecord]) -> Vec<(String, Table)> {
     let all = groups(trials);
     let mut by_experiment: BTreeMap<i64, Vec<&Group>> = BTreeMap::new();
     for g in &all {
         by_experiment.entry(g.experiment).or_default().push(g);
     }
-    let mut out = String::new();
+    let mut out = Vec::new();
     for (experiment, groups) in by_experiment {
         let family = groups[0].family.as_str();
         let axes = varying(&groups);
@@ -135,7 +135,7 @@ pub fn tables(trials: &[TrialRecord]) -> String {
             .filter(|(k, _)| !axes.contains(k))
             .map(|(k, v)| format!("{k}={}", param_text(Some(v))))
             .collect();
-        out.push_str(&format!("\nexperiment {} ({family}) {}\n", experiment + 1, fixed_params.join(" ")));
+        let title = format!("experiment {} ({family}) {}", experiment + 1, fixed_params.join(" "));
         let (headers, rows): (Vec<&str>, Vec<Vec<String>>) = match family {
             "ring" => ring_rows(&groups),
             "workload" => workload_rows(&groups),
@@ -143,8 +143,7 @@ pub fn tables(trials: &[TrialRecord]) -> String {
             _ => (vec![], vec![]),
         };
         let mut table = Table::new(axes.iter().map(String::as_str).chain(["ok/runs"]).chain(headers));
-        for (i, (g, row)) in groups.iter().zip(rows).enumerate() {
-            let _ = i;
+        for (g, row) in groups.iter().zip(rows) {
             let mut cells: Vec<String> = axes.iter().map(|k| param_text(g.params.get(k))).collect();
             cells.push(format!("{}/{}", g.ok().count(), g.trials.len()));
             cells.extend(row);
@@ -153,7 +152,33 @@ pub fn tables(trials: &[TrialRecord]) -> String {
         for c in 0..axes.len() {
             table = table.left_align(c);
         }
+        out.push((title.trim_end().to_string(), table));
+    }
+    out
+}
+
+/// What the summary columns are, per family.
+fn footnote(title: &str) -> Option<&'static str> {
+    if title.contains("(ring)") {
+        Some("medians over repeats; Projected = the smallest ring's CPU time per hop x this ring's hops")
+    } else if title.contains("(workload)") {
+        Some("Wall s is mean ± sd over repeats; the other columns are means")
+    } else if title.contains("(latency)") {
+        Some("Min and Max over all repeats; Avg the mean; percentiles the median over repeats")
+    } else {
+        None
+    }
+}
+
+/// Every experiment's table, and the trials that did not finish.
+pub fn tables(trials: &[TrialRecord]) -> String {
+    let mut out = String::new();
+    for (title, table) in experiment_tables(trials) {
+        out.push_str(&format!("\n{title}\n"));
         out.push_str(&table.render());
+        if let Some(note) = footnote(&title) {
+            out.push_str(&format!("({note})\n"));
+        }
     }
     let failed: Vec<&TrialRecord> = trials.iter().filter(|t| t.status != "ok").collect();
     if !failed.is_empty() {
@@ -177,19 +202,46 @@ pub fn tables(trials: &[TrialRecord]) -> String {
     out
 }
 
+/// The CPU seconds a ring would take if every hop cost what the smallest ring's did
+/// (the NCAR projection): per group, against the smallest ring with the same other
+/// parameters.
+pub fn projected_s(groups: &[&Group], g: &Group) -> Option<f64> {
+    let procs = |g: &Group| g.params.get("procs").and_then(Json::as_f64);
+    let same_but_procs = |o: &Group| o.params.iter().all(|(k, v)| k == "procs" || g.params.get(k) == Some(v));
+    let base = groups
+        .iter()
+        .filter(|o| same_but_procs(o) && o.ok().count() > 0)
+        .min_by(|x, y| procs(x).unwrap_or(f64::MAX).total_cmp(&procs(y).unwrap_or(f64::MAX)))?;
+    let per_hop = base.summary("cpu_s")?.median / base.summary("hops")?.median;
+    Some(per_hop * g.summary("hops")?.median)
+}
+
 fn ring_rows<'a>(groups: &[&Group<'a>]) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let headers = vec!["ns/hop (min..max)", "ns/switch", "Real s", "CPU s", "User s", "Sys s", "Invol sw"];
+    let headers = vec![
+        "Real s",
+        "CPU s",
+        "User s",
+        "System s",
+        "Projected s",
+        "CPU/Proj",
+        "ns/hop (min..max)",
+        "ns/switch",
+        "Invol sw",
+    ];
     let rows = groups
         .iter()
         .map(|g| {
             let med = |k: &str| g.summary(k).map(|s| s.median);
+            let projected = projected_s(groups, g);
             vec![
-                median_range(g.summary("ns_per_hop"), 0),
-                fixed(med("ns_per_switch"), 0),
                 fixed(med("real_s"), 4),
                 fixed(med("cpu_s"), 4),
                 fixed(med("user_s"), 4),
                 fixed(med("sys_s"), 4),
+                fixed(projected, 4),
+                fixed(med("cpu_s").zip(projected).map(|(c, p)| c / p), 2),
+                median_range(g.summary("ns_per_hop"), 0),
+                fixed(med("ns_per_switch"), 0),
                 fixed(med("nivcsw"), 0),
             ]
         })

@@ -70,6 +70,39 @@ impl Table {
     pub fn headers(&self) -> &[String] {
         &self.headers
     }
+
+    pub fn rows(&self) -> &[Vec<String>] {
+        &self.rows
+    }
+
+    /// A GitHub-flavoured Markdown table (pipes in cells escaped).
+    pub fn render_markdown(&self) -> String {
+        let cell = |c: &String| c.replace('|', "\\|");
+        let mut out = format!("| {} |\n", self.headers.iter().map(cell).collect::<Vec<_>>().join(" | "));
+        let rule: Vec<&str> = self.left_aligned.iter().map(|&l| if l { ":---" } else { "---:" }).collect();
+        out.push_str(&format!("| {} |\n", rule.join(" | ")));
+        for row in &self.rows {
+            out.push_str(&format!("| {} |\n", row.iter().map(cell).collect::<Vec<_>>().join(" | ")));
+        }
+        out
+    }
+
+    /// CSV with a header row (cells quoted where needed).
+    pub fn render_csv(&self) -> String {
+        let cell = |c: &String| {
+            if c.contains([',', '"', '\n']) {
+                format!("\"{}\"", c.replace('"', "\"\""))
+            } else {
+                c.clone()
+            }
+        };
+        let mut out = String::new();
+        for row in std::iter::once(&self.headers).chain(&self.rows) {
+            out.push_str(&row.iter().map(cell).collect::<Vec<_>>().join(","));
+            out.push('\n');
+        }
+        out
+    }
 }
 
 #[cfg(test)]
@@ -82,6 +115,14 @@ mod tests {
         t.push(vec!["1".into(), "2".into()]);
         t.push(vec!["100".into(), "20000".into()]);
         assert_eq!(t.render(), "  A    Bee\n  1      2\n100  20000\n");
+    }
+
+    #[test]
+    fn markdown_and_csv() {
+        let mut t = Table::new(["name", "n"]).left_align(0);
+        t.push(vec!["a|b".into(), "1,5".into()]);
+        assert_eq!(t.render_markdown(), "| name | n |\n| :--- | ---: |\n| a\\|b | 1,5 |\n");
+        assert_eq!(t.render_csv(), "name,n\na|b,\"1,5\"\n");
     }
 
     #[test]

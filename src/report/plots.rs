@@ -1,0 +1,508 @@
+//! SVG plots of a stored run, drawn here (no external tools, no fonts to load): the ring
+//! cost against the projected line with the knee marked, workload wall time and
+//! context switches per policy, latency histograms and tail (1 − CDF) plots.
+
+use crate::report::findings::KNEE_MIN_JUMP;
+use crate::report::stored::{groups, param_text, projected_s, Group};
+use crate::stats::{find_knee, median, Summary};
+use crate::store::TrialRecord;
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+pub struct Chart {
+    /// File name without extension: `ring-1`, `workload-2-wall`, ...
+    pub name: String,
+    pub title: String,
+    pub svg: String,
+}
+
+const COLORS: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+const WIDTH: f64 = 720.0;
+const HEIGHT: f64 = 420.0;
+const LEFT: f64 = 80.0;
+const RIGHT: f64 = 170.0;
+const TOP: f64 = 40.0;
+const BOTTOM: f64 = 55.0;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Style {
+    Line,
+    LinePoints,
+    Dashed,
+    Step,
+}
+
+/// (x, y, optional error bar low..high)
+type Point = (f64, f64, Option<(f64, f64)>);
+
+struct Series {
+    label: String,
+    points: Vec<Point>,
+    style: Style,
+}
+
+struct Plot {
+    title: String,
+    x_label: String,
+    y_label: String,
+    x_log: bool,
+    y_log: bool,
+    series: Vec<Series>,
+    /// Vertical markers: (x, label).
+    markers: Vec<(f64, String)>,
+}
+
+fn esc(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// "1.5k", "20", "0.05", "1e-4": short tick labels.
+fn tick_label(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a >= 1e6 {
+        format!("{}M", trim(v / 1e6))
+    } else if a >= 1e4 {
+        format!("{}k", trim(v / 1e3))
+    } else if a >= 0.01 {
+        trim(v)
+    } else {
+        format!("{v:.0e}")
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+/// Tick positions for [lo, hi]: 1-2-5 steps, or decades on a log axis.
+fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
+    if log {
+        let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+        return (a..=b).map(|e| 10f64.powi(e)).filter(|&t| t >= lo * 0.999 && t <= hi * 1.001).collect();
+    }
+    let span = (hi - lo).max(f64::MIN_POSITIVE);
+    let raw = span / 6.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| span / s <= 7.0).unwrap_or(10.0 * mag);
+    let mut t = (lo / step).ceil() * step;
+    let mut out = Vec::new();
+    while t <= hi + step * 1e-9 {
+        out.push(if t.abs() < step * 1e-9 { 0.0 } else { t });
+        t += step;
+    }
+    out
+}
+
+impl Plot {
+    fn render(&self) -> String {
+        let pts = || self.series.iter().flat_map(|s| s.points.iter());
+        let xs: Vec<f64> =
+            pts().map(|p| p.0).chain(self.markers.iter().map(|m| m.0)).filter(|x| !self.x_log || *x > 0.0).collect();
+        let ys: Vec<f64> = pts()
+            .flat_map(|p| [Some(p.1), p.2.map(|e| e.0), p.2.map(|e| e.1)])
+            .flatten()
+            .filter(|y| y.is_finite() && (!self.y_log || *y > 0.0))
+            .collect();
+        let mut svg = String::new();
+        let _ = write!(
+            svg,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" width=\"{WIDTH}\" height=\"{HEIGHT}\" \
+             font-family=\"sans-serif\" font-size=\"12\" role=\"img\" aria-label=\"{}\">\
+             <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\
+             <text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">{}</text>",
+            esc(&self.title),
+            (LEFT + WIDTH - RIGHT) / 2.0,
+            esc(&self.title)
+        );
+        if xs.is_empty() || ys.is_empty() {
+            let all_zero = self.y_log && pts().next().is_some() && pts().all(|p| p.1 == 0.0);
+            let why = if all_zero { "every value is 0: nothing to draw on a log axis" } else { "no data" };
+            let _ = write!(
+                svg,
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{why}</text></svg>",
+                WIDTH / 2.0,
+                HEIGHT / 2.0
+            );
+            return svg;
+        }
+        let bounds = |v: &[f64], log: bool, pad_zero: bool| {
+            let (mut lo, mut hi) =
+                (v.iter().copied().fold(f64::MAX, f64::min), v.iter().copied().fold(f64::MIN, f64::max));
+            if log {
+                lo = 10f64.powf(lo.log10().floor());
+                hi = 10f64.powf(hi.log10().ceil());
+                if hi <= lo {
+                    hi = lo * 10.0;
+                }
+            } else {
+                if pad_zero && lo > 0.0 {
+                    lo = 0.0;
+                }
+                if hi <= lo {
+                    hi = lo + 1.0;
+                }
+                hi += (hi - lo) * 0.05;
+            }
+            (lo, hi)
+        };
+        let (x0, x1) = bounds(&xs, self.x_log, false);
+        let (y0, y1) = bounds(&ys, self.y_log, true);
+        let (pw, ph) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
+        let sx = |x: f64| {
+            let f =
+                if self.x_log { (x.log10() - x0.log10()) / (x1.log10() - x0.log10()) } else { (x - x0) / (x1 - x0) };
+            LEFT + f * pw
+        };
+        let sy = |y: f64| {
+            let y = if self.y_log { y.max(y0) } else { y };
+            let f =
+                if self.y_log { (y.log10() - y0.log10()) / (y1.log10() - y0.log10()) } else { (y - y0) / (y1 - y0) };
+            TOP + ph - f * ph
+        };
+        // Grid and ticks.
+        for t in ticks(y0, y1, self.y_log) {
+            let y = sy(t);
+            let _ = write!(
+                svg,
+                "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#e4e4e4\"/>\
+                 <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+                LEFT + pw,
+                LEFT - 6.0,
+                y + 4.0,
+                tick_label(t)
+            );
+        }
+        for t in ticks(x0, x1, self.x_log) {
+            let x = sx(t);
+            let _ = write!(
+                svg,
+                "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{TOP}\" y2=\"{}\" stroke=\"#f0f0f0\"/>\
+                 <text x=\"{x:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                TOP + ph,
+                TOP + ph + 18.0,
+                tick_label(t)
+            );
+        }
+        let _ = write!(
+            svg,
+            "<rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#333\"/>\
+             <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\
+             <text transform=\"translate(18 {}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
+            LEFT + pw / 2.0,
+            HEIGHT - 12.0,
+            esc(&self.x_label),
+            TOP + ph / 2.0,
+            esc(&self.y_label)
+        );
+        for (x, label) in &self.markers {
+            let px = sx(*x);
+            let _ = write!(
+                svg,
+                "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{TOP}\" y2=\"{}\" stroke=\"#b00\" stroke-dasharray=\"6 4\"/>\
+                 <text x=\"{:.1}\" y=\"{}\" fill=\"#b00\">{}</text>",
+                TOP + ph,
+                px + 4.0,
+                TOP + 14.0,
+                esc(label)
+            );
+        }
+        for (i, s) in self.series.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            let mut points: Vec<(f64, f64)> = Vec::new();
+            for &(x, y, err) in &s.points {
+                if (self.x_log && x <= 0.0) || !y.is_finite() || (self.y_log && y <= 0.0) {
+                    continue;
+                }
+                if s.style == Style::Step {
+                    if let Some(&(_, prev_y)) = points.last() {
+                        points.push((sx(x), prev_y));
+                    }
+                }
+                points.push((sx(x), sy(y)));
+                if let Some((lo, hi)) = err {
+                    let (px, a, b) = (sx(x), sy(lo), sy(hi));
+                    let _ = write!(
+                        svg,
+                        "<path d=\"M{px:.1} {a:.1}V{b:.1}M{:.1} {a:.1}h8M{:.1} {b:.1}h8\" stroke=\"{color}\" fill=\"none\"/>",
+                        px - 4.0,
+                        px - 4.0
+                    );
+                }
+            }
+            let path: String = points
+                .iter()
+                .enumerate()
+                .map(|(j, (x, y))| format!("{}{x:.1} {y:.1}", if j == 0 { "M" } else { "L" }))
+                .collect();
+            let dash = if s.style == Style::Dashed { " stroke-dasharray=\"8 5\"" } else { "" };
+            let _ = write!(svg, "<path d=\"{path}\" stroke=\"{color}\" stroke-width=\"2\" fill=\"none\"{dash}/>");
+            if s.style == Style::LinePoints {
+                for (x, y) in &points {
+                    let _ = write!(svg, "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3.5\" fill=\"{color}\"/>");
+                }
+            }
+            let ly = TOP + 10.0 + i as f64 * 20.0;
+            let lx = WIDTH - RIGHT + 12.0;
+            let _ = write!(
+                svg,
+                "<line x1=\"{lx}\" x2=\"{}\" y1=\"{ly}\" y2=\"{ly}\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>\
+                 <text x=\"{}\" y=\"{}\">{}</text>",
+                lx + 22.0,
+                lx + 28.0,
+                ly + 4.0,
+                esc(&s.label)
+            );
+        }
+        svg.push_str("</svg>");
+        svg
+    }
+}
+
+/// Groups of one experiment that differ only in `axis`, keyed by the other varying
+/// parameters' text (the series label).
+fn series_of<'a, 'b>(
+    groups: &'b [&'b Group<'a>],
+    axis: &str,
+    label_keys: &[String],
+) -> BTreeMap<String, Vec<&'b Group<'a>>> {
+    let mut out: BTreeMap<String, Vec<&Group>> = BTreeMap::new();
+    for g in groups {
+        let label: Vec<String> = label_keys
+            .iter()
+            .filter(|k| k.as_str() != axis)
+            .map(|k| format!("{k}={}", param_text(g.params.get(k))))
+            .collect();
+        out.entry(if label.is_empty() { "measured".into() } else { label.join(" ") }).or_default().push(g);
+    }
+    out
+}
+
+fn x_of(g: &Group, axis: &str) -> Option<f64> {
+    g.params.get(axis).and_then(Json::as_f64)
+}
+
+pub fn plots(trials: &[TrialRecord]) -> Vec<Chart> {
+    let all = groups(trials);
+    let mut by_experiment: BTreeMap<i64, Vec<&Group>> = BTreeMap::new();
+    for g in &all {
+        by_experiment.entry(g.experiment).or_default().push(g);
+    }
+    let mut charts = Vec::new();
+    for (experiment, gs) in by_experiment {
+        let n = experiment + 1;
+        let axes = crate::report::stored::varying(&gs);
+        match gs[0].family.as_str() {
+            "ring" => charts.extend(ring_chart(n, &gs, &axes)),
+            "workload" => charts.extend(workload_charts(n, &gs, &axes)),
+            "latency" => charts.extend(latency_charts(n, &gs, &axes)),
+            _ => {}
+        }
+    }
+    charts
+}
+
+fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
+    if !axes.iter().any(|a| a == "procs") {
+        return None;
+    }
+    let mut plot = Plot {
+        title: format!("Experiment {n}: cost per hop against ring size"),
+        x_label: "processes in the ring".into(),
+        y_label: "ns per hop (median, min..max)".into(),
+        x_log: false,
+        y_log: false,
+        series: Vec::new(),
+        markers: Vec::new(),
+    };
+    for (label, mut set) in series_of(gs, "procs", axes) {
+        set.sort_by(|a, b| x_of(a, "procs").unwrap_or(0.0).total_cmp(&x_of(b, "procs").unwrap_or(0.0)));
+        let measured: Vec<Point> = set
+            .iter()
+            .filter_map(|g| {
+                let s = g.summary("ns_per_hop")?;
+                Some((x_of(g, "procs")?, s.median, Some((s.min, s.max))))
+            })
+            .collect();
+        // The projection: every hop costing what the smallest ring's did.
+        let projected: Vec<Point> = set
+            .iter()
+            .filter_map(|g| {
+                let hops = g.summary("hops")?.median;
+                Some((x_of(g, "procs")?, projected_s(gs, g)? / hops * 1e9, None))
+            })
+            .collect();
+        let points: Vec<(f64, Vec<f64>)> =
+            set.iter().filter_map(|g| Some((x_of(g, "procs")?, g.figure("ns_per_switch")))).collect();
+        if let Some(k) = find_knee(&points, KNEE_MIN_JUMP) {
+            plot.markers.push(((k.before + k.after) / 2.0, format!("knee {:+.0}%", k.jump * 100.0)));
+        }
+        plot.series.push(Series { label: label.clone(), points: measured, style: Style::LinePoints });
+        plot.series.push(Series {
+            label: format!("{} projected", if label == "measured" { "" } else { &label }).trim().to_string(),
+            points: projected,
+            style: Style::Dashed,
+        });
+    }
+    Some(Chart { name: format!("ring-{n}"), title: plot.title.clone(), svg: plot.render() })
+}
+
+fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
+    let mut charts = Vec::new();
+    let x_axis = "procs";
+    let others: Vec<String> = axes.iter().filter(|a| a.as_str() != "workload").cloned().collect();
+    let mut by_workload: BTreeMap<String, Vec<&Group>> = BTreeMap::new();
+    for g in gs {
+        by_workload.entry(param_text(g.params.get("workload"))).or_default().push(g);
+    }
+    for (workload, set) in by_workload {
+        for (figure, what, log) in
+            [("wall_s", "wall time, s (mean ± sd)", false), ("nivcsw", "involuntary switches (log)", true)]
+        {
+            let mut plot = Plot {
+                title: format!(
+                    "Experiment {n}: {workload} workload, {}",
+                    if log { "involuntary context switches" } else { "wall time" }
+                ),
+                x_label: "processes".into(),
+                y_label: what.into(),
+                x_log: false,
+                y_log: log,
+                series: Vec::new(),
+                markers: Vec::new(),
+            };
+            for (label, mut s) in series_of(&set, x_axis, &others) {
+                s.sort_by(|a, b| x_of(a, x_axis).unwrap_or(0.0).total_cmp(&x_of(b, x_axis).unwrap_or(0.0)));
+                let points = s
+                    .iter()
+                    .filter_map(|g| {
+                        let sum: Summary = g.summary(figure)?;
+                        let err = (!log).then_some((sum.mean - sum.sd, sum.mean + sum.sd));
+                        Some((x_of(g, x_axis)?, if log { median(&g.figure(figure)) } else { sum.mean }, err))
+                    })
+                    .collect();
+                plot.series.push(Series { label: label.replace("policy=", ""), points, style: Style::LinePoints });
+            }
+            charts.push(Chart {
+                name: format!("workload-{n}-{workload}-{}", if log { "switches" } else { "wall" }),
+                title: plot.title.clone(),
+                svg: plot.render(),
+            });
+        }
+    }
+    charts
+}
+
+fn latency_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
+    // Every repeat's buckets together, one histogram per series.
+    let mut merged: BTreeMap<String, BTreeMap<u64, u64>> = BTreeMap::new();
+    for (label, set) in series_of(gs, "", axes) {
+        let entry = merged.entry(label.replace("policy=", "")).or_default();
+        for g in set {
+            for t in g.ok() {
+                for &(v, c) in t.histogram.iter().flatten() {
+                    *entry.entry(v).or_default() += c;
+                }
+            }
+        }
+    }
+    merged.retain(|_, h| !h.is_empty());
+    if merged.is_empty() {
+        return Vec::new();
+    }
+    let hist = Plot {
+        title: format!("Experiment {n}: wakeup latency histogram"),
+        x_label: "latency, µs (log)".into(),
+        y_label: "wakeups (log)".into(),
+        x_log: true,
+        y_log: true,
+        series: merged
+            .iter()
+            .map(|(label, h)| {
+                // Coarse log-spaced bins (10 per decade) so the shape reads at a glance,
+                // each drawn as a bar outline down to the axis (a count of 1).
+                let mut bins: BTreeMap<i64, u64> = BTreeMap::new();
+                for (&v, &c) in h {
+                    let us = (v as f64 / 1000.0).max(0.001);
+                    *bins.entry((us.log10() * 10.0).floor() as i64).or_default() += c;
+                }
+                let edge = |b: i64| 10f64.powf(b as f64 / 10.0);
+                let points = bins
+                    .iter()
+                    .flat_map(|(&b, &c)| {
+                        let c = c as f64;
+                        [(edge(b), 1.0, None), (edge(b), c, None), (edge(b + 1), c, None), (edge(b + 1), 1.0, None)]
+                    })
+                    .collect();
+                Series { label: label.clone(), points, style: Style::Line }
+            })
+            .collect(),
+        markers: Vec::new(),
+    };
+    let tail = Plot {
+        title: format!("Experiment {n}: latency tail (share of wakeups later than x)"),
+        x_label: "latency, µs (log)".into(),
+        y_label: "1 − CDF (log)".into(),
+        x_log: true,
+        y_log: true,
+        series: merged
+            .iter()
+            .map(|(label, h)| {
+                let total: u64 = h.values().sum();
+                let mut below = 0u64;
+                let points = h
+                    .iter()
+                    .filter_map(|(&v, &c)| {
+                        below += c;
+                        let later = (total - below) as f64 / total as f64;
+                        (later > 0.0).then_some(((v as f64 / 1000.0).max(0.001), later, None))
+                    })
+                    .collect();
+                Series { label: label.clone(), points, style: Style::Step }
+            })
+            .collect(),
+        markers: Vec::new(),
+    };
+    vec![
+        Chart { name: format!("latency-{n}-histogram"), title: hist.title.clone(), svg: hist.render() },
+        Chart { name: format!("latency-{n}-tail"), title: tail.title.clone(), svg: tail.render() },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round_numbers() {
+        assert_eq!(ticks(0.0, 10.0, false), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        assert_eq!(ticks(1.0, 1000.0, true), vec![1.0, 10.0, 100.0, 1000.0]);
+        assert_eq!(tick_label(15000.0), "15k");
+        assert_eq!(tick_label(2.5), "2.5");
+    }
+
+    #[test]
+    fn a_plot_is_well_formed_svg_with_its_series() {
+        let plot = Plot {
+            title: "t <1>".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            x_log: false,
+            y_log: true,
+            series: vec![Series {
+                label: "a".into(),
+                points: vec![(1.0, 10.0, Some((5.0, 20.0))), (2.0, 100.0, None)],
+                style: Style::LinePoints,
+            }],
+            markers: vec![(1.5, "knee".into())],
+        };
+        let svg = plot.render();
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+        assert!(svg.contains("t &lt;1&gt;") && svg.contains("knee") && svg.contains("<circle"));
+        assert_eq!(svg.matches("<svg").count(), 1);
+    }
+}
