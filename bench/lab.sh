@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The lab's own costs: the wall time of `schedlab run quick`, and a database of 10,000
 # real (tiny) trials: how long it takes to fill, its size, and how long `list`, `show`
-# and `export` take on it (each should be under a second).
+# and `export` (each should be under a second) and `report` (under two) take on it.
 #
 #   bench/lab.sh [TRIALS]        (default 10000: half tiny workloads, half tiny latency runs)
 set -euo pipefail
@@ -21,6 +21,7 @@ seconds() { # run "$@" quietly, print its wall time in seconds
 echo "== schedlab run quick"
 echo "wall: $(seconds "$bin" run quick --db "$work/quick.db") s"
 "$bin" list --db "$work/quick.db" | tail -1
+echo "HTML report of quick: $(du -k "$work/quick-run-1.html" | cut -f1) KiB"
 
 half=$((trials / 2))
 cat > "$work/tiny.toml" <<TOML
@@ -47,3 +48,5 @@ echo "show:        $(seconds "$bin" show 1 --db "$work/big.db") s"
 echo "export json: $(seconds "$bin" export 1 --db "$work/big.db" -o "$work/big.json") s ($(du -k "$work/big.json" | cut -f1) KiB)"
 echo "export csv:  $(seconds "$bin" export 1 --db "$work/big.db" --format csv -o "$work/big.csv") s"
 echo "import:      $(seconds "$bin" import "$work/big.json" --db "$work/copy.db") s"
+echo "report:      $(seconds "$bin" report 1 --db "$work/big.db") s (tables and findings)"
+echo "report html: $(seconds "$bin" report 1 --db "$work/big.db" --html "$work/big.html" --svg "$work/svg") s ($(du -k "$work/big.html" | cut -f1) KiB)"

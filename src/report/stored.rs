@@ -34,11 +34,17 @@ impl Group<'_> {
 /// Group trials by experiment and parameters, in plan order.
 pub fn groups(trials: &[TrialRecord]) -> Vec<Group<'_>> {
     let mut out: Vec<Group> = Vec::new();
+    // Index by identity, so ten thousand trials group in one pass.
+    let mut index: std::collections::HashMap<(i64, String, String), usize> = std::collections::HashMap::new();
     for t in trials {
-        let params = t.params.as_object().cloned().unwrap_or_default();
-        match out.iter_mut().find(|g| g.experiment == t.experiment && g.params == params && g.family == t.family) {
-            Some(g) => g.trials.push(t),
-            None => out.push(Group { experiment: t.experiment, family: t.family.clone(), params, trials: vec![t] }),
+        let key = (t.experiment, t.family.clone(), t.params.to_string());
+        match index.get(&key) {
+            Some(&i) => out[i].trials.push(t),
+            None => {
+                index.insert(key, out.len());
+                let params = t.params.as_object().cloned().unwrap_or_default();
+                out.push(Group { experiment: t.experiment, family: t.family.clone(), params, trials: vec![t] });
+            }
         }
     }
     out
