@@ -95,10 +95,9 @@ pub fn run_page(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findi
     let host = run.machine.get("hostname").and_then(Json::as_str).unwrap_or("unknown");
     let kernel = run.machine.get("kernel_release").and_then(Json::as_str).unwrap_or("unknown");
     let mut body = format!(
-        "<h1>schedlab run {}: {}</h1><p class=\"meta\">{} on {} (kernel {}), {} .. {} [{}]; {} trials ok, {} not ok, {} planned; \
+        "<h1>schedlab run {}: {}</h1><p class=\"meta\">On {} (kernel {}), {} .. {} [{}]; {} trials ok, {} not ok, {} planned; \
          schedlab {}</p>",
         run.id,
-        esc(&run.suite_name),
         esc(&run.suite_name),
         esc(host),
         esc(kernel),
