@@ -79,16 +79,7 @@ fn measure(command: Command, repeat: u32) -> Result<Outcome> {
             let specs = args.to_specs()?;
             workload_cmd::preflight(&specs, args.allow_rt_saturation)?;
             let spec = specs.first().ok_or_else(|| Error::usage("a workload trial needs one cell"))?;
-            let dir = match spec.params.kind {
-                crate::model::WorkloadKind::Cpu => None,
-                _ => {
-                    let dir = workload_bench::WorkDir::create(args.dir.as_deref())?;
-                    workload_cmd::check_space(dir.path(), workload_bench::bytes_needed(&spec.params, spec.procs))?;
-                    workload_cmd::warn_if_memory_backed(dir.path());
-                    workload_bench::prepare_input(&dir, &spec.params)?;
-                    Some(dir)
-                }
-            };
+            let dir = workload_cmd::prepare_work_dir(&specs, args.dir.as_deref())?;
             let trial = workload_bench::run_trial(spec, repeat as usize, dir.as_ref())?;
             let figures = workload_report::json(&trial);
             let (status, reason) = match &trial.status {
@@ -104,20 +95,7 @@ fn measure(command: Command, repeat: u32) -> Result<Outcome> {
                 return Err(Error::usage("a latency trial measures one policy"));
             };
             crate::sys::sched::probe_policy(policy, prio)?;
-            let spec = latency::LatencySpec {
-                interval_ns: args.interval_ns(),
-                length: match (args.loops, args.duration) {
-                    (Some(n), _) => latency::RunLength::Loops(n),
-                    (None, Some(d)) => latency::RunLength::Duration(d),
-                    (None, None) => latency::RunLength::Duration(Duration::from_secs(10)),
-                },
-                policy,
-                prio,
-                cpus: latency_cmd::thread_cpus(&args)?,
-                hold_dma_latency: !args.no_dma_latency,
-                break_ns: args.break_us.map(|us| (us * 1000.0) as u64),
-                keep_samples: false,
-            };
+            let spec = latency_cmd::spec_for(&args, policy, prio, latency_cmd::thread_cpus(&args)?);
             let run = latency::run(&spec, |_| {})?;
             if let Some(sig) = run.interrupted {
                 return Err(Error::Interrupted(sig));

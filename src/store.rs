@@ -297,59 +297,12 @@ impl Store {
 
     /// Store a new run; returns its id.
     pub fn insert_run(&mut self, run: &RunRecord) -> Result<i64> {
-        let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| db_error(&path, "starting the run", e))?;
-        tx.execute(
-            "INSERT INTO runs (uuid, suite_name, suite_text, options, started, ended, status, tool_version, machine, \
-             warnings, planned, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            params![
-                run.uuid,
-                run.suite_name,
-                run.suite_text,
-                run.options.to_string(),
-                run.started,
-                run.ended,
-                run.status,
-                run.tool_version,
-                run.machine.to_string(),
-                run.warnings.to_string(),
-                run.planned,
-                run.pid,
-            ],
-        )
-        .map_err(|e| db_error(&path, "storing the run", e))?;
-        let id = tx.last_insert_rowid();
-        tx.commit().map_err(|e| db_error(&path, "storing the run", e))?;
-        Ok(id)
+        insert_run_row(&self.conn, run, run.pid).map_err(|e| self.err("storing the run", e))
     }
 
     /// Store one finished trial, in its own transaction.
     pub fn insert_trial(&mut self, run_id: i64, t: &TrialRecord) -> Result<()> {
-        let path = self.path.clone();
-        self.conn
-            .execute(
-                "INSERT INTO trials (run_id, seq, experiment, family, repeat, params, figures, histogram, status, \
-                 reason, started, elapsed_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                params![
-                    run_id,
-                    t.seq,
-                    t.experiment,
-                    t.family,
-                    t.repeat,
-                    t.params.to_string(),
-                    t.figures.as_ref().map(|f| f.to_string()),
-                    t.histogram.as_deref().map(encode_histogram),
-                    t.status,
-                    t.reason,
-                    t.started,
-                    t.elapsed_s,
-                ],
-            )
-            .map_err(|e| db_error(&path, "storing a trial", e))?;
-        Ok(())
+        insert_trial_row(&self.conn, run_id, t).map_err(|e| self.err("storing a trial", e))
     }
 
     pub fn set_run_state(&mut self, run_id: i64, status: &str, ended: Option<&str>, pid: Option<i64>) -> Result<()> {
@@ -488,53 +441,58 @@ impl Store {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| db_error(&path, "importing", e))?;
-        tx.execute(
-            "INSERT INTO runs (uuid, suite_name, suite_text, options, started, ended, status, tool_version, machine, \
-             warnings, planned, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, NULL)",
-            params![
-                run.uuid,
-                run.suite_name,
-                run.suite_text,
-                run.options.to_string(),
-                run.started,
-                run.ended,
-                run.status,
-                run.tool_version,
-                run.machine.to_string(),
-                run.warnings.to_string(),
-                run.planned,
-            ],
-        )
-        .map_err(|e| db_error(&path, "importing a run", e))?;
-        let id = tx.last_insert_rowid();
-        {
-            let mut stmt = tx
-                .prepare(
-                    "INSERT INTO trials (run_id, seq, experiment, family, repeat, params, figures, histogram, status, \
-                     reason, started, elapsed_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                )
-                .map_err(|e| db_error(&path, "importing", e))?;
-            for t in trials {
-                stmt.execute(params![
-                    id,
-                    t.seq,
-                    t.experiment,
-                    t.family,
-                    t.repeat,
-                    t.params.to_string(),
-                    t.figures.as_ref().map(|f| f.to_string()),
-                    t.histogram.as_deref().map(encode_histogram),
-                    t.status,
-                    t.reason,
-                    t.started,
-                    t.elapsed_s,
-                ])
-                .map_err(|e| db_error(&path, "importing a trial", e))?;
-            }
+        // An imported run was made by a process elsewhere: no local pid.
+        let id = insert_run_row(&tx, run, None).map_err(|e| db_error(&path, "importing a run", e))?;
+        for t in trials {
+            insert_trial_row(&tx, id, t).map_err(|e| db_error(&path, "importing a trial", e))?;
         }
         tx.commit().map_err(|e| db_error(&path, "importing", e))?;
         Ok(id)
     }
+}
+
+fn insert_run_row(conn: &Connection, run: &RunRecord, pid: Option<i64>) -> rusqlite::Result<i64> {
+    conn.execute(
+        "INSERT INTO runs (uuid, suite_name, suite_text, options, started, ended, status, tool_version, machine, \
+         warnings, planned, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        params![
+            run.uuid,
+            run.suite_name,
+            run.suite_text,
+            run.options.to_string(),
+            run.started,
+            run.ended,
+            run.status,
+            run.tool_version,
+            run.machine.to_string(),
+            run.warnings.to_string(),
+            run.planned,
+            pid,
+        ],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+fn insert_trial_row(conn: &Connection, run_id: i64, t: &TrialRecord) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO trials (run_id, seq, experiment, family, repeat, params, figures, histogram, status, \
+         reason, started, elapsed_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?
+    .execute(params![
+        run_id,
+        t.seq,
+        t.experiment,
+        t.family,
+        t.repeat,
+        t.params.to_string(),
+        t.figures.as_ref().map(|f| f.to_string()),
+        t.histogram.as_deref().map(encode_histogram),
+        t.status,
+        t.reason,
+        t.started,
+        t.elapsed_s,
+    ])?;
+    Ok(())
 }
 
 /// LEB128 varints: each bucket as (value delta from the previous bucket, count). A
@@ -583,17 +541,25 @@ pub fn decode_histogram(bytes: &[u8]) -> Vec<(u64, u64)> {
     out
 }
 
+/// Bytes from the kernel's generator; without one, the clock and pid (enough to keep
+/// run ids and shuffle seeds apart, which is all they are for).
+pub fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut b = [0u8; N];
+    // SAFETY: the buffer is valid for N bytes.
+    let got = unsafe { libc::getrandom(b.as_mut_ptr().cast(), N, 0) };
+    if got != N as isize {
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+        let fallback = [(t as u64).to_le_bytes(), u64::from(std::process::id()).to_le_bytes()].concat();
+        for (i, x) in b.iter_mut().enumerate() {
+            *x = fallback[i % fallback.len()];
+        }
+    }
+    b
+}
+
 /// A random version-4 UUID, the run's identity across databases.
 pub fn new_uuid() -> String {
-    let mut b = [0u8; 16];
-    // SAFETY: the buffer is valid for 16 bytes.
-    let got = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-    if got != 16 {
-        // No entropy source: time and pid still make a collision vanishingly unlikely.
-        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
-        b[..8].copy_from_slice(&(t as u64).to_le_bytes());
-        b[8..12].copy_from_slice(&std::process::id().to_le_bytes());
-    }
+    let mut b: [u8; 16] = random_bytes();
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();

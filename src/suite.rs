@@ -78,11 +78,16 @@ impl Trial {
         argv_for(self.family, &self.params)
     }
 
+    /// "ring procs=4 laps=2000": the configuration, whatever the repeat.
+    pub fn configuration(&self) -> String {
+        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={}", scalar_text(v))).collect();
+        format!("{} {}", self.family.as_str(), params.join(" "))
+    }
+
     /// "ring procs=4 laps=2000 #2"
     pub fn label(&self) -> String {
-        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={}", scalar_text(v))).collect();
         let repeat = if self.is_warmup() { "warm-up".to_string() } else { format!("#{}", self.repeat) };
-        format!("{} {} {repeat}", self.family.as_str(), params.join(" "))
+        format!("{} {repeat}", self.configuration())
     }
 }
 

@@ -42,25 +42,12 @@ duration = "300ms"
 repeat = 8
 "#;
 
-fn db_arg(db: &Path) -> [String; 2] {
-    ["--db".to_string(), db.display().to_string()]
-}
-
-fn run_ok(args: &[&str], db: &Path) -> String {
-    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    all.extend(db_arg(db));
-    let out = schedlab().args(&all).timeout(Duration::from_secs(120)).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "schedlab {all:?}: {err}");
-    String::from_utf8(out.stdout).unwrap()
-}
-
 fn runs(db: &Path) -> Vec<Value> {
-    json_lines(run_ok(&["list", "--json"], db).as_bytes())
+    json_lines(ok_stdout(db, &["list", "--json"]).as_bytes())
 }
 
 fn export(db: &Path, run: &str) -> Value {
-    serde_json::from_str(&run_ok(&["export", run, "--format", "json"], db)).unwrap()
+    serde_json::from_str(&ok_stdout(db, &["export", run, "--format", "json"])).unwrap()
 }
 
 fn seqs(export: &Value) -> Vec<i64> {
@@ -75,7 +62,7 @@ fn a_tiny_suite_runs_end_to_end_and_is_stored() {
     let dir = Scratch::new("lab-tiny");
     let suite = dir.write("tiny.toml", TINY);
     let db = dir.path("results.db");
-    let tables = run_ok(&["run", &suite], &db);
+    let tables = ok_stdout(&db, &["run", &suite]);
     assert!(tables.contains("experiment 1 (ring)") && tables.contains("experiment 3 (latency)"), "{tables}");
     let listed = runs(&db);
     assert_eq!(listed.len(), 1);
@@ -101,7 +88,7 @@ fn a_tiny_suite_runs_end_to_end_and_is_stored() {
     }
     // The policies of each trial stayed in its own process: BATCH was measured as BATCH.
     assert!(trials.iter().any(|t| t["figures"]["policy"] == "batch"));
-    let shown = run_ok(&["show", "1"], &db);
+    let shown = ok_stdout(&db, &["show", "1"]);
     assert!(shown.contains("suite tiny") && shown.contains("ns/hop"), "{shown}");
     assert!(!dir.path("results.db-wal").exists() || runs(&db).len() == 1);
 }
@@ -114,15 +101,15 @@ fn the_plan_is_the_cross_product_times_repeats() {
         "[[experiment]]\nfamily = \"ring\"\nprocs = [2, 4, 8]\npolicy = [\"other\", \"batch\"]\nlaps = 10\nrepeat = 4\nwarmup = 1\n",
     );
     let db = dir.path("never.db");
-    let plan = run_ok(&["run", &suite, "--dry-run"], &db);
+    let plan = ok_stdout(&db, &["run", &suite, "--dry-run"]);
     assert!(plan.contains("24 trials + 6 warm-up"), "{plan}");
     let measured =
         plan.lines().filter(|l| l.trim_end().ends_with(|c: char| c.is_ascii_digit()) && l.contains(" #")).count();
     assert_eq!(measured, 24, "{plan}");
     assert!(!db.exists(), "a dry run stores nothing");
     // --shuffle with a seed: the same set of trials, in a reproducible other order.
-    let a = run_ok(&["run", &suite, "--dry-run", "--shuffle", "--seed", "7"], &db);
-    let b = run_ok(&["run", &suite, "--dry-run", "--shuffle", "--seed", "7"], &db);
+    let a = ok_stdout(&db, &["run", &suite, "--dry-run", "--shuffle", "--seed", "7"]);
+    let b = ok_stdout(&db, &["run", &suite, "--dry-run", "--shuffle", "--seed", "7"]);
     assert_eq!(a, b);
     assert_ne!(a, plan);
     let sorted = |t: &str| {
@@ -215,7 +202,7 @@ fn resume_after_sigint_runs_every_trial_exactly_once() {
     assert_eq!(listed[0]["status"], "interrupted");
     let before = listed[0]["ok"].as_i64().unwrap();
     assert!((2..8).contains(&before), "{before}");
-    run_ok(&["run", "--resume", "1"], &db);
+    ok_stdout(&db, &["run", "--resume", "1"]);
     assert_eq!(seqs(&export(&db, "1")), (0..8).collect::<Vec<_>>());
     assert_eq!(runs(&db)[0]["status"], "finished");
     refused(&["run", "--resume", "1", "--db", &db.display().to_string()], "already finished");
@@ -233,7 +220,7 @@ fn resume_after_sigkill_runs_every_trial_exactly_once() {
     // The trial process and its ring members die with the orchestrator.
     assert_none_running(&family);
     assert_eq!(runs(&db)[0]["status"], "running");
-    run_ok(&["run", "--resume", "latest"], &db);
+    ok_stdout(&db, &["run", "--resume", "latest"]);
     assert_eq!(seqs(&export(&db, "1")), (0..8).collect::<Vec<_>>());
 }
 
@@ -267,17 +254,17 @@ fn export_import_export_is_lossless_and_csv_has_a_row_per_trial() {
     let dir = Scratch::new("lab-roundtrip");
     let suite = dir.write("tiny.toml", TINY);
     let (first, second) = (dir.path("a.db"), dir.path("b.db"));
-    run_ok(&["run", &suite], &first);
+    ok_stdout(&first, &["run", &suite]);
     let exported = dir.path("run.json");
-    run_ok(&["export", "1", "-o", &exported.display().to_string()], &first);
+    ok_stdout(&first, &["export", "1", "-o", &exported.display().to_string()]);
     // Something in the second database already, so the imported run gets another id.
-    run_ok(&["import", &exported.display().to_string()], &second);
-    run_ok(&["import", &exported.display().to_string()], &second);
+    ok_stdout(&second, &["import", &exported.display().to_string()]);
+    ok_stdout(&second, &["import", &exported.display().to_string()]);
     let listed = runs(&second);
     assert_eq!(listed.len(), 1, "importing the same run twice stores it once");
-    let again = run_ok(&["export", "1"], &second);
+    let again = ok_stdout(&second, &["export", "1"]);
     assert_eq!(again, std::fs::read_to_string(&exported).unwrap());
-    let csv = run_ok(&["export", "1", "--format", "csv"], &first);
+    let csv = ok_stdout(&first, &["export", "1", "--format", "csv"]);
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 1 + 6, "{csv}");
     assert!(lines[0].starts_with("run_id,run_uuid,suite,") && lines[0].contains("param.procs"), "{}", lines[0]);
@@ -308,7 +295,7 @@ fn bad_databases_are_refused_and_left_untouched() {
     refused(&["list", "--db", &db_flag(&other)], "not a schedlab one");
     // A newer schedlab's database.
     let newer = dir.path("newer.db");
-    run_ok(&["run", &suite], &newer);
+    ok_stdout(&newer, &["run", &suite]);
     {
         let conn = rusqlite::Connection::open(&newer).unwrap();
         conn.pragma_update(None, "user_version", 99).unwrap();
@@ -317,7 +304,7 @@ fn bad_databases_are_refused_and_left_untouched() {
     refused(&["run", &suite, "--db", &db_flag(&newer)], "newer schedlab");
     // A run that does not exist.
     let good = dir.path("good.db");
-    run_ok(&["run", &suite], &good);
+    ok_stdout(&good, &["run", &suite]);
     refused(&["show", "999", "--db", &db_flag(&good)], "there is no run 999");
     refused(&["export", "1", "999", "--db", &db_flag(&good)], "there is no run 999");
     refused(&["delete", "abc", "--db", &db_flag(&good)], "not a run id");
@@ -329,7 +316,7 @@ fn bad_databases_are_refused_and_left_untouched() {
     refused(&["import", &newer_export, "--db", &db_flag(&good)], "newer schedlab");
     assert_eq!(runs(&good).len(), 1);
     // Delete really deletes.
-    run_ok(&["delete", "1"], &good);
+    ok_stdout(&good, &["delete", "1"]);
     assert!(runs(&good).is_empty());
 }
 
@@ -426,7 +413,7 @@ fn unprivileged_users_are_told_why_and_can_read_results() {
     assert!(err.contains("SCHED_FIFO") && err.contains("never falls back"), "{err}");
     assert!(!Path::new("/tmp/schedlab-nobody-never.db").exists(), "nothing was stored");
     // Root's results, in a directory nobody cannot write, can still be read.
-    run_ok(&["run", &dir.write("ok.toml", TINY)], &db);
+    ok_stdout(&db, &["run", &dir.write("ok.toml", TINY)]);
     let out = as_nobody(&[], &["list", "--db", &db_text]).unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("tiny"));

@@ -33,16 +33,6 @@ loops = 100
 repeat = 2
 "#;
 
-fn schedlab_in(db: &Path, args: &[&str]) -> std::process::Output {
-    schedlab().args(args).arg("--db").arg(db).timeout(Duration::from_secs(120)).output().unwrap()
-}
-
-fn ok_stdout(db: &Path, args: &[&str]) -> String {
-    let out = schedlab_in(db, args);
-    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
 #[test]
 fn report_prints_tables_findings_and_writes_svg_and_html() {
     let dir = Scratch::new("report-report");

@@ -17,11 +17,13 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
             "runs {a} and {b} have no trials in common (none with the same family and parameters): nothing to compare"
         )));
     }
-    // Open the HTML file's directory first: an unwritable path fails before any output.
-    let page = match &args.html {
-        Some(path) => Some((path, html::compare_page(&store.run(a)?, &store.run(b)?, &rows, args.threshold))),
-        None => None,
-    };
+    // The page is written before anything is printed, so an unwritable path fails the
+    // command with nothing half-reported.
+    if let Some(path) = &args.html {
+        let page = html::compare_page(&store.run(a)?, &store.run(b)?, &rows, args.threshold);
+        crate::commands::results::write_atomically(path, page.as_bytes())?;
+        eprintln!("schedlab: wrote {}", path.display());
+    }
     let table = compare::table(&rows);
     match args.format {
         TableFormat::Text => emit(table.render().trim_end())?,
@@ -41,10 +43,6 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
             rows.len(),
             args.threshold * 100.0
         ))?;
-    }
-    if let Some((path, page)) = page {
-        crate::commands::results::write_atomically(path, page.as_bytes())?;
-        eprintln!("schedlab: wrote {}", path.display());
     }
     Ok(if regressions > 0 { 1 } else { 0 })
 }

@@ -4,6 +4,7 @@ use crate::bench::latency::{self, LatencyRun, LatencySpec, Live, RunLength};
 use crate::cli::LatencyArgs;
 use crate::commands::emit;
 use crate::error::{describe_io, Error, Result};
+use crate::model::Policy;
 use crate::report::latency as report;
 use crate::sys::sched;
 use std::io::{IsTerminal, Write};
@@ -26,24 +27,10 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     // Open the output files first: an unwritable path must fail before the run.
     let histogram_file = open_output(args.histogram.as_deref())?;
     let samples_file = open_output(args.samples.as_deref())?;
-    let length = match (args.loops, args.duration) {
-        (Some(n), _) => RunLength::Loops(n),
-        (None, Some(d)) => RunLength::Duration(d),
-        (None, None) => RunLength::Duration(std::time::Duration::from_secs(10)),
-    };
     let live_line = std::io::stderr().is_terminal();
     let mut runs: Vec<LatencyRun> = Vec::new();
     for &(policy, prio) in &policies {
-        let spec = LatencySpec {
-            interval_ns,
-            length,
-            policy,
-            prio,
-            cpus: cpus.clone(),
-            hold_dma_latency: !args.no_dma_latency,
-            break_ns: args.break_us.map(|us| (us * 1000.0) as u64),
-            keep_samples: args.samples.is_some(),
-        };
+        let spec = spec_for(args, policy, prio, cpus.clone());
         let label = policy.as_str();
         let run = latency::run(&spec, |lives| {
             if live_line {
@@ -94,6 +81,24 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// The measurement `args` ask for under one policy, on threads placed at `cpus`.
+pub(crate) fn spec_for(args: &LatencyArgs, policy: Policy, prio: i32, cpus: Vec<Option<usize>>) -> LatencySpec {
+    LatencySpec {
+        interval_ns: args.interval_ns(),
+        length: match (args.loops, args.duration) {
+            (Some(n), _) => RunLength::Loops(n),
+            (None, Some(d)) => RunLength::Duration(d),
+            (None, None) => RunLength::Duration(std::time::Duration::from_secs(10)),
+        },
+        policy,
+        prio,
+        cpus,
+        hold_dma_latency: !args.no_dma_latency,
+        break_ns: args.break_us.map(|us| (us * 1000.0) as u64),
+        keep_samples: args.samples.is_some(),
+    }
 }
 
 fn write_error(path: &Path, e: std::io::Error) -> Error {

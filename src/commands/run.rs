@@ -59,7 +59,7 @@ fn preflight(suite: &Suite) -> Result<()> {
         }
         let cli = Cli::try_parse_from(&argv).map_err(|e| Error::usage(e.render().to_string()))?;
         let context = |e: Error| match e {
-            Error::Environment(m) => Error::env(format!("{}: {m}", trial.label().trim_end_matches(" #1"))),
+            Error::Environment(m) => Error::env(format!("{}: {m}", trial.configuration())),
             other => other,
         };
         match cli.command {
@@ -115,17 +115,6 @@ fn print_plan(suite: &Suite, order: &[&Trial]) -> Result<()> {
     Ok(())
 }
 
-fn random_seed() -> u64 {
-    let mut b = [0u8; 8];
-    // SAFETY: the buffer is valid for 8 bytes.
-    let got = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-    if got == 8 {
-        u64::from_le_bytes(b)
-    } else {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
-    }
-}
-
 /// Fisher-Yates with the workload's generator: the same seed gives the same order.
 fn shuffle<T>(items: &mut [T], seed: u64) {
     let mut rng = SplitMix64::new(seed);
@@ -171,7 +160,8 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         None => {
             let name = args.suite.as_deref().unwrap_or("quick");
             let suite = suite::load(name, args.full)?;
-            let seed = args.shuffle.then(|| args.seed.unwrap_or_else(random_seed));
+            let seed =
+                args.shuffle.then(|| args.seed.unwrap_or_else(|| u64::from_le_bytes(crate::store::random_bytes())));
             (suite, None, seed, None)
         }
     };

@@ -12,17 +12,7 @@ use std::path::Path;
 pub fn run(args: &WorkloadArgs) -> Result<i32> {
     let specs = args.to_specs()?;
     preflight(&specs, args.allow_rt_saturation)?;
-    let kind = args.workload;
-    let dir = match kind {
-        WorkloadKind::Cpu => None,
-        WorkloadKind::Io | WorkloadKind::Mixed => Some(WorkDir::create(args.dir.as_deref())?),
-    };
-    if let Some(dir) = &dir {
-        let largest = specs.iter().map(|s| s.procs).max().unwrap_or(1);
-        check_space(dir.path(), bytes_needed(&specs[0].params, largest))?;
-        warn_if_memory_backed(dir.path());
-        prepare_input(dir, &specs[0].params)?;
-    }
+    let dir = prepare_work_dir(&specs, args.dir.as_deref())?;
     let repeats = args.repeat as usize;
     let bar = progress_bar((specs.len() * repeats) as u64, "trials");
     let json = args.json;
@@ -70,6 +60,21 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
     Ok(if trials.iter().all(|t| t.status.is_ok()) { 0 } else { 3 })
 }
 
+/// The directory io and mixed trials write in (none for cpu): made, checked for space
+/// for the largest trial, warned about if memory-backed, and given its input file.
+pub(crate) fn prepare_work_dir(specs: &[WorkloadSpec], parent: Option<&Path>) -> Result<Option<WorkDir>> {
+    let Some(first) = specs.first() else { return Ok(None) };
+    if first.params.kind == WorkloadKind::Cpu {
+        return Ok(None);
+    }
+    let dir = WorkDir::create(parent)?;
+    let largest = specs.iter().map(|s| s.procs).max().unwrap_or(1);
+    check_space(dir.path(), bytes_needed(&first.params, largest))?;
+    warn_if_memory_backed(dir.path());
+    prepare_input(&dir, &first.params)?;
+    Ok(Some(dir))
+}
+
 /// Everything that can refuse the run, checked before the first fork.
 pub(crate) fn preflight(specs: &[WorkloadSpec], allow_rt_saturation: bool) -> Result<()> {
     let mut probed = Vec::new();
@@ -113,7 +118,7 @@ fn statvfs(path: &Path) -> Option<libc::statvfs> {
 }
 
 /// Refuse a run that cannot fit its files, instead of failing every trial with ENOSPC.
-pub(crate) fn check_space(dir: &Path, needed: u64) -> Result<()> {
+fn check_space(dir: &Path, needed: u64) -> Result<()> {
     let Some(st) = statvfs(dir) else { return Ok(()) };
     let free = st.f_bavail * st.f_frsize;
     if needed > free {
@@ -129,7 +134,7 @@ pub(crate) fn check_space(dir: &Path, needed: u64) -> Result<()> {
 }
 
 /// O_SYNC on tmpfs reaches no disk, so "I/O-bound" work would not be: say so.
-pub(crate) fn warn_if_memory_backed(dir: &Path) {
+fn warn_if_memory_backed(dir: &Path) {
     let Ok(c) = fd::c_path(dir) else { return };
     // SAFETY: zeroed statfs is valid; the call fills it.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };

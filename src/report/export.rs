@@ -135,11 +135,7 @@ fn csv_cell(v: &Json) -> String {
         Json::String(s) => s.clone(),
         other => other.to_string(),
     };
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text
-    }
+    crate::report::table::csv_quote(&text)
 }
 
 /// One row per trial with a header: run and trial identity, `param.*` and the figures.

@@ -65,17 +65,7 @@ fn machine_table(machine: &Json) -> String {
     let mut t = Table::new(["Field", "Value"]).left_align(0).left_align(1);
     if let Some(fields) = machine.as_object() {
         for (k, v) in fields {
-            let shown = match v {
-                Json::Null => "unknown".to_string(),
-                Json::String(s) if s.is_empty() => "(none)".to_string(),
-                Json::String(s) => s.clone(),
-                Json::Object(m) => m
-                    .iter()
-                    .map(|(k, v)| format!("{k}: {}", v.as_str().unwrap_or(&v.to_string())))
-                    .collect::<Vec<_>>()
-                    .join("; "),
-                other => other.to_string(),
-            };
+            let shown = crate::sys::machine::field_text(v);
             t.push(vec![k.clone(), shown]);
         }
     }

@@ -89,19 +89,21 @@ impl Table {
 
     /// CSV with a header row (cells quoted where needed).
     pub fn render_csv(&self) -> String {
-        let cell = |c: &String| {
-            if c.contains([',', '"', '\n']) {
-                format!("\"{}\"", c.replace('"', "\"\""))
-            } else {
-                c.clone()
-            }
-        };
         let mut out = String::new();
         for row in std::iter::once(&self.headers).chain(&self.rows) {
-            out.push_str(&row.iter().map(cell).collect::<Vec<_>>().join(","));
+            out.push_str(&row.iter().map(|c| csv_quote(c)).collect::<Vec<_>>().join(","));
             out.push('\n');
         }
         out
+    }
+}
+
+/// One CSV cell (RFC 4180): quoted when it holds a comma, a quote or a line break.
+pub fn csv_quote(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
     }
 }
 

@@ -88,20 +88,9 @@ fn per_cpu(online: &[usize], file: &str) -> Option<BTreeMap<String, String>> {
     (!by_value.is_empty()).then(|| by_value.into_iter().map(|(v, cpus)| (v, sched::format_cpu_list(&cpus))).collect())
 }
 
-/// "0-3,6" -> [0, 1, 2, 3, 6].
+/// "0-3,6" -> [0, 1, 2, 3, 6]; an unreadable list is empty.
 fn parse_cpu_list(text: &str) -> Vec<usize> {
-    let mut cpus = Vec::new();
-    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
-                    cpus.extend(a..=b);
-                }
-            }
-            None => cpus.extend(part.parse::<usize>().ok()),
-        }
-    }
-    cpus
+    crate::cli::parse_cpu_list(text).map(|c| c.0).unwrap_or_default()
 }
 
 fn vulnerabilities() -> Option<BTreeMap<String, String>> {
@@ -252,27 +241,26 @@ impl Machine {
     }
 }
 
+/// One stored fingerprint field as text: null is "unknown", an empty string "(none)", a
+/// per-CPU map "performance: 0-3; powersave: 4-7".
+pub fn field_text(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Null => "unknown".to_string(),
+        serde_json::Value::String(s) if s.is_empty() => "(none)".to_string(),
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Object(map) => {
+            map.iter().map(|(k, v)| format!("{k}: {}", field_text(v))).collect::<Vec<_>>().join("; ")
+        }
+        other => other.to_string(),
+    }
+}
+
 /// "key: value" lines for a fingerprint stored as JSON (it may come from another
 /// machine or a newer schedlab, so it is shown field by field as stored).
 pub fn describe(machine: &serde_json::Value) -> String {
     let Some(fields) = machine.as_object() else { return "machine: unknown\n".into() };
     let width = fields.keys().map(String::len).max().unwrap_or(0);
-    let mut out = String::new();
-    for (key, value) in fields {
-        let shown = match value {
-            serde_json::Value::Null => "unknown".to_string(),
-            serde_json::Value::String(s) if s.is_empty() => "(none)".to_string(),
-            serde_json::Value::String(s) => s.clone(),
-            serde_json::Value::Object(map) => map
-                .iter()
-                .map(|(k, v)| format!("{k}: {}", v.as_str().unwrap_or(&v.to_string())))
-                .collect::<Vec<_>>()
-                .join("; "),
-            other => other.to_string(),
-        };
-        out.push_str(&format!("{key:<width$}  {shown}\n"));
-    }
-    out
+    fields.iter().map(|(key, value)| format!("{key:<width$}  {}\n", field_text(value))).collect()
 }
 
 #[cfg(test)]

@@ -18,6 +18,18 @@ pub fn stdout_of(args: &[&str]) -> String {
     String::from_utf8(out).expect("schedlab prints UTF-8")
 }
 
+/// `schedlab <args> --db <db>`, with a generous time limit.
+pub fn schedlab_in(db: &std::path::Path, args: &[&str]) -> std::process::Output {
+    schedlab().args(args).arg("--db").arg(db).timeout(Duration::from_secs(120)).output().unwrap()
+}
+
+/// `schedlab <args> --db <db>`, which must succeed; its stdout.
+pub fn ok_stdout(db: &std::path::Path, args: &[&str]) -> String {
+    let out = schedlab_in(db, args);
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
 pub fn binary_path() -> PathBuf {
     assert_cmd::cargo::cargo_bin("schedlab")
 }
