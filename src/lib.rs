@@ -10,6 +10,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod model;
+pub mod preflight;
 pub mod report;
 pub mod runner;
 pub mod stats;

@@ -4,17 +4,14 @@
 //! before the next starts; Ctrl-C, SIGTERM or a full disk stop the run with what was
 //! stored intact and resumable.
 
-use crate::bench::{latency, ring, workload as workload_bench};
-use crate::cli::{Cli, Command};
-use crate::commands::{latency as latency_cmd, workload as workload_cmd};
+use crate::bench::latency::{self, LatencyPlan};
+use crate::bench::{ring, workload as workload_bench};
 use crate::error::{signal_name, Error, Result};
-use crate::report::ring::RingReport;
-use crate::report::{latency as latency_report, workload as workload_report};
+use crate::model::{Outcome, TrialSpec, TrialStatus};
+use crate::preflight;
 use crate::store::{now_utc, TrialRecord};
 use crate::suite::Trial;
 use crate::sys::signals::SignalWatch;
-use clap::Parser;
-use serde_json::{json, Value as Json};
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Stdio};
@@ -23,17 +20,15 @@ use std::time::{Duration, Instant};
 /// What the orchestrator sends a trial process on stdin.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Job {
-    argv: Vec<String>,
+    spec: TrialSpec,
     repeat: u32,
 }
 
 /// What a trial process prints on stdout: one JSON object.
 #[derive(serde::Serialize, serde::Deserialize)]
-struct Outcome {
-    status: String,
-    reason: Option<String>,
-    figures: Option<Json>,
-    histogram: Option<Vec<(u64, u64)>>,
+struct Reply {
+    status: TrialStatus,
+    outcome: Option<Outcome>,
 }
 
 /// The body of `schedlab __trial`: read a job, measure it, print the outcome.
@@ -41,82 +36,43 @@ pub fn trial_child() -> Result<i32> {
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input).map_err(|e| Error::os("reading the trial job", e))?;
     let job: Job = serde_json::from_str(&input).map_err(|e| Error::usage(format!("a malformed trial job: {e}")))?;
-    let cli = Cli::try_parse_from(&job.argv).map_err(|e| Error::usage(e.render().to_string()))?;
-    let outcome = match measure(cli.command, job.repeat) {
-        Ok(o) => o,
-        Err(Error::Failed(m)) => Outcome { status: "failed".into(), reason: Some(m), figures: None, histogram: None },
-        Err(Error::TimedOut(m)) => {
-            Outcome { status: "timed_out".into(), reason: Some(m), figures: None, histogram: None }
-        }
+    let reply = match measure(&job.spec, job.repeat) {
+        Ok(reply) => reply,
+        Err(Error::Failed(m)) => Reply { status: TrialStatus::Failed(m), outcome: None },
+        Err(Error::TimedOut(m)) => Reply { status: TrialStatus::TimedOut(m), outcome: None },
         Err(e) => return Err(e),
     };
-    let text = serde_json::to_string(&outcome).map_err(|e| Error::failed(format!("encoding the outcome: {e}")))?;
+    let text = serde_json::to_string(&reply).map_err(|e| Error::failed(format!("encoding the outcome: {e}")))?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{text}").and_then(|_| out.flush()).map_err(|e| Error::os("writing the trial outcome", e))?;
     Ok(0)
 }
 
-fn ok(figures: Json, histogram: Option<Vec<(u64, u64)>>) -> Outcome {
-    Outcome { status: "ok".into(), reason: None, figures: Some(figures), histogram }
-}
-
-fn measure(command: Command, repeat: u32) -> Result<Outcome> {
-    match command {
-        Command::Ring(args) => {
-            let specs = args.to_specs()?;
-            let spec = specs.first().ok_or_else(|| Error::usage("a ring trial needs one ring size"))?;
-            let cpus = ring::preflight(spec)?;
-            let overhead_ns = ring::measure_overhead(spec, &cpus)?;
-            let result = ring::run_ring(spec, &cpus, overhead_ns)?;
-            let mut figures = RingReport::default().json(&result);
-            // The projection needs the sweep's smallest ring: reports compute it.
-            if let Some(map) = figures.as_object_mut() {
-                map.remove("projected_s");
-            }
-            Ok(ok(figures, None))
+/// Check, set up and run one spec in this process: the same preflight and kernels as
+/// the family commands.
+fn measure(spec: &TrialSpec, repeat: u32) -> Result<Reply> {
+    let ok = |outcome| Ok(Reply { status: TrialStatus::Ok, outcome: Some(outcome) });
+    match spec {
+        TrialSpec::Ring(spec) => {
+            let cpus = preflight::ring(spec)?;
+            let overhead_ps = ring::measure_overhead(spec, &cpus)?;
+            ok(Outcome::Ring(ring::run_ring(spec, &cpus, overhead_ps)?))
         }
-        Command::Workload(args) => {
-            let specs = args.to_specs()?;
-            workload_cmd::preflight(&specs, args.allow_rt_saturation)?;
-            let spec = specs.first().ok_or_else(|| Error::usage("a workload trial needs one cell"))?;
-            let dir = workload_cmd::prepare_work_dir(&specs, args.dir.as_deref())?;
+        TrialSpec::Workload(spec) => {
+            let cell = std::slice::from_ref(spec);
+            preflight::workload(cell)?;
+            let dir = preflight::work_dir(cell)?;
             let trial = workload_bench::run_trial(spec, repeat as usize, dir.as_ref())?;
-            let figures = workload_report::json(&trial);
-            let (status, reason) = match &trial.status {
-                crate::model::TrialStatus::Ok => ("ok", None),
-                crate::model::TrialStatus::TimedOut(r) => ("timed_out", Some(r.clone())),
-                crate::model::TrialStatus::Failed(r) => ("failed", Some(r.clone())),
-            };
-            Ok(Outcome { status: status.into(), reason, figures: Some(figures), histogram: None })
+            Ok(Reply { outcome: trial.outcome().map(Outcome::Workload), status: trial.status })
         }
-        Command::Latency(args) => {
-            let policies = args.policies()?;
-            let &[(policy, prio)] = policies.as_slice() else {
-                return Err(Error::usage("a latency trial measures one policy"));
-            };
-            crate::sys::sched::probe_policy(policy, prio)?;
-            let spec = latency_cmd::spec_for(&args, policy, prio, latency_cmd::thread_cpus(&args)?);
-            let run = latency::run(&spec, |_| {})?;
+        TrialSpec::Latency(spec) => {
+            let cpus = preflight::latency(spec)?;
+            let run = latency::run(&LatencyPlan::new(spec, cpus, false), |_| {})?;
             if let Some(sig) = run.interrupted {
                 return Err(Error::Interrupted(sig));
             }
-            let mut lines = latency_report::json_lines(&run);
-            // The last line is every thread together ("all"), or the only thread.
-            let mut figures = lines.pop().unwrap_or(Json::Null);
-            if let Some(map) = figures.as_object_mut() {
-                map.insert("threads".into(), json!(run.threads.len()));
-                if !lines.is_empty() {
-                    map.insert("per_thread".into(), Json::Array(lines));
-                }
-                map.insert("timer_slack_ns".into(), json!(run.conditions.timer_slack_ns));
-                map.insert("dma_latency_held".into(), json!(run.conditions.dma_latency.is_ok()));
-                map.insert("mlockall".into(), json!(run.conditions.mlockall.is_ok()));
-            }
-            let combined = run.combined();
-            let buckets = combined.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect();
-            Ok(ok(figures, Some(buckets)))
+            ok(Outcome::Latency(run.outcome()))
         }
-        _ => Err(Error::usage("only ring, workload and latency trials run in a suite")),
     }
 }
 
@@ -175,11 +131,11 @@ impl Orchestrator {
     pub fn run_trial(&mut self, trial: &Trial, on_warning: &mut dyn FnMut(&str)) -> Result<Ended> {
         let started = now_utc();
         let t0 = Instant::now();
-        let job = Job { argv: trial.argv(), repeat: trial.repeat.max(1) };
+        let job = Job { spec: trial.spec.clone(), repeat: trial.repeat.max(1) };
         let mut child = self.spawn(&job)?;
         // A real-time trial that fills every CPU must not starve the thread that times it
         // out. Raised after the spawn, so the trial process never inherits it.
-        let realtime = matches!(trial.params.get("policy").and_then(Json::as_str), Some("fifo" | "rr"));
+        let realtime = preflight::is_realtime(&trial.spec);
         let _watchdog = crate::sys::sched::RtWatchdog::raise_if(realtime);
         let stdout = child.stdout.take().map(read_in_background);
         let stderr = child.stderr.take().map(read_in_background);
@@ -244,50 +200,38 @@ impl Orchestrator {
                 .next_back()
                 .unwrap_or_default()
         };
-        let record = |status: &str, reason: Option<String>, figures: Option<Json>, histogram| TrialRecord {
+        let record = |status: TrialStatus, outcome: Option<Outcome>| TrialRecord {
             seq: trial.seq as i64,
             experiment: trial.experiment as i64,
-            family: trial.family.as_str().to_string(),
+            family: trial.family,
             repeat: i64::from(trial.repeat),
-            params: Json::Object(trial.params.clone()),
-            figures,
-            histogram,
-            status: status.to_string(),
-            reason,
+            params: trial.params.clone(),
+            spec: Some(trial.spec.clone()),
+            outcome,
+            status,
             started: started.clone(),
             elapsed_s,
         };
+        let failed = |reason: String| Ok(Ended::Stored(Box::new(record(TrialStatus::Failed(reason), None))));
         if timed_out {
             let reason =
                 format!("ran past the trial timeout of {:.0} s and was stopped", self.trial_timeout.as_secs_f64());
-            return Ok(Ended::Stored(Box::new(record("timed_out", Some(reason), None, None))));
+            return Ok(Ended::Stored(Box::new(record(TrialStatus::TimedOut(reason), None))));
         }
         match (status.code(), status.signal()) {
-            (Some(0), _) => match serde_json::from_slice::<Outcome>(&out) {
-                Ok(o) => Ok(Ended::Stored(Box::new(record(&o.status, o.reason, o.figures, o.histogram)))),
-                Err(e) => Ok(Ended::Stored(Box::new(record(
-                    "failed",
-                    Some(format!("unreadable trial outcome: {e}")),
-                    None,
-                    None,
-                )))),
+            (Some(0), _) => match serde_json::from_slice::<Reply>(&out) {
+                Ok(reply) => Ok(Ended::Stored(Box::new(record(reply.status, reply.outcome)))),
+                Err(e) => failed(format!("unreadable trial outcome: {e}")),
             },
             // Usage or environment: the plan was checked, so the machine changed under us.
             (Some(2), _) => Ok(Ended::Stop(Error::env(reason_from_stderr()))),
             (Some(code), _) if code > 128 => Ok(Ended::Stop(Error::Interrupted(code - 128))),
             (Some(code), _) => {
                 let reason = reason_from_stderr();
-                let reason =
-                    if reason.is_empty() { format!("the trial process exited with status {code}") } else { reason };
-                Ok(Ended::Stored(Box::new(record("failed", Some(reason), None, None))))
+                failed(if reason.is_empty() { format!("the trial process exited with status {code}") } else { reason })
             }
-            (None, Some(sig)) => {
-                let reason = format!("the trial process was killed by {}", signal_name(sig));
-                Ok(Ended::Stored(Box::new(record("failed", Some(reason), None, None))))
-            }
-            (None, None) => {
-                Ok(Ended::Stored(Box::new(record("failed", Some("the trial process vanished".into()), None, None))))
-            }
+            (None, Some(sig)) => failed(format!("the trial process was killed by {}", signal_name(sig))),
+            (None, None) => failed("the trial process vanished".into()),
         }
     }
 }

@@ -6,14 +6,13 @@
 //! times each, after `warmup` unrecorded trials of each combination. An optional
 //! `[experiment.full]` table overrides keys when the run is given `--full`.
 //!
-//! Every trial is checked the way its command checks its flags (the same clap parser and
-//! spec validation), before anything runs, so a bad value is reported with the file, line
-//! and key instead of failing mid-run.
+//! Every key is read by the same options struct and value parsers as the command's flag
+//! (`model::options`), and every combination becomes its `TrialSpec` here, before anything
+//! runs, so a bad value is reported with the file, line and key instead of failing mid-run.
 
-use crate::cli::{Cli, Command};
 use crate::error::{Error, Result};
-use crate::model::{RingLength, WorkloadKind};
-use clap::{CommandFactory, Parser};
+use crate::model::options::FamilyOptions;
+use crate::model::{LatencyLength, LatencyOptions, RingLength, RingOptions, TrialSpec, WorkloadKind, WorkloadOptions};
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -27,32 +26,28 @@ pub const BUILT_IN: [(&str, &str); 4] = [
     ("hrtimers-2007", include_str!("../suites/hrtimers-2007.toml")),
 ];
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Family {
-    Ring,
-    Workload,
-    Latency,
-}
+pub use crate::model::Family;
 
-impl Family {
-    pub const ALL: [Family; 3] = [Family::Ring, Family::Workload, Family::Latency];
+/// Flags of the family commands that shape output, not the measurement: the store keeps
+/// results, so they have no place in a suite.
+const OUTPUT_ONLY: [&str; 6] = ["json", "format", "samples", "histogram", "compare-policies", "help"];
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Family::Ring => "ring",
-            Family::Workload => "workload",
-            Family::Latency => "latency",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Family> {
-        Family::ALL.into_iter().find(|f| f.as_str() == text)
-    }
-
-    /// Flags that shape output or files, not the measurement: the store keeps results.
-    fn output_only(key: &str) -> bool {
-        matches!(key, "json" | "format" | "samples" | "histogram" | "compare-policies" | "help" | "repeat")
-    }
+/// A family's option keys as flags (`work-kb`) and whether each takes a value.
+fn family_flags(family: Family) -> Vec<(String, bool)> {
+    use clap::Args;
+    let command = clap::Command::new(family.as_str());
+    let command = match family {
+        Family::Ring => RingOptions::augment_args(command),
+        Family::Workload => WorkloadOptions::augment_args(command),
+        Family::Latency => LatencyOptions::augment_args(command),
+    };
+    command
+        .get_arguments()
+        .map(|a| {
+            let name = a.get_long().map(str::to_string).unwrap_or_else(|| a.get_id().as_str().to_string());
+            (name, a.get_action().takes_values())
+        })
+        .collect()
 }
 
 /// One trial of the plan. `seq` is its identity within the run (stable across resumes).
@@ -63,6 +58,8 @@ pub struct Trial {
     pub family: Family,
     /// The parameters as the suite gave them (after --full overrides), one value each.
     pub params: Map<String, Json>,
+    /// What the trial runs.
+    pub spec: TrialSpec,
     /// 1-based; 0 for a warm-up trial (run, never stored).
     pub repeat: u32,
     pub estimate: Duration,
@@ -71,11 +68,6 @@ pub struct Trial {
 impl Trial {
     pub fn is_warmup(&self) -> bool {
         self.repeat == 0
-    }
-
-    /// The command line this trial is: `schedlab ring --procs 4 --laps 2000`.
-    pub fn argv(&self) -> Vec<String> {
-        argv_for(self.family, &self.params)
     }
 
     /// "ring procs=4 laps=2000": the configuration, whatever the repeat.
@@ -191,14 +183,15 @@ pub fn parse(file: &str, text: &str, default_name: &str, full: bool) -> Result<S
     let mut warmups = Vec::new();
     for (index, table) in doc.experiment.iter().enumerate() {
         let (experiment, combos) = check_experiment(&origin, table, full)?;
-        for params in combos {
-            let estimate = estimate(experiment.family, &params);
+        for (params, spec) in combos {
+            let estimate = estimate(&spec);
             for _ in 0..experiment.warmup {
                 warmups.push(Trial {
                     seq: 0,
                     experiment: index,
                     family: experiment.family,
                     params: params.clone(),
+                    spec: spec.clone(),
                     repeat: 0,
                     estimate,
                 });
@@ -210,6 +203,7 @@ pub fn parse(file: &str, text: &str, default_name: &str, full: bool) -> Result<S
                     experiment: index,
                     family: experiment.family,
                     params: params.clone(),
+                    spec: spec.clone(),
                     repeat,
                     estimate,
                 });
@@ -227,12 +221,15 @@ pub fn parse(file: &str, text: &str, default_name: &str, full: bool) -> Result<S
     })
 }
 
+/// One point of an experiment's cross product: its keys and values, and the spec they make.
+type Combination = (Map<String, Json>, TrialSpec);
+
 /// Check one `[[experiment]]` table and expand it into its parameter combinations.
 fn check_experiment(
     origin: &Origin,
     table: &Spanned<BTreeMap<Spanned<String>, Spanned<Toml>>>,
     full: bool,
-) -> Result<(Experiment, Vec<Map<String, Json>>)> {
+) -> Result<(Experiment, Vec<Combination>)> {
     let start = table.span().start;
     let entries = table.get_ref();
     let family_value = entries.iter().find(|(k, _)| k.get_ref() == "family").map(|(_, v)| v);
@@ -289,7 +286,7 @@ fn check_experiment(
         if full {
             for (name, value) in table {
                 let flag = normalise(name);
-                if !flags.iter().any(|(f, _)| *f == flag) || Family::output_only(&flag) {
+                if !flags.iter().any(|(f, _)| *f == flag) {
                     return Err(origin.at(
                         overrides.span().start,
                         format!("unknown key '{name}' in full for a {} experiment", family.as_str()),
@@ -322,11 +319,18 @@ fn check_experiment(
             return Err(origin.at(start, "this experiment expands to more than a million combinations"));
         }
     }
-    for (combo, _) in &combos {
-        validate(origin, family, combo, &params, start)?;
+    for (key, values, at) in &params {
+        for value in values {
+            check_value(origin, family, &flags, key, value, *at)?;
+        }
+    }
+    let mut out = Vec::with_capacity(combos.len());
+    for (combo, _) in combos {
+        let spec = to_spec(origin, family, &combo, &params, start)?;
+        out.push((combo, spec));
     }
     let experiment = Experiment { family, repeat, warmup, axes };
-    Ok((experiment, combos.into_iter().map(|(c, _)| c).collect()))
+    Ok((experiment, out))
 }
 
 /// TOML keys may be written `work_kb` or `work-kb`; flags use dashes.
@@ -339,21 +343,9 @@ fn key_name(flag: &str) -> String {
     flag.replace('-', "_")
 }
 
-/// The family command's flags: (long name or positional id, takes a value).
-fn family_flags(family: Family) -> Vec<(String, bool)> {
-    let command = Cli::command();
-    let Some(sub) = command.find_subcommand(family.as_str()) else { return Vec::new() };
-    sub.get_arguments()
-        .map(|a| {
-            let name = a.get_long().map(str::to_string).unwrap_or_else(|| a.get_id().as_str().to_string());
-            (name, a.get_action().takes_values())
-        })
-        .collect()
-}
-
 fn check_key(origin: &Origin, family: Family, flags: &[(String, bool)], key: &Spanned<String>) -> Result<String> {
     let flag = normalise(key.get_ref());
-    if Family::output_only(&flag) && flags.iter().any(|(f, _)| *f == flag) {
+    if OUTPUT_ONLY.contains(&flag.as_str()) || flag == "repeat" {
         let why = if flag == "repeat" {
             "repeat is the suite's own key and counts every trial"
         } else {
@@ -362,8 +354,7 @@ fn check_key(origin: &Origin, family: Family, flags: &[(String, bool)], key: &Sp
         return Err(origin.at(key.span().start, format!("key '{}' does not apply in a suite: {why}", key.get_ref())));
     }
     if !flags.iter().any(|(f, _)| *f == flag) {
-        let mut known: Vec<String> =
-            flags.iter().map(|(f, _)| key_name(f)).filter(|f| !Family::output_only(&normalise(f))).collect();
+        let mut known: Vec<String> = flags.iter().map(|(f, _)| key_name(f)).collect();
         known.extend(["repeat".into(), "warmup".into(), "full".into()]);
         return Err(origin.at(
             key.span().start,
@@ -415,116 +406,90 @@ fn scalar_text(v: &Json) -> String {
     }
 }
 
-/// `schedlab <family> [workload] --key value ...` for one combination.
-fn argv_for(family: Family, params: &Map<String, Json>) -> Vec<String> {
-    let mut argv = vec!["schedlab".to_string(), family.as_str().to_string()];
-    if family == Family::Workload {
-        argv.push(params.get("workload").map(scalar_text).unwrap_or_default());
+/// Check one key's value alone, with the parser its flag uses, so an error names the key
+/// and its line.
+fn check_value(
+    origin: &Origin,
+    family: Family,
+    flags: &[(String, bool)],
+    key: &str,
+    value: &Json,
+    at: usize,
+) -> Result<()> {
+    let name = key_name(key);
+    let takes_value = flags.iter().find(|(f, _)| f == key).is_some_and(|(_, t)| *t);
+    if !takes_value && !matches!(value, Json::Bool(_)) {
+        return Err(origin.at(at, format!("{name} is a switch: write {name} = true or false")));
     }
-    for (key, value) in params {
-        if family == Family::Workload && key == "workload" {
-            continue;
-        }
-        match value {
-            Json::Bool(true) => argv.push(format!("--{}", normalise(key))),
-            Json::Bool(false) => {}
-            other => {
-                argv.push(format!("--{}", normalise(key)));
-                argv.push(scalar_text(other));
-            }
-        }
+    if takes_value && matches!(value, Json::Bool(_)) {
+        return Err(origin.at(at, format!("{name} needs a value, not true/false")));
     }
-    argv
+    let mut one = Map::new();
+    one.insert(key.to_string(), value.clone());
+    FamilyOptions::from_keys(family, &one).map(|_| ()).map_err(|msg| {
+        let shown = match value {
+            Json::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        origin.at(at, format!("{name}: invalid value '{shown}': {msg}"))
+    })
 }
 
-/// Check one combination exactly as its command would, and that it is one trial.
-fn validate(
+/// One combination's spec, checked as its command checks its flags, and that it is one
+/// trial (a string such as procs = "2,4" would be several).
+fn to_spec(
     origin: &Origin,
     family: Family,
     combo: &Map<String, Json>,
     params: &[(String, Vec<Json>, usize)],
     experiment_at: usize,
-) -> Result<()> {
+) -> Result<TrialSpec> {
     let offset_of = |flag: &str| params.iter().find(|(k, _, _)| k == flag).map_or(experiment_at, |(_, _, at)| *at);
     if family == Family::Workload && !combo.contains_key("workload") {
         return Err(
             origin.at(experiment_at, "a workload experiment needs workload = \"cpu\", \"io\" or \"mixed\" (or a list)")
         );
     }
-    let flags = family_flags(family);
-    for (key, value) in combo {
-        let takes_value = flags.iter().find(|(f, _)| *f == normalise(key)).is_some_and(|(_, t)| *t);
-        if !takes_value && !matches!(value, Json::Bool(_)) {
-            return Err(
-                origin.at(offset_of(&normalise(key)), format!("{key} is a switch: write {key} = true or false"))
-            );
+    let options = FamilyOptions::from_keys(family, combo).map_err(|msg| origin.at(experiment_at, msg))?;
+    match options.to_specs() {
+        Ok(mut specs) if specs.len() == 1 => Ok(specs.remove(0)),
+        Ok(specs) => {
+            let several = params
+                .iter()
+                .find(|(k, v, _)| {
+                    v.len() == 1
+                        && matches!(&v[0], Json::String(s) if s.contains(',') || s.contains(".."))
+                        && (k == "procs" || k == "policy")
+                })
+                .map(|(k, _, _)| k.clone())
+                .unwrap_or_else(|| "procs".into());
+            Err(origin.at(
+                offset_of(&several),
+                format!(
+                    "{} names {} values in one string: write a list instead, e.g. {} = [2, 4, 8]",
+                    key_name(&several),
+                    specs.len(),
+                    key_name(&several)
+                ),
+            ))
         }
-        if takes_value && matches!(value, Json::Bool(_)) {
-            return Err(origin.at(offset_of(&normalise(key)), format!("{key} needs a value, not true/false")));
+        Err(e) => {
+            let msg = e.to_string();
+            let key = params.iter().map(|(k, _, _)| k).find(|k| msg.contains(&format!("--{k}")));
+            let at = key.map_or(experiment_at, |k| offset_of(k));
+            let prefix = key.map_or(String::new(), |k| format!("{}: ", key_name(k)));
+            Err(origin.at(at, format!("{prefix}{}", msg.replace("--", ""))))
         }
-    }
-    let argv = argv_for(family, combo);
-    let cli = Cli::try_parse_from(&argv).map_err(|e| {
-        let key = e
-            .get(clap::error::ContextKind::InvalidArg)
-            .map(|a| a.to_string())
-            .and_then(|a| a.strip_prefix("--").map(|s| s.split([' ', '=']).next().unwrap_or(s).to_string()))
-            .or_else(|| (family == Family::Workload).then(|| "workload".to_string()))
-            .unwrap_or_default();
-        let rendered = e.render().to_string();
-        let first = rendered.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
-        let first = first.replace("'--", "'").replace(" <LIST>", "").replace(" <N>", "").replace(" <TIME>", "");
-        origin.at(offset_of(&key), format!("{}: {first}", key_name(&key)))
-    })?;
-    let check = |result: Result<usize>| -> Result<()> {
-        match result {
-            Ok(1) => Ok(()),
-            Ok(n) => {
-                let several = params
-                    .iter()
-                    .find(|(k, v, _)| {
-                        v.len() == 1
-                            && matches!(&v[0], Json::String(s) if s.contains(',') || s.contains(".."))
-                            && (k == "procs" || k == "policy")
-                    })
-                    .map(|(k, _, _)| k.clone())
-                    .unwrap_or_else(|| "procs".into());
-                Err(origin.at(
-                    offset_of(&several),
-                    format!(
-                        "{} names {n} values in one string: write a list instead, e.g. {} = [2, 4, 8]",
-                        key_name(&several),
-                        key_name(&several)
-                    ),
-                ))
-            }
-            Err(e) => {
-                let msg = e.to_string();
-                let key = params.iter().map(|(k, _, _)| k).find(|k| msg.contains(&format!("--{k}")));
-                let at = key.map_or(experiment_at, |k| offset_of(k));
-                let prefix = key.map_or(String::new(), |k| format!("{}: ", key_name(k)));
-                Err(origin.at(at, format!("{prefix}{}", msg.replace("--", ""))))
-            }
-        }
-    };
-    match cli.command {
-        Command::Ring(args) => check(args.to_specs().map(|s| s.len())),
-        Command::Workload(args) => check(args.to_specs().map(|s| s.len())),
-        Command::Latency(args) => check(args.policies().map(|p| p.len())),
-        _ => Ok(()),
     }
 }
 
 /// A rough time for one trial on a machine like the 2-vCPU reference VM: enough for a
 /// plan's ETA, not a measurement. Includes starting the trial's process.
-fn estimate(family: Family, params: &Map<String, Json>) -> Duration {
+fn estimate(spec: &TrialSpec) -> Duration {
     const START_S: f64 = 0.02;
-    let Ok(cli) = Cli::try_parse_from(argv_for(family, params)) else { return Duration::ZERO };
     let cpus = crate::sys::sched::allowed_cpus().map(|c| c.len()).unwrap_or(1).max(1) as f64;
-    let secs = match cli.command {
-        Command::Ring(args) => {
-            let Ok(specs) = args.to_specs() else { return Duration::ZERO };
-            let spec = &specs[0];
+    let secs = match spec {
+        TrialSpec::Ring(spec) => {
             let hop_s = if spec.pin == crate::model::Pin::Same { 2.5e-6 } else { 20e-6 };
             let body = match spec.length {
                 RingLength::Laps(l) => l as f64 * spec.procs as f64 * hop_s,
@@ -533,9 +498,7 @@ fn estimate(family: Family, params: &Map<String, Json>) -> Duration {
             // The overhead probe (~50 ms) and forking the members (~0.3 ms each).
             body + 0.05 + spec.procs as f64 * 3e-4
         }
-        Command::Workload(args) => {
-            let Ok(specs) = args.to_specs() else { return Duration::ZERO };
-            let spec = &specs[0];
+        TrialSpec::Workload(spec) => {
             let p = &spec.params;
             let procs = spec.procs as f64;
             let per_child = match p.kind {
@@ -546,17 +509,10 @@ fn estimate(family: Family, params: &Map<String, Json>) -> Duration {
             let parallel = if p.kind == WorkloadKind::Cpu { cpus } else { 2.0 };
             per_child * procs / parallel.min(procs) + procs * 5e-4
         }
-        Command::Latency(args) => {
-            let interval = args.interval_ns() as f64 * 1e-9;
-            let policies = args.policies().map(|p| p.len()).unwrap_or(1) as f64;
-            policies
-                * match (args.loops, args.duration) {
-                    (Some(n), _) => n as f64 * interval,
-                    (None, Some(d)) => d.as_secs_f64(),
-                    (None, None) => 10.0,
-                }
-        }
-        _ => 0.0,
+        TrialSpec::Latency(spec) => match spec.length {
+            LatencyLength::Loops(n) => n as f64 * spec.interval_ns as f64 * 1e-9,
+            LatencyLength::Duration(d) => d.as_secs_f64(),
+        },
     };
     Duration::from_secs_f64(secs + START_S)
 }
@@ -609,10 +565,9 @@ mod tests {
         assert_eq!(suite.experiments[0].axes, vec!["policy", "procs"]);
         let seqs: Vec<usize> = suite.trials.iter().map(|t| t.seq).collect();
         assert_eq!(seqs, (0..18).collect::<Vec<_>>());
-        assert_eq!(
-            suite.trials[0].argv(),
-            vec!["schedlab", "ring", "--laps", "10", "--policy", "other", "--procs", "2"]
-        );
+        let TrialSpec::Ring(first) = &suite.trials[0].spec else { panic!("not a ring") };
+        assert_eq!((first.procs, first.length, first.policy), (2, RingLength::Laps(10), crate::model::Policy::Other));
+        assert_eq!(suite.trials[0].configuration(), "ring laps=10 policy=other procs=2");
     }
 
     #[test]

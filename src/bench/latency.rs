@@ -9,14 +9,13 @@
 //! Latencies go into an HDR histogram, so memory stays constant however long the run.
 
 use crate::error::{describe_io, Error, Result};
-use crate::model::Policy;
+use crate::model::{LatencyLength, LatencyOutcome, LatencySpec, Policy, ThreadStats};
 use crate::sys::clock::monotonic_ns;
 use crate::sys::sched;
 use hdrhistogram::Histogram;
 use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
 
 /// Highest latency the histogram resolves (1 hour); larger ones are recorded as this.
 const HIGHEST_NS: u64 = 3_600_000_000_000;
@@ -25,19 +24,11 @@ const SIGNIFICANT_DIGITS: u8 = 3;
 /// Stack each measuring thread touches before its loop, so no page fault lands inside it.
 const PREFAULT_STACK_BYTES: usize = 64 * 1024;
 
-/// How long one measuring run goes on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RunLength {
-    /// Periods to consume (samples + overruns).
-    Loops(u64),
-    Duration(Duration),
-}
-
-/// Everything one latency measurement needs, validated.
+/// One latency measurement as it runs: the spec with its threads' CPUs resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LatencySpec {
+pub struct LatencyPlan {
     pub interval_ns: u64,
-    pub length: RunLength,
+    pub length: LatencyLength,
     pub policy: Policy,
     pub prio: i32,
     /// One measuring thread per entry; `None` leaves that thread unpinned.
@@ -47,6 +38,21 @@ pub struct LatencySpec {
     pub break_ns: Option<u64>,
     /// Keep every raw sample (opt-in: the only thing that grows with the run).
     pub keep_samples: bool,
+}
+
+impl LatencyPlan {
+    pub fn new(spec: &LatencySpec, cpus: Vec<Option<usize>>, keep_samples: bool) -> LatencyPlan {
+        LatencyPlan {
+            interval_ns: spec.interval_ns,
+            length: spec.length,
+            policy: spec.policy,
+            prio: spec.prio,
+            cpus,
+            hold_dma_latency: spec.hold_dma_latency,
+            break_ns: spec.break_ns,
+            keep_samples,
+        }
+    }
 }
 
 /// What the run had in force, for the report.
@@ -72,7 +78,7 @@ pub struct ThreadResult {
 
 /// A run's threads and conditions.
 pub struct LatencyRun {
-    pub spec: LatencySpec,
+    pub spec: LatencyPlan,
     pub threads: Vec<ThreadResult>,
     pub conditions: Conditions,
     /// The run was cut short by SIGINT/SIGTERM (statistics are of the samples taken).
@@ -92,6 +98,42 @@ impl LatencyRun {
 
     pub fn overruns(&self) -> u64 {
         self.threads.iter().map(|t| t.overruns).sum()
+    }
+
+    /// The typed outcome: each thread's figures, every thread's together, the
+    /// conditions, and the combined histogram's buckets.
+    pub fn outcome(&self) -> LatencyOutcome {
+        let combined = self.combined();
+        LatencyOutcome {
+            threads: self.threads.iter().map(|t| stats_of(&t.histogram, t.cpu, t.overruns)).collect(),
+            all: stats_of(&combined, None, self.overruns()),
+            timer_slack_ns: self.conditions.timer_slack_ns,
+            dma_latency_held: self.conditions.dma_latency.is_ok(),
+            mlockall: self.conditions.mlockall.is_ok(),
+            histogram: combined.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect(),
+        }
+    }
+}
+
+/// The figures of one histogram, in ns (all zero when it is empty). Min and max are exact
+/// to its resolution; a percentile is the smallest recorded value with at least that
+/// fraction of samples at or below it.
+pub fn stats_of(h: &Histogram<u64>, cpu: Option<usize>, overruns: u64) -> ThreadStats {
+    if h.is_empty() {
+        return ThreadStats { cpu, overruns, ..ThreadStats::default() };
+    }
+    ThreadStats {
+        cpu,
+        samples: h.len(),
+        overruns,
+        min_ns: h.min(),
+        avg_ns: h.mean(),
+        p50_ns: h.value_at_quantile(0.50),
+        p90_ns: h.value_at_quantile(0.90),
+        p99_ns: h.value_at_quantile(0.99),
+        p999_ns: h.value_at_quantile(0.999),
+        p9999_ns: h.value_at_quantile(0.9999),
+        max_ns: h.max(),
     }
 }
 
@@ -184,7 +226,7 @@ fn timespec_of(ns: u64) -> libc::timespec {
 
 /// The measuring loop of one thread: sleep, read the clock, record, advance. Nothing else.
 fn measure_thread(
-    spec: &LatencySpec,
+    spec: &LatencyPlan,
     index: usize,
     stop: &AtomicBool,
     live: &Live,
@@ -194,16 +236,16 @@ fn measure_thread(
     prefault_stack();
     let mut histogram = new_histogram();
     let capacity = match (spec.keep_samples, spec.length) {
-        (true, RunLength::Loops(n)) => n as usize,
-        (true, RunLength::Duration(d)) => (d.as_nanos() / u128::from(spec.interval_ns)) as usize + 1,
+        (true, LatencyLength::Loops(n)) => n as usize,
+        (true, LatencyLength::Duration(d)) => (d.as_nanos() / u128::from(spec.interval_ns)) as usize + 1,
         (false, _) => 0,
     };
     let mut samples: Vec<u64> = Vec::with_capacity(capacity);
     let interval = spec.interval_ns;
     let start = monotonic_ns();
     let (max_periods, end_ns) = match spec.length {
-        RunLength::Loops(n) => (n, u64::MAX),
-        RunLength::Duration(d) => (u64::MAX, start + d.as_nanos() as u64),
+        LatencyLength::Loops(n) => (n, u64::MAX),
+        LatencyLength::Duration(d) => (u64::MAX, start + d.as_nanos() as u64),
     };
     let mut next = start + interval;
     let mut periods = 0u64;
@@ -254,7 +296,7 @@ fn measure_thread(
 
 /// Run the measuring threads, watching for SIGINT/SIGTERM (which end the run early with
 /// the samples taken) and drawing `progress` a few times a second.
-pub fn run(spec: &LatencySpec, mut progress: impl FnMut(&[Live])) -> Result<LatencyRun> {
+pub fn run(spec: &LatencyPlan, mut progress: impl FnMut(&[Live])) -> Result<LatencyRun> {
     let signals = crate::sys::signals::SignalWatch::new(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP])
         .map_err(|e| Error::os("setting up signal handling", e))?;
     let dma = if spec.hold_dma_latency { Some(hold_dma_latency()) } else { None };

@@ -13,7 +13,7 @@
 //! Nothing in the hop loop allocates, prints, locks or reads the clock.
 
 use crate::error::{Error, Result};
-use crate::model::{Ipc, Pin, RingLength, RingMode, RingResult, RingSpec, Usage};
+use crate::model::{Ipc, Pin, RingLength, RingMode, RingOutcome, RingSpec, Usage};
 use crate::sys::children::{ChildContext, ChildGroup, StartGate};
 use crate::sys::clock::monotonic_ns;
 use crate::sys::shm::{SharedSlice, Snapshot, UsageBoard};
@@ -399,9 +399,9 @@ fn open_files_for_threads(spec: &RingSpec) -> u64 {
     spec.procs as u64 * per_member + 64
 }
 
-/// Run one ring configuration and measure it. `overhead_ns` is the token-passing cost
+/// Run one ring configuration and measure it. `overhead_ps` is the token-passing cost
 /// without a switch, measured once per sweep by [`measure_overhead`].
-pub fn run_ring(spec: &RingSpec, cpus: &[usize], overhead_ns: f64) -> Result<RingResult> {
+pub fn run_ring(spec: &RingSpec, cpus: &[usize], overhead_ps: u64) -> Result<RingOutcome> {
     let affinity = placement(spec.pin, cpus, spec.procs, spec.cpus.is_some());
     let board = Board::new(spec.procs)?;
     let plan = MemberPlan { spec, affinity, board: &board };
@@ -425,15 +425,15 @@ pub fn run_ring(spec: &RingSpec, cpus: &[usize], overhead_ns: f64) -> Result<Rin
         Pin::Same | Pin::Spread => plan.affinity.iter().map(|a| a.as_ref().map_or(0, |v| v[0])).collect(),
         Pin::None => Vec::new(),
     };
-    Ok(RingResult {
-        spec: spec.clone(),
+    Ok(RingOutcome {
+        procs: spec.procs,
         member_cpus,
         laps,
         hops: timed_hops(laps, spec.procs),
         real_ns,
         member_maxrss_kb: usage.maxrss_kb,
         usage,
-        overhead_ns,
+        overhead_ps,
         spawn_ns: measured.spawn_ns,
         teardown_ns: measured.all_reaped_ns.saturating_sub(header[T_END].load(Ordering::Relaxed)),
     })
@@ -635,7 +635,7 @@ fn fail_and_exit(ctx: &ChildContext, msg: &str, during_setup: bool) -> ! {
 /// lat_ctx's overhead: the cost of one token pass (send, receive, touch the working
 /// set) inside a single task, where no switch happens. Measured in its own child with
 /// member 0's placement and policy; the best of several rounds, as lmbench does.
-pub fn measure_overhead(spec: &RingSpec, cpus: &[usize]) -> Result<f64> {
+pub fn measure_overhead(spec: &RingSpec, cpus: &[usize]) -> Result<u64> {
     const ROUNDS: usize = 5;
     // Each pass reads the whole working set: fewer passes for a big one, so the probe
     // stays well under a second (10,000 passes up to 64 KiB, at least 20).
@@ -680,7 +680,7 @@ pub fn measure_overhead(spec: &RingSpec, cpus: &[usize]) -> Result<f64> {
         }
     })?;
     group.wait_all(None, Some((Instant::now() + Duration::from_secs(60), Duration::from_secs(60))))?;
-    Ok(result[0].load(Ordering::Relaxed) as f64 / 1000.0)
+    Ok(result[0].load(Ordering::Relaxed))
 }
 
 /// Best per-pass time over `rounds`, in picoseconds (kept integral for the shared slot).

@@ -52,7 +52,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
     let id = store.resolve_run(&args.run)?;
     let run = store.run(id)?;
     let trials = store.trials(id)?;
-    let ok = trials.iter().filter(|t| t.status == "ok").count();
+    let ok = trials.iter().filter(|t| t.is_ok()).count();
     let found = findings::findings(&trials);
     match args.format {
         TableFormat::Text => {

@@ -91,7 +91,7 @@ pub fn show(args: &ShowArgs) -> Result<()> {
 pub fn print_run(store: &Store, id: i64, with_machine: bool) -> Result<()> {
     let run = store.run(id)?;
     let trials = store.trials(id)?;
-    let ok = trials.iter().filter(|t| t.status == "ok").count();
+    let ok = trials.iter().filter(|t| t.is_ok()).count();
     emit(stored::describe_run(&run, ok, trials.len() - ok).trim_end())?;
     if with_machine {
         emit(machine::describe(&run.machine).trim_end())?;
@@ -118,12 +118,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
         runs.push((store.run(id)?, store.trials(id)?));
     }
     let text = match args.format {
-        ExportFormat::Json => {
-            let doc = export::document(runs.iter().map(|(r, t)| export::run_json(r, t)).collect());
-            let mut text = serde_json::to_string_pretty(&doc).map_err(|e| Error::failed(format!("encoding: {e}")))?;
-            text.push('\n');
-            text
-        }
+        ExportFormat::Json => export::document(&runs)?,
         ExportFormat::Csv => export::csv(&runs),
     };
     match &args.output {

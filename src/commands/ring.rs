@@ -4,22 +4,24 @@ use crate::bench::ring;
 use crate::cli::RingArgs;
 use crate::commands::{emit, progress_bar};
 use crate::error::Result;
-use crate::model::{RingLength, RingResult, RingSpec};
+use crate::model::{RingLength, RingOutcome, RingSpec};
+use crate::preflight;
 use crate::report::ring::{describe_setup, table_header, RingReport};
+use serde_json::Value;
 
-pub fn run(args: &RingArgs) -> Result<Vec<RingResult>> {
-    let specs = args.to_specs()?;
+pub fn run(args: &RingArgs) -> Result<Vec<RingOutcome>> {
+    let specs = args.options.to_specs()?;
     sweep(&specs, args.json)
 }
 
 /// Run `specs` (ascending ring sizes that differ only in size) and stream each row.
 /// Every check that can refuse the sweep runs before the first fork.
-pub fn sweep(specs: &[RingSpec], json: bool) -> Result<Vec<RingResult>> {
+pub fn sweep(specs: &[RingSpec], json: bool) -> Result<Vec<RingOutcome>> {
     let (Some(first), Some(largest)) = (specs.first(), specs.last()) else { return Ok(Vec::new()) };
-    let cpus = ring::preflight(largest)?;
-    let overhead_ns = ring::measure_overhead(first, &cpus)?;
+    let cpus = preflight::ring(largest)?;
+    let overhead_ps = ring::measure_overhead(first, &cpus)?;
     if !json {
-        emit(&describe_setup(first, &cpus, overhead_ns))?;
+        emit(&describe_setup(first, &cpus, overhead_ps))?;
         emit(&table_header())?;
     }
     // Work is proportional to hops, so the bar advances by ring size.
@@ -33,18 +35,21 @@ pub fn sweep(specs: &[RingSpec], json: bool) -> Result<Vec<RingResult>> {
             RingLength::Duration(d) => format!("ring of {} for {:.1} s", spec.procs, d.as_secs_f64()),
         };
         bar.set_message(what);
-        let result = ring::run_ring(spec, &cpus, overhead_ns);
-        let result = match result {
-            Ok(r) => r,
+        let outcome = match ring::run_ring(spec, &cpus, overhead_ps) {
+            Ok(o) => o,
             Err(e) => {
                 bar.finish_and_clear();
                 return Err(e);
             }
         };
-        let line = if json { report.json(&result).to_string() } else { report.table_row(&result) };
+        let line = if json {
+            Value::Object(report.json(spec, &outcome)).to_string()
+        } else {
+            report.table_row(spec, &outcome)
+        };
         bar.suspend(|| emit(&line))?;
         bar.inc(spec.procs as u64);
-        results.push(result);
+        results.push(outcome);
     }
     bar.finish_and_clear();
     Ok(results)

@@ -4,7 +4,7 @@
 //! `schedlab suites` lists the built-in suites.
 
 use crate::bench::workload::SplitMix64;
-use crate::cli::{Cli, Command, RunArgs, SuitesArgs};
+use crate::cli::{RunArgs, SuitesArgs};
 use crate::commands::{emit, results};
 use crate::error::{Error, Result};
 use crate::report::table::Table;
@@ -12,8 +12,6 @@ use crate::runner::{Ended, Orchestrator};
 use crate::store::{new_uuid, now_utc, resolve_path, Access, RunRecord, Store};
 use crate::suite::{self, format_estimate, Suite, Trial};
 use crate::sys::machine::Machine;
-use crate::sys::sched;
-use clap::Parser;
 use serde_json::json;
 use std::io::IsTerminal;
 
@@ -43,44 +41,16 @@ pub fn suites(args: &SuitesArgs) -> Result<()> {
 /// Everything that can refuse a trial, checked for the whole plan before anything runs:
 /// the policies and priorities, the CPUs, the process budget.
 fn preflight(suite: &Suite) -> Result<()> {
-    let mut probed: Vec<(crate::model::Policy, i32)> = Vec::new();
-    let mut probe = |policy, prio| -> Result<()> {
-        if !probed.contains(&(policy, prio)) {
-            sched::probe_policy(policy, prio)?;
-            probed.push((policy, prio));
-        }
-        Ok(())
-    };
-    let mut seen: Vec<Vec<String>> = Vec::new();
+    let mut seen: Vec<&crate::model::TrialSpec> = Vec::new();
     for trial in &suite.trials {
-        let argv = trial.argv();
-        if seen.contains(&argv) {
+        if seen.contains(&&trial.spec) {
             continue;
         }
-        let cli = Cli::try_parse_from(&argv).map_err(|e| Error::usage(e.render().to_string()))?;
-        let context = |e: Error| match e {
+        crate::preflight::trial(&trial.spec).map_err(|e| match e {
             Error::Environment(m) => Error::env(format!("{}: {m}", trial.configuration())),
             other => other,
-        };
-        match cli.command {
-            Command::Ring(args) => {
-                for spec in args.to_specs()? {
-                    crate::bench::ring::preflight(&spec).map_err(context)?;
-                }
-            }
-            Command::Workload(args) => {
-                let specs = args.to_specs()?;
-                crate::commands::workload::preflight(&specs, args.allow_rt_saturation).map_err(context)?;
-            }
-            Command::Latency(args) => {
-                for (policy, prio) in args.policies()? {
-                    probe(policy, prio).map_err(context)?;
-                }
-                crate::commands::latency::thread_cpus(&args).map_err(context)?;
-            }
-            _ => {}
-        }
-        seen.push(argv);
+        })?;
+        seen.push(&trial.spec);
     }
     Ok(())
 }
@@ -233,7 +203,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             results::print_run(&store, run_id, false)?;
             write_report(&store, run_id);
             let trials = store.trials(run_id)?;
-            let not_ok = trials.iter().filter(|t| t.status != "ok").count();
+            let not_ok = trials.iter().filter(|t| !t.is_ok()).count();
             eprintln!(
                 "schedlab: stored as run {run_id} in {}; `schedlab show {run_id}` prints it again, `schedlab export {run_id}` writes it out",
                 store.path().display()
@@ -314,13 +284,13 @@ fn execute(
                 return Err(e);
             }
             Ended::Stored(record) => {
-                if record.status != "ok" {
+                if !record.is_ok() {
                     bar.suspend(|| {
                         eprintln!(
                             "schedlab: {} {}: {}",
                             trial.label(),
-                            record.status,
-                            record.reason.as_deref().unwrap_or("")
+                            record.status.label(),
+                            record.status.reason().unwrap_or("")
                         )
                     });
                 }

@@ -4,19 +4,40 @@
 //! and a verdict. A verdict needs enough repeats: with fewer than the test can ever call
 //! significant, it says so instead of guessing.
 
+use crate::model::{Family, Outcome};
 use crate::report::stored::{groups, Group};
 use crate::report::table::Table;
 use crate::stats::{bootstrap_ratio_ci, mann_whitney, median, smallest_possible_p};
 use crate::store::TrialRecord;
 use serde_json::{json, Map, Value as Json};
 
+/// One figure a comparison looks at: its JSON key, its column label, and how to read it.
+pub struct Compared {
+    pub key: &'static str,
+    pub label: &'static str,
+    pub get: fn(&Outcome) -> Option<f64>,
+}
+
+const RING: &[Compared] = &[
+    Compared { key: "ns_per_switch", label: "ns/switch", get: |o| Some(o.ring()?.ns_per_switch()) },
+    Compared { key: "ns_per_hop", label: "ns/hop", get: |o| Some(o.ring()?.ns_per_hop()) },
+];
+const WORKLOAD: &[Compared] = &[
+    Compared { key: "wall_s", label: "wall s", get: |o| Some(o.workload()?.wall_ns as f64 / 1e9) },
+    Compared { key: "nivcsw", label: "invol sw", get: |o| Some(o.workload()?.usage.nivcsw as f64) },
+];
+const LATENCY: &[Compared] = &[
+    Compared { key: "p50_ns", label: "p50 ns", get: |o| Some(o.latency()?.all.p50_ns as f64) },
+    Compared { key: "p99_ns", label: "p99 ns", get: |o| Some(o.latency()?.all.p99_ns as f64) },
+    Compared { key: "max_ns", label: "max ns", get: |o| Some(o.latency()?.all.max_ns as f64) },
+];
+
 /// The figures compared per family; for all of them lower is better.
-fn figures_of(family: &str) -> &'static [(&'static str, &'static str)] {
+fn figures_of(family: Family) -> &'static [Compared] {
     match family {
-        "ring" => &[("ns_per_switch", "ns/switch"), ("ns_per_hop", "ns/hop")],
-        "workload" => &[("wall_s", "wall s"), ("nivcsw", "invol sw")],
-        "latency" => &[("p50_ns", "p50 ns"), ("p99_ns", "p99 ns"), ("max_ns", "max ns")],
-        _ => &[],
+        Family::Ring => RING,
+        Family::Workload => WORKLOAD,
+        Family::Latency => LATENCY,
     }
 }
 
@@ -44,7 +65,7 @@ impl Verdict {
 }
 
 pub struct Row {
-    pub family: String,
+    pub family: Family,
     pub params: Map<String, Json>,
     pub figure: &'static str,
     pub label: &'static str,
@@ -93,14 +114,14 @@ pub fn compare(a: &[TrialRecord], b: &[TrialRecord], threshold: f64) -> Vec<Row>
     for left in &ga {
         let Some(right) = gb.iter().find(|g| g.family == left.family && g.params == left.params) else { continue };
         let not_ok = |g: &Group| g.trials.len() - g.ok().count();
-        for &(figure, label) in figures_of(&left.family) {
-            let (va, vb) = (left.figure(figure), right.figure(figure));
+        for compared in figures_of(left.family) {
+            let (va, vb) = (left.values(compared.get), right.values(compared.get));
             let (ratio, ci, p, verdict, regression) = decide(&va, &vb, threshold);
             rows.push(Row {
-                family: left.family.clone(),
+                family: left.family,
                 params: left.params.clone(),
-                figure,
-                label,
+                figure: compared.key,
+                label: compared.label,
                 not_ok_a: not_ok(left),
                 not_ok_b: not_ok(right),
                 a: va,
@@ -154,7 +175,7 @@ pub fn table(rows: &[Row]) -> Table {
     for r in rows {
         let n = |ok: usize, bad: usize| if bad > 0 { format!("{ok}(+{bad} not ok)") } else { ok.to_string() };
         t.push(vec![
-            r.family.clone(),
+            r.family.as_str().to_string(),
             params_text(&r.params),
             r.label.to_string(),
             format!("{}/{}", n(r.a.len(), r.not_ok_a), n(r.b.len(), r.not_ok_b)),
@@ -173,7 +194,7 @@ pub fn json_rows(rows: &[Row]) -> Vec<Json> {
     rows.iter()
         .map(|r| {
             json!({
-                "family": r.family,
+                "family": r.family.as_str(),
                 "params": r.params,
                 "figure": r.figure,
                 "n_a": r.a.len(),

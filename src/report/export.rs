@@ -2,62 +2,125 @@
 //!
 //! JSON export is lossless: everything stored about a run and its trials except the
 //! local row ids, so export -> import (into any database) -> export gives the same text.
+//! The document is serde-derived; files of format 1 (schedlab 0.1.0) still import, their
+//! untyped figures read back into typed outcomes.
 //! CSV is one row per trial, flattened, for spreadsheets and pandas.
 
 use crate::error::{Error, Result};
-use crate::store::{RunRecord, TrialRecord};
+use crate::model::{Family, Outcome, TrialSpec, TrialStatus};
+use crate::report::figures;
+use crate::store::{legacy, RunRecord, TrialRecord};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};
 
 pub const FORMAT: &str = "schedlab-export";
-pub const FORMAT_VERSION: i64 = 1;
+/// 1: schedlab 0.1.0 (untyped figures). 2: typed spec and outcome per trial.
+pub const FORMAT_VERSION: i64 = 2;
 
-pub fn run_json(run: &RunRecord, trials: &[TrialRecord]) -> Json {
-    json!({
-        "uuid": run.uuid,
-        "suite_name": run.suite_name,
-        "suite_text": run.suite_text,
-        "options": run.options,
-        "started": run.started,
-        "ended": run.ended,
-        "status": run.status,
-        "tool_version": run.tool_version,
-        "machine": run.machine,
-        "warnings": run.warnings,
-        "planned": run.planned,
-        "trials": trials.iter().map(trial_json).collect::<Vec<_>>(),
-    })
+/// The whole file.
+#[derive(Serialize, Deserialize)]
+struct Document {
+    format: String,
+    format_version: i64,
+    #[serde(default)]
+    schedlab_version: Option<String>,
+    runs: Vec<ExportRun>,
 }
 
-fn trial_json(t: &TrialRecord) -> Json {
-    json!({
-        "seq": t.seq,
-        "experiment": t.experiment,
-        "family": t.family,
-        "repeat": t.repeat,
-        "params": t.params,
-        "status": t.status,
-        "reason": t.reason,
-        "started": t.started,
-        "elapsed_s": t.elapsed_s,
-        "figures": t.figures,
-        "histogram": t.histogram,
-    })
+/// A run and its trials, without the local row ids.
+#[derive(Serialize, Deserialize)]
+struct ExportRun {
+    uuid: String,
+    suite_name: String,
+    suite_text: String,
+    #[serde(default)]
+    options: Json,
+    started: String,
+    ended: Option<String>,
+    status: String,
+    tool_version: String,
+    #[serde(default)]
+    machine: Json,
+    #[serde(default)]
+    warnings: Json,
+    planned: i64,
+    trials: Vec<ExportTrial>,
 }
 
-pub fn document(runs: Vec<Json>) -> Json {
-    json!({
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "schedlab_version": env!("CARGO_PKG_VERSION"),
-        "runs": runs,
-    })
+#[derive(Serialize, Deserialize)]
+struct ExportTrial {
+    seq: i64,
+    experiment: i64,
+    family: Family,
+    repeat: i64,
+    params: Map<String, Json>,
+    status: String,
+    reason: Option<String>,
+    started: String,
+    elapsed_s: f64,
+    /// Format 2: what ran and what was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    spec: Option<TrialSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    outcome: Option<Outcome>,
+    /// Derived, for readers of the file (the keys of `--json`); format 1's only record
+    /// of what was measured, so read back only from format 1 files.
+    #[serde(default)]
+    figures: Option<Json>,
+    /// Format 1 only: a latency trial's buckets (format 2 keeps them in the outcome).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    histogram: Option<Vec<(u64, u64)>>,
 }
 
-fn bad(file: &str, what: impl std::fmt::Display) -> Error {
-    Error::usage(format!("{file} is not a valid schedlab export: {what}"))
+fn export_trial(t: &TrialRecord) -> ExportTrial {
+    ExportTrial {
+        seq: t.seq,
+        experiment: t.experiment,
+        family: t.family,
+        repeat: t.repeat,
+        params: t.params.clone(),
+        status: t.status.label().to_string(),
+        reason: t.status.reason().map(str::to_string),
+        started: t.started.clone(),
+        elapsed_s: t.elapsed_s,
+        spec: t.spec.clone(),
+        outcome: t.outcome.clone(),
+        figures: figures::stored(t).map(Json::Object),
+        histogram: None,
+    }
 }
 
-/// Read an export document back into records (local ids are assigned on insert).
+/// The export document of `runs`, as pretty JSON ending in a newline.
+pub fn document(runs: &[(RunRecord, Vec<TrialRecord>)]) -> Result<String> {
+    let doc = Document {
+        format: FORMAT.into(),
+        format_version: FORMAT_VERSION,
+        schedlab_version: Some(env!("CARGO_PKG_VERSION").into()),
+        runs: runs
+            .iter()
+            .map(|(run, trials)| ExportRun {
+                uuid: run.uuid.clone(),
+                suite_name: run.suite_name.clone(),
+                suite_text: run.suite_text.clone(),
+                options: run.options.clone(),
+                started: run.started.clone(),
+                ended: run.ended.clone(),
+                status: run.status.clone(),
+                tool_version: run.tool_version.clone(),
+                machine: run.machine.clone(),
+                warnings: run.warnings.clone(),
+                planned: run.planned,
+                trials: trials.iter().map(export_trial).collect(),
+            })
+            .collect(),
+    };
+    let mut text = serde_json::to_string_pretty(&doc).map_err(|e| Error::failed(format!("encoding: {e}")))?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Read an export document (format 1 or 2) back into records (local ids are assigned
+/// on insert).
 pub fn parse_document(file: &str, text: &str) -> Result<Vec<(RunRecord, Vec<TrialRecord>)>> {
     let doc: Json = serde_json::from_str(text).map_err(|e| {
         Error::usage(format!(
@@ -77,56 +140,53 @@ pub fn parse_document(file: &str, text: &str) -> Result<Vec<(RunRecord, Vec<Tria
             doc.get("schedlab_version").and_then(Json::as_str).unwrap_or("unknown version")
         )));
     }
-    let runs = doc.get("runs").and_then(Json::as_array).ok_or_else(|| bad(file, "no \"runs\" list"))?;
-    runs.iter().enumerate().map(|(i, r)| parse_run(file, i, r)).collect()
+    let doc: Document =
+        serde_json::from_value(doc).map_err(|e| Error::usage(format!("{file} is not a valid schedlab export: {e}")))?;
+    Ok(doc.runs.into_iter().map(|r| import_run(version, r)).collect())
 }
 
-fn parse_run(file: &str, index: usize, r: &Json) -> Result<(RunRecord, Vec<TrialRecord>)> {
-    let what = |field: &str| bad(file, format!("run {} has no valid \"{field}\"", index + 1));
-    let text = |field: &str| r.get(field).and_then(Json::as_str).map(str::to_string).ok_or_else(|| what(field));
+fn import_run(version: i64, r: ExportRun) -> (RunRecord, Vec<TrialRecord>) {
+    let trials = r
+        .trials
+        .into_iter()
+        .map(|t| {
+            let status = TrialStatus::from_parts(&t.status, t.reason);
+            let outcome = match (version, t.outcome, t.figures) {
+                (2.., outcome, _) => outcome,
+                (_, _, Some(figures)) if status.is_ok() => legacy::outcome(t.family, &figures, t.histogram),
+                _ => None,
+            };
+            let spec = t.spec.or_else(|| crate::model::options::spec_from_params(t.family, &t.params));
+            TrialRecord {
+                seq: t.seq,
+                experiment: t.experiment,
+                family: t.family,
+                repeat: t.repeat,
+                params: t.params,
+                spec,
+                outcome,
+                status,
+                started: t.started,
+                elapsed_s: t.elapsed_s,
+            }
+        })
+        .collect();
     let run = RunRecord {
         id: 0,
-        uuid: text("uuid")?,
-        suite_name: text("suite_name")?,
-        suite_text: text("suite_text")?,
-        options: r.get("options").cloned().unwrap_or(Json::Null),
-        started: text("started")?,
-        ended: r.get("ended").and_then(Json::as_str).map(str::to_string),
-        status: text("status")?,
-        tool_version: text("tool_version")?,
-        machine: r.get("machine").cloned().unwrap_or(Json::Null),
-        warnings: r.get("warnings").cloned().unwrap_or(Json::Array(vec![])),
-        planned: r.get("planned").and_then(Json::as_i64).ok_or_else(|| what("planned"))?,
+        uuid: r.uuid,
+        suite_name: r.suite_name,
+        suite_text: r.suite_text,
+        options: r.options,
+        started: r.started,
+        ended: r.ended,
+        status: r.status,
+        tool_version: r.tool_version,
+        machine: r.machine,
+        warnings: if r.warnings.is_null() { Json::Array(vec![]) } else { r.warnings },
+        planned: r.planned,
         pid: None,
     };
-    let trials = r.get("trials").and_then(Json::as_array).ok_or_else(|| what("trials"))?;
-    let trials = trials
-        .iter()
-        .enumerate()
-        .map(|(j, t)| {
-            let what = |field: &str| bad(file, format!("run {} trial {} has no valid \"{field}\"", index + 1, j + 1));
-            let int = |field: &str| t.get(field).and_then(Json::as_i64).ok_or_else(|| what(field));
-            let text = |field: &str| t.get(field).and_then(Json::as_str).map(str::to_string).ok_or_else(|| what(field));
-            let histogram = match t.get("histogram") {
-                None | Some(Json::Null) => None,
-                Some(h) => Some(serde_json::from_value::<Vec<(u64, u64)>>(h.clone()).map_err(|_| what("histogram"))?),
-            };
-            Ok(TrialRecord {
-                seq: int("seq")?,
-                experiment: int("experiment")?,
-                family: text("family")?,
-                repeat: int("repeat")?,
-                params: t.get("params").filter(|p| p.is_object()).cloned().ok_or_else(|| what("params"))?,
-                figures: t.get("figures").filter(|f| !f.is_null()).cloned(),
-                histogram,
-                status: text("status")?,
-                reason: t.get("reason").and_then(Json::as_str).map(str::to_string),
-                started: text("started")?,
-                elapsed_s: t.get("elapsed_s").and_then(Json::as_f64).ok_or_else(|| what("elapsed_s"))?,
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok((run, trials))
+    (run, trials)
 }
 
 fn csv_cell(v: &Json) -> String {
@@ -138,18 +198,23 @@ fn csv_cell(v: &Json) -> String {
     crate::report::table::csv_quote(&text)
 }
 
+/// A trial with its run and its figures, for one CSV row.
+type CsvRow<'a> = (&'a RunRecord, &'a TrialRecord, Option<Map<String, Json>>);
+
 /// One row per trial with a header: run and trial identity, `param.*` and the figures.
 pub fn csv(runs: &[(RunRecord, Vec<TrialRecord>)]) -> String {
     let mut params: Vec<String> = Vec::new();
     let mut figures: Vec<String> = Vec::new();
-    for (_, trials) in runs {
-        for t in trials {
-            for k in t.params.as_object().into_iter().flat_map(Map::keys) {
+    let rows: Vec<CsvRow> =
+        runs.iter().flat_map(|(run, trials)| trials.iter().map(move |t| (run, t, figures::stored(t)))).collect();
+    for (_, t, shown) in &rows {
+        {
+            for k in t.params.keys() {
                 if !params.contains(k) {
                     params.push(k.clone());
                 }
             }
-            for (k, v) in t.figures.as_ref().and_then(Json::as_object).into_iter().flatten() {
+            for (k, v) in shown.iter().flatten() {
                 // Nested lists (per-thread figures) do not fit a cell; the JSON export has them.
                 if !v.is_array() && !v.is_object() && !figures.contains(k) && !params.contains(k) {
                     figures.push(k.clone());
@@ -176,8 +241,8 @@ pub fn csv(runs: &[(RunRecord, Vec<TrialRecord>)]) -> String {
     header.extend(figures.iter().cloned());
     let mut out = header.join(",");
     out.push('\n');
-    for (run, trials) in runs {
-        for t in trials {
+    for (run, t, shown) in &rows {
+        {
             let mut row = vec![
                 json!(run.id),
                 json!(run.uuid),
@@ -186,16 +251,14 @@ pub fn csv(runs: &[(RunRecord, Vec<TrialRecord>)]) -> String {
                 run.machine.get("kernel_release").cloned().unwrap_or(Json::Null),
                 json!(t.seq),
                 json!(t.experiment),
-                json!(t.family),
+                json!(t.family.as_str()),
                 json!(t.repeat),
-                json!(t.status),
-                json!(t.reason),
+                json!(t.status.label()),
+                json!(t.status.reason()),
                 json!(t.elapsed_s),
             ];
             row.extend(params.iter().map(|p| t.params.get(p).cloned().unwrap_or(Json::Null)));
-            row.extend(
-                figures.iter().map(|f| t.figures.as_ref().and_then(|x| x.get(f)).cloned().unwrap_or(Json::Null)),
-            );
+            row.extend(figures.iter().map(|f| shown.as_ref().and_then(|x| x.get(f)).cloned().unwrap_or(Json::Null)));
             out.push_str(&row.iter().map(csv_cell).collect::<Vec<_>>().join(","));
             out.push('\n');
         }

@@ -1,10 +1,14 @@
-//! Findings, computed from the stored figures, never guessed: ring knees, the best
+//! Findings, computed from the stored outcomes, never guessed: ring knees, the best
 //! policy per workload with whether the lead is significant, and the latency leader.
+//! Each is a typed value carrying its numbers; the sentence is made only when it is shown.
 
+use crate::model::{Family, RingOutcome};
 use crate::report::stored::{groups, param_text, Group};
 use crate::stats::{find_knee, mann_whitney, median, smallest_possible_p};
 use crate::store::TrialRecord;
+use serde::Serialize;
 use serde_json::{Map, Value as Json};
+use std::fmt;
 
 /// The smallest relative step that counts as a knee.
 pub const KNEE_MIN_JUMP: f64 = 0.10;
@@ -23,7 +27,7 @@ fn describe(params: &Map<String, Json>, skip: &[&str]) -> String {
 }
 
 /// Sets of groups that differ only in `axis`, in first-seen order.
-fn series<'a, 'b>(groups: &'b [Group<'a>], family: &str, axis: &str) -> Vec<Vec<&'b Group<'a>>> {
+fn series<'a, 'b>(groups: &'b [Group<'a>], family: Family, axis: &str) -> Vec<Vec<&'b Group<'a>>> {
     let mut out: Vec<Vec<&Group>> = Vec::new();
     for g in groups.iter().filter(|g| g.family == family) {
         let key = |x: &Group| {
@@ -39,46 +43,168 @@ fn series<'a, 'b>(groups: &'b [Group<'a>], family: &str, axis: &str) -> Vec<Vec<
     out
 }
 
-pub fn findings(trials: &[TrialRecord]) -> Vec<String> {
+/// Whether a workload's lead is significant, and the test that says so.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Significance {
+    /// Fewer repeats than any rank test can call significant at p < 0.05.
+    TooFewRepeats {
+        n_best: usize,
+        n_next: usize,
+    },
+    Significant {
+        p: f64,
+    },
+    NotSignificant {
+        p: f64,
+    },
+    Untested,
+}
+
+/// One computed statement about a run, with its evidence.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finding {
+    /// Too few ring sizes to look for a knee.
+    RingTooFewSizes { what: String, sizes: usize },
+    /// The cost per switch steps up between two ring sizes.
+    Knee { what: String, before: f64, after: f64, level_before_ns: f64, level_after_ns: f64, jump: f64, p: f64 },
+    /// No step of at least `min_jump` from the smallest to the largest ring.
+    NoKnee { what: String, from: f64, to: f64, min_jump: f64 },
+    /// The policy with the lowest median wall time, against the next best.
+    BestPolicy {
+        what: String,
+        best: String,
+        best_wall_s: f64,
+        next: String,
+        next_wall_s: f64,
+        significance: Significance,
+        switches: Option<SwitchContrast>,
+    },
+    /// The latency leaders by p99 and by maximum, and every policy's overruns.
+    LatencyLeader {
+        what: String,
+        p99_policy: String,
+        p99_ns: f64,
+        max_policy: String,
+        max_ns: f64,
+        overruns: Vec<(String, u64)>,
+    },
+}
+
+/// How OTHER's involuntary switches compare with the real-time policies'.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SwitchContrast {
+    /// OTHER had this many times the real-time policies' involuntary switches.
+    Ratio(f64),
+    /// OTHER had this many, the real-time policies none.
+    OnlyOther(f64),
+}
+
+impl fmt::Display for Significance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Significance::TooFewRepeats { n_best, n_next } => {
+                write!(f, "too few repeats ({n_best} and {n_next}) to call the difference significant")
+            }
+            Significance::Significant { p } => write!(f, "significantly (Mann-Whitney p = {p:.3})"),
+            Significance::NotSignificant { p } => write!(f, "not a significant difference (p = {p:.3})"),
+            Significance::Untested => f.write_str("untested"),
+        }
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Finding::RingTooFewSizes { what, sizes } => {
+                write!(f, "{what}: {sizes} ring sizes measured; at least 4 are needed to look for a knee")
+            }
+            Finding::Knee { what, before, after, level_before_ns, level_after_ns, jump, p } => write!(
+                f,
+                "{what}: knee between {before} and {after} processes: the cost per switch steps from \
+                 {level_before_ns:.0} to {level_after_ns:.0} ns ({:+.0}%, Mann-Whitney p = {p:.2e})",
+                jump * 100.0
+            ),
+            Finding::NoKnee { what, from, to, min_jump } => write!(
+                f,
+                "{what}: no knee from {from} to {to} processes: the cost per switch fits one level or a steady \
+                 line (no step of {:.0}% or more)",
+                min_jump * 100.0
+            ),
+            Finding::BestPolicy { what, best, best_wall_s, next, next_wall_s, significance, switches } => {
+                write!(
+                    f,
+                    "{what}: {} had the lowest median wall time, {best_wall_s:.4} s, {:.1}% below {} \
+                     ({next_wall_s:.4} s): {significance}",
+                    best.to_uppercase(),
+                    (1.0 - best_wall_s / next_wall_s) * 100.0,
+                    next.to_uppercase()
+                )?;
+                match switches {
+                    Some(SwitchContrast::Ratio(r)) => {
+                        write!(f, "; OTHER had {r:.1}x the involuntary switches of the real-time policies")
+                    }
+                    Some(SwitchContrast::OnlyOther(n)) => {
+                        write!(f, "; OTHER had {n:.0} involuntary switches, the real-time policies none")
+                    }
+                    None => Ok(()),
+                }
+            }
+            Finding::LatencyLeader { what, p99_policy, p99_ns, max_policy, max_ns, overruns } => {
+                let overruns: Vec<String> = overruns.iter().map(|(p, n)| format!("{} {n}", p.to_uppercase())).collect();
+                write!(
+                    f,
+                    "{what}: lowest p99 {} ({:.1} µs), lowest max {} ({:.1} µs); overruns: {}",
+                    p99_policy.to_uppercase(),
+                    p99_ns / 1000.0,
+                    max_policy.to_uppercase(),
+                    max_ns / 1000.0,
+                    overruns.join(", ")
+                )
+            }
+        }
+    }
+}
+
+pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
     let all = groups(trials);
     let mut out = Vec::new();
-    for set in series(&all, "ring", "procs") {
+    for set in series(&all, Family::Ring, "procs") {
         let points: Vec<(f64, Vec<f64>)> = set
             .iter()
-            .filter_map(|g| Some((g.params.get("procs")?.as_f64()?, g.figure("ns_per_switch"))))
+            .filter_map(|g| Some((g.params.get("procs")?.as_f64()?, g.ring(RingOutcome::ns_per_switch))))
             .filter(|(_, v)| !v.is_empty())
             .collect();
         let what = format!("ring{}", describe(&set[0].params, &["procs"]));
         if points.len() < 4 {
-            out.push(format!("{what}: {} ring sizes measured; at least 4 are needed to look for a knee", points.len()));
+            out.push(Finding::RingTooFewSizes { what, sizes: points.len() });
             continue;
         }
-        let (lo, hi) =
+        let (from, to) =
             (points.iter().map(|p| p.0).fold(f64::MAX, f64::min), points.iter().map(|p| p.0).fold(0.0, f64::max));
-        match find_knee(&points, KNEE_MIN_JUMP) {
-            Some(k) => out.push(format!(
-                "{what}: knee between {} and {} processes: the cost per switch steps from {:.0} to {:.0} ns ({:+.0}%, Mann-Whitney p = {:.2e})",
-                k.before,
-                k.after,
-                k.level_before,
-                k.level_after,
-                k.jump * 100.0,
-                k.p_value
-            )),
-            None => out.push(format!(
-                "{what}: no knee from {lo} to {hi} processes: the cost per switch fits one level or a steady line (no step of {:.0}% or more)",
-                KNEE_MIN_JUMP * 100.0
-            )),
-        }
+        out.push(match find_knee(&points, KNEE_MIN_JUMP) {
+            Some(k) => Finding::Knee {
+                what,
+                before: k.before,
+                after: k.after,
+                level_before_ns: k.level_before,
+                level_after_ns: k.level_after,
+                jump: k.jump,
+                p: k.p_value,
+            },
+            None => Finding::NoKnee { what, from, to, min_jump: KNEE_MIN_JUMP },
+        });
     }
-    for set in series(&all, "workload", "policy") {
+    for set in series(&all, Family::Workload, "policy") {
         if set.len() < 2 {
             continue;
         }
         let what = format!("workload{}", describe(&set[0].params, &["policy"]));
         let mut ranked: Vec<(&str, Vec<f64>)> = set
             .iter()
-            .filter_map(|g| Some((g.params.get("policy")?.as_str()?, g.figure("wall_s"))))
+            .map(|g| (g.policy(), g.workload(|o| o.wall_ns as f64 / 1e9)))
             .filter(|(_, v)| !v.is_empty())
             .collect();
         if ranked.len() < 2 {
@@ -86,70 +212,68 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<String> {
         }
         ranked.sort_by(|a, b| median(&a.1).total_cmp(&median(&b.1)));
         let (best, next) = (&ranked[0], &ranked[1]);
-        let verdict = if smallest_possible_p(best.1.len(), next.1.len()) > 0.05 {
-            format!("too few repeats ({} and {}) to call the difference significant", best.1.len(), next.1.len())
+        let significance = if smallest_possible_p(best.1.len(), next.1.len()) > 0.05 {
+            Significance::TooFewRepeats { n_best: best.1.len(), n_next: next.1.len() }
         } else {
             match mann_whitney(&best.1, &next.1) {
-                Some((_, p)) if p < 0.05 => format!("significantly (Mann-Whitney p = {p:.3})"),
-                Some((_, p)) => format!("not a significant difference (p = {p:.3})"),
-                None => "untested".into(),
+                Some((_, p)) if p < 0.05 => Significance::Significant { p },
+                Some((_, p)) => Significance::NotSignificant { p },
+                None => Significance::Untested,
             }
         };
-        let mut sentence = format!(
-            "{what}: {} had the lowest median wall time, {:.4} s, {:.1}% below {} ({:.4} s): {verdict}",
-            best.0.to_uppercase(),
-            median(&best.1),
-            (1.0 - median(&best.1) / median(&next.1)) * 100.0,
-            next.0.to_uppercase(),
-            median(&next.1)
-        );
         let invol = |policy: &str| {
-            set.iter()
-                .find(|g| g.params.get("policy").and_then(Json::as_str) == Some(policy))
-                .map(|g| median(&g.figure("nivcsw")))
+            set.iter().find(|g| g.policy() == policy).map(|g| median(&g.workload(|o| o.usage.nivcsw as f64)))
         };
         let rt: Vec<f64> = ["fifo", "rr"].iter().filter_map(|p| invol(p)).filter(|v| v.is_finite()).collect();
-        if let (Some(other), false) = (invol("other"), rt.is_empty()) {
-            let rt_mean = rt.iter().sum::<f64>() / rt.len() as f64;
-            if rt_mean > 0.0 {
-                sentence.push_str(&format!(
-                    "; OTHER had {:.1}x the involuntary switches of the real-time policies",
-                    other / rt_mean
-                ));
-            } else if other >= 1.0 {
-                sentence.push_str(&format!("; OTHER had {other:.0} involuntary switches, the real-time policies none"));
+        let switches = match (invol("other"), rt.is_empty()) {
+            (Some(other), false) => {
+                let rt_mean = rt.iter().sum::<f64>() / rt.len() as f64;
+                if rt_mean > 0.0 {
+                    Some(SwitchContrast::Ratio(other / rt_mean))
+                } else if other >= 1.0 {
+                    Some(SwitchContrast::OnlyOther(other))
+                } else {
+                    None
+                }
             }
-        }
-        out.push(sentence);
+            _ => None,
+        };
+        out.push(Finding::BestPolicy {
+            what,
+            best: best.0.to_string(),
+            best_wall_s: median(&best.1),
+            next: next.0.to_string(),
+            next_wall_s: median(&next.1),
+            significance,
+            switches,
+        });
     }
-    for set in series(&all, "latency", "policy") {
+    for set in series(&all, Family::Latency, "policy") {
         let what = format!("latency{}", describe(&set[0].params, &["policy"]));
-        let by = |figure: &str, pick: fn(&[f64]) -> f64| {
+        let by = |figure: fn(&crate::model::LatencyOutcome) -> f64, pick: fn(&[f64]) -> f64| {
             set.iter()
                 .filter_map(|g| {
-                    let v = g.figure(figure);
-                    (!v.is_empty())
-                        .then(|| (g.params.get("policy").and_then(Json::as_str).unwrap_or("other"), pick(&v)))
+                    let v = g.latency(figure);
+                    (!v.is_empty()).then(|| (g.policy(), pick(&v)))
                 })
                 .min_by(|a, b| a.1.total_cmp(&b.1))
         };
         let max_of = |v: &[f64]| v.iter().copied().fold(f64::MIN, f64::max);
-        let (Some(p99), Some(max)) = (by("p99_ns", median), by("max_ns", max_of)) else { continue };
-        let overruns: Vec<String> = set
+        let (Some(p99), Some(max)) = (by(|o| o.all.p99_ns as f64, median), by(|o| o.all.max_ns as f64, max_of)) else {
+            continue;
+        };
+        let overruns = set
             .iter()
-            .map(|g| {
-                let n: f64 = g.figure("overruns").iter().sum();
-                format!("{} {n:.0}", g.params.get("policy").and_then(Json::as_str).unwrap_or("other").to_uppercase())
-            })
+            .map(|g| (g.policy().to_string(), g.latency(|o| o.all.overruns as f64).iter().sum::<f64>() as u64))
             .collect();
-        out.push(format!(
-            "{what}: lowest p99 {} ({:.1} µs), lowest max {} ({:.1} µs); overruns: {}",
-            p99.0.to_uppercase(),
-            p99.1 / 1000.0,
-            max.0.to_uppercase(),
-            max.1 / 1000.0,
-            overruns.join(", ")
-        ));
+        out.push(Finding::LatencyLeader {
+            what,
+            p99_policy: p99.0.to_string(),
+            p99_ns: p99.1,
+            max_policy: max.0.to_string(),
+            max_ns: max.1,
+            overruns,
+        });
     }
     out
 }

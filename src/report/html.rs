@@ -2,6 +2,7 @@
 //! network reference of any kind, so it opens offline and can be mailed or archived.
 
 use crate::report::compare::{self, Row};
+use crate::report::findings::Finding;
 use crate::report::plots::Chart;
 use crate::report::stored::experiment_tables;
 use crate::report::table::Table;
@@ -80,8 +81,8 @@ fn warnings(run: &RunRecord) -> String {
         .unwrap_or_default()
 }
 
-pub fn run_page(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings: &[String]) -> String {
-    let ok = trials.iter().filter(|t| t.status == "ok").count();
+pub fn run_page(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings: &[Finding]) -> String {
+    let ok = trials.iter().filter(|t| t.is_ok()).count();
     let host = run.machine.get("hostname").and_then(Json::as_str).unwrap_or("unknown");
     let kernel = run.machine.get("kernel_release").and_then(Json::as_str).unwrap_or("unknown");
     let mut body = format!(
@@ -102,7 +103,7 @@ pub fn run_page(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findi
     if !findings.is_empty() || run.warnings.as_array().is_some_and(|w| !w.is_empty()) {
         body.push_str("<h2>Findings and warnings</h2>");
         for f in findings {
-            body.push_str(&format!("<div class=\"finding\">{}</div>", esc(f)));
+            body.push_str(&format!("<div class=\"finding\">{}</div>", esc(&f.to_string())));
         }
         body.push_str(&warnings(run));
     }
@@ -111,7 +112,7 @@ pub fn run_page(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findi
         let axes = table.headers().iter().take_while(|h| *h != "ok/runs").count();
         body.push_str(&format!("<h3>{}</h3>{}", esc(&title), html_table(&table, axes)));
     }
-    let failed: Vec<&TrialRecord> = trials.iter().filter(|t| t.status != "ok").collect();
+    let failed: Vec<&TrialRecord> = trials.iter().filter(|t| !t.is_ok()).collect();
     if !failed.is_empty() {
         let mut t = Table::new(["Family", "Parameters", "Repeat", "Status", "Reason"])
             .left_align(0)
@@ -120,11 +121,11 @@ pub fn run_page(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findi
             .left_align(4);
         for f in failed {
             t.push(vec![
-                f.family.clone(),
-                f.params.to_string(),
+                f.family.as_str().to_string(),
+                Json::Object(f.params.clone()).to_string(),
                 f.repeat.to_string(),
-                f.status.clone(),
-                f.reason.clone().unwrap_or_default(),
+                f.status.label().to_string(),
+                f.status.reason().unwrap_or_default().to_string(),
             ]);
         }
         body.push_str(&format!("<h3>Trials not ok (excluded from the figures)</h3>{}", html_table(&t, 5)));

@@ -3,134 +3,24 @@
 //! files.
 
 use crate::bench::latency::{LatencyRun, ThreadResult};
-use crate::model::Policy;
+use crate::model::{LatencyOutcome, LatencySpec, ThreadStats};
 use crate::report::table::Table;
-use hdrhistogram::Histogram;
-use serde_json::{json, Value};
 use std::io::Write;
-
-/// The figures of one histogram, in ns.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LatencyStats {
-    pub samples: u64,
-    pub min_ns: u64,
-    pub avg_ns: f64,
-    pub p50_ns: u64,
-    pub p90_ns: u64,
-    pub p99_ns: u64,
-    pub p999_ns: u64,
-    pub p9999_ns: u64,
-    pub max_ns: u64,
-}
-
-impl LatencyStats {
-    pub fn of(h: &Histogram<u64>) -> Option<LatencyStats> {
-        if h.is_empty() {
-            return None;
-        }
-        // The histogram's min/max are exact to its resolution; percentiles are the
-        // smallest recorded value with at least that fraction of samples at or below it.
-        Some(LatencyStats {
-            samples: h.len(),
-            min_ns: h.min(),
-            avg_ns: h.mean(),
-            p50_ns: h.value_at_quantile(0.50),
-            p90_ns: h.value_at_quantile(0.90),
-            p99_ns: h.value_at_quantile(0.99),
-            p999_ns: h.value_at_quantile(0.999),
-            p9999_ns: h.value_at_quantile(0.9999),
-            max_ns: h.max(),
-        })
-    }
-}
 
 fn us(ns: f64) -> String {
     format!("{:.1}", ns / 1000.0)
 }
 
-fn stats_json(
-    policy: Policy,
-    prio: i32,
-    interval_ns: u64,
-    thread: Value,
-    cpu: Option<usize>,
-    overruns: u64,
-    s: Option<LatencyStats>,
-) -> Value {
-    let s = s.unwrap_or(LatencyStats {
-        samples: 0,
-        min_ns: 0,
-        avg_ns: 0.0,
-        p50_ns: 0,
-        p90_ns: 0,
-        p99_ns: 0,
-        p999_ns: 0,
-        p9999_ns: 0,
-        max_ns: 0,
-    });
-    json!({
-        "family": "latency",
-        "policy": policy.as_str(),
-        "prio": prio,
-        "thread": thread,
-        "cpu": cpu,
-        "interval_ns": interval_ns,
-        "samples": s.samples,
-        "min_ns": s.min_ns,
-        "avg_ns": s.avg_ns,
-        "p50_ns": s.p50_ns,
-        "p90_ns": s.p90_ns,
-        "p99_ns": s.p99_ns,
-        "p999_ns": s.p999_ns,
-        "p9999_ns": s.p9999_ns,
-        "max_ns": s.max_ns,
-        "overruns": overruns,
-    })
-}
-
-/// One object per thread, then one for all threads together ("thread": "all").
-pub fn json_lines(run: &LatencyRun) -> Vec<Value> {
-    let spec = &run.spec;
-    let mut out: Vec<Value> = run
-        .threads
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            stats_json(
-                spec.policy,
-                spec.prio,
-                spec.interval_ns,
-                json!(i),
-                t.cpu,
-                t.overruns,
-                LatencyStats::of(&t.histogram),
-            )
-        })
-        .collect();
-    if run.threads.len() > 1 {
-        out.push(stats_json(
-            spec.policy,
-            spec.prio,
-            spec.interval_ns,
-            json!("all"),
-            None,
-            run.overruns(),
-            LatencyStats::of(&run.combined()),
-        ));
-    }
-    out
-}
-
-fn row(label: String, cpu: Option<usize>, t_overruns: u64, s: Option<LatencyStats>) -> Vec<String> {
-    let cpu = cpu.map_or("any".to_string(), |c| c.to_string());
-    match s {
-        None => {
+fn row(label: String, s: &ThreadStats) -> Vec<String> {
+    let cpu = s.cpu.map_or("any".to_string(), |c| c.to_string());
+    match s.samples {
+        0 => {
             let mut r = vec![label, cpu, "0".to_string()];
             r.extend((0..9).map(|_| "-".to_string()));
-            r[11] = t_overruns.to_string();
+            r[11] = s.overruns.to_string();
             r
         }
-        Some(s) => vec![
+        _ => vec![
             label,
             cpu,
             s.samples.to_string(),
@@ -142,13 +32,13 @@ fn row(label: String, cpu: Option<usize>, t_overruns: u64, s: Option<LatencyStat
             us(s.p999_ns as f64),
             us(s.p9999_ns as f64),
             us(s.max_ns as f64),
-            t_overruns.to_string(),
+            s.overruns.to_string(),
         ],
     }
 }
 
 /// A table with a row per thread (and an "all" row when there are several), in µs.
-pub fn thread_table(run: &LatencyRun) -> String {
+pub fn thread_table(o: &LatencyOutcome) -> String {
     let mut table = Table::new([
         "Thread",
         "CPU",
@@ -164,11 +54,11 @@ pub fn thread_table(run: &LatencyRun) -> String {
         "Overruns",
     ])
     .left_align(0);
-    for (i, t) in run.threads.iter().enumerate() {
-        table.push(row(format!("T{i}"), t.cpu, t.overruns, LatencyStats::of(&t.histogram)));
+    for (i, t) in o.threads.iter().enumerate() {
+        table.push(row(format!("T{i}"), t));
     }
-    if run.threads.len() > 1 {
-        let mut all = row("all".to_string(), None, run.overruns(), LatencyStats::of(&run.combined()));
+    if o.threads.len() > 1 {
+        let mut all = row("all".to_string(), &o.all);
         all[1] = "-".to_string();
         table.push(all);
     }
@@ -177,20 +67,20 @@ pub fn thread_table(run: &LatencyRun) -> String {
 
 /// The 2007 blog's table: one column per policy, rows min / max / avg, then the
 /// percentiles and overruns (all threads of a policy together), in ns as it printed them.
-pub fn compare_table(runs: &[LatencyRun]) -> String {
+pub fn compare_table(runs: &[(LatencySpec, LatencyOutcome)]) -> String {
     let mut headers = vec!["ns".to_string()];
-    headers.extend(runs.iter().map(|r| {
-        if r.spec.policy.is_realtime() {
-            format!("{} {}", r.spec.policy.kernel_name(), r.spec.prio)
+    headers.extend(runs.iter().map(|(spec, _)| {
+        if spec.policy.is_realtime() {
+            format!("{} {}", spec.policy.kernel_name(), spec.prio)
         } else {
-            r.spec.policy.kernel_name().to_string()
+            spec.policy.kernel_name().to_string()
         }
     }));
     let mut table = Table::new(headers).left_align(0);
-    let stats: Vec<Option<LatencyStats>> = runs.iter().map(|r| LatencyStats::of(&r.combined())).collect();
-    let figure = |name: &str, f: &dyn Fn(&LatencyStats) -> String| {
+    let stats: Vec<Option<&ThreadStats>> = runs.iter().map(|(_, o)| Some(&o.all).filter(|a| a.samples > 0)).collect();
+    let figure = |name: &str, f: &dyn Fn(&ThreadStats) -> String| {
         let mut r = vec![name.to_string()];
-        r.extend(stats.iter().map(|s| s.as_ref().map_or("-".to_string(), f)));
+        r.extend(stats.iter().map(|s| s.map_or("-".to_string(), f)));
         r
     };
     table.push(figure("min", &|s| s.min_ns.to_string()));
@@ -203,7 +93,7 @@ pub fn compare_table(runs: &[LatencyRun]) -> String {
     table.push(figure("p99.99", &|s| s.p9999_ns.to_string()));
     table.push(figure("samples", &|s| s.samples.to_string()));
     let mut overruns = vec!["overruns".to_string()];
-    overruns.extend(runs.iter().map(|r| r.overruns().to_string()));
+    overruns.extend(runs.iter().map(|(_, o)| o.all.overruns.to_string()));
     table.push(overruns);
     table.render()
 }
@@ -218,8 +108,8 @@ pub fn describe(run: &LatencyRun) -> String {
         spec.policy.kernel_name().to_string()
     };
     let length = match spec.length {
-        crate::bench::latency::RunLength::Loops(n) => format!("{n} periods per thread"),
-        crate::bench::latency::RunLength::Duration(d) => format!("{:.1} s", d.as_secs_f64()),
+        crate::model::LatencyLength::Loops(n) => format!("{n} periods per thread"),
+        crate::model::LatencyLength::Duration(d) => format!("{:.1} s", d.as_secs_f64()),
     };
     let c = &run.conditions;
     let state = |r: &Result<(), String>| match r {
@@ -275,8 +165,7 @@ pub fn write_samples(out: &mut dyn Write, threads: &[ThreadResult]) -> std::io::
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::bench::latency::new_histogram;
+    use crate::bench::latency::{new_histogram, stats_of};
 
     #[test]
     fn stats_of_known_samples() {
@@ -284,9 +173,8 @@ mod tests {
         for v in 1..=1000u64 {
             h.record(v * 1000).unwrap();
         }
-        let s = LatencyStats::of(&h).unwrap();
-        assert_eq!(s.samples, 1000);
-        assert_eq!(s.min_ns, 1000);
+        let s = stats_of(&h, Some(1), 2);
+        assert_eq!((s.samples, s.min_ns, s.cpu, s.overruns), (1000, 1000, Some(1), 2));
         // Three significant digits: each figure within 0.1 %.
         let near = |got: u64, want: u64| (got as f64 - want as f64).abs() <= want as f64 * 0.001;
         assert!(near(s.p50_ns, 500_000), "{}", s.p50_ns);
@@ -294,6 +182,6 @@ mod tests {
         assert!(near(s.max_ns, 1_000_000), "{}", s.max_ns);
         assert!((s.avg_ns - 500_500.0).abs() < 500.0, "{}", s.avg_ns);
         assert!(s.min_ns <= s.p50_ns && s.p50_ns <= s.p90_ns && s.p90_ns <= s.p99_ns && s.p99_ns <= s.max_ns);
-        assert!(LatencyStats::of(&new_histogram()).is_none());
+        assert_eq!(stats_of(&new_histogram(), None, 0).samples, 0);
     }
 }

@@ -2,6 +2,7 @@
 //! cost against the projected line with the knee marked, workload wall time and
 //! context switches per policy, latency histograms and tail (1 − CDF) plots.
 
+use crate::model::{Family, Outcome, RingOutcome, WorkloadOutcome};
 use crate::report::findings::KNEE_MIN_JUMP;
 use crate::report::stored::{groups, param_text, projected_s, Group};
 use crate::stats::{find_knee, median, Summary};
@@ -296,11 +297,10 @@ pub fn plots(trials: &[TrialRecord]) -> Vec<Chart> {
     for (experiment, gs) in by_experiment {
         let n = experiment + 1;
         let axes = crate::report::stored::varying(&gs);
-        match gs[0].family.as_str() {
-            "ring" => charts.extend(ring_chart(n, &gs, &axes)),
-            "workload" => charts.extend(workload_charts(n, &gs, &axes)),
-            "latency" => charts.extend(latency_charts(n, &gs, &axes)),
-            _ => {}
+        match gs[0].family {
+            Family::Ring => charts.extend(ring_chart(n, &gs, &axes)),
+            Family::Workload => charts.extend(workload_charts(n, &gs, &axes)),
+            Family::Latency => charts.extend(latency_charts(n, &gs, &axes)),
         }
     }
     charts
@@ -324,7 +324,7 @@ fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
         let measured: Vec<Point> = set
             .iter()
             .filter_map(|g| {
-                let s = g.summary("ns_per_hop")?;
+                let s = Summary::of(&g.ring(RingOutcome::ns_per_hop))?;
                 Some((x_of(g, "procs")?, s.median, Some((s.min, s.max))))
             })
             .collect();
@@ -332,12 +332,12 @@ fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
         let projected: Vec<Point> = set
             .iter()
             .filter_map(|g| {
-                let hops = g.summary("hops")?.median;
+                let hops = Summary::of(&g.ring(|o| o.hops as f64))?.median;
                 Some((x_of(g, "procs")?, projected_s(gs, g)? / hops * 1e9, None))
             })
             .collect();
         let points: Vec<(f64, Vec<f64>)> =
-            set.iter().filter_map(|g| Some((x_of(g, "procs")?, g.figure("ns_per_switch")))).collect();
+            set.iter().filter_map(|g| Some((x_of(g, "procs")?, g.ring(RingOutcome::ns_per_switch)))).collect();
         if let Some(k) = find_knee(&points, KNEE_MIN_JUMP) {
             plot.markers.push(((k.before + k.after) / 2.0, format!("knee {:+.0}%", k.jump * 100.0)));
         }
@@ -360,8 +360,10 @@ fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
         by_workload.entry(param_text(g.params.get("workload"))).or_default().push(g);
     }
     for (workload, set) in by_workload {
+        let wall_s: fn(&WorkloadOutcome) -> f64 = |o| o.wall_ns as f64 / 1e9;
+        let involuntary: fn(&WorkloadOutcome) -> f64 = |o| o.usage.nivcsw as f64;
         for (figure, what, log) in
-            [("wall_s", "wall time, s (mean ± sd)", false), ("nivcsw", "involuntary switches (log)", true)]
+            [(wall_s, "wall time, s (mean ± sd)", false), (involuntary, "involuntary switches (log)", true)]
         {
             let mut plot = Plot {
                 title: format!(
@@ -380,9 +382,10 @@ fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
                 let points = s
                     .iter()
                     .filter_map(|g| {
-                        let sum: Summary = g.summary(figure)?;
+                        let values = g.workload(figure);
+                        let sum = Summary::of(&values)?;
                         let err = (!log).then_some((sum.mean - sum.sd, sum.mean + sum.sd));
-                        Some((x_of(g, x_axis)?, if log { median(&g.figure(figure)) } else { sum.mean }, err))
+                        Some((x_of(g, x_axis)?, if log { median(&values) } else { sum.mean }, err))
                     })
                     .collect();
                 plot.series.push(Series { label: label.replace("policy=", ""), points, style: Style::LinePoints });
@@ -403,8 +406,8 @@ fn latency_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
     for (label, set) in series_of(gs, "", axes) {
         let entry = merged.entry(label.replace("policy=", "")).or_default();
         for g in set {
-            for t in g.ok() {
-                for &(v, c) in t.histogram.iter().flatten() {
+            for o in g.outcomes().filter_map(Outcome::latency) {
+                for &(v, c) in &o.histogram {
                     *entry.entry(v).or_default() += c;
                 }
             }

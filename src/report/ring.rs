@@ -3,10 +3,11 @@
 //! Rows stream out as each ring finishes; the first (smallest) ring is the projection's
 //! base, which is why sweeps run in ascending order.
 
-use crate::model::{ns_to_s, RingLength, RingResult, RingSpec};
+use crate::model::{RingLength, RingOutcome, RingSpec};
+use crate::report::figures;
 use crate::report::table::Table;
 use crate::sys::sched::format_cpu_list;
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 
 const COLUMNS: [&str; 11] = [
     "Processes",
@@ -25,11 +26,17 @@ const COLUMNS: [&str; 11] = [
 /// Streams one sweep's rows, remembering the base for the Projected column.
 #[derive(Default)]
 pub struct RingReport {
-    base: Option<RingResult>,
+    base: Option<RingOutcome>,
+}
+
+/// CPU ns this ring would take if every hop cost what `base`'s did: the NCAR study's
+/// "Projected" column (`base` is the sweep's smallest ring).
+pub fn projected_cpu_ns(base: &RingOutcome, o: &RingOutcome) -> f64 {
+    base.cpu_ns_per_hop() * o.hops as f64
 }
 
 /// A line saying what was run, so a pasted table carries its conditions.
-pub fn describe_setup(spec: &RingSpec, cpus: &[usize], overhead_ns: f64) -> String {
+pub fn describe_setup(spec: &RingSpec, cpus: &[usize], overhead_ps: u64) -> String {
     let placement = match spec.pin {
         crate::model::Pin::Same => format!("all on CPU {}", cpus[0]),
         crate::model::Pin::Spread => format!("spread over CPUs {}", format_cpu_list(cpus)),
@@ -52,9 +59,10 @@ pub fn describe_setup(spec: &RingSpec, cpus: &[usize], overhead_ns: f64) -> Stri
     };
     format!(
         "ring: {} members, {} token, {placement}, {policy}, {length}, {work}\n\
-         token pass without a switch (one task): {overhead_ns:.0} ns\n",
+         token pass without a switch (one task): {:.0} ns\n",
         spec.mode.as_str(),
         spec.ipc.as_str(),
+        overhead_ps as f64 / 1000.0,
     )
 }
 
@@ -72,119 +80,57 @@ fn seconds(ns: f64) -> String {
 }
 
 impl RingReport {
-    fn base_for(&mut self, r: &RingResult) -> RingResult {
-        self.base.get_or_insert_with(|| r.clone()).clone()
+    fn projected(&mut self, o: &RingOutcome) -> f64 {
+        let base = self.base.get_or_insert_with(|| o.clone());
+        projected_cpu_ns(base, o)
     }
 
-    pub fn table_row(&mut self, r: &RingResult) -> String {
-        let base = self.base_for(r);
-        let projected = r.projected_cpu_ns(&base);
+    pub fn table_row(&mut self, spec: &RingSpec, o: &RingOutcome) -> String {
+        let projected = self.projected(o);
         let cells = vec![
-            r.spec.procs.to_string(),
-            seconds(r.real_ns as f64),
-            seconds(r.cpu_ns() as f64),
-            seconds(r.usage.utime_ns as f64),
-            seconds(r.usage.stime_ns as f64),
+            spec.procs.to_string(),
+            seconds(o.real_ns as f64),
+            seconds(o.cpu_ns() as f64),
+            seconds(o.usage.utime_ns as f64),
+            seconds(o.usage.stime_ns as f64),
             seconds(projected),
-            format!("{:.2}", r.cpu_ns() as f64 / projected),
-            format!("{:.0}", r.ns_per_hop()),
-            format!("{:.0}", r.ns_per_switch()),
-            r.usage.nvcsw.to_string(),
-            r.usage.nivcsw.to_string(),
+            format!("{:.2}", o.cpu_ns() as f64 / projected),
+            format!("{:.0}", o.ns_per_hop()),
+            format!("{:.0}", o.ns_per_switch()),
+            o.usage.nvcsw.to_string(),
+            o.usage.nivcsw.to_string(),
         ];
         Table::new(COLUMNS).fixed_line(&cells, &widths())
     }
 
-    pub fn json(&mut self, r: &RingResult) -> Value {
-        let base = self.base_for(r);
-        let s = &r.spec;
-        json!({
-            "family": "ring",
-            "procs": s.procs,
-            "laps": r.laps,
-            "hops": r.hops,
-            "real_s": ns_to_s(r.real_ns as f64),
-            "cpu_s": ns_to_s(r.cpu_ns() as f64),
-            "user_s": ns_to_s(r.usage.utime_ns as f64),
-            "sys_s": ns_to_s(r.usage.stime_ns as f64),
-            "projected_s": ns_to_s(r.projected_cpu_ns(&base)),
-            "nvcsw": r.usage.nvcsw,
-            "nivcsw": r.usage.nivcsw,
-            "ns_per_hop": r.ns_per_hop(),
-            "overhead_ns": r.overhead_ns,
-            "ns_per_switch": r.ns_per_switch(),
-            "spawn_s": ns_to_s(r.spawn_ns as f64),
-            "teardown_s": ns_to_s(r.teardown_ns as f64),
-            "member_maxrss_kb": r.member_maxrss_kb,
-            "minflt": r.usage.minflt,
-            "majflt": r.usage.majflt,
-            "mode": s.mode.as_str(),
-            "ipc": s.ipc.as_str(),
-            "pin": s.pin.as_str(),
-            "cpus": r.member_cpus,
-            "policy": s.policy.as_str(),
-            "prio": s.prio,
-            "work_kb": s.work_kb,
-            "duration_s": match s.length { RingLength::Duration(d) => Some(d.as_secs_f64()), RingLength::Laps(_) => None },
-        })
+    pub fn json(&mut self, spec: &RingSpec, o: &RingOutcome) -> Map<String, Value> {
+        let projected = self.projected(o);
+        figures::ring(spec, o, Some(projected))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Ipc, Pin, Policy, RingMode, Usage};
-
-    fn result(procs: usize, laps: u64, cpu_ns: u64) -> RingResult {
-        RingResult {
-            spec: RingSpec {
-                procs,
-                length: RingLength::Laps(laps),
-                mode: RingMode::Process,
-                ipc: Ipc::Pipe,
-                pin: Pin::Same,
-                cpus: None,
-                policy: Policy::Other,
-                prio: 0,
-                work_kb: 0,
-                timeout: None,
-            },
-            member_cpus: vec![0; procs],
-            laps,
-            hops: laps * procs as u64,
-            real_ns: cpu_ns,
-            usage: Usage { utime_ns: cpu_ns / 4, stime_ns: cpu_ns - cpu_ns / 4, ..Usage::default() },
-            member_maxrss_kb: 0,
-            overhead_ns: 100.0,
-            spawn_ns: 0,
-            teardown_ns: 0,
-        }
-    }
+    use crate::report::figures::sample_ring as pair;
 
     #[test]
     fn projected_scales_the_smallest_ring_linearly() {
         // NCAR Sun-4/280: 2 procs 873 s; 64 procs is projected at 32x = 27936 s.
         let mut report = RingReport::default();
-        let two = report.json(&result(2, 1000, 873_000_000_000));
-        let sixty_four = report.json(&result(64, 1000, 96_545_000_000_000));
-        assert_eq!(two["projected_s"], 873.0);
+        let (s2, o2) = pair(2, 1000, 873_000_000_000);
+        let (s64, o64) = pair(64, 1000, 96_545_000_000_000);
+        assert_eq!(report.json(&s2, &o2)["projected_s"], 873.0);
+        let sixty_four = report.json(&s64, &o64);
         assert_eq!(sixty_four["projected_s"], 873.0 * 32.0);
         assert_eq!(sixty_four["cpu_s"], 96545.0);
     }
 
     #[test]
-    fn per_hop_and_per_switch() {
-        let mut report = RingReport::default();
-        let j = report.json(&result(4, 10, 40_000));
-        assert_eq!(j["hops"], 40);
-        assert_eq!(j["ns_per_hop"], 1000.0);
-        assert_eq!(j["ns_per_switch"], 900.0);
-    }
-
-    #[test]
     fn rows_line_up_with_the_header() {
         let mut report = RingReport::default();
-        let row = report.table_row(&result(2, 1000, 2_000_000));
+        let (spec, o) = pair(2, 1000, 2_000_000);
+        let row = report.table_row(&spec, &o);
         let header = table_header();
         assert_eq!(row.len(), header.len());
         assert!(row.trim_start().starts_with('2'));

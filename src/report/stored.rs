@@ -2,6 +2,7 @@
 //! figures summarised over the repeats that finished (failed ones are counted, never
 //! averaged in). These read records only; they never run a benchmark.
 
+use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, WorkloadOutcome};
 use crate::report::table::Table;
 use crate::stats::Summary;
 use crate::store::{RunRecord, TrialRecord};
@@ -11,23 +12,41 @@ use std::collections::BTreeMap;
 /// Trials of one parameter combination.
 pub struct Group<'a> {
     pub experiment: i64,
-    pub family: String,
+    pub family: Family,
     pub params: Map<String, Json>,
     pub trials: Vec<&'a TrialRecord>,
 }
 
 impl Group<'_> {
     pub fn ok(&self) -> impl Iterator<Item = &TrialRecord> {
-        self.trials.iter().copied().filter(|t| t.status == "ok")
+        self.trials.iter().copied().filter(|t| t.is_ok())
     }
 
-    /// A figure of every ok trial (those that have it).
-    pub fn figure(&self, name: &str) -> Vec<f64> {
-        self.ok().filter_map(|t| t.figures.as_ref()?.get(name)?.as_f64()).collect()
+    /// The outcome of every ok trial.
+    pub fn outcomes(&self) -> impl Iterator<Item = &Outcome> {
+        self.ok().filter_map(|t| t.outcome.as_ref())
     }
 
-    pub fn summary(&self, name: &str) -> Option<Summary> {
-        Summary::of(&self.figure(name))
+    /// A figure of every ok trial that has one.
+    pub fn values(&self, figure: impl Fn(&Outcome) -> Option<f64>) -> Vec<f64> {
+        self.outcomes().filter_map(figure).collect()
+    }
+
+    pub fn ring(&self, figure: impl Fn(&RingOutcome) -> f64) -> Vec<f64> {
+        self.values(|o| o.ring().map(&figure))
+    }
+
+    pub fn workload(&self, figure: impl Fn(&WorkloadOutcome) -> f64) -> Vec<f64> {
+        self.values(|o| o.workload().map(&figure))
+    }
+
+    pub fn latency(&self, figure: impl Fn(&LatencyOutcome) -> f64) -> Vec<f64> {
+        self.values(|o| o.latency().map(&figure))
+    }
+
+    /// The policy this group ran under, as the suite named it.
+    pub fn policy(&self) -> &str {
+        self.params.get("policy").and_then(Json::as_str).unwrap_or("other")
     }
 }
 
@@ -35,15 +54,19 @@ impl Group<'_> {
 pub fn groups(trials: &[TrialRecord]) -> Vec<Group<'_>> {
     let mut out: Vec<Group> = Vec::new();
     // Index by identity, so ten thousand trials group in one pass.
-    let mut index: std::collections::HashMap<(i64, String, String), usize> = std::collections::HashMap::new();
+    let mut index: std::collections::HashMap<(i64, Family, String), usize> = std::collections::HashMap::new();
     for t in trials {
-        let key = (t.experiment, t.family.clone(), t.params.to_string());
+        let key = (t.experiment, t.family, Json::Object(t.params.clone()).to_string());
         match index.get(&key) {
             Some(&i) => out[i].trials.push(t),
             None => {
                 index.insert(key, out.len());
-                let params = t.params.as_object().cloned().unwrap_or_default();
-                out.push(Group { experiment: t.experiment, family: t.family.clone(), params, trials: vec![t] });
+                out.push(Group {
+                    experiment: t.experiment,
+                    family: t.family,
+                    params: t.params.clone(),
+                    trials: vec![t],
+                });
             }
         }
     }
@@ -96,6 +119,10 @@ fn us(ns: Option<f64>) -> String {
     fixed(ns.map(|n| n / 1000.0), 1)
 }
 
+fn seconds(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
 /// The run's header: what, when, where.
 pub fn describe_run(run: &RunRecord, ok: usize, not_ok: usize) -> String {
     let m = &run.machine;
@@ -133,7 +160,7 @@ pub fn experiment_tables(trials: &[TrialRecord]) -> Vec<(String, Table)> {
     }
     let mut out = Vec::new();
     for (experiment, groups) in by_experiment {
-        let family = groups[0].family.as_str();
+        let family = groups[0].family;
         let axes = varying(&groups);
         let fixed_params: Vec<String> = groups[0]
             .params
@@ -141,12 +168,11 @@ pub fn experiment_tables(trials: &[TrialRecord]) -> Vec<(String, Table)> {
             .filter(|(k, _)| !axes.contains(k))
             .map(|(k, v)| format!("{k}={}", param_text(Some(v))))
             .collect();
-        let title = format!("experiment {} ({family}) {}", experiment + 1, fixed_params.join(" "));
+        let title = format!("experiment {} ({}) {}", experiment + 1, family.as_str(), fixed_params.join(" "));
         let (headers, rows): (Vec<&str>, Vec<Vec<String>>) = match family {
-            "ring" => ring_rows(&groups),
-            "workload" => workload_rows(&groups),
-            "latency" => latency_rows(&groups),
-            _ => (vec![], vec![]),
+            Family::Ring => ring_rows(&groups),
+            Family::Workload => workload_rows(&groups),
+            Family::Latency => latency_rows(&groups),
         };
         let mut table = Table::new(axes.iter().map(String::as_str).chain(["ok/runs"]).chain(headers));
         for (g, row) in groups.iter().zip(rows) {
@@ -186,22 +212,18 @@ pub fn tables(trials: &[TrialRecord]) -> String {
             out.push_str(&format!("({note})\n"));
         }
     }
-    let failed: Vec<&TrialRecord> = trials.iter().filter(|t| t.status != "ok").collect();
+    let failed: Vec<&TrialRecord> = trials.iter().filter(|t| !t.is_ok()).collect();
     if !failed.is_empty() {
         out.push_str("\nnot ok (excluded from the figures above):\n");
         for t in failed {
-            let params: Vec<String> = t
-                .params
-                .as_object()
-                .map(|m| m.iter().map(|(k, v)| format!("{k}={}", param_text(Some(v)))).collect())
-                .unwrap_or_default();
+            let params: Vec<String> = t.params.iter().map(|(k, v)| format!("{k}={}", param_text(Some(v)))).collect();
             out.push_str(&format!(
                 "  {} {} #{}: {}: {}\n",
-                t.family,
+                t.family.as_str(),
                 params.join(" "),
                 t.repeat,
-                t.status,
-                t.reason.as_deref().unwrap_or("")
+                t.status.label(),
+                t.status.reason().unwrap_or("")
             ));
         }
     }
@@ -218,8 +240,9 @@ pub fn projected_s(groups: &[&Group], g: &Group) -> Option<f64> {
         .iter()
         .filter(|o| same_but_procs(o) && o.ok().count() > 0)
         .min_by(|x, y| procs(x).unwrap_or(f64::MAX).total_cmp(&procs(y).unwrap_or(f64::MAX)))?;
-    let per_hop = base.summary("cpu_s")?.median / base.summary("hops")?.median;
-    Some(per_hop * g.summary("hops")?.median)
+    let per_hop =
+        Summary::of(&base.ring(|o| seconds(o.cpu_ns())))?.median / Summary::of(&base.ring(|o| o.hops as f64))?.median;
+    Some(per_hop * Summary::of(&g.ring(|o| o.hops as f64))?.median)
 }
 
 fn ring_rows<'a>(groups: &[&Group<'a>]) -> (Vec<&'static str>, Vec<Vec<String>>) {
@@ -237,18 +260,20 @@ fn ring_rows<'a>(groups: &[&Group<'a>]) -> (Vec<&'static str>, Vec<Vec<String>>)
     let rows = groups
         .iter()
         .map(|g| {
-            let med = |k: &str| g.summary(k).map(|s| s.median);
+            let summary = |f: fn(&RingOutcome) -> f64| Summary::of(&g.ring(f));
+            let med = |f: fn(&RingOutcome) -> f64| summary(f).map(|s| s.median);
             let projected = projected_s(groups, g);
+            let cpu_s = med(|o| seconds(o.cpu_ns()));
             vec![
-                fixed(med("real_s"), 4),
-                fixed(med("cpu_s"), 4),
-                fixed(med("user_s"), 4),
-                fixed(med("sys_s"), 4),
+                fixed(med(|o| seconds(o.real_ns)), 4),
+                fixed(cpu_s, 4),
+                fixed(med(|o| seconds(o.usage.utime_ns)), 4),
+                fixed(med(|o| seconds(o.usage.stime_ns)), 4),
                 fixed(projected, 4),
-                fixed(med("cpu_s").zip(projected).map(|(c, p)| c / p), 2),
-                median_range(g.summary("ns_per_hop"), 0),
-                fixed(med("ns_per_switch"), 0),
-                fixed(med("nivcsw"), 0),
+                fixed(cpu_s.zip(projected).map(|(c, p)| c / p), 2),
+                median_range(summary(RingOutcome::ns_per_hop), 0),
+                fixed(med(RingOutcome::ns_per_switch), 0),
+                fixed(med(|o| o.usage.nivcsw as f64), 0),
             ]
         })
         .collect();
@@ -260,16 +285,17 @@ fn workload_rows<'a>(groups: &[&Group<'a>]) -> (Vec<&'static str>, Vec<Vec<Strin
     let rows = groups
         .iter()
         .map(|g| {
-            let mean = |k: &str| g.summary(k).map(|s| s.mean);
+            let mean = |f: fn(&WorkloadOutcome) -> f64| Summary::of(&g.workload(f)).map(|s| s.mean);
+            let wall = Summary::of(&g.workload(|o| seconds(o.wall_ns)));
             vec![
-                mean_sd(g.summary("wall_s"), 3),
-                fixed(g.summary("wall_s").map(|s| s.median), 3),
-                fixed(mean("user_s"), 3),
-                fixed(mean("sys_s"), 3),
-                fixed(mean("cpu_pct"), 0),
-                fixed(mean("nivcsw"), 1),
-                fixed(mean("nvcsw"), 1),
-                fixed(mean("fairness"), 3),
+                mean_sd(wall, 3),
+                fixed(wall.map(|s| s.median), 3),
+                fixed(mean(|o| seconds(o.usage.utime_ns)), 3),
+                fixed(mean(|o| seconds(o.usage.stime_ns)), 3),
+                fixed(mean(WorkloadOutcome::cpu_pct), 0),
+                fixed(mean(|o| o.usage.nivcsw as f64), 1),
+                fixed(mean(|o| o.usage.nvcsw as f64), 1),
+                fixed(mean(|o| o.fairness), 3),
             ]
         })
         .collect();
@@ -281,16 +307,17 @@ fn latency_rows<'a>(groups: &[&Group<'a>]) -> (Vec<&'static str>, Vec<Vec<String
     let rows = groups
         .iter()
         .map(|g| {
-            let med = |k: &str| g.summary(k).map(|s| s.median);
+            let summary = |f: fn(&LatencyOutcome) -> f64| Summary::of(&g.latency(f));
+            let med = |f: fn(&LatencyOutcome) -> f64| summary(f).map(|s| s.median);
             vec![
-                fixed(Some(g.figure("samples").iter().sum()), 0),
-                us(g.summary("min_ns").map(|s| s.min)),
-                us(g.summary("avg_ns").map(|s| s.mean)),
-                us(med("p50_ns")),
-                us(med("p99_ns")),
-                us(med("p999_ns")),
-                us(g.summary("max_ns").map(|s| s.max)),
-                fixed(Some(g.figure("overruns").iter().sum()), 0),
+                fixed(Some(g.latency(|o| o.all.samples as f64).iter().sum()), 0),
+                us(summary(|o| o.all.min_ns as f64).map(|s| s.min)),
+                us(summary(|o| o.all.avg_ns).map(|s| s.mean)),
+                us(med(|o| o.all.p50_ns as f64)),
+                us(med(|o| o.all.p99_ns as f64)),
+                us(med(|o| o.all.p999_ns as f64)),
+                us(summary(|o| o.all.max_ns as f64).map(|s| s.max)),
+                fixed(Some(g.latency(|o| o.all.overruns as f64).iter().sum()), 0),
             ]
         })
         .collect();

@@ -1,21 +1,16 @@
 //! Workload results: the 2014 study's own line per trial, JSON lines, and a summary table
 //! per policy x procs (mean, sd, median, min, max over repeats).
 
-use crate::model::{ns_to_s, TrialStatus, WorkloadKind, WorkloadSpec, WorkloadTrial};
+use crate::model::{ns_to_s, TrialStatus, WorkloadKind, WorkloadOutcome, WorkloadSpec};
 use crate::report::table::Table;
-use crate::stats::{jain_index, Summary};
-use serde_json::{json, Value};
+use crate::stats::Summary;
 
-/// Jain's index over the children's CPU time: 1 when every child got the same share.
-pub fn fairness(trial: &WorkloadTrial) -> f64 {
-    let shares: Vec<f64> = trial.children.iter().map(|c| c.usage.cpu_ns() as f64).collect();
-    jain_index(&shares)
-}
-
-fn finish_range_ns(trial: &WorkloadTrial) -> (u64, u64) {
-    let first = trial.children.iter().map(|c| c.finish_ns).min().unwrap_or(0);
-    let last = trial.children.iter().map(|c| c.finish_ns).max().unwrap_or(0);
-    (first, last)
+/// One trial of a live `schedlab workload` run: what ran, how it ended, what it measured.
+pub struct LiveTrial {
+    pub spec: WorkloadSpec,
+    pub repeat: usize,
+    pub status: TrialStatus,
+    pub outcome: Option<WorkloadOutcome>,
 }
 
 /// The heading the study's script printed before each block of trials.
@@ -34,63 +29,21 @@ pub fn classic_heading(spec: &WorkloadSpec) -> String {
 }
 
 /// `wall=17.34 user=50.66 system=0.15 CPU=292% i-switched=44 v-switched=17`
-pub fn classic_line(trial: &WorkloadTrial) -> String {
-    match &trial.status {
-        TrialStatus::Ok => format!(
+pub fn classic_line(status: &TrialStatus, outcome: Option<&WorkloadOutcome>) -> String {
+    match (status, outcome) {
+        (TrialStatus::Ok, Some(o)) => format!(
             "wall={:.2} user={:.2} system={:.2} CPU={:.0}% i-switched={} v-switched={}",
-            ns_to_s(trial.wall_ns as f64),
-            ns_to_s(trial.usage.utime_ns as f64),
-            ns_to_s(trial.usage.stime_ns as f64),
-            trial.cpu_pct(),
-            trial.usage.nivcsw,
-            trial.usage.nvcsw
+            ns_to_s(o.wall_ns as f64),
+            ns_to_s(o.usage.utime_ns as f64),
+            ns_to_s(o.usage.stime_ns as f64),
+            o.cpu_pct(),
+            o.usage.nivcsw,
+            o.usage.nvcsw
         ),
-        TrialStatus::TimedOut(reason) => format!("timed out: {reason}"),
-        TrialStatus::Failed(reason) => format!("failed: {reason}"),
+        (TrialStatus::TimedOut(reason), _) => format!("timed out: {reason}"),
+        (TrialStatus::Failed(reason), _) => format!("failed: {reason}"),
+        (TrialStatus::Ok, None) => "failed: no outcome".into(),
     }
-}
-
-pub fn json(trial: &WorkloadTrial) -> Value {
-    let s = &trial.spec;
-    let p = &s.params;
-    let (first, last) = finish_range_ns(trial);
-    let pis: Vec<f64> = trial.children.iter().filter_map(|c| c.pi_estimate).collect();
-    let reason = match &trial.status {
-        TrialStatus::Ok => None,
-        TrialStatus::TimedOut(r) | TrialStatus::Failed(r) => Some(r.clone()),
-    };
-    json!({
-        "family": "workload",
-        "workload": p.kind.as_str(),
-        "policy": s.policy.as_str(),
-        "prio": s.prio,
-        "nice": s.nice,
-        "procs": s.procs,
-        "repeat": trial.repeat,
-        "status": trial.status.label(),
-        "reason": reason,
-        "wall_s": ns_to_s(trial.wall_ns as f64),
-        "user_s": ns_to_s(trial.usage.utime_ns as f64),
-        "sys_s": ns_to_s(trial.usage.stime_ns as f64),
-        "cpu_pct": trial.cpu_pct(),
-        "nvcsw": trial.usage.nvcsw,
-        "nivcsw": trial.usage.nivcsw,
-        "fairness": fairness(trial),
-        "first_finish_s": ns_to_s(first as f64),
-        "last_finish_s": ns_to_s(last as f64),
-        "fork_s": ns_to_s(trial.fork_ns as f64),
-        "minflt": trial.usage.minflt,
-        "majflt": trial.usage.majflt,
-        "inblock": trial.usage.inblock,
-        "oublock": trial.usage.oublock,
-        "pi_min": pis.iter().copied().reduce(f64::min),
-        "pi_max": pis.iter().copied().reduce(f64::max),
-        "iterations": if p.kind == WorkloadKind::Io { None } else { Some(p.iterations) },
-        "transfer_size": if p.kind == WorkloadKind::Io { Some(p.transfer_size) } else { None },
-        "block_size": if p.kind == WorkloadKind::Io { Some(p.block_size) } else { None },
-        "seed": p.seed,
-        "timeout_s": s.timeout.as_secs_f64(),
-    })
 }
 
 const COLUMNS: [&str; 14] = [
@@ -98,13 +51,13 @@ const COLUMNS: [&str; 14] = [
     "Fairness", "Finish s",
 ];
 
-fn mean_of(trials: &[&WorkloadTrial], f: impl Fn(&WorkloadTrial) -> f64) -> f64 {
+fn mean_of(trials: &[&WorkloadOutcome], f: impl Fn(&WorkloadOutcome) -> f64) -> f64 {
     Summary::of(&trials.iter().map(|t| f(t)).collect::<Vec<_>>()).map_or(f64::NAN, |s| s.mean)
 }
 
 /// One row per policy x procs, in the order the cells were run. Figures are over the
 /// trials that finished; "Runs" says how many of how many that is.
-pub fn table(trials: &[WorkloadTrial]) -> String {
+pub fn table(trials: &[LiveTrial]) -> String {
     let mut cells: Vec<(crate::model::Policy, usize)> = Vec::new();
     for t in trials {
         let key = (t.spec.policy, t.spec.procs);
@@ -114,9 +67,9 @@ pub fn table(trials: &[WorkloadTrial]) -> String {
     }
     let mut table = Table::new(COLUMNS).left_align(0);
     for (policy, procs) in cells {
-        let all: Vec<&WorkloadTrial> =
-            trials.iter().filter(|t| t.spec.policy == policy && t.spec.procs == procs).collect();
-        let ok: Vec<&WorkloadTrial> = all.iter().copied().filter(|t| t.status.is_ok()).collect();
+        let all: Vec<&LiveTrial> = trials.iter().filter(|t| t.spec.policy == policy && t.spec.procs == procs).collect();
+        let ok: Vec<&WorkloadOutcome> =
+            all.iter().filter(|t| t.status.is_ok()).filter_map(|t| t.outcome.as_ref()).collect();
         let runs = format!("{}/{}", ok.len(), all.len());
         let walls: Vec<f64> = ok.iter().map(|t| ns_to_s(t.wall_ns as f64)).collect();
         let Some(wall) = Summary::of(&walls) else {
@@ -125,8 +78,8 @@ pub fn table(trials: &[WorkloadTrial]) -> String {
             table.push(row);
             continue;
         };
-        let first = mean_of(&ok, |t| ns_to_s(finish_range_ns(t).0 as f64));
-        let last = mean_of(&ok, |t| ns_to_s(finish_range_ns(t).1 as f64));
+        let first = mean_of(&ok, |t| ns_to_s(t.first_finish_ns as f64));
+        let last = mean_of(&ok, |t| ns_to_s(t.last_finish_ns as f64));
         table.push(vec![
             policy.kernel_name().to_string(),
             procs.to_string(),
@@ -137,10 +90,10 @@ pub fn table(trials: &[WorkloadTrial]) -> String {
             format!("{:.3}..{:.3}", wall.min, wall.max),
             format!("{:.3}", mean_of(&ok, |t| ns_to_s(t.usage.utime_ns as f64))),
             format!("{:.3}", mean_of(&ok, |t| ns_to_s(t.usage.stime_ns as f64))),
-            format!("{:.0}", mean_of(&ok, WorkloadTrial::cpu_pct)),
+            format!("{:.0}", mean_of(&ok, WorkloadOutcome::cpu_pct)),
             format!("{:.0}", mean_of(&ok, |t| t.usage.nivcsw as f64)),
             format!("{:.0}", mean_of(&ok, |t| t.usage.nvcsw as f64)),
-            format!("{:.3}", mean_of(&ok, fairness)),
+            format!("{:.3}", mean_of(&ok, |t| t.fairness)),
             format!("{first:.2}..{last:.2}"),
         ]);
     }
@@ -170,10 +123,10 @@ pub fn describe(spec: &WorkloadSpec, repeats: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ChildRecord, Policy, Usage, WorkloadParams};
+    use crate::model::{ChildRecord, Policy, Usage, WorkloadParams, WorkloadTrial};
     use std::time::Duration;
 
-    fn trial(policy: Policy, wall_s: f64, child_cpu_ns: &[u64], status: TrialStatus) -> WorkloadTrial {
+    fn trial(policy: Policy, wall_s: f64, child_cpu_ns: &[u64], status: TrialStatus) -> LiveTrial {
         let spec = WorkloadSpec {
             params: WorkloadParams {
                 kind: WorkloadKind::Cpu,
@@ -187,6 +140,8 @@ mod tests {
             prio: 0,
             nice: None,
             timeout: Duration::from_secs(1),
+            dir: None,
+            allow_rt_saturation: false,
         };
         let children: Vec<ChildRecord> = child_cpu_ns
             .iter()
@@ -201,19 +156,32 @@ mod tests {
         children.iter().for_each(|c| usage.accumulate(&c.usage));
         usage.nivcsw = 44;
         usage.nvcsw = 17;
-        WorkloadTrial { spec, repeat: 1, status, wall_ns: (wall_s * 1e9) as u64, usage, children, fork_ns: 0 }
+        let measured = WorkloadTrial {
+            spec: spec.clone(),
+            repeat: 1,
+            status,
+            wall_ns: (wall_s * 1e9) as u64,
+            usage,
+            children,
+            fork_ns: 0,
+        };
+        LiveTrial { spec, repeat: 1, outcome: measured.outcome(), status: measured.status }
     }
 
     #[test]
     fn classic_line_matches_the_study_format() {
         let t = trial(Policy::Fifo, 17.34, &[25_330_000_000, 25_330_000_000], TrialStatus::Ok);
-        assert_eq!(classic_line(&t), "wall=17.34 user=50.66 system=0.00 CPU=292% i-switched=44 v-switched=17");
+        assert_eq!(
+            classic_line(&t.status, t.outcome.as_ref()),
+            "wall=17.34 user=50.66 system=0.00 CPU=292% i-switched=44 v-switched=17"
+        );
     }
 
     #[test]
     fn fairness_is_jain_over_child_cpu() {
-        assert_eq!(fairness(&trial(Policy::Other, 1.0, &[5, 5, 5, 5], TrialStatus::Ok)), 1.0);
-        assert_eq!(fairness(&trial(Policy::Other, 1.0, &[8, 0, 0, 0], TrialStatus::Ok)), 0.25);
+        let fairness = |cpu: &[u64]| trial(Policy::Other, 1.0, cpu, TrialStatus::Ok).outcome.unwrap().fairness;
+        assert_eq!(fairness(&[5, 5, 5, 5]), 1.0);
+        assert_eq!(fairness(&[8, 0, 0, 0]), 0.25);
     }
 
     #[test]
@@ -233,7 +201,8 @@ mod tests {
 
     #[test]
     fn json_has_the_required_keys() {
-        let j = json(&trial(Policy::Rr, 2.0, &[1, 2], TrialStatus::Ok));
+        let t = trial(Policy::Rr, 2.0, &[1, 2], TrialStatus::Ok);
+        let j = crate::report::figures::workload(&t.spec, t.repeat, &t.status, t.outcome.as_ref());
         for key in [
             "workload",
             "policy",

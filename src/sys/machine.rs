@@ -90,7 +90,7 @@ fn per_cpu(online: &[usize], file: &str) -> Option<BTreeMap<String, String>> {
 
 /// "0-3,6" -> [0, 1, 2, 3, 6]; an unreadable list is empty.
 fn parse_cpu_list(text: &str) -> Vec<usize> {
-    crate::cli::parse_cpu_list(text).map(|c| c.0).unwrap_or_default()
+    crate::model::parse::parse_cpu_list(text).map(|c| c.0).unwrap_or_default()
 }
 
 fn vulnerabilities() -> Option<BTreeMap<String, String>> {

@@ -4,6 +4,7 @@
 pub mod children;
 pub mod clock;
 pub mod fd;
+pub mod fs;
 pub mod limits;
 pub mod machine;
 pub mod rusage;

@@ -1,12 +1,22 @@
-//! The central types: what to run (specs) and what was measured (results).
-//!
-//! Specs are plain values checked by `cli` before anything touches the kernel; results
-//! carry integers in ns (or counts) and derive their seconds and ratios on output, so a
+//! The domain, and the one currency that carries a trial from the user to the report:
+//! `options` (what a user may ask, from flags or suite keys) -> `spec` (what to run,
+//! validated, no system calls) -> `outcome` (what was measured: typed, serde, integer
+//! ns with units in the field names). Seconds and ratios are derived at the edge, so a
 //! figure is never rounded before it is stored.
+
+pub mod options;
+pub mod outcome;
+pub mod parse;
+pub mod spec;
+
+pub use options::{LatencyOptions, RingOptions, WorkloadOptions};
+pub use outcome::{LatencyOutcome, Outcome, RingOutcome, ThreadStats, WorkloadOutcome};
+pub use spec::{
+    Family, LatencyLength, LatencySpec, Placement, RingLength, RingSpec, TrialSpec, WorkloadParams, WorkloadSpec,
+};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::time::Duration;
 
 /// A Linux scheduling policy (sched(7)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
@@ -140,41 +150,6 @@ impl Ipc {
     }
 }
 
-/// When a ring stops: after a fixed number of laps, or once a wall-clock budget is spent
-/// (the lap in flight is completed and counted).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RingLength {
-    Laps(u64),
-    Duration(Duration),
-}
-
-impl RingLength {
-    pub fn duration(self) -> Option<Duration> {
-        match self {
-            RingLength::Duration(d) => Some(d),
-            RingLength::Laps(_) => None,
-        }
-    }
-}
-
-/// One ring configuration: everything needed to run it, already validated.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RingSpec {
-    pub procs: usize,
-    pub length: RingLength,
-    pub mode: RingMode,
-    pub ipc: Ipc,
-    pub pin: Pin,
-    /// CPUs the placement draws from; `None` means every CPU this process may use.
-    pub cpus: Option<Vec<usize>>,
-    pub policy: Policy,
-    pub prio: i32,
-    pub work_kb: usize,
-    /// Kill the ring and fail the run past this (none: wait as long as it takes).
-    pub timeout: Option<Duration>,
-}
-
 /// The resource usage the kernel reports for a task (getrusage(2), wait4(2)), with times
 /// in ns. Field names follow `struct rusage`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -296,50 +271,6 @@ impl Usage {
     }
 }
 
-/// What one ring configuration measured. Times are ns of the timed region only: from the
-/// first member's first receipt of the token until the STOP that follows the last lap
-/// reaches the last member (`hops = laps * procs + procs - 1`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RingResult {
-    pub spec: RingSpec,
-    /// The CPU of each member, in ring order (empty when not pinned).
-    pub member_cpus: Vec<usize>,
-    pub laps: u64,
-    pub hops: u64,
-    pub real_ns: u64,
-    /// User, system time and switches summed over all members for the timed region.
-    pub usage: Usage,
-    /// Largest resident set of any member (KiB).
-    pub member_maxrss_kb: u64,
-    /// Cost of one token pass inside a single task (no switch), per hop.
-    pub overhead_ns: f64,
-    /// From the first fork to every member ready (not part of the timed region).
-    pub spawn_ns: u64,
-    /// From the end of the timed region to every member reaped.
-    pub teardown_ns: u64,
-}
-
-impl RingResult {
-    pub fn cpu_ns(&self) -> u64 {
-        self.usage.cpu_ns()
-    }
-
-    pub fn ns_per_hop(&self) -> f64 {
-        self.real_ns as f64 / self.hops as f64
-    }
-
-    /// lat_ctx's figure: the hop cost less what passing the token costs without a switch.
-    pub fn ns_per_switch(&self) -> f64 {
-        self.ns_per_hop() - self.overhead_ns
-    }
-
-    /// CPU time this configuration would take if the cost per hop stayed what it was for
-    /// `base` (the smallest ring of the sweep): the NCAR study's "Projected" column.
-    pub fn projected_cpu_ns(&self, base: &RingResult) -> f64 {
-        base.cpu_ns() as f64 / base.hops as f64 * self.hops as f64
-    }
-}
-
 /// The three programs of the 2014 scheduler-policy study.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -362,33 +293,6 @@ impl WorkloadKind {
     }
 }
 
-/// What each child of a workload trial does, already validated.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WorkloadParams {
-    pub kind: WorkloadKind,
-    /// Monte Carlo samples per child (cpu) or iterations (mixed); unused for io.
-    pub iterations: u64,
-    /// Bytes each io child copies.
-    pub transfer_size: u64,
-    /// Bytes per read and write of an io child.
-    pub block_size: u64,
-    /// Base seed; child i uses its own stream derived from it.
-    pub seed: u64,
-}
-
-/// One cell of the policy x procs matrix.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WorkloadSpec {
-    pub params: WorkloadParams,
-    pub procs: usize,
-    pub policy: Policy,
-    pub prio: i32,
-    /// Nice value for OTHER/BATCH children; `None` leaves it as inherited.
-    pub nice: Option<i32>,
-    /// Wall-clock limit for one trial.
-    pub timeout: Duration,
-}
-
 /// How a trial ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "status", content = "reason")]
@@ -408,6 +312,22 @@ impl TrialStatus {
             TrialStatus::Ok => "ok",
             TrialStatus::TimedOut(_) => "timed_out",
             TrialStatus::Failed(_) => "failed",
+        }
+    }
+
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            TrialStatus::Ok => None,
+            TrialStatus::TimedOut(r) | TrialStatus::Failed(r) => Some(r),
+        }
+    }
+
+    /// From a label and reason as stored: anything but ok and timed_out is a failure.
+    pub fn from_parts(label: &str, reason: Option<String>) -> TrialStatus {
+        match label {
+            "ok" => TrialStatus::Ok,
+            "timed_out" => TrialStatus::TimedOut(reason.unwrap_or_default()),
+            _ => TrialStatus::Failed(reason.unwrap_or_default()),
         }
     }
 }
@@ -440,12 +360,24 @@ pub struct WorkloadTrial {
 }
 
 impl WorkloadTrial {
-    /// CPU % as `time` prints it: (user + system) / wall.
-    pub fn cpu_pct(&self) -> f64 {
-        if self.wall_ns == 0 {
-            return 0.0;
+    /// The typed outcome of a trial that finished (its children summarised).
+    pub fn outcome(&self) -> Option<WorkloadOutcome> {
+        if !self.status.is_ok() {
+            return None;
         }
-        100.0 * self.usage.cpu_ns() as f64 / self.wall_ns as f64
+        let shares: Vec<f64> = self.children.iter().map(|c| c.usage.cpu_ns() as f64).collect();
+        let pis = || self.children.iter().filter_map(|c| c.pi_estimate);
+        Some(WorkloadOutcome {
+            children: self.children.len(),
+            wall_ns: self.wall_ns,
+            usage: self.usage,
+            fork_ns: self.fork_ns,
+            first_finish_ns: self.children.iter().map(|c| c.finish_ns).min().unwrap_or(0),
+            last_finish_ns: self.children.iter().map(|c| c.finish_ns).max().unwrap_or(0),
+            fairness: crate::stats::jain_index(&shares),
+            pi_min: pis().reduce(f64::min),
+            pi_max: pis().reduce(f64::max),
+        })
     }
 }
 

@@ -7,17 +7,36 @@
 //! in order. A database from a newer schedlab (a higher version) is refused, never
 //! rewritten; so is any SQLite file that is not schedlab's (`PRAGMA application_id`).
 
+pub mod legacy;
+
 use crate::error::{describe_io, Error, Result};
+use crate::model::{Family, Outcome, TrialSpec, TrialStatus};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
-use serde_json::Value as Json;
+use serde_json::{Map, Value as Json};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// "SCHL": marks the file as schedlab's.
 const APPLICATION_ID: i64 = 0x5343_484C;
 
+/// One schema upgrade: SQL, then (optionally) a pass over the data that SQL cannot do.
+struct Migration {
+    sql: &'static str,
+    data: Option<fn(&rusqlite::Transaction) -> rusqlite::Result<()>>,
+}
+
 /// Each entry upgrades the schema by one version; never edit one that has shipped.
-const MIGRATIONS: &[&str] = &[
+const MIGRATIONS: &[Migration] = &[
+    Migration { sql: V1_RUNS_AND_TRIALS, data: None },
+    // 2 (schedlab 0.2): each trial's typed spec and outcome, replacing the untyped
+    // figures (kept, never rewritten: they are what 0.1.0 wrote).
+    Migration {
+        sql: "ALTER TABLE trials ADD COLUMN spec TEXT; ALTER TABLE trials ADD COLUMN outcome TEXT;",
+        data: Some(convert_v1_trials),
+    },
+];
+
+const V1_RUNS_AND_TRIALS: &str =
     // 1: runs and their trials.
     "CREATE TABLE runs (
         id INTEGER PRIMARY KEY,
@@ -49,8 +68,71 @@ const MIGRATIONS: &[&str] = &[
         started TEXT NOT NULL,
         elapsed_s REAL NOT NULL,
         UNIQUE (run_id, seq)
-    );",
-];
+    );";
+
+/// Fill the spec and outcome of every trial stored by 0.1.0 from its params and figures.
+fn convert_v1_trials(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
+    let mut read =
+        tx.prepare("SELECT id, family, params, figures, histogram, status FROM trials WHERE outcome IS NULL")?;
+    let rows = read
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                r.get::<_, Option<Vec<u8>>>(4)?,
+                r.get::<_, String>(5)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut write = tx.prepare("UPDATE trials SET spec = ?1, outcome = ?2 WHERE id = ?3")?;
+    for (id, family, params, figures, histogram, status) in rows {
+        let Some(family) = Family::parse(&family) else { continue };
+        let params = to_map(Some(params));
+        let spec = crate::model::options::spec_from_params(family, &params);
+        let outcome = legacy_outcome(family, &status, figures, histogram.as_deref());
+        write.execute(params![spec.map(|s| json_text(&s)), outcome.map(|o| outcome_text(&o).0), id])?;
+    }
+    Ok(())
+}
+
+fn legacy_outcome(family: Family, status: &str, figures: Option<String>, histogram: Option<&[u8]>) -> Option<Outcome> {
+    let figures: Json = serde_json::from_str(&figures?).ok()?;
+    (status == "ok").then(|| legacy::outcome(family, &figures, histogram.map(decode_histogram))).flatten()
+}
+
+fn json_text<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// An outcome as stored: JSON, with a latency histogram taken out into its compact BLOB.
+fn outcome_text(outcome: &Outcome) -> (String, Option<Vec<u8>>) {
+    match outcome {
+        Outcome::Latency(l) if !l.histogram.is_empty() => {
+            let mut without = l.clone();
+            let buckets = std::mem::take(&mut without.histogram);
+            (json_text(&Outcome::Latency(without)), Some(encode_histogram(&buckets)))
+        }
+        other => (json_text(other), None),
+    }
+}
+
+/// The stored outcome back, with its histogram put back in.
+fn outcome_from_text(text: &str, histogram: Option<&[u8]>) -> Option<Outcome> {
+    let mut outcome: Outcome = serde_json::from_str(text).ok()?;
+    if let (Outcome::Latency(l), Some(bytes)) = (&mut outcome, histogram) {
+        l.histogram = decode_histogram(bytes);
+    }
+    Some(outcome)
+}
+
+fn to_map(text: Option<String>) -> Map<String, Json> {
+    match to_json(text) {
+        Json::Object(m) => m,
+        _ => Map::new(),
+    }
+}
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -85,21 +167,28 @@ pub struct RunRecord {
     pub pid: Option<i64>,
 }
 
+/// One trial as stored: where it sits in its run, the parameters the suite gave it, what
+/// ran (its spec) and what was measured (its outcome, for an ok trial).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrialRecord {
     pub seq: i64,
     pub experiment: i64,
-    pub family: String,
+    pub family: Family,
     pub repeat: i64,
-    pub params: Json,
-    pub figures: Option<Json>,
-    /// Latency histogram: (value in ns, count), ascending values.
-    pub histogram: Option<Vec<(u64, u64)>>,
-    /// ok, failed, timed_out
-    pub status: String,
-    pub reason: Option<String>,
+    /// The suite's keys and values for this trial, one value each.
+    pub params: Map<String, Json>,
+    /// None only for a trial whose stored parameters no longer make a spec.
+    pub spec: Option<TrialSpec>,
+    pub outcome: Option<Outcome>,
+    pub status: TrialStatus,
     pub started: String,
     pub elapsed_s: f64,
+}
+
+impl TrialRecord {
+    pub fn is_ok(&self) -> bool {
+        self.status.is_ok()
+    }
 }
 
 /// One line of `schedlab list`.
@@ -113,6 +202,8 @@ pub struct RunSummary {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// The file's schema version (older than ours only for a file opened read-only).
+    version: i64,
 }
 
 /// How a command uses the database.
@@ -188,7 +279,7 @@ impl Store {
         flags |= OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| db_error(path, "opening", e))?;
         conn.busy_timeout(Duration::from_secs(60)).map_err(|e| db_error(path, "opening", e))?;
-        let mut store = Store { conn, path: path.to_path_buf() };
+        let mut store = Store { conn, path: path.to_path_buf(), version: SCHEMA_VERSION };
         match store.check_and_migrate(access == Access::Read) {
             Err(_) if access == Access::Read => Self::open_immutable(path),
             other => other.map(|_| store),
@@ -211,7 +302,7 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(format!("file:{escaped}?immutable=1"), flags)
             .map_err(|e| db_error(path, "opening", e))?;
-        let mut store = Store { conn, path: path.to_path_buf() };
+        let mut store = Store { conn, path: path.to_path_buf(), version: SCHEMA_VERSION };
         store.check_and_migrate(true)?;
         Ok(store)
     }
@@ -244,14 +335,10 @@ impl Store {
         if version > SCHEMA_VERSION {
             return Err(self.newer(version));
         }
+        self.version = version;
         if read_only {
-            if version < SCHEMA_VERSION {
-                return Err(Error::env(format!(
-                    "{} has an older schema (version {version}); open it once with write access (e.g. `schedlab \
-                     run`) to upgrade it",
-                    self.path.display()
-                )));
-            }
+            // An older file is read as it is (its trials converted as they are read):
+            // a user with read access only must still see months of results.
             return Ok(());
         }
         self.conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| self.err("opening", e))?;
@@ -278,12 +365,17 @@ impl Store {
         // Another process may have upgraded it while we waited for the lock.
         let now: i64 =
             tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| db_error(&path, "upgrading", e))?;
-        for (index, sql) in MIGRATIONS.iter().enumerate().skip(now.max(0) as usize) {
-            tx.execute_batch(sql).map_err(|e| db_error(&path, "upgrading the schema", e))?;
+        for (index, migration) in MIGRATIONS.iter().enumerate().skip(now.max(0) as usize) {
+            tx.execute_batch(migration.sql).map_err(|e| db_error(&path, "upgrading the schema", e))?;
+            if let Some(data) = migration.data {
+                data(&tx).map_err(|e| db_error(&path, "upgrading the stored trials", e))?;
+            }
             tx.pragma_update(None, "user_version", index as i64 + 1).map_err(|e| db_error(&path, "upgrading", e))?;
         }
         tx.pragma_update(None, "application_id", APPLICATION_ID).map_err(|e| db_error(&path, "upgrading", e))?;
-        tx.commit().map_err(|e| db_error(&path, "upgrading the schema", e))
+        tx.commit().map_err(|e| db_error(&path, "upgrading the schema", e))?;
+        self.version = SCHEMA_VERSION;
+        Ok(())
     }
 
     fn newer(&self, version: i64) -> Error {
@@ -383,26 +475,42 @@ impl Store {
     }
 
     pub fn trials(&self, run_id: i64) -> Result<Vec<TrialRecord>> {
+        // A file of schema 1 (opened read-only) has no spec and outcome yet.
+        let typed = if self.version >= 2 { "spec, outcome" } else { "NULL, NULL" };
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT seq, experiment, family, repeat, params, figures, histogram, status, reason, started, elapsed_s \
-                 FROM trials WHERE run_id = ?1 ORDER BY seq",
-            )
+            .prepare(&format!(
+                "SELECT seq, experiment, family, repeat, params, figures, histogram, status, reason, started, \
+                 elapsed_s, {typed} FROM trials WHERE run_id = ?1 ORDER BY seq"
+            ))
             .map_err(|e| self.err("reading trials", e))?;
         let rows = stmt
             .query_map([run_id], |row| {
+                let family_text: String = row.get(2)?;
+                let family = Family::parse(&family_text).ok_or_else(|| {
+                    let why = format!("unknown family '{family_text}'");
+                    rusqlite::Error::FromSqlConversionFailure(2, rusqlite::types::Type::Text, why.into())
+                })?;
+                let params = to_map(row.get(4)?);
                 let histogram: Option<Vec<u8>> = row.get(6)?;
+                let status: String = row.get(7)?;
+                let spec = row
+                    .get::<_, Option<String>>(11)?
+                    .and_then(|t| serde_json::from_str(&t).ok())
+                    .or_else(|| crate::model::options::spec_from_params(family, &params));
+                let outcome = match row.get::<_, Option<String>>(12)? {
+                    Some(text) => outcome_from_text(&text, histogram.as_deref()),
+                    None => legacy_outcome(family, &status, row.get(5)?, histogram.as_deref()),
+                };
                 Ok(TrialRecord {
                     seq: row.get(0)?,
                     experiment: row.get(1)?,
-                    family: row.get(2)?,
+                    family,
                     repeat: row.get(3)?,
-                    params: to_json(row.get(4)?),
-                    figures: row.get::<_, Option<String>>(5)?.map(|t| to_json(Some(t))),
-                    histogram: histogram.map(|b| decode_histogram(&b)),
-                    status: row.get(7)?,
-                    reason: row.get(8)?,
+                    params,
+                    spec,
+                    outcome,
+                    status: TrialStatus::from_parts(&status, row.get(8)?),
                     started: row.get(9)?,
                     elapsed_s: row.get(10)?,
                 })
@@ -474,21 +582,29 @@ fn insert_run_row(conn: &Connection, run: &RunRecord, pid: Option<i64>) -> rusql
 }
 
 fn insert_trial_row(conn: &Connection, run_id: i64, t: &TrialRecord) -> rusqlite::Result<()> {
+    let (outcome, histogram) = match &t.outcome {
+        Some(o) => {
+            let (text, histogram) = outcome_text(o);
+            (Some(text), histogram)
+        }
+        None => (None, None),
+    };
     conn.prepare_cached(
-        "INSERT INTO trials (run_id, seq, experiment, family, repeat, params, figures, histogram, status, \
-         reason, started, elapsed_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        "INSERT INTO trials (run_id, seq, experiment, family, repeat, params, spec, outcome, histogram, status, \
+         reason, started, elapsed_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?
     .execute(params![
         run_id,
         t.seq,
         t.experiment,
-        t.family,
+        t.family.as_str(),
         t.repeat,
-        t.params.to_string(),
-        t.figures.as_ref().map(|f| f.to_string()),
-        t.histogram.as_deref().map(encode_histogram),
-        t.status,
-        t.reason,
+        json_text(&t.params),
+        t.spec.as_ref().map(json_text),
+        outcome,
+        histogram,
+        t.status.label(),
+        t.status.reason(),
         t.started,
         t.elapsed_s,
     ])?;

@@ -1,0 +1,497 @@
+//! What a user may ask of each family, as one definition that serves twice: clap reads
+//! it as the command's flags (`schedlab ring --procs 2,4`), serde reads it as a suite
+//! experiment's keys (`procs = 4`). Every field is optional so that defaults are applied
+//! in one place, `to_specs`, which also checks the combinations. No system calls here:
+//! what needs the machine (CPUs, privileges, limits) is the preflight's job.
+
+use crate::error::{Error, Result};
+use crate::model::parse::from_text::text_value;
+use crate::model::parse::*;
+use crate::model::spec::{
+    Family, LatencyLength, LatencySpec, Placement, RingLength, RingSpec, TrialSpec, WorkloadParams, WorkloadSpec,
+};
+use crate::model::{Ipc, Pin, Policy, RingMode, WorkloadKind};
+use clap::Args;
+use serde::Deserialize;
+use serde_json::{Map, Value as Json};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The NCAR study's process counts.
+pub const NCAR_COUNTS: &str = "2,4,8,10,16,20,32,48,64";
+pub const DEFAULT_LAPS: u64 = 10_000;
+/// Samples per child that take about 0.2 s on the 2-vCPU reference machine.
+pub const DEFAULT_CPU_ITERATIONS: u64 = 50_000_000;
+/// mix-sched's default.
+pub const DEFAULT_MIXED_ITERATIONS: u64 = 1_000;
+pub const DEFAULT_TRANSFER_SIZE: u64 = 100 * 1024;
+pub const DEFAULT_BLOCK_SIZE: u64 = 1024;
+pub const DEFAULT_WORKLOAD_TIMEOUT: Duration = Duration::from_secs(300);
+/// The priority latency threads get under fifo/rr unless told otherwise: high, but below
+/// the 99 that the kernel's own threads need.
+pub const LATENCY_DEFAULT_RT_PRIO: i32 = 95;
+pub const DEFAULT_LATENCY_INTERVAL_NS: u64 = 1_000_000;
+pub const DEFAULT_LATENCY_DURATION: Duration = Duration::from_secs(10);
+
+text_value!(de_ring_procs, ProcList, parse_procs);
+text_value!(de_workload_procs, ProcList, parse_workload_procs);
+text_value!(de_laps, u64, parse_laps);
+text_value!(de_duration, Duration, parse_duration);
+text_value!(de_cpus, CpuList, parse_cpu_list);
+text_value!(de_policies, PolicyList, parse_policies);
+text_value!(de_iterations, u64, parse_iterations);
+text_value!(de_size, u64, parse_size);
+text_value!(de_frequency, f64, parse_frequency);
+text_value!(de_break_us, f64, parse_break_us);
+
+/// `schedlab ring` flags and ring experiment keys.
+#[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct RingOptions {
+    /// Ring sizes: a count (8), a list (2,4,8,16) or a range (2..=64, 2..64) [default: 2,4,8,10,16,20,32,48,64]
+    #[arg(long, value_name = "LIST", value_parser = parse_procs)]
+    #[serde(deserialize_with = "de_ring_procs")]
+    pub procs: Option<ProcList>,
+
+    /// Trips of the token round the ring [default: 10000]
+    #[arg(long, value_name = "N", value_parser = parse_laps, conflicts_with = "duration")]
+    #[serde(deserialize_with = "de_laps")]
+    pub laps: Option<u64>,
+
+    /// Run each ring for this long instead of a fixed lap count (e.g. 5s, 500ms)
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    #[serde(deserialize_with = "de_duration")]
+    pub duration: Option<Duration>,
+
+    /// Members as separate processes or as threads of one process [default: process]
+    #[arg(long, value_enum)]
+    pub mode: Option<RingMode>,
+
+    /// How the token travels [default: pipe]
+    #[arg(long, value_enum)]
+    pub ipc: Option<Ipc>,
+
+    /// same: all on one CPU; spread: round-robin over CPUs; none: the scheduler decides [default: same]
+    #[arg(long, value_enum)]
+    pub pin: Option<Pin>,
+
+    /// CPUs to place members on (e.g. 0,2 or 1-3) [default: every allowed CPU]
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
+    #[serde(deserialize_with = "de_cpus")]
+    pub cpus: Option<CpuList>,
+
+    /// Scheduling policy of every member [default: other]
+    #[arg(long, value_enum)]
+    pub policy: Option<Policy>,
+
+    /// Static priority for fifo/rr (1-99) [default: 50]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub prio: Option<i32>,
+
+    /// Working set (KiB) each member reads on every hop, like lmbench's -s [default: 0]
+    #[arg(long, value_name = "K")]
+    pub work_kb: Option<usize>,
+
+    /// Kill a ring that runs longer than this and fail the run (e.g. one stopped member)
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    #[serde(deserialize_with = "de_duration")]
+    pub timeout: Option<Duration>,
+}
+
+/// `schedlab workload` flags and workload experiment keys.
+#[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct WorkloadOptions {
+    /// cpu: Monte Carlo pi; io: O_SYNC block copy; mixed: a pi sample and an 80-byte O_SYNC write per iteration
+    #[arg(value_enum, required = true)]
+    pub workload: Option<WorkloadKind>,
+
+    /// Children per trial: a count (10), a list (10,50,100,500) or a range (1..=4) [default: 10]
+    #[arg(long, value_name = "LIST", value_parser = parse_workload_procs)]
+    #[serde(deserialize_with = "de_workload_procs")]
+    pub procs: Option<ProcList>,
+
+    /// Policies to compare: one or a list of other,fifo,rr,batch,idle [default: other]
+    #[arg(long, value_name = "LIST", value_parser = parse_policies)]
+    #[serde(deserialize_with = "de_policies")]
+    pub policy: Option<PolicyList>,
+
+    /// Static priority for fifo/rr (1-99) [default: 99, the maximum, as in the classic study]
+    #[arg(long, value_name = "N")]
+    pub prio: Option<i32>,
+
+    /// Nice value (-20..19) for the other and batch children
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub nice: Option<i32>,
+
+    /// cpu: Monte Carlo samples per child [default: 50000000, ~0.2 s here]; mixed: iterations [default: 1000]
+    #[arg(long, value_name = "N", value_parser = parse_iterations)]
+    #[serde(deserialize_with = "de_iterations")]
+    pub iterations: Option<u64>,
+
+    /// io: bytes each child copies (e.g. 100KiB, 1MiB) [default: 100KiB]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[serde(deserialize_with = "de_size")]
+    pub transfer_size: Option<u64>,
+
+    /// io: bytes per read and write [default: 1KiB]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[serde(deserialize_with = "de_size")]
+    pub block_size: Option<u64>,
+
+    /// io/mixed: where to write (a fresh directory is made inside it and removed afterwards)
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Base seed of the children's random generators [default: 1]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Kill a trial that runs longer than this and record it as timed out [default: 5m]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    #[serde(deserialize_with = "de_duration")]
+    pub timeout: Option<Duration>,
+
+    /// Allow a CPU-bound real-time run that can fill every CPU while RT throttling is off
+    #[arg(long)]
+    pub allow_rt_saturation: bool,
+}
+
+/// `schedlab latency` flags and latency experiment keys.
+#[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct LatencyOptions {
+    /// Wakeups per second (e.g. 85, 1000) [default: --interval 1ms]
+    #[arg(long, value_name = "HZ", value_parser = parse_frequency, conflicts_with = "interval", allow_negative_numbers = true)]
+    #[serde(deserialize_with = "de_frequency")]
+    pub freq: Option<f64>,
+
+    /// Time between wakeups (e.g. 1ms, 200us) [default: 1ms]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    #[serde(deserialize_with = "de_duration")]
+    pub interval: Option<Duration>,
+
+    /// Periods per thread (samples plus overruns)
+    #[arg(long, value_name = "N", value_parser = parse_iterations, conflicts_with = "duration")]
+    #[serde(deserialize_with = "de_iterations")]
+    pub loops: Option<u64>,
+
+    /// How long to measure [default: 10s]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    #[serde(deserialize_with = "de_duration")]
+    pub duration: Option<Duration>,
+
+    /// Scheduling policy of the measuring threads [default: other]
+    #[arg(long, value_enum, conflicts_with = "compare_policies")]
+    pub policy: Option<Policy>,
+
+    /// Static priority for fifo/rr (1-99) [default: 95]
+    #[arg(long, value_name = "N")]
+    pub prio: Option<i32>,
+
+    /// Measuring threads, pinned to the first N allowed CPUs [default: 1, unpinned]
+    #[arg(long, value_name = "N", conflicts_with_all = ["all_cpus", "cpus"], value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub threads: Option<u32>,
+
+    /// One pinned measuring thread per allowed CPU
+    #[arg(long, conflicts_with = "cpus")]
+    pub all_cpus: bool,
+
+    /// One pinned measuring thread per listed CPU (e.g. 0,2 or 1-3)
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
+    #[serde(deserialize_with = "de_cpus")]
+    pub cpus: Option<CpuList>,
+
+    /// Do not hold /dev/cpu_dma_latency at 0: measure the machine's idle states as configured
+    #[arg(long)]
+    pub no_dma_latency: bool,
+
+    /// Stop at the first sample above this many µs, and stop tracing if tracefs is mounted
+    #[arg(long, value_name = "US", value_parser = parse_break_us, allow_negative_numbers = true)]
+    #[serde(deserialize_with = "de_break_us")]
+    pub break_us: Option<f64>,
+}
+
+impl RingOptions {
+    /// One spec per ring size, in ascending order (the first is the projection's base).
+    pub fn to_specs(&self) -> Result<Vec<RingSpec>> {
+        let policy = self.policy.unwrap_or(Policy::Other);
+        let prio = resolve_priority(policy, self.prio)?;
+        let work_kb = self.work_kb.unwrap_or(0);
+        if work_kb > MAX_WORK_KB {
+            return Err(Error::usage(format!("--work-kb {work_kb} is more than the 1 GiB per member schedlab allows")));
+        }
+        if matches!(&self.cpus, Some(c) if c.0.is_empty()) {
+            return Err(Error::usage("--cpus names no CPU"));
+        }
+        let length = match (self.laps, self.duration) {
+            (Some(_), Some(_)) => return Err(Error::usage("--laps and --duration exclude each other: give one")),
+            (_, Some(d)) => RingLength::Duration(d),
+            (Some(l), None) => RingLength::Laps(l),
+            (None, None) => RingLength::Laps(DEFAULT_LAPS),
+        };
+        let procs = match &self.procs {
+            Some(p) => p.0.clone(),
+            None => parse_procs(NCAR_COUNTS).map_err(Error::usage)?.0,
+        };
+        if let RingLength::Laps(laps) = length {
+            if procs.iter().any(|&n| laps.checked_mul(n as u64).is_none()) {
+                return Err(Error::usage("--laps times --procs overflows the hop counter"));
+            }
+        }
+        Ok(procs
+            .into_iter()
+            .map(|procs| RingSpec {
+                procs,
+                length,
+                mode: self.mode.unwrap_or(RingMode::Process),
+                ipc: self.ipc.unwrap_or(Ipc::Pipe),
+                pin: self.pin.unwrap_or(Pin::Same),
+                cpus: self.cpus.as_ref().map(|c| c.0.clone()),
+                policy,
+                prio,
+                work_kb,
+                timeout: self.timeout,
+            })
+            .collect())
+    }
+}
+
+impl WorkloadOptions {
+    /// One spec per policy x procs cell, policies in the order given, counts ascending.
+    pub fn to_specs(&self) -> Result<Vec<WorkloadSpec>> {
+        let kind = self.workload.ok_or_else(|| {
+            Error::usage("a workload needs its kind: cpu, io or mixed (workload = \"cpu\" in a suite)")
+        })?;
+        let policies = self.policy.as_ref().map_or(vec![Policy::Other], |p| p.0.clone());
+        if self.prio.is_some() && !policies.iter().any(|p| p.is_realtime()) {
+            return Err(Error::usage("--prio applies only to fifo and rr, and no real-time policy was chosen"));
+        }
+        if let Some(nice) = self.nice {
+            if !(-20..=19).contains(&nice) {
+                return Err(Error::usage(format!("--nice {nice} is out of range: use -20 to 19")));
+            }
+            if !policies.iter().any(|p| matches!(p, Policy::Other | Policy::Batch)) {
+                return Err(Error::usage("--nice applies only to other and batch, and neither was chosen"));
+            }
+        }
+        let transfer_size = self.transfer_size.unwrap_or(DEFAULT_TRANSFER_SIZE);
+        let block_size = self.block_size.unwrap_or(DEFAULT_BLOCK_SIZE);
+        if kind == WorkloadKind::Io {
+            if block_size > transfer_size {
+                return Err(Error::usage(format!(
+                    "--block-size {block_size} is larger than --transfer-size {transfer_size}: a child could not copy \
+                     even one block"
+                )));
+            }
+            if transfer_size % block_size != 0 {
+                return Err(Error::usage(format!(
+                    "--transfer-size {transfer_size} is not a multiple of --block-size {block_size}: choose sizes that \
+                     divide, e.g. --transfer-size {}",
+                    transfer_size - transfer_size % block_size
+                )));
+            }
+        }
+        if kind == WorkloadKind::Cpu && self.dir.is_some() {
+            return Err(Error::usage("--dir applies only to the io and mixed workloads, which write files"));
+        }
+        let iterations = self.iterations.unwrap_or(match kind {
+            WorkloadKind::Mixed => DEFAULT_MIXED_ITERATIONS,
+            _ => DEFAULT_CPU_ITERATIONS,
+        });
+        let params = WorkloadParams { kind, iterations, transfer_size, block_size, seed: self.seed.unwrap_or(1) };
+        let counts = self.procs.as_ref().map_or(vec![10], |p| p.0.clone());
+        let mut specs = Vec::new();
+        for &policy in &policies {
+            let prio = if policy.is_realtime() { resolve_priority(policy, self.prio.or(Some(99)))? } else { 0 };
+            let nice = self.nice.filter(|_| matches!(policy, Policy::Other | Policy::Batch));
+            for &procs in &counts {
+                specs.push(WorkloadSpec {
+                    params: params.clone(),
+                    procs,
+                    policy,
+                    prio,
+                    nice,
+                    timeout: self.timeout.unwrap_or(DEFAULT_WORKLOAD_TIMEOUT),
+                    dir: self.dir.clone(),
+                    allow_rt_saturation: self.allow_rt_saturation,
+                });
+            }
+        }
+        Ok(specs)
+    }
+}
+
+impl LatencyOptions {
+    pub fn interval_ns(&self) -> u64 {
+        match (self.freq, self.interval) {
+            (Some(hz), _) => (1e9 / hz).round() as u64,
+            (None, Some(d)) => d.as_nanos().min(u128::from(u64::MAX)) as u64,
+            (None, None) => DEFAULT_LATENCY_INTERVAL_NS,
+        }
+    }
+
+    /// One spec per policy: `compare` (from `--compare-policies`) or the one policy.
+    pub fn to_specs(&self, compare: Option<&PolicyList>) -> Result<Vec<LatencySpec>> {
+        if self.freq.is_some() && self.interval.is_some() {
+            return Err(Error::usage("--freq and --interval exclude each other: give one"));
+        }
+        if self.loops.is_some() && self.duration.is_some() {
+            return Err(Error::usage("--loops and --duration exclude each other: give one"));
+        }
+        let placement = match (self.threads, self.all_cpus, &self.cpus) {
+            (None, false, None) => Placement::Unpinned,
+            (Some(n), false, None) => Placement::FirstCpus(n),
+            (None, true, None) => Placement::AllCpus,
+            (None, false, Some(list)) if !list.0.is_empty() => Placement::Cpus(list.0.clone()),
+            (None, false, Some(_)) => return Err(Error::usage("--cpus names no CPU")),
+            _ => return Err(Error::usage("--threads, --all-cpus and --cpus exclude each other: give one")),
+        };
+        let policies = match compare {
+            Some(l) => l.0.clone(),
+            None => vec![self.policy.unwrap_or(Policy::Other)],
+        };
+        if self.prio.is_some() && !policies.iter().any(|p| p.is_realtime()) {
+            return Err(Error::usage("--prio applies only to fifo and rr, and no real-time policy was chosen"));
+        }
+        let length = match (self.loops, self.duration) {
+            (Some(n), _) => LatencyLength::Loops(n),
+            (None, Some(d)) => LatencyLength::Duration(d),
+            (None, None) => LatencyLength::Duration(DEFAULT_LATENCY_DURATION),
+        };
+        policies
+            .into_iter()
+            .map(|policy| {
+                let prio = if policy.is_realtime() { self.prio.unwrap_or(LATENCY_DEFAULT_RT_PRIO) } else { 0 };
+                Ok(LatencySpec {
+                    interval_ns: self.interval_ns(),
+                    length,
+                    policy,
+                    prio: resolve_priority(policy, Some(prio))?,
+                    placement: placement.clone(),
+                    hold_dma_latency: !self.no_dma_latency,
+                    break_ns: self.break_us.map(|us| (us * 1000.0) as u64),
+                })
+            })
+            .collect()
+    }
+}
+
+/// A family's options, read from keys and values (a suite experiment's, or a stored
+/// trial's `params`). Keys may be written `work_kb` or `work-kb`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FamilyOptions {
+    Ring(RingOptions),
+    Workload(WorkloadOptions),
+    Latency(LatencyOptions),
+}
+
+impl FamilyOptions {
+    /// The error text names the offending key where serde knows it.
+    pub fn from_keys(family: Family, keys: &Map<String, Json>) -> std::result::Result<FamilyOptions, String> {
+        let normalised: Map<String, Json> = keys.iter().map(|(k, v)| (k.replace('_', "-"), v.clone())).collect();
+        let value = Json::Object(normalised);
+        let parsed = match family {
+            Family::Ring => serde_json::from_value(value).map(FamilyOptions::Ring),
+            Family::Workload => serde_json::from_value(value).map(FamilyOptions::Workload),
+            Family::Latency => serde_json::from_value(value).map(FamilyOptions::Latency),
+        };
+        parsed.map_err(|e| e.to_string())
+    }
+
+    /// Every spec these options ask for (one per ring size, policy x procs cell or policy).
+    pub fn to_specs(&self) -> Result<Vec<TrialSpec>> {
+        Ok(match self {
+            FamilyOptions::Ring(o) => o.to_specs()?.into_iter().map(TrialSpec::Ring).collect(),
+            FamilyOptions::Workload(o) => o.to_specs()?.into_iter().map(TrialSpec::Workload).collect(),
+            FamilyOptions::Latency(o) => o.to_specs(None)?.into_iter().map(TrialSpec::Latency).collect(),
+        })
+    }
+}
+
+/// The spec of a stored trial, from the parameters it was stored with (used for results
+/// written before specs were stored). `None` when they no longer make one trial.
+pub fn spec_from_params(family: Family, params: &Map<String, Json>) -> Option<TrialSpec> {
+    let mut specs = FamilyOptions::from_keys(family, params).ok()?.to_specs().ok()?;
+    (specs.len() == 1).then(|| specs.remove(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workload(text: &str) -> Result<Vec<WorkloadSpec>> {
+        let options: WorkloadOptions = toml::from_str(text).map_err(|e| Error::usage(e.to_string()))?;
+        options.to_specs()
+    }
+
+    #[test]
+    fn ring_specs_are_ascending_with_defaults() {
+        let options = RingOptions {
+            procs: Some(parse_procs("8,2").unwrap()),
+            policy: Some(Policy::Rr),
+            ..RingOptions::default()
+        };
+        let specs = options.to_specs().unwrap();
+        assert_eq!(specs.iter().map(|s| s.procs).collect::<Vec<_>>(), vec![2, 8]);
+        assert_eq!(specs[0].length, RingLength::Laps(DEFAULT_LAPS));
+        assert_eq!((specs[0].prio, specs[0].pin), (50, Pin::Same));
+        assert_eq!(RingOptions::default().to_specs().unwrap().len(), 9, "the NCAR sweep");
+    }
+
+    #[test]
+    fn suite_keys_go_through_the_command_line_parsers() {
+        let options: RingOptions = toml::from_str("procs = 4\nlaps = \"1_000\"\nwork-kb = 8\npin = \"none\"").unwrap();
+        let spec = &options.to_specs().unwrap()[0];
+        assert_eq!((spec.procs, spec.length, spec.work_kb, spec.pin), (4, RingLength::Laps(1000), 8, Pin::None));
+        let err = toml::from_str::<RingOptions>("procs = 1").unwrap_err().to_string();
+        assert!(err.contains("at least 2"), "{err}");
+        let err = toml::from_str::<RingOptions>("lapz = 1").unwrap_err().to_string();
+        assert!(err.contains("unknown field") && err.contains("laps"), "{err}");
+    }
+
+    #[test]
+    fn workload_specs_cross_policies_and_counts() {
+        let specs = workload("workload = \"cpu\"\nprocs = \"4,2\"\npolicy = \"other,fifo\"").unwrap();
+        let cells: Vec<(Policy, usize, i32)> = specs.iter().map(|s| (s.policy, s.procs, s.prio)).collect();
+        assert_eq!(
+            cells,
+            vec![(Policy::Other, 2, 0), (Policy::Other, 4, 0), (Policy::Fifo, 2, 99), (Policy::Fifo, 4, 99)]
+        );
+        assert_eq!(specs[0].params.iterations, DEFAULT_CPU_ITERATIONS);
+        let mixed = workload("workload = \"mixed\"\npolicy = \"rr\"\nprio = 10").unwrap();
+        assert_eq!((mixed[0].prio, mixed[0].params.iterations), (10, DEFAULT_MIXED_ITERATIONS));
+    }
+
+    #[test]
+    fn workload_refuses_bad_combinations() {
+        let err = |text: &str| workload(&format!("{text}\n")).unwrap_err().to_string();
+        assert!(err("workload = \"io\"\nblock-size = \"4KiB\"\ntransfer-size = \"1KiB\"").contains("larger than"));
+        assert!(err("workload = \"io\"\nblock-size = 1000\ntransfer-size = 2500").contains("not a multiple"));
+        assert!(err("workload = \"cpu\"\nprio = 50").contains("no real-time policy"));
+        assert!(err("workload = \"cpu\"\npolicy = \"fifo\"\nnice = 5").contains("neither was chosen"));
+        assert!(err("workload = \"cpu\"\nnice = 30").contains("out of range"));
+        assert!(err("workload = \"cpu\"\ndir = \"/tmp\"").contains("only to the io and mixed"));
+        assert!(err("workload = \"cpu\"\nprocs = 0").contains("at least 1"));
+        assert!(err("workload = \"gpu\"").contains("unknown variant"));
+        assert!(err("procs = 2").contains("needs its kind"));
+    }
+
+    #[test]
+    fn latency_specs_one_per_policy() {
+        let options = LatencyOptions { prio: Some(80), ..LatencyOptions::default() };
+        let both = PolicyList(vec![Policy::Other, Policy::Fifo]);
+        let specs = options.to_specs(Some(&both)).unwrap();
+        assert_eq!(
+            specs.iter().map(|s| (s.policy, s.prio)).collect::<Vec<_>>(),
+            [(Policy::Other, 0), (Policy::Fifo, 80)]
+        );
+        assert!(options.to_specs(None).unwrap_err().to_string().contains("no real-time policy"));
+        let fast = LatencyOptions { freq: Some(85.0), loops: Some(850), ..LatencyOptions::default() };
+        let spec = &fast.to_specs(None).unwrap()[0];
+        assert_eq!(
+            (spec.interval_ns, spec.length, &spec.placement),
+            (11_764_706, LatencyLength::Loops(850), &Placement::Unpinned)
+        );
+    }
+}

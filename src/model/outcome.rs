@@ -1,0 +1,145 @@
+//! What a trial measured, per family: typed, serde-derived, times as integer ns (or ps
+//! where a per-pass cost needs it) with the unit in the field name. This is what the
+//! trial process sends back, what the store keeps and what every report reads; seconds,
+//! ratios and formatted cells are derived from it at the edge, never stored.
+
+use crate::model::Usage;
+use serde::{Deserialize, Serialize};
+
+/// What one ring configuration measured. Times are of the timed region only: from the
+/// first member's first receipt of the token until the STOP that follows the last lap
+/// reaches the last member (`hops = laps * procs + procs - 1`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RingOutcome {
+    pub procs: usize,
+    /// The CPU of each member, in ring order (empty when not pinned).
+    pub member_cpus: Vec<usize>,
+    pub laps: u64,
+    pub hops: u64,
+    pub real_ns: u64,
+    /// User, system time and switches summed over all members for the timed region.
+    pub usage: Usage,
+    /// Largest resident set of any member (KiB).
+    pub member_maxrss_kb: u64,
+    /// Cost of one token pass inside a single task (no switch), in picoseconds.
+    pub overhead_ps: u64,
+    /// From the first fork to every member ready (not part of the timed region).
+    pub spawn_ns: u64,
+    /// From the end of the timed region to every member reaped.
+    pub teardown_ns: u64,
+}
+
+impl RingOutcome {
+    pub fn cpu_ns(&self) -> u64 {
+        self.usage.cpu_ns()
+    }
+
+    pub fn ns_per_hop(&self) -> f64 {
+        self.real_ns as f64 / self.hops as f64
+    }
+
+    pub fn overhead_ns(&self) -> f64 {
+        self.overhead_ps as f64 / 1000.0
+    }
+
+    /// lat_ctx's figure: the hop cost less what passing the token costs without a switch.
+    pub fn ns_per_switch(&self) -> f64 {
+        self.ns_per_hop() - self.overhead_ns()
+    }
+
+    /// CPU ns per hop: what the NCAR projection scales.
+    pub fn cpu_ns_per_hop(&self) -> f64 {
+        self.cpu_ns() as f64 / self.hops as f64
+    }
+}
+
+/// What one workload trial measured, summed or summarised over its children.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadOutcome {
+    pub children: usize,
+    /// From the start gate opening to the last child's finish.
+    pub wall_ns: u64,
+    /// Summed over every child.
+    pub usage: Usage,
+    /// From the first fork to every child waiting at the gate.
+    pub fork_ns: u64,
+    pub first_finish_ns: u64,
+    pub last_finish_ns: u64,
+    /// Jain's index over the children's CPU time: 1 when every child got the same share.
+    pub fairness: f64,
+    /// The children's pi estimates (cpu and mixed), lowest and highest.
+    pub pi_min: Option<f64>,
+    pub pi_max: Option<f64>,
+}
+
+impl WorkloadOutcome {
+    /// CPU % as `time` prints it: (user + system) / wall.
+    pub fn cpu_pct(&self) -> f64 {
+        if self.wall_ns == 0 {
+            return 0.0;
+        }
+        100.0 * self.usage.cpu_ns() as f64 / self.wall_ns as f64
+    }
+}
+
+/// The figures of one latency histogram (a thread's, or every thread's together).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadStats {
+    /// The CPU the thread was pinned to (none: unpinned, or the "all threads" line).
+    pub cpu: Option<usize>,
+    pub samples: u64,
+    pub overruns: u64,
+    pub min_ns: u64,
+    pub avg_ns: f64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub p9999_ns: u64,
+    pub max_ns: u64,
+}
+
+/// What one latency run under one policy measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencyOutcome {
+    pub threads: Vec<ThreadStats>,
+    /// Every thread's samples together (the only thread's, when there is one).
+    pub all: ThreadStats,
+    pub timer_slack_ns: u64,
+    pub dma_latency_held: bool,
+    pub mlockall: bool,
+    /// The combined histogram: (value in ns, count), ascending values.
+    pub histogram: Vec<(u64, u64)>,
+}
+
+/// A finished trial's measurement, of whichever family.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "family", rename_all = "lowercase")]
+pub enum Outcome {
+    Ring(RingOutcome),
+    Workload(WorkloadOutcome),
+    Latency(LatencyOutcome),
+}
+
+impl Outcome {
+    pub fn ring(&self) -> Option<&RingOutcome> {
+        match self {
+            Outcome::Ring(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    pub fn workload(&self) -> Option<&WorkloadOutcome> {
+        match self {
+            Outcome::Workload(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    pub fn latency(&self) -> Option<&LatencyOutcome> {
+        match self {
+            Outcome::Latency(o) => Some(o),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! What to run: one validated spec per trial, per family. Specs are plain values that
+//! travel to the trial process as JSON; whatever needs the machine to be checked or
+//! resolved (CPUs, privileges, limits, work directories) is done by the preflight.
+
+use crate::model::{Ipc, Pin, Policy, RingMode, WorkloadKind};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// When a ring stops: after a fixed number of laps, or once a wall-clock budget is spent
+/// (the lap in flight is completed and counted).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RingLength {
+    Laps(u64),
+    Duration(Duration),
+}
+
+impl RingLength {
+    pub fn duration(self) -> Option<Duration> {
+        match self {
+            RingLength::Duration(d) => Some(d),
+            RingLength::Laps(_) => None,
+        }
+    }
+}
+
+/// One ring configuration: everything needed to run it, already validated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RingSpec {
+    pub procs: usize,
+    pub length: RingLength,
+    pub mode: RingMode,
+    pub ipc: Ipc,
+    pub pin: Pin,
+    /// CPUs the placement draws from; `None` means every CPU this process may use.
+    pub cpus: Option<Vec<usize>>,
+    pub policy: Policy,
+    pub prio: i32,
+    pub work_kb: usize,
+    /// Kill the ring and fail the run past this (none: wait as long as it takes).
+    pub timeout: Option<Duration>,
+}
+
+/// What each child of a workload trial does, already validated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkloadParams {
+    pub kind: WorkloadKind,
+    /// Monte Carlo samples per child (cpu) or iterations (mixed); unused for io.
+    pub iterations: u64,
+    /// Bytes each io child copies.
+    pub transfer_size: u64,
+    /// Bytes per read and write of an io child.
+    pub block_size: u64,
+    /// Base seed; child i uses its own stream derived from it.
+    pub seed: u64,
+}
+
+/// One cell of the policy x procs matrix.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    pub params: WorkloadParams,
+    pub procs: usize,
+    pub policy: Policy,
+    pub prio: i32,
+    /// Nice value for OTHER/BATCH children; `None` leaves it as inherited.
+    pub nice: Option<i32>,
+    /// Wall-clock limit for one trial.
+    pub timeout: Duration,
+    /// io/mixed: the directory the work directory is made in (default: the temp dir).
+    #[serde(default)]
+    pub dir: Option<PathBuf>,
+    /// Allow CPU-bound real-time children that fill every CPU while RT throttling is off.
+    #[serde(default)]
+    pub allow_rt_saturation: bool,
+}
+
+/// How long one latency measurement goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LatencyLength {
+    /// Periods per thread (samples + overruns).
+    Loops(u64),
+    Duration(Duration),
+}
+
+/// Where the measuring threads go, as asked; the preflight resolves it to CPUs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// One thread, left to the scheduler.
+    Unpinned,
+    /// One pinned thread on each of the first N allowed CPUs.
+    FirstCpus(u32),
+    /// One pinned thread per allowed CPU.
+    AllCpus,
+    /// One pinned thread per listed CPU.
+    Cpus(Vec<usize>),
+}
+
+/// One latency measurement under one policy.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LatencySpec {
+    pub interval_ns: u64,
+    pub length: LatencyLength,
+    pub policy: Policy,
+    pub prio: i32,
+    pub placement: Placement,
+    pub hold_dma_latency: bool,
+    /// Stop at the first sample above this (ns).
+    pub break_ns: Option<u64>,
+}
+
+/// One trial of any family: what the orchestrator sends a trial process.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "family", rename_all = "lowercase")]
+pub enum TrialSpec {
+    Ring(RingSpec),
+    Workload(WorkloadSpec),
+    Latency(LatencySpec),
+}
+
+impl TrialSpec {
+    pub fn family(&self) -> Family {
+        match self {
+            TrialSpec::Ring(_) => Family::Ring,
+            TrialSpec::Workload(_) => Family::Workload,
+            TrialSpec::Latency(_) => Family::Latency,
+        }
+    }
+
+    pub fn policy(&self) -> Policy {
+        match self {
+            TrialSpec::Ring(s) => s.policy,
+            TrialSpec::Workload(s) => s.policy,
+            TrialSpec::Latency(s) => s.policy,
+        }
+    }
+}
+
+/// The three benchmark families.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    Ring,
+    Workload,
+    Latency,
+}
+
+impl Family {
+    pub const ALL: [Family; 3] = [Family::Ring, Family::Workload, Family::Latency];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Ring => "ring",
+            Family::Workload => "workload",
+            Family::Latency => "latency",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.as_str() == text)
+    }
+}

@@ -1,0 +1,155 @@
+//! The checks that need the machine, run before anything is forked: can this policy,
+//! priority, nice value or CPU be had, do the limits allow this many tasks, is there room
+//! for the files. Each turns a spec into what its kernel needs (resolved CPUs, a work
+//! directory) or refuses it with the fix, so nothing is measured that was not asked for.
+
+use crate::bench::workload::{bytes_needed, prepare_input, WorkDir};
+use crate::bench::{latency as latency_bench, ring as ring_bench};
+use crate::error::{Error, Result};
+use crate::model::{LatencySpec, Placement, Policy, TrialSpec, WorkloadKind, WorkloadSpec};
+use crate::sys::{fs, limits, sched};
+use std::path::Path;
+
+/// A ring: its CPUs (to place members on), policy and limits.
+pub fn ring(spec: &crate::model::RingSpec) -> Result<Vec<usize>> {
+    ring_bench::preflight(spec)
+}
+
+/// Workload cells: policies, nice values, the task budget, and RT saturation.
+pub fn workload(specs: &[WorkloadSpec]) -> Result<()> {
+    let mut probed = Vec::new();
+    for spec in specs {
+        if !probed.contains(&(spec.policy, spec.prio)) {
+            sched::probe_policy(spec.policy, spec.prio)?;
+            probed.push((spec.policy, spec.prio));
+        }
+        if let Some(nice) = spec.nice {
+            sched::probe_nice(nice)?;
+        }
+    }
+    let largest = specs.iter().map(|s| s.procs).max().unwrap_or(0);
+    limits::check_task_budget(largest as u64, &format!("a trial of {largest} processes"))?;
+    let cpus = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?.len();
+    let throttling = sched::RtThrottling::read();
+    let saturating = specs.iter().find(|s| {
+        s.params.kind == WorkloadKind::Cpu && s.policy.is_realtime() && s.procs >= cpus && !s.allow_rt_saturation
+    });
+    if let Some(spec) = saturating {
+        if throttling.is_none_or(|t| !t.is_on()) {
+            return Err(Error::env(format!(
+                "refusing {} CPU-bound children under {} on {cpus} CPUs while RT throttling is off \
+                 (/proc/sys/kernel/sched_rt_runtime_us = {}): they could starve the machine. Turn throttling \
+                 on (`sysctl kernel.sched_rt_runtime_us=950000`) or pass --allow-rt-saturation",
+                spec.procs,
+                spec.policy.kernel_name(),
+                throttling.map_or("unreadable".to_string(), |t| t.runtime_us.to_string())
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The directory io and mixed trials write in (none for cpu): made, checked for space
+/// for the largest trial, warned about if memory-backed, and given its input file.
+/// Directories that an earlier schedlab left behind (killed outright) are swept first.
+pub fn work_dir(specs: &[WorkloadSpec]) -> Result<Option<WorkDir>> {
+    let Some(first) = specs.first() else { return Ok(None) };
+    if first.params.kind == WorkloadKind::Cpu {
+        return Ok(None);
+    }
+    let dir = WorkDir::create(first.dir.as_deref())?;
+    let largest = specs.iter().map(|s| s.procs).max().unwrap_or(1);
+    check_space(dir.path(), bytes_needed(&first.params, largest))?;
+    warn_if_memory_backed(dir.path());
+    prepare_input(&dir, &first.params)?;
+    Ok(Some(dir))
+}
+
+/// Refuse a run that cannot fit its files, instead of failing every trial with ENOSPC.
+fn check_space(dir: &Path, needed: u64) -> Result<()> {
+    let Some(free) = fs::free_bytes(dir) else { return Ok(()) };
+    if needed > free {
+        return Err(Error::env(format!(
+            "{} has {} KiB free but a trial writes {} KiB there; free some space, choose another --dir, \
+             or use fewer --procs or a smaller --transfer-size",
+            dir.display(),
+            free / 1024,
+            needed.div_ceil(1024)
+        )));
+    }
+    Ok(())
+}
+
+/// O_SYNC on tmpfs reaches no disk, so "I/O-bound" work would not be: say so.
+fn warn_if_memory_backed(dir: &Path) {
+    if fs::is_tmpfs(dir) {
+        eprintln!(
+            "schedlab: warning: {} is on tmpfs: O_SYNC writes reach no disk, so the io and mixed \
+             workloads are not I/O-bound there; use --dir on a disk-backed filesystem",
+            dir.display()
+        );
+    }
+}
+
+/// A latency spec: the interval against the clock, the policy, and each measuring
+/// thread's CPU (`None`: unpinned).
+pub fn latency(spec: &LatencySpec) -> Result<Vec<Option<usize>>> {
+    let resolution = latency_bench::clock_resolution_ns();
+    if spec.interval_ns == 0 || spec.interval_ns < resolution {
+        return Err(Error::usage(format!(
+            "an interval of {} ns is below what CLOCK_MONOTONIC resolves here ({resolution} ns)",
+            spec.interval_ns
+        )));
+    }
+    sched::probe_policy(spec.policy, spec.prio)?;
+    thread_cpus(&spec.placement)
+}
+
+/// The CPU of each measuring thread (`None`: unpinned).
+pub fn thread_cpus(placement: &Placement) -> Result<Vec<Option<usize>>> {
+    let allowed = sched::resolve_cpus(None)?;
+    match placement {
+        Placement::Unpinned => Ok(vec![None]),
+        Placement::Cpus(list) => Ok(sched::resolve_cpus(Some(list))?.into_iter().map(Some).collect()),
+        Placement::AllCpus => Ok(allowed.into_iter().map(Some).collect()),
+        &Placement::FirstCpus(n) if n as usize <= allowed.len() => {
+            Ok(allowed.into_iter().take(n as usize).map(Some).collect())
+        }
+        Placement::FirstCpus(n) => Err(Error::env(format!(
+            "--threads {n} asks for more pinned threads than the {} CPUs this process may use ({})",
+            allowed.len(),
+            sched::format_cpu_list(&allowed)
+        ))),
+    }
+}
+
+/// Every check one trial's spec needs, for a suite's plan before its first trial.
+pub fn trial(spec: &TrialSpec) -> Result<()> {
+    match spec {
+        TrialSpec::Ring(s) => ring(s).map(|_| ()),
+        TrialSpec::Workload(s) => workload(std::slice::from_ref(s)),
+        TrialSpec::Latency(s) => latency(s).map(|_| ()),
+    }
+}
+
+/// The CPUs a trial measures on, where its spec pins them (for the orchestrator to stay
+/// off them while it runs). Empty when the trial may run anywhere.
+pub fn measured_cpus(spec: &TrialSpec) -> Vec<usize> {
+    match spec {
+        TrialSpec::Latency(s) => thread_cpus(&s.placement).unwrap_or_default().into_iter().flatten().collect(),
+        TrialSpec::Ring(s) => {
+            let cpus = sched::resolve_cpus(s.cpus.as_deref()).unwrap_or_default();
+            match s.pin {
+                crate::model::Pin::Same => cpus.into_iter().take(1).collect(),
+                _ if s.cpus.is_some() => cpus,
+                _ => Vec::new(),
+            }
+        }
+        TrialSpec::Workload(_) => Vec::new(),
+    }
+}
+
+/// Is this a real-time trial? The orchestrator's watchdog needs to know.
+pub fn is_realtime(spec: &TrialSpec) -> bool {
+    matches!(spec.policy(), Policy::Fifo | Policy::Rr)
+}

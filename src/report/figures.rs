@@ -1,0 +1,215 @@
+//! The figures of one trial as named JSON numbers: seconds where a time reads best in
+//! seconds, `_ns` where it reads best in ns, and the spec's settings beside them. These
+//! are the keys of `--json` lines, of `report --format json`, of the CSV export and of
+//! the `figures` an export carries for readers; all are derived here from the typed
+//! spec and outcome, so a figure is named and computed in exactly one place.
+
+use crate::model::{
+    ns_to_s, LatencyOutcome, LatencySpec, RingLength, RingOutcome, RingSpec, ThreadStats, TrialSpec, TrialStatus,
+    WorkloadKind, WorkloadOutcome, WorkloadSpec,
+};
+#[cfg(test)]
+use crate::model::{Ipc, Pin, Policy, RingMode, Usage};
+use crate::store::TrialRecord;
+use serde_json::{json, Map, Value as Json};
+
+fn object(value: Json) -> Map<String, Json> {
+    match value {
+        Json::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// A ring's figures; `projected_cpu_ns` is the sweep's linear projection, when known.
+pub fn ring(spec: &RingSpec, o: &RingOutcome, projected_cpu_ns: Option<f64>) -> Map<String, Json> {
+    let mut m = object(json!({
+        "family": "ring",
+        "procs": spec.procs,
+        "laps": o.laps,
+        "hops": o.hops,
+        "real_s": ns_to_s(o.real_ns as f64),
+        "cpu_s": ns_to_s(o.cpu_ns() as f64),
+        "user_s": ns_to_s(o.usage.utime_ns as f64),
+        "sys_s": ns_to_s(o.usage.stime_ns as f64),
+    }));
+    if let Some(p) = projected_cpu_ns {
+        m.insert("projected_s".into(), json!(ns_to_s(p)));
+    }
+    m.extend(object(json!({
+        "nvcsw": o.usage.nvcsw,
+        "nivcsw": o.usage.nivcsw,
+        "ns_per_hop": o.ns_per_hop(),
+        "overhead_ns": o.overhead_ns(),
+        "ns_per_switch": o.ns_per_switch(),
+        "spawn_s": ns_to_s(o.spawn_ns as f64),
+        "teardown_s": ns_to_s(o.teardown_ns as f64),
+        "member_maxrss_kb": o.member_maxrss_kb,
+        "minflt": o.usage.minflt,
+        "majflt": o.usage.majflt,
+        "mode": spec.mode.as_str(),
+        "ipc": spec.ipc.as_str(),
+        "pin": spec.pin.as_str(),
+        "cpus": o.member_cpus,
+        "policy": spec.policy.as_str(),
+        "prio": spec.prio,
+        "work_kb": spec.work_kb,
+        "duration_s": match spec.length { RingLength::Duration(d) => Some(d.as_secs_f64()), RingLength::Laps(_) => None },
+    })));
+    m
+}
+
+/// A workload trial's figures (zeros when it did not finish: its status says why).
+pub fn workload(
+    spec: &WorkloadSpec,
+    repeat: usize,
+    status: &TrialStatus,
+    o: Option<&WorkloadOutcome>,
+) -> Map<String, Json> {
+    let p = &spec.params;
+    let zero = WorkloadOutcome {
+        children: spec.procs,
+        wall_ns: 0,
+        usage: Default::default(),
+        fork_ns: 0,
+        first_finish_ns: 0,
+        last_finish_ns: 0,
+        fairness: 1.0,
+        pi_min: None,
+        pi_max: None,
+    };
+    let o = o.unwrap_or(&zero);
+    let io = p.kind == WorkloadKind::Io;
+    object(json!({
+        "family": "workload",
+        "workload": p.kind.as_str(),
+        "policy": spec.policy.as_str(),
+        "prio": spec.prio,
+        "nice": spec.nice,
+        "procs": spec.procs,
+        "repeat": repeat,
+        "status": status.label(),
+        "reason": status.reason(),
+        "wall_s": ns_to_s(o.wall_ns as f64),
+        "user_s": ns_to_s(o.usage.utime_ns as f64),
+        "sys_s": ns_to_s(o.usage.stime_ns as f64),
+        "cpu_pct": o.cpu_pct(),
+        "nvcsw": o.usage.nvcsw,
+        "nivcsw": o.usage.nivcsw,
+        "fairness": o.fairness,
+        "first_finish_s": ns_to_s(o.first_finish_ns as f64),
+        "last_finish_s": ns_to_s(o.last_finish_ns as f64),
+        "fork_s": ns_to_s(o.fork_ns as f64),
+        "minflt": o.usage.minflt,
+        "majflt": o.usage.majflt,
+        "inblock": o.usage.inblock,
+        "oublock": o.usage.oublock,
+        "pi_min": o.pi_min,
+        "pi_max": o.pi_max,
+        "iterations": if io { None } else { Some(p.iterations) },
+        "transfer_size": if io { Some(p.transfer_size) } else { None },
+        "block_size": if io { Some(p.block_size) } else { None },
+        "seed": p.seed,
+        "timeout_s": spec.timeout.as_secs_f64(),
+    }))
+}
+
+fn latency_line(spec: &LatencySpec, thread: Json, s: &ThreadStats) -> Map<String, Json> {
+    object(json!({
+        "family": "latency",
+        "policy": spec.policy.as_str(),
+        "prio": spec.prio,
+        "thread": thread,
+        "cpu": s.cpu,
+        "interval_ns": spec.interval_ns,
+        "samples": s.samples,
+        "min_ns": s.min_ns,
+        "avg_ns": s.avg_ns,
+        "p50_ns": s.p50_ns,
+        "p90_ns": s.p90_ns,
+        "p99_ns": s.p99_ns,
+        "p999_ns": s.p999_ns,
+        "p9999_ns": s.p9999_ns,
+        "max_ns": s.max_ns,
+        "overruns": s.overruns,
+    }))
+}
+
+/// One object per thread, then one for all threads together ("thread": "all").
+pub fn latency_lines(spec: &LatencySpec, o: &LatencyOutcome) -> Vec<Map<String, Json>> {
+    let mut out: Vec<Map<String, Json>> =
+        o.threads.iter().enumerate().map(|(i, t)| latency_line(spec, json!(i), t)).collect();
+    if o.threads.len() > 1 {
+        out.push(latency_line(spec, json!("all"), &o.all));
+    }
+    out
+}
+
+/// A stored trial's figures, as one object: what exports and CSV rows carry. A latency
+/// trial's is its combined line with each thread's under `per_thread`.
+pub fn stored(t: &TrialRecord) -> Option<Map<String, Json>> {
+    match (t.spec.as_ref()?, t.outcome.as_ref()) {
+        (TrialSpec::Ring(spec), Some(crate::model::Outcome::Ring(o))) => Some(ring(spec, o, None)),
+        (TrialSpec::Workload(spec), o) => {
+            Some(workload(spec, t.repeat.max(0) as usize, &t.status, o.and_then(|o| o.workload())))
+        }
+        (TrialSpec::Latency(spec), Some(crate::model::Outcome::Latency(o))) => {
+            let mut lines = latency_lines(spec, o);
+            let mut combined = lines.pop().unwrap_or_default();
+            combined.insert("threads".into(), json!(o.threads.len()));
+            if !lines.is_empty() {
+                combined.insert("per_thread".into(), Json::Array(lines.into_iter().map(Json::Object).collect()));
+            }
+            combined.insert("timer_slack_ns".into(), json!(o.timer_slack_ns));
+            combined.insert("dma_latency_held".into(), json!(o.dma_latency_held));
+            combined.insert("mlockall".into(), json!(o.mlockall));
+            Some(combined)
+        }
+        _ => None,
+    }
+}
+
+/// A ring and its outcome with round figures, for tests of what reads them.
+#[cfg(test)]
+pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (RingSpec, RingOutcome) {
+    let spec = RingSpec {
+        procs,
+        length: RingLength::Laps(laps),
+        mode: RingMode::Process,
+        ipc: Ipc::Pipe,
+        pin: Pin::Same,
+        cpus: None,
+        policy: Policy::Other,
+        prio: 0,
+        work_kb: 0,
+        timeout: None,
+    };
+    let outcome = RingOutcome {
+        procs,
+        member_cpus: vec![0; procs],
+        laps,
+        hops: laps * procs as u64,
+        real_ns: cpu_ns,
+        usage: Usage { utime_ns: cpu_ns / 4, stime_ns: cpu_ns - cpu_ns / 4, ..Usage::default() },
+        member_maxrss_kb: 0,
+        overhead_ps: 100_000,
+        spawn_ns: 0,
+        teardown_ns: 0,
+    };
+    (spec, outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_hop_and_per_switch() {
+        let (spec, o) = sample_ring(4, 10, 40_000);
+        let j = ring(&spec, &o, None);
+        assert_eq!(j["hops"], 40);
+        assert_eq!(j["ns_per_hop"], 1000.0);
+        assert_eq!(j["ns_per_switch"], 900.0);
+        assert!(j.get("projected_s").is_none());
+        assert_eq!(ring(&spec, &o, Some(2e9))["projected_s"], 2.0);
+    }
+}
