@@ -91,14 +91,7 @@ const REPORT_EXAMPLES: &str = "Examples:\n  \
     schedlab report 3 --format markdown > run3.md\n  \
     schedlab report 3 --svg plots/ --html run3.html";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum TableFormat {
-    /// Aligned text for the terminal
-    Text,
-    Markdown,
-    Csv,
-    Json,
-}
+pub use crate::report::exporter::Format as TableFormat;
 
 #[derive(Args, Debug, Clone)]
 pub struct CompareArgs {

@@ -80,7 +80,8 @@ fn a_tiny_suite_runs_end_to_end_and_is_stored() {
             "workload" => assert!(t["figures"]["wall_s"].as_f64().unwrap() > 0.0),
             "latency" => {
                 assert_eq!(t["figures"]["samples"].as_u64().unwrap() + t["figures"]["overruns"].as_u64().unwrap(), 50);
-                let counted: u64 = t["histogram"].as_array().unwrap().iter().map(|b| b[1].as_u64().unwrap()).sum();
+                let counted: u64 =
+                    t["outcome"]["histogram"].as_array().unwrap().iter().map(|b| b[1].as_u64().unwrap()).sum();
                 assert_eq!(counted, t["figures"]["samples"].as_u64().unwrap());
             }
             other => panic!("unexpected family {other}"),

@@ -1,10 +1,11 @@
 //! `schedlab compare` and `schedlab report`: read stored runs, never run anything.
 
-use crate::cli::{CompareArgs, ReportArgs, TableFormat};
+use crate::cli::{CompareArgs, ReportArgs};
 use crate::commands::emit;
 use crate::error::{Error, Result};
 use crate::report::compare;
-use crate::report::{findings, html, plots, stored};
+use crate::report::exporter::{self, Format as TableFormat, RunView};
+use crate::report::{findings, html, plots};
 use crate::store::{resolve_path, Access, Store};
 
 pub fn run(args: &CompareArgs) -> Result<i32> {
@@ -52,51 +53,10 @@ pub fn report(args: &ReportArgs) -> Result<()> {
     let id = store.resolve_run(&args.run)?;
     let run = store.run(id)?;
     let trials = store.trials(id)?;
-    let ok = trials.iter().filter(|t| t.is_ok()).count();
     let found = findings::findings(&trials);
-    match args.format {
-        TableFormat::Text => {
-            emit(stored::describe_run(&run, ok, trials.len() - ok).trim_end())?;
-            emit(stored::tables(&trials).trim_end())?;
-            if !found.is_empty() {
-                emit("\nfindings:")?;
-                for f in &found {
-                    emit(&format!("  - {f}"))?;
-                }
-            }
-        }
-        TableFormat::Markdown | TableFormat::Csv | TableFormat::Json => {
-            for (title, table) in stored::experiment_tables(&trials) {
-                match args.format {
-                    TableFormat::Markdown => emit(&format!("### {title}\n\n{}", table.render_markdown()))?,
-                    TableFormat::Csv => emit(&format!("# {title}\n{}", table.render_csv()))?,
-                    _ => {
-                        let rows: Vec<serde_json::Value> = table
-                            .rows()
-                            .iter()
-                            .map(|r| {
-                                serde_json::Value::Object(
-                                    table
-                                        .headers()
-                                        .iter()
-                                        .cloned()
-                                        .zip(r.iter().map(|c| serde_json::json!(c)))
-                                        .collect(),
-                                )
-                            })
-                            .collect();
-                        emit(&serde_json::json!({ "experiment": title, "rows": rows }).to_string())?;
-                    }
-                }
-            }
-            if args.format == TableFormat::Markdown && !found.is_empty() {
-                emit("### Findings\n")?;
-                for f in &found {
-                    emit(&format!("- {f}"))?;
-                }
-            }
-        }
-    }
+    let view = RunView { run: &run, trials: &trials, findings: &found };
+    let text = exporter::for_format(args.format).render(&view);
+    emit(text.trim_end())?;
     let charts = plots::plots(&trials);
     if let Some(dir) = &args.svg {
         std::fs::create_dir_all(dir)

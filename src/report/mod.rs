@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod export;
+pub mod exporter;
 pub mod figures;
 pub mod findings;
 pub mod html;

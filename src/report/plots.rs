@@ -289,12 +289,8 @@ fn x_of(g: &Group, axis: &str) -> Option<f64> {
 
 pub fn plots(trials: &[TrialRecord]) -> Vec<Chart> {
     let all = groups(trials);
-    let mut by_experiment: BTreeMap<i64, Vec<&Group>> = BTreeMap::new();
-    for g in &all {
-        by_experiment.entry(g.experiment).or_default().push(g);
-    }
     let mut charts = Vec::new();
-    for (experiment, gs) in by_experiment {
+    for (experiment, gs) in crate::report::stored::by_experiment(&all) {
         let n = experiment + 1;
         let axes = crate::report::stored::varying(&gs);
         match gs[0].family {

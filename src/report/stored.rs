@@ -151,15 +151,20 @@ pub fn describe_run(run: &RunRecord, ok: usize, not_ok: usize) -> String {
     out
 }
 
+/// The groups of each experiment, in experiment order.
+pub fn by_experiment<'a, 'b>(all: &'b [Group<'a>]) -> BTreeMap<i64, Vec<&'b Group<'a>>> {
+    let mut out: BTreeMap<i64, Vec<&Group>> = BTreeMap::new();
+    for g in all {
+        out.entry(g.experiment).or_default().push(g);
+    }
+    out
+}
+
 /// One titled table per experiment: a row per parameter combination.
 pub fn experiment_tables(trials: &[TrialRecord]) -> Vec<(String, Table)> {
     let all = groups(trials);
-    let mut by_experiment: BTreeMap<i64, Vec<&Group>> = BTreeMap::new();
-    for g in &all {
-        by_experiment.entry(g.experiment).or_default().push(g);
-    }
     let mut out = Vec::new();
-    for (experiment, groups) in by_experiment {
+    for (experiment, groups) in by_experiment(&all) {
         let family = groups[0].family;
         let axes = varying(&groups);
         let fixed_params: Vec<String> = groups[0]

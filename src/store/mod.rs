@@ -336,6 +336,17 @@ impl Store {
             return Err(self.newer(version));
         }
         self.version = version;
+        if read_only && version == 0 {
+            // Made a moment ago by a run that has not written its schema yet: it holds
+            // nothing, and reads as an empty database.
+            let conn = Connection::open_in_memory().map_err(|e| self.err("opening", e))?;
+            for migration in MIGRATIONS {
+                conn.execute_batch(migration.sql).map_err(|e| self.err("opening", e))?;
+            }
+            self.conn = conn;
+            self.version = SCHEMA_VERSION;
+            return Ok(());
+        }
         if read_only {
             // An older file is read as it is (its trials converted as they are read):
             // a user with read access only must still see months of results.
@@ -343,10 +354,20 @@ impl Store {
         }
         self.conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| self.err("opening", e))?;
         // WAL lets `list` read while a run writes; it is a property of the file, set once.
-        let mode: String = self
-            .conn
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-            .map_err(|e| self.err("switching to WAL mode", e))?;
+        // Switching a new file to WAL needs it to itself: another run opening the same new
+        // file at the same moment gets SQLITE_BUSY without the busy handler, so wait here.
+        let started = std::time::Instant::now();
+        let mode: String = loop {
+            match self.conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)) {
+                Err(rusqlite::Error::SqliteFailure(f, _))
+                    if matches!(f.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+                        && started.elapsed() < Duration::from_secs(60) =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => break other.map_err(|e| self.err("switching to WAL mode", e))?,
+            }
+        };
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(Error::env(format!(
                 "{} cannot use write-ahead logging (journal mode stayed '{mode}'); put the database on a local \

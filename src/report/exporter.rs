@@ -1,0 +1,172 @@
+//! `schedlab report --format ...`: one small trait, one implementation per format. Every
+//! exporter reads the same typed records and findings; the text ones share the tables of
+//! `stored`, and JSON carries numbers (a summary per figure), never formatted cells.
+
+use crate::model::Family;
+use crate::report::findings::Finding;
+use crate::report::{figures, stored};
+use crate::stats::Summary;
+use crate::store::{RunRecord, TrialRecord};
+use serde_json::{json, Map, Value as Json};
+
+/// How `report` prints a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned text for the terminal
+    Text,
+    Markdown,
+    Csv,
+    Json,
+}
+
+/// A stored run, its trials and what was found in them: everything a report shows.
+pub struct RunView<'a> {
+    pub run: &'a RunRecord,
+    pub trials: &'a [TrialRecord],
+    pub findings: &'a [Finding],
+}
+
+pub trait Exporter {
+    /// The whole report, ready to print.
+    fn render(&self, view: &RunView) -> String;
+}
+
+pub fn for_format(format: Format) -> Box<dyn Exporter> {
+    match format {
+        Format::Text => Box::new(Text),
+        Format::Markdown => Box::new(Markdown),
+        Format::Csv => Box::new(Csv),
+        Format::Json => Box::new(JsonReport),
+    }
+}
+
+struct Text;
+struct Markdown;
+struct Csv;
+struct JsonReport;
+
+impl Exporter for Text {
+    fn render(&self, v: &RunView) -> String {
+        let ok = v.trials.iter().filter(|t| t.is_ok()).count();
+        let mut out = stored::describe_run(v.run, ok, v.trials.len() - ok).trim_end().to_string();
+        out.push('\n');
+        out.push_str(stored::tables(v.trials).trim_end());
+        out.push('\n');
+        if !v.findings.is_empty() {
+            out.push_str("\nfindings:\n");
+            for f in v.findings {
+                out.push_str(&format!("  - {f}\n"));
+            }
+        }
+        out
+    }
+}
+
+impl Exporter for Markdown {
+    fn render(&self, v: &RunView) -> String {
+        let mut out = String::new();
+        for (title, table) in stored::experiment_tables(v.trials) {
+            out.push_str(&format!("### {title}\n\n{}\n", table.render_markdown()));
+        }
+        if !v.findings.is_empty() {
+            out.push_str("### Findings\n\n");
+            for f in v.findings {
+                out.push_str(&format!("- {f}\n"));
+            }
+        }
+        out
+    }
+}
+
+impl Exporter for Csv {
+    fn render(&self, v: &RunView) -> String {
+        stored::experiment_tables(v.trials)
+            .into_iter()
+            .map(|(title, table)| format!("# {title}\n{}\n", table.render_csv()))
+            .collect()
+    }
+}
+
+/// Each numeric figure of a group's ok trials, summarised over its repeats.
+fn figure_summaries(g: &stored::Group, groups: &[&stored::Group]) -> Map<String, Json> {
+    let mut values: Vec<(String, Vec<f64>)> = Vec::new();
+    for t in g.ok() {
+        for (key, value) in figures::stored(t).into_iter().flatten() {
+            let Some(x) = value.as_f64() else { continue };
+            if matches!(key.as_str(), "procs" | "prio" | "repeat" | "seed" | "work_kb" | "interval_ns" | "timeout_s") {
+                continue;
+            }
+            match values.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, v)) => v.push(x),
+                None => values.push((key, vec![x])),
+            }
+        }
+    }
+    let mut out: Map<String, Json> =
+        values.into_iter().filter_map(|(k, v)| Some((k, json!(Summary::of(&v)?)))).collect();
+    if g.family == Family::Ring {
+        if let Some(p) = stored::projected_s(groups, g) {
+            out.insert("projected_s".into(), json!(p));
+        }
+    }
+    out
+}
+
+impl Exporter for JsonReport {
+    fn render(&self, v: &RunView) -> String {
+        let all = stored::groups(v.trials);
+        let mut experiments: Vec<Json> = Vec::new();
+        for (experiment, groups) in stored::by_experiment(&all) {
+            let rows: Vec<Json> = groups
+                .iter()
+                .map(|g| {
+                    json!({
+                        "params": g.params,
+                        "ok": g.ok().count(),
+                        "runs": g.trials.len(),
+                        "figures": figure_summaries(g, &groups),
+                    })
+                })
+                .collect();
+            experiments.push(json!({
+                "experiment": experiment + 1,
+                "family": groups[0].family.as_str(),
+                "groups": rows,
+            }));
+        }
+        let not_ok: Vec<Json> = v
+            .trials
+            .iter()
+            .filter(|t| !t.is_ok())
+            .map(|t| {
+                json!({"seq": t.seq, "family": t.family.as_str(), "params": t.params, "repeat": t.repeat,
+                       "status": t.status.label(), "reason": t.status.reason()})
+            })
+            .collect();
+        let ok = v.trials.iter().filter(|t| t.is_ok()).count();
+        let run = v.run;
+        let doc = json!({
+            "run": {
+                "id": run.id,
+                "uuid": run.uuid,
+                "suite": run.suite_name,
+                "started": run.started,
+                "ended": run.ended,
+                "status": run.status,
+                "hostname": run.machine.get("hostname"),
+                "kernel": run.machine.get("kernel_release"),
+                "tool_version": run.tool_version,
+                "ok": ok,
+                "not_ok": v.trials.len() - ok,
+                "planned": run.planned,
+                "warnings": run.warnings,
+            },
+            "experiments": experiments,
+            "findings": v.findings,
+            "not_ok": not_ok,
+        });
+        let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+}
