@@ -219,7 +219,9 @@ fn compare_view(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64) -> C
 /// error, never a panic, and names the template.
 fn render(name: &str, context: impl Serialize) -> Result<String> {
     let bug = |e: minijinja::Error| {
-        Error::env(format!("internal error (a bug in schedlab, please report it): the HTML template {name}: {e}"))
+        Error::env(format!(
+            "cannot render the HTML page from template {name}: {e} (a bug in schedlab; please report it)"
+        ))
     };
     let mut env = Environment::new();
     // Block tags on their own lines leave no blank lines; the page ends with a newline.
@@ -239,4 +241,100 @@ pub fn run_page(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findi
 
 pub fn compare_page(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64) -> Result<String> {
     render("compare.html", compare_view(a, b, rows, threshold))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::compare::Verdict;
+    use serde_json::json;
+
+    fn run(id: i64, name: &str, machine: Json) -> RunRecord {
+        RunRecord {
+            id,
+            uuid: "u".into(),
+            suite_name: name.into(),
+            suite_text: format!("name = \"{name}\"\n[[experiment]]\nfamily = \"ring\"\n"),
+            options: json!({}),
+            started: "2024-01-01T00:00:00Z".into(),
+            ended: None,
+            status: "running".into(),
+            tool_version: "0.1.0".into(),
+            machine,
+            warnings: json!(["a <i>warning</i>"]),
+            planned: 1,
+            pid: None,
+        }
+    }
+
+    fn row(verdict: Verdict, regression: bool) -> Row {
+        Row {
+            family: "ring".into(),
+            params: json!({"procs": 2}).as_object().cloned().unwrap(),
+            figure: "ns_per_switch",
+            label: "ns/switch",
+            a: vec![1.0; 4],
+            b: vec![2.0; 4],
+            not_ok_a: 0,
+            not_ok_b: 0,
+            ratio: Some(2.0),
+            ci: Some((1.5, 2.5)),
+            p: Some(0.01),
+            verdict,
+            regression,
+        }
+    }
+
+    #[test]
+    fn run_page_escapes_every_text_and_inserts_the_svg() {
+        let record = run(1, "<script>alert(\"x\")</script>", json!({"hostname": "<b>host</b>"}));
+        let failed = TrialRecord {
+            seq: 0,
+            experiment: 0,
+            family: "ring".into(),
+            repeat: 1,
+            params: json!({"procs": 2}),
+            figures: None,
+            histogram: None,
+            status: "failed".into(),
+            reason: Some("<img onerror=x>".into()),
+            started: "2024-01-01T00:00:00Z".into(),
+            elapsed_s: 0.1,
+        };
+        let chart = Chart { name: "ring-1".into(), title: "t".into(), svg: "<svg><path d=\"M0 0\"/></svg>".into() };
+        let page = run_page(&record, &[failed], &[chart], &["5 & 6 <u>".into()]).unwrap();
+        assert!(page.starts_with("<!DOCTYPE html>\n") && page.ends_with("</html>\n"), "{page}");
+        assert_eq!(page.matches("<script").count(), 1, "only the size probe: {page}");
+        assert!(page.contains("<h1>schedlab run 1: &lt;script&gt;alert(&quot;x&quot;)&lt;&#x2f;script&gt;</h1>"));
+        for raw in ["<b>host", "<i>warning", "<img", "<u>", "alert(\""] {
+            assert!(!page.contains(raw), "{raw} is not escaped: {page}");
+        }
+        assert!(page.contains("5 &amp; 6 &lt;u&gt;") && page.contains("&lt;b&gt;host"));
+        assert!(page.contains("<figure id=\"ring-1\"><svg><path d=\"M0 0\"/></svg></figure>"));
+        assert!(page.contains("<h3>Trials not ok (excluded from the figures)</h3>"));
+        assert!(page.contains("<pre>name = &quot;&lt;script&gt;"));
+    }
+
+    #[test]
+    fn a_context_that_does_not_fit_is_an_error_not_a_panic() {
+        let err = render("run.html", json!({"title": "t"})).unwrap_err().to_string();
+        assert!(err.contains("bug in schedlab") && err.contains("run.html"), "{err}");
+        assert!(render("nope.html", json!({})).unwrap_err().to_string().contains("nope.html"));
+    }
+
+    #[test]
+    fn a_regression_is_red_from_its_flag_and_machine_cells_wrap() {
+        let machine = json!({"hostname": "h", "note": "REGRESSION"});
+        let (a, b) = (run(1, "a", machine.clone()), run(2, "b", machine));
+        let rows = [row(Verdict::Slower, true), row(Verdict::Slower, false), row(Verdict::NoDifference, false)];
+        let page = compare_page(&a, &b, &rows, 0.05).unwrap();
+        assert_eq!(page.matches("class=\"l bad\"").count(), 1, "{page}");
+        assert!(page.contains("<td class=\"l bad\">B slower REGRESSION</td>"), "{page}");
+        assert!(page.contains("<td>B slower</td>") && page.contains("<td>no significant difference</td>"));
+        // A machine field that happens to say REGRESSION is only text.
+        assert!(page.contains("<td class=\"l\" style=\"white-space:normal\">REGRESSION</td>"), "{page}");
+        assert!(page.contains("<div class=\"warn\">3 figures compared, 1 regression(s)</div>"));
+        assert!(page.contains("p &lt; 0.05; regression threshold 5.0%."));
+        assert_eq!(page.matches("<script").count(), 1);
+    }
 }
