@@ -21,7 +21,7 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
     // The page is written before anything is printed, so an unwritable path fails the
     // command with nothing half-reported.
     if let Some(path) = &args.html {
-        let page = html::compare_page(&store.run(a)?, &store.run(b)?, &rows, args.threshold);
+        let page = html::compare_page(&store.run(a)?, &store.run(b)?, &rows, args.threshold)?;
         crate::commands::results::write_atomically(path, page.as_bytes())?;
         eprintln!("schedlab: wrote {}", path.display());
     }
@@ -68,7 +68,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
         eprintln!("schedlab: wrote {} SVG plots to {}", charts.len(), dir.display());
     }
     if let Some(path) = &args.html {
-        let page = html::run_page(&run, &trials, &charts, &found);
+        let page = html::run_page(&run, &trials, &charts, &found)?;
         crate::commands::results::write_atomically(path, page.as_bytes())?;
         eprintln!("schedlab: wrote {}", path.display());
     }

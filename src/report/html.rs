@@ -1,124 +1,147 @@
 //! One self-contained HTML page per run (or comparison): inline CSS, inline SVG, no
 //! network reference of any kind, so it opens offline and can be mailed or archived.
+//!
+//! The pages are MiniJinja templates (`templates/`, embedded in the binary) with HTML
+//! auto-escaping on: every text from a run (suite name and text, machine fields,
+//! parameters, findings) is escaped by the engine. The only markup that is not is the
+//! templates' own and the SVG plots, which are passed as explicitly safe values.
+//!
+//! Each page has one function that builds its context from the stored records
+//! (`run_view`, `compare_view`) and one that renders it.
 
+use crate::error::{Error, Result};
 use crate::report::compare::{self, Row};
 use crate::report::findings::Finding;
 use crate::report::plots::Chart;
 use crate::report::stored::experiment_tables;
 use crate::report::table::Table;
 use crate::store::{RunRecord, TrialRecord};
+use minijinja::syntax::SyntaxConfig;
+use minijinja::value::Serde;
+use minijinja::{Environment, UndefinedBehavior, Value};
+use serde::Serialize;
 use serde_json::Value as Json;
 
-const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1100px;\
-padding:0 1em;color:#222;line-height:1.45}h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:1px solid #ccc;\
-padding-bottom:.2em;margin-top:2em}table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.9em}\
-th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right;white-space:nowrap}th{background:#f4f4f4}\
-td.l,th.l{text-align:left}tr:nth-child(even) td{background:#fafafa}.warn{background:#fff4e5;border-left:4px solid \
-#f0a020;padding:.4em .8em;margin:.3em 0}.finding{background:#eef6ff;border-left:4px solid #3a7bd5;padding:.4em .8em;\
-margin:.3em 0}.bad{color:#b00;font-weight:bold}figure{margin:1em 0}figure svg{max-width:100%;height:auto;border:1px \
-solid #eee}pre{background:#f6f6f6;padding:.8em;overflow-x:auto;font-size:.85em}.meta{color:#555}\
-.scroll{overflow-x:auto}";
+/// (name, text) of every template; the `.html` names turn auto-escaping on.
+const TEMPLATES: [(&str, &str); 4] = [
+    ("base.html", include_str!("templates/base.html")),
+    ("table.html", include_str!("templates/table.html")),
+    ("run.html", include_str!("templates/run.html")),
+    ("compare.html", include_str!("templates/compare.html")),
+];
 
-/// Records each plot's drawn size in `data-plot-sizes` once the page has laid out, so a
-/// headless browser's DOM dump shows the plots really were drawn.
-const SIZE_PROBE: &str = "<script>window.addEventListener('load',function(){var s=[];\
-document.querySelectorAll('figure svg').forEach(function(e){var r=e.getBoundingClientRect();\
-s.push(Math.round(r.width)+'x'+Math.round(r.height));});document.body.setAttribute('data-plot-sizes',s.join(' '));});</script>";
-
-fn esc(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+/// One table cell: its text and whether it marks a regression (drawn red).
+#[derive(Serialize)]
+struct CellView {
+    text: String,
+    bad: bool,
 }
 
-fn html_table(t: &Table, left_columns: usize) -> String {
-    let mut out = String::from("<div class=\"scroll\"><table><thead><tr>");
-    for (i, h) in t.headers().iter().enumerate() {
-        out.push_str(&format!("<th{}>{}</th>", if i < left_columns { " class=\"l\"" } else { "" }, esc(h)));
+/// One table, as `templates/table.html` draws it.
+#[derive(Serialize)]
+struct TableView {
+    /// Shown as an `<h3>` above the table when set.
+    title: Option<String>,
+    headers: Vec<String>,
+    rows: Vec<Vec<CellView>>,
+    /// The first this many columns are left-aligned (names, parameters).
+    left_columns: usize,
+    /// Left-aligned cells wrap instead of widening the page (long machine fields).
+    wrap: bool,
+}
+
+impl TableView {
+    fn of(title: Option<String>, table: &Table, left_columns: usize) -> TableView {
+        let rows = table
+            .rows()
+            .iter()
+            .map(|row| row.iter().map(|c| CellView { text: c.clone(), bad: false }).collect())
+            .collect();
+        TableView { title, headers: table.headers().to_vec(), rows, left_columns, wrap: false }
     }
-    out.push_str("</tr></thead><tbody>");
-    for row in t.rows() {
-        out.push_str("<tr>");
-        for (i, c) in row.iter().enumerate() {
-            let class = if c.contains("REGRESSION") {
-                " class=\"l bad\""
-            } else if i < left_columns {
-                " class=\"l\""
-            } else {
-                ""
-            };
-            out.push_str(&format!("<td{class}>{}</td>", esc(c)));
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</tbody></table></div>");
-    out
 }
 
-fn page(title: &str, body: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
-         content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head>\
-         <body>\n{body}\n{SIZE_PROBE}</body></html>\n",
-        esc(title)
-    )
+/// A plot: its id and its SVG, already markup.
+#[derive(Serialize)]
+struct FigureView {
+    name: String,
+    svg: Value,
 }
 
-fn machine_table(machine: &Json) -> String {
-    let mut t = Table::new(["Field", "Value"]).left_align(0).left_align(1);
-    if let Some(fields) = machine.as_object() {
-        for (k, v) in fields {
-            let shown = crate::sys::machine::field_text(v);
-            t.push(vec![k.clone(), shown]);
-        }
-    }
-    // Long values (the command line, vulnerabilities) wrap instead of widening the page.
-    html_table(&t, 2).replace("<td class=\"l\">", "<td class=\"l\" style=\"white-space:normal\">")
+/// The context of `templates/run.html`.
+#[derive(Serialize)]
+struct RunView {
+    title: String,
+    run_id: i64,
+    suite_name: String,
+    host: String,
+    kernel: String,
+    started: String,
+    ended: String,
+    status: String,
+    ok: usize,
+    not_ok: usize,
+    planned: i64,
+    tool_version: String,
+    findings: Vec<String>,
+    warnings: Vec<String>,
+    experiments: Vec<TableView>,
+    /// The trials that did not finish ok, when there are any.
+    failed: Option<TableView>,
+    figures: Vec<FigureView>,
+    machine: TableView,
+    suite_text: String,
 }
 
-fn warnings(run: &RunRecord) -> String {
-    run.warnings
-        .as_array()
-        .map(|w| w.iter().filter_map(Json::as_str).map(|w| format!("<div class=\"warn\">{}</div>", esc(w))).collect())
-        .unwrap_or_default()
+/// The context of `templates/compare.html`.
+#[derive(Serialize)]
+struct CompareView {
+    title: String,
+    /// "run 3 (quick, 2024-... on host, kernel 6.8)"
+    a: String,
+    b: String,
+    alpha: String,
+    threshold_percent: String,
+    compared: usize,
+    regressions: usize,
+    rows: TableView,
+    machine_a: TableView,
+    machine_b: TableView,
 }
 
-pub fn run_page(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings: &[Finding]) -> String {
+fn machine_field(machine: &Json, key: &str) -> String {
+    machine.get(key).and_then(Json::as_str).unwrap_or("unknown").to_string()
+}
+
+/// The machine fingerprint, field by field; long values (the command line,
+/// vulnerabilities) wrap instead of widening the page.
+fn machine_view(machine: &Json) -> TableView {
+    let rows = machine
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| {
+            vec![
+                CellView { text: k.clone(), bad: false },
+                CellView { text: crate::sys::machine::field_text(v), bad: false },
+            ]
+        })
+        .collect();
+    TableView { title: None, headers: vec!["Field".into(), "Value".into()], rows, left_columns: 2, wrap: true }
+}
+
+fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings: &[Finding]) -> RunView {
     let ok = trials.iter().filter(|t| t.is_ok()).count();
-    let host = run.machine.get("hostname").and_then(Json::as_str).unwrap_or("unknown");
-    let kernel = run.machine.get("kernel_release").and_then(Json::as_str).unwrap_or("unknown");
-    let mut body = format!(
-        "<h1>schedlab run {}: {}</h1><p class=\"meta\">On {} (kernel {}), {} .. {} [{}]; {} trials ok, {} not ok, {} planned; \
-         schedlab {}</p>",
-        run.id,
-        esc(&run.suite_name),
-        esc(host),
-        esc(kernel),
-        esc(&run.started),
-        esc(run.ended.as_deref().unwrap_or("not finished")),
-        esc(&run.status),
-        ok,
-        trials.len() - ok,
-        run.planned,
-        esc(&run.tool_version)
-    );
-    if !findings.is_empty() || run.warnings.as_array().is_some_and(|w| !w.is_empty()) {
-        body.push_str("<h2>Findings and warnings</h2>");
-        for f in findings {
-            body.push_str(&format!("<div class=\"finding\">{}</div>", esc(&f.to_string())));
-        }
-        body.push_str(&warnings(run));
-    }
-    body.push_str("<h2>Results</h2>");
-    for (title, table) in experiment_tables(trials) {
-        let axes = table.headers().iter().take_while(|h| *h != "ok/runs").count();
-        body.push_str(&format!("<h3>{}</h3>{}", esc(&title), html_table(&table, axes)));
-    }
+    let experiments = experiment_tables(trials)
+        .into_iter()
+        .map(|(title, table)| {
+            let axes = table.headers().iter().take_while(|h| *h != "ok/runs").count();
+            TableView::of(Some(title), &table, axes)
+        })
+        .collect();
     let failed: Vec<&TrialRecord> = trials.iter().filter(|t| !t.is_ok()).collect();
-    if !failed.is_empty() {
-        let mut t = Table::new(["Family", "Parameters", "Repeat", "Status", "Reason"])
-            .left_align(0)
-            .left_align(1)
-            .left_align(3)
-            .left_align(4);
+    let failed = (!failed.is_empty()).then(|| {
+        let mut t = Table::new(["Family", "Parameters", "Repeat", "Status", "Reason"]);
         for f in failed {
             t.push(vec![
                 f.family.as_str().to_string(),
@@ -128,49 +151,192 @@ pub fn run_page(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findi
                 f.status.reason().unwrap_or_default().to_string(),
             ]);
         }
-        body.push_str(&format!("<h3>Trials not ok (excluded from the figures)</h3>{}", html_table(&t, 5)));
+        TableView::of(Some("Trials not ok (excluded from the figures)".into()), &t, 5)
+    });
+    RunView {
+        title: format!("schedlab run {} ({})", run.id, run.suite_name),
+        run_id: run.id,
+        suite_name: run.suite_name.clone(),
+        host: machine_field(&run.machine, "hostname"),
+        kernel: machine_field(&run.machine, "kernel_release"),
+        started: run.started.clone(),
+        ended: run.ended.clone().unwrap_or_else(|| "not finished".into()),
+        status: run.status.clone(),
+        ok,
+        not_ok: trials.len() - ok,
+        planned: run.planned,
+        tool_version: run.tool_version.clone(),
+        findings: findings.iter().map(ToString::to_string).collect(),
+        warnings: run
+            .warnings
+            .as_array()
+            .map(|w| w.iter().filter_map(Json::as_str).map(str::to_string).collect())
+            .unwrap_or_default(),
+        experiments,
+        failed,
+        figures: charts
+            .iter()
+            .map(|c| FigureView { name: c.name.clone(), svg: Value::from_safe_string(c.svg.clone()) })
+            .collect(),
+        machine: machine_view(&run.machine),
+        suite_text: run.suite_text.clone(),
     }
-    if !charts.is_empty() {
-        body.push_str("<h2>Plots</h2>");
-        for c in charts {
-            body.push_str(&format!("<figure id=\"{}\">{}</figure>", esc(&c.name), c.svg));
-        }
-    }
-    body.push_str(&format!("<h2>Machine</h2>{}", machine_table(&run.machine)));
-    body.push_str(&format!("<h2>Suite</h2><pre>{}</pre>", esc(&run.suite_text)));
-    page(&format!("schedlab run {} ({})", run.id, run.suite_name), &body)
 }
 
-pub fn compare_page(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64) -> String {
+fn compare_view(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64) -> CompareView {
     let who = |r: &RunRecord| {
         format!(
             "run {} ({}, {} on {}, kernel {})",
             r.id,
             r.suite_name,
             r.started,
-            r.machine.get("hostname").and_then(Json::as_str).unwrap_or("unknown"),
-            r.machine.get("kernel_release").and_then(Json::as_str).unwrap_or("unknown")
+            machine_field(&r.machine, "hostname"),
+            machine_field(&r.machine, "kernel_release")
         )
     };
-    let regressions = rows.iter().filter(|r| r.regression).count();
-    let mut body = format!(
-        "<h1>schedlab compare</h1><p class=\"meta\">A = {}<br>B = {}<br>B/A is the ratio of medians with a 95% bootstrap \
-         interval; verdicts from a Mann-Whitney test at p &lt; {}; regression threshold {:.1}%.</p>",
-        esc(&who(a)),
-        esc(&who(b)),
-        compare::ALPHA,
-        threshold * 100.0
-    );
-    body.push_str(&format!(
-        "<div class=\"{}\">{} figures compared, {regressions} regression(s)</div>",
-        if regressions > 0 { "warn" } else { "finding" },
-        rows.len()
-    ));
-    body.push_str(&html_table(&compare::table(rows), 3));
-    body.push_str(&format!(
-        "<h2>Machine A</h2>{}<h2>Machine B</h2>{}",
-        machine_table(&a.machine),
-        machine_table(&b.machine)
-    ));
-    page(&format!("schedlab compare {} {}", a.id, b.id), &body)
+    let mut table = TableView::of(None, &compare::table(rows), 3);
+    // compare::table has one line per row, in order, and the verdict last.
+    for (cells, row) in table.rows.iter_mut().zip(rows) {
+        if let Some(verdict) = cells.last_mut() {
+            verdict.bad = row.regression;
+        }
+    }
+    CompareView {
+        title: format!("schedlab compare {} {}", a.id, b.id),
+        a: who(a),
+        b: who(b),
+        alpha: compare::ALPHA.to_string(),
+        threshold_percent: format!("{:.1}", threshold * 100.0),
+        compared: rows.len(),
+        regressions: rows.iter().filter(|r| r.regression).count(),
+        rows: table,
+        machine_a: machine_view(&a.machine),
+        machine_b: machine_view(&b.machine),
+    }
+}
+
+/// Render the template `name` with `context`. The templates are fixed and the
+/// contexts typed, so a failure here is a bug in schedlab: it is reported as an
+/// error, never a panic, and names the template.
+fn render(name: &str, context: impl Serialize) -> Result<String> {
+    let bug = |e: minijinja::Error| {
+        Error::env(format!(
+            "cannot render the HTML page from template {name}: {e} (a bug in schedlab; please report it)"
+        ))
+    };
+    let mut env = Environment::new();
+    // Block tags on their own lines leave no blank lines; the page ends with a newline.
+    let syntax = SyntaxConfig::builder().trim_blocks(true).lstrip_blocks(true).keep_trailing_newline(true).build();
+    env.set_syntax(syntax.map_err(bug)?);
+    // A misspelt field is an error, not an empty string.
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    for (template, source) in TEMPLATES {
+        env.add_template(template, source).map_err(bug)?;
+    }
+    env.get_template(name).and_then(|t| t.render(Serde(context))).map_err(bug)
+}
+
+pub fn run_page(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings: &[Finding]) -> Result<String> {
+    render("run.html", run_view(run, trials, charts, findings))
+}
+
+pub fn compare_page(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64) -> Result<String> {
+    render("compare.html", compare_view(a, b, rows, threshold))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Family, TrialStatus};
+    use crate::report::compare::Verdict;
+    use serde_json::json;
+
+    fn run(id: i64, name: &str, machine: Json) -> RunRecord {
+        RunRecord {
+            id,
+            uuid: "u".into(),
+            suite_name: name.into(),
+            suite_text: format!("name = \"{name}\"\n[[experiment]]\nfamily = \"ring\"\n"),
+            options: json!({}),
+            started: "2024-01-01T00:00:00Z".into(),
+            ended: None,
+            status: "running".into(),
+            tool_version: "0.1.0".into(),
+            machine,
+            warnings: json!(["a <i>warning</i>"]),
+            planned: 1,
+            pid: None,
+        }
+    }
+
+    fn row(verdict: Verdict, regression: bool) -> Row {
+        Row {
+            family: Family::Ring,
+            params: json!({"procs": 2}).as_object().cloned().unwrap(),
+            figure: "ns_per_switch",
+            label: "ns/switch",
+            a: vec![1.0; 4],
+            b: vec![2.0; 4],
+            not_ok_a: 0,
+            not_ok_b: 0,
+            ratio: Some(2.0),
+            ci: Some((1.5, 2.5)),
+            p: Some(0.01),
+            verdict,
+            regression,
+        }
+    }
+
+    #[test]
+    fn run_page_escapes_every_text_and_inserts_the_svg() {
+        let record = run(1, "<script>alert(\"x\")</script>", json!({"hostname": "<b>host</b>"}));
+        let failed = TrialRecord {
+            seq: 0,
+            experiment: 0,
+            family: Family::Ring,
+            repeat: 1,
+            params: json!({"procs": 2}).as_object().cloned().unwrap(),
+            spec: None,
+            outcome: None,
+            status: TrialStatus::Failed("<img onerror=x>".into()),
+            started: "2024-01-01T00:00:00Z".into(),
+            elapsed_s: 0.1,
+        };
+        let chart = Chart { name: "ring-1".into(), title: "t".into(), svg: "<svg><path d=\"M0 0\"/></svg>".into() };
+        let finding = Finding::RingTooFewSizes { what: "5 & 6 <u>".into(), sizes: 2 };
+        let page = run_page(&record, &[failed], &[chart], &[finding]).unwrap();
+        assert!(page.starts_with("<!DOCTYPE html>\n") && page.ends_with("</html>\n"), "{page}");
+        assert_eq!(page.matches("<script").count(), 1, "only the size probe: {page}");
+        assert!(page.contains("<h1>schedlab run 1: &lt;script&gt;alert(&quot;x&quot;)&lt;&#x2f;script&gt;</h1>"));
+        for raw in ["<b>host", "<i>warning", "<img", "<u>", "alert(\""] {
+            assert!(!page.contains(raw), "{raw} is not escaped: {page}");
+        }
+        assert!(page.contains("5 &amp; 6 &lt;u&gt;") && page.contains("&lt;b&gt;host"));
+        assert!(page.contains("<figure id=\"ring-1\"><svg><path d=\"M0 0\"/></svg></figure>"));
+        assert!(page.contains("<h3>Trials not ok (excluded from the figures)</h3>"));
+        assert!(page.contains("<pre>name = &quot;&lt;script&gt;"));
+    }
+
+    #[test]
+    fn a_context_that_does_not_fit_is_an_error_not_a_panic() {
+        let err = render("run.html", json!({"title": "t"})).unwrap_err().to_string();
+        assert!(err.contains("bug in schedlab") && err.contains("run.html"), "{err}");
+        assert!(render("nope.html", json!({})).unwrap_err().to_string().contains("nope.html"));
+    }
+
+    #[test]
+    fn a_regression_is_red_from_its_flag_and_machine_cells_wrap() {
+        let machine = json!({"hostname": "h", "note": "REGRESSION"});
+        let (a, b) = (run(1, "a", machine.clone()), run(2, "b", machine));
+        let rows = [row(Verdict::Slower, true), row(Verdict::Slower, false), row(Verdict::NoDifference, false)];
+        let page = compare_page(&a, &b, &rows, 0.05).unwrap();
+        assert_eq!(page.matches("class=\"l bad\"").count(), 1, "{page}");
+        assert!(page.contains("<td class=\"l bad\">B slower REGRESSION</td>"), "{page}");
+        assert!(page.contains("<td>B slower</td>") && page.contains("<td>no significant difference</td>"));
+        // A machine field that happens to say REGRESSION is only text.
+        assert!(page.contains("<td class=\"l\" style=\"white-space:normal\">REGRESSION</td>"), "{page}");
+        assert!(page.contains("<div class=\"warn\">3 figures compared, 1 regression(s)</div>"));
+        assert!(page.contains("p &lt; 0.05; regression threshold 5.0%."));
+        assert_eq!(page.matches("<script").count(), 1);
+    }
 }
