@@ -25,13 +25,18 @@ fn check_every_reader(db: &Path, dir: &Scratch) {
         assert!(shown.contains(needle), "missing {needle}: {shown}");
     }
     // Figures read back from 0.1.0's seconds: the ring of 2 ran 500 laps, about 1000 hops.
-    let report = ok_stdout(db, &["report", "1", "--format", "json"]);
-    let tables = json_lines(report.as_bytes());
-    assert_eq!(tables.len(), 5, "{report}");
-    let ring_rows = tables[0]["rows"].as_array().unwrap();
-    assert_eq!(ring_rows.len(), 3);
-    let per_hop: f64 = ring_rows[0]["ns/hop (min..max)"].as_str().unwrap().split(' ').next().unwrap().parse().unwrap();
-    assert!(per_hop > 100.0 && per_hop < 1e6, "{per_hop}");
+    let report: serde_json::Value = serde_json::from_str(&ok_stdout(db, &["report", "1", "--format", "json"])).unwrap();
+    let experiments = report["experiments"].as_array().unwrap();
+    assert_eq!(experiments.len(), 5, "{report}");
+    let rings = experiments[0]["groups"].as_array().unwrap();
+    assert_eq!(rings.len(), 3);
+    let per_hop = &rings[0]["figures"]["ns_per_hop"];
+    assert_eq!(per_hop["n"], 4, "{per_hop}");
+    assert!(per_hop["median"].as_f64().unwrap() > 100.0 && per_hop["median"].as_f64().unwrap() < 1e6, "{per_hop}");
+    assert!(rings[2]["figures"]["projected_s"].as_f64().unwrap() > 0.0);
+    let latency = &experiments[4]["groups"][0]["figures"];
+    assert_eq!(latency["samples"]["n"], 4, "{latency}");
+    assert!(report["findings"].as_array().unwrap().iter().any(|f| f["kind"] == "latency_leader"), "{report}");
     let text = ok_stdout(db, &["report", "2"]);
     assert!(text.contains("findings:") && text.contains("lowest p99"), "{text}");
 
