@@ -4,8 +4,10 @@
 pub mod children;
 pub mod clock;
 pub mod fd;
+pub mod fs;
 pub mod limits;
 pub mod machine;
+pub mod random;
 pub mod rusage;
 pub mod sched;
 pub mod shm;
