@@ -252,6 +252,13 @@ impl RtThrottling {
     }
 }
 
+/// Whether real-time tasks may take every CPU cycle: throttling is off, or its setting
+/// cannot be read (then assume the worst). A real-time trial then needs a supervisor
+/// that outranks it ([`RtWatchdog`], `sys::process::Options::rt_watchdog`).
+pub fn rt_throttling_off() -> bool {
+    RtThrottling::read().is_none_or(|t| !t.is_on())
+}
+
 /// While held, the calling thread waits at SCHED_FIFO 99, so real-time children cannot
 /// starve the thread that must stop, time or reap them; the previous policy comes back
 /// on drop. Without the privilege it silently stays as it was (the children could not be
