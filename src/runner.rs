@@ -11,10 +11,10 @@ use crate::model::{Outcome, TrialSpec, TrialStatus};
 use crate::preflight;
 use crate::store::{now_utc, TrialRecord};
 use crate::suite::Trial;
+use crate::sys::rusage::ExitKind;
 use crate::sys::signals::SignalWatch;
+use crate::sys::{process, sched};
 use std::io::{Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 /// What the orchestrator sends a trial process on stdin.
@@ -103,86 +103,45 @@ impl Orchestrator {
         self.signals.drain().into_iter().next()
     }
 
-    fn spawn(&self, job: &Job) -> Result<Child> {
-        let exe = std::env::current_exe().map_err(|e| Error::os("finding schedlab's own executable", e))?;
-        let parent = std::process::id() as libc::pid_t;
-        let mut command = std::process::Command::new(exe);
-        command.arg("__trial").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        // SAFETY: prctl and getppid are async-signal-safe; nothing else runs here.
-        unsafe {
-            command.pre_exec(move || {
-                // If the orchestrator dies (even SIGKILL), the trial dies with it.
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 || libc::getppid() != parent {
-                    return Err(std::io::Error::other("the orchestrator is gone"));
-                }
-                Ok(())
-            });
-        }
-        let mut child = command.spawn().map_err(|e| Error::os("starting a trial process", e))?;
-        let text = serde_json::to_string(job).map_err(|e| Error::failed(format!("encoding a trial job: {e}")))?;
-        if let Some(mut stdin) = child.stdin.take() {
-            // A child that dies at once closes the pipe: its exit status says why.
-            let _ = stdin.write_all(text.as_bytes());
-        }
-        Ok(child)
-    }
-
     /// Run one trial to its end and say what to store, or why the run must stop.
+    ///
+    /// While the trial runs, this process sleeps in one poll over the trial's pidfd,
+    /// its output, the signals and a deadline timer: no thread, no periodic wakeup. It
+    /// keeps off the CPUs the trial measures on, and stays SCHED_OTHER unless RT
+    /// throttling is off and the trial is real-time: only then could a runaway trial
+    /// starve it, so only then does it wait at SCHED_FIFO 99, raised after the spawn.
     pub fn run_trial(&mut self, trial: &Trial, on_warning: &mut dyn FnMut(&str)) -> Result<Ended> {
         let started = now_utc();
         let t0 = Instant::now();
         let job = Job { spec: trial.spec.clone(), repeat: trial.repeat.max(1) };
-        let mut child = self.spawn(&job)?;
-        // A real-time trial that fills every CPU must not starve the thread that times it
-        // out. Raised after the spawn, so the trial process never inherits it.
-        let realtime = preflight::is_realtime(&trial.spec);
-        let _watchdog = crate::sys::sched::RtWatchdog::raise_if(realtime);
-        let stdout = child.stdout.take().map(read_in_background);
-        let stderr = child.stderr.take().map(read_in_background);
-        let deadline = t0 + self.trial_timeout;
-        let mut stop_signal: Option<i32> = None;
-        let mut timed_out = false;
-        let mut kill_at: Option<Instant> = None;
-        // A pidfd becomes readable when the child exits, so a 5 ms trial is not kept
-        // waiting for a timer tick (-1 on kernels before 5.3: then the tick decides).
-        // SAFETY: plain syscall; the result is checked.
-        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id() as libc::pid_t, 0) } as libc::c_int;
-        let _pidfd_guard = (pidfd >= 0).then(|| {
-            // SAFETY: pidfd_open returned a new descriptor that only we own.
-            unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(pidfd) }
-        });
-        let status = loop {
-            if let Some(status) = child.try_wait().map_err(|e| Error::os("waiting for a trial", e))? {
-                break status;
-            }
-            let mut pfds = [
-                libc::pollfd { fd: self.signals.raw_fd(), events: libc::POLLIN, revents: 0 },
-                libc::pollfd { fd: pidfd, events: libc::POLLIN, revents: 0 },
-            ];
-            // SAFETY: valid pollfds (a negative fd is ignored by poll).
-            unsafe { libc::poll(pfds.as_mut_ptr(), 2, 100) };
-            if let Some(sig) = self.signals.drain().into_iter().next() {
-                // Pass it on: the trial stops its own children and reaps them.
-                stop_signal.get_or_insert(sig);
-                // SAFETY: plain kill of our own child.
-                unsafe { libc::kill(child.id() as libc::pid_t, sig) };
-                kill_at.get_or_insert(Instant::now() + Duration::from_secs(10));
-            }
-            let now = Instant::now();
-            if !timed_out && stop_signal.is_none() && now >= deadline {
-                timed_out = true;
-                // SAFETY: plain kill of our own child.
-                unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-                kill_at = Some(now + Duration::from_secs(5));
-            }
-            if kill_at.is_some_and(|k| now >= k) {
-                let _ = child.kill();
-            }
+        let job = serde_json::to_vec(&job).map_err(|e| Error::failed(format!("encoding a trial job: {e}")))?;
+        let exe = std::env::current_exe().map_err(|e| Error::os("finding schedlab's own executable", e))?;
+        let mut command = std::process::Command::new(exe);
+        command.arg("__trial");
+        let options = process::Options {
+            // SIGTERM, not SIGKILL: a trial whose orchestrator was killed outright still
+            // stops its children and removes its work directory.
+            die_with_parent: Some(libc::SIGTERM),
+            stdin: process::Input::Bytes(job),
+            capture_output: true,
+            avoid_cpus: preflight::measured_cpus(&trial.spec),
+            rt_watchdog: preflight::is_realtime(&trial.spec) && sched::rt_throttling_off(),
+            timeout: Some(self.trial_timeout),
+            ..process::Options::default()
         };
+        let running = process::spawn(&mut command, options).map_err(|e| Error::os("starting a trial process", e))?;
+        let finished = running.supervise(Some(&self.signals)).map_err(|e| Error::os("waiting for a trial", e))?;
+        if !matches!(finished.exit, ExitKind::Code(0)) {
+            // Killed outright, it could not remove its work directory: do it for it.
+            if let TrialSpec::Workload(spec) = &trial.spec {
+                let parent = spec.dir.clone().unwrap_or_else(std::env::temp_dir);
+                workload_bench::sweep_orphaned_work_dirs(&parent);
+            }
+        }
+        let (out, err, stop_signal, timed_out) =
+            (&finished.stdout, &finished.stderr, finished.stop_signal, finished.timed_out);
         let elapsed_s = t0.elapsed().as_secs_f64();
-        let out = stdout.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
-        let err = stderr.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
-        let err_text = String::from_utf8_lossy(&err).to_string();
+        let err_text = String::from_utf8_lossy(err).to_string();
         for line in err_text.lines().filter(|l| l.contains("warning:")) {
             if !self.seen_warnings.iter().any(|w| w == line) {
                 self.seen_warnings.push(line.to_string());
@@ -218,28 +177,19 @@ impl Orchestrator {
                 format!("ran past the trial timeout of {:.0} s and was stopped", self.trial_timeout.as_secs_f64());
             return Ok(Ended::Stored(Box::new(record(TrialStatus::TimedOut(reason), None))));
         }
-        match (status.code(), status.signal()) {
-            (Some(0), _) => match serde_json::from_slice::<Reply>(&out) {
+        match finished.exit {
+            ExitKind::Code(0) => match serde_json::from_slice::<Reply>(out) {
                 Ok(reply) => Ok(Ended::Stored(Box::new(record(reply.status, reply.outcome)))),
                 Err(e) => failed(format!("unreadable trial outcome: {e}")),
             },
             // Usage or environment: the plan was checked, so the machine changed under us.
-            (Some(2), _) => Ok(Ended::Stop(Error::env(reason_from_stderr()))),
-            (Some(code), _) if code > 128 => Ok(Ended::Stop(Error::Interrupted(code - 128))),
-            (Some(code), _) => {
+            ExitKind::Code(2) => Ok(Ended::Stop(Error::env(reason_from_stderr()))),
+            ExitKind::Code(code) if code > 128 => Ok(Ended::Stop(Error::Interrupted(code - 128))),
+            ExitKind::Code(code) => {
                 let reason = reason_from_stderr();
                 failed(if reason.is_empty() { format!("the trial process exited with status {code}") } else { reason })
             }
-            (None, Some(sig)) => failed(format!("the trial process was killed by {}", signal_name(sig))),
-            (None, None) => failed("the trial process vanished".into()),
+            ExitKind::Signal(sig) => failed(format!("the trial process was killed by {}", signal_name(sig))),
         }
     }
-}
-
-fn read_in_background<R: Read + Send + 'static>(mut pipe: R) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = pipe.read_to_end(&mut buf);
-        buf
-    })
 }

@@ -125,15 +125,19 @@ fn mixed_iterations(iterations: u64, seed: u64, output: RawFd) -> io::Result<f64
 
 /// A directory of schedlab's own for one run's files, removed with everything in it
 /// when dropped: on success, on error and on Ctrl-C (the error unwinds through here).
+/// Its name carries the owner's pid, so what a SIGKILLed run left behind can be told
+/// from a live run's files ([`sweep_orphaned_work_dirs`]).
 pub struct WorkDir {
     path: PathBuf,
 }
 
+const WORK_DIR_PREFIX: &str = "schedlab-work-";
+
 impl WorkDir {
-    /// A fresh `schedlab-work-XXXXXX` inside `parent` (default: the temp directory).
+    /// A fresh `schedlab-work-<pid>-XXXXXX` inside `parent` (default: the temp directory).
     pub fn create(parent: Option<&Path>) -> Result<WorkDir> {
         let parent = parent.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
-        let template = parent.join("schedlab-work-XXXXXX");
+        let template = parent.join(format!("{WORK_DIR_PREFIX}{}-XXXXXX", std::process::id()));
         let mut bytes = template.as_os_str().as_bytes().to_vec();
         bytes.push(0);
         // SAFETY: `bytes` is a writable NUL-terminated template, as mkdtemp requires.
@@ -170,6 +174,43 @@ impl Drop for WorkDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);
     }
+}
+
+/// The owner's pid in a name `schedlab-work-<pid>-XXXXXX` (mkdtemp's six letters and
+/// digits); `None` for every other name, which a sweep never touches.
+fn work_dir_owner(name: &std::ffi::OsStr) -> Option<i32> {
+    let rest = name.to_str()?.strip_prefix(WORK_DIR_PREFIX)?;
+    let (pid, suffix) = rest.split_once('-')?;
+    let well_formed = !pid.is_empty()
+        && pid.bytes().all(|b| b.is_ascii_digit())
+        && suffix.len() == 6
+        && suffix.bytes().all(|b| b.is_ascii_alphanumeric());
+    well_formed.then(|| pid.parse().ok()).flatten().filter(|&p| p > 0)
+}
+
+/// Remove every `schedlab-work-<pid>-XXXXXX` directory in `parent` whose owner is gone
+/// (no such process, a zombie, or the pid now belongs to a program other than this
+/// one: a run killed with SIGKILL never ran WorkDir's Drop) and return how many were
+/// removed. Other names, and anything that is not a directory, are left alone.
+pub fn sweep_orphaned_work_dirs(parent: &Path) -> usize {
+    // Compared with our own name rather than a fixed "schedlab", so a renamed binary
+    // never sweeps away the files of a live run of itself.
+    let comm = crate::sys::process::own_comm();
+    sweep_work_dirs_where(parent, |pid| !crate::sys::process::is_running_as(pid, comm.as_deref()))
+}
+
+fn sweep_work_dirs_where(parent: &Path, orphaned: impl Fn(i32) -> bool) -> usize {
+    let Ok(entries) = std::fs::read_dir(parent) else { return 0 };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let Some(pid) = work_dir_owner(&entry.file_name()) else { continue };
+        // Not followed: a symlink or file with such a name is not ours to remove.
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir && orphaned(pid) && std::fs::remove_dir_all(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 fn open_raw(path: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
@@ -421,5 +462,75 @@ mod tests {
         };
         assert_eq!(input_bytes(&params), 100 * 1024);
         assert_eq!(bytes_needed(&params, 4), 5 * 100 * 1024);
+    }
+
+    #[test]
+    fn work_dirs_carry_their_owners_pid() {
+        let dir = WorkDir::create(None).unwrap();
+        let name = dir.path().file_name().unwrap().to_owned();
+        assert_eq!(work_dir_owner(&name), Some(std::process::id() as i32), "{name:?}");
+        for other in ["schedlab-work-Ab3dE9", "schedlab-work-12-abc", "schedlab-work--abcdef", "schedlab-work-0-abcdef"]
+        {
+            assert_eq!(work_dir_owner(other.as_ref()), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn the_sweep_removes_only_dirs_whose_owner_is_gone() {
+        let parent = std::env::temp_dir().join(format!("schedlab-sweep-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&parent);
+        std::fs::create_dir_all(&parent).unwrap();
+        let dir_of = |pid: i32, tag: &str| {
+            let path = parent.join(format!("schedlab-work-{pid}-{tag}"));
+            std::fs::create_dir(&path).unwrap();
+            std::fs::write(path.join("out-0"), b"data").unwrap();
+            path
+        };
+        let mut exited = std::process::Command::new("true").spawn().unwrap();
+        exited.wait().unwrap();
+        let mut other_program = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        // A zombie of our own name (a fork keeps the comm): gone, though its pid lives on.
+        // SAFETY: the child only _exits.
+        let zombie = unsafe { libc::fork() };
+        if zombie == 0 {
+            // SAFETY: leave at once.
+            unsafe { libc::_exit(0) };
+        }
+        assert!(zombie > 0);
+        let limit = Instant::now() + Duration::from_secs(10);
+        while crate::sys::process::comm_and_state(zombie).is_some_and(|(_, s)| s != 'Z') && Instant::now() < limit {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+
+        let mine = dir_of(std::process::id() as i32, "Keep01");
+        let gone = [
+            dir_of(exited.id() as i32, "Dead01"),
+            dir_of(99_999_999, "Dead02"),
+            dir_of(other_program.id() as i32, "Other1"),
+            dir_of(zombie, "Zombie"),
+        ];
+        let untouched = [parent.join("schedlab-work-Ab3dE9"), parent.join("other-99999999-abcdef")];
+        for path in &untouched {
+            std::fs::create_dir(path).unwrap();
+        }
+        let a_file = parent.join("schedlab-work-99999999-File01");
+        std::fs::write(&a_file, b"not a directory").unwrap();
+
+        let removed = sweep_orphaned_work_dirs(&parent);
+
+        let _ = other_program.kill();
+        let _ = other_program.wait();
+        let _ = crate::sys::rusage::wait4(zombie, false);
+        let survivors: Vec<_> = std::fs::read_dir(&parent).unwrap().map(|e| e.unwrap().file_name()).collect();
+        std::fs::remove_dir_all(&parent).unwrap();
+        assert_eq!(removed, gone.len(), "left: {survivors:?}");
+        assert!(survivors.contains(&mine.file_name().unwrap().to_owned()), "{survivors:?}");
+        for path in gone {
+            assert!(!survivors.contains(&path.file_name().unwrap().to_owned()), "{path:?} kept: {survivors:?}");
+        }
+        for path in untouched.iter().chain([&a_file]) {
+            assert!(survivors.contains(&path.file_name().unwrap().to_owned()), "{path:?} removed");
+        }
+        assert_eq!(sweep_orphaned_work_dirs(&parent), 0, "a missing parent is no error");
     }
 }

@@ -9,13 +9,12 @@
 use crate::cli::RusageArgs;
 use crate::error::{describe_io, signal_name, Error, Result};
 use crate::model::{ns_to_s, Usage};
-use crate::sys::clock::monotonic_ns;
-use crate::sys::rusage::{wait4, ExitKind};
+use crate::sys::process;
+use crate::sys::rusage::ExitKind;
 use crate::sys::signals::SignalWatch;
 use serde_json::json;
 use std::ffi::OsString;
 use std::io::Write;
-use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 /// What `rusage` measured.
@@ -50,51 +49,27 @@ pub fn run(args: &RusageArgs) -> Result<i32> {
 
 pub fn measure(command: &[OsString]) -> Result<CommandUsage> {
     let (program, rest) = command.split_first().ok_or_else(|| Error::usage("no command given after --"))?;
-    let watch = SignalWatch::new(&[libc::SIGCHLD, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP])
+    let watch = SignalWatch::new(&[libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP])
         .map_err(|e| Error::os("setting up signal handling", e))?;
     let mut cmd = Command::new(program);
     cmd.args(rest);
-    // SAFETY: getpid is async-signal-safe.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: only async-signal-safe calls run between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            // The command must start with no signal blocked, whatever we block to watch.
-            let mut empty: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut empty);
-            libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
-            // schedlab died between fork and prctl: nobody would ever stop this command.
-            if libc::getppid() != parent {
-                libc::_exit(127);
-            }
-            Ok(())
-        });
-    }
-    let t0 = monotonic_ns();
-    let child = cmd
-        .spawn()
+    let options = process::Options {
+        die_with_parent: Some(libc::SIGTERM),
+        // The terminal sends SIGINT and SIGQUIT to the command itself: they are not
+        // passed on twice, and the command decides alone how long it takes to stop.
+        forward_signals: vec![libc::SIGTERM, libc::SIGHUP],
+        kill_after_signal: None,
+        ..process::Options::default()
+    };
+    let running = process::spawn(&mut cmd, options)
         .map_err(|e| Error::env(format!("cannot run '{}': {}", program.to_string_lossy(), describe_io(&e))))?;
-    let pid = child.id() as libc::pid_t;
-    loop {
-        let mut pfd = libc::pollfd { fd: watch.raw_fd(), events: libc::POLLIN, revents: 0 };
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut pfd, 1, -1) };
-        for sig in watch.drain() {
-            if sig == libc::SIGTERM || sig == libc::SIGHUP {
-                // SAFETY: signalling our own unreaped child.
-                unsafe { libc::kill(pid, sig) };
-            }
-        }
-        if let Some(reaped) = wait4(pid, true).map_err(|e| Error::os("waiting for the command", e))? {
-            return Ok(CommandUsage {
-                command: command.to_vec(),
-                wall_ns: monotonic_ns() - t0,
-                exit: reaped.exit,
-                usage: reaped.usage,
-            });
-        }
-    }
+    let finished = running.supervise(Some(&watch)).map_err(|e| Error::os("waiting for the command", e))?;
+    Ok(CommandUsage {
+        command: command.to_vec(),
+        wall_ns: finished.elapsed.as_nanos() as u64,
+        exit: finished.exit,
+        usage: finished.usage,
+    })
 }
 
 fn command_line(command: &[OsString]) -> String {

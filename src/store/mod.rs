@@ -678,25 +678,9 @@ pub fn decode_histogram(bytes: &[u8]) -> Vec<(u64, u64)> {
     out
 }
 
-/// Bytes from the kernel's generator; without one, the clock and pid (enough to keep
-/// run ids and shuffle seeds apart, which is all they are for).
-pub fn random_bytes<const N: usize>() -> [u8; N] {
-    let mut b = [0u8; N];
-    // SAFETY: the buffer is valid for N bytes.
-    let got = unsafe { libc::getrandom(b.as_mut_ptr().cast(), N, 0) };
-    if got != N as isize {
-        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
-        let fallback = [(t as u64).to_le_bytes(), u64::from(std::process::id()).to_le_bytes()].concat();
-        for (i, x) in b.iter_mut().enumerate() {
-            *x = fallback[i % fallback.len()];
-        }
-    }
-    b
-}
-
 /// A random version-4 UUID, the run's identity across databases.
 pub fn new_uuid() -> String {
-    let mut b: [u8; 16] = random_bytes();
+    let mut b: [u8; 16] = crate::sys::random::bytes();
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();

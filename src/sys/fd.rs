@@ -75,3 +75,63 @@ pub fn close_raw(fd: RawFd) {
     // SAFETY: closing an fd is always memory-safe; a stale number only yields EBADF.
     unsafe { libc::close(fd) };
 }
+
+/// Put `fd`'s open file description in non-blocking mode (reads and writes then fail
+/// with EAGAIN instead of waiting; poll says when to retry).
+pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: plain fcntl on a descriptor; a bad one yields EBADF.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// One write(2) of as much of `buf` as fits, retrying on EINTR; on a non-blocking
+/// descriptor EAGAIN comes back as an error of kind `WouldBlock`.
+pub fn write_some(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: the slice is valid for reads of its length.
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINTR) {
+            return Err(err);
+        }
+    }
+}
+
+/// A non-blocking, disarmed timerfd on CLOCK_MONOTONIC: readable once the instant it is
+/// armed for ([`arm_timer_at`]) has passed, so a poll loop sleeps until then and no longer.
+pub fn timerfd() -> io::Result<OwnedFd> {
+    // SAFETY: plain syscall with constant flags.
+    let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: timerfd_create succeeded; the descriptor is ours alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Arm `timer` to fire once at `at_ns` on CLOCK_MONOTONIC ([`crate::sys::clock::monotonic_ns`];
+/// at once if that has passed), or disarm it with `None`. Clears a pending expiry.
+pub fn arm_timer_at(timer: &OwnedFd, at_ns: Option<u64>) -> io::Result<()> {
+    let at_ns = at_ns.map_or(0, |t| t.max(1));
+    let value = libc::itimerspec {
+        it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+        it_value: libc::timespec {
+            tv_sec: (at_ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (at_ns % 1_000_000_000) as libc::c_long,
+        },
+    };
+    // SAFETY: `value` is a valid itimerspec; the old value is not asked for. A zero
+    // it_value disarms.
+    let r = unsafe { libc::timerfd_settime(timer.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &value, std::ptr::null_mut()) };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

@@ -7,6 +7,8 @@ pub mod fd;
 pub mod fs;
 pub mod limits;
 pub mod machine;
+pub mod process;
+pub mod random;
 pub mod rusage;
 pub mod sched;
 pub mod shm;

@@ -141,13 +141,65 @@ pub fn explain_refusal(policy: Policy, prio: i32, err: &io::Error) -> String {
     msg
 }
 
-/// Try the policy on a short-lived thread (the change affects only that thread), so a
-/// refusal is reported before any child is forked.
+/// Run `attempt` (one scheduler syscall; 0 or -1 with errno) in a short-lived forked
+/// child and return its errno. A child, not a thread: the change dies with it, and no
+/// exited thread is left for a moment in this process's thread count, where
+/// [`ChildGroup::new`](crate::sys::children::ChildGroup::new) would see it and refuse
+/// to fork.
+fn in_forked_child(attempt: fn(libc::c_int, libc::c_int) -> libc::c_int, a: i32, b: i32) -> io::Result<()> {
+    // SAFETY: between fork and _exit the child makes only async-signal-safe calls (the
+    // syscall in `attempt`, reading errno, _exit); it never returns into Rust code.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if pid == 0 {
+        // SAFETY: see above; errno is the child's own thread-local.
+        unsafe {
+            let code = if attempt(a, b) == 0 { 0 } else { *libc::__errno_location() };
+            libc::_exit(code & 0xff);
+        }
+    }
+    let mut status: libc::c_int = 0;
+    loop {
+        // SAFETY: waiting for the child just forked; `status` is writable.
+        let got = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if got == pid {
+            break;
+        }
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINTR) {
+            return Err(err);
+        }
+    }
+    if libc::WIFEXITED(status) {
+        return match libc::WEXITSTATUS(status) {
+            0 => Ok(()),
+            errno => Err(io::Error::from_raw_os_error(errno)),
+        };
+    }
+    Err(io::Error::other(format!(
+        "the probe process was killed by {}",
+        crate::error::signal_name(libc::WTERMSIG(status))
+    )))
+}
+
+fn try_policy(policy: libc::c_int, prio: libc::c_int) -> libc::c_int {
+    let param = libc::sched_param { sched_priority: prio };
+    // SAFETY: `param` is a valid sched_param; pid 0 is the calling (probe) process.
+    unsafe { libc::sched_setscheduler(0, policy, &param) }
+}
+
+fn try_nice(nice: libc::c_int, _: libc::c_int) -> libc::c_int {
+    // SAFETY: plain integers; who 0 is the calling (probe) process, single-threaded.
+    unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) }
+}
+
+/// Try the policy in a short-lived forked child (the change dies with it), so a refusal
+/// is reported before any real child is forked.
 pub fn probe_policy(policy: Policy, prio: i32) -> Result<()> {
-    let outcome = std::thread::spawn(move || set_policy(policy, prio))
-        .join()
-        .map_err(|_| Error::env("the scheduling-policy probe thread panicked"))?;
-    outcome.map_err(|e| Error::env(explain_refusal(policy, prio, &e)))
+    in_forked_child(try_policy, policy_constant(policy), prio)
+        .map_err(|e| Error::env(explain_refusal(policy, prio, &e)))
 }
 
 /// Set the calling thread's nice value (setpriority on its thread id: on Linux nice is
@@ -174,12 +226,9 @@ pub fn explain_nice_refusal(nice: i32, err: &io::Error) -> String {
     msg
 }
 
-/// Try policy, priority and nice on a short-lived thread, as [`probe_policy`] does.
+/// Try the nice value in a short-lived forked child, as [`probe_policy`] does.
 pub fn probe_nice(nice: i32) -> Result<()> {
-    let outcome = std::thread::spawn(move || set_nice(nice))
-        .join()
-        .map_err(|_| Error::env("the nice-value probe thread panicked"))?;
-    outcome.map_err(|e| Error::env(explain_nice_refusal(nice, &e)))
+    in_forked_child(try_nice, nice, 0).map_err(|e| Error::env(explain_nice_refusal(nice, &e)))
 }
 
 /// RT throttling: `sched_rt_runtime_us` out of every `sched_rt_period_us` is all that
@@ -201,6 +250,13 @@ impl RtThrottling {
     pub fn is_on(&self) -> bool {
         self.runtime_us >= 0 && self.runtime_us < self.period_us
     }
+}
+
+/// Whether real-time tasks may take every CPU cycle: throttling is off, or its setting
+/// cannot be read (then assume the worst). A real-time trial then needs a supervisor
+/// that outranks it ([`RtWatchdog`], `sys::process::Options::rt_watchdog`).
+pub fn rt_throttling_off() -> bool {
+    RtThrottling::read().is_none_or(|t| !t.is_on())
 }
 
 /// While held, the calling thread waits at SCHED_FIFO 99, so real-time children cannot
@@ -260,6 +316,72 @@ mod tests {
     fn other_policy_is_always_allowed() {
         probe_policy(Policy::Other, 0).unwrap();
         probe_policy(Policy::Idle, 0).unwrap();
+    }
+
+    #[test]
+    fn a_refusal_carries_the_probe_childs_errno() {
+        // Priority 100 is out of range for everyone, root included.
+        let err = probe_policy(Policy::Fifo, 100).unwrap_err().to_string();
+        assert!(err.contains("SCHED_FIFO priority 100") && err.contains("EINVAL"), "{err}");
+        // The probe changed nothing here.
+        assert_eq!(current_policy().unwrap().0, Some(Policy::Other));
+        probe_nice(5).unwrap();
+    }
+
+    fn threads_of_this_process() -> usize {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        status.lines().find_map(|l| l.strip_prefix("Threads:")).unwrap().trim().parse().unwrap()
+    }
+
+    /// The probes must not make threads: an exited thread still counts for a moment in
+    /// /proc/self/status, and ChildGroup refuses to fork from a multi-threaded process.
+    /// Checked in a forked, single-threaded child (this test runs on one of the
+    /// harness's threads, beside other tests): its thread count must stay 1 after every
+    /// probe, and its reaped-children usage must show the probes ran as processes (a
+    /// thread would leave it at zero, so this part fails deterministically).
+    #[test]
+    fn probes_fork_a_process_and_never_a_thread() {
+        fn check() -> std::result::Result<(), String> {
+            let children_minflt = || {
+                // SAFETY: zeroed rusage is valid; getrusage only writes it.
+                let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+                // SAFETY: RUSAGE_CHILDREN with a writable struct.
+                unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+                ru.ru_minflt
+            };
+            let before = children_minflt();
+            for i in 0..200 {
+                probe_policy(Policy::Other, 0).map_err(|e| e.to_string())?;
+                if i % 2 == 0 {
+                    probe_nice(0).map_err(|e| e.to_string())?;
+                }
+                let threads = threads_of_this_process();
+                if threads != 1 {
+                    return Err(format!("probe {i} left {threads} threads"));
+                }
+            }
+            if children_minflt() <= before {
+                return Err("no probe ran in a child process".into());
+            }
+            Ok(())
+        }
+        // SAFETY: the child runs `check` (glibc's malloc is fork-safe) and _exits.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork: {}", io::Error::last_os_error());
+        if pid == 0 {
+            let code = match std::panic::catch_unwind(check) {
+                Ok(Ok(())) => 0,
+                Ok(Err(msg)) => {
+                    eprintln!("probe check: {msg}");
+                    1
+                }
+                Err(_) => 2,
+            };
+            // SAFETY: leave without running the harness's destructors in the child.
+            unsafe { libc::_exit(code) };
+        }
+        let reaped = crate::sys::rusage::wait4(pid, false).unwrap().unwrap();
+        assert_eq!(reaped.exit, crate::sys::rusage::ExitKind::Code(0), "see the probe check's message above");
     }
 
     #[test]
