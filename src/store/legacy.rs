@@ -23,17 +23,25 @@ pub fn outcome(family: Family, figures: &Json, histogram: Option<Vec<(u64, u64)>
     }
 }
 
-fn ring(f: &Json) -> Option<RingOutcome> {
-    let usage = Usage {
+/// User and system time and the counters 0.1.0 kept (absent ones are zero).
+fn usage(f: &Json) -> Option<Usage> {
+    let count = |key| int(f, key).unwrap_or(0);
+    Some(Usage {
         utime_ns: ns(f, "user_s")?,
         stime_ns: ns(f, "sys_s")?,
-        maxrss_kb: int(f, "member_maxrss_kb").unwrap_or(0),
-        minflt: int(f, "minflt").unwrap_or(0),
-        majflt: int(f, "majflt").unwrap_or(0),
-        nvcsw: int(f, "nvcsw").unwrap_or(0),
-        nivcsw: int(f, "nivcsw").unwrap_or(0),
+        maxrss_kb: count("member_maxrss_kb"),
+        minflt: count("minflt"),
+        majflt: count("majflt"),
+        inblock: count("inblock"),
+        oublock: count("oublock"),
+        nvcsw: count("nvcsw"),
+        nivcsw: count("nivcsw"),
         ..Usage::default()
-    };
+    })
+}
+
+fn ring(f: &Json) -> Option<RingOutcome> {
+    let usage = usage(f)?;
     Some(RingOutcome {
         procs: int(f, "procs")? as usize,
         member_cpus: f
@@ -56,17 +64,7 @@ fn workload(f: &Json) -> Option<WorkloadOutcome> {
     if f.get("status").and_then(Json::as_str).is_some_and(|s| s != "ok") {
         return None;
     }
-    let usage = Usage {
-        utime_ns: ns(f, "user_s")?,
-        stime_ns: ns(f, "sys_s")?,
-        minflt: int(f, "minflt").unwrap_or(0),
-        majflt: int(f, "majflt").unwrap_or(0),
-        inblock: int(f, "inblock").unwrap_or(0),
-        oublock: int(f, "oublock").unwrap_or(0),
-        nvcsw: int(f, "nvcsw").unwrap_or(0),
-        nivcsw: int(f, "nivcsw").unwrap_or(0),
-        ..Usage::default()
-    };
+    let usage = usage(f)?;
     Some(WorkloadOutcome {
         children: int(f, "procs")? as usize,
         wall_ns: ns(f, "wall_s")?,
