@@ -13,3 +13,26 @@ pub mod rusage;
 pub mod sched;
 pub mod shm;
 pub mod signals;
+
+/// For tests that need a single-threaded process (the harness runs each test on a thread
+/// beside others): run `check` in a forked child and fail with its message if it fails.
+#[cfg(test)]
+pub(crate) fn check_in_forked_child(what: &str, check: fn() -> Result<(), String>) {
+    // SAFETY: the child runs `check` (glibc's malloc is fork-safe) and _exits.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
+    if pid == 0 {
+        let code = match std::panic::catch_unwind(check) {
+            Ok(Ok(())) => 0,
+            Ok(Err(msg)) => {
+                eprintln!("{what}: {msg}");
+                1
+            }
+            Err(_) => 2,
+        };
+        // SAFETY: leave without running the harness's destructors in the child.
+        unsafe { libc::_exit(code) };
+    }
+    let reaped = rusage::wait4(pid, false).unwrap().unwrap();
+    assert_eq!(reaped.exit, rusage::ExitKind::Code(0), "see the {what}'s message above");
+}

@@ -632,23 +632,7 @@ mod tests {
             }
             Ok(())
         }
-        // SAFETY: the child runs `check` (glibc's malloc is fork-safe) and _exits.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0);
-        if pid == 0 {
-            let code = match std::panic::catch_unwind(check) {
-                Ok(Ok(())) => 0,
-                Ok(Err(msg)) => {
-                    eprintln!("no-pidfd check: {msg}");
-                    1
-                }
-                Err(_) => 2,
-            };
-            // SAFETY: leave without running the harness's destructors in the child.
-            unsafe { libc::_exit(code) };
-        }
-        let reaped = rusage::wait4(pid, false).unwrap().unwrap();
-        assert_eq!(reaped.exit, ExitKind::Code(0), "see the no-pidfd check's message above");
+        crate::sys::check_in_forked_child("no-pidfd check", check);
     }
 
     #[test]
