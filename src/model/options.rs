@@ -43,6 +43,10 @@ text_value!(de_iterations, u64, parse_iterations);
 text_value!(de_size, u64, parse_size);
 text_value!(de_frequency, f64, parse_frequency);
 text_value!(de_break_us, f64, parse_break_us);
+text_value!(de_i32, i32, parse_whole::<i32>);
+text_value!(de_u64, u64, parse_whole::<u64>);
+text_value!(de_usize, usize, parse_whole::<usize>);
+text_value!(de_threads, u32, parse_threads);
 
 /// `schedlab ring` flags and ring experiment keys.
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
@@ -86,10 +90,12 @@ pub struct RingOptions {
 
     /// Static priority for fifo/rr (1-99) [default: 50]
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[serde(deserialize_with = "de_i32")]
     pub prio: Option<i32>,
 
     /// Working set (KiB) each member reads on every hop, like lmbench's -s [default: 0]
     #[arg(long, value_name = "K")]
+    #[serde(deserialize_with = "de_usize")]
     pub work_kb: Option<usize>,
 
     /// Kill a ring that runs longer than this and fail the run (e.g. one stopped member)
@@ -118,10 +124,12 @@ pub struct WorkloadOptions {
 
     /// Static priority for fifo/rr (1-99) [default: 99, the maximum, as in the classic study]
     #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "de_i32")]
     pub prio: Option<i32>,
 
     /// Nice value (-20..19) for the other and batch children
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[serde(deserialize_with = "de_i32")]
     pub nice: Option<i32>,
 
     /// cpu: Monte Carlo samples per child [default: 50000000, ~0.2 s here]; mixed: iterations [default: 1000]
@@ -145,6 +153,7 @@ pub struct WorkloadOptions {
 
     /// Base seed of the children's random generators [default: 1]
     #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "de_u64")]
     pub seed: Option<u64>,
 
     /// Kill a trial that runs longer than this and record it as timed out [default: 5m]
@@ -187,10 +196,12 @@ pub struct LatencyOptions {
 
     /// Static priority for fifo/rr (1-99) [default: 95]
     #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "de_i32")]
     pub prio: Option<i32>,
 
     /// Measuring threads, pinned to the first N allowed CPUs [default: 1, unpinned]
-    #[arg(long, value_name = "N", conflicts_with_all = ["all_cpus", "cpus"], value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_name = "N", conflicts_with_all = ["all_cpus", "cpus"], value_parser = parse_threads)]
+    #[serde(deserialize_with = "de_threads")]
     pub threads: Option<u32>,
 
     /// One pinned measuring thread per allowed CPU
@@ -448,6 +459,18 @@ mod tests {
         assert!(err.contains("at least 2"), "{err}");
         let err = toml::from_str::<RingOptions>("lapz = 1").unwrap_err().to_string();
         assert!(err.contains("unknown field") && err.contains("laps"), "{err}");
+    }
+
+    #[test]
+    fn every_number_reads_from_text_too_and_ranges_hold_in_suites() {
+        let ring: RingOptions = toml::from_str("prio = \"80\"\npolicy = \"fifo\"\nwork-kb = \"8\"").unwrap();
+        assert_eq!((ring.prio, ring.work_kb), (Some(80), Some(8)));
+        let workload: WorkloadOptions = toml::from_str("seed = \"42\"\nnice = -5").unwrap();
+        assert_eq!((workload.seed, workload.nice), (Some(42), Some(-5)));
+        for bad in ["threads = 0", "threads = 5000", "threads = \"two\""] {
+            assert!(toml::from_str::<LatencyOptions>(bad).is_err(), "{bad}");
+        }
+        assert_eq!(toml::from_str::<LatencyOptions>("threads = 2").unwrap().threads, Some(2));
     }
 
     #[test]

@@ -190,6 +190,19 @@ pub fn resolve_priority(policy: Policy, prio: Option<i32>) -> Result<i32> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PolicyList(pub Vec<Policy>);
 
+/// A whole number (`_` allowed as a separator), e.g. a priority, nice value or seed.
+pub fn parse_whole<T: std::str::FromStr>(text: &str) -> std::result::Result<T, String> {
+    text.trim().replace('_', "").parse().map_err(|_| format!("'{text}' is not a whole number in range"))
+}
+
+/// Measuring threads: 1 to 4096.
+pub fn parse_threads(text: &str) -> std::result::Result<u32, String> {
+    match parse_whole::<u32>(text)? {
+        n @ 1..=4096 => Ok(n),
+        n => Err(format!("{n} threads is out of range: use 1 to 4096")),
+    }
+}
+
 pub fn parse_frequency(text: &str) -> std::result::Result<f64, String> {
     let hz: f64 = text.trim().parse().map_err(|_| format!("'{text}' is not a frequency in Hz (try 85 or 1000)"))?;
     if !hz.is_finite() || hz <= 0.0 {
@@ -261,7 +274,7 @@ pub(crate) mod from_text {
     }
 
     macro_rules! text_value {
-        ($name:ident, $ty:ty, $parser:path) => {
+        ($name:ident, $ty:ty, $parser:expr) => {
             pub(crate) fn $name<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<$ty>, D::Error> {
                 $crate::model::parse::from_text::parse_with(d, $parser)
             }
