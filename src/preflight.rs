@@ -3,7 +3,7 @@
 //! for the files. Each turns a spec into what its kernel needs (resolved CPUs, a work
 //! directory) or refuses it with the fix, so nothing is measured that was not asked for.
 
-use crate::bench::workload::{bytes_needed, prepare_input, WorkDir};
+use crate::bench::workload::{bytes_needed, prepare_input, sweep_orphaned_work_dirs, WorkDir};
 use crate::bench::{latency as latency_bench, ring as ring_bench};
 use crate::error::{Error, Result};
 use crate::model::{LatencySpec, Placement, Policy, TrialSpec, WorkloadKind, WorkloadSpec};
@@ -57,7 +57,16 @@ pub fn work_dir(specs: &[WorkloadSpec]) -> Result<Option<WorkDir>> {
     if first.params.kind == WorkloadKind::Cpu {
         return Ok(None);
     }
-    let dir = WorkDir::create(first.dir.as_deref())?;
+    let parent = first.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let removed = sweep_orphaned_work_dirs(&parent);
+    if removed > 0 {
+        eprintln!(
+            "schedlab: warning: removed {removed} work director{} left in {} by a schedlab that was killed",
+            if removed == 1 { "y" } else { "ies" },
+            parent.display()
+        );
+    }
+    let dir = WorkDir::create(Some(&parent))?;
     let largest = specs.iter().map(|s| s.procs).max().unwrap_or(1);
     check_space(dir.path(), bytes_needed(&first.params, largest))?;
     warn_if_memory_backed(dir.path());

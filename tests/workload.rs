@@ -229,3 +229,31 @@ fn realtime_without_privilege_is_refused() {
     assert!(err.contains("CAP_SYS_NICE") && err.contains("SCHED_FIFO"), "{err}");
     assert!(out.stdout.is_empty(), "nothing was run: {}", String::from_utf8_lossy(&out.stdout));
 }
+
+/// A work directory left by a schedlab that was killed outright (its pid gone) is removed
+/// by the next io or mixed run in the same place, and a live one is not touched.
+#[test]
+fn a_killed_runs_work_directory_is_swept_by_the_next_io_run() {
+    let dir = Scratch::new("workload-sweep");
+    let parent = dir.path("work");
+    // A pid that is not running: the first free one above ours, from /proc.
+    let dead = (std::process::id() as i32 + 1_000..).find(|p| !is_running(*p)).unwrap();
+    let orphan = parent.join(format!("schedlab-work-{dead}-AbCdEf"));
+    // A live owner: a schedlab that is running (only a schedlab's directories are kept).
+    let mut live = std::process::Command::new(binary_path()).args(["latency", "--duration", "20s"]).spawn().unwrap();
+    let alive = parent.join(format!("schedlab-work-{}-AbCdEf", live.id()));
+    std::fs::create_dir_all(&orphan).unwrap();
+    std::fs::write(orphan.join("out-0"), b"left behind").unwrap();
+    std::fs::create_dir_all(&alive).unwrap();
+    let out = schedlab()
+        .args(["workload", "io", "--procs", "1", "--transfer-size", "4KiB", "--block-size", "1KiB", "--dir"])
+        .arg(&parent)
+        .output()
+        .unwrap();
+    let _ = live.kill();
+    let _ = live.wait();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!orphan.exists(), "the orphaned work directory is still there");
+    assert!(alive.exists(), "a directory whose owner lives was removed");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("removed 1 work directory"));
+}

@@ -14,19 +14,17 @@ use std::sync::atomic::Ordering;
 
 pub fn run(args: &LatencyArgs) -> Result<i32> {
     let specs = args.options.to_specs(args.compare_policies.as_ref())?;
-    let mut cpus = Vec::new();
-    for spec in &specs {
-        cpus = preflight::latency(spec)?;
-    }
+    // Every policy is checked (and its threads' CPUs resolved) before the first runs.
+    let cpus: Vec<Vec<Option<usize>>> = specs.iter().map(preflight::latency).collect::<Result<_>>()?;
     // Open the output files first: an unwritable path must fail before the run.
     let histogram_file = open_output(args.histogram.as_deref())?;
     let samples_file = open_output(args.samples.as_deref())?;
     let live_line = std::io::stderr().is_terminal();
     let mut runs: Vec<LatencyRun> = Vec::new();
     let mut outcomes: Vec<(LatencySpec, LatencyOutcome)> = Vec::new();
-    for spec in &specs {
+    for (spec, cpus) in specs.iter().zip(cpus) {
         let label = spec.policy.as_str();
-        let plan = LatencyPlan::new(spec, cpus.clone(), args.samples.is_some());
+        let plan = LatencyPlan::new(spec, cpus, args.samples.is_some());
         let run = latency::run(&plan, |lives| {
             if live_line {
                 draw_live_line(label, lives);

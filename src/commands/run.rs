@@ -94,30 +94,6 @@ fn shuffle<T>(items: &mut [T], seed: u64) {
     }
 }
 
-/// Remove the work directories an earlier schedlab left behind when it was killed outright
-/// (SIGKILL gives a trial no chance to clean up): in the temp directory and in every
-/// directory this suite's io and mixed trials write in.
-fn sweep_work_dirs(suite: &Suite) {
-    let mut parents = vec![std::env::temp_dir()];
-    for trial in &suite.trials {
-        if let crate::model::TrialSpec::Workload(spec) = &trial.spec {
-            if let Some(dir) = spec.dir.as_ref().filter(|d| !parents.contains(d)) {
-                parents.push(dir.clone());
-            }
-        }
-    }
-    for parent in parents {
-        let removed = crate::bench::workload::sweep_orphaned_work_dirs(&parent);
-        if removed > 0 {
-            eprintln!(
-                "schedlab: removed {removed} work director{} left in {} by a schedlab that was killed",
-                if removed == 1 { "y" } else { "ies" },
-                parent.display()
-            );
-        }
-    }
-}
-
 /// Is the process that started this run still running it?
 fn still_running(pid: Option<i64>) -> bool {
     let Some(pid) = pid.filter(|&p| p > 0 && p != i64::from(std::process::id())) else { return false };
@@ -172,7 +148,6 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         return Ok(0);
     }
     preflight(&suite)?;
-    sweep_work_dirs(&suite);
     let mut store = match store.take() {
         Some(s) => s,
         None => Store::open(&db_path, Access::Create)?,
