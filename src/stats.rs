@@ -196,71 +196,6 @@ fn normal_upper_tail(z: f64) -> f64 {
     }
 }
 
-/// A knee: where a cost that should stay flat steps to another level.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Knee {
-    /// The last x before the step and the first after it.
-    pub before: f64,
-    pub after: f64,
-    /// Median level on each side, and the relative jump (after / before − 1).
-    pub level_before: f64,
-    pub level_after: f64,
-    pub jump: f64,
-    pub p_value: f64,
-}
-
-/// Find where per-item cost (`y` at each `x`, several repeats each) departs from one
-/// level. The best single split (two flat levels, least squares over every repeat) is a
-/// knee only if it explains the data much better than one straight line (so a steady
-/// slope is not called a knee), the two sides differ by at least `min_jump` (relative)
-/// and a Mann-Whitney test between the sides gives p < 0.01. Needs 4 x values or more.
-pub fn find_knee(points: &[(f64, Vec<f64>)], min_jump: f64) -> Option<Knee> {
-    let mut pts: Vec<&(f64, Vec<f64>)> = points.iter().filter(|(_, ys)| !ys.is_empty()).collect();
-    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-    if pts.len() < 4 {
-        return None;
-    }
-    let all: Vec<(f64, f64)> = pts.iter().flat_map(|(x, ys)| ys.iter().map(move |&y| (*x, y))).collect();
-    let sse_flat = |vals: &[f64]| {
-        let m = vals.iter().sum::<f64>() / vals.len() as f64;
-        vals.iter().map(|v| (v - m).powi(2)).sum::<f64>()
-    };
-    // One straight line through everything (least squares).
-    let n = all.len() as f64;
-    let (mx, my) = (all.iter().map(|p| p.0).sum::<f64>() / n, all.iter().map(|p| p.1).sum::<f64>() / n);
-    let sxx: f64 = all.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    let sxy: f64 = all.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
-    let sse_line: f64 = all.iter().map(|p| (p.1 - (my + slope * (p.0 - mx))).powi(2)).sum();
-    let mut best: Option<(f64, usize)> = None;
-    for split in 2..=pts.len() - 2 {
-        let left: Vec<f64> = pts[..split].iter().flat_map(|(_, ys)| ys.iter().copied()).collect();
-        let right: Vec<f64> = pts[split..].iter().flat_map(|(_, ys)| ys.iter().copied()).collect();
-        let sse = sse_flat(&left) + sse_flat(&right);
-        if best.is_none_or(|(b, _)| sse < b) {
-            best = Some((sse, split));
-        }
-    }
-    let (sse_step, split) = best?;
-    let left: Vec<f64> = pts[..split].iter().flat_map(|(_, ys)| ys.iter().copied()).collect();
-    let right: Vec<f64> = pts[split..].iter().flat_map(|(_, ys)| ys.iter().copied()).collect();
-    let (level_before, level_after) = (median(&left), median(&right));
-    if level_before == 0.0 {
-        return None;
-    }
-    let jump = level_after / level_before - 1.0;
-    let (_, p_value) = mann_whitney(&left, &right)?;
-    let explains_better = sse_step < 0.5 * sse_line || sse_line == 0.0 && sse_step == 0.0;
-    (jump.abs() >= min_jump && p_value < 0.01 && explains_better).then(|| Knee {
-        before: pts[split - 1].0,
-        after: pts[split].0,
-        level_before,
-        level_after,
-        jump,
-        p_value,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,31 +258,5 @@ mod tests {
         let same = bootstrap_ratio_ci(&a, &a, 2000, 1).unwrap();
         assert!(same.1 <= 1.0 && same.2 >= 1.0);
         assert!(bootstrap_ratio_ci(&[], &b, 10, 1).is_none());
-    }
-
-    fn noisy(level: f64, i: usize) -> Vec<f64> {
-        vec![level * (1.0 + 0.01 * ((i % 3) as f64 - 1.0)), level, level * (1.0 + 0.005 * (i % 2) as f64)]
-    }
-
-    #[test]
-    fn a_planted_knee_is_found_where_it_was_planted() {
-        // Sun-4 style: flat until the register windows run out after 8 processes.
-        let xs = [2.0, 4.0, 6.0, 8.0, 10.0, 16.0, 20.0, 32.0, 48.0, 64.0];
-        let points: Vec<(f64, Vec<f64>)> =
-            xs.iter().enumerate().map(|(i, &x)| (x, noisy(if x <= 8.0 { 1000.0 } else { 1600.0 }, i))).collect();
-        let knee = find_knee(&points, 0.1).expect("the knee is found");
-        assert_eq!((knee.before, knee.after), (8.0, 10.0));
-        assert!((knee.jump - 0.6).abs() < 0.03, "{knee:?}");
-    }
-
-    #[test]
-    fn flat_and_steadily_rising_curves_have_no_knee() {
-        let xs = [2.0, 4.0, 8.0, 10.0, 16.0, 20.0, 32.0, 48.0, 64.0];
-        let flat: Vec<(f64, Vec<f64>)> = xs.iter().enumerate().map(|(i, &x)| (x, noisy(1000.0, i))).collect();
-        assert_eq!(find_knee(&flat, 0.1), None);
-        let rising: Vec<(f64, Vec<f64>)> =
-            xs.iter().enumerate().map(|(i, &x)| (x, noisy(1000.0 + 20.0 * x, i))).collect();
-        assert_eq!(find_knee(&rising, 0.1), None);
-        assert_eq!(find_knee(&flat[..3], 0.1), None);
     }
 }

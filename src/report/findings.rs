@@ -2,16 +2,14 @@
 //! policy per workload with whether the lead is significant, and the latency leader.
 //! Each is a typed value carrying its numbers; the sentence is made only when it is shown.
 
+use crate::analysis::knee::{self, Shape, StepTest};
 use crate::model::{Family, RingOutcome};
 use crate::report::stored::{groups, param_text, Group};
-use crate::stats::{find_knee, mann_whitney, median, smallest_possible_p};
+use crate::stats::{mann_whitney, median, smallest_possible_p};
 use crate::store::TrialRecord;
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 use std::fmt;
-
-/// The smallest relative step that counts as a knee.
-pub const KNEE_MIN_JUMP: f64 = 0.10;
 
 fn describe(params: &Map<String, Json>, skip: &[&str]) -> String {
     let parts: Vec<String> = params
@@ -67,10 +65,33 @@ pub enum Significance {
 pub enum Finding {
     /// Too few ring sizes to look for a knee.
     RingTooFewSizes { what: String, sizes: usize },
-    /// The cost per switch steps up between two ring sizes.
-    Knee { what: String, before: f64, after: f64, level_before_ns: f64, level_after_ns: f64, jump: f64, p: f64 },
-    /// No step of at least `min_jump` from the smallest to the largest ring.
-    NoKnee { what: String, from: f64, to: f64, min_jump: f64 },
+    /// The CPU cost per hop steps between two neighbouring ring sizes, and stays there.
+    Knee {
+        what: String,
+        /// The last ring size before the step and the first after it.
+        before: u64,
+        after: u64,
+        /// CPU ns per hop at those two sizes (medians over repeats), and after / before − 1.
+        cost_before_ns: f64,
+        cost_after_ns: f64,
+        jump: f64,
+        /// The median CPU ns per hop of each side as a whole, up to the neighbouring knees.
+        level_before_ns: f64,
+        level_after_ns: f64,
+        evidence: StepTest,
+    },
+    /// How a ring sweep's CPU cost per hop scales, knees aside: the NCAR "is it linear?".
+    Scaling {
+        what: String,
+        from: u64,
+        to: u64,
+        knees: usize,
+        shape: Shape,
+        /// The fitted change of the cost per hop across the sizes, knees left out.
+        trend: f64,
+        /// CPU time at the largest ring over the linear projection from the smallest.
+        above_projection: f64,
+    },
     /// The policy with the lowest median wall time, against the next best.
     BestPolicy {
         what: String,
@@ -102,6 +123,15 @@ pub enum SwitchContrast {
     OnlyOther(f64),
 }
 
+/// "2544 ns" or "436.5 µs": ring costs span a 3 µs VM and a 1992 Sun at 1.4 ms.
+fn ns_text(ns: f64) -> String {
+    if ns >= 100_000.0 {
+        format!("{:.1} µs", ns / 1000.0)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
 impl fmt::Display for Significance {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -121,18 +151,34 @@ impl fmt::Display for Finding {
             Finding::RingTooFewSizes { what, sizes } => {
                 write!(f, "{what}: {sizes} ring sizes measured; at least 4 are needed to look for a knee")
             }
-            Finding::Knee { what, before, after, level_before_ns, level_after_ns, jump, p } => write!(
+            Finding::Knee { what, before, after, cost_before_ns, cost_after_ns, jump, evidence, .. } => write!(
                 f,
-                "{what}: knee between {before} and {after} processes: the cost per switch steps from \
-                 {level_before_ns:.0} to {level_after_ns:.0} ns ({:+.0}%, Mann-Whitney p = {p:.2e})",
+                "{what}: knee between {before} and {after} processes: the CPU cost per hop steps from \
+                 {} to {} ({:+.0}%) and stays there ({evidence})",
+                ns_text(*cost_before_ns),
+                ns_text(*cost_after_ns),
                 jump * 100.0
             ),
-            Finding::NoKnee { what, from, to, min_jump } => write!(
-                f,
-                "{what}: no knee from {from} to {to} processes: the cost per switch fits one level or a steady \
-                 line (no step of {:.0}% or more)",
-                min_jump * 100.0
-            ),
+            Finding::Scaling { what, from, to, knees, shape, trend, above_projection } => {
+                let steps = match knees {
+                    0 => format!("no knee (no step of {:.0}% or more that holds)", knee::STEP_MIN * 100.0),
+                    1 => "1 knee".to_string(),
+                    n => format!("{n} knees"),
+                };
+                let shape = match (shape, knees) {
+                    (Shape::Linear, 0) => "the cost per hop is flat, the total linear".to_string(),
+                    (Shape::Linear, 1) => "apart from it the cost per hop is flat".to_string(),
+                    (Shape::Linear, _) => "apart from them the cost per hop is flat".to_string(),
+                    (Shape::SteadyRise, _) => "the cost per hop rises steadily, the total super-linearly".to_string(),
+                    (Shape::SteadyFall, _) => "the cost per hop falls steadily".to_string(),
+                };
+                write!(
+                    f,
+                    "{what}: from {from} to {to} processes, {steps}; {shape} (fitted {:+.0}% across the sizes); \
+                     at {to} processes the CPU time is {above_projection:.2}x the linear projection",
+                    trend * 100.0
+                )
+            }
             Finding::BestPolicy { what, best, best_wall_s, next, next_wall_s, significance, switches } => {
                 write!(
                     f,
@@ -174,27 +220,35 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
     for set in series(&all, Family::Ring, "procs") {
         let points: Vec<(f64, Vec<f64>)> = set
             .iter()
-            .filter_map(|g| Some((g.params.get("procs")?.as_f64()?, g.ring(RingOutcome::ns_per_switch))))
+            .filter_map(|g| Some((g.params.get("procs")?.as_f64()?, g.ring(RingOutcome::cpu_ns_per_hop))))
             .filter(|(_, v)| !v.is_empty())
             .collect();
         let what = format!("ring{}", describe(&set[0].params, &["procs"]));
-        if points.len() < 4 {
+        let Some(scaling) = knee::analyse(&points) else {
             out.push(Finding::RingTooFewSizes { what, sizes: points.len() });
             continue;
-        }
-        let (from, to) =
-            (points.iter().map(|p| p.0).fold(f64::MAX, f64::min), points.iter().map(|p| p.0).fold(0.0, f64::max));
-        out.push(match find_knee(&points, KNEE_MIN_JUMP) {
-            Some(k) => Finding::Knee {
-                what,
-                before: k.before,
-                after: k.after,
+        };
+        for k in &scaling.knees {
+            out.push(Finding::Knee {
+                what: what.clone(),
+                before: k.before as u64,
+                after: k.after as u64,
+                cost_before_ns: k.cost_before,
+                cost_after_ns: k.cost_after,
+                jump: k.jump,
                 level_before_ns: k.level_before,
                 level_after_ns: k.level_after,
-                jump: k.jump,
-                p: k.p_value,
-            },
-            None => Finding::NoKnee { what, from, to, min_jump: KNEE_MIN_JUMP },
+                evidence: k.test.clone(),
+            });
+        }
+        out.push(Finding::Scaling {
+            what,
+            from: scaling.from as u64,
+            to: scaling.to as u64,
+            knees: scaling.knees.len(),
+            shape: scaling.shape,
+            trend: scaling.trend,
+            above_projection: scaling.above_projection,
         });
     }
     for set in series(&all, Family::Workload, "policy") {

@@ -3,9 +3,8 @@
 //! context switches per policy, latency histograms and tail (1 − CDF) plots.
 
 use crate::model::{Family, Outcome, RingOutcome, WorkloadOutcome};
-use crate::report::findings::KNEE_MIN_JUMP;
 use crate::report::stored::{groups, param_text, projected_s, Group};
-use crate::stats::{find_knee, median, Summary};
+use crate::stats::{median, Summary};
 use crate::store::TrialRecord;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -309,7 +308,7 @@ fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
     let mut plot = Plot {
         title: format!("Experiment {n}: cost per hop against ring size"),
         x_label: "processes in the ring".into(),
-        y_label: "ns per hop (median, min..max)".into(),
+        y_label: "CPU ns per hop (median, min..max)".into(),
         x_log: false,
         y_log: false,
         series: Vec::new(),
@@ -320,7 +319,7 @@ fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
         let measured: Vec<Point> = set
             .iter()
             .filter_map(|g| {
-                let s = Summary::of(&g.ring(RingOutcome::ns_per_hop))?;
+                let s = Summary::of(&g.ring(RingOutcome::cpu_ns_per_hop))?;
                 Some((x_of(g, "procs")?, s.median, Some((s.min, s.max))))
             })
             .collect();
@@ -333,8 +332,8 @@ fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
             })
             .collect();
         let points: Vec<(f64, Vec<f64>)> =
-            set.iter().filter_map(|g| Some((x_of(g, "procs")?, g.ring(RingOutcome::ns_per_switch)))).collect();
-        if let Some(k) = find_knee(&points, KNEE_MIN_JUMP) {
+            set.iter().filter_map(|g| Some((x_of(g, "procs")?, g.ring(RingOutcome::cpu_ns_per_hop)))).collect();
+        for k in crate::analysis::knee::analyse(&points).map(|s| s.knees).unwrap_or_default() {
             plot.markers.push(((k.before + k.after) / 2.0, format!("knee {:+.0}%", k.jump * 100.0)));
         }
         plot.series.push(Series { label: label.clone(), points: measured, style: Style::LinePoints });
