@@ -54,12 +54,13 @@ pub enum Command {
     Delete(DeleteArgs),
     /// Write stored runs as JSON (lossless, for import elsewhere) or CSV (one row per trial)
     Export(ExportArgs),
-    /// Add the runs of a JSON export (from any machine) to the results database
+    /// Add runs to the results database: a JSON export (from any machine), an NCAR table, or a reference set
+    #[command(after_help = IMPORT_EXAMPLES)]
     Import(ImportArgs),
     /// Compare two stored runs: matched figures, ratios, 95% intervals, verdicts (exit 1 on a regression)
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
-    /// A stored run's tables, findings, SVG plots and self-contained HTML page
+    /// Stored runs' tables, findings, SVG plots and self-contained HTML page; several runs are also overlaid
     #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
     /// (internal) Run one trial of a suite; the orchestrator starts it
@@ -86,10 +87,24 @@ const COMPARE_EXAMPLES: &str = "Examples:\n  \
     bootstrap interval that excludes 1, and needs at least 4 ok repeats on each side. Exit \
     status 1 when a figure of B is significantly slower than A by more than --threshold.";
 
+const IMPORT_EXAMPLES: &str = "Examples:\n  \
+    schedlab import run3.json                          # runs exported elsewhere\n  \
+    schedlab import --reference ncar-1992              # the 1992 report's nine machines\n  \
+    schedlab import --ncar sun4.txt --machine \"Sun-4/280, SunOS 4.1.1\"\n  \
+    schedlab import --ncar mine.txt --machine lab-box --laps 2000\n\n\
+    An NCAR table is a header line naming its columns, then one row of seconds per process count, \
+    tab- or space-separated; text before the header and after a blank line that ends the table \
+    is skipped. Its figures are stored as a ring run marked as imported (never as measured here), \
+    and importing the same figures again stores nothing.";
+
 const REPORT_EXAMPLES: &str = "Examples:\n  \
     schedlab report latest\n  \
     schedlab report 3 --format markdown > run3.md\n  \
-    schedlab report 3 --svg plots/ --html run3.html";
+    schedlab report 3 --svg plots/ --html run3.html\n  \
+    schedlab import --reference ncar-1992 && schedlab report 1 2 3 4 5 6 7 8 9 latest --html vs-1992.html\n\n\
+    With several runs, each run is reported in turn, then the ring runs are overlaid: CPU time per \
+    hop (median over repeats) against processes, one line per run, each run's knees marked, on a \
+    log scale when the runs differ by more than a factor of 20.";
 
 pub use crate::report::exporter::Format as TableFormat;
 
@@ -115,18 +130,20 @@ pub struct CompareArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct ReportArgs {
-    /// Run id or `latest`
+    /// Run ids or `latest`; with several, each run's report and one overlay of their rings
     #[arg(value_name = "RUN", default_value = "latest")]
-    pub run: String,
+    pub runs: Vec<String>,
     #[command(flatten)]
     pub db: DbArg,
     /// How the tables are printed
     #[arg(long, value_enum, default_value_t = TableFormat::Text)]
     pub format: TableFormat,
-    /// Write the plots as SVG files into DIR (made if missing)
+    /// Write the plots as SVG files into DIR (made if missing); with several runs, the
+    /// overlay as overlay.svg and each run's plots named runN-…
     #[arg(long, value_name = "DIR")]
     pub svg: Option<PathBuf>,
-    /// Write one self-contained HTML page (tables, plots, machine, findings)
+    /// Write one self-contained HTML page (tables, plots, machine, findings; the overlay
+    /// first when there are several runs)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 }
@@ -204,10 +221,24 @@ pub struct ExportArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["file", "ncar", "reference"])))]
 pub struct ImportArgs {
     /// A file written by `schedlab export --format json`
     #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    pub file: Option<PathBuf>,
+    /// A table in the 1992 NCAR report's format (Processes, Real, CPU, User, System and
+    /// optionally Projected Seconds), stored as a ring run of the --machine named
+    #[arg(long, value_name = "FILE", requires = "machine")]
+    pub ncar: Option<PathBuf>,
+    /// The machine the --ncar table was measured on, as `list` and reports will name it
+    #[arg(long, value_name = "NAME", requires = "ncar")]
+    pub machine: Option<String>,
+    /// Laps per ring in the --ncar table [default: 1000000, the report's]
+    #[arg(long, value_name = "N", requires = "ncar", value_parser = clap::value_parser!(u64).range(1..))]
+    pub laps: Option<u64>,
+    /// A reference set built into schedlab: ncar-1992, the 1992 report's nine machines as published
+    #[arg(long, value_name = "NAME", value_parser = [crate::report::ncar::REFERENCE_NAME])]
+    pub reference: Option<String>,
     #[command(flatten)]
     pub db: DbArg,
 }

@@ -201,3 +201,87 @@ fn compare_refuses_what_cannot_be_compared() {
     let text = ok_stdout(&db, &["compare", "1", "3"]);
     assert!(text.contains("cannot decide: 2 and 2 ok repeats"), "{text}");
 }
+
+#[test]
+fn several_runs_are_overlaid_with_the_1992_machines_and_their_knees() {
+    let dir = Scratch::new("report-overlay");
+    let db = dir.path("o.db");
+    let imported = schedlab_in(&db, &["import", "--reference", "ncar-1992"]);
+    assert_eq!(imported.status.code(), Some(0), "{}", String::from_utf8_lossy(&imported.stderr));
+    let ring = dir.write(
+        "ring.toml",
+        "name = \"live\"\n[[experiment]]\nfamily = \"ring\"\nprocs = [2, 4, 8]\nlaps = 200\ncpus = \"0\"\nrepeat = 2\n",
+    );
+    let latency = dir.write("lat.toml", "[[experiment]]\nfamily = \"latency\"\ninterval = \"500us\"\nloops = 50\n");
+    ok_stdout(&db, &["run", &ring]); // run 10
+    ok_stdout(&db, &["run", &latency]); // run 11: nothing to overlay
+    let all: Vec<String> = (1..=11).map(|i| i.to_string()).collect();
+    let mut args: Vec<&str> = vec!["report"];
+    args.extend(all.iter().map(String::as_str));
+
+    // Text: every run's report, then the overlay table and each line's findings.
+    let text = ok_stdout(&db, &args);
+    assert_eq!(text.matches("suite ncar-1992-published").count(), 9, "{text}");
+    assert!(text.contains("cross-machine overlay: CPU µs per hop"), "{text}");
+    assert!(text.contains("run 7: Sun-4/280, SunOS 4.1.1 (NCAR 1992, published) (imported, not measured here)"));
+    assert!(text.contains("run 7: ring (laps=1000000): knee between 10 and 16 processes"), "{text}");
+    assert!(text.contains("run 11 is not in the overlay: no ring trials"), "{text}");
+    let header = text.lines().find(|l| l.trim_start().starts_with("Procs")).expect("the overlay table");
+    assert!(header.contains("run 1 ") && header.contains("run 10"), "{header}");
+    assert!(!header.contains("run 11"), "{header}");
+
+    // JSON: each run's own document, then the overlay's numbers.
+    let mut json_args = args.clone();
+    json_args.extend(["--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&ok_stdout(&db, &json_args)).unwrap();
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 11);
+    let lines = doc["overlay"]["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 10);
+    let sun = lines.iter().find(|l| l["run"] == 7).unwrap();
+    assert_eq!(sun["knees"], serde_json::json!([{"before": 10.0, "after": 16.0}]));
+    assert_eq!(sun["points"][0]["procs"], 2.0);
+    // 873 CPU seconds over 2,000,000 hops (76 + 798 s as stored: user + system).
+    assert!((sun["points"][0]["median"].as_f64().unwrap() - 437_000.0).abs() < 1.0, "{}", sun["points"][0]);
+    assert_eq!(lines[9]["imported"], false);
+    assert_eq!(doc["overlay"]["left_out"], serde_json::json!([{"run": 11, "why": "no ring trials"}]));
+
+    // Markdown and CSV carry the overlay too; one run (named twice) is reported as before.
+    let mut md = args.clone();
+    md.extend(["--format", "markdown"]);
+    assert!(ok_stdout(&db, &md).contains("## Cross-machine overlay"));
+    let mut csv = args.clone();
+    csv.extend(["--format", "csv"]);
+    assert!(ok_stdout(&db, &csv).contains("# cross-machine overlay"));
+    assert_eq!(ok_stdout(&db, &["report", "7", "7"]), ok_stdout(&db, &["report", "7"]));
+    assert!(!ok_stdout(&db, &["report", "7"]).contains("overlay"));
+
+    // The plot: one line per ring run, log scale, a knee marker for every knee found.
+    let svg_dir = dir.path("svg");
+    let html = dir.path("overlay.html");
+    let mut files = args.clone();
+    let (svg_arg, html_arg) = (svg_dir.display().to_string(), html.display().to_string());
+    files.extend(["--svg", &svg_arg, "--html", &html_arg]);
+    ok_stdout(&db, &files);
+    let svg = std::fs::read_to_string(svg_dir.join("overlay.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+    assert_eq!(svg.matches("<path").count(), 10, "one path per ring run");
+    assert!(svg.contains("CPU µs per hop (log scale)"), "1992's ~500 µs beside a few µs here");
+    assert!(svg.contains("run 7: Sun-4/280, SunOS 4.1.1 (NCAR 1992, published): knee between 10 and 16 processes"));
+    let knees_found: usize = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "knee").count())
+        .sum();
+    assert!(knees_found >= 1);
+    assert_eq!(svg.matches("class=\"knee\"").count(), knees_found, "a marker for every knee the runs' findings state");
+    assert!(svg_dir.join("run7-ring-1.svg").exists() && svg_dir.join("run11-latency-1-tail.svg").exists());
+
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<figure id=\"overlay\"><svg"), "the overlay is on the page");
+    assert!(page.contains("<h2>schedlab run 7: ncar-1992-published</h2>") && page.contains("id=\"run7-ring-1\""));
+    assert!(page.contains("run 11 is not in the overlay: no ring trials"));
+    let without_namespace = page.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+    assert!(!without_namespace.contains("http://") && !without_namespace.contains("src="));
+    render_in_chromium(&html, page.matches("<figure").count());
+}

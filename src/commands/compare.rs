@@ -50,7 +50,11 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
 
 pub fn report(args: &ReportArgs) -> Result<()> {
     let store = Store::open(&resolve_path(args.db.db.as_deref()), Access::Read)?;
-    let id = store.resolve_run(&args.run)?;
+    let ids = super::report::resolve_runs(&store, &args.runs)?;
+    if ids.len() > 1 {
+        return super::report::many(&store, &ids, args);
+    }
+    let id = ids[0];
     let run = store.run(id)?;
     let trials = store.trials(id)?;
     let found = findings::findings(&trials);

@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod latency;
+pub mod report;
 pub mod results;
 pub mod ring;
 pub mod run;

@@ -5,7 +5,7 @@ use crate::cli::{DeleteArgs, ExportArgs, ExportFormat, ImportArgs, ListArgs, Mac
 use crate::commands::emit;
 use crate::error::{describe_io, Error, Result};
 use crate::report::table::Table;
-use crate::report::{export, stored};
+use crate::report::{export, ncar, stored};
 use crate::store::{resolve_path, Access, Store};
 use crate::sys::machine::{self, Machine};
 use serde_json::json;
@@ -146,15 +146,29 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
 }
 
 pub fn import(args: &ImportArgs) -> Result<()> {
-    let file = args.file.display().to_string();
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| Error::usage(format!("cannot read {file}: {}", describe_io(&e))))?;
-    let runs = export::parse_document(&file, &text)?;
+    // Everything is read and checked before the database is opened: bad input writes nothing.
+    let runs = if let Some(reference) = &args.reference {
+        ncar::reference_runs(reference)?
+    } else if let Some(path) = &args.ncar {
+        let file = path.display().to_string();
+        let text = read_text(path)?;
+        let machine = args.machine.as_deref().unwrap_or_default();
+        let (run, trials, warnings) = ncar::import_table(&file, &text, machine, args.laps.unwrap_or(ncar::NCAR_LAPS))?;
+        for w in &warnings {
+            eprintln!("schedlab: warning: {w}");
+        }
+        vec![(run, trials)]
+    } else if let Some(path) = &args.file {
+        export::parse_document(&path.display().to_string(), &read_text(path)?)?
+    } else {
+        return Err(Error::usage("import needs FILE, --ncar FILE or --reference NAME"));
+    };
     let mut store = Store::open(&resolve_path(args.db.db.as_deref()), Access::Create)?;
     for (run, trials) in &runs {
+        let machine = run.machine.get("hostname").and_then(|h| h.as_str()).unwrap_or("an unknown machine");
         if let Some(existing) = store.run_by_uuid(&run.uuid)? {
             eprintln!(
-                "schedlab: run {} ({}) is already in {} as run {existing}; skipped",
+                "schedlab: run {} ({}, {machine}) is already in {} as run {existing}; skipped",
                 run.uuid,
                 run.suite_name,
                 store.path().display()
@@ -163,12 +177,16 @@ pub fn import(args: &ImportArgs) -> Result<()> {
         }
         let id = store.insert_run_with_trials(run, trials)?;
         eprintln!(
-            "schedlab: imported run {} ({}, {} trials, from {}) as run {id}",
+            "schedlab: imported run {} ({}, {} trials, from {machine}) as run {id}",
             run.uuid,
             run.suite_name,
             trials.len(),
-            run.machine.get("hostname").and_then(|h| h.as_str()).unwrap_or("an unknown machine")
         );
     }
     Ok(())
+}
+
+fn read_text(path: &std::path::Path) -> Result<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| Error::usage(format!("cannot read {}: {}", path.display(), describe_io(&e))))
 }

@@ -12,6 +12,7 @@
 use crate::error::{Error, Result};
 use crate::report::compare::{self, Row};
 use crate::report::findings::Finding;
+use crate::report::overlay::Overlay;
 use crate::report::plots::Chart;
 use crate::report::stored::experiment_tables;
 use crate::report::table::Table;
@@ -23,10 +24,12 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 /// (name, text) of every template; the `.html` names turn auto-escaping on.
-const TEMPLATES: [(&str, &str); 4] = [
+const TEMPLATES: [(&str, &str); 6] = [
     ("base.html", include_str!("templates/base.html")),
     ("table.html", include_str!("templates/table.html")),
+    ("run_body.html", include_str!("templates/run_body.html")),
     ("run.html", include_str!("templates/run.html")),
+    ("runs.html", include_str!("templates/runs.html")),
     ("compare.html", include_str!("templates/compare.html")),
 ];
 
@@ -91,6 +94,43 @@ struct RunView {
     figures: Vec<FigureView>,
     machine: TableView,
     suite_text: String,
+}
+
+/// The context of `templates/run.html`: one run.
+#[derive(Serialize)]
+struct RunPage {
+    title: String,
+    run: RunView,
+}
+
+/// The overlay section of `templates/runs.html`.
+#[derive(Serialize)]
+struct OverlayView {
+    /// The plot, already markup; none when no run has a ring trial that finished ok.
+    figure: Option<Value>,
+    /// Processes x line: CPU µs per hop.
+    table: TableView,
+    /// Which run (and machine) each column is.
+    lines: TableView,
+    findings: Vec<String>,
+    left_out: Vec<String>,
+}
+
+/// The context of `templates/runs.html`: several runs and their overlay.
+#[derive(Serialize)]
+struct RunsView {
+    title: String,
+    count: usize,
+    overlay: OverlayView,
+    runs: Vec<RunView>,
+}
+
+/// One run of a report: the record, its trials, its plots and its findings.
+pub struct ReportedRun<'a> {
+    pub run: &'a RunRecord,
+    pub trials: &'a [TrialRecord],
+    pub charts: &'a [Chart],
+    pub findings: &'a [Finding],
 }
 
 /// The context of `templates/compare.html`.
@@ -237,7 +277,32 @@ fn render(name: &str, context: impl Serialize) -> Result<String> {
 }
 
 pub fn run_page(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings: &[Finding]) -> Result<String> {
-    render("run.html", run_view(run, trials, charts, findings))
+    let view = run_view(run, trials, charts, findings);
+    render("run.html", RunPage { title: view.title.clone(), run: view })
+}
+
+/// One page for several runs: their overlay (`chart`, drawn from `overlay`), then each
+/// run as its own page shows it.
+pub fn runs_page(runs: &[ReportedRun], overlay: &Overlay, chart: Option<&Chart>) -> Result<String> {
+    let mut lines = Table::new(["Column", "Machine", "Figures"]);
+    for l in &overlay.lines {
+        let source = if l.imported { "imported, not measured by schedlab" } else { "measured by schedlab" };
+        lines.push(vec![l.key.clone(), l.machine.clone(), source.to_string()]);
+    }
+    let ids: Vec<String> = runs.iter().map(|r| r.run.id.to_string()).collect();
+    let view = RunsView {
+        title: format!("schedlab report: runs {}", ids.join(", ")),
+        count: runs.len(),
+        overlay: OverlayView {
+            figure: chart.map(|c| Value::from_safe_string(c.svg.clone())),
+            table: TableView::of(None, &overlay.table(), 1),
+            lines: TableView::of(None, &lines, 3),
+            findings: overlay.finding_lines(),
+            left_out: overlay.left_out_lines(),
+        },
+        runs: runs.iter().map(|r| run_view(r.run, r.trials, r.charts, r.findings)).collect(),
+    };
+    render("runs.html", view)
 }
 
 pub fn compare_page(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64) -> Result<String> {

@@ -8,6 +8,8 @@ pub mod figures;
 pub mod findings;
 pub mod html;
 pub mod latency;
+pub mod ncar;
+pub mod overlay;
 pub mod plots;
 pub mod ring;
 pub mod stored;

@@ -3,6 +3,7 @@
 //! context switches per policy, latency histograms and tail (1 − CDF) plots.
 
 use crate::model::{Family, Outcome, RingOutcome, WorkloadOutcome};
+use crate::report::overlay::{Overlay, OverlayLine, OverlayPoint};
 use crate::report::stored::{groups, param_text, projected_s, Group};
 use crate::stats::{median, Summary};
 use crate::store::TrialRecord;
@@ -469,6 +470,221 @@ fn latency_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
         Chart { name: format!("latency-{n}-histogram"), title: hist.title.clone(), svg: hist.render() },
         Chart { name: format!("latency-{n}-tail"), title: tail.title.clone(), svg: tail.render() },
     ]
+}
+
+/// The overlay's colours for imported lines: ten machines never share one.
+const OVERLAY_COLORS: [&str; 12] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#b8860b",
+    "#393b79", "#637939",
+];
+/// Lines measured by schedlab stand out: black first, then colours no imported line has.
+const MEASURED_COLORS: [&str; 4] = ["#000000", "#c51b8a", "#006d2c", "#7a0177"];
+
+/// Each line's colour and, past the palette, a dash pattern so no two lines look alike.
+fn overlay_styles(lines: &[&OverlayLine]) -> Vec<(&'static str, &'static str)> {
+    let (mut imported, mut measured) = (0, 0);
+    lines
+        .iter()
+        .map(|l| {
+            let (palette, count): (&[&'static str], &mut usize) =
+                if l.imported { (&OVERLAY_COLORS, &mut imported) } else { (&MEASURED_COLORS, &mut measured) };
+            let style = (
+                palette[*count % palette.len()],
+                if *count >= palette.len() { " stroke-dasharray=\"7 4\"" } else { "" },
+            );
+            *count += 1;
+            style
+        })
+        .collect()
+}
+
+/// The cross-machine overlay: CPU µs per hop against processes, one line per ring
+/// series of each run, its knees marked, the legend below the plot (machine names are
+/// long). The y axis is logarithmic when the lines span more than a factor of 20, as a
+/// 1992 machine (hundreds of µs per hop) beside a current one (a few µs) does.
+pub fn overlay_chart(overlay: &Overlay) -> Option<Chart> {
+    const W: f64 = 960.0;
+    const L: f64 = 84.0;
+    const R: f64 = 30.0;
+    const T: f64 = 44.0;
+    const PH: f64 = 440.0;
+    const ROW: f64 = 18.0;
+    let lines: Vec<&OverlayLine> = overlay.lines.iter().filter(|l| !l.points.is_empty()).collect();
+    let us = |p: &OverlayPoint| p.cpu_ns_per_hop / 1000.0;
+    let ys: Vec<f64> =
+        lines.iter().flat_map(|l| l.points.iter().map(us)).filter(|y| y.is_finite() && *y > 0.0).collect();
+    let xs: Vec<f64> = lines.iter().flat_map(|l| l.points.iter().map(|p| p.procs)).collect();
+    if ys.is_empty() || xs.is_empty() {
+        return None;
+    }
+    let (y_min, y_max) = (ys.iter().copied().fold(f64::MAX, f64::min), ys.iter().copied().fold(0.0, f64::max));
+    let y_log = y_max / y_min > 20.0;
+    // On a log axis the bounds are the nearest 1, 2 or 5 times a power of ten outside the data.
+    let nice = |v: f64, up: bool| {
+        let decade = 10f64.powf(v.log10().floor());
+        let steps = [1.0, 2.0, 5.0, 10.0];
+        let pick = if up {
+            steps.iter().find(|&&m| m * decade >= v * 0.999)
+        } else {
+            steps.iter().rev().find(|&&m| m * decade <= v * 1.001)
+        };
+        pick.map_or(decade, |m| m * decade)
+    };
+    let (y0, y1) = if y_log { (nice(y_min, false), nice(y_max, true)) } else { (0.0, y_max * 1.08) };
+    let (x0, x1) = (0.0, xs.iter().copied().fold(0.0, f64::max) * 1.04);
+    let pw = W - L - R;
+    let sx = |x: f64| L + (x - x0) / (x1 - x0) * pw;
+    let sy = |y: f64| {
+        let f = if y_log { (y.max(y0).log10() - y0.log10()) / (y1.log10() - y0.log10()) } else { (y - y0) / (y1 - y0) };
+        T + PH - f * PH
+    };
+    // The legend: one entry per line with its knees, in two columns when they fit.
+    let entries: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            let knees: Vec<String> =
+                l.knees.iter().map(|(b, a)| format!("{}→{}", tick_label(*b), tick_label(*a))).collect();
+            match knees.len() {
+                0 => l.label.clone(),
+                1 => format!("{}  ◇ knee {}", l.label, knees[0]),
+                _ => format!("{}  ◇ knees {}", l.label, knees.join(", ")),
+            }
+        })
+        .collect();
+    let columns = if entries.iter().all(|e| e.chars().count() <= 66) { 2 } else { 1 };
+    let rows = entries.len().div_ceil(columns);
+    let legend_top = T + PH + 82.0;
+    let height = legend_top + rows as f64 * ROW + 10.0;
+    let title = "Cost per hop against processes in the ring: CPU µs per hop, median over repeats";
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {height}\" width=\"{W}\" height=\"{height}\" \
+         font-family=\"sans-serif\" font-size=\"12\" role=\"img\" aria-label=\"{}\">\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\
+         <text x=\"{}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">{}</text>",
+        esc(title),
+        L + pw / 2.0,
+        esc(title)
+    );
+    // Grid: decades, and 2 and 5 within them while there are few decades to label.
+    let y_ticks: Vec<(f64, bool)> = if y_log {
+        let (first, last) = (y0.log10().floor() as i32, y1.log10().ceil() as i32);
+        let steps: &[f64] = if last - first <= 5 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+        (first..=last)
+            .flat_map(|d| steps.iter().map(move |m| (m * 10f64.powi(d), *m == 1.0)))
+            .filter(|(t, _)| *t >= y0 * 0.999 && *t <= y1 * 1.001)
+            .collect()
+    } else {
+        ticks(y0, y1, false).into_iter().map(|t| (t, true)).collect()
+    };
+    for (t, major) in y_ticks {
+        let y = sy(t);
+        let stroke = if major { "#d8d8d8" } else { "#eeeeee" };
+        let _ = write!(
+            svg,
+            "<line x1=\"{L}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"{stroke}\"/>\
+             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            L + pw,
+            L - 6.0,
+            y + 4.0,
+            tick_label(t)
+        );
+    }
+    for t in ticks(x0, x1, false) {
+        let x = sx(t);
+        let _ = write!(
+            svg,
+            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{T}\" y2=\"{}\" stroke=\"#f0f0f0\"/>\
+             <text x=\"{x:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            T + PH,
+            T + PH + 18.0,
+            tick_label(t)
+        );
+    }
+    let y_label = if y_log { "CPU µs per hop (log scale)" } else { "CPU µs per hop" };
+    let _ = write!(
+        svg,
+        "<rect x=\"{L}\" y=\"{T}\" width=\"{pw}\" height=\"{PH}\" fill=\"none\" stroke=\"#333\"/>\
+         <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">processes in the ring</text>\
+         <text transform=\"translate(20 {}) rotate(-90)\" text-anchor=\"middle\">{y_label}</text>\
+         <text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#555\">◇ a knee (a step in the cost between two ring \
+         sizes) as each run's findings state it · thick lines: measured by schedlab · thin: imported figures</text>",
+        L + pw / 2.0,
+        T + PH + 38.0,
+        T + PH / 2.0,
+        L + pw / 2.0,
+        T + PH + 56.0,
+    );
+    // Imported lines first, so what was measured here is drawn on top.
+    let mut order: Vec<usize> = (0..lines.len()).collect();
+    order.sort_by_key(|&i| !lines[i].imported);
+    let styles = overlay_styles(&lines);
+    let mut knee_marks = String::new();
+    for i in order {
+        let line = lines[i];
+        let (color, dash) = styles[i];
+        let (width, radius) = if line.imported { (1.75, 3.0) } else { (3.0, 4.0) };
+        let at = |p: &OverlayPoint| (sx(p.procs), sy(us(p)));
+        let drawn: Vec<&OverlayPoint> = line.points.iter().filter(|p| us(p) > 0.0 || !y_log).collect();
+        let path: String = drawn
+            .iter()
+            .enumerate()
+            .map(|(j, p)| {
+                let (x, y) = at(p);
+                format!("{}{x:.1} {y:.1}", if j == 0 { "M" } else { "L" })
+            })
+            .collect();
+        let _ = write!(
+            svg,
+            "<g><title>{}</title><path class=\"overlay-line\" d=\"{path}\" stroke=\"{color}\" stroke-width=\"{width}\" \
+             fill=\"none\"{dash}/>",
+            esc(&line.label)
+        );
+        for p in &drawn {
+            let (x, y) = at(p);
+            let _ = write!(svg, "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{radius}\" fill=\"{color}\"/>");
+        }
+        svg.push_str("</g>");
+        for &(before, after) in &line.knees {
+            let find = |procs: f64| drawn.iter().find(|p| p.procs == procs).map(|p| at(p));
+            let (Some((xa, ya)), Some((xb, yb))) = (find(before), find(after)) else { continue };
+            let (x, y) = ((xa + xb) / 2.0, (ya + yb) / 2.0);
+            let _ = write!(
+                knee_marks,
+                "<polygon class=\"knee\" points=\"{x:.1},{:.1} {:.1},{y:.1} {x:.1},{:.1} {:.1},{y:.1}\" fill=\"white\" \
+                 stroke=\"{color}\" stroke-width=\"2.5\"><title>{}: knee between {} and {} processes</title></polygon>",
+                y - 8.0,
+                x + 8.0,
+                y + 8.0,
+                x - 8.0,
+                esc(&line.label),
+                tick_label(before),
+                tick_label(after)
+            );
+        }
+    }
+    svg.push_str(&knee_marks);
+    let column_width = (W - 2.0 * 20.0) / columns as f64;
+    for (i, entry) in entries.iter().enumerate() {
+        let (color, dash) = styles[i];
+        let width = if lines[i].imported { 1.75 } else { 3.0 };
+        let (col, row) = (i / rows, i % rows);
+        let (x, y) = (20.0 + col as f64 * column_width, legend_top + row as f64 * ROW);
+        let _ = write!(
+            svg,
+            "<line x1=\"{x}\" x2=\"{}\" y1=\"{y}\" y2=\"{y}\" stroke=\"{color}\" stroke-width=\"{width}\"{dash}/>\
+             <circle cx=\"{}\" cy=\"{y}\" r=\"3\" fill=\"{color}\"/>\
+             <text x=\"{}\" y=\"{}\">{}</text>",
+            x + 24.0,
+            x + 12.0,
+            x + 30.0,
+            y + 4.0,
+            esc(entry)
+        );
+    }
+    svg.push_str("</svg>");
+    Some(Chart { name: "overlay".into(), title: title.into(), svg })
 }
 
 #[cfg(test)]
