@@ -375,44 +375,22 @@ mod tests {
         assert!(analyse(&[(2.0, vec![]), (4.0, vec![1.0]), (8.0, vec![1.0]), (16.0, vec![1.0])]).is_none());
     }
 
-    // The 1992 report's Appendix 1, CPU seconds for 1,000,000 laps.
+    /// A machine of the 1992 report's Appendix 1 (as shipped for `import --reference`):
+    /// (processes, CPU seconds for 1,000,000 laps).
+    fn published(id: &str) -> Vec<(u32, u32)> {
+        let tables = crate::report::ncar::reference_tables().expect("the reference set reads");
+        let (_, table) = tables.iter().find(|(m, _)| m == id).unwrap_or_else(|| panic!("no machine {id}"));
+        table.rows.iter().map(|r| (r.procs as u32, r.cpu.value as u32)).collect()
+    }
 
-    /// Data General AViiON AV400, DG/UX 5.4: (processes, CPU seconds).
-    const DG_AVIION: &[(u32, u32)] =
-        &[(2, 1096), (4, 2786), (8, 6368), (10, 8091), (16, 13265), (20, 16865), (32, 27636), (48, 43024), (64, 59610)];
-    /// Hewlett-Packard 9000/720, HP-UX A.B8.05: (processes, CPU seconds).
-    const HP_9000_720: &[(u32, u32)] =
-        &[(2, 395), (4, 790), (8, 1624), (10, 2048), (16, 3394), (20, 4327), (32, 7346), (42, 9588), (48, 11066)];
-    /// IBM 370/4381 (1), VM AIX/370 1.2: (processes, CPU seconds).
-    const IBM_370_4381: &[(u32, u32)] =
-        &[(2, 1520), (4, 3116), (8, 6412), (10, 8160), (16, 12777), (20, 16123), (32, 26407)];
-    /// IBM RS6000/530, AIX 3.1: (processes, CPU seconds).
-    const AIX_3_1: &[(u32, u32)] =
-        &[(2, 763), (4, 1724), (8, 3861), (10, 4942), (16, 7997), (20, 10150), (32, 16365), (48, 24897), (64, 34456)];
-    /// IBM RS6000/530, AIX 3.2: (processes, CPU seconds).
-    const AIX_3_2: &[(u32, u32)] =
-        &[(2, 804), (4, 1622), (8, 3295), (10, 4175), (16, 6700), (20, 8332), (32, 13178), (48, 19645), (64, 25979)];
-    /// Solbourne 702/E (2), SunOS 4.1.1: (processes, CPU seconds).
-    const SOLBOURNE_702: &[(u32, u32)] =
-        &[(2, 328), (4, 753), (8, 1540), (10, 2137), (16, 2783), (20, 4262), (32, 6223), (48, 10144)];
-    /// Sun Microsystems SUN-4/280, SunOS 4.1.1: (processes, CPU seconds).
-    const SUN_4_280: &[(u32, u32)] =
-        &[(2, 873), (4, 1835), (8, 3788), (10, 4569), (16, 21874), (20, 27461), (32, 50551), (48, 75362), (64, 96545)];
-    /// Sun Microsystems SUN-4/470, SunOS 4.1_PSR: (processes, CPU seconds).
-    const SUN_4_470: &[(u32, u32)] =
-        &[(2, 356), (4, 728), (8, 1489), (10, 2088), (16, 3475), (20, 4284), (32, 7115), (48, 11290), (64, 20792)];
-    /// Sun Microsystems SUN-4/630 (2), SunOS 4.1.2: (processes, CPU seconds).
-    const SUN_4_630: &[(u32, u32)] =
-        &[(2, 781), (4, 1640), (8, 3107), (10, 3792), (16, 6485), (20, 7751), (32, 12662), (48, 19430), (64, 26222)];
-
-    fn read(t: &[(u32, u32)]) -> Scaling {
-        analyse(&table(t)).expect("nine or seven counts are analysed")
+    fn read(id: &str) -> Scaling {
+        analyse(&table(&published(id))).expect("nine or seven counts are analysed")
     }
 
     #[test]
     fn the_sun_4_280_turns_between_10_and_16_processes() {
         // "The Sun-4/280 has sixteen high-speed register banks": rapid degradation past them.
-        let s = read(SUN_4_280);
+        let s = read("sun-4-280");
         assert_eq!(knees(&s), vec![(10.0, 16.0)]);
         assert!(s.knees[0].jump > 1.5, "{:?}", s.knees[0]);
         assert!((s.above_projection - 3.46).abs() < 0.01, "{}", s.above_projection);
@@ -420,7 +398,7 @@ mod tests {
 
     #[test]
     fn the_sun_4_470_turns_at_48_to_64_processes() {
-        let s = read(SUN_4_470);
+        let s = read("sun-4-470");
         assert_eq!(knees(&s), vec![(48.0, 64.0)]);
         assert!((s.knees[0].jump - 0.38).abs() < 0.01, "{:?}", s.knees[0]);
         assert!((s.above_projection - 1.83).abs() < 0.01);
@@ -428,8 +406,8 @@ mod tests {
 
     #[test]
     fn the_hp_aix_3_2_and_sun_4_630_stay_linear() {
-        for (name, t) in [("HP 9000/720", HP_9000_720), ("AIX 3.2", AIX_3_2), ("Sun-4/630", SUN_4_630)] {
-            let s = read(t);
+        for name in ["hp-9000-720", "ibm-rs6000-530-aix-3.2", "sun-4-630"] {
+            let s = read(name);
             assert!(s.knees.is_empty(), "{name}: {s:?}");
             assert_eq!(s.shape, Shape::Linear, "{name}: {s:?}");
             assert!(s.above_projection < 1.2, "{name}: {s:?}");
@@ -440,26 +418,26 @@ mod tests {
     fn aix_3_1_diverges_steadily() {
         // "As processes are added incrementally, the RS running AIX 3.1 is increasingly
         // expensive": a rise with no single step that is a knee.
-        let s = read(AIX_3_1);
+        let s = read("ibm-rs6000-530-aix-3.1");
         assert!(s.knees.is_empty(), "{s:?}");
         assert_eq!(s.shape, Shape::SteadyRise);
         assert!((s.above_projection - 1.41).abs() < 0.01);
         // AIX 3.1 against the HP at 48 processes: the report's "2.25 times slower".
-        let at = |t: &[(u32, u32)], p: u32| t.iter().find(|r| r.0 == p).map(|r| f64::from(r.1)).unwrap();
-        assert!((at(AIX_3_1, 48) / at(HP_9000_720, 48) - 2.25).abs() < 0.01);
+        let at = |id: &str, p: u32| published(id).iter().find(|r| r.0 == p).map(|r| f64::from(r.1)).unwrap();
+        assert!((at("ibm-rs6000-530-aix-3.1", 48) / at("hp-9000-720", 48) - 2.25).abs() < 0.01);
     }
 
     #[test]
     fn the_other_three_machines_read_as_their_figures_show() {
         // The report does not comment on these; the readings follow the numbers.
         // The DG's cost per hop jumps 27 % from 2 to 4 processes, then keeps rising.
-        let dg = read(DG_AVIION);
+        let dg = read("dg-aviion-av400");
         assert_eq!(knees(&dg), vec![(2.0, 4.0)]);
         assert!((dg.knees[0].jump - 0.27).abs() < 0.01);
         assert_eq!(dg.shape, Shape::SteadyRise);
         // The IBM 370 and the (noisy, two-CPU) Solbourne have no step of a quarter.
-        assert!(read(IBM_370_4381).knees.is_empty());
-        assert_eq!(read(IBM_370_4381).shape, Shape::Linear);
-        assert!(read(SOLBOURNE_702).knees.is_empty());
+        assert!(read("ibm-370-4381").knees.is_empty());
+        assert_eq!(read("ibm-370-4381").shape, Shape::Linear);
+        assert!(read("solbourne-702e").knees.is_empty());
     }
 }
