@@ -1,9 +1,10 @@
 //! SVG plots of a stored run, drawn here (no external tools, no fonts to load): the ring
 //! cost against the projected line with the knee marked, workload wall time and
-//! context switches per policy, latency histograms and tail (1 − CDF) plots.
+//! context switches per policy, latency histograms and tail (1 − CDF) plots, and the
+//! cross-machine overlay of several runs' rings. One renderer, `Plot`, draws them all.
 
 use crate::model::{Family, Outcome, RingOutcome, WorkloadOutcome};
-use crate::report::overlay::{Overlay, OverlayLine, OverlayPoint};
+use crate::report::overlay::{Overlay, OverlayLine};
 use crate::report::stored::{groups, param_text, projected_s, Group};
 use crate::stats::{median, Summary};
 use crate::store::TrialRecord;
@@ -19,28 +20,88 @@ pub struct Chart {
 }
 
 const COLORS: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
-const WIDTH: f64 = 720.0;
-const HEIGHT: f64 = 420.0;
-const LEFT: f64 = 80.0;
-const RIGHT: f64 = 170.0;
-const TOP: f64 = 40.0;
-const BOTTOM: f64 = 55.0;
 
+/// Where the legend goes.
+#[derive(Clone, Copy, PartialEq)]
+enum Legend {
+    /// One entry a row in the right margin.
+    Right,
+    /// Under the axis, in two columns when every entry fits in half the width (long
+    /// labels, many lines); each entry's sample shows the series' dots too.
+    Below,
+}
+
+/// The canvas: its width, the margins round the plotting area and the legend's place.
+/// The height follows from what goes under the axis.
+#[derive(Clone, Copy)]
+struct Layout {
+    width: f64,
+    left: f64,
+    right: f64,
+    top: f64,
+    plot_height: f64,
+    legend: Legend,
+}
+
+impl Layout {
+    /// A run's charts: 720 x 420, the legend at the right.
+    const STANDARD: Layout =
+        Layout { width: 720.0, left: 80.0, right: 170.0, top: 40.0, plot_height: 325.0, legend: Legend::Right };
+    /// The overlay: wider and taller for many lines, the legend below (machine names are long).
+    const WIDE: Layout =
+        Layout { width: 960.0, left: 84.0, right: 30.0, top: 44.0, plot_height: 440.0, legend: Legend::Below };
+}
+
+/// How a series' points are joined.
 #[derive(Clone, Copy, PartialEq)]
 enum Style {
     Line,
+    /// A line with a dot at every point.
     LinePoints,
-    Dashed,
+    /// Horizontal then vertical, as a distribution's tail steps.
     Step,
 }
 
 /// (x, y, optional error bar low..high)
 type Point = (f64, f64, Option<(f64, f64)>);
 
+/// A ◇ on a series' line at `x` (anywhere the line spans, between points too).
+struct Mark {
+    x: f64,
+    /// The SVG class, naming what is marked ("knee").
+    class: &'static str,
+    /// Shown when the pointer rests on it.
+    title: String,
+}
+
 struct Series {
     label: String,
     points: Vec<Point>,
     style: Style,
+    /// None: the palette's colour for the series' position.
+    color: Option<&'static str>,
+    /// Line width; the dots are a little wider.
+    width: f64,
+    /// An SVG stroke-dasharray ("8 5"), or a solid line.
+    dash: Option<&'static str>,
+    /// Drawn after the other series, so that nothing hides it.
+    in_front: bool,
+    marks: Vec<Mark>,
+}
+
+impl Series {
+    fn new(label: impl Into<String>, points: Vec<Point>, style: Style) -> Series {
+        Series {
+            label: label.into(),
+            points,
+            style,
+            color: None,
+            width: 2.0,
+            dash: None,
+            in_front: false,
+            marks: Vec::new(),
+        }
+    }
 }
 
 struct Plot {
@@ -49,9 +110,39 @@ struct Plot {
     y_label: String,
     x_log: bool,
     y_log: bool,
+    /// Make y logarithmic when its largest value is more than this times its smallest
+    /// (the label then says "log scale"): lines far apart stay readable.
+    y_log_beyond: Option<f64>,
+    /// Start x at 0 rather than at its smallest value.
+    x_from_zero: bool,
+    /// Log axes end at the nearest 1, 2 or 5 times a power of ten outside the data,
+    /// not at whole decades, with grid lines at 2 and 5 while there are few decades.
+    fine_log: bool,
     series: Vec<Series>,
     /// Vertical markers: (x, label).
     markers: Vec<(f64, String)>,
+    /// A line of explanation under the x axis label.
+    note: Option<String>,
+    layout: Layout,
+}
+
+impl Plot {
+    fn new(title: impl Into<String>, x_label: impl Into<String>, y_label: impl Into<String>) -> Plot {
+        Plot {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            x_log: false,
+            y_log: false,
+            y_log_beyond: None,
+            x_from_zero: false,
+            fine_log: false,
+            series: Vec::new(),
+            markers: Vec::new(),
+            note: None,
+            layout: Layout::STANDARD,
+        }
+    }
 }
 
 fn esc(text: &str) -> String {
@@ -99,49 +190,119 @@ fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
     out
 }
 
+/// Grid lines for [lo, hi], each with whether it is a major one: `ticks`, and on a fine
+/// log axis the 2s and 5s of each decade as minor lines while there are five decades or fewer.
+fn grid_ticks(lo: f64, hi: f64, log: bool, fine: bool) -> Vec<(f64, bool)> {
+    if !(log && fine) {
+        return ticks(lo, hi, log).into_iter().map(|t| (t, true)).collect();
+    }
+    let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let steps: &[f64] = if last - first <= 5 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+    (first..=last)
+        .flat_map(|d| steps.iter().map(move |m| (m * 10f64.powi(d), *m == 1.0)))
+        .filter(|(t, _)| *t >= lo * 0.999 && *t <= hi * 1.001)
+        .collect()
+}
+
+/// The nearest 1, 2 or 5 times a power of ten at or below (at or above, with `up`) `v` > 0.
+fn one_two_five(v: f64, up: bool) -> f64 {
+    let decade = 10f64.powf(v.log10().floor());
+    let steps = [1.0, 2.0, 5.0, 10.0];
+    let pick = if up {
+        steps.iter().find(|&&m| m * decade >= v * 0.999)
+    } else {
+        steps.iter().rev().find(|&&m| m * decade <= v * 1.001)
+    };
+    pick.map_or(decade, |m| m * decade)
+}
+
+/// Where a drawn line (screen points, x ascending) passes screen x `px`, if it spans it.
+fn on_line(points: &[(f64, f64)], px: f64) -> Option<(f64, f64)> {
+    if let [(x, y)] = points {
+        return (*x == px).then_some((*x, *y));
+    }
+    points.windows(2).find_map(|w| {
+        let ((xa, ya), (xb, yb)) = (w[0], w[1]);
+        let f = if xb > xa { (px - xa) / (xb - xa) } else { 0.0 };
+        (xa <= px && px <= xb).then_some((px, ya + f * (yb - ya)))
+    })
+}
+
+/// Height of a row of the legend below the plot.
+const LEGEND_ROW: f64 = 18.0;
+
 impl Plot {
+    /// The y axis is logarithmic: asked for, or the values spread wider than `y_log_beyond`.
+    fn y_is_log(&self) -> bool {
+        let ys = || self.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).filter(|y| y.is_finite() && *y > 0.0);
+        let spread = ys().fold(f64::MIN, f64::max) / ys().fold(f64::MAX, f64::min);
+        self.y_log || self.y_log_beyond.is_some_and(|beyond| spread > beyond)
+    }
+
     fn render(&self) -> String {
+        let Layout { width, left, right, top, plot_height: ph, legend } = self.layout;
+        let pw = width - left - right;
+        let y_log = self.y_is_log();
+        let y_label = if y_log && !self.y_log { format!("{} (log scale)", self.y_label) } else { self.y_label.clone() };
         let pts = || self.series.iter().flat_map(|s| s.points.iter());
         let xs: Vec<f64> =
             pts().map(|p| p.0).chain(self.markers.iter().map(|m| m.0)).filter(|x| !self.x_log || *x > 0.0).collect();
         let ys: Vec<f64> = pts()
             .flat_map(|p| [Some(p.1), p.2.map(|e| e.0), p.2.map(|e| e.1)])
             .flatten()
-            .filter(|y| y.is_finite() && (!self.y_log || *y > 0.0))
+            .filter(|y| y.is_finite() && (!y_log || *y > 0.0))
             .collect();
+        // Under the axis: its label, the note, then the legend when it goes below.
+        let x_label_y = top + ph + 43.0;
+        let text_bottom = if self.note.is_some() { x_label_y + 18.0 } else { x_label_y };
+        // A legend column is wide enough for labels of ~6.5 px a character at 12 px.
+        let columns = if self.series.iter().all(|s| 30.0 + s.label.chars().count() as f64 * 6.5 <= (width - 40.0) / 2.0)
+        {
+            2
+        } else {
+            1
+        };
+        let rows = self.series.len().div_ceil(columns);
+        let legend_top = text_bottom + 26.0;
+        let height =
+            if legend == Legend::Below { legend_top + rows as f64 * LEGEND_ROW + 10.0 } else { text_bottom + 12.0 };
         let mut svg = String::new();
         let _ = write!(
             svg,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" width=\"{WIDTH}\" height=\"{HEIGHT}\" \
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" \
              font-family=\"sans-serif\" font-size=\"12\" role=\"img\" aria-label=\"{}\">\
              <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\
              <text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">{}</text>",
             esc(&self.title),
-            (LEFT + WIDTH - RIGHT) / 2.0,
+            left + pw / 2.0,
             esc(&self.title)
         );
         if xs.is_empty() || ys.is_empty() {
-            let all_zero = self.y_log && pts().next().is_some() && pts().all(|p| p.1 == 0.0);
+            let all_zero = y_log && pts().next().is_some() && pts().all(|p| p.1 == 0.0);
             let why = if all_zero { "every value is 0: nothing to draw on a log axis" } else { "no data" };
             let _ = write!(
                 svg,
                 "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{why}</text></svg>",
-                WIDTH / 2.0,
-                HEIGHT / 2.0
+                width / 2.0,
+                height / 2.0
             );
             return svg;
         }
-        let bounds = |v: &[f64], log: bool, pad_zero: bool| {
+        let bounds = |v: &[f64], log: bool, from_zero: bool| {
             let (mut lo, mut hi) =
                 (v.iter().copied().fold(f64::MAX, f64::min), v.iter().copied().fold(f64::MIN, f64::max));
             if log {
-                lo = 10f64.powf(lo.log10().floor());
-                hi = 10f64.powf(hi.log10().ceil());
+                if self.fine_log {
+                    (lo, hi) = (one_two_five(lo, false), one_two_five(hi, true));
+                } else {
+                    lo = 10f64.powf(lo.log10().floor());
+                    hi = 10f64.powf(hi.log10().ceil());
+                }
                 if hi <= lo {
                     hi = lo * 10.0;
                 }
             } else {
-                if pad_zero && lo > 0.0 {
+                if from_zero && lo > 0.0 {
                     lo = 0.0;
                 }
                 if hi <= lo {
@@ -151,72 +312,87 @@ impl Plot {
             }
             (lo, hi)
         };
-        let (x0, x1) = bounds(&xs, self.x_log, false);
-        let (y0, y1) = bounds(&ys, self.y_log, true);
-        let (pw, ph) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
+        let (x0, x1) = bounds(&xs, self.x_log, self.x_from_zero);
+        let (y0, y1) = bounds(&ys, y_log, true);
         let sx = |x: f64| {
             let f =
                 if self.x_log { (x.log10() - x0.log10()) / (x1.log10() - x0.log10()) } else { (x - x0) / (x1 - x0) };
-            LEFT + f * pw
+            left + f * pw
         };
         let sy = |y: f64| {
-            let y = if self.y_log { y.max(y0) } else { y };
-            let f =
-                if self.y_log { (y.log10() - y0.log10()) / (y1.log10() - y0.log10()) } else { (y - y0) / (y1 - y0) };
-            TOP + ph - f * ph
+            let y = if y_log { y.max(y0) } else { y };
+            let f = if y_log { (y.log10() - y0.log10()) / (y1.log10() - y0.log10()) } else { (y - y0) / (y1 - y0) };
+            top + ph - f * ph
         };
-        // Grid and ticks.
-        for t in ticks(y0, y1, self.y_log) {
+        // Grid and ticks; where 2s and 5s are drawn, the decades stand out from them.
+        let y_ticks = grid_ticks(y0, y1, y_log, self.fine_log);
+        let major = if y_ticks.iter().any(|t| !t.1) { "#d8d8d8" } else { "#e4e4e4" };
+        for (t, is_major) in y_ticks {
             let y = sy(t);
+            let stroke = if is_major { major } else { "#eeeeee" };
             let _ = write!(
                 svg,
-                "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#e4e4e4\"/>\
+                "<line x1=\"{left}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"{stroke}\"/>\
                  <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-                LEFT + pw,
-                LEFT - 6.0,
+                left + pw,
+                left - 6.0,
                 y + 4.0,
                 tick_label(t)
             );
         }
-        for t in ticks(x0, x1, self.x_log) {
+        for (t, _) in grid_ticks(x0, x1, self.x_log, self.fine_log) {
             let x = sx(t);
             let _ = write!(
                 svg,
-                "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{TOP}\" y2=\"{}\" stroke=\"#f0f0f0\"/>\
+                "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{top}\" y2=\"{}\" stroke=\"#f0f0f0\"/>\
                  <text x=\"{x:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-                TOP + ph,
-                TOP + ph + 18.0,
+                top + ph,
+                top + ph + 18.0,
                 tick_label(t)
             );
         }
         let _ = write!(
             svg,
-            "<rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#333\"/>\
-             <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\
+            "<rect x=\"{left}\" y=\"{top}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#333\"/>\
+             <text x=\"{}\" y=\"{x_label_y}\" text-anchor=\"middle\">{}</text>\
              <text transform=\"translate(18 {}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
-            LEFT + pw / 2.0,
-            HEIGHT - 12.0,
+            left + pw / 2.0,
             esc(&self.x_label),
-            TOP + ph / 2.0,
-            esc(&self.y_label)
+            top + ph / 2.0,
+            esc(&y_label)
         );
+        if let Some(note) = &self.note {
+            let _ = write!(
+                svg,
+                "<text x=\"{}\" y=\"{text_bottom}\" text-anchor=\"middle\" fill=\"#555\">{}</text>",
+                left + pw / 2.0,
+                esc(note)
+            );
+        }
         for (x, label) in &self.markers {
             let px = sx(*x);
             let _ = write!(
                 svg,
-                "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{TOP}\" y2=\"{}\" stroke=\"#b00\" stroke-dasharray=\"6 4\"/>\
+                "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{top}\" y2=\"{}\" stroke=\"#b00\" stroke-dasharray=\"6 4\"/>\
                  <text x=\"{:.1}\" y=\"{}\" fill=\"#b00\">{}</text>",
-                TOP + ph,
+                top + ph,
                 px + 4.0,
-                TOP + 14.0,
+                top + 14.0,
                 esc(label)
             );
         }
-        for (i, s) in self.series.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
+        let color = |i: usize| self.series[i].color.unwrap_or(COLORS[i % COLORS.len()]);
+        let dash = |s: &Series| s.dash.map(|d| format!(" stroke-dasharray=\"{d}\"")).unwrap_or_default();
+        // The series in front last; the marks on every line above all of them.
+        let mut order: Vec<usize> = (0..self.series.len()).collect();
+        order.sort_by_key(|&i| self.series[i].in_front);
+        let mut marks = String::new();
+        for i in order {
+            let (s, color) = (&self.series[i], color(i));
+            let _ = write!(svg, "<g><title>{}</title>", esc(&s.label));
             let mut points: Vec<(f64, f64)> = Vec::new();
             for &(x, y, err) in &s.points {
-                if (self.x_log && x <= 0.0) || !y.is_finite() || (self.y_log && y <= 0.0) {
+                if (self.x_log && x <= 0.0) || !y.is_finite() || (y_log && y <= 0.0) {
                     continue;
                 }
                 if s.style == Style::Step {
@@ -240,24 +416,74 @@ impl Plot {
                 .enumerate()
                 .map(|(j, (x, y))| format!("{}{x:.1} {y:.1}", if j == 0 { "M" } else { "L" }))
                 .collect();
-            let dash = if s.style == Style::Dashed { " stroke-dasharray=\"8 5\"" } else { "" };
-            let _ = write!(svg, "<path d=\"{path}\" stroke=\"{color}\" stroke-width=\"2\" fill=\"none\"{dash}/>");
-            if s.style == Style::LinePoints {
-                for (x, y) in &points {
-                    let _ = write!(svg, "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3.5\" fill=\"{color}\"/>");
-                }
-            }
-            let ly = TOP + 10.0 + i as f64 * 20.0;
-            let lx = WIDTH - RIGHT + 12.0;
             let _ = write!(
                 svg,
-                "<line x1=\"{lx}\" x2=\"{}\" y1=\"{ly}\" y2=\"{ly}\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>\
-                 <text x=\"{}\" y=\"{}\">{}</text>",
-                lx + 22.0,
-                lx + 28.0,
-                ly + 4.0,
-                esc(&s.label)
+                "<path d=\"{path}\" stroke=\"{color}\" stroke-width=\"{}\" fill=\"none\"{}/>",
+                s.width,
+                dash(s)
             );
+            if s.style == Style::LinePoints {
+                for (x, y) in &points {
+                    let _ = write!(
+                        svg,
+                        "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{}\" fill=\"{color}\"/>",
+                        2.5 + s.width / 2.0
+                    );
+                }
+            }
+            svg.push_str("</g>");
+            for mark in &s.marks {
+                let Some((x, y)) = on_line(&points, sx(mark.x)) else { continue };
+                let _ = write!(
+                    marks,
+                    "<polygon class=\"{}\" points=\"{x:.1},{:.1} {:.1},{y:.1} {x:.1},{:.1} {:.1},{y:.1}\" fill=\"white\" \
+                     stroke=\"{color}\" stroke-width=\"2.5\"><title>{}</title></polygon>",
+                    mark.class,
+                    y - 8.0,
+                    x + 8.0,
+                    y + 8.0,
+                    x - 8.0,
+                    esc(&mark.title)
+                );
+            }
+        }
+        svg.push_str(&marks);
+        for (i, s) in self.series.iter().enumerate() {
+            let (color, dash) = (color(i), dash(s));
+            let entry = match legend {
+                Legend::Right => {
+                    let (x, y) = (width - right + 12.0, top + 10.0 + i as f64 * 20.0);
+                    format!(
+                        "<line x1=\"{x}\" x2=\"{}\" y1=\"{y}\" y2=\"{y}\" stroke=\"{color}\" stroke-width=\"{}\"{dash}/>\
+                         <text x=\"{}\" y=\"{}\">{}</text>",
+                        x + 22.0,
+                        s.width,
+                        x + 28.0,
+                        y + 4.0,
+                        esc(&s.label)
+                    )
+                }
+                Legend::Below => {
+                    let (col, row) = (i / rows, i % rows);
+                    let x = 20.0 + col as f64 * (width - 40.0) / columns as f64;
+                    let y = legend_top + row as f64 * LEGEND_ROW;
+                    let dot = if s.style == Style::LinePoints {
+                        format!("<circle cx=\"{}\" cy=\"{y}\" r=\"3\" fill=\"{color}\"/>", x + 12.0)
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "<line x1=\"{x}\" x2=\"{}\" y1=\"{y}\" y2=\"{y}\" stroke=\"{color}\" stroke-width=\"{}\"{dash}/>\
+                         {dot}<text x=\"{}\" y=\"{}\">{}</text>",
+                        x + 24.0,
+                        s.width,
+                        x + 30.0,
+                        y + 4.0,
+                        esc(&s.label)
+                    )
+                }
+            };
+            svg.push_str(&entry);
         }
         svg.push_str("</svg>");
         svg
@@ -306,15 +532,11 @@ fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
     if !axes.iter().any(|a| a == "procs") {
         return None;
     }
-    let mut plot = Plot {
-        title: format!("Experiment {n}: cost per hop against ring size"),
-        x_label: "processes in the ring".into(),
-        y_label: "CPU ns per hop (median, min..max)".into(),
-        x_log: false,
-        y_log: false,
-        series: Vec::new(),
-        markers: Vec::new(),
-    };
+    let mut plot = Plot::new(
+        format!("Experiment {n}: cost per hop against ring size"),
+        "processes in the ring",
+        "CPU ns per hop (median, min..max)",
+    );
     for (label, mut set) in series_of(gs, "procs", axes) {
         set.sort_by(|a, b| x_of(a, "procs").unwrap_or(0.0).total_cmp(&x_of(b, "procs").unwrap_or(0.0)));
         let measured: Vec<Point> = set
@@ -337,12 +559,9 @@ fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
         for k in crate::analysis::knee::analyse(&points).map(|s| s.knees).unwrap_or_default() {
             plot.markers.push(((k.before + k.after) / 2.0, format!("knee {:+.0}%", k.jump * 100.0)));
         }
-        plot.series.push(Series { label: label.clone(), points: measured, style: Style::LinePoints });
-        plot.series.push(Series {
-            label: format!("{} projected", if label == "measured" { "" } else { &label }).trim().to_string(),
-            points: projected,
-            style: Style::Dashed,
-        });
+        plot.series.push(Series::new(label.clone(), measured, Style::LinePoints));
+        let projected_label = format!("{} projected", if label == "measured" { "" } else { &label });
+        plot.series.push(Series { dash: Some("8 5"), ..Series::new(projected_label.trim(), projected, Style::Line) });
     }
     Some(Chart { name: format!("ring-{n}"), title: plot.title.clone(), svg: plot.render() })
 }
@@ -361,18 +580,11 @@ fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
         for (figure, what, log) in
             [(wall_s, "wall time, s (mean ± sd)", false), (involuntary, "involuntary switches (log)", true)]
         {
-            let mut plot = Plot {
-                title: format!(
-                    "Experiment {n}: {workload} workload, {}",
-                    if log { "involuntary context switches" } else { "wall time" }
-                ),
-                x_label: "processes".into(),
-                y_label: what.into(),
-                x_log: false,
-                y_log: log,
-                series: Vec::new(),
-                markers: Vec::new(),
-            };
+            let title = format!(
+                "Experiment {n}: {workload} workload, {}",
+                if log { "involuntary context switches" } else { "wall time" }
+            );
+            let mut plot = Plot { y_log: log, ..Plot::new(title, "processes", what) };
             for (label, mut s) in series_of(&set, x_axis, &others) {
                 s.sort_by(|a, b| x_of(a, x_axis).unwrap_or(0.0).total_cmp(&x_of(b, x_axis).unwrap_or(0.0)));
                 let points = s
@@ -384,7 +596,7 @@ fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
                         Some((x_of(g, x_axis)?, if log { median(&values) } else { sum.mean }, err))
                     })
                     .collect();
-                plot.series.push(Series { label: label.replace("policy=", ""), points, style: Style::LinePoints });
+                plot.series.push(Series::new(label.replace("policy=", ""), points, Style::LinePoints));
             }
             charts.push(Chart {
                 name: format!("workload-{n}-{workload}-{}", if log { "switches" } else { "wall" }),
@@ -413,59 +625,42 @@ fn latency_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
     if merged.is_empty() {
         return Vec::new();
     }
-    let hist = Plot {
-        title: format!("Experiment {n}: wakeup latency histogram"),
-        x_label: "latency, µs (log)".into(),
-        y_label: "wakeups (log)".into(),
-        x_log: true,
-        y_log: true,
-        series: merged
-            .iter()
-            .map(|(label, h)| {
-                // Coarse log-spaced bins (10 per decade) so the shape reads at a glance,
-                // each drawn as a bar outline down to the axis (a count of 1).
-                let mut bins: BTreeMap<i64, u64> = BTreeMap::new();
-                for (&v, &c) in h {
-                    let us = (v as f64 / 1000.0).max(0.001);
-                    *bins.entry((us.log10() * 10.0).floor() as i64).or_default() += c;
-                }
-                let edge = |b: i64| 10f64.powf(b as f64 / 10.0);
-                let points = bins
-                    .iter()
-                    .flat_map(|(&b, &c)| {
-                        let c = c as f64;
-                        [(edge(b), 1.0, None), (edge(b), c, None), (edge(b + 1), c, None), (edge(b + 1), 1.0, None)]
-                    })
-                    .collect();
-                Series { label: label.clone(), points, style: Style::Line }
+    // Both plots: latency on a log x axis against a log y, a series per histogram.
+    let log_log =
+        |title: String, y_label: &str, style: Style, points_of: &dyn Fn(&BTreeMap<u64, u64>) -> Vec<Point>| Plot {
+            x_log: true,
+            y_log: true,
+            series: merged.iter().map(|(label, h)| Series::new(label.clone(), points_of(h), style)).collect(),
+            ..Plot::new(title, "latency, µs (log)", y_label)
+        };
+    let hist = log_log(format!("Experiment {n}: wakeup latency histogram"), "wakeups (log)", Style::Line, &|h| {
+        // Coarse log-spaced bins (10 per decade) so the shape reads at a glance,
+        // each drawn as a bar outline down to the axis (a count of 1).
+        let mut bins: BTreeMap<i64, u64> = BTreeMap::new();
+        for (&v, &c) in h {
+            let us = (v as f64 / 1000.0).max(0.001);
+            *bins.entry((us.log10() * 10.0).floor() as i64).or_default() += c;
+        }
+        let edge = |b: i64| 10f64.powf(b as f64 / 10.0);
+        bins.iter()
+            .flat_map(|(&b, &c)| {
+                let c = c as f64;
+                [(edge(b), 1.0, None), (edge(b), c, None), (edge(b + 1), c, None), (edge(b + 1), 1.0, None)]
             })
-            .collect(),
-        markers: Vec::new(),
-    };
-    let tail = Plot {
-        title: format!("Experiment {n}: latency tail (share of wakeups later than x)"),
-        x_label: "latency, µs (log)".into(),
-        y_label: "1 − CDF (log)".into(),
-        x_log: true,
-        y_log: true,
-        series: merged
-            .iter()
-            .map(|(label, h)| {
-                let total: u64 = h.values().sum();
-                let mut below = 0u64;
-                let points = h
-                    .iter()
-                    .filter_map(|(&v, &c)| {
-                        below += c;
-                        let later = (total - below) as f64 / total as f64;
-                        (later > 0.0).then_some(((v as f64 / 1000.0).max(0.001), later, None))
-                    })
-                    .collect();
-                Series { label: label.clone(), points, style: Style::Step }
+            .collect()
+    });
+    let tail_title = format!("Experiment {n}: latency tail (share of wakeups later than x)");
+    let tail = log_log(tail_title, "1 − CDF (log)", Style::Step, &|h| {
+        let total: u64 = h.values().sum();
+        let mut below = 0u64;
+        h.iter()
+            .filter_map(|(&v, &c)| {
+                below += c;
+                let later = (total - below) as f64 / total as f64;
+                (later > 0.0).then_some(((v as f64 / 1000.0).max(0.001), later, None))
             })
-            .collect(),
-        markers: Vec::new(),
-    };
+            .collect()
+    });
     vec![
         Chart { name: format!("latency-{n}-histogram"), title: hist.title.clone(), svg: hist.render() },
         Chart { name: format!("latency-{n}-tail"), title: tail.title.clone(), svg: tail.render() },
@@ -481,17 +676,14 @@ const OVERLAY_COLORS: [&str; 12] = [
 const MEASURED_COLORS: [&str; 4] = ["#000000", "#c51b8a", "#006d2c", "#7a0177"];
 
 /// Each line's colour and, past the palette, a dash pattern so no two lines look alike.
-fn overlay_styles(lines: &[&OverlayLine]) -> Vec<(&'static str, &'static str)> {
+fn overlay_styles(lines: &[&OverlayLine]) -> Vec<(&'static str, Option<&'static str>)> {
     let (mut imported, mut measured) = (0, 0);
     lines
         .iter()
         .map(|l| {
             let (palette, count): (&[&'static str], &mut usize) =
                 if l.imported { (&OVERLAY_COLORS, &mut imported) } else { (&MEASURED_COLORS, &mut measured) };
-            let style = (
-                palette[*count % palette.len()],
-                if *count >= palette.len() { " stroke-dasharray=\"7 4\"" } else { "" },
-            );
+            let style = (palette[*count % palette.len()], (*count >= palette.len()).then_some("7 4"));
             *count += 1;
             style
         })
@@ -503,188 +695,59 @@ fn overlay_styles(lines: &[&OverlayLine]) -> Vec<(&'static str, &'static str)> {
 /// long). The y axis is logarithmic when the lines span more than a factor of 20, as a
 /// 1992 machine (hundreds of µs per hop) beside a current one (a few µs) does.
 pub fn overlay_chart(overlay: &Overlay) -> Option<Chart> {
-    const W: f64 = 960.0;
-    const L: f64 = 84.0;
-    const R: f64 = 30.0;
-    const T: f64 = 44.0;
-    const PH: f64 = 440.0;
-    const ROW: f64 = 18.0;
     let lines: Vec<&OverlayLine> = overlay.lines.iter().filter(|l| !l.points.is_empty()).collect();
-    let us = |p: &OverlayPoint| p.cpu_ns_per_hop / 1000.0;
-    let ys: Vec<f64> =
-        lines.iter().flat_map(|l| l.points.iter().map(us)).filter(|y| y.is_finite() && *y > 0.0).collect();
-    let xs: Vec<f64> = lines.iter().flat_map(|l| l.points.iter().map(|p| p.procs)).collect();
-    if ys.is_empty() || xs.is_empty() {
+    if !lines.iter().flat_map(|l| &l.points).any(|p| p.cpu_ns_per_hop.is_finite() && p.cpu_ns_per_hop > 0.0) {
         return None;
     }
-    let (y_min, y_max) = (ys.iter().copied().fold(f64::MAX, f64::min), ys.iter().copied().fold(0.0, f64::max));
-    let y_log = y_max / y_min > 20.0;
-    // On a log axis the bounds are the nearest 1, 2 or 5 times a power of ten outside the data.
-    let nice = |v: f64, up: bool| {
-        let decade = 10f64.powf(v.log10().floor());
-        let steps = [1.0, 2.0, 5.0, 10.0];
-        let pick = if up {
-            steps.iter().find(|&&m| m * decade >= v * 0.999)
-        } else {
-            steps.iter().rev().find(|&&m| m * decade <= v * 1.001)
+    let mut plot = Plot {
+        x_from_zero: true,
+        y_log_beyond: Some(20.0),
+        fine_log: true,
+        note: Some(
+            "◇ a knee (a step in the cost between two ring sizes) as each run's findings state it · \
+             thick lines: measured by schedlab · thin: imported figures"
+                .into(),
+        ),
+        layout: Layout::WIDE,
+        ..Plot::new(
+            "Cost per hop against processes in the ring: CPU µs per hop, median over repeats",
+            "processes in the ring",
+            "CPU µs per hop",
+        )
+    };
+    for (line, (color, dash)) in lines.iter().zip(overlay_styles(&lines)) {
+        let knees: Vec<String> =
+            line.knees.iter().map(|(b, a)| format!("{}→{}", tick_label(*b), tick_label(*a))).collect();
+        let legend = match knees.len() {
+            0 => line.label.clone(),
+            1 => format!("{}  ◇ knee {}", line.label, knees[0]),
+            _ => format!("{}  ◇ knees {}", line.label, knees.join(", ")),
         };
-        pick.map_or(decade, |m| m * decade)
-    };
-    let (y0, y1) = if y_log { (nice(y_min, false), nice(y_max, true)) } else { (0.0, y_max * 1.08) };
-    let (x0, x1) = (0.0, xs.iter().copied().fold(0.0, f64::max) * 1.04);
-    let pw = W - L - R;
-    let sx = |x: f64| L + (x - x0) / (x1 - x0) * pw;
-    let sy = |y: f64| {
-        let f = if y_log { (y.max(y0).log10() - y0.log10()) / (y1.log10() - y0.log10()) } else { (y - y0) / (y1 - y0) };
-        T + PH - f * PH
-    };
-    // The legend: one entry per line with its knees, in two columns when they fit.
-    let entries: Vec<String> = lines
-        .iter()
-        .map(|l| {
-            let knees: Vec<String> =
-                l.knees.iter().map(|(b, a)| format!("{}→{}", tick_label(*b), tick_label(*a))).collect();
-            match knees.len() {
-                0 => l.label.clone(),
-                1 => format!("{}  ◇ knee {}", l.label, knees[0]),
-                _ => format!("{}  ◇ knees {}", l.label, knees.join(", ")),
-            }
-        })
-        .collect();
-    let columns = if entries.iter().all(|e| e.chars().count() <= 66) { 2 } else { 1 };
-    let rows = entries.len().div_ceil(columns);
-    let legend_top = T + PH + 82.0;
-    let height = legend_top + rows as f64 * ROW + 10.0;
-    let title = "Cost per hop against processes in the ring: CPU µs per hop, median over repeats";
-    let mut svg = String::new();
-    let _ = write!(
-        svg,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {height}\" width=\"{W}\" height=\"{height}\" \
-         font-family=\"sans-serif\" font-size=\"12\" role=\"img\" aria-label=\"{}\">\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\
-         <text x=\"{}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">{}</text>",
-        esc(title),
-        L + pw / 2.0,
-        esc(title)
-    );
-    // Grid: decades, and 2 and 5 within them while there are few decades to label.
-    let y_ticks: Vec<(f64, bool)> = if y_log {
-        let (first, last) = (y0.log10().floor() as i32, y1.log10().ceil() as i32);
-        let steps: &[f64] = if last - first <= 5 { &[1.0, 2.0, 5.0] } else { &[1.0] };
-        (first..=last)
-            .flat_map(|d| steps.iter().map(move |m| (m * 10f64.powi(d), *m == 1.0)))
-            .filter(|(t, _)| *t >= y0 * 0.999 && *t <= y1 * 1.001)
-            .collect()
-    } else {
-        ticks(y0, y1, false).into_iter().map(|t| (t, true)).collect()
-    };
-    for (t, major) in y_ticks {
-        let y = sy(t);
-        let stroke = if major { "#d8d8d8" } else { "#eeeeee" };
-        let _ = write!(
-            svg,
-            "<line x1=\"{L}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"{stroke}\"/>\
-             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            L + pw,
-            L - 6.0,
-            y + 4.0,
-            tick_label(t)
-        );
+        let points = line.points.iter().map(|p| (p.procs, p.cpu_ns_per_hop / 1000.0, None)).collect();
+        // Imported lines behind and thin, so what was measured here is seen on top.
+        plot.series.push(Series {
+            color: Some(color),
+            dash,
+            width: if line.imported { 1.75 } else { 3.0 },
+            in_front: !line.imported,
+            marks: line
+                .knees
+                .iter()
+                .map(|&(before, after)| Mark {
+                    x: (before + after) / 2.0,
+                    class: "knee",
+                    title: format!(
+                        "{}: knee between {} and {} processes",
+                        line.label,
+                        tick_label(before),
+                        tick_label(after)
+                    ),
+                })
+                .collect(),
+            ..Series::new(legend, points, Style::LinePoints)
+        });
     }
-    for t in ticks(x0, x1, false) {
-        let x = sx(t);
-        let _ = write!(
-            svg,
-            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{T}\" y2=\"{}\" stroke=\"#f0f0f0\"/>\
-             <text x=\"{x:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            T + PH,
-            T + PH + 18.0,
-            tick_label(t)
-        );
-    }
-    let y_label = if y_log { "CPU µs per hop (log scale)" } else { "CPU µs per hop" };
-    let _ = write!(
-        svg,
-        "<rect x=\"{L}\" y=\"{T}\" width=\"{pw}\" height=\"{PH}\" fill=\"none\" stroke=\"#333\"/>\
-         <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">processes in the ring</text>\
-         <text transform=\"translate(20 {}) rotate(-90)\" text-anchor=\"middle\">{y_label}</text>\
-         <text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#555\">◇ a knee (a step in the cost between two ring \
-         sizes) as each run's findings state it · thick lines: measured by schedlab · thin: imported figures</text>",
-        L + pw / 2.0,
-        T + PH + 38.0,
-        T + PH / 2.0,
-        L + pw / 2.0,
-        T + PH + 56.0,
-    );
-    // Imported lines first, so what was measured here is drawn on top.
-    let mut order: Vec<usize> = (0..lines.len()).collect();
-    order.sort_by_key(|&i| !lines[i].imported);
-    let styles = overlay_styles(&lines);
-    let mut knee_marks = String::new();
-    for i in order {
-        let line = lines[i];
-        let (color, dash) = styles[i];
-        let (width, radius) = if line.imported { (1.75, 3.0) } else { (3.0, 4.0) };
-        let at = |p: &OverlayPoint| (sx(p.procs), sy(us(p)));
-        let drawn: Vec<&OverlayPoint> = line.points.iter().filter(|p| us(p) > 0.0 || !y_log).collect();
-        let path: String = drawn
-            .iter()
-            .enumerate()
-            .map(|(j, p)| {
-                let (x, y) = at(p);
-                format!("{}{x:.1} {y:.1}", if j == 0 { "M" } else { "L" })
-            })
-            .collect();
-        let _ = write!(
-            svg,
-            "<g><title>{}</title><path class=\"overlay-line\" d=\"{path}\" stroke=\"{color}\" stroke-width=\"{width}\" \
-             fill=\"none\"{dash}/>",
-            esc(&line.label)
-        );
-        for p in &drawn {
-            let (x, y) = at(p);
-            let _ = write!(svg, "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{radius}\" fill=\"{color}\"/>");
-        }
-        svg.push_str("</g>");
-        for &(before, after) in &line.knees {
-            let find = |procs: f64| drawn.iter().find(|p| p.procs == procs).map(|p| at(p));
-            let (Some((xa, ya)), Some((xb, yb))) = (find(before), find(after)) else { continue };
-            let (x, y) = ((xa + xb) / 2.0, (ya + yb) / 2.0);
-            let _ = write!(
-                knee_marks,
-                "<polygon class=\"knee\" points=\"{x:.1},{:.1} {:.1},{y:.1} {x:.1},{:.1} {:.1},{y:.1}\" fill=\"white\" \
-                 stroke=\"{color}\" stroke-width=\"2.5\"><title>{}: knee between {} and {} processes</title></polygon>",
-                y - 8.0,
-                x + 8.0,
-                y + 8.0,
-                x - 8.0,
-                esc(&line.label),
-                tick_label(before),
-                tick_label(after)
-            );
-        }
-    }
-    svg.push_str(&knee_marks);
-    let column_width = (W - 2.0 * 20.0) / columns as f64;
-    for (i, entry) in entries.iter().enumerate() {
-        let (color, dash) = styles[i];
-        let width = if lines[i].imported { 1.75 } else { 3.0 };
-        let (col, row) = (i / rows, i % rows);
-        let (x, y) = (20.0 + col as f64 * column_width, legend_top + row as f64 * ROW);
-        let _ = write!(
-            svg,
-            "<line x1=\"{x}\" x2=\"{}\" y1=\"{y}\" y2=\"{y}\" stroke=\"{color}\" stroke-width=\"{width}\"{dash}/>\
-             <circle cx=\"{}\" cy=\"{y}\" r=\"3\" fill=\"{color}\"/>\
-             <text x=\"{}\" y=\"{}\">{}</text>",
-            x + 24.0,
-            x + 12.0,
-            x + 30.0,
-            y + 4.0,
-            esc(entry)
-        );
-    }
-    svg.push_str("</svg>");
-    Some(Chart { name: "overlay".into(), title: title.into(), svg })
+    Some(Chart { name: "overlay".into(), title: plot.title.clone(), svg: plot.render() })
 }
 
 #[cfg(test)]
@@ -702,21 +765,46 @@ mod tests {
     #[test]
     fn a_plot_is_well_formed_svg_with_its_series() {
         let plot = Plot {
-            title: "t <1>".into(),
-            x_label: "x".into(),
-            y_label: "y".into(),
-            x_log: false,
             y_log: true,
-            series: vec![Series {
-                label: "a".into(),
-                points: vec![(1.0, 10.0, Some((5.0, 20.0))), (2.0, 100.0, None)],
-                style: Style::LinePoints,
-            }],
+            series: vec![Series::new("a", vec![(1.0, 10.0, Some((5.0, 20.0))), (2.0, 100.0, None)], Style::LinePoints)],
             markers: vec![(1.5, "knee".into())],
+            ..Plot::new("t <1>", "x", "y")
         };
         let svg = plot.render();
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
         assert!(svg.contains("t &lt;1&gt;") && svg.contains("knee") && svg.contains("<circle"));
         assert_eq!(svg.matches("<svg").count(), 1);
+    }
+
+    #[test]
+    fn a_mark_sits_on_its_line_and_a_wide_spread_turns_y_logarithmic() {
+        // Between two points the mark is on the segment; outside the line it is not drawn.
+        assert_eq!(on_line(&[(0.0, 10.0), (10.0, 30.0), (20.0, 30.0)], 5.0), Some((5.0, 20.0)));
+        assert_eq!(on_line(&[(0.0, 10.0), (10.0, 30.0)], 12.0), None);
+        assert_eq!(
+            grid_ticks(2.0, 50.0, true, true),
+            vec![(2.0, false), (5.0, false), (10.0, true), (20.0, false), (50.0, false)]
+        );
+        assert_eq!((one_two_five(2.6, false), one_two_five(2.6, true), one_two_five(640.0, true)), (2.0, 5.0, 1000.0));
+
+        // Two lines, the first with a knee: 10x apart stays linear, 100x apart turns log.
+        let plot = |far: f64| {
+            let line =
+                |label: &str, y: f64| Series::new(label, vec![(1.0, y, None), (3.0, 2.0 * y, None)], Style::Line);
+            let knee = Mark { x: 2.0, class: "knee", title: "step".into() };
+            Plot {
+                y_log_beyond: Some(20.0),
+                series: vec![Series { marks: vec![knee], ..line("near", 1.0) }, line("far", far)],
+                layout: Layout::WIDE,
+                note: Some("a note".into()),
+                ..Plot::new("t", "x", "y")
+            }
+        };
+        let (linear, log) = (plot(10.0).render(), plot(100.0).render());
+        assert!(!linear.contains("log scale") && log.contains("y (log scale)"));
+        for svg in [&linear, &log] {
+            assert_eq!(svg.matches("class=\"knee\"").count(), 1);
+            assert!(svg.contains("<title>step</title>") && svg.contains(">a note</text>"));
+        }
     }
 }
