@@ -101,9 +101,13 @@ const COMPARE_EXAMPLES: &str = "Examples:\n  \
     schedlab compare 3 latest --threshold 10% --format markdown\n  \
     schedlab compare 3 4 --format json --html cmp.html\n\n\
     Trials match by family and parameters, across machines too (import the other run first). \
-    B/A is the ratio of medians; the verdict comes from a Mann-Whitney test (p < 0.05) and a \
-    bootstrap interval that excludes 1, and needs at least 4 ok repeats on each side. Exit \
-    status 1 when a figure of B is significantly slower than A by more than --threshold.";
+    B/A is the ratio of medians; the verdict comes from a Mann-Whitney test, its p adjusted by \
+    Holm's method over all figures tested (p Holm < 0.05), and a bootstrap interval that \
+    excludes 1, and needs at least 4 ok repeats on each side. Runs made separately must also \
+    clear a drift band (the shift each run shows between the first and second half of its \
+    repeats); inside it the verdict is \"cannot separate from drift\". The two runs of one \
+    `schedlab ab` session need no drift band. Exit status 1 when a figure of B is slower than \
+    A by more than --threshold (and the drift band) over its whole interval.";
 
 const REPORT_EXAMPLES: &str = "Examples:\n  \
     schedlab report latest\n  \

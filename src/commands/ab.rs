@@ -316,7 +316,13 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         format_estimate(2 * suite.estimate()),
         store.path().display()
     );
-    if let Err(e) = session(&mut orchestrator, &mut store, &suite, &blocks, ids, &commands) {
+    let mut outcome = session(&mut orchestrator, &mut store, &suite, &blocks, ids, &commands);
+    // A signal held while a cleanup ran is still queued: read it now, or it would kill
+    // this process the moment the watch is dropped and its mask restored.
+    if let Some(sig) = orchestrator.pending_signal() {
+        outcome = outcome.and(Err(Error::Interrupted(sig)));
+    }
+    if let Err(e) = outcome {
         stopped(&mut store, ids);
         return Err(e);
     }
