@@ -27,7 +27,8 @@
 //!   shows of itself: for every cell of a figure, the shift |ln(late half / early half)|
 //!   between the medians of its first and second half of repeats in the order they ran.
 //!   The drift term of that figure is twice the root mean square of those shifts over
-//!   all its cells in both runs (about the 95 % bound of a shift of that size). A
+//!   the cells of its experiment in both runs (cells that did the same kind of work;
+//!   about the 95 % bound of a shift of that size). A
 //!   difference then counts only when its interval clears the drift band as well: for a
 //!   slower B the interval's low end must exceed exp(drift) (and (1 + threshold) ×
 //!   exp(drift) to be a regression), for a faster B its high end must stay below
@@ -287,7 +288,8 @@ fn values_in_time_order(group: &Group, get: fn(&Outcome) -> Option<f64>) -> Vec<
 /// Match the two runs' trials and compare every figure. Empty when nothing matches.
 pub fn compare(a: &[TrialRecord], b: &[TrialRecord], threshold: f64, mode: Mode) -> Vec<Row> {
     let (ga, gb) = (groups(a), groups(b));
-    let mut found: Vec<(Row, Evidence)> = Vec::new();
+    // Each row with its evidence and the experiment it belongs to in A and in B.
+    let mut found: Vec<(Row, Evidence, (i64, i64))> = Vec::new();
     for left in &ga {
         let Some(right) = gb.iter().find(|g| g.family == left.family && g.params == left.params) else { continue };
         let not_ok = |g: &Group| g.trials.len() - g.ok().count();
@@ -311,30 +313,43 @@ pub fn compare(a: &[TrialRecord], b: &[TrialRecord], threshold: f64, mode: Mode)
                 verdict: Verdict::NoDifference,
                 regression: false,
             };
-            found.push((row, e));
+            found.push((row, e, (left.experiment, right.experiment)));
         }
     }
-    let tested: Vec<Option<f64>> = found.iter().map(|(_, e)| if e.too_few.is_some() { None } else { e.p }).collect();
+    let tested: Vec<Option<f64>> = found.iter().map(|(_, e, _)| if e.too_few.is_some() { None } else { e.p }).collect();
     let adjusted = crate::stats::holm(&tested);
-    let drift_of = |family: Family, compared: &Compared| -> Drift {
-        let shifts: Vec<f64> = ga
+    // The band of a figure pools the cells of the row's experiment in each run, which did
+    // the same kind of work; each is computed once (a suite may have hundreds of cells).
+    let shifts_of = |groups: &[Group], experiment: i64, compared: &Compared| -> Vec<f64> {
+        groups
             .iter()
-            .chain(&gb)
-            .filter(|g| g.family == family)
+            .filter(|g| g.experiment == experiment)
             .filter_map(|g| half_shift(&values_in_time_order(g, compared.get)))
-            .collect();
-        drift_band(&shifts)
+            .collect()
     };
+    let mut bands: Vec<((i64, i64, &'static str), Drift)> = Vec::new();
     found
         .into_iter()
         .zip(adjusted)
-        .map(|((mut row, e), p_adjusted)| {
+        .map(|((mut row, e, experiments), p_adjusted)| {
             row.drift = match mode {
                 Mode::Interleaved => Drift::Shared,
-                Mode::Separate => figures_of(row.family)
-                    .iter()
-                    .find(|c| c.key == row.figure)
-                    .map_or(Drift::Unknown, |c| drift_of(row.family, c)),
+                Mode::Separate => {
+                    let key = (experiments.0, experiments.1, row.figure);
+                    match bands.iter().find(|(k, _)| *k == key) {
+                        Some((_, band)) => *band,
+                        None => {
+                            let compared = figures_of(row.family).iter().find(|c| c.key == row.figure);
+                            let band = compared.map_or(Drift::Unknown, |c| {
+                                let mut shifts = shifts_of(&ga, experiments.0, c);
+                                shifts.extend(shifts_of(&gb, experiments.1, c));
+                                drift_band(&shifts)
+                            });
+                            bands.push((key, band));
+                            band
+                        }
+                    }
+                }
             };
             row.p_adjusted = p_adjusted;
             (row.verdict, row.regression) = judge(&e, p_adjusted, threshold, row.drift);
@@ -366,7 +381,7 @@ pub fn summary(rows: &[Row], mode: Mode, threshold: f64, a: i64, b: i64) -> Stri
     let undecided = count(&|r| matches!(r.verdict, Verdict::TooFew(_)));
     let tested = count(&|r| r.p_adjusted.is_some());
     let mut out = format!(
-        "{} figures compared (A = run {a}, B = run {b}), {tested} tested with Holm-adjusted p < {ALPHA}; \
+        "{} figures compared (A = run {a}, B = run {b}), {tested} tested, judged at Holm-adjusted p < {ALPHA}; \
          {regressions} regression(s) beyond {:.1}%; {drift} cannot be separated from drift; {undecided} undecided for \
          lack of repeats\n{}",
         rows.len(),
