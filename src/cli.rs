@@ -104,8 +104,9 @@ const COMPARE_EXAMPLES: &str = "Examples:\n  \
     B/A is the ratio of medians; the verdict comes from a Mann-Whitney test, its p adjusted by \
     Holm's method over all figures tested (p Holm < 0.05), and a bootstrap interval that \
     excludes 1, and needs at least 4 ok repeats on each side. Runs made separately must also \
-    clear a drift band (the shift each run shows between the first and second half of its \
-    repeats); inside it the verdict is \"cannot separate from drift\". The two runs of one \
+    clear a drift band (the larger of the shift each run shows between the first and second \
+    half of its repeats, and the spread of the same cells over other runs on this machine); \
+    inside it the verdict is \"cannot separate from drift\". The two runs of one \
     `schedlab ab` session need no drift band. Exit status 1 when a figure of B is slower than \
     A by more than --threshold (and the drift band) over its whole interval.";
 

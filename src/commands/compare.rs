@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::report::compare;
 use crate::report::exporter::{self, Format as TableFormat, RunView};
 use crate::report::{findings, html, plots};
-use crate::store::{resolve_path, Access, RunRecord, Store};
+use crate::store::{resolve_path, Access, RunRecord, Store, TrialRecord};
 use std::path::Path;
 
 pub fn run(args: &CompareArgs) -> Result<i32> {
@@ -28,8 +28,15 @@ pub fn print_comparison(
 ) -> Result<i32> {
     let (a, b) = (run_a.id, run_b.id);
     let (trials_a, trials_b) = (store.trials(a)?, store.trials(b)?);
-    let mode = compare::Mode::of(run_a, run_b);
-    let rows = compare::compare(&trials_a, &trials_b, threshold, mode);
+    let mut mode = compare::Mode::of(run_a, run_b);
+    let history = match mode {
+        compare::Mode::Interleaved => Vec::new(),
+        compare::Mode::Separate { .. } => history(store, run_a, run_b, &trials_a)?,
+    };
+    if let compare::Mode::Separate { history_runs } = &mut mode {
+        *history_runs = history.len();
+    }
+    let rows = compare::compare(&trials_a, &trials_b, threshold, mode, &history);
     if rows.is_empty() {
         return Err(Error::usage(format!(
             "runs {a} and {b} have no trials in common (none with the same family and parameters): nothing to compare"
@@ -57,6 +64,37 @@ pub fn print_comparison(
         emit(&format!("\n{}", compare::summary(&rows, mode, threshold, a, b)))?;
     }
     Ok(if rows.iter().any(|r| r.regression) { 1 } else { 0 })
+}
+
+/// Other runs whose spread tells how far two runs on this machine drift apart: the most
+/// recent ones on the same machine (by hostname) that hold a cell of A, not of an A/B
+/// session (whose B side ran in a changed state). None when A and B ran on different
+/// machines: their difference is the machine's.
+fn history(store: &Store, a: &RunRecord, b: &RunRecord, trials_a: &[TrialRecord]) -> Result<Vec<Vec<TrialRecord>>> {
+    const MOST: usize = 20;
+    let host = |r: &RunRecord| r.machine.get("hostname").and_then(|h| h.as_str()).map(str::to_string);
+    let Some(hostname) = host(a).filter(|h| host(b).as_ref() == Some(h)) else { return Ok(Vec::new()) };
+    let mut candidates: Vec<RunRecord> = store
+        .runs()?
+        .into_iter()
+        .map(|summary| summary.run)
+        .filter(|r| r.id != a.id && r.id != b.id && r.options.get("ab").is_none())
+        .filter(|r| host(r).as_deref() == Some(hostname.as_str()))
+        .collect();
+    candidates.sort_by_key(|r| std::cmp::Reverse(r.id));
+    let mut out = Vec::new();
+    for run in candidates {
+        let trials = store.trials(run.id)?;
+        let shares_a_cell =
+            trials.iter().any(|t| t.is_ok() && trials_a.iter().any(|x| x.family == t.family && x.params == t.params));
+        if shares_a_cell {
+            out.push(trials);
+            if out.len() == MOST {
+                break;
+            }
+        }
+    }
+    Ok(out)
 }
 
 pub fn report(args: &ReportArgs) -> Result<()> {

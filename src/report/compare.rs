@@ -23,20 +23,23 @@
 //!   spread the test already sees. Nothing more is added.
 //! - *Separate runs*: each side saw the machine at a different time, and a shared, noisy
 //!   machine moves between runs (another job, a warm or cold cache, a frequency change).
-//!   Two runs alone cannot measure that directly, so it is estimated from what each run
-//!   shows of itself: for every cell of a figure, the shift |ln(late half / early half)|
-//!   between the medians of its first and second half of repeats in the order they ran.
-//!   The drift term of that figure is twice the root mean square of those shifts over
-//!   the cells of its experiment in both runs (cells that did the same kind of work;
-//!   about the 95 % bound of a shift of that size). A
-//!   difference then counts only when its interval clears the drift band as well: for a
-//!   slower B the interval's low end must exceed exp(drift) (and (1 + threshold) ×
-//!   exp(drift) to be a regression), for a faster B its high end must stay below
-//!   exp(−drift). A significant difference inside the band is reported as "cannot
-//!   separate from drift" and is never a regression; so is one whose figure has no cell
-//!   to estimate drift from. Drift slower than one run (all of a run in one noisy
-//!   minute) is still invisible to this estimate: for a verdict on a small difference,
-//!   interleave the two states with `schedlab ab`.
+//!   That is estimated in two ways, and the larger is the figure's drift band:
+//!   - *within the runs*: for every cell, the shift |ln(late half / early half)| between
+//!     the medians of its first and second half of repeats in the order they ran; the
+//!     band is twice the root mean square of those shifts over the cells of the row's
+//!     experiment in both runs (about the 95 % bound of a shift of that size);
+//!   - *across other runs* (the database's history): the same cells in other runs on the
+//!     same machine (up to 20, not A/B sessions); the pooled standard deviation `sd` of
+//!     ln(run median) over the cells two or more of them hold; two runs' levels then
+//!     differ by `sqrt(2) sd`, and the band is twice that.
+//!
+//!   A difference counts only when its interval clears the band as well: for a slower B
+//!   the interval's low end must exceed exp(band) (and (1 + threshold) × exp(band) to be a
+//!   regression), for a faster B its high end must stay below exp(−band). A significant
+//!   difference inside the band is reported as "cannot separate from drift" and is never
+//!   a regression; so is one whose figure has no cell to estimate drift from. With no
+//!   history, drift slower than one run (a whole run in one noisy stretch) is invisible:
+//!   for a verdict on a small difference, interleave the two states with `schedlab ab`.
 
 use crate::model::{Family, Outcome};
 use crate::report::stored::{groups, Group};
@@ -85,12 +88,13 @@ const DRIFT_BOUND: f64 = 2.0;
 pub enum Mode {
     /// The two sides of one `schedlab ab` session: drift is shared.
     Interleaved,
-    /// Two runs made at different times: drift between them is estimated and allowed for.
-    Separate,
+    /// Two runs made at different times: drift between them is estimated and allowed for,
+    /// from the runs themselves and from this many other runs of the same cells.
+    Separate { history_runs: usize },
 }
 
 impl Mode {
-    /// Interleaved when each run names the other as its A/B pair.
+    /// Interleaved when each run names the other as its A/B pair (no history counted yet).
     pub fn of(a: &RunRecord, b: &RunRecord) -> Mode {
         let pair_of = |r: &RunRecord| {
             r.options.get("ab").and_then(|ab| ab.get("pair")).and_then(Json::as_str).map(str::to_string)
@@ -98,27 +102,36 @@ impl Mode {
         if pair_of(a).as_deref() == Some(b.uuid.as_str()) && pair_of(b).as_deref() == Some(a.uuid.as_str()) {
             Mode::Interleaved
         } else {
-            Mode::Separate
+            Mode::Separate { history_runs: 0 }
         }
     }
 
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Interleaved => "interleaved",
-            Mode::Separate => "separate",
+            Mode::Separate { .. } => "separate",
         }
     }
 
     /// One line saying what the mode means for the verdicts.
-    pub fn describe(self) -> &'static str {
+    pub fn describe(self) -> String {
         match self {
             Mode::Interleaved => {
-                "mode: interleaved A/B (one `schedlab ab` session): both sides saw the same drift, so no drift term is added"
+                "mode: interleaved A/B (one `schedlab ab` session): both sides saw the same drift, so no drift term is \
+                 added"
+                    .into()
             }
-            Mode::Separate => {
-                "mode: separate runs: a difference must also clear the drift each run shows between its first and second half \
-                 (the drift column); slower drift is invisible to two runs, so use `schedlab ab` to decide small differences"
+            Mode::Separate { history_runs: 0 } => {
+                "mode: separate runs: a difference must also clear the drift band (the drift column), from the shift \
+                 each run shows between the first and second half of its repeats; drift slower than one run is \
+                 invisible to two runs alone: keep more runs of the suite on this machine, or use `schedlab ab`"
+                    .into()
             }
+            Mode::Separate { history_runs } => format!(
+                "mode: separate runs: a difference must also clear the drift band (the drift column), the larger of \
+                 the shift each run shows between the first and second half of its repeats and the spread of the same \
+                 cells over {history_runs} other run(s) on this machine; use `schedlab ab` to decide small differences"
+            ),
         }
     }
 }
@@ -285,9 +298,40 @@ fn values_in_time_order(group: &Group, get: fn(&Outcome) -> Option<f64>) -> Vec<
     ok.iter().filter_map(|t| t.outcome.as_ref().and_then(get)).collect()
 }
 
+/// The spread of one experiment's cells over other runs: the pooled standard deviation
+/// of ln(run median) of each cell that two or more of those runs hold. `None` when none does.
+fn history_sd(cells: &[&Group], history: &[Vec<Group>], compared: &Compared) -> Option<f64> {
+    let (mut sum_sq, mut df) = (0.0, 0usize);
+    for cell in cells {
+        let logs: Vec<f64> = history
+            .iter()
+            .filter_map(|groups| {
+                let g = groups.iter().find(|g| g.family == cell.family && g.params == cell.params)?;
+                let m = median(&g.values(compared.get));
+                (m > 0.0 && m.is_finite()).then(|| m.ln())
+            })
+            .collect();
+        if logs.len() >= 2 {
+            let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+            sum_sq += logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>();
+            df += logs.len() - 1;
+        }
+    }
+    (df > 0).then(|| (sum_sq / df as f64).sqrt())
+}
+
 /// Match the two runs' trials and compare every figure. Empty when nothing matches.
-pub fn compare(a: &[TrialRecord], b: &[TrialRecord], threshold: f64, mode: Mode) -> Vec<Row> {
+/// `history` holds the trials of other runs on the same machine (in separate mode, their
+/// spread widens the drift band; interleaved runs ignore it).
+pub fn compare(
+    a: &[TrialRecord],
+    b: &[TrialRecord],
+    threshold: f64,
+    mode: Mode,
+    history: &[Vec<TrialRecord>],
+) -> Vec<Row> {
     let (ga, gb) = (groups(a), groups(b));
+    let history: Vec<Vec<Group>> = history.iter().map(|t| groups(t)).collect();
     // Each row with its evidence and the experiment it belongs to in A and in B.
     let mut found: Vec<(Row, Evidence, (i64, i64))> = Vec::new();
     for left in &ga {
@@ -334,7 +378,7 @@ pub fn compare(a: &[TrialRecord], b: &[TrialRecord], threshold: f64, mode: Mode)
         .map(|((mut row, e, experiments), p_adjusted)| {
             row.drift = match mode {
                 Mode::Interleaved => Drift::Shared,
-                Mode::Separate => {
+                Mode::Separate { .. } => {
                     let key = (experiments.0, experiments.1, row.figure);
                     match bands.iter().find(|(k, _)| *k == key) {
                         Some((_, band)) => *band,
@@ -343,7 +387,15 @@ pub fn compare(a: &[TrialRecord], b: &[TrialRecord], threshold: f64, mode: Mode)
                             let band = compared.map_or(Drift::Unknown, |c| {
                                 let mut shifts = shifts_of(&ga, experiments.0, c);
                                 shifts.extend(shifts_of(&gb, experiments.1, c));
-                                drift_band(&shifts)
+                                let cells: Vec<&Group> = ga.iter().filter(|g| g.experiment == experiments.0).collect();
+                                // Two runs' levels differ by sqrt(2) sd; the band is its ~95 % bound.
+                                let across = history_sd(&cells, &history, c)
+                                    .map(|sd| DRIFT_BOUND * std::f64::consts::SQRT_2 * sd);
+                                match (drift_band(&shifts), across) {
+                                    (Drift::Estimated(within), Some(across)) => Drift::Estimated(within.max(across)),
+                                    (Drift::Unknown, Some(across)) => Drift::Estimated(across),
+                                    (within, _) => within,
+                                }
                             });
                             bands.push((key, band));
                             band
@@ -543,18 +595,27 @@ mod tests {
 
     /// Latency trials from each one's p50 (its p99 and max left at 0: never tested).
     fn latencies(p50_ns: &[u64]) -> Vec<TrialRecord> {
-        let latency = |p50_ns: u64| LatencyOutcome {
-            threads: Vec::new(),
-            all: ThreadStats { samples: 500, p50_ns, ..ThreadStats::default() },
-            timer_slack_ns: 1,
-            dma_latency_held: true,
-            mlockall: true,
-            histogram: Vec::new(),
+        latency_trials(p50_ns, |stats, p50_ns| stats.p50_ns = p50_ns)
+    }
+
+    /// Latency trials with one figure of each set from `values` (the others left at 0).
+    fn latency_trials(values: &[u64], set: fn(&mut ThreadStats, u64)) -> Vec<TrialRecord> {
+        let latency = |value: u64| {
+            let mut all = ThreadStats { samples: 500, ..ThreadStats::default() };
+            set(&mut all, value);
+            LatencyOutcome {
+                threads: Vec::new(),
+                all,
+                timer_slack_ns: 1,
+                dma_latency_held: true,
+                mlockall: true,
+                histogram: Vec::new(),
+            }
         };
-        p50_ns
+        values
             .iter()
             .enumerate()
-            .map(|(i, &p)| trial(i, r#"{"policy": "other"}"#, Outcome::Latency(latency(p))))
+            .map(|(i, &v)| trial(i, r#"{"policy": "other"}"#, Outcome::Latency(latency(v))))
             .collect()
     }
 
@@ -593,11 +654,11 @@ mod tests {
     fn separate_runs_do_not_call_drift_a_regression() {
         let (a, b) = (rings(&RING_3), rings(&RING_1));
         // Read as if drift were shared, run 1's slow stretch is a regression of 16 %...
-        let shared = compare(&a, &b, 0.05, Mode::Interleaved);
+        let shared = compare(&a, &b, 0.05, Mode::Interleaved, &[]);
         let switch = row(&shared, "ns_per_switch");
         assert!(switch.regression && switch.ratio.unwrap() > 1.15, "{:?}", switch.ci);
         // ...but as separate runs it must also clear the drift the runs show of themselves.
-        let separate = compare(&a, &b, 0.05, Mode::Separate);
+        let separate = compare(&a, &b, 0.05, Mode::Separate { history_runs: 0 }, &[]);
         assert!(
             separate.iter().all(|r| !r.regression),
             "{:?}",
@@ -616,9 +677,9 @@ mod tests {
     #[test]
     fn a_significant_shift_inside_the_drift_band_cannot_be_separated() {
         let (a, b) = (latencies(&P50_3), latencies(&P50_4));
-        let shared = compare(&a, &b, 0.05, Mode::Interleaved);
+        let shared = compare(&a, &b, 0.05, Mode::Interleaved, &[]);
         assert_eq!(row(&shared, "p50_ns").verdict, Verdict::Faster);
-        let separate = compare(&a, &b, 0.05, Mode::Separate);
+        let separate = compare(&a, &b, 0.05, Mode::Separate { history_runs: 0 }, &[]);
         let p50 = row(&separate, "p50_ns");
         // Run 4's own halves differ by 9 %: a 21 % lower p50 is within twice that.
         assert_eq!(p50.verdict, Verdict::Drift, "{:?} {:?}", p50.ci, p50.drift);
@@ -632,10 +693,44 @@ mod tests {
     fn a_change_far_beyond_the_drift_is_still_a_regression() {
         // The same ring with a CPU hog on its CPU: every hop waits (3x slower).
         let slowed: Vec<(u64, u64)> = RING_3.iter().map(|&(real, overhead)| (real * 3, overhead)).collect();
-        let separate = compare(&rings(&RING_3), &rings(&slowed), 0.05, Mode::Separate);
+        let separate = compare(&rings(&RING_3), &rings(&slowed), 0.05, Mode::Separate { history_runs: 0 }, &[]);
         let switch = row(&separate, "ns_per_switch");
         assert_eq!(switch.verdict, Verdict::Slower);
         assert!(switch.regression, "{:?} {:?}", switch.ci, switch.drift);
+        // Also beside a history holding run 1's slow stretch (+16 %).
+        let history = [rings(&RING_1), rings(&RING_3)];
+        let separate = compare(&rings(&RING_3), &rings(&slowed), 0.05, Mode::Separate { history_runs: 2 }, &history);
+        let switch = row(&separate, "ns_per_switch");
+        assert!(switch.regression && switch.drift.fraction().unwrap() > 0.15, "{:?} {:?}", switch.ci, switch.drift);
+    }
+
+    // Latency p99 of four more separate runs of bench/ab-mixed.toml, nothing changed, on
+    // the VM under a load average near 20: runs 2 and 3 had a noisy stretch as a whole,
+    // which their own halves cannot show.
+    const P99_1: [u64; 8] = [76_351, 218_751, 84_735, 84_095, 91_199, 86_975, 504_831, 85_247];
+    const P99_2: [u64; 8] = [1_371_135, 137_471, 551_935, 333_567, 281_087, 548_351, 572_415, 690_175];
+    const P99_3: [u64; 8] = [199_807, 309_247, 694_271, 1_328_127, 2_809_855, 871_423, 917_503, 1_893_375];
+    const P99_4: [u64; 8] = [93_183, 82_303, 86_463, 82_559, 132_223, 97_983, 93_247, 83_263];
+
+    #[test]
+    fn other_runs_on_the_machine_show_drift_that_two_runs_cannot() {
+        let p99 = |values: &[u64]| latency_trials(values, |stats, p99_ns| stats.p99_ns = p99_ns);
+        let (a, b) = (p99(&P99_1), p99(&P99_2));
+        // Alone, the two runs' halves allow ±41 %: run 2's 6x p99 reads as a regression.
+        let alone = compare(&a, &b, 0.05, Mode::Separate { history_runs: 0 }, &[]);
+        assert!(row(&alone, "p99_ns").regression, "{:?}", row(&alone, "p99_ns").drift);
+        // Runs 3 and 4 of the same cell differ by 10x: two runs here can be that far apart.
+        let history = [p99(&P99_3), p99(&P99_4)];
+        let seen = compare(&a, &b, 0.05, Mode::Separate { history_runs: 2 }, &history);
+        let p99_row = row(&seen, "p99_ns");
+        assert!(!p99_row.regression && p99_row.verdict == Verdict::Drift, "{:?} {:?}", p99_row.ci, p99_row.drift);
+        assert!(p99_row.drift.fraction().unwrap() > 5.0, "{:?}", p99_row.drift);
+        // One other run is no spread at all: the band stays the runs' own.
+        let one = compare(&a, &b, 0.05, Mode::Separate { history_runs: 1 }, &history[..1]);
+        assert_eq!(row(&one, "p99_ns").drift, row(&alone, "p99_ns").drift);
+        // Interleaved runs ignore any history.
+        let shared = compare(&a, &b, 0.05, Mode::Interleaved, &history);
+        assert_eq!(row(&shared, "p99_ns").drift, Drift::Shared);
     }
 
     #[test]
@@ -677,7 +772,7 @@ mod tests {
                 .collect()
         };
         // B = run 1 against A = run 2, as the issue's A/A comparisons did.
-        let rows = compare(&run(2), &run(1), 0.05, Mode::Interleaved);
+        let rows = compare(&run(2), &run(1), 0.05, Mode::Interleaved, &[]);
         assert_eq!(rows.len(), 10);
         assert!(rows.iter().all(|r| !r.regression && r.verdict == Verdict::NoDifference));
         let lucky = rows.iter().find(|r| r.params["procs"] == 32 && r.figure == "ns_per_switch").unwrap();
