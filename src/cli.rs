@@ -42,6 +42,9 @@ pub enum Command {
     /// The main job: run a suite (default: quick), store every trial, print the tables
     #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
+    /// Interleaved A/B: a suite's trials in random alternating blocks of two machine states
+    #[command(after_help = AB_EXAMPLES)]
+    Ab(AbArgs),
     /// List the built-in suites, with what each measures and its estimated time here
     Suites(SuitesArgs),
     /// Show this machine's fingerprint (what every run records about where it ran)
@@ -78,14 +81,35 @@ const RUN_EXAMPLES: &str = "Examples:\n  \
     has [[experiment]] tables: family = \"ring\" | \"workload\" | \"latency\", the command's flags as \
     keys (a list is an axis), repeat and warmup; `schedlab suites --show quick` prints one to copy.";
 
+const AB_EXAMPLES: &str = "Examples:\n  \
+    schedlab ab quick --a-setup true --b-setup true          # an A/A: how quiet is this machine?\n  \
+    schedlab ab my-suite.toml --a-setup 'cpupower frequency-set -g powersave' \\\n      \
+    --b-setup 'cpupower frequency-set -g performance' --blocks 8\n  \
+    schedlab ab quick --a-setup 'sysctl -w kernel.sched_autogroup_enabled=0' \\\n      \
+    --b-setup 'sysctl -w kernel.sched_autogroup_enabled=1' --seed 7\n\n\
+    Each side runs every trial of the suite. The session is a sequence of block pairs; a \
+    coin flip decides which side goes first in each pair, and a block runs its share of \
+    the repeats (with --blocks equal to the suite's repeat: every cell once) in random \
+    order. Before each block the side's setup runs (`sh -c`, output to stderr); after it \
+    the side's cleanup, also when a setup fails, a trial stops the session, or on Ctrl-C \
+    or SIGTERM. The two sides are stored as two runs linked to each other, then compared \
+    as `schedlab compare` does, without a drift term (both sides saw the same drift). Exit \
+    status: 0 no regression, 1 a regression of B against A, 2 bad input or a setup or \
+    cleanup that failed, 3 a trial failed.";
+
 const COMPARE_EXAMPLES: &str = "Examples:\n  \
     schedlab compare 3 4                      # run 4 against run 3\n  \
     schedlab compare 3 latest --threshold 10% --format markdown\n  \
     schedlab compare 3 4 --format json --html cmp.html\n\n\
     Trials match by family and parameters, across machines too (import the other run first). \
-    B/A is the ratio of medians; the verdict comes from a Mann-Whitney test (p < 0.05) and a \
-    bootstrap interval that excludes 1, and needs at least 4 ok repeats on each side. Exit \
-    status 1 when a figure of B is significantly slower than A by more than --threshold.";
+    B/A is the ratio of medians; the verdict comes from a Mann-Whitney test, its p adjusted by \
+    Holm's method over all figures tested (p Holm < 0.05), and a bootstrap interval that \
+    excludes 1, and needs at least 4 ok repeats on each side. Runs made separately must also \
+    clear a drift band (the larger of the shift each run shows between the first and second \
+    half of its repeats, and the spread of the same cells over other runs on this machine); \
+    inside it the verdict is \"cannot separate from drift\". The two runs of one \
+    `schedlab ab` session need no drift band. Exit status 1 when a figure of B is slower than \
+    A by more than --threshold (and the drift band) over its whole interval.";
 
 const IMPORT_EXAMPLES: &str = "Examples:\n  \
     schedlab import run3.json                          # runs exported elsewhere\n  \
@@ -126,6 +150,69 @@ pub struct CompareArgs {
     /// Also write the comparison as a self-contained HTML page
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct AbArgs {
+    /// A built-in suite (see `schedlab suites`) or a suite file (.toml)
+    #[arg(value_name = "SUITE|FILE")]
+    pub suite: String,
+
+    /// Shell command (`sh -c`) that puts the machine in state A; run before every A block
+    #[arg(long, value_name = "CMD", value_parser = parse_command)]
+    pub a_setup: String,
+
+    /// Shell command that puts the machine in state B; run before every B block
+    #[arg(long, value_name = "CMD", value_parser = parse_command)]
+    pub b_setup: String,
+
+    /// Shell command run after every A block, also when the session stops early
+    #[arg(long, value_name = "CMD", value_parser = parse_command)]
+    pub a_cleanup: Option<String>,
+
+    /// Shell command run after every B block, also when the session stops early
+    #[arg(long, value_name = "CMD", value_parser = parse_command)]
+    pub b_cleanup: Option<String>,
+
+    /// Blocks per side (2 or more); each cell's repeats are spread evenly over them
+    /// [default: the suite's largest repeat, so a block runs every cell once]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=10_000))]
+    pub blocks: Option<u32>,
+
+    /// Seed of the block order and of the trial order in each block [default: random, printed and stored]
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+
+    /// Use the suite's full-size parameters (its [experiment.full] tables)
+    #[arg(long)]
+    pub full: bool,
+
+    /// How much slower (B/A − 1) counts as a regression, e.g. 5% or 0.05
+    #[arg(long, value_name = "PCT", default_value = "5%", value_parser = parse_threshold)]
+    pub threshold: f64,
+
+    /// How the comparison is printed
+    #[arg(long, value_enum, default_value_t = TableFormat::Text)]
+    pub format: TableFormat,
+
+    /// Also write the comparison as a self-contained HTML page
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
+    /// Stop a trial that runs longer than this and record it as timed out
+    #[arg(long, value_name = "TIME", default_value = "10m", value_parser = parse_duration)]
+    pub trial_timeout: Duration,
+
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+/// A setup or cleanup command: any text but an empty one.
+fn parse_command(text: &str) -> std::result::Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("an empty command: give a shell command (use `true` for one that does nothing)".into());
+    }
+    Ok(text.to_string())
 }
 
 #[derive(Args, Debug, Clone)]

@@ -98,6 +98,12 @@ impl Orchestrator {
         Ok(Orchestrator { signals, trial_timeout, seen_warnings: Vec::new() })
     }
 
+    /// The watch over Ctrl-C, SIGTERM and SIGHUP, for a command run between trials that
+    /// should be stopped by them too.
+    pub fn signals(&self) -> &SignalWatch {
+        &self.signals
+    }
+
     /// A signal that arrived between trials.
     pub fn pending_signal(&self) -> Option<i32> {
         self.signals.drain().into_iter().next()

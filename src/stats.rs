@@ -182,6 +182,23 @@ pub fn smallest_possible_p(n1: usize, n2: usize) -> f64 {
     (2.0 / c).min(1.0)
 }
 
+/// Holm's step-down adjustment of p-values (Holm 1979), which keeps the chance of any
+/// false "significant" among all the tests at most alpha when each adjusted p is held to
+/// alpha: the k-th smallest p is multiplied by (m − k + 1), then made non-decreasing in
+/// that order and capped at 1. `None`s are tests not made: they are left out of m.
+pub fn holm(p_values: &[Option<f64>]) -> Vec<Option<f64>> {
+    let mut order: Vec<(usize, f64)> = p_values.iter().enumerate().filter_map(|(i, p)| p.map(|p| (i, p))).collect();
+    order.sort_by(|x, y| x.1.total_cmp(&y.1));
+    let m = order.len();
+    let mut adjusted = vec![None; p_values.len()];
+    let mut running_max = 0.0f64;
+    for (rank, (index, p)) in order.into_iter().enumerate() {
+        running_max = running_max.max(((m - rank) as f64 * p).min(1.0));
+        adjusted[index] = Some(running_max);
+    }
+    adjusted
+}
+
 /// P(Z > z) for a standard normal (Abramowitz and Stegun 7.1.26, error < 1.5e-7).
 fn normal_upper_tail(z: f64) -> f64 {
     let x = z / std::f64::consts::SQRT_2;
@@ -244,6 +261,23 @@ mod tests {
         let b: Vec<f64> = (0..30).map(|i| (i % 10) as f64 + 5.0).collect();
         assert!(mann_whitney(&a, &b).unwrap().1 < 0.001);
         assert!((normal_upper_tail(1.959_964) - 0.025).abs() < 1e-6);
+    }
+
+    #[test]
+    fn holm_matches_the_textbook() {
+        // R: p.adjust(c(0.01, 0.04, 0.03, 0.005), "holm") = 0.03 0.06 0.06 0.02
+        let adjusted = holm(&[Some(0.01), Some(0.04), None, Some(0.03), Some(0.005)]);
+        let want = [Some(0.03), Some(0.06), None, Some(0.06), Some(0.02)];
+        for (got, want) in adjusted.iter().zip(want) {
+            match (got, want) {
+                (Some(g), Some(w)) => assert!((g - w).abs() < 1e-12, "{adjusted:?}"),
+                (g, w) => assert_eq!(*g, w),
+            }
+        }
+        // One test alone is not adjusted; large ones are capped at 1.
+        assert_eq!(holm(&[Some(0.02)]), vec![Some(0.02)]);
+        assert_eq!(holm(&[Some(0.6), Some(0.7)]), vec![Some(1.0), Some(1.0)]);
+        assert!(holm(&[]).is_empty());
     }
 
     #[test]

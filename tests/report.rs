@@ -159,6 +159,8 @@ fn compare_finds_a_planted_regression_and_exits_1() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("B slower REGRESSION") && text.contains("ns/switch"), "{text}");
+    // Two separate runs: the hog's slowdown had to clear their drift band too.
+    assert!(text.contains("mode: separate runs") && text.contains("p Holm"), "{text}");
     // The other way round it is an improvement, and a huge threshold forgives it.
     let out = schedlab_in(&db, &["compare", "2", "1"]);
     assert_eq!(out.status.code(), Some(0));
@@ -174,6 +176,9 @@ fn compare_finds_a_planted_regression_and_exits_1() {
     assert!(rows
         .iter()
         .any(|r| r["regression"] == true && r["verdict"] == "slower" && r["ci_low"].as_f64().unwrap() > 1.0));
+    assert!(rows
+        .iter()
+        .all(|r| r["mode"] == "separate" && r["drift"].as_f64().is_some() && r["p_adjusted"].is_number()));
     assert!(std::fs::read_to_string(dir.path("cmp.html")).unwrap().contains("REGRESSION"));
     let md = String::from_utf8(schedlab_in(&db, &["compare", "1", "2", "--format", "markdown"]).stdout).unwrap();
     assert!(md.starts_with("| Family |"), "{md}");

@@ -6,13 +6,37 @@ use crate::error::{Error, Result};
 use crate::report::compare;
 use crate::report::exporter::{self, Format as TableFormat, RunView};
 use crate::report::{findings, html, plots};
-use crate::store::{resolve_path, Access, Store};
+use crate::store::{resolve_path, Access, RunRecord, Store, TrialRecord};
+use std::path::Path;
 
 pub fn run(args: &CompareArgs) -> Result<i32> {
     let store = Store::open(&resolve_path(args.db.db.as_deref()), Access::Read)?;
     let (a, b) = (store.resolve_run(&args.run_a)?, store.resolve_run(&args.run_b)?);
+    let (run_a, run_b) = (store.run(a)?, store.run(b)?);
+    print_comparison(&store, &run_a, &run_b, args.threshold, args.format, args.html.as_deref())
+}
+
+/// Compare two stored runs and print it all: the table in `format`, the summary, and the
+/// HTML page when asked. The exit code: 1 when a figure regressed, else 0.
+pub fn print_comparison(
+    store: &Store,
+    run_a: &RunRecord,
+    run_b: &RunRecord,
+    threshold: f64,
+    format: TableFormat,
+    html_path: Option<&Path>,
+) -> Result<i32> {
+    let (a, b) = (run_a.id, run_b.id);
     let (trials_a, trials_b) = (store.trials(a)?, store.trials(b)?);
-    let rows = compare::compare(&trials_a, &trials_b, args.threshold);
+    let mut mode = compare::Mode::of(run_a, run_b);
+    let history = match mode {
+        compare::Mode::Interleaved => Vec::new(),
+        compare::Mode::Separate { .. } => history(store, run_a, run_b, &trials_a)?,
+    };
+    if let compare::Mode::Separate { history_runs } = &mut mode {
+        *history_runs = history.len();
+    }
+    let rows = compare::compare(&trials_a, &trials_b, threshold, mode, &history);
     if rows.is_empty() {
         return Err(Error::usage(format!(
             "runs {a} and {b} have no trials in common (none with the same family and parameters): nothing to compare"
@@ -20,32 +44,57 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
     }
     // The page is written before anything is printed, so an unwritable path fails the
     // command with nothing half-reported.
-    if let Some(path) = &args.html {
-        let page = html::compare_page(&store.run(a)?, &store.run(b)?, &rows, args.threshold)?;
+    if let Some(path) = html_path {
+        let page = html::compare_page(run_a, run_b, &rows, threshold, mode)?;
         crate::commands::results::write_atomically(path, page.as_bytes())?;
         eprintln!("schedlab: wrote {}", path.display());
     }
     let table = compare::table(&rows);
-    match args.format {
+    match format {
         TableFormat::Text => emit(table.render().trim_end())?,
         TableFormat::Markdown => emit(table.render_markdown().trim_end())?,
         TableFormat::Csv => emit(table.render_csv().trim_end())?,
         TableFormat::Json => {
-            for row in compare::json_rows(&rows) {
+            for row in compare::json_rows(&rows, mode) {
                 emit(&row.to_string())?;
             }
         }
     }
-    let regressions = rows.iter().filter(|r| r.regression).count();
-    let undecided = rows.iter().filter(|r| matches!(r.verdict, compare::Verdict::TooFew(_))).count();
-    if args.format != TableFormat::Json {
-        emit(&format!(
-            "\n{} figures compared (A = run {a}, B = run {b}); {regressions} regression(s) beyond {:.1}%; {undecided} undecided for lack of repeats",
-            rows.len(),
-            args.threshold * 100.0
-        ))?;
+    if format != TableFormat::Json {
+        emit(&format!("\n{}", compare::summary(&rows, mode, threshold, a, b)))?;
     }
-    Ok(if regressions > 0 { 1 } else { 0 })
+    Ok(if rows.iter().any(|r| r.regression) { 1 } else { 0 })
+}
+
+/// Other runs whose spread tells how far two runs on this machine drift apart: the most
+/// recent ones on the same machine (by hostname) that hold a cell of A, not of an A/B
+/// session (whose B side ran in a changed state). None when A and B ran on different
+/// machines: their difference is the machine's.
+fn history(store: &Store, a: &RunRecord, b: &RunRecord, trials_a: &[TrialRecord]) -> Result<Vec<Vec<TrialRecord>>> {
+    const MOST: usize = 20;
+    let host = |r: &RunRecord| r.machine.get("hostname").and_then(|h| h.as_str()).map(str::to_string);
+    let Some(hostname) = host(a).filter(|h| host(b).as_ref() == Some(h)) else { return Ok(Vec::new()) };
+    let mut candidates: Vec<RunRecord> = store
+        .runs()?
+        .into_iter()
+        .map(|summary| summary.run)
+        .filter(|r| r.id != a.id && r.id != b.id && r.options.get("ab").is_none())
+        .filter(|r| host(r).as_deref() == Some(hostname.as_str()))
+        .collect();
+    candidates.sort_by_key(|r| std::cmp::Reverse(r.id));
+    let mut out = Vec::new();
+    for run in candidates {
+        let trials = store.trials(run.id)?;
+        let shares_a_cell =
+            trials.iter().any(|t| t.is_ok() && trials_a.iter().any(|x| x.family == t.family && x.params == t.params));
+        if shares_a_cell {
+            out.push(trials);
+            if out.len() == MOST {
+                break;
+            }
+        }
+    }
+    Ok(out)
 }
 
 pub fn report(args: &ReportArgs) -> Result<()> {

@@ -1,5 +1,6 @@
 //! One function per subcommand: from validated arguments to printed results.
 
+pub mod ab;
 pub mod compare;
 pub mod latency;
 pub mod report;
@@ -21,6 +22,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Workload(args) => workload::run(&args),
         Command::Latency(args) => latency::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Ab(args) => ab::run(&args),
         Command::Suites(args) => run::suites(&args).map(|_| 0),
         Command::Machine(args) => results::machine(&args).map(|_| 0),
         Command::List(args) => results::list(&args).map(|_| 0),

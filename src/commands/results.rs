@@ -6,7 +6,7 @@ use crate::commands::emit;
 use crate::error::{describe_io, Error, Result};
 use crate::report::table::Table;
 use crate::report::{export, ncar, stored};
-use crate::store::{resolve_path, Access, Store};
+use crate::store::{resolve_path, Access, RunRecord, Store};
 use crate::sys::machine::{self, Machine};
 use serde_json::json;
 use std::io::Write;
@@ -28,11 +28,30 @@ fn open_existing(db: &crate::cli::DbArg, access: Access) -> Result<Store> {
     Store::open(&resolve_path(db.db.as_deref()), access)
 }
 
+/// The A/B session a run belongs to: its side ("a" or "b") and its pair's uuid.
+fn ab_link(run: &RunRecord) -> Option<(String, String)> {
+    let ab = run.options.get("ab")?;
+    Some((ab.get("side")?.as_str()?.to_string(), ab.get("pair")?.as_str()?.to_string()))
+}
+
+/// "A/B pair with run 12 (this is A)", or the pair's uuid when it is not in this database.
+pub fn ab_text(store: &Store, run: &RunRecord) -> Result<Option<String>> {
+    let Some((side, pair)) = ab_link(run) else { return Ok(None) };
+    let with = match store.run_by_uuid(&pair)? {
+        Some(id) => format!("run {id}"),
+        None => format!("run {pair} (not in this database)"),
+    };
+    Ok(Some(format!("A/B pair with {with} (this is {})", side.to_uppercase())))
+}
+
 pub fn list(args: &ListArgs) -> Result<()> {
     let store = open_existing(&args.db, Access::Read)?;
     let runs = store.runs()?;
+    let id_of = |uuid: &str| runs.iter().find(|r| r.run.uuid == uuid).map(|r| r.run.id);
     if args.json {
         for r in &runs {
+            let ab =
+                ab_link(&r.run).map(|(side, pair)| json!({"side": side, "pair_uuid": pair, "pair_run": id_of(&pair)}));
             let m = &r.run.machine;
             emit(
                 &json!({
@@ -47,6 +66,7 @@ pub fn list(args: &ListArgs) -> Result<()> {
                     "planned": r.run.planned,
                     "ok": r.ok,
                     "not_ok": r.not_ok,
+                    "ab": ab,
                 })
                 .to_string(),
             )?;
@@ -56,13 +76,24 @@ pub fn list(args: &ListArgs) -> Result<()> {
     if runs.is_empty() {
         return emit(&format!("{} holds no runs yet: `schedlab run` makes one", store.path().display()));
     }
-    let mut table =
-        Table::new(["Run", "Suite", "Machine", "Kernel", "Started (UTC)", "Status", "Trials ok", "Not ok", "Planned"])
-            .left_align(1)
-            .left_align(2)
-            .left_align(3)
-            .left_align(4)
-            .left_align(5);
+    let mut table = Table::new([
+        "Run",
+        "Suite",
+        "Machine",
+        "Kernel",
+        "Started (UTC)",
+        "Status",
+        "Trials ok",
+        "Not ok",
+        "Planned",
+        "A/B",
+    ])
+    .left_align(1)
+    .left_align(2)
+    .left_align(3)
+    .left_align(4)
+    .left_align(5)
+    .left_align(9);
     for r in &runs {
         let m = &r.run.machine;
         let text = |k: &str| m.get(k).and_then(|v| v.as_str()).unwrap_or("unknown").to_string();
@@ -76,6 +107,14 @@ pub fn list(args: &ListArgs) -> Result<()> {
             r.ok.to_string(),
             r.not_ok.to_string(),
             r.run.planned.to_string(),
+            match ab_link(&r.run) {
+                Some((side, pair)) => format!(
+                    "{}, pair with {}",
+                    side.to_uppercase(),
+                    id_of(&pair).map_or_else(|| "a run not here".to_string(), |id| format!("run {id}"))
+                ),
+                None => String::new(),
+            },
         ]);
     }
     emit(table.render().trim_end())
@@ -93,6 +132,18 @@ pub fn print_run(store: &Store, id: i64, with_machine: bool) -> Result<()> {
     let trials = store.trials(id)?;
     let ok = trials.iter().filter(|t| t.is_ok()).count();
     emit(stored::describe_run(&run, ok, trials.len() - ok).trim_end())?;
+    if let Some(link) = ab_text(store, &run)? {
+        let ab = &run.options["ab"];
+        let text = |k: &str| ab.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        emit(&format!(
+            "{link}: {} blocks a side, order {}, seed {}; setup `{}`{}",
+            ab.get("blocks").map_or("?".into(), |v| v.to_string()),
+            text("order").unwrap_or_default(),
+            ab.get("seed").map_or("?".into(), |v| v.to_string()),
+            text("setup").unwrap_or_default(),
+            text("cleanup").map_or(String::new(), |c| format!(", cleanup `{c}`"))
+        ))?;
+    }
     if with_machine {
         emit(machine::describe(&run.machine).trim_end())?;
     }

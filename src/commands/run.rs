@@ -9,7 +9,7 @@ use crate::commands::{emit, results};
 use crate::error::{Error, Result};
 use crate::report::table::Table;
 use crate::runner::{Ended, Orchestrator};
-use crate::store::{new_uuid, now_utc, resolve_path, Access, RunRecord, Store};
+use crate::store::{new_uuid, now_utc, resolve_path, Access, RunRecord, Store, TrialRecord};
 use crate::suite::{self, format_estimate, Suite, Trial};
 use crate::sys::machine::Machine;
 use serde_json::json;
@@ -40,7 +40,7 @@ pub fn suites(args: &SuitesArgs) -> Result<()> {
 
 /// Everything that can refuse a trial, checked for the whole plan before anything runs:
 /// the policies and priorities, the CPUs, the process budget.
-fn preflight(suite: &Suite) -> Result<()> {
+pub(crate) fn preflight(suite: &Suite) -> Result<()> {
     let mut seen: Vec<&crate::model::TrialSpec> = Vec::new();
     for trial in &suite.trials {
         if seen.contains(&&trial.spec) {
@@ -113,6 +113,12 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             let store = Store::open(&db_path, Access::Write)?;
             let id = store.resolve_run(run_text)?;
             let run = store.run(id)?;
+            if run.options.get("ab").is_some() {
+                return Err(Error::usage(format!(
+                    "run {id} is one side of an A/B session: `run --resume` would measure it without its setup \
+                     command; start a new `schedlab ab`, or compare what it stored"
+                )));
+            }
             if run.status == "finished" {
                 return Err(Error::usage(format!("run {id} already finished: nothing to resume")));
             }
@@ -265,45 +271,40 @@ fn execute(
     };
     let count = suite.warmups.len() + order.len();
     for (i, trial) in suite.warmups.iter().chain(order.iter().copied()).enumerate() {
-        if let Some(sig) = orchestrator.pending_signal() {
-            bar.finish_and_clear();
-            return Err(Error::Interrupted(sig));
-        }
         bar.set_message(format!("{}/{count} {}", i + 1, trial.label()));
-        let ended = orchestrator.run_trial(trial, &mut |w| bar.suspend(|| eprintln!("{w}")));
-        let ended = match ended {
-            Ok(e) => e,
-            Err(e) => {
-                bar.finish_and_clear();
-                return Err(e);
-            }
-        };
-        match ended {
-            Ended::Stop(e) => {
-                bar.finish_and_clear();
-                return Err(e);
-            }
-            Ended::Stored(record) => {
-                if !record.is_ok() {
-                    bar.suspend(|| {
-                        eprintln!(
-                            "schedlab: {} {}: {}",
-                            trial.label(),
-                            record.status.label(),
-                            record.status.reason().unwrap_or("")
-                        )
-                    });
-                }
-                if !trial.is_warmup() {
-                    if let Err(e) = store.insert_trial(run_id, &record) {
-                        bar.finish_and_clear();
-                        return Err(e);
-                    }
-                }
-            }
+        if let Err(e) = run_and_store(orchestrator, store, run_id, trial, &bar) {
+            bar.finish_and_clear();
+            return Err(e);
         }
         bar.inc(trial.estimate.as_millis() as u64);
     }
     bar.finish_and_clear();
     Ok(())
+}
+
+/// Run one trial and store it unless it is a warm-up; a signal that arrived before it
+/// stops the run instead.
+pub(crate) fn run_and_store(
+    orchestrator: &mut Orchestrator,
+    store: &mut Store,
+    run_id: i64,
+    trial: &Trial,
+    bar: &indicatif::ProgressBar,
+) -> Result<TrialRecord> {
+    if let Some(sig) = orchestrator.pending_signal() {
+        return Err(Error::Interrupted(sig));
+    }
+    let record = match orchestrator.run_trial(trial, &mut |w| bar.suspend(|| eprintln!("{w}")))? {
+        Ended::Stop(e) => return Err(e),
+        Ended::Stored(record) => record,
+    };
+    if !record.is_ok() {
+        bar.suspend(|| {
+            eprintln!("schedlab: {} {}: {}", trial.label(), record.status.label(), record.status.reason().unwrap_or(""))
+        });
+    }
+    if !trial.is_warmup() {
+        store.insert_trial(run_id, &record)?;
+    }
+    Ok(*record)
 }

@@ -3,12 +3,49 @@
 //! A, B, the ratio of medians B/A with a 95 % bootstrap interval, a Mann-Whitney test
 //! and a verdict. A verdict needs enough repeats: with fewer than the test can ever call
 //! significant, it says so instead of guessing.
+//!
+//! **Many figures, one error budget.** A comparison tests every figure of every matched
+//! cell (dozens for a mixed suite); at p < 0.05 each, an identical pair of runs would
+//! show a "significant" figure most of the time. The p-values are therefore adjusted by
+//! Holm's step-down method over all figures tested, and verdicts use the adjusted p, so
+//! the chance of calling any figure different when none is stays at most 5 %. Figures a
+//! side has too few repeats to test are left out of that family (they can never be called
+//! significant).
+//!
+//! **Drift.** A figure is a regression when its difference is significant (adjusted
+//! p < 0.05 and the interval excludes 1) and the whole interval lies above
+//! 1 + threshold: "slower by more than the threshold" must hold for the interval, not
+//! only for the point estimate. How the two runs were made decides what else the
+//! interval must clear:
+//!
+//! - *Interleaved* (`schedlab ab`): A's and B's blocks alternated in random order within
+//!   one session, so the machine's drift fell on both sides alike and is part of the
+//!   spread the test already sees. Nothing more is added.
+//! - *Separate runs*: each side saw the machine at a different time, and a shared, noisy
+//!   machine moves between runs (another job, a warm or cold cache, a frequency change).
+//!   That is estimated in two ways, and the larger is the figure's drift band:
+//!   - *within the runs*: for every cell, the shift |ln(late half / early half)| between
+//!     the medians of its first and second half of repeats in the order they ran; the
+//!     band is twice the root mean square of those shifts over the cells of the row's
+//!     experiment in both runs (about the 95 % bound of a shift of that size);
+//!   - *across other runs* (the database's history): the same cells in other runs on the
+//!     same machine (up to 20, not A/B sessions); the pooled standard deviation `sd` of
+//!     ln(run median) over the cells two or more of them hold; two runs' levels then
+//!     differ by `sqrt(2) sd`, and the band is twice that.
+//!
+//!   A difference counts only when its interval clears the band as well: for a slower B
+//!   the interval's low end must exceed exp(band) (and (1 + threshold) × exp(band) to be a
+//!   regression), for a faster B its high end must stay below exp(−band). A significant
+//!   difference inside the band is reported as "cannot separate from drift" and is never
+//!   a regression; so is one whose figure has no cell to estimate drift from. With no
+//!   history, drift slower than one run (a whole run in one noisy stretch) is invisible:
+//!   for a verdict on a small difference, interleave the two states with `schedlab ab`.
 
 use crate::model::{Family, Outcome};
 use crate::report::stored::{groups, Group};
 use crate::report::table::Table;
 use crate::stats::{bootstrap_ratio_ci, mann_whitney, median, smallest_possible_p};
-use crate::store::TrialRecord;
+use crate::store::{RunRecord, TrialRecord};
 use serde_json::{json, Map, Value as Json};
 
 /// One figure a comparison looks at: its JSON key, its column label, and how to read it.
@@ -43,12 +80,99 @@ fn figures_of(family: Family) -> &'static [Compared] {
 
 pub const ALPHA: f64 = 0.05;
 const BOOTSTRAP_ROUNDS: usize = 2000;
+/// The drift band is this many root mean squares of the within-run half shifts.
+const DRIFT_BOUND: f64 = 2.0;
+
+/// How the two runs were made, which decides whether drift is part of the verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The two sides of one `schedlab ab` session: drift is shared.
+    Interleaved,
+    /// Two runs made at different times: drift between them is estimated and allowed for,
+    /// from the runs themselves and from this many other runs of the same cells.
+    Separate { history_runs: usize },
+}
+
+impl Mode {
+    /// Interleaved when each run names the other as its A/B pair (no history counted yet).
+    pub fn of(a: &RunRecord, b: &RunRecord) -> Mode {
+        let pair_of = |r: &RunRecord| {
+            r.options.get("ab").and_then(|ab| ab.get("pair")).and_then(Json::as_str).map(str::to_string)
+        };
+        if pair_of(a).as_deref() == Some(b.uuid.as_str()) && pair_of(b).as_deref() == Some(a.uuid.as_str()) {
+            Mode::Interleaved
+        } else {
+            Mode::Separate { history_runs: 0 }
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Interleaved => "interleaved",
+            Mode::Separate { .. } => "separate",
+        }
+    }
+
+    /// One line saying what the mode means for the verdicts.
+    pub fn describe(self) -> String {
+        match self {
+            Mode::Interleaved => {
+                "mode: interleaved A/B (one `schedlab ab` session): both sides saw the same drift, so no drift term is \
+                 added"
+                    .into()
+            }
+            Mode::Separate { history_runs: 0 } => {
+                "mode: separate runs: a difference must also clear the drift band (the drift column), from the shift \
+                 each run shows between the first and second half of its repeats; drift slower than one run is \
+                 invisible to two runs alone: keep more runs of the suite on this machine, or use `schedlab ab`"
+                    .into()
+            }
+            Mode::Separate { history_runs } => format!(
+                "mode: separate runs: a difference must also clear the drift band (the drift column), the larger of \
+                 the shift each run shows between the first and second half of its repeats and the spread of the same \
+                 cells over {history_runs} other run(s) on this machine; use `schedlab ab` to decide small differences"
+            ),
+        }
+    }
+}
+
+/// What the interval must clear beyond 1 because of drift between the runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Drift {
+    /// Interleaved runs: none.
+    Shared,
+    /// Separate runs: the band, as ln of a ratio (0.05 is about ±5 %).
+    Estimated(f64),
+    /// Separate runs with no cell that shows its drift (one repeat per cell, or zeros).
+    Unknown,
+}
+
+impl Drift {
+    /// The band as a fraction (0.051 for ±5.1 %); `None` where there is none.
+    pub fn fraction(self) -> Option<f64> {
+        match self {
+            Drift::Estimated(d) => Some(d.exp() - 1.0),
+            _ => None,
+        }
+    }
+
+    fn text(self) -> String {
+        match self {
+            Drift::Shared => "-".into(),
+            Drift::Estimated(d) if d.exp() >= 2.0 => format!("×{:.1}", d.exp()),
+            Drift::Estimated(d) => format!("±{:.1}%", (d.exp() - 1.0) * 100.0),
+            Drift::Unknown => "unknown".into(),
+        }
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Faster,
     Slower,
     NoDifference,
+    /// Significant, but the interval does not clear the drift between two separate runs.
+    Drift,
     /// Too few ok repeats on a side for any test to decide; the reason says how many.
     TooFew(String),
 }
@@ -59,7 +183,19 @@ impl Verdict {
             Verdict::Faster => "B faster".into(),
             Verdict::Slower => "B slower".into(),
             Verdict::NoDifference => "no significant difference".into(),
+            Verdict::Drift => "cannot separate from drift".into(),
             Verdict::TooFew(why) => format!("cannot decide: {why}"),
+        }
+    }
+
+    /// The verdict as JSON writes it.
+    pub fn key(&self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoDifference => "no_difference",
+            Verdict::Drift => "cannot_separate_from_drift",
+            Verdict::TooFew(_) => "too_few_repeats",
         }
     }
 }
@@ -75,49 +211,136 @@ pub struct Row {
     pub not_ok_b: usize,
     pub ratio: Option<f64>,
     pub ci: Option<(f64, f64)>,
+    /// The Mann-Whitney p of this figure alone.
     pub p: Option<f64>,
+    /// Holm-adjusted over every figure tested; `None` for a figure not tested (too few).
+    pub p_adjusted: Option<f64>,
+    pub drift: Drift,
     pub verdict: Verdict,
-    /// Slower by more than the threshold, significantly.
+    /// Slower by more than the threshold (and the drift), significantly.
     pub regression: bool,
 }
 
-/// Ratio, its interval, the p-value, the verdict and whether it is a regression.
-type Decision = (Option<f64>, Option<(f64, f64)>, Option<f64>, Verdict, bool);
+/// What one figure's samples say before the other figures are seen: the ratio and its
+/// interval, the raw p, and why no test can decide, if none can.
+struct Evidence {
+    ratio: Option<f64>,
+    ci: Option<(f64, f64)>,
+    p: Option<f64>,
+    too_few: Option<String>,
+}
 
-fn decide(a: &[f64], b: &[f64], threshold: f64) -> Decision {
+fn evidence(a: &[f64], b: &[f64]) -> Evidence {
     let ci = bootstrap_ratio_ci(a, b, BOOTSTRAP_ROUNDS, 0x5eed);
-    let ratio = ci.map(|c| c.0);
-    let interval = ci.map(|c| (c.1, c.2));
+    let (ratio, ci) = (ci.map(|c| c.0), ci.map(|c| (c.1, c.2)));
     if a.len() < 2 || b.len() < 2 {
         let why = format!("{} and {} ok repeats; a single sample decides nothing", a.len(), b.len());
-        return (ratio, interval, None, Verdict::TooFew(why), false);
+        return Evidence { ratio, ci, p: None, too_few: Some(why) };
     }
     let p = mann_whitney(a, b).map(|r| r.1);
-    if smallest_possible_p(a.len(), b.len()) > ALPHA {
-        let why = format!("{} and {} ok repeats; at least 4 on each side are needed", a.len(), b.len());
-        return (ratio, interval, p, Verdict::TooFew(why), false);
+    let too_few = (smallest_possible_p(a.len(), b.len()) > ALPHA)
+        .then(|| format!("{} and {} ok repeats; at least 4 on each side are needed", a.len(), b.len()));
+    Evidence { ratio, ci, p, too_few }
+}
+
+/// The verdict from the evidence, the adjusted p and the drift band, and whether it is a
+/// regression (see the module doc for the rule).
+fn judge(e: &Evidence, p_adjusted: Option<f64>, threshold: f64, drift: Drift) -> (Verdict, bool) {
+    if let Some(why) = &e.too_few {
+        return (Verdict::TooFew(why.clone()), false);
     }
-    let significant = p.is_some_and(|p| p < ALPHA) && interval.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0);
-    let verdict = match ratio {
-        Some(r) if significant && r > 1.0 => Verdict::Slower,
-        Some(r) if significant && r < 1.0 => Verdict::Faster,
-        _ => Verdict::NoDifference,
+    let Some((lo, hi)) = e.ci else { return (Verdict::NoDifference, false) };
+    let significant = p_adjusted.is_some_and(|p| p < ALPHA) && (lo > 1.0 || hi < 1.0);
+    if !significant {
+        return (Verdict::NoDifference, false);
+    }
+    let band = match drift {
+        Drift::Shared => 0.0,
+        Drift::Estimated(d) => d,
+        Drift::Unknown => return (Verdict::Drift, false),
     };
-    let regression = verdict == Verdict::Slower && ratio.is_some_and(|r| r - 1.0 > threshold);
-    (ratio, interval, p, verdict, regression)
+    if lo > 1.0 && lo.ln() > band {
+        (Verdict::Slower, lo.ln() > (1.0 + threshold).ln() + band)
+    } else if hi < 1.0 && hi.ln() < -band {
+        (Verdict::Faster, false)
+    } else {
+        (Verdict::Drift, false)
+    }
+}
+
+/// The shift between the first and second half of one cell's values, in the order they
+/// ran, as |ln(median of late half / median of early half)|; with an odd count the middle
+/// value is in neither half. `None` with fewer than 2 values or a zero median.
+pub fn half_shift(in_time_order: &[f64]) -> Option<f64> {
+    let half = in_time_order.len() / 2;
+    if half == 0 {
+        return None;
+    }
+    let early = median(&in_time_order[..half]);
+    let late = median(&in_time_order[in_time_order.len() - half..]);
+    let shift = (late / early).ln().abs();
+    (early > 0.0 && late > 0.0 && shift.is_finite()).then_some(shift)
+}
+
+/// The drift band from the half shifts of every cell of one figure in both runs.
+pub fn drift_band(shifts: &[f64]) -> Drift {
+    if shifts.is_empty() {
+        return Drift::Unknown;
+    }
+    let mean_square = shifts.iter().map(|s| s * s).sum::<f64>() / shifts.len() as f64;
+    Drift::Estimated(DRIFT_BOUND * mean_square.sqrt())
+}
+
+/// A figure of a group's ok trials in the order they ran (start time, then plan order).
+fn values_in_time_order(group: &Group, get: fn(&Outcome) -> Option<f64>) -> Vec<f64> {
+    let mut ok: Vec<&TrialRecord> = group.ok().collect();
+    ok.sort_by(|x, y| x.started.cmp(&y.started).then(x.seq.cmp(&y.seq)));
+    ok.iter().filter_map(|t| t.outcome.as_ref().and_then(get)).collect()
+}
+
+/// The spread of one experiment's cells over other runs: the pooled standard deviation
+/// of ln(run median) of each cell that two or more of those runs hold. `None` when none does.
+fn history_sd(cells: &[&Group], history: &[Vec<Group>], compared: &Compared) -> Option<f64> {
+    let (mut sum_sq, mut df) = (0.0, 0usize);
+    for cell in cells {
+        let logs: Vec<f64> = history
+            .iter()
+            .filter_map(|groups| {
+                let g = groups.iter().find(|g| g.family == cell.family && g.params == cell.params)?;
+                let m = median(&g.values(compared.get));
+                (m > 0.0 && m.is_finite()).then(|| m.ln())
+            })
+            .collect();
+        if logs.len() >= 2 {
+            let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+            sum_sq += logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>();
+            df += logs.len() - 1;
+        }
+    }
+    (df > 0).then(|| (sum_sq / df as f64).sqrt())
 }
 
 /// Match the two runs' trials and compare every figure. Empty when nothing matches.
-pub fn compare(a: &[TrialRecord], b: &[TrialRecord], threshold: f64) -> Vec<Row> {
+/// `history` holds the trials of other runs on the same machine (in separate mode, their
+/// spread widens the drift band; interleaved runs ignore it).
+pub fn compare(
+    a: &[TrialRecord],
+    b: &[TrialRecord],
+    threshold: f64,
+    mode: Mode,
+    history: &[Vec<TrialRecord>],
+) -> Vec<Row> {
     let (ga, gb) = (groups(a), groups(b));
-    let mut rows = Vec::new();
+    let history: Vec<Vec<Group>> = history.iter().map(|t| groups(t)).collect();
+    // Each row with its evidence and the experiment it belongs to in A and in B.
+    let mut found: Vec<(Row, Evidence, (i64, i64))> = Vec::new();
     for left in &ga {
         let Some(right) = gb.iter().find(|g| g.family == left.family && g.params == left.params) else { continue };
         let not_ok = |g: &Group| g.trials.len() - g.ok().count();
         for compared in figures_of(left.family) {
             let (va, vb) = (left.values(compared.get), right.values(compared.get));
-            let (ratio, ci, p, verdict, regression) = decide(&va, &vb, threshold);
-            rows.push(Row {
+            let e = evidence(&va, &vb);
+            let row = Row {
                 family: left.family,
                 params: left.params.clone(),
                 figure: compared.key,
@@ -126,15 +349,101 @@ pub fn compare(a: &[TrialRecord], b: &[TrialRecord], threshold: f64) -> Vec<Row>
                 not_ok_b: not_ok(right),
                 a: va,
                 b: vb,
-                ratio,
-                ci,
-                p,
-                verdict,
-                regression,
-            });
+                ratio: e.ratio,
+                ci: e.ci,
+                p: e.p,
+                p_adjusted: None,
+                drift: Drift::Shared,
+                verdict: Verdict::NoDifference,
+                regression: false,
+            };
+            found.push((row, e, (left.experiment, right.experiment)));
         }
     }
-    rows
+    let tested: Vec<Option<f64>> = found.iter().map(|(_, e, _)| if e.too_few.is_some() { None } else { e.p }).collect();
+    let adjusted = crate::stats::holm(&tested);
+    // The band of a figure pools the cells of the row's experiment in each run, which did
+    // the same kind of work; each is computed once (a suite may have hundreds of cells).
+    let shifts_of = |groups: &[Group], experiment: i64, compared: &Compared| -> Vec<f64> {
+        groups
+            .iter()
+            .filter(|g| g.experiment == experiment)
+            .filter_map(|g| half_shift(&values_in_time_order(g, compared.get)))
+            .collect()
+    };
+    let mut bands: Vec<((i64, i64, &'static str), Drift)> = Vec::new();
+    found
+        .into_iter()
+        .zip(adjusted)
+        .map(|((mut row, e, experiments), p_adjusted)| {
+            row.drift = match mode {
+                Mode::Interleaved => Drift::Shared,
+                Mode::Separate { .. } => {
+                    let key = (experiments.0, experiments.1, row.figure);
+                    match bands.iter().find(|(k, _)| *k == key) {
+                        Some((_, band)) => *band,
+                        None => {
+                            let compared = figures_of(row.family).iter().find(|c| c.key == row.figure);
+                            let band = compared.map_or(Drift::Unknown, |c| {
+                                let mut shifts = shifts_of(&ga, experiments.0, c);
+                                shifts.extend(shifts_of(&gb, experiments.1, c));
+                                let cells: Vec<&Group> = ga.iter().filter(|g| g.experiment == experiments.0).collect();
+                                // Two runs' levels differ by sqrt(2) sd; the band is its ~95 % bound.
+                                let across = history_sd(&cells, &history, c)
+                                    .map(|sd| DRIFT_BOUND * std::f64::consts::SQRT_2 * sd);
+                                match (drift_band(&shifts), across) {
+                                    (Drift::Estimated(within), Some(across)) => Drift::Estimated(within.max(across)),
+                                    (Drift::Unknown, Some(across)) => Drift::Estimated(across),
+                                    (within, _) => within,
+                                }
+                            });
+                            bands.push((key, band));
+                            band
+                        }
+                    }
+                }
+            };
+            row.p_adjusted = p_adjusted;
+            (row.verdict, row.regression) = judge(&e, p_adjusted, threshold, row.drift);
+            row
+        })
+        .collect()
+}
+
+/// A warning when Holm's first step is out of reach: with m figures tested, the smallest
+/// p must be below alpha / m, and too few repeats can never get there.
+pub fn power_note(rows: &[Row]) -> Option<String> {
+    let tested: Vec<&Row> = rows.iter().filter(|r| r.p_adjusted.is_some()).collect();
+    let m = tested.len();
+    let best = tested.iter().map(|r| smallest_possible_p(r.a.len(), r.b.len())).fold(f64::INFINITY, f64::min);
+    (m > 1 && best * m as f64 >= ALPHA).then(|| {
+        format!(
+            "with {m} figures tested, Holm needs p < {:.4} for the first, and these repeats reach at best p = {best:.4}: \
+             no figure can be called different; more repeats per side (8 reach p = 0.0002) can",
+            ALPHA / m as f64
+        )
+    })
+}
+
+/// The lines printed under a comparison: the mode, the counts, and any warning.
+pub fn summary(rows: &[Row], mode: Mode, threshold: f64, a: i64, b: i64) -> String {
+    let count = |f: &dyn Fn(&Row) -> bool| rows.iter().filter(|r| f(r)).count();
+    let regressions = count(&|r| r.regression);
+    let drift = count(&|r| r.verdict == Verdict::Drift);
+    let undecided = count(&|r| matches!(r.verdict, Verdict::TooFew(_)));
+    let tested = count(&|r| r.p_adjusted.is_some());
+    let mut out = format!(
+        "{} figures compared (A = run {a}, B = run {b}), {tested} tested, judged at Holm-adjusted p < {ALPHA}; \
+         {regressions} regression(s) beyond {:.1}%; {drift} cannot be separated from drift; {undecided} undecided for \
+         lack of repeats\n{}",
+        rows.len(),
+        threshold * 100.0,
+        mode.describe()
+    );
+    if let Some(note) = power_note(rows) {
+        out.push_str(&format!("\nwarning: {note}"));
+    }
+    out
 }
 
 fn params_text(params: &Map<String, Json>) -> String {
@@ -155,6 +464,15 @@ fn number(v: f64) -> String {
     }
 }
 
+/// Three decimals, or the order of magnitude when that would read 0.000.
+fn p_text(p: f64) -> String {
+    if p >= 0.0005 {
+        format!("{p:.3}")
+    } else {
+        format!("{p:.1e}")
+    }
+}
+
 pub fn table(rows: &[Row]) -> Table {
     let mut t = Table::new([
         "Family",
@@ -165,13 +483,15 @@ pub fn table(rows: &[Row]) -> Table {
         "B median",
         "B/A",
         "95% CI",
+        "drift",
         "p",
+        "p Holm",
         "Verdict",
     ])
     .left_align(0)
     .left_align(1)
     .left_align(2)
-    .left_align(9);
+    .left_align(11);
     for r in rows {
         let n = |ok: usize, bad: usize| if bad > 0 { format!("{ok}(+{bad} not ok)") } else { ok.to_string() };
         t.push(vec![
@@ -183,14 +503,16 @@ pub fn table(rows: &[Row]) -> Table {
             if r.b.is_empty() { "-".into() } else { number(median(&r.b)) },
             r.ratio.map_or("-".into(), |x| format!("{x:.3}")),
             r.ci.map_or("-".into(), |(lo, hi)| format!("{lo:.3}..{hi:.3}")),
-            r.p.map_or("-".into(), |p| format!("{p:.3}")),
+            r.drift.text(),
+            r.p.map_or("-".into(), p_text),
+            r.p_adjusted.map_or("-".into(), p_text),
             format!("{}{}", r.verdict.label(), if r.regression { " REGRESSION" } else { "" }),
         ]);
     }
     t
 }
 
-pub fn json_rows(rows: &[Row]) -> Vec<Json> {
+pub fn json_rows(rows: &[Row], mode: Mode) -> Vec<Json> {
     rows.iter()
         .map(|r| {
             json!({
@@ -207,12 +529,10 @@ pub fn json_rows(rows: &[Row]) -> Vec<Json> {
                 "ci_low": r.ci.map(|c| c.0),
                 "ci_high": r.ci.map(|c| c.1),
                 "p_value": r.p,
-                "verdict": match &r.verdict {
-                    Verdict::Faster => "faster",
-                    Verdict::Slower => "slower",
-                    Verdict::NoDifference => "no_difference",
-                    Verdict::TooFew(_) => "too_few_repeats",
-                },
+                "p_adjusted": r.p_adjusted,
+                "mode": mode.as_str(),
+                "drift": r.drift.fraction(),
+                "verdict": r.verdict.key(),
                 "regression": r.regression,
             })
         })
@@ -222,6 +542,280 @@ pub fn json_rows(rows: &[Row]) -> Vec<Json> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Ratio, its interval, the p-value, the verdict and whether it is a regression.
+    type Decision = (Option<f64>, Option<(f64, f64)>, Option<f64>, Verdict, bool);
+
+    /// One figure alone (a family of one), interleaved.
+    fn decide(a: &[f64], b: &[f64], threshold: f64) -> Decision {
+        let e = evidence(a, b);
+        let (verdict, regression) = judge(&e, e.p, threshold, Drift::Shared);
+        (e.ratio, e.ci, e.p, verdict, regression)
+    }
+
+    use crate::model::{LatencyOutcome, RingOutcome, ThreadStats, TrialStatus, Usage};
+
+    /// A stored trial of `family` with `outcome`, the `i`-th of its run (a second apart).
+    fn trial(i: usize, params: &str, outcome: Outcome) -> TrialRecord {
+        let family = match outcome {
+            Outcome::Ring(_) => Family::Ring,
+            Outcome::Workload(_) => Family::Workload,
+            Outcome::Latency(_) => Family::Latency,
+        };
+        TrialRecord {
+            seq: i as i64,
+            experiment: 0,
+            family,
+            repeat: 1 + i as i64,
+            params: serde_json::from_str(params).unwrap(),
+            spec: None,
+            outcome: Some(outcome),
+            status: TrialStatus::Ok,
+            started: format!("2026-11-21T14:50:{:02}.000Z", i),
+            elapsed_s: 0.3,
+        }
+    }
+
+    /// Ring trials from (real_ns, overhead_ps) of 2-member rings of 20,000 laps, in run order.
+    fn rings(measured: &[(u64, u64)]) -> Vec<TrialRecord> {
+        let ring = |&(real_ns, overhead_ps): &(u64, u64)| RingOutcome {
+            procs: 2,
+            member_cpus: vec![1, 1],
+            laps: 20_000,
+            hops: 40_001,
+            real_ns,
+            usage: Usage::default(),
+            member_maxrss_kb: 0,
+            overhead_ps,
+            spawn_ns: 0,
+            teardown_ns: 0,
+        };
+        measured.iter().enumerate().map(|(i, m)| trial(i, r#"{"procs": 2}"#, Outcome::Ring(ring(m)))).collect()
+    }
+
+    /// Latency trials from each one's p50 (its p99 and max left at 0: never tested).
+    fn latencies(p50_ns: &[u64]) -> Vec<TrialRecord> {
+        latency_trials(p50_ns, |stats, p50_ns| stats.p50_ns = p50_ns)
+    }
+
+    /// Latency trials with one figure of each set from `values` (the others left at 0).
+    fn latency_trials(values: &[u64], set: fn(&mut ThreadStats, u64)) -> Vec<TrialRecord> {
+        let latency = |value: u64| {
+            let mut all = ThreadStats { samples: 500, ..ThreadStats::default() };
+            set(&mut all, value);
+            LatencyOutcome {
+                threads: Vec::new(),
+                all,
+                timer_slack_ns: 1,
+                dma_latency_held: true,
+                mlockall: true,
+                histogram: Vec::new(),
+            }
+        };
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| trial(i, r#"{"policy": "other"}"#, Outcome::Latency(latency(v))))
+            .collect()
+    }
+
+    fn row<'a>(rows: &'a [Row], figure: &str) -> &'a Row {
+        rows.iter().find(|r| r.figure == figure).unwrap()
+    }
+
+    // Four separate runs of bench/ab-mixed.toml, one after the other on the shared 2-vCPU
+    // VM, nothing changed between them: the ring's (real_ns, overhead_ps) and the latency
+    // p50s, in the order they ran. Run 1's ring ran in a slower stretch (+15 %) as a whole;
+    // run 4's latency got quieter halfway.
+    const RING_1: [(u64, u64); 8] = [
+        (118_842_709, 695_989),
+        (129_383_605, 897_495),
+        (116_992_747, 707_419),
+        (118_572_889, 689_891),
+        (114_844_953, 691_659),
+        (125_743_218, 714_273),
+        (171_570_691, 767_536),
+        (120_395_591, 856_786),
+    ];
+    const RING_3: [(u64, u64); 8] = [
+        (121_244_379, 1_095_532),
+        (109_704_182, 862_994),
+        (105_616_092, 689_273),
+        (105_673_107, 678_728),
+        (105_812_433, 683_032),
+        (105_681_159, 705_128),
+        (126_568_182, 699_631),
+        (110_806_456, 678_975),
+    ];
+    const P50_3: [u64; 8] = [81_727, 90_751, 91_647, 82_367, 82_815, 80_383, 86_015, 84_351];
+    const P50_4: [u64; 8] = [82_687, 78_143, 66_303, 65_919, 66_303, 64_447, 65_503, 73_663];
+
+    #[test]
+    fn separate_runs_do_not_call_drift_a_regression() {
+        let (a, b) = (rings(&RING_3), rings(&RING_1));
+        // Read as if drift were shared, run 1's slow stretch is a regression of 16 %...
+        let shared = compare(&a, &b, 0.05, Mode::Interleaved, &[]);
+        let switch = row(&shared, "ns_per_switch");
+        assert!(switch.regression && switch.ratio.unwrap() > 1.15, "{:?}", switch.ci);
+        // ...but as separate runs it must also clear the drift the runs show of themselves.
+        let separate = compare(&a, &b, 0.05, Mode::Separate { history_runs: 0 }, &[]);
+        assert!(
+            separate.iter().all(|r| !r.regression),
+            "{:?}",
+            separate.iter().map(|r| &r.verdict).collect::<Vec<_>>()
+        );
+        let switch = row(&separate, "ns_per_switch");
+        let band = switch.drift.fraction().unwrap();
+        assert!(band > 0.03 && band < 0.2, "{band}");
+        // The evidence is the same in both modes; only the verdict changes.
+        assert_eq!(
+            (switch.p, switch.p_adjusted),
+            (row(&shared, "ns_per_switch").p, row(&shared, "ns_per_switch").p_adjusted)
+        );
+    }
+
+    #[test]
+    fn a_significant_shift_inside_the_drift_band_cannot_be_separated() {
+        let (a, b) = (latencies(&P50_3), latencies(&P50_4));
+        let shared = compare(&a, &b, 0.05, Mode::Interleaved, &[]);
+        assert_eq!(row(&shared, "p50_ns").verdict, Verdict::Faster);
+        let separate = compare(&a, &b, 0.05, Mode::Separate { history_runs: 0 }, &[]);
+        let p50 = row(&separate, "p50_ns");
+        // Run 4's own halves differ by 9 %: a 21 % lower p50 is within twice that.
+        assert_eq!(p50.verdict, Verdict::Drift, "{:?} {:?}", p50.ci, p50.drift);
+        assert!(p50.p_adjusted.unwrap() < ALPHA);
+        assert_eq!(p50.verdict.label(), "cannot separate from drift");
+        // p99 and max are all 0 here: no ratio, never a difference.
+        assert_eq!(row(&separate, "p99_ns").verdict, Verdict::NoDifference);
+    }
+
+    #[test]
+    fn a_change_far_beyond_the_drift_is_still_a_regression() {
+        // The same ring with a CPU hog on its CPU: every hop waits (3x slower).
+        let slowed: Vec<(u64, u64)> = RING_3.iter().map(|&(real, overhead)| (real * 3, overhead)).collect();
+        let separate = compare(&rings(&RING_3), &rings(&slowed), 0.05, Mode::Separate { history_runs: 0 }, &[]);
+        let switch = row(&separate, "ns_per_switch");
+        assert_eq!(switch.verdict, Verdict::Slower);
+        assert!(switch.regression, "{:?} {:?}", switch.ci, switch.drift);
+        // Also beside a history holding run 1's slow stretch (+16 %).
+        let history = [rings(&RING_1), rings(&RING_3)];
+        let separate = compare(&rings(&RING_3), &rings(&slowed), 0.05, Mode::Separate { history_runs: 2 }, &history);
+        let switch = row(&separate, "ns_per_switch");
+        assert!(switch.regression && switch.drift.fraction().unwrap() > 0.15, "{:?} {:?}", switch.ci, switch.drift);
+    }
+
+    // Latency p99 of four more separate runs of bench/ab-mixed.toml, nothing changed, on
+    // the VM under a load average near 20: runs 2 and 3 had a noisy stretch as a whole,
+    // which their own halves cannot show.
+    const P99_1: [u64; 8] = [76_351, 218_751, 84_735, 84_095, 91_199, 86_975, 504_831, 85_247];
+    const P99_2: [u64; 8] = [1_371_135, 137_471, 551_935, 333_567, 281_087, 548_351, 572_415, 690_175];
+    const P99_3: [u64; 8] = [199_807, 309_247, 694_271, 1_328_127, 2_809_855, 871_423, 917_503, 1_893_375];
+    const P99_4: [u64; 8] = [93_183, 82_303, 86_463, 82_559, 132_223, 97_983, 93_247, 83_263];
+
+    #[test]
+    fn other_runs_on_the_machine_show_drift_that_two_runs_cannot() {
+        let p99 = |values: &[u64]| latency_trials(values, |stats, p99_ns| stats.p99_ns = p99_ns);
+        let (a, b) = (p99(&P99_1), p99(&P99_2));
+        // Alone, the two runs' halves allow ±41 %: run 2's 6x p99 reads as a regression.
+        let alone = compare(&a, &b, 0.05, Mode::Separate { history_runs: 0 }, &[]);
+        assert!(row(&alone, "p99_ns").regression, "{:?}", row(&alone, "p99_ns").drift);
+        // Runs 3 and 4 of the same cell differ by 10x: two runs here can be that far apart.
+        let history = [p99(&P99_3), p99(&P99_4)];
+        let seen = compare(&a, &b, 0.05, Mode::Separate { history_runs: 2 }, &history);
+        let p99_row = row(&seen, "p99_ns");
+        assert!(!p99_row.regression && p99_row.verdict == Verdict::Drift, "{:?} {:?}", p99_row.ci, p99_row.drift);
+        assert!(p99_row.drift.fraction().unwrap() > 5.0, "{:?}", p99_row.drift);
+        // One other run is no spread at all: the band stays the runs' own.
+        let one = compare(&a, &b, 0.05, Mode::Separate { history_runs: 1 }, &history[..1]);
+        assert_eq!(row(&one, "p99_ns").drift, row(&alone, "p99_ns").drift);
+        // Interleaved runs ignore any history.
+        let shared = compare(&a, &b, 0.05, Mode::Interleaved, &history);
+        assert_eq!(row(&shared, "p99_ns").drift, Drift::Shared);
+    }
+
+    #[test]
+    fn holm_keeps_one_lucky_figure_among_many_from_being_called_different() {
+        // ns/switch of quick's rings (2, 4, 16, 32 and 64 members, 4 repeats) in two runs
+        // of the same build: the 32-member ring's runs do not overlap at all (p = 0.029
+        // alone), a 16 % "regression" from 2 against 1 by the old rule.
+        let cells: [(&str, [f64; 4], [f64; 4]); 5] = [
+            ("2", [2455.0, 1867.0, 2400.0, 3058.0], [1920.0, 1801.0, 1946.0, 1836.0]),
+            ("4", [3539.0, 3428.0, 4585.0, 3468.0], [3308.0, 2964.0, 3303.0, 3770.0]),
+            ("16", [3975.0, 4370.0, 4125.0, 3982.0], [4598.0, 3641.0, 3578.0, 3592.0]),
+            ("32", [4214.0, 4301.0, 3877.0, 3816.0], [3565.0, 3375.0, 3219.0, 3411.0]),
+            ("64", [4287.0, 4759.0, 3949.0, 3841.0], [4161.0, 2947.0, 4878.0, 3343.0]),
+        ];
+        let (single_32, _, p, verdict, regression) = decide(&cells[3].2, &cells[3].1, 0.05);
+        assert!(regression && verdict == Verdict::Slower && p.unwrap() < 0.05, "{single_32:?} {p:?}");
+        let ring = |procs: &str, i: usize, ns: f64| {
+            let outcome = RingOutcome {
+                procs: 2,
+                member_cpus: Vec::new(),
+                laps: 2000,
+                hops: 4000,
+                real_ns: (ns * 4000.0) as u64,
+                usage: Usage::default(),
+                member_maxrss_kb: 0,
+                overhead_ps: 0,
+                spawn_ns: 0,
+                teardown_ns: 0,
+            };
+            trial(i, &format!(r#"{{"procs": {procs}}}"#), Outcome::Ring(outcome))
+        };
+        let run = |side: usize| -> Vec<TrialRecord> {
+            cells
+                .iter()
+                .flat_map(|(procs, one, two)| {
+                    let values = if side == 1 { one } else { two };
+                    values.iter().enumerate().map(|(i, &ns)| ring(procs, i, ns)).collect::<Vec<_>>()
+                })
+                .collect()
+        };
+        // B = run 1 against A = run 2, as the issue's A/A comparisons did.
+        let rows = compare(&run(2), &run(1), 0.05, Mode::Interleaved, &[]);
+        assert_eq!(rows.len(), 10);
+        assert!(rows.iter().all(|r| !r.regression && r.verdict == Verdict::NoDifference));
+        let lucky = rows.iter().find(|r| r.params["procs"] == 32 && r.figure == "ns_per_switch").unwrap();
+        assert!(lucky.p.unwrap() < 0.05 && lucky.p_adjusted.unwrap() >= 0.05, "{:?}", lucky.p_adjusted);
+        // And the note says why nothing could be called different with 4 repeats.
+        let note = power_note(&rows).unwrap();
+        assert!(note.contains("10 figures tested") && note.contains("0.0050"), "{note}");
+    }
+
+    #[test]
+    fn the_drift_band_comes_from_each_cells_halves() {
+        assert_eq!(half_shift(&[100.0]), None);
+        assert_eq!(half_shift(&[100.0, 0.0]), None);
+        // 100, 100 then 110, 110: ln 1.1; an odd middle value is in neither half.
+        assert!((half_shift(&[100.0, 100.0, 500.0, 110.0, 110.0]).unwrap() - 1.1f64.ln()).abs() < 1e-12);
+        assert!((half_shift(&[110.0, 100.0]).unwrap() - 1.1f64.ln()).abs() < 1e-12);
+        assert_eq!(drift_band(&[]), Drift::Unknown);
+        let Drift::Estimated(d) = drift_band(&[0.03, 0.04]) else { panic!() };
+        assert!((d - 2.0 * (0.0025f64 / 2.0).sqrt()).abs() < 1e-12, "{d}");
+    }
+
+    #[test]
+    fn judged_against_the_band() {
+        let significant = |lo: f64, hi: f64| Evidence {
+            ratio: Some((lo + hi) / 2.0),
+            ci: Some((lo, hi)),
+            p: Some(0.001),
+            too_few: None,
+        };
+        let band = Drift::Estimated(1.10f64.ln());
+        let judged = |lo, hi, drift| judge(&significant(lo, hi), Some(0.001), 0.05, drift);
+        assert_eq!(judged(1.08, 1.15, band), (Verdict::Drift, false));
+        assert_eq!(judged(1.12, 1.20, band), (Verdict::Slower, false), "beyond the drift, not the threshold too");
+        assert_eq!(judged(1.30, 1.40, band), (Verdict::Slower, true));
+        assert_eq!(judged(0.80, 0.95, band), (Verdict::Drift, false));
+        assert_eq!(judged(0.70, 0.85, band), (Verdict::Faster, false));
+        assert_eq!(judged(1.30, 1.40, Drift::Unknown), (Verdict::Drift, false));
+        // Interleaved: the interval must clear the threshold, not just the point estimate.
+        assert_eq!(judged(1.03, 1.12, Drift::Shared), (Verdict::Slower, false));
+        assert_eq!(judged(1.06, 1.12, Drift::Shared), (Verdict::Slower, true));
+        // Not significant after adjustment: nothing to say, whatever the interval.
+        assert_eq!(judge(&significant(1.3, 1.4), Some(0.2), 0.05, Drift::Shared), (Verdict::NoDifference, false));
+    }
 
     #[test]
     fn verdicts_need_enough_repeats() {

@@ -142,8 +142,15 @@ struct CompareView {
     b: String,
     alpha: String,
     threshold_percent: String,
+    /// What the comparison mode means for the verdicts (interleaved or separate runs).
+    mode: String,
     compared: usize,
+    tested: usize,
     regressions: usize,
+    /// Figures significant but inside the drift band of separate runs.
+    drift: usize,
+    /// Holm's first step is out of reach with these repeats.
+    power_note: Option<String>,
     rows: TableView,
     machine_a: TableView,
     machine_b: TableView,
@@ -223,7 +230,7 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
     }
 }
 
-fn compare_view(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64) -> CompareView {
+fn compare_view(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64, mode: compare::Mode) -> CompareView {
     let who = |r: &RunRecord| {
         format!(
             "run {} ({}, {} on {}, kernel {})",
@@ -247,8 +254,12 @@ fn compare_view(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64) -> C
         b: who(b),
         alpha: compare::ALPHA.to_string(),
         threshold_percent: format!("{:.1}", threshold * 100.0),
+        mode: mode.describe().trim_start_matches("mode: ").to_string(),
         compared: rows.len(),
+        tested: rows.iter().filter(|r| r.p_adjusted.is_some()).count(),
         regressions: rows.iter().filter(|r| r.regression).count(),
+        drift: rows.iter().filter(|r| r.verdict == compare::Verdict::Drift).count(),
+        power_note: compare::power_note(rows),
         rows: table,
         machine_a: machine_view(&a.machine),
         machine_b: machine_view(&b.machine),
@@ -305,8 +316,8 @@ pub fn runs_page(runs: &[ReportedRun], overlay: &Overlay, chart: Option<&Chart>)
     render("runs.html", view)
 }
 
-pub fn compare_page(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64) -> Result<String> {
-    render("compare.html", compare_view(a, b, rows, threshold))
+pub fn compare_page(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64, mode: compare::Mode) -> Result<String> {
+    render("compare.html", compare_view(a, b, rows, threshold, mode))
 }
 
 #[cfg(test)]
@@ -347,6 +358,8 @@ mod tests {
             ratio: Some(2.0),
             ci: Some((1.5, 2.5)),
             p: Some(0.01),
+            p_adjusted: Some(0.03),
+            drift: compare::Drift::Shared,
             verdict,
             regression,
         }
@@ -394,14 +407,17 @@ mod tests {
         let machine = json!({"hostname": "h", "note": "REGRESSION"});
         let (a, b) = (run(1, "a", machine.clone()), run(2, "b", machine));
         let rows = [row(Verdict::Slower, true), row(Verdict::Slower, false), row(Verdict::NoDifference, false)];
-        let page = compare_page(&a, &b, &rows, 0.05).unwrap();
+        let page = compare_page(&a, &b, &rows, 0.05, compare::Mode::Interleaved).unwrap();
         assert_eq!(page.matches("class=\"l bad\"").count(), 1, "{page}");
         assert!(page.contains("<td class=\"l bad\">B slower REGRESSION</td>"), "{page}");
         assert!(page.contains("<td>B slower</td>") && page.contains("<td>no significant difference</td>"));
         // A machine field that happens to say REGRESSION is only text.
         assert!(page.contains("<td class=\"l\" style=\"white-space:normal\">REGRESSION</td>"), "{page}");
-        assert!(page.contains("<div class=\"warn\">3 figures compared, 1 regression(s)</div>"));
-        assert!(page.contains("p &lt; 0.05; regression threshold 5.0%."));
+        assert!(page.contains(
+            "<div class=\"warn\">3 figures compared, 1 regression(s), 0 cannot be separated from drift</div>"
+        ));
+        assert!(page.contains("Holm-adjusted over the 3 figures tested, at p &lt; 0.05"), "{page}");
+        assert!(page.contains("above 1 + the threshold of 5.0%.<br>Mode: interleaved A&#x2f;B"), "{page}");
         assert_eq!(page.matches("<script").count(), 1);
     }
 }

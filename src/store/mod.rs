@@ -413,6 +413,19 @@ impl Store {
         insert_run_row(&self.conn, run, run.pid).map_err(|e| self.err("storing the run", e))
     }
 
+    /// Store several new runs in one transaction (the two sides of an A/B session): all
+    /// of them or none; returns their ids in order.
+    pub fn insert_runs(&mut self, runs: &[RunRecord]) -> Result<Vec<i64>> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(|e| db_error(&path, "storing the runs", e))?;
+        let mut ids = Vec::with_capacity(runs.len());
+        for run in runs {
+            ids.push(insert_run_row(&tx, run, run.pid).map_err(|e| db_error(&path, "storing the runs", e))?);
+        }
+        tx.commit().map_err(|e| db_error(&path, "storing the runs", e))?;
+        Ok(ids)
+    }
+
     /// Store one finished trial, in its own transaction.
     pub fn insert_trial(&mut self, run_id: i64, t: &TrialRecord) -> Result<()> {
         insert_trial_row(&self.conn, run_id, t).map_err(|e| self.err("storing a trial", e))
@@ -554,6 +567,13 @@ impl Store {
         tx.execute("DELETE FROM trials WHERE run_id = ?1", [id]).map_err(|e| db_error(&path, "deleting", e))?;
         tx.execute("DELETE FROM runs WHERE id = ?1", [id]).map_err(|e| db_error(&path, "deleting", e))?;
         tx.commit().map_err(|e| db_error(&path, "deleting", e))
+    }
+
+    /// How many trials a run has stored.
+    pub fn trial_count(&self, run_id: i64) -> Result<i64> {
+        self.conn
+            .query_row("SELECT count(*) FROM trials WHERE run_id = ?1", [run_id], |r| r.get(0))
+            .map_err(|e| self.err("reading trials", e))
     }
 
     pub fn run_by_uuid(&self, uuid: &str) -> Result<Option<i64>> {

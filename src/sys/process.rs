@@ -432,6 +432,32 @@ impl Drop for Running {
     }
 }
 
+/// `sh -c TEXT` for a user's own command (an A/B setup or cleanup): it runs at
+/// SCHED_OTHER whatever this process runs at, its stdout goes to this process's stderr
+/// (so stdout carries only results), and with `own_group` it gets a process group of its
+/// own, so a Ctrl-C typed at the terminal cannot cut a cleanup short. Spawn it with
+/// [`spawn`] without `capture_output`: nothing then waits for pipes that a background
+/// process it starts may hold open for hours.
+pub fn user_shell(text: &str, own_group: bool) -> Command {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(text);
+    // SAFETY: between fork and exec only async-signal-safe calls run (sched_setscheduler,
+    // dup2, setpgid), and nothing allocates. These run after the stdio is set up.
+    unsafe {
+        cmd.pre_exec(move || {
+            let param = libc::sched_param { sched_priority: 0 };
+            if libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) != 0 || libc::dup2(2, 1) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if own_group && libc::setpgid(0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd
+}
+
 /// The command name (comm, at most 15 bytes) and state letter of process `pid`, from
 /// one read of /proc/<pid>/stat; `None` when there is no such process.
 pub fn comm_and_state(pid: i32) -> Option<(String, char)> {
@@ -472,6 +498,22 @@ mod tests {
 
     fn captured() -> Options {
         Options { capture_output: true, stdin: Input::Null, ..Options::default() }
+    }
+
+    #[test]
+    fn a_user_shell_writes_to_stderr_and_runs_sched_other() {
+        // From a real-time thread where we may make one: the command must not inherit it.
+        let raised = sched::set_policy(crate::model::Policy::Fifo, 1).is_ok();
+        let mut cmd = user_shell("echo hi; cut -d' ' -f41 /proc/self/stat; exit 3", true);
+        let running = spawn(&mut cmd, captured());
+        if raised {
+            sched::set_policy(crate::model::Policy::Other, 0).unwrap();
+        }
+        let done = running.unwrap().supervise(None).unwrap();
+        assert!(matches!(done.exit, ExitKind::Code(3)), "{:?}", done.exit);
+        assert!(done.stdout.is_empty(), "{}", String::from_utf8_lossy(&done.stdout));
+        // Policy 0 is SCHED_OTHER.
+        assert_eq!(String::from_utf8_lossy(&done.stderr), "hi\n0\n");
     }
 
     /// Wait until `check` holds (true) or `limit` passes (false).
