@@ -4,7 +4,7 @@
 
 use crate::model::{Family, RingOutcome};
 use crate::report::stored::{groups, param_text, Group};
-use crate::stats::{find_knee, mann_whitney, median, smallest_possible_p};
+use crate::stats::{bootstrap_ratio_ci, find_knee, mann_whitney, median, smallest_possible_p};
 use crate::store::TrialRecord;
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
@@ -43,7 +43,15 @@ fn series<'a, 'b>(groups: &'b [Group<'a>], family: Family, axis: &str) -> Vec<Ve
     out
 }
 
-/// Whether a workload's lead is significant, and the test that says so.
+/// Two policies whose medians are within this of each other (the 95 % bootstrap interval
+/// of their ratio inside 1 ± this) are called equivalent.
+pub const EQUIVALENCE_MARGIN: f64 = 0.05;
+const BOOTSTRAP_ROUNDS: usize = 2000;
+const BOOTSTRAP_SEED: u64 = 0x5eed;
+
+/// Whether a workload's lead is significant, and the test that says so. `Significant` and
+/// `Equivalent` decide the question; `NotSignificant` leaves it open (more repeats or
+/// longer trials may decide it).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum Significance {
@@ -55,10 +63,48 @@ pub enum Significance {
     Significant {
         p: f64,
     },
+    /// No significant difference, and the 95 % bootstrap interval of the ratio of medians
+    /// (next / best) lies within 1 ± `margin`: the two are equal to within the margin.
+    Equivalent {
+        p: f64,
+        ci_low: f64,
+        ci_high: f64,
+        margin: f64,
+    },
+    /// Neither a significant difference nor shown equivalent: undecided. The ratio's
+    /// interval, when there is one, shows how far from deciding it is.
     NotSignificant {
         p: f64,
+        ci_low: Option<f64>,
+        ci_high: Option<f64>,
     },
     Untested,
+}
+
+impl Significance {
+    /// Whether the best-policy question has an answer: a difference, or equivalence.
+    pub fn decided(&self) -> bool {
+        matches!(self, Significance::Significant { .. } | Significance::Equivalent { .. })
+    }
+
+    /// The verdict on `best` (lowest median) against `next`: a Mann-Whitney test first; if it
+    /// finds no difference, an equivalence test on the ratio of medians.
+    pub fn of(best: &[f64], next: &[f64]) -> Significance {
+        if smallest_possible_p(best.len(), next.len()) > 0.05 {
+            return Significance::TooFewRepeats { n_best: best.len(), n_next: next.len() };
+        }
+        let Some((_, p)) = mann_whitney(best, next) else { return Significance::Untested };
+        if p < 0.05 {
+            return Significance::Significant { p };
+        }
+        let ci = bootstrap_ratio_ci(best, next, BOOTSTRAP_ROUNDS, BOOTSTRAP_SEED);
+        match ci {
+            Some((_, lo, hi)) if lo >= 1.0 - EQUIVALENCE_MARGIN && hi <= 1.0 + EQUIVALENCE_MARGIN => {
+                Significance::Equivalent { p, ci_low: lo, ci_high: hi, margin: EQUIVALENCE_MARGIN }
+            }
+            _ => Significance::NotSignificant { p, ci_low: ci.map(|c| c.1), ci_high: ci.map(|c| c.2) },
+        }
+    }
 }
 
 /// One computed statement about a run, with its evidence.
@@ -109,7 +155,19 @@ impl fmt::Display for Significance {
                 write!(f, "too few repeats ({n_best} and {n_next}) to call the difference significant")
             }
             Significance::Significant { p } => write!(f, "significantly (Mann-Whitney p = {p:.3})"),
-            Significance::NotSignificant { p } => write!(f, "not a significant difference (p = {p:.3})"),
+            Significance::Equivalent { p, ci_low, ci_high, margin } => write!(
+                f,
+                "equivalent within ±{:.0}% (ratio of medians {ci_low:.3}..{ci_high:.3}, 95% bootstrap; \
+                 Mann-Whitney p = {p:.3})",
+                margin * 100.0
+            ),
+            Significance::NotSignificant { p, ci_low: Some(lo), ci_high: Some(hi) } => write!(
+                f,
+                "undecided: not a significant difference (p = {p:.3}), and the ratio of medians {lo:.3}..{hi:.3} \
+                 (95% bootstrap) is not within ±{:.0}%",
+                EQUIVALENCE_MARGIN * 100.0
+            ),
+            Significance::NotSignificant { p, .. } => write!(f, "not a significant difference (p = {p:.3})"),
             Significance::Untested => f.write_str("untested"),
         }
     }
@@ -212,15 +270,7 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
         }
         ranked.sort_by(|a, b| median(&a.1).total_cmp(&median(&b.1)));
         let (best, next) = (&ranked[0], &ranked[1]);
-        let significance = if smallest_possible_p(best.1.len(), next.1.len()) > 0.05 {
-            Significance::TooFewRepeats { n_best: best.1.len(), n_next: next.1.len() }
-        } else {
-            match mann_whitney(&best.1, &next.1) {
-                Some((_, p)) if p < 0.05 => Significance::Significant { p },
-                Some((_, p)) => Significance::NotSignificant { p },
-                None => Significance::Untested,
-            }
-        };
+        let significance = Significance::of(&best.1, &next.1);
         let invol = |policy: &str| {
             set.iter().find(|g| g.policy() == policy).map(|g| median(&g.workload(|o| o.usage.nivcsw as f64)))
         };
