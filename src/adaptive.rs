@@ -29,8 +29,10 @@ pub const CONFIDENCE: f64 = 0.95;
 /// `max_repeat` when a target is set without one.
 pub const DEFAULT_MAX_REPEAT: u32 = 30;
 /// Without a budget anywhere, an adaptive run may take this many times the estimated time
-/// of its planned minimum.
+/// of its planned minimum, and at least `DEFAULT_BUDGET_FLOOR` (estimates are rough, and a
+/// short run is cheap to extend).
 pub const DEFAULT_BUDGET_FACTOR: f64 = 3.0;
+pub const DEFAULT_BUDGET_FLOOR: Duration = Duration::from_secs(60);
 
 /// One experiment's stopping rule.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -95,8 +97,9 @@ impl AdaptivePlan {
                  suite whose experiments set target_ci",
             ));
         }
-        let budget_s = adaptive
-            .then(|| plan_budget.map_or(suite.estimate().as_secs_f64() * DEFAULT_BUDGET_FACTOR, |b| b.as_secs_f64()));
+        let default_budget =
+            || (suite.estimate().as_secs_f64() * DEFAULT_BUDGET_FACTOR).max(DEFAULT_BUDGET_FLOOR.as_secs_f64());
+        let budget_s = adaptive.then(|| plan_budget.map_or_else(default_budget, |b| b.as_secs_f64()));
         Ok(AdaptivePlan { targets, budget_s })
     }
 
@@ -415,7 +418,11 @@ mod tests {
         let s = suite(TWO_CELLS);
         let plan = AdaptivePlan::resolve(&s, &Overrides::default()).unwrap();
         assert_eq!(plan.targets, vec![Some(Target { ci: 0.05, min_repeat: 2, max_repeat: 4 })]);
-        let factor = plan.budget_s.unwrap() / s.estimate().as_secs_f64();
+        // A tiny plan: the floor.
+        assert_eq!(plan.budget_s, Some(DEFAULT_BUDGET_FLOOR.as_secs_f64()));
+        let long = suite(&TWO_CELLS.replace("laps = 10", "laps = 10_000_000"));
+        let plan = AdaptivePlan::resolve(&long, &Overrides::default()).unwrap();
+        let factor = plan.budget_s.unwrap() / long.estimate().as_secs_f64();
         assert!((factor - DEFAULT_BUDGET_FACTOR).abs() < 1e-9, "{factor}");
         let flags = Overrides { target_ci: Some(0.01), max_repeat: Some(9), budget: Some(Duration::from_secs(40)) };
         let plan = AdaptivePlan::resolve(&s, &flags).unwrap();

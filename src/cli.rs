@@ -361,7 +361,7 @@ pub struct RunArgs {
     pub max_repeat: Option<u32>,
 
     /// With adaptive repeats: the run's time for its trials, planned minimum included
-    /// [default: the suite's budget, else 3x the planned estimate]
+    /// [default: the suite's budget, else 3x the planned estimate, at least 1 min]
     #[arg(long, value_name = "TIME", value_parser = parse_duration, conflicts_with = "resume")]
     pub budget: Option<Duration>,
 

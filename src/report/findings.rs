@@ -107,6 +107,48 @@ impl Significance {
     }
 }
 
+#[cfg(test)]
+mod best_policy_tests {
+    use super::*;
+
+    /// `n` values spread ±`spread` (relative) around `level`, in a fixed shuffled order.
+    fn around(level: f64, spread: f64, n: usize) -> Vec<f64> {
+        (0..n).map(|i| level * (1.0 + spread * (((i * 7) % n) as f64 / (n - 1) as f64 * 2.0 - 1.0))).collect()
+    }
+
+    #[test]
+    fn equal_policies_are_equivalent_not_undecided() {
+        // FIFO and RR on CPU-bound work: medians 0.5 % apart, 2 % spread, 12 repeats each.
+        let best = around(1.000, 0.02, 12);
+        let next = around(1.005, 0.02, 12);
+        let verdict = Significance::of(&best, &next);
+        let Significance::Equivalent { p, ci_low, ci_high, margin } = verdict else { panic!("{verdict:?}") };
+        assert!(p >= 0.05 && ci_low >= 0.95 && ci_high <= 1.05 && ci_low <= 1.005 && 1.005 <= ci_high);
+        assert_eq!(margin, EQUIVALENCE_MARGIN);
+        assert!(verdict.decided());
+        assert!(verdict.to_string().starts_with("equivalent within ±5%"), "{verdict}");
+    }
+
+    #[test]
+    fn a_clear_lead_is_significant_and_a_noisy_tie_is_undecided() {
+        let verdict = Significance::of(&around(1.0, 0.02, 8), &around(1.3, 0.02, 8));
+        assert!(matches!(verdict, Significance::Significant { p } if p < 0.01), "{verdict:?}");
+        assert!(verdict.decided());
+        // Same medians but ±40 % spread over 6 repeats: neither a difference nor shown equal.
+        let verdict = Significance::of(&around(1.0, 0.4, 6), &around(1.02, 0.4, 6));
+        let Significance::NotSignificant { ci_low: Some(lo), ci_high: Some(hi), .. } = verdict else {
+            panic!("{verdict:?}")
+        };
+        assert!(lo < 0.95 || hi > 1.05, "{lo} {hi}");
+        assert!(!verdict.decided());
+        assert!(verdict.to_string().starts_with("undecided"), "{verdict}");
+        // Three repeats cannot decide anything.
+        let verdict = Significance::of(&[1.0, 1.0, 1.0], &[1.0, 1.0, 1.0]);
+        assert_eq!(verdict, Significance::TooFewRepeats { n_best: 3, n_next: 3 });
+        assert!(!verdict.decided());
+    }
+}
+
 /// One computed statement about a run, with its evidence.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

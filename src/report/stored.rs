@@ -355,6 +355,10 @@ pub fn tables_for(trials: &[TrialRecord], rule: &RunRule) -> String {
         out.push_str(&format!("({CI_NOTE})\n"));
         if rule.plan.is_adaptive() {
             out.push_str(&format!("({STOP_NOTE})\n"));
+            let verdicts: Vec<Option<bool>> = groups(trials).iter().map(|g| headline(g, rule).converged).collect();
+            let adaptive = verdicts.iter().flatten().count();
+            let reached = verdicts.iter().flatten().filter(|c| **c).count();
+            out.push_str(&format!("\nadaptive cells within their target: {reached} of {adaptive}\n"));
         }
     }
     let failed: Vec<&TrialRecord> = trials.iter().filter(|t| !t.is_ok()).collect();
