@@ -3,7 +3,9 @@
 //! definition; this file adds what only the command line has (output formats, files,
 //! the lab's commands). Nothing here makes a system call.
 
-use crate::model::parse::{parse_duration, parse_policies, parse_threshold, PolicyList};
+use crate::model::parse::{
+    parse_duration, parse_max_repeat, parse_policies, parse_target_ci, parse_threshold, PolicyList,
+};
 use crate::model::{LatencyOptions, RingOptions, WorkloadOptions};
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
@@ -76,10 +78,12 @@ const RUN_EXAMPLES: &str = "Examples:\n  \
     schedlab run pipeline-1992 --dry-run  # the plan and its estimated time\n  \
     schedlab run policy-study --full --shuffle\n  \
     schedlab run my-suite.toml --db results.db\n  \
-    schedlab run --resume 3               # finish an interrupted run\n\n\
+    schedlab run --resume 3               # finish an interrupted run\n  \
+    schedlab run policy-study --target-ci 5% --budget 10m\n\n\
     Results go to ./schedlab.db unless --db or $SCHEDLAB_DB names another file. A suite file \
     has [[experiment]] tables: family = \"ring\" | \"workload\" | \"latency\", the command's flags as \
-    keys (a list is an axis), repeat and warmup; `schedlab suites --show quick` prints one to copy.";
+    keys (a list is an axis), repeat and warmup, and for adaptive repeats target_ci and max_repeat \
+    (and a top-level budget); `schedlab suites --show quick` prints one to copy.";
 
 const AB_EXAMPLES: &str = "Examples:\n  \
     schedlab ab quick --a-setup true --b-setup true          # an A/A: how quiet is this machine?\n  \
@@ -463,6 +467,21 @@ pub struct RunArgs {
     /// Stop a trial that runs longer than this and record it as timed out
     #[arg(long, value_name = "TIME", default_value = "10m", value_parser = parse_duration)]
     pub trial_timeout: Duration,
+
+    /// Repeat every cell until the 95% interval of its headline median is within this
+    /// (e.g. 5%: ±5% of the median); the suite's repeats become the minimum
+    #[arg(long, value_name = "PERCENT", value_parser = parse_target_ci,
+          conflicts_with = "resume")]
+    pub target_ci: Option<f64>,
+
+    /// With adaptive repeats: the most trials of one cell [default: the suite's max_repeat, else 30]
+    #[arg(long, value_name = "N", value_parser = parse_max_repeat, conflicts_with = "resume")]
+    pub max_repeat: Option<u32>,
+
+    /// With adaptive repeats: the run's time for its trials, planned minimum included
+    /// [default: the suite's budget, else 3x the planned estimate, at least 1 min]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration, conflicts_with = "resume")]
+    pub budget: Option<Duration>,
 
     #[command(flatten)]
     pub db: DbArg,

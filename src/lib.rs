@@ -5,6 +5,7 @@
 //! wrappers in `sys`), and the results are printed (`report`). `commands` glues one
 //! subcommand to those pieces; `main.rs` only maps errors to exit codes.
 
+pub mod adaptive;
 pub mod analysis;
 pub mod bench;
 pub mod cli;

@@ -34,6 +34,75 @@ impl Summary {
     }
 }
 
+/// The fewest values with which order statistics can bound a median at 95 %: with 5, even
+/// [min, max] covers it only 1 − 2/2⁵ = 93.75 % of the time.
+pub const MEDIAN_CI_MIN_N: usize = 6;
+
+/// A distribution-free confidence interval for the median of the population a sample
+/// came from: two order statistics of the sample.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct MedianCi {
+    pub n: usize,
+    pub median: f64,
+    pub low: f64,
+    pub high: f64,
+    /// 1-based ranks of `low` and `high` in the sorted sample.
+    pub rank_low: usize,
+    pub rank_high: usize,
+    /// The interval's exact coverage, at least the confidence asked for (order
+    /// statistics move in whole steps, so it is usually above it).
+    pub coverage: f64,
+}
+
+impl MedianCi {
+    /// The wider side of the interval as a fraction of the median:
+    /// max(median − low, high − median) / |median|. `None` for a zero median.
+    pub fn relative_half_width(&self) -> Option<f64> {
+        let scale = self.median.abs();
+        (scale > 0.0 && scale.is_finite()).then(|| (self.median - self.low).max(self.high - self.median) / scale)
+    }
+}
+
+/// The confidence interval [x₍ₖ₎, x₍ₙ₋ₖ₊₁₎] for a median, with the largest k whose coverage
+/// P(k ≤ B ≤ n − k), B ~ Binomial(n, ½), is at least `confidence`: the number of sample
+/// values below the true median is binomial whatever the distribution, so this needs no
+/// assumption of normality (the figures here are skewed). `None` when even [min, max] falls
+/// short (for 95 %: fewer than `MEDIAN_CI_MIN_N` values) or the sample is empty.
+pub fn median_ci(values: &[f64], confidence: f64) -> Option<MedianCi> {
+    let n = values.len();
+    if n == 0 || !(0.0..1.0).contains(&confidence) {
+        return None;
+    }
+    // Binomial(n, ½) probabilities in logs, so n in the thousands does not underflow 2⁻ⁿ.
+    let ln_half_n = -(n as f64) * std::f64::consts::LN_2;
+    let mut ln_pmf = ln_half_n; // P(B = 0)
+    let mut below = 0.0; // P(B ≤ k − 1) for the current k
+    let mut chosen: Option<(usize, f64)> = None;
+    for k in 1..=n.div_ceil(2) {
+        below += ln_pmf.exp();
+        let coverage = 1.0 - 2.0 * below;
+        if coverage < confidence {
+            break;
+        }
+        chosen = Some((k, coverage));
+        // P(B = k) from P(B = k − 1).
+        ln_pmf += ((n - k + 1) as f64 / k as f64).ln();
+    }
+    let (k, coverage) = chosen?;
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let (rank_low, rank_high) = (k, n - k + 1);
+    Some(MedianCi {
+        n,
+        median: median(&sorted),
+        low: sorted[rank_low - 1],
+        high: sorted[rank_high - 1],
+        rank_low,
+        rank_high,
+        coverage,
+    })
+}
+
 pub fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
@@ -227,6 +296,55 @@ mod tests {
         assert_eq!((s.min, s.max), (2.0, 9.0));
         assert_eq!(Summary::of(&[3.0]).unwrap().sd, 0.0);
         assert!(Summary::of(&[]).is_none());
+    }
+
+    #[test]
+    fn median_ci_ranks_and_coverage_match_the_binomial_tables() {
+        // (n, rank_low, rank_high, exact coverage): the order statistics of the standard
+        // tables (e.g. Conover, Practical Nonparametric Statistics, table A3).
+        let known = [
+            (6, 1, 6, 0.968_75),
+            (8, 1, 8, 0.992_187_5),
+            (9, 2, 8, 0.960_937_5),
+            (10, 2, 9, 0.978_515_625),
+            (12, 3, 10, 0.961_425_781_25),
+            (20, 6, 15, 0.958_610_534_667_968_8),
+            (30, 10, 21, 0.957_226_054_742_932_3),
+            (100, 40, 61, 0.964_799_799_782_295_2),
+            (1000, 469, 532, 0.953_708_802_639_501_8),
+        ];
+        for (n, lo, hi, coverage) in known {
+            // Shuffled 1..=n, so rank r is the value r.
+            let values: Vec<f64> = (0..n).map(|i| ((i * 7919) % n + 1) as f64).collect();
+            let ci = median_ci(&values, 0.95).unwrap_or_else(|| panic!("n = {n}"));
+            assert_eq!((ci.rank_low, ci.rank_high), (lo, hi), "n = {n}");
+            assert_eq!((ci.low, ci.high), (lo as f64, hi as f64), "n = {n}");
+            assert!((ci.coverage - coverage).abs() < 1e-9, "n = {n}: {}", ci.coverage);
+            assert_eq!(ci.median, (n as f64 + 1.0) / 2.0);
+        }
+    }
+
+    #[test]
+    fn median_ci_needs_six_values_for_95_percent() {
+        assert!(median_ci(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.95).is_none());
+        assert!(median_ci(&[], 0.95).is_none());
+        assert!(median_ci(&[1.0; 6], 0.95).is_some());
+        assert_eq!(MEDIAN_CI_MIN_N, 6);
+        // A lower confidence is reachable with fewer: [min, max] of 5 covers 93.75 %.
+        let ci = median_ci(&[5.0, 1.0, 4.0, 2.0, 3.0], 0.9).unwrap();
+        assert_eq!((ci.low, ci.high, ci.coverage), (1.0, 5.0, 0.9375));
+        // Ten thousand values: no underflow, and the ranks close in on the median.
+        let big: Vec<f64> = (0..10_000).map(|i| i as f64).collect();
+        let ci = median_ci(&big, 0.95).unwrap();
+        assert!(ci.rank_low > 4890 && ci.rank_high < 5110, "{ci:?}");
+    }
+
+    #[test]
+    fn median_ci_relative_half_width_takes_the_wider_side() {
+        let ci = median_ci(&[90.0, 100.0, 100.0, 100.0, 100.0, 120.0], 0.95).unwrap();
+        assert_eq!((ci.low, ci.median, ci.high), (90.0, 100.0, 120.0));
+        assert!((ci.relative_half_width().unwrap() - 0.2).abs() < 1e-12);
+        assert_eq!(median_ci(&[0.0; 6], 0.95).unwrap().relative_half_width(), None);
     }
 
     #[test]

@@ -6,12 +6,17 @@
 //! times each, after `warmup` unrecorded trials of each combination. An optional
 //! `[experiment.full]` table overrides keys when the run is given `--full`.
 //!
+//! Adaptive repeats (`adaptive`): an experiment with `target_ci = "5%"` treats `repeat` as
+//! a minimum and adds repeats until each cell's 95 % interval is that narrow, up to
+//! `max_repeat`; the suite's top-level `budget = "40s"` bounds the run's time for them.
+//!
 //! Every key is read by the same options struct and value parsers as the command's flag
 //! (`model::options`), and every combination becomes its `TrialSpec` here, before anything
 //! runs, so a bad value is reported with the file, line and key instead of failing mid-run.
 
 use crate::error::{Error, Result};
 use crate::model::options::FamilyOptions;
+use crate::model::parse::{parse_max_repeat, parse_target_ci};
 use crate::model::{LatencyLength, LatencyOptions, RingLength, RingOptions, TrialSpec, WorkloadKind, WorkloadOptions};
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -86,8 +91,13 @@ impl Trial {
 #[derive(Clone, Debug)]
 pub struct Experiment {
     pub family: Family,
+    /// The planned repeats: the count, or the minimum when `target_ci` is set.
     pub repeat: u32,
     pub warmup: u32,
+    /// Repeat until the 95 % interval of each cell's headline median is this narrow
+    /// (relative half-width, 0.05 for ±5 %).
+    pub target_ci: Option<f64>,
+    pub max_repeat: Option<u32>,
     /// Keys whose value is a list (varied across the experiment's trials), in file order.
     pub axes: Vec<String>,
 }
@@ -102,6 +112,8 @@ pub struct Suite {
     pub trials: Vec<Trial>,
     /// Unrecorded warm-up trials, run before the measured ones.
     pub warmups: Vec<Trial>,
+    /// The time the whole run may take when experiments repeat adaptively.
+    pub budget: Option<Duration>,
 }
 
 impl Suite {
@@ -146,6 +158,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 struct SuiteFile {
     name: Option<String>,
     description: Option<String>,
+    budget: Option<Spanned<Toml>>,
     #[serde(default)]
     experiment: Vec<Spanned<BTreeMap<Spanned<String>, Spanned<Toml>>>>,
 }
@@ -178,6 +191,15 @@ pub fn parse(file: &str, text: &str, default_name: &str, full: bool) -> Result<S
             "{file}: the suite has no experiments: add an [[experiment]] table with a family (ring, workload or latency)"
         )));
     }
+    let budget = match &doc.budget {
+        Some(value) => Some(
+            text_of(value.get_ref())
+                .ok_or_else(|| "a duration such as \"40s\" or \"5m\"".to_string())
+                .and_then(|t| crate::model::parse::parse_duration(&t))
+                .map_err(|msg| origin.at(value.span().start, format!("budget: {msg}")))?,
+        ),
+        None => None,
+    };
     let mut experiments = Vec::new();
     let mut trials = Vec::new();
     let mut warmups = Vec::new();
@@ -218,7 +240,18 @@ pub fn parse(file: &str, text: &str, default_name: &str, full: bool) -> Result<S
         experiments,
         trials,
         warmups,
+        budget,
     })
+}
+
+/// A TOML scalar as the text a flag would have been given.
+fn text_of(value: &Toml) -> Option<String> {
+    match value {
+        Toml::String(s) => Some(s.clone()),
+        Toml::Integer(i) => Some(i.to_string()),
+        Toml::Float(f) => Some(f.to_string()),
+        _ => None,
+    }
 }
 
 /// One point of an experiment's cross product: its keys and values, and the spec they make.
@@ -247,6 +280,8 @@ fn check_experiment(
     let flags = family_flags(family);
     let mut repeat = 1u32;
     let mut warmup = 0u32;
+    let mut target_ci: Option<f64> = None;
+    let mut max_repeat: Option<(u32, usize)> = None;
     // key -> (values, offset of the value), in a stable order: the file's keys sorted.
     let mut params: Vec<(String, Vec<Json>, usize)> = Vec::new();
     let mut overrides: Option<&Spanned<Toml>> = None;
@@ -275,10 +310,33 @@ fn check_experiment(
                     warmup = n as u32;
                 }
             }
+            "target_ci" | "target-ci" => {
+                let parsed = text_of(value.get_ref())
+                    .ok_or_else(|| "a percentage such as \"5%\"".to_string())
+                    .and_then(|t| parse_target_ci(&t));
+                target_ci = Some(parsed.map_err(|msg| origin.at(at, format!("target_ci: {msg}")))?);
+            }
+            "max_repeat" | "max-repeat" => {
+                let parsed = text_of(value.get_ref())
+                    .ok_or_else(|| "a whole number".to_string())
+                    .and_then(|t| parse_max_repeat(&t));
+                max_repeat = Some((parsed.map_err(|msg| origin.at(at, format!("max_repeat: {msg}")))?, at));
+            }
             "full" => overrides = Some(value),
             _ => params.push((check_key(origin, family, &flags, key)?, values_of(origin, name, value)?, at)),
         }
     }
+    if let Some((max, at)) = max_repeat {
+        if target_ci.is_none() {
+            return Err(
+                origin.at(at, "max_repeat applies to adaptive repeats: add target_ci (e.g. target_ci = \"5%\")")
+            );
+        }
+        if max < repeat {
+            return Err(origin.at(at, format!("max_repeat = {max} is below repeat = {repeat}, the minimum")));
+        }
+    }
+    let max_repeat = max_repeat.map(|(n, _)| n);
     if let Some(overrides) = overrides {
         let Toml::Table(table) = overrides.get_ref() else {
             return Err(origin.at(overrides.span().start, "full must be a table of the keys to change under --full"));
@@ -329,7 +387,7 @@ fn check_experiment(
         let spec = to_spec(origin, family, &combo, &params, start)?;
         out.push((combo, spec));
     }
-    let experiment = Experiment { family, repeat, warmup, axes };
+    let experiment = Experiment { family, repeat, warmup, target_ci, max_repeat, axes };
     Ok((experiment, out))
 }
 
@@ -355,7 +413,7 @@ fn check_key(origin: &Origin, family: Family, flags: &[(String, bool)], key: &Sp
     }
     if !flags.iter().any(|(f, _)| *f == flag) {
         let mut known: Vec<String> = flags.iter().map(|(f, _)| key_name(f)).collect();
-        known.extend(["repeat".into(), "warmup".into(), "full".into()]);
+        known.extend(["repeat", "warmup", "target_ci", "max_repeat", "full"].map(String::from));
         return Err(origin.at(
             key.span().start,
             format!(
@@ -592,6 +650,32 @@ mod tests {
         let e = err("[[experiment]]\nfamily = \"latency\"\nprio = 50\n");
         assert!(e.contains("test.toml:3") && e.contains("prio"), "{e}");
         assert!(err("name = \"x\"\n").contains("no experiments"));
+    }
+
+    #[test]
+    fn adaptive_keys_are_parsed_and_checked() {
+        let suite = parse_text(
+            "budget = \"40s\"\n[[experiment]]\nfamily = \"ring\"\nprocs = 2\nrepeat = 6\ntarget_ci = \"5%\"\nmax_repeat = \"20\"\n\
+             [[experiment]]\nfamily = \"ring\"\nprocs = 3\ntarget-ci = 0.1\n[[experiment]]\nfamily = \"ring\"\nprocs = 4\n",
+        )
+        .unwrap();
+        assert_eq!(suite.budget, Some(Duration::from_secs(40)));
+        let e = &suite.experiments;
+        assert_eq!((e[0].target_ci, e[0].max_repeat, e[0].repeat), (Some(0.05), Some(20), 6));
+        assert_eq!((e[1].target_ci, e[1].max_repeat), (Some(0.1), None));
+        assert_eq!((e[2].target_ci, e[2].max_repeat), (None, None));
+        // Only the minimum is planned.
+        assert_eq!(suite.trials.len(), 6 + 1 + 1);
+        let e = err("[[experiment]]\nfamily = \"ring\"\n\ntarget_ci = \"0%\"\n");
+        assert!(e.contains("test.toml:4") && e.contains("target_ci") && e.contains("above 0"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\ntarget_ci = \"five\"\n");
+        assert!(e.contains("test.toml:3") && e.contains("not a threshold"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\nmax_repeat = 9\n");
+        assert!(e.contains("test.toml:3") && e.contains("add target_ci"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\nrepeat = 8\ntarget_ci = \"5%\"\nmax_repeat = 4\n");
+        assert!(e.contains("test.toml:5") && e.contains("below repeat = 8"), "{e}");
+        let e = err("budget = \"soon\"\n[[experiment]]\nfamily = \"ring\"\nprocs = 2\n");
+        assert!(e.contains("test.toml:1") && e.contains("budget") && e.contains("not a duration"), "{e}");
     }
 
     #[test]

@@ -147,7 +147,7 @@ pub fn print_run(store: &Store, id: i64, with_machine: bool) -> Result<()> {
     if with_machine {
         emit(machine::describe(&run.machine).trim_end())?;
     }
-    emit(stored::tables(&trials).trim_end())
+    emit(stored::tables_for(&trials, &stored::RunRule::of(&run)).trim_end())
 }
 
 pub fn delete(args: &DeleteArgs) -> Result<()> {

@@ -3,6 +3,7 @@
 //! committing each result before the next; print the tables at the end.
 //! `schedlab suites` lists the built-in suites.
 
+use crate::adaptive::{self, AdaptivePlan};
 use crate::bench::workload::SplitMix64;
 use crate::cli::{RunArgs, SuitesArgs};
 use crate::commands::{emit, results};
@@ -14,6 +15,7 @@ use crate::suite::{self, format_estimate, Suite, Trial};
 use crate::sys::machine::Machine;
 use serde_json::json;
 use std::io::IsTerminal;
+use std::time::{Duration, Instant};
 
 pub fn suites(args: &SuitesArgs) -> Result<()> {
     if let Some(name) = &args.show {
@@ -55,22 +57,56 @@ pub(crate) fn preflight(suite: &Suite) -> Result<()> {
     Ok(())
 }
 
-fn print_plan(suite: &Suite, order: &[&Trial]) -> Result<()> {
+/// Trials an adaptive plan may add at most, over the planned minimum.
+fn most_extra_trials(suite: &Suite, plan: &AdaptivePlan) -> usize {
+    suite
+        .trials
+        .iter()
+        .filter_map(|t| plan.target(t.experiment).map(|target| (t, target)))
+        .filter(|(t, target)| t.repeat == target.min_repeat)
+        .map(|(_, target)| (target.max_repeat - target.min_repeat) as usize)
+        .sum()
+}
+
+/// ", adaptive: up to 400 trials within 50 s" (empty for fixed repeats).
+fn adaptive_summary(suite: &Suite, plan: &AdaptivePlan) -> String {
+    if !plan.is_adaptive() {
+        return String::new();
+    }
+    let most = suite.trials.len() + most_extra_trials(suite, plan);
+    let budget = plan.budget().map_or("no time limit".into(), |b| format!("a budget of {}", format_estimate(b)));
+    format!(", adaptive: up to {most} trials within {budget}")
+}
+
+fn print_plan(suite: &Suite, order: &[&Trial], plan: &AdaptivePlan) -> Result<()> {
     emit(&format!(
-        "suite {}: {} trials{}, estimated {}",
+        "suite {}: {} trials{}, estimated {}{}",
         suite.name,
         suite.trials.len(),
         if suite.warmups.is_empty() { String::new() } else { format!(" + {} warm-up", suite.warmups.len()) },
-        format_estimate(suite.estimate())
+        format_estimate(suite.estimate()),
+        adaptive_summary(suite, plan)
     ))?;
     for (i, e) in suite.experiments.iter().enumerate() {
         let n = suite.trials.iter().filter(|t| t.experiment == i).count();
         let axes = if e.axes.is_empty() { "no axes".to_string() } else { format!("axes {}", e.axes.join(" x ")) };
+        let (repeats, trials) = match plan.target(i) {
+            Some(t) => (
+                format!(
+                    "repeats {}..{} (adaptive: until the 95% CI of each cell's {} median is within ±{}%)",
+                    t.min_repeat,
+                    t.max_repeat,
+                    e.family.headline_figure(),
+                    crate::report::stored::percent_text(t.ci)
+                ),
+                format!("{n}..{} trials", n / t.min_repeat as usize * t.max_repeat as usize),
+            ),
+            None => (format!("{} repeat(s)", e.repeat), format!("{n} trials")),
+        };
         emit(&format!(
-            "  experiment {} ({}): {axes}, {} repeat(s), {} warm-up each: {n} trials",
+            "  experiment {} ({}): {axes}, {repeats}, {} warm-up each: {trials}",
             i + 1,
             e.family.as_str(),
-            e.repeat,
             e.warmup
         ))?;
     }
@@ -108,7 +144,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let db_path = resolve_path(args.db.db.as_deref());
     // The signal watch comes first: every thread started later inherits the blocked mask.
     let mut orchestrator = Orchestrator::new(args.trial_timeout)?;
-    let (suite, run_id, seed, mut store) = match &args.resume {
+    let (suite, run_id, seed, plan, mut store) = match &args.resume {
         Some(run_text) => {
             let store = Store::open(&db_path, Access::Write)?;
             let id = store.resolve_run(run_text)?;
@@ -131,26 +167,34 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             let full = run.options.get("full").and_then(|v| v.as_bool()).unwrap_or(false);
             let suite = suite::parse(&format!("run {id}'s suite"), &run.suite_text, &run.suite_name, full)?;
             let seed = run.options.get("shuffle_seed").and_then(|v| v.as_u64());
-            (suite, Some(id), seed, Some(store))
+            // The rule the run was started with, flags included.
+            let plan = AdaptivePlan::of_run_options(&run.options);
+            (suite, Some(id), seed, plan, Some(store))
         }
         None => {
             let name = args.suite.as_deref().unwrap_or("quick");
             let suite = suite::load(name, args.full)?;
             let seed =
                 args.shuffle.then(|| args.seed.unwrap_or_else(|| u64::from_le_bytes(crate::sys::random::bytes())));
-            (suite, None, seed, None)
+            let flags =
+                adaptive::Overrides { target_ci: args.target_ci, max_repeat: args.max_repeat, budget: args.budget };
+            let plan = AdaptivePlan::resolve(&suite, &flags)?;
+            (suite, None, seed, plan, None)
         }
     };
-    let done: Vec<i64> = match (&store, run_id) {
-        (Some(s), Some(id)) => s.stored_seqs(id)?,
+    let stored: Vec<TrialRecord> = match (&store, run_id) {
+        (Some(s), Some(id)) => s.trials(id)?,
         _ => Vec::new(),
     };
+    let done: Vec<i64> = stored.iter().map(|t| t.seq).collect();
+    // A resumed run's budget counts the time its stored trials took.
+    let used_before = Duration::from_secs_f64(stored.iter().map(|t| t.elapsed_s.max(0.0)).sum());
     let mut order: Vec<&Trial> = suite.trials.iter().filter(|t| !done.contains(&(t.seq as i64))).collect();
     if let Some(seed) = seed {
         shuffle(&mut order, seed);
     }
     if args.dry_run {
-        print_plan(&suite, &order)?;
+        print_plan(&suite, &order, &plan)?;
         return Ok(0);
     }
     preflight(&suite)?;
@@ -177,7 +221,11 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 uuid: new_uuid(),
                 suite_name: suite.name.clone(),
                 suite_text: suite.text.clone(),
-                options: json!({ "full": args.full, "shuffle_seed": seed }),
+                options: if plan.is_adaptive() {
+                    json!({ "full": args.full, "shuffle_seed": seed, "adaptive": plan })
+                } else {
+                    json!({ "full": args.full, "shuffle_seed": seed })
+                },
                 started: now_utc(),
                 ended: None,
                 status: "running".into(),
@@ -191,7 +239,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         }
     };
     eprintln!(
-        "schedlab: run {run_id}: suite {}, {} trials to run{}, estimated {}, stored in {}{}",
+        "schedlab: run {run_id}: suite {}, {} trials to run{}, estimated {}{}, stored in {}{}",
         suite.name,
         order.len(),
         if done.is_empty() { String::new() } else { format!(" ({} already stored)", done.len()) },
@@ -199,10 +247,11 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             order.iter().map(|t| t.estimate).sum::<std::time::Duration>()
                 + suite.warmups.iter().map(|t| t.estimate).sum()
         ),
+        adaptive_summary(&suite, &plan),
         store.path().display(),
         seed.map_or(String::new(), |s| format!(", shuffled with --seed {s}"))
     );
-    let outcome = execute(&mut orchestrator, &mut store, run_id, &suite, &order);
+    let outcome = execute(&mut orchestrator, &mut store, run_id, &suite, &order, &plan, used_before);
     match outcome {
         Ok(()) => {
             store.set_run_state(run_id, "finished", Some(&now_utc()), None)?;
@@ -258,7 +307,10 @@ fn execute(
     run_id: i64,
     suite: &Suite,
     order: &[&Trial],
+    plan: &AdaptivePlan,
+    used_before: Duration,
 ) -> Result<()> {
+    let started = Instant::now();
     let total_ms: u64 = suite.warmups.iter().chain(order.iter().copied()).map(|t| t.estimate.as_millis() as u64).sum();
     let bar = if std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::new(total_ms.max(1));
@@ -270,15 +322,61 @@ fn execute(
         indicatif::ProgressBar::hidden()
     };
     let count = suite.warmups.len() + order.len();
-    for (i, trial) in suite.warmups.iter().chain(order.iter().copied()).enumerate() {
-        bar.set_message(format!("{}/{count} {}", i + 1, trial.label()));
-        if let Err(e) = run_and_store(orchestrator, store, run_id, trial, &bar) {
-            bar.finish_and_clear();
-            return Err(e);
+    let phase = if plan.is_adaptive() { "minimum " } else { "" };
+    let result = (|| {
+        for (i, trial) in suite.warmups.iter().chain(order.iter().copied()).enumerate() {
+            bar.set_message(format!("{phase}{}/{count} {}", i + 1, trial.label()));
+            run_and_store(orchestrator, store, run_id, trial, &bar)?;
+            bar.inc(trial.estimate.as_millis() as u64);
         }
-        bar.inc(trial.estimate.as_millis() as u64);
-    }
+        if plan.is_adaptive() {
+            extend_adaptively(orchestrator, store, run_id, suite, plan, &bar, || used_before + started.elapsed())?;
+        }
+        Ok(())
+    })();
     bar.finish_and_clear();
+    result
+}
+
+/// After the planned minimum: extra trials, one at a time, as `adaptive::Session`
+/// decides from everything the run has stored (so a resumed run picks up where it was).
+fn extend_adaptively(
+    orchestrator: &mut Orchestrator,
+    store: &mut Store,
+    run_id: i64,
+    suite: &Suite,
+    plan: &AdaptivePlan,
+    bar: &indicatif::ProgressBar,
+    used: impl Fn() -> Duration,
+) -> Result<()> {
+    let mut session = adaptive::Session::new(suite, plan, &store.trials(run_id)?);
+    let mut extra = 0;
+    loop {
+        let Ok(trial) = session.next_trial(used()) else { break };
+        extra += 1;
+        // The bar runs to the end of the budget: an upper bound, not a forecast.
+        let left = plan.budget().map_or(trial.estimate, |b| b.saturating_sub(used()));
+        bar.set_length(bar.position() + left.as_millis().max(1) as u64);
+        bar.set_message(format!("adaptive +{extra}, {} cell(s) open: {}", session.open_cells(), trial.label()));
+        let record = run_and_store(orchestrator, store, run_id, &trial, bar)?;
+        session.record(&trial, &record);
+        bar.inc(Duration::from_secs_f64(record.elapsed_s.max(0.0)).as_millis() as u64);
+    }
+    let cells = session.cells();
+    let converged = cells.iter().filter(|c| c.converged()).count();
+    let open = session.open_cells();
+    let at_max = cells.len() - converged - open;
+    let mut line = format!(
+        "schedlab: adaptive repeats: {extra} extra trial(s); {converged} of {} cells reached their target",
+        cells.len()
+    );
+    if at_max > 0 {
+        line.push_str(&format!(", {at_max} stopped at max_repeat"));
+    }
+    if open > 0 {
+        line.push_str(&format!(", {open} stopped by the budget"));
+    }
+    bar.suspend(|| eprintln!("{line}"));
     Ok(())
 }
 

@@ -142,4 +142,15 @@ impl Outcome {
             _ => None,
         }
     }
+
+    /// The family's headline figure (`Family::headline_figure` names it): a ring's cost
+    /// per switch in ns, a workload's wall time in s, a latency run's p99 over all threads
+    /// in ns.
+    pub fn headline(&self) -> f64 {
+        match self {
+            Outcome::Ring(o) => o.ns_per_switch(),
+            Outcome::Workload(o) => o.wall_ns as f64 / 1e9,
+            Outcome::Latency(o) => o.all.p99_ns as f64,
+        }
+    }
 }

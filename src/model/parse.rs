@@ -237,6 +237,23 @@ pub fn parse_threshold(text: &str) -> std::result::Result<f64, String> {
     Ok(v)
 }
 
+/// `target_ci`: "5%" or 0.05, through the parser of `--target-ci`.
+pub fn parse_target_ci(text: &str) -> std::result::Result<f64, String> {
+    let v = parse_threshold(text)?;
+    if v <= 0.0 || v >= 1.0 {
+        return Err(format!("'{text}' must be above 0 and below 100% (e.g. 5%)"));
+    }
+    Ok(v)
+}
+
+/// `max_repeat`: a whole number from 1 to 10000, like `repeat`.
+pub fn parse_max_repeat(text: &str) -> std::result::Result<u32, String> {
+    match parse_whole::<u32>(text)? {
+        n @ 1..=10_000 => Ok(n),
+        n => Err(format!("{n} is out of range: use 1 to 10000")),
+    }
+}
+
 /// Suite files give values as TOML numbers or strings; either way the text goes through
 /// the same parser the command line uses. `text_value!(name, Type, parser)` makes a serde
 /// `deserialize_with` function for an `Option<Type>` field.

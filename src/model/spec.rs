@@ -161,4 +161,14 @@ impl Family {
     pub fn parse(text: &str) -> Option<Family> {
         Family::ALL.into_iter().find(|f| f.as_str() == text)
     }
+
+    /// The figure a cell of this family is judged by: the one its confidence interval,
+    /// adaptive repeats and verdicts are about (`Outcome::headline` computes it).
+    pub fn headline_figure(self) -> &'static str {
+        match self {
+            Family::Ring => "ns_per_switch",
+            Family::Workload => "wall_s",
+            Family::Latency => "p99_ns",
+        }
+    }
 }

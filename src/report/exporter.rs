@@ -4,6 +4,7 @@
 
 use crate::model::Family;
 use crate::report::findings::Finding;
+use crate::report::stored::RunRule;
 use crate::report::{figures, stored};
 use crate::stats::Summary;
 use crate::store::{RunRecord, TrialRecord};
@@ -50,7 +51,7 @@ impl Exporter for Text {
         let ok = v.trials.iter().filter(|t| t.is_ok()).count();
         let mut out = stored::describe_run(v.run, ok, v.trials.len() - ok).trim_end().to_string();
         out.push('\n');
-        out.push_str(stored::tables(v.trials).trim_end());
+        out.push_str(stored::tables_for(v.trials, &RunRule::of(v.run)).trim_end());
         out.push('\n');
         if !v.findings.is_empty() {
             out.push_str("\nfindings:\n");
@@ -65,7 +66,7 @@ impl Exporter for Text {
 impl Exporter for Markdown {
     fn render(&self, v: &RunView) -> String {
         let mut out = String::new();
-        for (title, table) in stored::experiment_tables(v.trials) {
+        for (title, table) in stored::experiment_tables_for(v.trials, &RunRule::of(v.run)) {
             out.push_str(&format!("### {title}\n\n{}\n", table.render_markdown()));
         }
         if !v.findings.is_empty() {
@@ -80,14 +81,15 @@ impl Exporter for Markdown {
 
 impl Exporter for Csv {
     fn render(&self, v: &RunView) -> String {
-        stored::experiment_tables(v.trials)
+        stored::experiment_tables_for(v.trials, &RunRule::of(v.run))
             .into_iter()
             .map(|(title, table)| format!("# {title}\n{}\n", table.render_csv()))
             .collect()
     }
 }
 
-/// Each numeric figure of a group's ok trials, summarised over its repeats.
+/// Each numeric figure of a group's ok trials, summarised over its repeats, with the 95 %
+/// interval of its median (`ci_low`, `ci_high`: null with fewer than 6 ok repeats).
 fn figure_summaries(g: &stored::Group, groups: &[&stored::Group]) -> Map<String, Json> {
     let mut values: Vec<(String, Vec<f64>)> = Vec::new();
     for t in g.ok() {
@@ -102,8 +104,16 @@ fn figure_summaries(g: &stored::Group, groups: &[&stored::Group]) -> Map<String,
             }
         }
     }
-    let mut out: Map<String, Json> =
-        values.into_iter().filter_map(|(k, v)| Some((k, json!(Summary::of(&v)?)))).collect();
+    let mut out: Map<String, Json> = values
+        .into_iter()
+        .filter_map(|(k, v)| {
+            let mut summary = json!(Summary::of(&v)?);
+            let ci = crate::adaptive::interval(&v);
+            summary["ci_low"] = json!(ci.map(|c| c.low));
+            summary["ci_high"] = json!(ci.map(|c| c.high));
+            Some((k, summary))
+        })
+        .collect();
     if g.family == Family::Ring {
         if let Some(p) = stored::projected_s(groups, g) {
             out.insert("projected_s".into(), json!(p));
@@ -115,6 +125,7 @@ fn figure_summaries(g: &stored::Group, groups: &[&stored::Group]) -> Map<String,
 impl Exporter for JsonReport {
     fn render(&self, v: &RunView) -> String {
         let all = stored::groups(v.trials);
+        let rule = RunRule::of(v.run);
         let mut experiments: Vec<Json> = Vec::new();
         for (experiment, groups) in stored::by_experiment(&all) {
             let rows: Vec<Json> = groups
@@ -124,6 +135,7 @@ impl Exporter for JsonReport {
                         "params": g.params,
                         "ok": g.ok().count(),
                         "runs": g.trials.len(),
+                        "headline": stored::headline(g, &rule),
                         "figures": figure_summaries(g, &groups),
                     })
                 })
@@ -159,6 +171,7 @@ impl Exporter for JsonReport {
                 "ok": ok,
                 "not_ok": v.trials.len() - ok,
                 "planned": run.planned,
+                "adaptive": run.options.get("adaptive"),
                 "warnings": run.warnings,
             },
             "experiments": experiments,

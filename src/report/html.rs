@@ -14,7 +14,7 @@ use crate::report::compare::{self, Row};
 use crate::report::findings::Finding;
 use crate::report::overlay::Overlay;
 use crate::report::plots::Chart;
-use crate::report::stored::experiment_tables;
+use crate::report::stored::{experiment_tables_for, RunRule};
 use crate::report::table::Table;
 use crate::store::{RunRecord, TrialRecord};
 use minijinja::syntax::SyntaxConfig;
@@ -179,7 +179,7 @@ fn machine_view(machine: &Json) -> TableView {
 
 fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings: &[Finding]) -> RunView {
     let ok = trials.iter().filter(|t| t.is_ok()).count();
-    let experiments = experiment_tables(trials)
+    let experiments = experiment_tables_for(trials, &RunRule::of(run))
         .into_iter()
         .map(|(title, table)| {
             let axes = table.headers().iter().take_while(|h| *h != "ok/runs").count();

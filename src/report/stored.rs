@@ -2,10 +2,12 @@
 //! figures summarised over the repeats that finished (failed ones are counted, never
 //! averaged in). These read records only; they never run a benchmark.
 
+use crate::adaptive::{self, AdaptivePlan, Stop};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, WorkloadOutcome};
 use crate::report::table::Table;
-use crate::stats::Summary;
+use crate::stats::{Summary, MEDIAN_CI_MIN_N};
 use crate::store::{RunRecord, TrialRecord};
+use serde::Serialize;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 
@@ -47,6 +49,101 @@ impl Group<'_> {
     /// The policy this group ran under, as the suite named it.
     pub fn policy(&self) -> &str {
         self.params.get("policy").and_then(Json::as_str).unwrap_or("other")
+    }
+
+    /// The headline figure (`Outcome::headline`) of every ok trial.
+    pub fn headlines(&self) -> Vec<f64> {
+        self.values(|o| Some(o.headline()))
+    }
+}
+
+/// What a run asked of its cells: its adaptive plan, and whether it finished (a cell a
+/// finished run left short of its target below `max_repeat` was stopped by the budget).
+#[derive(Clone, Debug, Default)]
+pub struct RunRule {
+    pub plan: AdaptivePlan,
+    pub finished: bool,
+}
+
+impl RunRule {
+    pub fn of(run: &RunRecord) -> RunRule {
+        RunRule { plan: AdaptivePlan::of_run_options(&run.options), finished: run.status == "finished" }
+    }
+}
+
+/// A cell's headline figure: its median, the 95 % distribution-free interval of that
+/// median (`stats::median_ci`), and for an adaptive experiment whether it reached its
+/// target. What `report --format json` carries per cell and the tables' CI column shows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Headline {
+    pub figure: &'static str,
+    /// Ok repeats.
+    pub n: usize,
+    pub median: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    /// The exact coverage of the interval (at least 0.95).
+    pub ci_coverage: Option<f64>,
+    /// max(median − low, high − median) / median.
+    pub ci_half_width: Option<f64>,
+    /// Why there is no interval, when there is none.
+    pub ci_missing: Option<String>,
+    /// The experiment's adaptive target (relative half-width); `None` for fixed repeats.
+    pub target_ci: Option<f64>,
+    /// Whether the interval reached the target; `None` for fixed repeats.
+    pub converged: Option<bool>,
+    /// Why an adaptive cell stopped short of its target.
+    pub stopped_by: Option<Stop>,
+}
+
+pub fn headline(g: &Group, rule: &RunRule) -> Headline {
+    let values = g.headlines();
+    let ci = adaptive::interval(&values);
+    let half_width = ci.as_ref().and_then(|c| c.relative_half_width());
+    let ci_missing = match (&ci, values.len()) {
+        (Some(_), _) if half_width.is_none() => Some("the median is 0: no relative width".to_string()),
+        (Some(_), _) => None,
+        (None, 0) => Some("no ok repeats".to_string()),
+        (None, n) => Some(format!(
+            "a distribution-free 95% interval of a median needs at least {MEDIAN_CI_MIN_N} ok repeats; this cell has {n}"
+        )),
+    };
+    let target = usize::try_from(g.experiment).ok().and_then(|e| rule.plan.target(e));
+    let stopped_by = target.and_then(|t| adaptive::stop_reason(&values, g.trials.len() as u32, &t, rule.finished));
+    Headline {
+        figure: g.family.headline_figure(),
+        n: values.len(),
+        median: (!values.is_empty()).then(|| crate::stats::median(&values)),
+        ci_low: ci.map(|c| c.low),
+        ci_high: ci.map(|c| c.high),
+        ci_coverage: ci.map(|c| c.coverage),
+        ci_half_width: half_width,
+        ci_missing,
+        target_ci: target.map(|t| t.ci),
+        converged: target.map(|_| stopped_by.is_none()),
+        stopped_by,
+    }
+}
+
+/// 0.05 -> "5", 0.0001 -> "0.01": a fraction as a percentage without trailing zeros.
+pub fn percent_text(fraction: f64) -> String {
+    let text = format!("{:.4}", fraction * 100.0);
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The CI column: "±3.2%", with "(max)", "(budget)" or "(unfinished)" when an adaptive cell
+/// stopped short of its target; "n<6" without an interval.
+fn ci_cell(h: &Headline) -> String {
+    let width = match (h.ci_half_width, h.n) {
+        (Some(w), _) => format!("±{:.1}%", w * 100.0),
+        (None, n) if n < MEDIAN_CI_MIN_N => format!("n<{MEDIAN_CI_MIN_N}"),
+        (None, _) => "-".to_string(),
+    };
+    match h.stopped_by {
+        Some(Stop::MaxRepeat) => format!("{width} (max)"),
+        Some(Stop::Budget) => format!("{width} (budget)"),
+        Some(Stop::Unfinished) => format!("{width} (unfinished)"),
+        None => width,
     }
 }
 
@@ -125,10 +222,16 @@ fn seconds(ns: u64) -> f64 {
 
 /// The run's header: what, when, where.
 pub fn describe_run(run: &RunRecord, ok: usize, not_ok: usize) -> String {
+    let plan = AdaptivePlan::of_run_options(&run.options);
+    let planned = if plan.is_adaptive() {
+        format!("{} planned (the minimum: adaptive repeats add more)", run.planned)
+    } else {
+        format!("{} planned", run.planned)
+    };
     let m = &run.machine;
     let text = |k: &str| m.get(k).and_then(Json::as_str).unwrap_or("unknown").to_string();
     let mut out = format!(
-        "run {}  suite {}  {} .. {}  [{}]\nmachine {}  kernel {}  {}  CPUs {}  schedlab {}\ntrials: {} ok, {} not ok, {} planned\n",
+        "run {}  suite {}  {} .. {}  [{}]\nmachine {}  kernel {}  {}  CPUs {}  schedlab {}\ntrials: {} ok, {} not ok, {}\n",
         run.id,
         run.suite_name,
         run.started,
@@ -141,7 +244,7 @@ pub fn describe_run(run: &RunRecord, ok: usize, not_ok: usize) -> String {
         run.tool_version,
         ok,
         not_ok,
-        run.planned
+        planned
     );
     if let Some(warnings) = run.warnings.as_array() {
         for w in warnings.iter().filter_map(Json::as_str) {
@@ -162,6 +265,12 @@ pub fn by_experiment<'a, 'b>(all: &'b [Group<'a>]) -> BTreeMap<i64, Vec<&'b Grou
 
 /// One titled table per experiment: a row per parameter combination.
 pub fn experiment_tables(trials: &[TrialRecord]) -> Vec<(String, Table)> {
+    experiment_tables_for(trials, &RunRule::default())
+}
+
+/// The tables of a run, with each adaptive experiment's target in its title and each
+/// cell that stopped short of it marked.
+pub fn experiment_tables_for(trials: &[TrialRecord], rule: &RunRule) -> Vec<(String, Table)> {
     let all = groups(trials);
     let mut out = Vec::new();
     for (experiment, groups) in by_experiment(&all) {
@@ -173,11 +282,20 @@ pub fn experiment_tables(trials: &[TrialRecord]) -> Vec<(String, Table)> {
             .filter(|(k, _)| !axes.contains(k))
             .map(|(k, v)| format!("{k}={}", param_text(Some(v))))
             .collect();
-        let title = format!("experiment {} ({}) {}", experiment + 1, family.as_str(), fixed_params.join(" "));
+        let mut title = format!("experiment {} ({}) {}", experiment + 1, family.as_str(), fixed_params.join(" "));
+        if let Some(t) = usize::try_from(experiment).ok().and_then(|e| rule.plan.target(e)) {
+            title = format!(
+                "{} [adaptive: until ±{}%, {}..{} repeats]",
+                title.trim_end(),
+                percent_text(t.ci),
+                t.min_repeat,
+                t.max_repeat
+            );
+        }
         let (headers, rows): (Vec<&str>, Vec<Vec<String>>) = match family {
-            Family::Ring => ring_rows(&groups),
-            Family::Workload => workload_rows(&groups),
-            Family::Latency => latency_rows(&groups),
+            Family::Ring => ring_rows(&groups, rule),
+            Family::Workload => workload_rows(&groups, rule),
+            Family::Latency => latency_rows(&groups, rule),
         };
         let mut table = Table::new(axes.iter().map(String::as_str).chain(["ok/runs"]).chain(headers));
         for (g, row) in groups.iter().zip(rows) {
@@ -197,24 +315,50 @@ pub fn experiment_tables(trials: &[TrialRecord]) -> Vec<(String, Table)> {
 /// What the summary columns are, per family.
 fn footnote(title: &str) -> Option<&'static str> {
     if title.contains("(ring)") {
-        Some("medians over repeats; Projected = the smallest ring's CPU time per hop x this ring's hops")
+        Some(
+            "medians over repeats; Projected = the smallest ring's CPU time per hop x this ring's hops; \
+             95% CI of the median ns/switch",
+        )
     } else if title.contains("(workload)") {
-        Some("Wall s is mean ± sd over repeats; the other columns are means")
+        Some("Wall s is mean ± sd over repeats; the other columns are means; 95% CI of the median wall time")
     } else if title.contains("(latency)") {
-        Some("Min and Max over all repeats; Avg the mean; percentiles the median over repeats")
+        Some(
+            "Min and Max over all repeats; Avg the mean; percentiles the median over repeats; 95% CI of the median p99",
+        )
     } else {
         None
     }
 }
 
+/// The line under every table: how the CI column is made, and what its marks mean.
+const CI_NOTE: &str = "95% CI: distribution-free interval of the median from order statistics, as ± % of the median \
+                       (the wider side); it needs 6 ok repeats";
+const STOP_NOTE: &str = "marks of cells short of their adaptive target: max = stopped at max_repeat, budget = the \
+                         run's budget ran out first, unfinished = the run was interrupted (`run --resume` continues it)";
+
 /// Every experiment's table, and the trials that did not finish.
 pub fn tables(trials: &[TrialRecord]) -> String {
+    tables_for(trials, &RunRule::default())
+}
+
+/// `tables` with the run's adaptive targets and marks.
+pub fn tables_for(trials: &[TrialRecord], rule: &RunRule) -> String {
     let mut out = String::new();
-    for (title, table) in experiment_tables(trials) {
+    for (title, table) in experiment_tables_for(trials, rule) {
         out.push_str(&format!("\n{title}\n"));
         out.push_str(&table.render());
         if let Some(note) = footnote(&title) {
             out.push_str(&format!("({note})\n"));
+        }
+    }
+    if !out.is_empty() {
+        out.push_str(&format!("({CI_NOTE})\n"));
+        if rule.plan.is_adaptive() {
+            out.push_str(&format!("({STOP_NOTE})\n"));
+            let verdicts: Vec<Option<bool>> = groups(trials).iter().map(|g| headline(g, rule).converged).collect();
+            let adaptive = verdicts.iter().flatten().count();
+            let reached = verdicts.iter().flatten().filter(|c| **c).count();
+            out.push_str(&format!("\nadaptive cells within their target: {reached} of {adaptive}\n"));
         }
     }
     let failed: Vec<&TrialRecord> = trials.iter().filter(|t| !t.is_ok()).collect();
@@ -250,7 +394,7 @@ pub fn projected_s(groups: &[&Group], g: &Group) -> Option<f64> {
     Some(per_hop * Summary::of(&g.ring(|o| o.hops as f64))?.median)
 }
 
-fn ring_rows<'a>(groups: &[&Group<'a>]) -> (Vec<&'static str>, Vec<Vec<String>>) {
+fn ring_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>, Vec<Vec<String>>) {
     let headers = vec![
         "Real s",
         "CPU s",
@@ -260,6 +404,7 @@ fn ring_rows<'a>(groups: &[&Group<'a>]) -> (Vec<&'static str>, Vec<Vec<String>>)
         "CPU/Proj",
         "ns/hop (min..max)",
         "ns/switch",
+        "95% CI",
         "Invol sw",
     ];
     let rows = groups
@@ -278,6 +423,7 @@ fn ring_rows<'a>(groups: &[&Group<'a>]) -> (Vec<&'static str>, Vec<Vec<String>>)
                 fixed(cpu_s.zip(projected).map(|(c, p)| c / p), 2),
                 median_range(summary(RingOutcome::ns_per_hop), 0),
                 fixed(med(RingOutcome::ns_per_switch), 0),
+                ci_cell(&headline(g, rule)),
                 fixed(med(|o| o.usage.nivcsw as f64), 0),
             ]
         })
@@ -285,8 +431,8 @@ fn ring_rows<'a>(groups: &[&Group<'a>]) -> (Vec<&'static str>, Vec<Vec<String>>)
     (headers, rows)
 }
 
-fn workload_rows<'a>(groups: &[&Group<'a>]) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let headers = vec!["Wall s", "median", "User s", "Sys s", "CPU %", "Invol sw", "Vol sw", "Fairness"];
+fn workload_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let headers = vec!["Wall s", "median", "95% CI", "User s", "Sys s", "CPU %", "Invol sw", "Vol sw", "Fairness"];
     let rows = groups
         .iter()
         .map(|g| {
@@ -295,6 +441,7 @@ fn workload_rows<'a>(groups: &[&Group<'a>]) -> (Vec<&'static str>, Vec<Vec<Strin
             vec![
                 mean_sd(wall, 3),
                 fixed(wall.map(|s| s.median), 3),
+                ci_cell(&headline(g, rule)),
                 fixed(mean(|o| seconds(o.usage.utime_ns)), 3),
                 fixed(mean(|o| seconds(o.usage.stime_ns)), 3),
                 fixed(mean(WorkloadOutcome::cpu_pct), 0),
@@ -307,8 +454,8 @@ fn workload_rows<'a>(groups: &[&Group<'a>]) -> (Vec<&'static str>, Vec<Vec<Strin
     (headers, rows)
 }
 
-fn latency_rows<'a>(groups: &[&Group<'a>]) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let headers = vec!["Samples", "Min µs", "Avg µs", "p50 µs", "p99 µs", "p99.9 µs", "Max µs", "Overruns"];
+fn latency_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let headers = vec!["Samples", "Min µs", "Avg µs", "p50 µs", "p99 µs", "95% CI", "p99.9 µs", "Max µs", "Overruns"];
     let rows = groups
         .iter()
         .map(|g| {
@@ -320,6 +467,7 @@ fn latency_rows<'a>(groups: &[&Group<'a>]) -> (Vec<&'static str>, Vec<Vec<String
                 us(summary(|o| o.all.avg_ns).map(|s| s.mean)),
                 us(med(|o| o.all.p50_ns as f64)),
                 us(med(|o| o.all.p99_ns as f64)),
+                ci_cell(&headline(g, rule)),
                 us(med(|o| o.all.p999_ns as f64)),
                 us(summary(|o| o.all.max_ns as f64).map(|s| s.max)),
                 fixed(Some(g.latency(|o| o.all.overruns as f64).iter().sum()), 0),

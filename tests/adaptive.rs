@@ -1,0 +1,202 @@
+//! Adaptive repeats on the real binary and a real database: a cell stops at its
+//! `max_repeat` when its target cannot be reached, early when it can, at the run's budget,
+//! and an interrupted adaptive run resumes where it stopped. The JSON report carries each
+//! cell's headline median, its 95 % interval and n.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+/// Two tiny ring cells (a few ms each), `repeat` planned, adaptive with `extra` keys.
+fn ring_suite(repeat: u32, extra: &str) -> String {
+    format!("name = \"adaptive\"\n{extra}\n[[experiment]]\nfamily = \"ring\"\nprocs = [2, 3]\nlaps = 50\nrepeat = {repeat}\n")
+}
+
+fn report(db: &Path, run: &str) -> Value {
+    serde_json::from_str(&ok_stdout(db, &["report", run, "--format", "json"])).unwrap()
+}
+
+/// The groups (cells) of experiment 1.
+fn cells(doc: &Value) -> Vec<Value> {
+    doc["experiments"][0]["groups"].as_array().unwrap().clone()
+}
+
+fn stored_seqs(db: &Path, run: &str) -> Vec<i64> {
+    let doc: Value = serde_json::from_str(&ok_stdout(db, &["export", run, "--format", "json"])).unwrap();
+    let mut s: Vec<i64> =
+        doc["runs"][0]["trials"].as_array().unwrap().iter().map(|t| t["seq"].as_i64().unwrap()).collect();
+    s.sort_unstable();
+    s
+}
+
+#[test]
+fn an_unreachable_target_stops_at_max_repeat_and_says_so() {
+    let dir = Scratch::new("adaptive-max");
+    let suite = dir.write(
+        "s.toml",
+        &ring_suite(2, "budget = \"5m\"").replace("repeat = 2", "repeat = 2\ntarget_ci = \"0.01%\"\nmax_repeat = 7"),
+    );
+    let db = dir.path("r.db");
+    let plan = stdout_of(&["run", &suite, "--dry-run"]);
+    assert!(plan.contains("repeats 2..7 (adaptive") && plan.contains("4..14 trials"), "{plan}");
+    let out = schedlab_in(&db, &["run", &suite]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("0 of 2 cells reached their target, 2 stopped at max_repeat"), "{err}");
+    let tables = String::from_utf8_lossy(&out.stdout);
+    assert!(tables.contains("[adaptive: until ±0.01%, 2..7 repeats]") && tables.contains("(max)"), "{tables}");
+    let doc = report(&db, "1");
+    assert_eq!(doc["run"]["adaptive"]["targets"][0]["max_repeat"], 7);
+    for cell in cells(&doc) {
+        assert_eq!(cell["runs"], 7, "{cell}");
+        let h = &cell["headline"];
+        assert_eq!(h["figure"], "ns_per_switch");
+        assert_eq!((h["converged"].as_bool(), h["stopped_by"].as_str()), (Some(false), Some("max_repeat")), "{h}");
+        let n = h["n"].as_u64().unwrap();
+        assert_eq!(n, cell["ok"].as_u64().unwrap());
+        if n >= 6 {
+            let (lo, med, hi) =
+                (h["ci_low"].as_f64().unwrap(), h["median"].as_f64().unwrap(), h["ci_high"].as_f64().unwrap());
+            assert!(lo <= med && med <= hi, "{h}");
+            assert!(h["ci_half_width"].as_f64().unwrap() > 0.0001, "{h}");
+            assert!(h["ci_missing"].is_null());
+        }
+        // The same interval beside the figure's own summary.
+        assert_eq!(cell["figures"]["ns_per_switch"]["ci_low"], h["ci_low"]);
+    }
+    // Extra trials were stored with new seqs after the planned 0..3.
+    assert_eq!(stored_seqs(&db, "1"), (0..14).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_reachable_target_stops_early_and_fixed_repeats_have_no_verdict() {
+    let dir = Scratch::new("adaptive-early");
+    // Within ±90 % of the median: met as soon as a cell has an interval (6 ok repeats) or soon after.
+    let suite = dir.write("s.toml", &ring_suite(2, "budget = \"5m\"").replace("laps = 50", "laps = 2000"));
+    let db = dir.path("r.db");
+    ok_stdout(&db, &["run", &suite, "--target-ci", "90%", "--max-repeat", "40"]);
+    let doc = report(&db, "1");
+    for cell in cells(&doc) {
+        let h = &cell["headline"];
+        assert_eq!((h["converged"].as_bool(), h["stopped_by"].as_str()), (Some(true), None), "{h}");
+        assert_eq!(h["target_ci"].as_f64(), Some(0.9));
+        let runs = cell["runs"].as_u64().unwrap();
+        assert!((6..40).contains(&runs), "stopped early, with an interval: {cell}");
+        assert!(h["ci_half_width"].as_f64().unwrap() <= 0.9, "{h}");
+    }
+    // A run of fixed repeats: intervals where there are 6 repeats, no convergence verdict.
+    let fixed = dir.write("f.toml", &ring_suite(6, ""));
+    ok_stdout(&db, &["run", &fixed]);
+    let doc = report(&db, "2");
+    assert!(doc["run"]["adaptive"].is_null());
+    for cell in cells(&doc) {
+        let h = &cell["headline"];
+        assert!(h["converged"].is_null() && h["target_ci"].is_null(), "{h}");
+        if h["n"] == 6 {
+            assert!(h["ci_low"].is_number() && h["ci_high"].is_number(), "{h}");
+        }
+    }
+    // Fewer than 6 ok repeats: no interval, and the reason is given.
+    let few = dir.write("few.toml", &ring_suite(3, ""));
+    ok_stdout(&db, &["run", &few]);
+    let doc = report(&db, "3");
+    let h = &cells(&doc)[0]["headline"];
+    assert!(h["ci_low"].is_null() && h["ci_high"].is_null(), "{h}");
+    assert!(h["ci_missing"].as_str().unwrap().contains("at least 6 ok repeats"), "{h}");
+    assert!(h["median"].is_number() && h["n"] == 3, "{h}");
+    let text = ok_stdout(&db, &["report", "3"]);
+    assert!(text.contains("95% CI") && text.contains("n<6"), "{text}");
+}
+
+#[test]
+fn the_budget_ends_an_adaptive_run() {
+    let dir = Scratch::new("adaptive-budget");
+    let suite = dir.write("s.toml", &ring_suite(2, "budget = \"1500ms\"").replace("laps = 50", "duration = \"100ms\""));
+    let db = dir.path("r.db");
+    let out = schedlab_in(&db, &["run", &suite, "--target-ci", "0.01%", "--max-repeat", "1000"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("stopped by the budget"), "{err}");
+    let doc = report(&db, "1");
+    for cell in cells(&doc) {
+        let h = &cell["headline"];
+        assert_eq!((h["converged"].as_bool(), h["stopped_by"].as_str()), (Some(false), Some("budget")), "{h}");
+        // About 0.15 s a trial in 1.5 s: far below the maximum.
+        assert!(cell["runs"].as_u64().unwrap() < 50, "{cell}");
+    }
+}
+
+#[test]
+fn an_interrupted_adaptive_run_resumes_to_the_same_maximum() {
+    let dir = Scratch::new("adaptive-resume");
+    let suite = dir.write(
+        "s.toml",
+        &ring_suite(2, "budget = \"10m\"")
+            .replace("laps = 50", "duration = \"300ms\"")
+            .replace("repeat = 2", "repeat = 2\ntarget_ci = \"0.01%\"\nmax_repeat = 5"),
+    );
+    let db = dir.path("r.db");
+    let child = std::process::Command::new(binary_path())
+        .args(["run", &suite, "--db", &db.display().to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Past the planned 4: in the adaptive phase.
+    let listed = |db: &Path| json_lines(ok_stdout(db, &["list", "--json"]).as_bytes());
+    let in_extras = wait_until(Duration::from_secs(60), || {
+        db.exists() && listed(&db).first().is_some_and(|r| r["ok"].as_i64().unwrap_or(0) >= 5)
+    });
+    assert!(in_extras, "the run never reached its extra trials");
+    signal(&child, libc::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let before = listed(&db)[0]["ok"].as_i64().unwrap();
+    assert!((5..10).contains(&before), "{before}");
+    let doc = report(&db, "1");
+    let marks: Vec<Value> = cells(&doc).iter().map(|c| c["headline"]["stopped_by"].clone()).collect();
+    assert!(marks.iter().any(|m| m == "unfinished"), "{marks:?}");
+    let err = String::from_utf8_lossy(&ok_stdout_err(&db, &["run", "--resume", "1"])).to_string();
+    assert!(err.contains("already stored") && err.contains("adaptive"), "{err}");
+    // Every cell ends at exactly max_repeat, every seq once.
+    assert_eq!(stored_seqs(&db, "1"), (0..10).collect::<Vec<_>>());
+    for cell in cells(&report(&db, "1")) {
+        assert_eq!(cell["runs"], 5, "{cell}");
+        assert_eq!(cell["headline"]["stopped_by"], "max_repeat");
+    }
+}
+
+/// `schedlab <args> --db <db>`, which must succeed; its stderr.
+fn ok_stdout_err(db: &Path, args: &[&str]) -> Vec<u8> {
+    let out = schedlab_in(db, args);
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out.stderr
+}
+
+#[test]
+fn bad_adaptive_settings_are_refused_before_anything_runs() {
+    let dir = Scratch::new("adaptive-bad");
+    let db = dir.path("r.db");
+    let fixed = dir.write("f.toml", &ring_suite(4, ""));
+    for (args, needle) in [
+        (vec!["run", &fixed, "--max-repeat", "8"], "add --target-ci"),
+        (vec!["run", &fixed, "--target-ci", "5%", "--max-repeat", "3"], "below experiment 1's repeat = 4"),
+        (vec!["run", &fixed, "--target-ci", "0"], "above 0"),
+        (vec!["run", &fixed, "--target-ci", "lots"], "not a threshold"),
+        (vec!["run", &fixed, "--budget", "soon", "--target-ci", "5%"], "not a duration"),
+    ] {
+        let out = schedlab_in(&db, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    let bad = dir.write("b.toml", &ring_suite(4, "").replace("repeat = 4", "repeat = 4\nmax_repeat = 9"));
+    let out = schedlab_in(&db, &["run", &bad]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("b.toml:"));
+    assert!(!db.exists(), "nothing was stored");
+}
