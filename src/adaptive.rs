@@ -120,6 +120,18 @@ impl AdaptivePlan {
     pub fn budget(&self) -> Option<Duration> {
         self.budget_s.map(Duration::from_secs_f64)
     }
+
+    /// The most trials the run can store: every cell of an adaptive experiment at its
+    /// `max_repeat`, the others at their planned count.
+    pub fn most_trials(&self, suite: &Suite) -> usize {
+        let extra: usize = suite
+            .trials
+            .iter()
+            .filter_map(|t| self.target(t.experiment).filter(|target| t.repeat == target.min_repeat))
+            .map(|target| (target.max_repeat - target.min_repeat) as usize)
+            .sum();
+        suite.trials.len() + extra
+    }
 }
 
 /// Why a cell ended without reaching its target.
@@ -418,6 +430,7 @@ mod tests {
         let s = suite(TWO_CELLS);
         let plan = AdaptivePlan::resolve(&s, &Overrides::default()).unwrap();
         assert_eq!(plan.targets, vec![Some(Target { ci: 0.05, min_repeat: 2, max_repeat: 4 })]);
+        assert_eq!(plan.most_trials(&s), 2 * 4);
         // A tiny plan: the floor.
         assert_eq!(plan.budget_s, Some(DEFAULT_BUDGET_FLOOR.as_secs_f64()));
         let long = suite(&TWO_CELLS.replace("laps = 10", "laps = 10_000_000"));

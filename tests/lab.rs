@@ -157,7 +157,8 @@ fn built_in_suites_are_listed_and_shown() {
     let quick = stdout_of(&["suites", "--show", "quick"]);
     assert!(quick.contains("[[experiment]]"));
     let plan = stdout_of(&["run", "policy-study", "--dry-run"]);
-    assert!(plan.contains("135 trials"), "{plan}");
+    // 27 cells x at least 6 repeats, adaptive to ±5 % (max 60 each).
+    assert!(plan.contains("162 trials") && plan.contains("repeats 6..60 (adaptive"), "{plan}");
     let full = stdout_of(&["run", "policy-study", "--dry-run", "--full"]);
     assert!(full.contains("iterations=100000000"), "{full}");
 }

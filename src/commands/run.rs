@@ -28,15 +28,20 @@ pub fn suites(args: &SuitesArgs) -> Result<()> {
     let mut table = Table::new(["Suite", "Trials", "Estimated", "Measures"]).left_align(0).left_align(3);
     for (name, text) in suite::BUILT_IN {
         let suite = suite::parse(name, text, name, false)?;
-        table.push(vec![
-            name.to_string(),
-            suite.trials.len().to_string(),
-            format_estimate(suite.estimate()),
-            suite.description.clone().unwrap_or_default(),
-        ]);
+        let plan = AdaptivePlan::resolve(&suite, &adaptive::Overrides::default())?;
+        // An adaptive suite: its planned minimum, and how far it may go.
+        let (trials, estimated) = match plan.budget() {
+            Some(budget) if plan.is_adaptive() => (
+                format!("{}..{}", suite.trials.len(), plan.most_trials(&suite)),
+                format!("{} .. {}", format_estimate(suite.estimate()), format_estimate(budget)),
+            ),
+            _ => (suite.trials.len().to_string(), format_estimate(suite.estimate())),
+        };
+        table.push(vec![name.to_string(), trials, estimated, suite.description.clone().unwrap_or_default()]);
     }
     emit(table.render().trim_end())?;
-    emit("\nEstimates are for this machine's CPU count and a 2-vCPU reference VM's speeds.")?;
+    emit("\nEstimates are for this machine's CPU count and a 2-vCPU reference VM's speeds; an adaptive suite runs")?;
+    emit("its planned minimum, then repeats cells until they are precise enough or its budget is spent.")?;
     emit("Run one with `schedlab run NAME`; `schedlab suites --show NAME` prints its TOML to copy.")
 }
 
@@ -57,23 +62,12 @@ pub(crate) fn preflight(suite: &Suite) -> Result<()> {
     Ok(())
 }
 
-/// Trials an adaptive plan may add at most, over the planned minimum.
-fn most_extra_trials(suite: &Suite, plan: &AdaptivePlan) -> usize {
-    suite
-        .trials
-        .iter()
-        .filter_map(|t| plan.target(t.experiment).map(|target| (t, target)))
-        .filter(|(t, target)| t.repeat == target.min_repeat)
-        .map(|(_, target)| (target.max_repeat - target.min_repeat) as usize)
-        .sum()
-}
-
 /// ", adaptive: up to 400 trials within 50 s" (empty for fixed repeats).
 fn adaptive_summary(suite: &Suite, plan: &AdaptivePlan) -> String {
     if !plan.is_adaptive() {
         return String::new();
     }
-    let most = suite.trials.len() + most_extra_trials(suite, plan);
+    let most = plan.most_trials(suite);
     let budget = plan.budget().map_or("no time limit".into(), |b| format!("a budget of {}", format_estimate(b)));
     format!(", adaptive: up to {most} trials within {budget}")
 }
@@ -322,10 +316,9 @@ fn execute(
         indicatif::ProgressBar::hidden()
     };
     let count = suite.warmups.len() + order.len();
-    let phase = if plan.is_adaptive() { "minimum " } else { "" };
     let result = (|| {
         for (i, trial) in suite.warmups.iter().chain(order.iter().copied()).enumerate() {
-            bar.set_message(format!("{phase}{}/{count} {}", i + 1, trial.label()));
+            bar.set_message(format!("{}/{count} {}{}", i + 1, trial.label(), adaptive_tag(plan, trial)));
             run_and_store(orchestrator, store, run_id, trial, &bar)?;
             bar.inc(trial.estimate.as_millis() as u64);
         }
@@ -336,6 +329,11 @@ fn execute(
     })();
     bar.finish_and_clear();
     result
+}
+
+/// " [adaptive 6..20]" for a trial of an adaptive experiment, for the progress bar.
+fn adaptive_tag(plan: &AdaptivePlan, trial: &Trial) -> String {
+    plan.target(trial.experiment).map_or(String::new(), |t| format!(" [adaptive {}..{}]", t.min_repeat, t.max_repeat))
 }
 
 /// After the planned minimum: extra trials, one at a time, as `adaptive::Session`
@@ -357,7 +355,12 @@ fn extend_adaptively(
         // The bar runs to the end of the budget: an upper bound, not a forecast.
         let left = plan.budget().map_or(trial.estimate, |b| b.saturating_sub(used()));
         bar.set_length(bar.position() + left.as_millis().max(1) as u64);
-        bar.set_message(format!("adaptive +{extra}, {} cell(s) open: {}", session.open_cells(), trial.label()));
+        bar.set_message(format!(
+            "+{extra}, {} cell(s) open: {}{}",
+            session.open_cells(),
+            trial.label(),
+            adaptive_tag(plan, &trial)
+        ));
         let record = run_and_store(orchestrator, store, run_id, &trial, bar)?;
         session.record(&trial, &record);
         bar.inc(Duration::from_secs_f64(record.elapsed_s.max(0.0)).as_millis() as u64);
