@@ -71,7 +71,11 @@ fn report_prints_tables_findings_and_writes_svg_and_html() {
     );
     for name in &names {
         let svg = std::fs::read_to_string(svg_dir.join(name)).unwrap();
-        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>") && svg.contains("<path"), "{name}");
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"), "{name}");
+        // Short CPU-bound children are often never preempted: a log axis of all-zero
+        // switch counts says so instead of drawing a line.
+        let all_zero_switches = name.ends_with("-switches.svg") && svg.contains("every value is 0");
+        assert!(svg.contains("<path") || all_zero_switches, "{name}: {svg}");
     }
     let page = std::fs::read_to_string(&html).unwrap();
     // Self-contained: no scripts, styles, fonts or images from anywhere else.
