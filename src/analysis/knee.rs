@@ -18,8 +18,9 @@
 //!    after the first count is found like any other (one point on a side is enough).
 //! 2. The *shape* of what is left: a least-squares line of log cost against log count,
 //!    with its own level per segment between knees. A fitted rise of [`RISE_MIN`] or more
-//!    across the measured counts, clearly non-zero (t ≥ 3), is a steady super-linear rise
-//!    (total cost growing faster than the count); less is flat, i.e. linear total cost.
+//!    across the measured counts (the knees' own steps left out), clearly non-zero (t ≥ 3),
+//!    is a steady super-linear rise (total cost growing faster than the count); as large
+//!    but not clear is unclear; less is linear (the total within a quarter of linear).
 //! 3. Always: how far the largest count sits above the linear projection from the
 //!    smallest (its cost per item over the smallest's), the report's "CPU / Projected".
 //!
@@ -98,6 +99,8 @@ pub enum Shape {
     SteadyRise,
     /// The cost per item keeps falling.
     SteadyFall,
+    /// The fitted change is as large as a steady rise or fall, but too noisy to call one.
+    Unclear,
 }
 
 /// The whole reading of one curve.
@@ -107,8 +110,11 @@ pub struct Scaling {
     pub to: f64,
     pub knees: Vec<Knee>,
     pub shape: Shape,
-    /// The fitted change across the measured counts, knees left out (0.30 = +30 %).
+    /// The fitted change across the measured counts, knees left out (0.30 = +30 %): the
+    /// slope times the span of log counts inside the segments between knees.
     pub trend: f64,
+    /// The slope's t statistic (how clearly the trend differs from none).
+    pub trend_t: f64,
     /// The largest count's cost per item over the smallest's: the total's distance above
     /// the linear projection (1.0 = on it).
     pub above_projection: f64,
@@ -166,16 +172,19 @@ pub fn analyse(points: &[(f64, Vec<f64>)]) -> Option<Scaling> {
     let boundaries: Vec<usize> = knees.iter().filter_map(|k| pts.iter().position(|p| p.0 == k.after)).collect();
     let (slope, t) = segmented_slope(&pts, &levels, &boundaries);
     let (from, to) = (pts[0].0, pts[pts.len() - 1].0);
-    let trend = (slope * (to / from).ln()).exp() - 1.0;
-    let clearly = t.abs() >= 3.0;
-    let shape = if trend >= RISE_MIN && clearly {
-        Shape::SteadyRise
-    } else if trend <= 1.0 / (1.0 + RISE_MIN) - 1.0 && clearly {
-        Shape::SteadyFall
-    } else {
-        Shape::Linear
+    // The knees' own steps are not part of the trend: only the spans inside segments count.
+    let starts: Vec<usize> = std::iter::once(0).chain(boundaries.iter().copied()).collect();
+    let ends: Vec<usize> = boundaries.iter().map(|b| b - 1).chain(std::iter::once(pts.len() - 1)).collect();
+    let span: f64 = starts.iter().zip(&ends).map(|(&s, &e)| (pts[e].0 / pts[s].0).ln()).sum();
+    let trend = (slope * span).exp() - 1.0;
+    let large = trend >= RISE_MIN || trend <= 1.0 / (1.0 + RISE_MIN) - 1.0;
+    let shape = match (large, t.abs() >= 3.0) {
+        (false, _) => Shape::Linear,
+        (true, false) => Shape::Unclear,
+        (true, true) if trend > 0.0 => Shape::SteadyRise,
+        (true, true) => Shape::SteadyFall,
     };
-    Some(Scaling { from, to, knees, shape, trend, above_projection: levels[levels.len() - 1] / levels[0] })
+    Some(Scaling { from, to, knees, shape, trend, trend_t: t, above_projection: levels[levels.len() - 1] / levels[0] })
 }
 
 /// Whether the step after point `i` is a knee, given the other candidate steps.

@@ -175,8 +175,10 @@ pub enum Finding {
         to: u64,
         knees: usize,
         shape: Shape,
-        /// The fitted change of the cost per hop across the sizes, knees left out.
+        /// The fitted change of the cost per hop across the sizes, knees left out, and the
+        /// t statistic of that fit.
         trend: f64,
+        trend_t: f64,
         /// CPU time at the largest ring over the linear projection from the smallest.
         above_projection: f64,
     },
@@ -259,24 +261,37 @@ impl fmt::Display for Finding {
                 ns_text(*cost_after_ns),
                 jump * 100.0
             ),
-            Finding::Scaling { what, from, to, knees, shape, trend, above_projection } => {
+            Finding::Scaling { what, from, to, knees, shape, trend, trend_t, above_projection } => {
                 let steps = match knees {
                     0 => format!("no knee (no step of {:.0}% or more that holds)", knee::STEP_MIN * 100.0),
                     1 => "1 knee".to_string(),
                     n => format!("{n} knees"),
                 };
-                let shape = match (shape, knees) {
-                    (Shape::Linear, 0) => "the cost per hop is flat, the total linear".to_string(),
-                    (Shape::Linear, 1) => "apart from it the cost per hop is flat".to_string(),
-                    (Shape::Linear, _) => "apart from them the cost per hop is flat".to_string(),
-                    (Shape::SteadyRise, _) => "the cost per hop rises steadily, the total super-linearly".to_string(),
-                    (Shape::SteadyFall, _) => "the cost per hop falls steadily".to_string(),
+                let rest = match knees {
+                    0 => "the cost per hop",
+                    1 => "apart from the knee, the cost per hop",
+                    _ => "apart from the knees, the cost per hop",
+                };
+                let bar = knee::RISE_MIN * 100.0;
+                let trend = trend * 100.0;
+                let shape = match shape {
+                    Shape::Linear => {
+                        format!("{rest} stays level: fitted {trend:+.0}% across the sizes, within ±{bar:.0}%")
+                    }
+                    Shape::SteadyRise => {
+                        format!(
+                            "{rest} rises steadily, the total super-linearly: fitted {trend:+.0}% (t = {trend_t:.1})"
+                        )
+                    }
+                    Shape::SteadyFall => format!("{rest} falls steadily: fitted {trend:+.0}% (t = {trend_t:.1})"),
+                    Shape::Unclear => format!(
+                        "{rest} changes by a fitted {trend:+.0}%, too noisy to call steady (t = {trend_t:.1}, under 3)"
+                    ),
                 };
                 write!(
                     f,
-                    "{what}: from {from} to {to} processes, {steps}; {shape} (fitted {:+.0}% across the sizes); \
-                     at {to} processes the CPU time is {above_projection:.2}x the linear projection",
-                    trend * 100.0
+                    "{what}: from {from} to {to} processes, {steps}; {shape}; at {to} processes the CPU time is \
+                     {above_projection:.2}x the linear projection"
                 )
             }
             Finding::BestPolicy { what, best, best_wall_s, next, next_wall_s, significance, switches } => {
@@ -348,6 +363,7 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
             knees: scaling.knees.len(),
             shape: scaling.shape,
             trend: scaling.trend,
+            trend_t: scaling.trend_t,
             above_projection: scaling.above_projection,
         });
     }
