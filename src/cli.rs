@@ -146,9 +146,17 @@ pub struct CompareArgs {
     pub run_b: String,
     #[command(flatten)]
     pub db: DbArg,
+    #[command(flatten)]
+    pub output: ComparisonOutput,
+}
+
+/// How a comparison decides and is printed: shared by `compare` and `ab`.
+#[derive(Args, Debug, Clone)]
+pub struct ComparisonOutput {
     /// How much slower (B/A − 1) counts as a regression, e.g. 5% or 0.05
     #[arg(long, value_name = "PCT", default_value = "5%", value_parser = parse_threshold)]
     pub threshold: f64,
+    /// How the comparison is printed
     #[arg(long, value_enum, default_value_t = TableFormat::Text)]
     pub format: TableFormat,
     /// Also write the comparison as a self-contained HTML page
@@ -191,17 +199,8 @@ pub struct AbArgs {
     #[arg(long)]
     pub full: bool,
 
-    /// How much slower (B/A − 1) counts as a regression, e.g. 5% or 0.05
-    #[arg(long, value_name = "PCT", default_value = "5%", value_parser = parse_threshold)]
-    pub threshold: f64,
-
-    /// How the comparison is printed
-    #[arg(long, value_enum, default_value_t = TableFormat::Text)]
-    pub format: TableFormat,
-
-    /// Also write the comparison as a self-contained HTML page
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: ComparisonOutput,
 
     /// Stop a trial that runs longer than this and record it as timed out
     #[arg(long, value_name = "TIME", default_value = "10m", value_parser = parse_duration)]

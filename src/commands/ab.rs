@@ -39,7 +39,6 @@ use crate::sys::machine::Machine;
 use crate::sys::process;
 use crate::sys::rusage::ExitKind;
 use serde_json::json;
-use std::io::IsTerminal;
 use std::time::Duration;
 
 /// A cleanup that has not finished in this long is stopped, and the session with it.
@@ -167,15 +166,7 @@ fn session(
 ) -> Result<()> {
     let total_ms: u64 =
         2 * suite.warmups.iter().chain(&suite.trials).map(|t| t.estimate.as_millis() as u64).sum::<u64>();
-    let bar = if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(total_ms.max(1));
-        if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {percent:>3}%  {msg}  ETA {eta}") {
-            bar.set_style(style);
-        }
-        bar
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = super::run::progress_bar(total_ms);
     let mut warmed = [false; 2];
     let mut result = Ok(());
     for (k, block) in blocks.iter().enumerate() {
@@ -250,7 +241,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     // The signal watch comes first: every thread started later inherits the blocked mask.
     let mut orchestrator = Orchestrator::new(args.trial_timeout)?;
     let suite = suite::load(&args.suite, args.full)?;
-    if let Some(path) = &args.html {
+    if let Some(path) = &args.output.html {
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
         if !dir.is_dir() {
             return Err(Error::usage(format!("cannot write {}: {} is not a directory", path.display(), dir.display())));
@@ -336,8 +327,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         "schedlab: stored as runs {} (A) and {} (B); `schedlab compare {} {}` prints this comparison again",
         ids[0], ids[1], ids[0], ids[1]
     );
-    let code =
-        compare_cmd::print_comparison(&store, &run_a, &run_b, args.threshold, args.format, args.html.as_deref())?;
+    let code = compare_cmd::print_comparison(&store, &run_a, &run_b, &args.output)?;
     if not_ok > 0 {
         eprintln!("schedlab: {not_ok} trial(s) were not ok and are left out of the comparison");
     }

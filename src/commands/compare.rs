@@ -1,31 +1,24 @@
 //! `schedlab compare` and `schedlab report`: read stored runs, never run anything.
 
-use crate::cli::{CompareArgs, ReportArgs};
+use crate::cli::{CompareArgs, ComparisonOutput, ReportArgs};
 use crate::commands::emit;
 use crate::error::{Error, Result};
 use crate::report::compare;
 use crate::report::exporter::{self, Format as TableFormat, RunView};
 use crate::report::{findings, html, plots};
 use crate::store::{resolve_path, Access, RunRecord, Store, TrialRecord};
-use std::path::Path;
 
 pub fn run(args: &CompareArgs) -> Result<i32> {
     let store = Store::open(&resolve_path(args.db.db.as_deref()), Access::Read)?;
     let (a, b) = (store.resolve_run(&args.run_a)?, store.resolve_run(&args.run_b)?);
     let (run_a, run_b) = (store.run(a)?, store.run(b)?);
-    print_comparison(&store, &run_a, &run_b, args.threshold, args.format, args.html.as_deref())
+    print_comparison(&store, &run_a, &run_b, &args.output)
 }
 
-/// Compare two stored runs and print it all: the table in `format`, the summary, and the
-/// HTML page when asked. The exit code: 1 when a figure regressed, else 0.
-pub fn print_comparison(
-    store: &Store,
-    run_a: &RunRecord,
-    run_b: &RunRecord,
-    threshold: f64,
-    format: TableFormat,
-    html_path: Option<&Path>,
-) -> Result<i32> {
+/// Compare two stored runs and print it all: the table in the asked format, the summary,
+/// and the HTML page when asked. The exit code: 1 when a figure regressed, else 0.
+pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, output: &ComparisonOutput) -> Result<i32> {
+    let (threshold, format, html_path) = (output.threshold, output.format, output.html.as_deref());
     let (a, b) = (run_a.id, run_b.id);
     let (trials_a, trials_b) = (store.trials(a)?, store.trials(b)?);
     let mut mode = compare::Mode::of(run_a, run_b);

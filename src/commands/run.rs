@@ -306,15 +306,7 @@ fn execute(
 ) -> Result<()> {
     let started = Instant::now();
     let total_ms: u64 = suite.warmups.iter().chain(order.iter().copied()).map(|t| t.estimate.as_millis() as u64).sum();
-    let bar = if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(total_ms.max(1));
-        if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {percent:>3}%  {msg}  ETA {eta}") {
-            bar.set_style(style);
-        }
-        bar
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = progress_bar(total_ms);
     let count = suite.warmups.len() + order.len();
     let result = (|| {
         for (i, trial) in suite.warmups.iter().chain(order.iter().copied()).enumerate() {
@@ -334,6 +326,19 @@ fn execute(
 /// " [adaptive 6..20]" for a trial of an adaptive experiment, for the progress bar.
 fn adaptive_tag(plan: &AdaptivePlan, trial: &Trial) -> String {
     plan.target(trial.experiment).map_or(String::new(), |t| format!(" [adaptive {}..{}]", t.min_repeat, t.max_repeat))
+}
+
+/// The trials' progress on stderr, sized in estimated ms; hidden when stderr is not a
+/// terminal (a log file gets the per-trial lines only).
+pub(crate) fn progress_bar(total_ms: u64) -> indicatif::ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total_ms.max(1));
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {percent:>3}%  {msg}  ETA {eta}") {
+        bar.set_style(style);
+    }
+    bar
 }
 
 /// After the planned minimum: extra trials, one at a time, as `adaptive::Session`
