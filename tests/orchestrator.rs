@@ -69,8 +69,17 @@ fn the_orchestrator_of_a_fifo_latency_trial_is_not_real_time_and_not_on_its_cpu(
     // Wait for the trial's measuring thread: a SCHED_FIFO thread in the trial process.
     let mut trial = None;
     let found = wait_until(Duration::from_secs(20), || {
+        // The trial is the `schedlab __trial` child; preflight's forked policy probes
+        // (children too, briefly SCHED_FIFO) are not it.
+        let is_trial = |pid: i32| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .unwrap_or_default()
+                .split(|&b| b == 0)
+                .any(|a| a == b"__trial")
+        };
         trial = children_of(orchestrator)
             .into_iter()
+            .filter(|&t| is_trial(t))
             .find(|&t| tasks(t).iter().any(|&tid| stat_field(t, tid, 41) == Some(SCHED_FIFO)));
         trial.is_some()
     });
