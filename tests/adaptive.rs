@@ -25,14 +25,6 @@ fn cells(doc: &Value) -> Vec<Value> {
     doc["experiments"][0]["groups"].as_array().unwrap().clone()
 }
 
-fn stored_seqs(db: &Path, run: &str) -> Vec<i64> {
-    let doc: Value = serde_json::from_str(&ok_stdout(db, &["export", run, "--format", "json"])).unwrap();
-    let mut s: Vec<i64> =
-        doc["runs"][0]["trials"].as_array().unwrap().iter().map(|t| t["seq"].as_i64().unwrap()).collect();
-    s.sort_unstable();
-    s
-}
-
 #[test]
 fn an_unreachable_target_stops_at_max_repeat_and_says_so() {
     let dir = Scratch::new("adaptive-max");

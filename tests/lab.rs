@@ -46,17 +46,6 @@ fn runs(db: &Path) -> Vec<Value> {
     json_lines(ok_stdout(db, &["list", "--json"]).as_bytes())
 }
 
-fn export(db: &Path, run: &str) -> Value {
-    serde_json::from_str(&ok_stdout(db, &["export", run, "--format", "json"])).unwrap()
-}
-
-fn seqs(export: &Value) -> Vec<i64> {
-    let mut s: Vec<i64> =
-        export["runs"][0]["trials"].as_array().unwrap().iter().map(|t| t["seq"].as_i64().unwrap()).collect();
-    s.sort_unstable();
-    s
-}
-
 #[test]
 fn a_tiny_suite_runs_end_to_end_and_is_stored() {
     let dir = Scratch::new("lab-tiny");
@@ -68,7 +57,7 @@ fn a_tiny_suite_runs_end_to_end_and_is_stored() {
     assert_eq!(listed.len(), 1);
     assert_eq!((listed[0]["ok"].as_i64(), listed[0]["not_ok"].as_i64()), (Some(6), Some(0)));
     assert_eq!(listed[0]["status"], "finished");
-    let doc = export(&db, "1");
+    let doc = export_json(&db, "1");
     let run = &doc["runs"][0];
     assert_eq!(run["suite_text"], TINY);
     assert!(run["machine"]["kernel_release"].is_string());
@@ -205,7 +194,7 @@ fn resume_after_sigint_runs_every_trial_exactly_once() {
     let before = listed[0]["ok"].as_i64().unwrap();
     assert!((2..8).contains(&before), "{before}");
     ok_stdout(&db, &["run", "--resume", "1"]);
-    assert_eq!(seqs(&export(&db, "1")), (0..8).collect::<Vec<_>>());
+    assert_eq!(stored_seqs(&db, "1"), (0..8).collect::<Vec<_>>());
     assert_eq!(runs(&db)[0]["status"], "finished");
     refused(&["run", "--resume", "1", "--db", &db.display().to_string()], "already finished");
 }
@@ -223,7 +212,7 @@ fn resume_after_sigkill_runs_every_trial_exactly_once() {
     assert_none_running(&family);
     assert_eq!(runs(&db)[0]["status"], "running");
     ok_stdout(&db, &["run", "--resume", "latest"]);
-    assert_eq!(seqs(&export(&db, "1")), (0..8).collect::<Vec<_>>());
+    assert_eq!(stored_seqs(&db, "1"), (0..8).collect::<Vec<_>>());
 }
 
 #[test]

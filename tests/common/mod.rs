@@ -30,6 +30,20 @@ pub fn ok_stdout(db: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// A stored run as `schedlab export --format json` writes it.
+pub fn export_json(db: &std::path::Path, run: &str) -> serde_json::Value {
+    serde_json::from_str(&ok_stdout(db, &["export", run, "--format", "json"])).unwrap()
+}
+
+/// The sequence numbers of a run's stored trials, ascending.
+pub fn stored_seqs(db: &std::path::Path, run: &str) -> Vec<i64> {
+    let export = export_json(db, run);
+    let mut s: Vec<i64> =
+        export["runs"][0]["trials"].as_array().unwrap().iter().map(|t| t["seq"].as_i64().unwrap()).collect();
+    s.sort_unstable();
+    s
+}
+
 pub fn binary_path() -> PathBuf {
     assert_cmd::cargo::cargo_bin("schedlab")
 }
