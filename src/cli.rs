@@ -68,6 +68,15 @@ pub enum Command {
     /// Stored runs' tables, findings, SVG plots and self-contained HTML page; several runs are also overlaid
     #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
+    /// History: each cell's figure over stored runs per machine, its change points, and whether the newest run regressed (exit 1)
+    #[command(after_help = TREND_EXAMPLES)]
+    Trend(TrendArgs),
+    /// Print a shell completion script (bash, zsh, fish) to stdout
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions(CompletionsArgs),
+    /// Print schedlab's manual page (roff), or a command's, or write them all into a directory
+    #[command(after_help = MAN_EXAMPLES)]
+    Man(ManArgs),
     /// (internal) Run one trial of a suite; the orchestrator starts it
     #[command(name = "__trial", hide = true)]
     Trial,
@@ -84,6 +93,31 @@ const RUN_EXAMPLES: &str = "Examples:\n  \
     has [[experiment]] tables: family = \"ring\" | \"workload\" | \"latency\", the command's flags as \
     keys (a list is an axis), repeat and warmup, and for adaptive repeats target_ci and max_repeat \
     (and a top-level budget); `schedlab suites --show quick` prints one to copy.";
+
+const TREND_EXAMPLES: &str = "Examples:\n  \
+    schedlab trend                                  # every machine, cell and headline figure\n  \
+    schedlab trend --machine build-7 --suite quick --threshold 10%\n  \
+    schedlab trend --figure p99_ns --format json\n  \
+    schedlab trend --html history.html\n\n\
+    A series is one cell (family and parameters) of one machine (by hostname), one point per \
+    run: the median of its ok repeats, in the order the runs started. Runs of `schedlab ab` \
+    sessions are left out (their B side ran in a changed state). Change points come from \
+    E-Divisive with means, each kept when a t-test between its two sides gives p < 0.001 (times the candidate splits) \
+    with at least 3 runs a side; each names the run where the new level began, its size and \
+    the fingerprint fields (kernel, tool version, ...) that changed at that run. The newest run \
+    is also tested against the runs since the last change point. Exit status 1 when it starts \
+    a regression: significant (Holm over all series, p < 0.05) and slower by more than \
+    --threshold; for CI, after each new run.";
+
+const COMPLETIONS_EXAMPLES: &str = "Examples:\n  \
+    schedlab completions bash > /etc/bash_completion.d/schedlab\n  \
+    schedlab completions zsh > \"${fpath[1]}/_schedlab\"\n  \
+    schedlab completions fish > ~/.config/fish/completions/schedlab.fish";
+
+const MAN_EXAMPLES: &str = "Examples:\n  \
+    schedlab man | man -l -                          # read it now\n  \
+    schedlab man ring > schedlab-ring.1              # one command's page\n  \
+    schedlab man --dir /usr/local/share/man/man1     # every page; then: man schedlab-trend";
 
 const AB_EXAMPLES: &str = "Examples:\n  \
     schedlab ab quick --a-setup true --b-setup true          # an A/A: how quiet is this machine?\n  \
@@ -236,6 +270,49 @@ pub struct ReportArgs {
     /// first when there are several runs)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct TrendArgs {
+    /// Only runs made on this machine (its hostname, as `schedlab list` shows it)
+    #[arg(long, value_name = "HOST")]
+    pub machine: Option<String>,
+    /// Only runs of this suite (its name, as `schedlab list` shows it)
+    #[arg(long, value_name = "NAME")]
+    pub suite: Option<String>,
+    /// Which figure to follow: a key such as ns_per_switch, ns_per_hop, wall_s, nivcsw,
+    /// p50_ns, p99_ns, max_ns, or `all` [default: each family's headline figure]
+    #[arg(long, value_name = "KEY")]
+    pub figure: Option<String>,
+    /// How much slower the newest run must be (against the runs since the last change
+    /// point) to count as a regression, e.g. 5% or 0.05
+    #[arg(long, value_name = "PCT", default_value = "5%", value_parser = parse_threshold)]
+    pub threshold: f64,
+    /// How the table is printed (json: one document with every point and test)
+    #[arg(long, value_enum, default_value_t = TableFormat::Text)]
+    pub format: TableFormat,
+    /// Also write the history as a self-contained HTML page with a plot per series
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ManArgs {
+    /// A command whose page to print (ring, run, trend, ...) [default: schedlab's own]
+    #[arg(value_name = "COMMAND", conflicts_with = "dir")]
+    pub command: Option<String>,
+    /// Write every page (schedlab.1, schedlab-ring.1, ...) into this existing directory
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// Which results database: `--db FILE`, else $SCHEDLAB_DB, else ./schedlab.db.

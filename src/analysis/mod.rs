@@ -1,4 +1,5 @@
 //! The analyses behind schedlab's findings: pure functions over numbers, unit-tested on
 //! real data (the 1992 report's published tables among them).
 
+pub mod changepoint;
 pub mod knee;

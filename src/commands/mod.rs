@@ -8,6 +8,8 @@ pub mod results;
 pub mod ring;
 pub mod run;
 pub mod rusage;
+pub mod shell;
+pub mod trend;
 pub mod workload;
 
 use crate::cli::{Cli, Command};
@@ -32,6 +34,9 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Import(args) => results::import(&args).map(|_| 0),
         Command::Compare(args) => compare::run(&args),
         Command::Report(args) => compare::report(&args).map(|_| 0),
+        Command::Trend(args) => trend::run(&args),
+        Command::Completions(args) => shell::completions(args.shell).map(|_| 0),
+        Command::Man(args) => shell::man(&args).map(|_| 0),
         Command::Trial => crate::runner::trial_child(),
     }
 }

@@ -70,7 +70,7 @@ const LATENCY: &[Compared] = &[
 ];
 
 /// The figures compared per family; for all of them lower is better.
-fn figures_of(family: Family) -> &'static [Compared] {
+pub fn figures_of(family: Family) -> &'static [Compared] {
     match family {
         Family::Ring => RING,
         Family::Workload => WORKLOAD,

@@ -16,6 +16,7 @@ use crate::report::overlay::Overlay;
 use crate::report::plots::Chart;
 use crate::report::stored::{experiment_tables_for, RunRule};
 use crate::report::table::Table;
+use crate::report::trend::{self, TrendSeries};
 use crate::store::{RunRecord, TrialRecord};
 use minijinja::syntax::SyntaxConfig;
 use minijinja::value::Serde;
@@ -24,13 +25,14 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 /// (name, text) of every template; the `.html` names turn auto-escaping on.
-const TEMPLATES: [(&str, &str); 6] = [
+const TEMPLATES: [(&str, &str); 7] = [
     ("base.html", include_str!("templates/base.html")),
     ("table.html", include_str!("templates/table.html")),
     ("run_body.html", include_str!("templates/run_body.html")),
     ("run.html", include_str!("templates/run.html")),
     ("runs.html", include_str!("templates/runs.html")),
     ("compare.html", include_str!("templates/compare.html")),
+    ("trend.html", include_str!("templates/trend.html")),
 ];
 
 /// One table cell: its text and whether it marks a regression (drawn red).
@@ -318,6 +320,52 @@ pub fn runs_page(runs: &[ReportedRun], overlay: &Overlay, chart: Option<&Chart>)
 
 pub fn compare_page(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64, mode: compare::Mode) -> Result<String> {
     render("compare.html", compare_view(a, b, rows, threshold, mode))
+}
+
+#[derive(Serialize)]
+struct TrendSeriesView {
+    heading: String,
+    figure: Value,
+    shifts: Vec<String>,
+    newest: Option<String>,
+    regression: bool,
+}
+
+#[derive(Serialize)]
+struct TrendView {
+    title: String,
+    method: String,
+    series_count: usize,
+    change_points: usize,
+    regressions: usize,
+    threshold_percent: String,
+    summary: TableView,
+    series: Vec<TrendSeriesView>,
+}
+
+/// The history page: the summary table, then each series' plot, change points and newest-run test.
+pub fn trend_page(series: &[TrendSeries], charts: &[Chart], threshold: f64, title: &str) -> Result<String> {
+    let view = TrendView {
+        title: title.to_string(),
+        method: trend::METHOD_TEXT.to_string(),
+        series_count: series.len(),
+        change_points: series.iter().map(|s| s.shifts.len()).sum(),
+        regressions: series.iter().filter(|s| s.newest.as_ref().is_some_and(|n| n.regression)).count(),
+        threshold_percent: format!("{:.1}", threshold * 100.0),
+        summary: TableView::of(None, &trend::table(series), 3),
+        series: series
+            .iter()
+            .zip(charts)
+            .map(|(s, chart)| TrendSeriesView {
+                heading: format!("{} · {} · {}", s.machine, s.cell_text(), s.label),
+                figure: Value::from_safe_string(chart.svg.clone()),
+                shifts: s.shifts.iter().map(|c| format!("Change point at {}", trend::shift_text(s, c))).collect(),
+                newest: s.newest.as_ref().map(|n| trend::newest_text(n, threshold)),
+                regression: s.newest.as_ref().is_some_and(|n| n.regression),
+            })
+            .collect(),
+    };
+    render("trend.html", view)
 }
 
 #[cfg(test)]

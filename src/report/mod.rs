@@ -14,4 +14,5 @@ pub mod plots;
 pub mod ring;
 pub mod stored;
 pub mod table;
+pub mod trend;
 pub mod workload;

@@ -750,6 +750,43 @@ pub fn overlay_chart(overlay: &Overlay) -> Option<Chart> {
     Some(Chart { name: "overlay".into(), title: plot.title.clone(), svg: plot.render() })
 }
 
+/// A trend: one cell's figure run after run (x: the run's place in time order), the level
+/// of each segment between change points as a step line, and a ◇ where each shift began.
+pub fn trend_chart(series: &crate::report::trend::TrendSeries, name: &str) -> Chart {
+    let values: Vec<f64> = series.points.iter().map(|p| p.value).collect();
+    let points: Vec<Point> = values.iter().enumerate().map(|(i, v)| ((i + 1) as f64, *v, None)).collect();
+    let mut bounds: Vec<usize> = vec![0];
+    bounds.extend(series.shifts.iter().map(|c| c.point.index));
+    bounds.push(values.len());
+    let mut levels: Vec<Point> = Vec::new();
+    for pair in bounds.windows(2) {
+        let level = median(&values[pair[0]..pair[1]]);
+        levels.push((pair[0] as f64 + 0.5, level, None));
+        levels.push((pair[1] as f64 + 0.5, level, None));
+    }
+    let marks = series
+        .shifts
+        .iter()
+        .map(|c| Mark {
+            x: c.point.index as f64 + 0.5,
+            class: "change",
+            title: format!("run {}: {:+.1}% (p {:.1e})", c.run, c.point.change() * 100.0, c.point.p),
+        })
+        .collect();
+    let mut plot = Plot {
+        y_log_beyond: Some(20.0),
+        note: Some("◇ a change point: the run where a new level began · dashed: the median of each segment".into()),
+        ..Plot::new(
+            format!("{} on {}: {}", series.label, series.machine, series.cell_text()),
+            "run, in time order",
+            series.label,
+        )
+    };
+    plot.series.push(Series { marks, ..Series::new("median of the run's repeats", points, Style::LinePoints) });
+    plot.series.push(Series { dash: Some("6 4"), width: 1.5, ..Series::new("segment level", levels, Style::Line) });
+    Chart { name: name.to_string(), title: plot.title.clone(), svg: plot.render() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,411 @@
+//! History: each experiment cell's figure run after run on one machine, the change points
+//! in it (`analysis::changepoint`), the fingerprint fields that changed where a shift
+//! began, and whether the newest run starts a regression. Reads records only.
+
+use crate::analysis::changepoint::{self, ChangePoint, NewestShift};
+use crate::model::Family;
+use crate::report::compare::{figures_of, Compared};
+use crate::report::stored::{groups, param_text};
+use crate::report::table::Table;
+use crate::stats::{holm, median};
+use crate::store::{RunRecord, TrialRecord};
+use serde_json::{json, Map, Value as Json};
+
+/// The Holm-adjusted p below which the newest run's departure from its segment counts:
+/// `compare`'s level, since this too is a one-run verdict for CI (with one run on one
+/// side, the noise is the segment's run-to-run spread, often wide on a shared machine).
+pub const NEWEST_ALPHA: f64 = crate::report::compare::ALPHA;
+/// How the series are judged, in one sentence for the reports.
+pub const METHOD_TEXT: &str = "Each point is the median of a run's ok repeats of the cell. Change points: \
+    E-Divisive with means (Matteson & James 2014) proposes each split of the log values, and a \
+    two-sample t-test keeps it (as in MongoDB's Hunter) at p < 0.001 after multiplying by the \
+    number of candidate splits, with at least 3 runs on each side. The newest run is tested against the runs since the last change point (Student-t \
+    prediction, one-sided, Holm-adjusted over all series, p < 0.05); it is a regression when \
+    also slower by more than the threshold.";
+/// Fingerprint fields that change between any two runs and say nothing about the machine.
+const VOLATILE_FIELDS: &[&str] = &["load_average"];
+
+/// Which figures a trend follows.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FigureChoice {
+    /// Each family's headline figure (ns/switch, wall s, p99 ns).
+    Headline,
+    /// Every figure `compare` compares.
+    All,
+    /// One figure by its key.
+    Named(String),
+}
+
+impl FigureChoice {
+    fn figures(&self, family: Family) -> Vec<&'static Compared> {
+        let all = figures_of(family).iter();
+        match self {
+            FigureChoice::Headline => all.filter(|c| c.key == family.headline_figure()).collect(),
+            FigureChoice::All => all.collect(),
+            FigureChoice::Named(key) => all.filter(|c| c.key == key).collect(),
+        }
+    }
+
+    /// Every figure key a trend can follow, for the error on an unknown one.
+    pub fn known_keys() -> Vec<&'static str> {
+        let mut keys: Vec<&str> = [Family::Ring, Family::Workload, Family::Latency]
+            .iter()
+            .flat_map(|f| figures_of(*f))
+            .map(|c| c.key)
+            .collect();
+        keys.dedup();
+        keys
+    }
+}
+
+/// One run's value of a series: the median of the cell's ok repeats in that run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrendPoint {
+    pub run: i64,
+    pub started: String,
+    pub value: f64,
+    pub n: usize,
+}
+
+/// A fingerprint field that differs between the run before a change point and the run at it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldChange {
+    pub field: String,
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Shift {
+    /// The run where the new level begins.
+    pub run: i64,
+    pub point: ChangePoint,
+    pub changed: Vec<FieldChange>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Newest {
+    pub run: i64,
+    pub test: NewestShift,
+    pub p_holm: Option<f64>,
+    /// Significant (Holm p below `NEWEST_ALPHA`) and slower by more than the threshold.
+    pub regression: bool,
+}
+
+/// One cell's figure over the runs of one machine, in time order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrendSeries {
+    pub machine: String,
+    pub family: Family,
+    pub params: Map<String, Json>,
+    pub figure: &'static str,
+    pub label: &'static str,
+    pub points: Vec<TrendPoint>,
+    pub shifts: Vec<Shift>,
+    pub newest: Option<Newest>,
+}
+
+impl TrendSeries {
+    pub fn cell_text(&self) -> String {
+        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={}", param_text(Some(v)))).collect();
+        format!("{} {}", self.family.as_str(), params.join(" ")).trim_end().to_string()
+    }
+}
+
+pub fn hostname(run: &RunRecord) -> String {
+    run.machine.get("hostname").and_then(Json::as_str).unwrap_or("?").to_string()
+}
+
+/// One cell's values of one figure within a run: (family, parameters, values, figure).
+type RunCell = (Family, Map<String, Json>, Vec<f64>, &'static Compared);
+
+/// The series of every cell and figure in `runs` (already filtered, any order): each
+/// machine's runs in time order, their change points, and the newest run's test, its p
+/// adjusted by Holm over every series tested.
+pub fn series(runs: &[(RunRecord, Vec<TrialRecord>)], choice: &FigureChoice, threshold: f64) -> Vec<TrendSeries> {
+    let mut order: Vec<&(RunRecord, Vec<TrialRecord>)> = runs.iter().collect();
+    order.sort_by(|(a, _), (b, _)| a.started.cmp(&b.started).then(a.id.cmp(&b.id)));
+    let mut out: Vec<TrendSeries> = Vec::new();
+    for (run, trials) in order {
+        let machine = hostname(run);
+        // A cell may sit in two experiments of one run: its repeats count together.
+        let mut cells: Vec<RunCell> = Vec::new();
+        for g in groups(trials) {
+            for compared in choice.figures(g.family) {
+                let values = g.values(compared.get);
+                match cells.iter_mut().find(|c| c.0 == g.family && c.1 == g.params && c.3.key == compared.key) {
+                    Some(cell) => cell.2.extend(values),
+                    None => cells.push((g.family, g.params.clone(), values, compared)),
+                }
+            }
+        }
+        for (family, params, values, compared) in cells {
+            if values.is_empty() {
+                continue;
+            }
+            let point =
+                TrendPoint { run: run.id, started: run.started.clone(), value: median(&values), n: values.len() };
+            let existing = out.iter().position(|s| {
+                s.machine == machine && s.family == family && s.params == params && s.figure == compared.key
+            });
+            let index = existing.unwrap_or_else(|| {
+                out.push(TrendSeries {
+                    machine: machine.clone(),
+                    family,
+                    params,
+                    figure: compared.key,
+                    label: compared.label,
+                    points: Vec::new(),
+                    shifts: Vec::new(),
+                    newest: None,
+                });
+                out.len() - 1
+            });
+            out[index].points.push(point);
+        }
+    }
+    let fingerprint: std::collections::HashMap<i64, &Json> = runs.iter().map(|(r, _)| (r.id, &r.machine)).collect();
+    let mut newest_p: Vec<Option<f64>> = Vec::new();
+    for s in &mut out {
+        let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
+        s.shifts = changepoint::change_points(&values)
+            .into_iter()
+            .map(|point| {
+                let (before, at) = (s.points[point.index - 1].run, s.points[point.index].run);
+                Shift { run: at, changed: changed_fields(fingerprint[&before], fingerprint[&at]), point }
+            })
+            .collect();
+        let segment_start = s.shifts.last().map_or(0, |c| c.point.index);
+        s.newest = changepoint::newest_shift(&values, segment_start).map(|test| Newest {
+            run: s.points.last().map_or(0, |p| p.run),
+            test,
+            p_holm: None,
+            regression: false,
+        });
+        newest_p.push(s.newest.as_ref().map(|n| n.test.p));
+    }
+    for (s, p_holm) in out.iter_mut().zip(holm(&newest_p)) {
+        if let Some(newest) = &mut s.newest {
+            newest.p_holm = p_holm;
+            newest.regression = p_holm.is_some_and(|p| p < NEWEST_ALPHA) && newest.test.ratio - 1.0 > threshold;
+        }
+    }
+    out
+}
+
+/// The fields of two fingerprints that differ (nested objects by dotted key), volatile
+/// ones left out.
+pub fn changed_fields(before: &Json, after: &Json) -> Vec<FieldChange> {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    flatten("", before, &mut a);
+    flatten("", after, &mut b);
+    let mut keys: Vec<&String> = a.iter().chain(&b).map(|(k, _)| k).collect();
+    keys.sort();
+    keys.dedup();
+    let find = |list: &[(String, String)], key: &str| {
+        list.iter().find(|(k, _)| k == key).map_or_else(|| "absent".to_string(), |(_, v)| v.clone())
+    };
+    keys.into_iter()
+        .filter(|k| !VOLATILE_FIELDS.contains(&k.as_str()))
+        .filter_map(|k| {
+            let (from, to) = (find(&a, k), find(&b, k));
+            (from != to).then(|| FieldChange { field: k.clone(), from, to })
+        })
+        .collect()
+}
+
+fn flatten(prefix: &str, value: &Json, out: &mut Vec<(String, String)>) {
+    match value {
+        Json::Object(map) => {
+            for (k, v) in map {
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                flatten(&key, v, out);
+            }
+        }
+        Json::String(s) => out.push((prefix.to_string(), s.clone())),
+        other => out.push((prefix.to_string(), other.to_string())),
+    }
+}
+
+fn value_text(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+fn signed_percent(fraction: f64) -> String {
+    format!("{:+.1}%", fraction * 100.0)
+}
+
+pub fn p_text(p: f64) -> String {
+    if p < 1e-4 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.4}")
+    }
+}
+
+/// The fields that changed, briefly: "kernel_release 6.1→6.6, schedlab_version 0.1→0.2".
+pub fn changed_text(changed: &[FieldChange]) -> String {
+    if changed.is_empty() {
+        return "no fingerprint field changed".into();
+    }
+    let shown: Vec<String> = changed
+        .iter()
+        .take(4)
+        .map(|c| {
+            let short = |s: &str| {
+                if s.chars().count() > 24 {
+                    format!("{}…", s.chars().take(23).collect::<String>())
+                } else {
+                    s.to_string()
+                }
+            };
+            format!("{} {}→{}", c.field, short(&c.from), short(&c.to))
+        })
+        .collect();
+    let more = if changed.len() > 4 { format!(" and {} more", changed.len() - 4) } else { String::new() };
+    format!("{}{more}", shown.join(", "))
+}
+
+/// One line per change point: the run, the size, the evidence, what changed.
+pub fn shift_text(s: &TrendSeries, shift: &Shift) -> String {
+    let c = &shift.point;
+    format!(
+        "run {}: {} → {} {} ({}; t = {:.1}, p = {} over {} candidate splits, {} runs before, {} after); {}",
+        shift.run,
+        value_text(c.before),
+        value_text(c.after),
+        s.label,
+        signed_percent(c.change()),
+        c.t,
+        p_text(c.p),
+        c.candidates,
+        c.n_before,
+        c.n_after,
+        changed_text(&shift.changed)
+    )
+}
+
+pub fn newest_text(n: &Newest, threshold: f64) -> String {
+    let verdict = if n.regression {
+        format!("REGRESSION (beyond {})", signed_percent(threshold))
+    } else if n.p_holm.is_some_and(|p| p < NEWEST_ALPHA) {
+        "a shift, within the threshold".into()
+    } else {
+        "in line".into()
+    };
+    format!(
+        "run {}: {} against the {} runs before it (p = {}, Holm {}): {verdict}",
+        n.run,
+        signed_percent(n.test.ratio - 1.0),
+        n.test.n,
+        p_text(n.test.p),
+        n.p_holm.map_or("-".into(), p_text),
+    )
+}
+
+/// The terminal table: one row per series.
+pub fn table(series: &[TrendSeries]) -> Table {
+    let mut table = Table::new(["machine", "cell", "figure", "runs", "first", "latest", "change points", "newest run"])
+        .left_align(0)
+        .left_align(1)
+        .left_align(2)
+        .left_align(6)
+        .left_align(7);
+    for s in series {
+        let shifts: Vec<String> =
+            s.shifts.iter().map(|c| format!("run {} {}", c.run, signed_percent(c.point.change()))).collect();
+        let newest = match &s.newest {
+            Some(n) if n.regression => format!("REGRESSION {}", signed_percent(n.test.ratio - 1.0)),
+            Some(n) => format!("{} (p {})", signed_percent(n.test.ratio - 1.0), n.p_holm.map_or("-".into(), p_text)),
+            None => "too few runs".into(),
+        };
+        table.push(vec![
+            s.machine.clone(),
+            s.cell_text(),
+            s.label.to_string(),
+            s.points.len().to_string(),
+            s.points.first().map_or("-".into(), |p| value_text(p.value)),
+            s.points.last().map_or("-".into(), |p| value_text(p.value)),
+            if shifts.is_empty() { "none".into() } else { shifts.join(", ") },
+            newest,
+        ]);
+    }
+    table
+}
+
+/// The JSON document `trend --format json` prints.
+pub fn json(series: &[TrendSeries], threshold: f64) -> Json {
+    let series: Vec<Json> = series
+        .iter()
+        .map(|s| {
+            json!({
+                "machine": s.machine,
+                "family": s.family.as_str(),
+                "params": s.params,
+                "figure": s.figure,
+                "points": s.points.iter().map(|p| json!({"run": p.run, "started": p.started, "value": p.value, "n": p.n})).collect::<Vec<_>>(),
+                "change_points": s.shifts.iter().map(|c| json!({
+                    "run": c.run,
+                    "index": c.point.index,
+                    "before": c.point.before,
+                    "after": c.point.after,
+                    "change": c.point.change(),
+                    "test": "student_t_bonferroni",
+                    "candidates": c.point.candidates,
+                    "t": c.point.t,
+                    "df": c.point.df,
+                    "p": c.point.p,
+                    "n_before": c.point.n_before,
+                    "n_after": c.point.n_after,
+                    "changed_fields": c.changed.iter().map(|f| json!({"field": f.field, "from": f.from, "to": f.to})).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+                "newest": s.newest.as_ref().map(|n| json!({
+                    "run": n.run,
+                    "ratio": n.test.ratio,
+                    "test": "student_t_prediction",
+                    "t": n.test.t,
+                    "p": n.test.p,
+                    "p_holm": n.p_holm,
+                    "n": n.test.n,
+                    "regression": n.regression,
+                })),
+            })
+        })
+        .collect();
+    json!({
+        "method": "e_divisive_means_t_test",
+        "split_alpha": changepoint::SPLIT_ALPHA,
+        "min_segment": changepoint::MIN_SEGMENT,
+        "newest_alpha": NEWEST_ALPHA,
+        "threshold": threshold,
+        "series": series,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changed_fields_name_what_differs_and_skip_the_load() {
+        let a = json!({"kernel_release": "6.1", "load_average": [1.0], "v": {"x": 1}, "gone": true});
+        let b = json!({"kernel_release": "6.6", "load_average": [9.0], "v": {"x": 2}});
+        let changed = changed_fields(&a, &b);
+        let fields: Vec<&str> = changed.iter().map(|c| c.field.as_str()).collect();
+        assert_eq!(fields, vec!["gone", "kernel_release", "v.x"]);
+        assert_eq!((changed[0].from.as_str(), changed[0].to.as_str()), ("true", "absent"));
+        assert_eq!(changed_text(&changed[1..2]), "kernel_release 6.1→6.6");
+    }
+
+    #[test]
+    fn every_figure_key_is_known() {
+        let keys = FigureChoice::known_keys();
+        assert!(keys.contains(&"ns_per_switch") && keys.contains(&"wall_s") && keys.contains(&"p99_ns"));
+    }
+}

@@ -1,0 +1,179 @@
+//! `schedlab trend` on real histories: runs of a pinned ring, some of them beside a CPU hog
+//! on the ring's CPU; and the generated completions and manual pages.
+
+mod common;
+
+use common::{ok_stdout, schedlab, schedlab_in, Scratch};
+use serde_json::Value as Json;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The last CPU this process may use: the ring runs there, and the hog when planted.
+fn last_cpu() -> usize {
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: a zeroed cpu_set_t of the right size for the calling thread.
+    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    assert_eq!(rc, 0);
+    (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).max().unwrap()
+}
+
+/// Threads of this test spinning on one CPU until dropped: planted neighbours that take
+/// CPU time from whatever else runs there (three, so the shift stands well clear of
+/// the run-to-run noise of a busy machine).
+struct Hog {
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Hog {
+    fn on(cpu: usize) -> Hog {
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads = (0..3).map(|_| Hog::spin(cpu, stop.clone())).collect();
+        Hog { stop, threads }
+    }
+
+    fn spin(cpu: usize, flag: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+            // SAFETY: setting one bit of a zeroed set, then this thread's own affinity.
+            unsafe {
+                libc::CPU_SET(cpu, &mut set);
+                assert_eq!(libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set), 0);
+            }
+            let mut x = 0u64;
+            while !flag.load(Ordering::Relaxed) {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+        })
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A small suite: a 2-process ring pinned to one CPU, three repeats.
+fn suite(dir: &Scratch) -> String {
+    dir.write(
+        "history.toml",
+        &format!(
+            "name = \"history\"\n[[experiment]]\nfamily = \"ring\"\nprocs = 2\nduration = \"60ms\"\n\
+             pin = \"same\"\ncpus = \"{}\"\nrepeat = 3\nwarmup = 0\n",
+            last_cpu()
+        ),
+    )
+}
+
+fn trend_json(db: &std::path::Path, threshold: &str) -> (i32, Json) {
+    let out = schedlab_in(db, &["trend", "--format", "json", "--threshold", threshold]);
+    let code = out.status.code().unwrap();
+    assert!(code == 0 || code == 1, "{}", String::from_utf8_lossy(&out.stderr));
+    (code, serde_json::from_slice(&out.stdout).unwrap())
+}
+
+fn the_series(doc: &Json) -> &Json {
+    let series = doc["series"].as_array().unwrap();
+    assert_eq!(series.len(), 1, "one cell, one headline figure: {doc}");
+    assert_eq!(series[0]["figure"], "ns_per_switch");
+    &series[0]
+}
+
+/// One test, not two, so the hog never runs beside the plain history.
+#[test]
+fn a_planted_shift_is_one_change_point_at_its_run_and_a_plain_history_has_none() {
+    let dir = Scratch::new("trend");
+    let suite = suite(&dir);
+
+    // A plain history: ten runs of the same thing.
+    let plain = dir.path("plain.db");
+    for _ in 0..10 {
+        ok_stdout(&plain, &["run", &suite]);
+    }
+    let (code, doc) = trend_json(&plain, "25%");
+    let series = the_series(&doc);
+    assert_eq!(series["points"].as_array().unwrap().len(), 10);
+    assert_eq!(series["change_points"].as_array().unwrap().len(), 0, "a plain history: {series}");
+    assert_eq!(code, 0, "{series}");
+
+    // Five plain runs, then one beside the hog: the newest run starts a regression.
+    let planted = dir.path("planted.db");
+    for _ in 0..5 {
+        ok_stdout(&planted, &["run", &suite]);
+    }
+    {
+        let _hog = Hog::on(last_cpu());
+        ok_stdout(&planted, &["run", &suite]);
+    }
+    let (code, doc) = trend_json(&planted, "25%");
+    let newest = &the_series(&doc)["newest"];
+    assert_eq!(code, 1, "the newest run beside a hog is a regression: {newest}");
+    assert_eq!(newest["regression"], true);
+    assert_eq!(newest["run"], 6);
+
+    // Four more beside the hog: one change point, at run 6, and the newest is in line.
+    {
+        let _hog = Hog::on(last_cpu());
+        for _ in 0..4 {
+            ok_stdout(&planted, &["run", &suite]);
+        }
+    }
+    let (code, doc) = trend_json(&planted, "25%");
+    let series = the_series(&doc);
+    let points = series["change_points"].as_array().unwrap();
+    assert_eq!(points.len(), 1, "{series}");
+    assert_eq!(points[0]["run"], 6);
+    assert!(points[0]["change"].as_f64().unwrap() > 0.25 && points[0]["p"].as_f64().unwrap() < 0.001, "{}", points[0]);
+    assert_eq!(code, 0, "the shift began at run 6, not at the newest run: {series}");
+
+    // The text table and the HTML page say the same.
+    let text = ok_stdout(&planted, &["trend"]);
+    assert!(text.contains("run 6 +") && text.contains("Change points"), "{text}");
+    let page = dir.path("trend.html");
+    ok_stdout(&planted, &["trend", "--html", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<svg") && html.contains("class=\"change\"") && html.contains("Change point at run 6"));
+}
+
+#[test]
+fn bad_trend_requests_exit_2() {
+    let dir = Scratch::new("trend-bad");
+    let db = dir.path("empty.db");
+    let out = schedlab_in(&db, &["trend"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no results database"));
+    let out = schedlab_in(&db, &["trend", "--figure", "speed"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ns_per_switch"));
+}
+
+#[test]
+fn completions_and_manual_pages_come_from_the_cli() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = schedlab().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success());
+        let script = String::from_utf8(out.stdout).unwrap();
+        assert!(script.contains("schedlab") && script.contains("trend") && script.contains("target-ci"), "{shell}");
+    }
+    let out = schedlab().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+
+    let page = String::from_utf8(schedlab().arg("man").output().unwrap().stdout).unwrap();
+    assert!(page.starts_with(".ie") || page.contains(".TH schedlab"), "{}", &page[..200.min(page.len())]);
+    assert!(page.contains("schedlab\\-trend") || page.contains("trend"));
+    let ring = String::from_utf8(schedlab().args(["man", "ring"]).output().unwrap().stdout).unwrap();
+    assert!(ring.contains("\\-\\-procs"), "the ring page lists its flags");
+
+    let dir = Scratch::new("man");
+    let out = schedlab().args(["man", "--dir"]).arg(&dir.0).output().unwrap();
+    assert!(out.status.success());
+    for page in ["schedlab.1", "schedlab-ring.1", "schedlab-trend.1", "schedlab-completions.1"] {
+        assert!(dir.path(page).is_file(), "{page} written");
+    }
+    assert!(!dir.path("schedlab-__trial.1").exists(), "the internal command has no page");
+    assert_eq!(schedlab().args(["man", "nosuch"]).output().unwrap().status.code(), Some(2));
+}
