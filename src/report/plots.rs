@@ -778,11 +778,11 @@ pub fn trend_chart(series: &crate::report::trend::TrendSeries, name: &str) -> Ch
         note: Some("◇ a change point: the run where a new level began · dashed: the median of each segment".into()),
         ..Plot::new(
             format!("{} on {}: {}", series.label, series.machine, series.cell_text()),
-            "run, in time order",
+            "n-th run of this series, in time order",
             series.label,
         )
     };
-    plot.series.push(Series { marks, ..Series::new("median of the run's repeats", points, Style::LinePoints) });
+    plot.series.push(Series { marks, ..Series::new("run median", points, Style::LinePoints) });
     plot.series.push(Series { dash: Some("6 4"), width: 1.5, ..Series::new("segment level", levels, Style::Line) });
     Chart { name: name.to_string(), title: plot.title.clone(), svg: plot.render() }
 }
