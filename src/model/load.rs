@@ -89,8 +89,8 @@ pub struct LoadSpec {
     /// CPUs the load may run on (the scheduler places it within them); `None`: every CPU
     /// this process may use.
     pub cpus: Option<Vec<usize>>,
-    /// Nice value of every load process (they are always SCHED_OTHER).
-    pub nice: i32,
+    /// Nice value of every load process (they are always SCHED_OTHER); `None`: schedlab's own.
+    pub nice: Option<i32>,
     /// Where io load writes (default: the temp directory).
     pub dir: Option<PathBuf>,
 }
@@ -112,7 +112,9 @@ impl LoadSpec {
         if let Some(cpus) = &self.cpus {
             text.push_str(&format!(" on CPUs {}", crate::sys::sched::format_cpu_list(cpus)));
         }
-        text.push_str(&format!(" nice {}", self.nice));
+        if let Some(nice) = self.nice {
+            text.push_str(&format!(" nice {nice}"));
+        }
         text
     }
 }

@@ -115,7 +115,7 @@ pub struct RingOptions {
     #[serde(deserialize_with = "de_cpus")]
     pub load_cpus: Option<CpuList>,
 
-    /// Nice value (-20..19) of the load processes, which are always SCHED_OTHER [default: 0]
+    /// Nice value (-20..19) of the load processes, which are always SCHED_OTHER [default: schedlab's own]
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     #[serde(deserialize_with = "de_i32")]
     pub load_nice: Option<i32>,
@@ -196,7 +196,7 @@ pub struct WorkloadOptions {
     #[serde(deserialize_with = "de_cpus")]
     pub load_cpus: Option<CpuList>,
 
-    /// Nice value (-20..19) of the load processes, which are always SCHED_OTHER [default: 0]
+    /// Nice value (-20..19) of the load processes, which are always SCHED_OTHER [default: schedlab's own]
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     #[serde(deserialize_with = "de_i32")]
     pub load_nice: Option<i32>,
@@ -272,7 +272,7 @@ pub struct LatencyOptions {
     #[serde(deserialize_with = "de_cpus")]
     pub load_cpus: Option<CpuList>,
 
-    /// Nice value (-20..19) of the load processes, which are always SCHED_OTHER [default: 0]
+    /// Nice value (-20..19) of the load processes, which are always SCHED_OTHER [default: schedlab's own]
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     #[serde(deserialize_with = "de_i32")]
     pub load_nice: Option<i32>,
@@ -463,8 +463,7 @@ fn load_spec(
     dir: &Option<PathBuf>,
 ) -> Result<LoadSpec> {
     let Some(arg) = load.filter(|a| a.kind != LoadKind::None) else { return Ok(LoadSpec::default()) };
-    let nice = nice.unwrap_or(0);
-    if !(-20..=19).contains(&nice) {
+    if let Some(nice) = nice.filter(|n| !(-20..=19).contains(n)) {
         return Err(Error::usage(format!("--load-nice {nice} is out of range: use -20 to 19")));
     }
     if matches!(cpus, Some(c) if c.0.is_empty()) {

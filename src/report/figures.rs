@@ -23,6 +23,7 @@ pub fn add_load(m: &mut Map<String, Json>, spec: &LoadSpec, o: Option<&LoadOutco
     m.insert("load_nice".into(), json!(spec.nice));
     let Some(o) = o else { return };
     m.extend(object(json!({
+        "load_nice": o.nice,
         "load_instances": o.instances,
         "load_processes": o.processes,
         "load_cpus": o.cpus,

@@ -123,7 +123,8 @@ pub struct LoadPlan {
     pub kind: LoadKind,
     pub instances: u32,
     pub cpus: Vec<usize>,
-    pub nice: i32,
+    /// `None`: the nice value schedlab itself runs at.
+    pub nice: Option<i32>,
     pub dir: PathBuf,
 }
 
@@ -163,7 +164,9 @@ pub fn plan(spec: &LoadSpec) -> Result<Option<LoadPlan>> {
         other => other,
     })?;
     let instances = spec.instances.unwrap_or(cpus.len().max(1) as u32);
-    sched::probe_nice(spec.nice).map_err(|e| Error::env(format!("--load-nice: {e}")))?;
+    if let Some(nice) = spec.nice {
+        sched::probe_nice(nice).map_err(|e| Error::env(format!("--load-nice: {e}")))?;
+    }
     let dir = spec.dir.clone().unwrap_or_else(std::env::temp_dir);
     let plan = LoadPlan { kind: spec.kind, instances, cpus, nice: spec.nice, dir };
     crate::sys::limits::check_task_budget(u64::from(plan.processes()), "the background load")?;
@@ -459,7 +462,7 @@ impl Load {
             instances: self.plan.instances,
             processes: self.workers.len() as u32,
             cpus: self.plan.cpus.clone(),
-            nice: self.plan.nice,
+            nice: self.plan.nice.unwrap_or_else(own_nice),
             window_ns: end - start,
             ..LoadOutcome::default()
         };
@@ -521,6 +524,12 @@ impl Drop for Load {
     }
 }
 
+/// This process's nice value.
+fn own_nice() -> i32 {
+    // SAFETY: plain integers. (-1 is also a valid nice; errno is not needed for our own.)
+    unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
+}
+
 struct WorkerSetup<'a> {
     parent: libc::pid_t,
     pgid: libc::pid_t,
@@ -549,7 +558,6 @@ fn worker_main(s: WorkerSetup) -> i32 {
             return 1;
         }
         libc::setpgid(0, s.pgid);
-        libc::prctl(libc::PR_SET_NAME, s.comm.as_ptr(), 0, 0, 0);
         for fd in 0..3 {
             libc::dup2(s.null, fd);
         }
@@ -563,13 +571,18 @@ fn worker_main(s: WorkerSetup) -> i32 {
     if let Err(e) = sched::set_policy(crate::model::Policy::Other, 0) {
         return fail(e);
     }
-    // SAFETY: plain integers; 0 is this (single-threaded) process.
-    if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, s.plan.nice) } != 0 {
-        return fail(std::io::Error::last_os_error());
+    if let Some(nice) = s.plan.nice {
+        // SAFETY: plain integers; 0 is this (single-threaded) process.
+        if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) } != 0 {
+            return fail(std::io::Error::last_os_error());
+        }
     }
     if let Err(e) = sched::set_affinity(&s.plan.cpus) {
         return fail(e);
     }
+    // Named last, so a process found under this name has its policy, nice and CPUs.
+    // SAFETY: a NUL-terminated name; PR_SET_NAME copies at most 16 bytes.
+    unsafe { libc::prctl(libc::PR_SET_NAME, s.comm.as_ptr(), 0, 0, 0) };
     let progress = &s.slot[PROGRESS];
     match s.role {
         Role::Cpu => {
@@ -661,7 +674,7 @@ mod tests {
             kind,
             instances,
             cpus: sched::allowed_cpus().unwrap(),
-            nice: 0,
+            nice: None,
             dir: std::env::current_dir().unwrap(),
         }
     }
