@@ -41,7 +41,7 @@ fn policy_and_nice(pid: i32) -> Option<(String, String)> {
 #[test]
 fn the_load_runs_during_the_window_at_sched_other_and_is_gone_after() {
     let tag = tag("window");
-    let mut child = std::process::Command::new(binary_path())
+    let child = std::process::Command::new(binary_path())
         .args(["latency", "--policy", "fifo", "--loops", "1500", "--interval", "1ms", "--load", "cpu:2"])
         .args(["--load-nice", "5", "--json"])
         .env("SCHEDLAB_LOAD_TEST", &tag)
