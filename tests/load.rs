@@ -251,3 +251,31 @@ fn unprivileged_bad_load_input_is_refused_too() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(json_lines(&out.stdout)[0]["load_loops_per_s"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn ctrl_c_and_sigterm_of_a_family_command_take_the_load_down() {
+    for (sig, args) in [
+        (libc::SIGINT, vec!["latency", "--duration", "20s", "--load", "pipe:1"]),
+        (libc::SIGTERM, vec!["ring", "--procs", "2", "--duration", "20s", "--load", "io:1"]),
+    ] {
+        let tag = tag(&format!("signal-{sig}"));
+        let child = std::process::Command::new(binary_path())
+            .args(&args)
+            .env("SCHEDLAB_LOAD_TEST", &tag)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let want = if args[0] == "latency" { 2 } else { 1 };
+        let mut seen = Vec::new();
+        assert!(wait_until(Duration::from_secs(20), || {
+            seen = load_processes(&tag);
+            seen.len() == want
+        }));
+        signal(&child, sig);
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.code().is_some(), "{args:?}: {:?}", out.status);
+        assert_none_running(&seen);
+        assert!(load_processes(&tag).is_empty(), "{args:?}");
+    }
+}
