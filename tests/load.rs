@@ -76,7 +76,7 @@ fn the_load_runs_during_the_window_at_sched_other_and_is_gone_after() {
 #[test]
 fn every_kind_records_its_throughput() {
     for (kind, key) in [("io:1", "load_io_bytes_per_s"), ("pipe:1", "load_messages_per_s"), ("mixed:1", "")] {
-        let out = stdout_of(&["latency", "--loops", "300", "--interval", "1ms", "--load", kind, "--json"]);
+        let out = stdout_of(&["latency", "--loops", "1000", "--interval", "1ms", "--load", kind, "--json"]);
         let line = &json_lines(out.as_bytes())[0];
         let keys: Vec<&str> = if key.is_empty() {
             vec!["load_loops_per_s", "load_io_bytes_per_s", "load_messages_per_s"]
