@@ -594,6 +594,24 @@ mod tests {
     }
 
     #[test]
+    fn load_keys_make_a_load_spec_and_are_ignored_without_a_load() {
+        let loaded: LatencyOptions = toml::from_str("load = \"io:2\"\nload-cpus = \"1\"\nload-nice = 5").unwrap();
+        let spec = &loaded.to_specs(None).unwrap()[0];
+        assert_eq!(
+            spec.load,
+            LoadSpec { kind: LoadKind::Io, instances: Some(2), cpus: Some(vec![1]), nice: Some(5), dir: None }
+        );
+        let idle: RingOptions = toml::from_str("procs = 2\nload = \"none\"\nload-cpus = \"1\"").unwrap();
+        assert!(idle.to_specs().unwrap()[0].load.is_none());
+        let err = |text: &str| toml::from_str::<WorkloadOptions>(text).map(|o| o.to_specs().map(|_| ()));
+        assert!(err("workload = \"cpu\"\nload = \"gpu\"").unwrap_err().to_string().contains("unknown load kind"));
+        assert!(err("workload = \"cpu\"\nload = \"cpu:0\"").unwrap_err().to_string().contains("at least 1"));
+        let refused = |text: &str| err(text).unwrap().unwrap_err().to_string();
+        assert!(refused("workload = \"cpu\"\nload = \"cpu\"\nload-nice = 20").contains("out of range"));
+        assert!(refused("workload = \"cpu\"\nload = \"cpu\"\nload-dir = \"/tmp\"").contains("only to the io and mixed"));
+    }
+
+    #[test]
     fn latency_specs_one_per_policy() {
         let options = LatencyOptions { prio: Some(80), ..LatencyOptions::default() };
         let both = PolicyList(vec![Policy::Other, Policy::Fifo]);
