@@ -6,7 +6,8 @@
 use crate::bench::workload::{bytes_needed, prepare_input, sweep_orphaned_work_dirs, WorkDir};
 use crate::bench::{latency as latency_bench, ring as ring_bench};
 use crate::error::{Error, Result};
-use crate::model::{LatencySpec, Placement, Policy, TrialSpec, WorkloadKind, WorkloadSpec};
+use crate::model::{LatencySpec, LoadSpec, Placement, Policy, TrialSpec, WorkloadKind, WorkloadSpec};
+use crate::sys::load::LoadPlan;
 use crate::sys::{fs, limits, sched};
 use std::path::Path;
 
@@ -132,8 +133,14 @@ pub fn thread_cpus(placement: &Placement) -> Result<Vec<Option<usize>>> {
     }
 }
 
+/// A background load: its CPUs, nice value and directory (`None` without a load).
+pub fn load(spec: &LoadSpec) -> Result<Option<LoadPlan>> {
+    crate::sys::load::plan(spec)
+}
+
 /// Every check one trial's spec needs, for a suite's plan before its first trial.
 pub fn trial(spec: &TrialSpec) -> Result<()> {
+    load(spec.load())?;
     match spec {
         TrialSpec::Ring(s) => ring(s).map(|_| ()),
         TrialSpec::Workload(s) => workload(std::slice::from_ref(s)),

@@ -13,7 +13,7 @@ use crate::store::{now_utc, TrialRecord};
 use crate::suite::Trial;
 use crate::sys::rusage::ExitKind;
 use crate::sys::signals::SignalWatch;
-use crate::sys::{process, sched};
+use crate::sys::{load, process, sched};
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
@@ -55,23 +55,39 @@ fn measure(spec: &TrialSpec, repeat: u32) -> Result<Reply> {
     match spec {
         TrialSpec::Ring(spec) => {
             let cpus = preflight::ring(spec)?;
+            let load_plan = preflight::load(&spec.load)?;
             let overhead_ps = ring::measure_overhead(spec, &cpus)?;
-            ok(Outcome::Ring(ring::run_ring(spec, &cpus, overhead_ps)?))
+            let (mut outcome, load) = load::beside(load_plan.as_ref(), || ring::run_ring(spec, &cpus, overhead_ps))?;
+            outcome.load = load;
+            ok(Outcome::Ring(outcome))
         }
         TrialSpec::Workload(spec) => {
             let cell = std::slice::from_ref(spec);
             preflight::workload(cell)?;
+            let load_plan = preflight::load(&spec.load)?;
             let dir = preflight::work_dir(cell)?;
+            let running = load_plan.as_ref().map(load::Load::start).transpose()?;
             let trial = workload_bench::run_trial(spec, repeat as usize, dir.as_ref())?;
-            Ok(Reply { outcome: trial.outcome().map(Outcome::Workload), status: trial.status })
+            let Some(running) = running.filter(|_| trial.status.is_ok()) else {
+                return Ok(Reply { outcome: trial.outcome().map(Outcome::Workload), status: trial.status });
+            };
+            let mut outcome = trial.outcome().map(Outcome::Workload);
+            if let Some(o) = outcome.as_mut() {
+                o.set_load(Some(running.finish()?));
+            }
+            Ok(Reply { outcome, status: trial.status })
         }
         TrialSpec::Latency(spec) => {
             let cpus = preflight::latency(spec)?;
-            let run = latency::run(&LatencyPlan::new(spec, cpus, false), |_| {})?;
+            let load_plan = preflight::load(&spec.load)?;
+            let (run, load) =
+                load::beside(load_plan.as_ref(), || latency::run(&LatencyPlan::new(spec, cpus, false), |_| {}))?;
             if let Some(sig) = run.interrupted {
                 return Err(Error::Interrupted(sig));
             }
-            ok(Outcome::Latency(run.outcome()))
+            let mut outcome = run.outcome();
+            outcome.load = load;
+            ok(Outcome::Latency(outcome))
         }
     }
 }

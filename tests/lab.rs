@@ -140,7 +140,7 @@ fn suite_errors_name_file_line_and_key_before_anything_runs() {
 #[test]
 fn built_in_suites_are_listed_and_shown() {
     let listing = stdout_of(&["suites"]);
-    for name in ["quick", "pipeline-1992", "policy-study", "hrtimers-2007"] {
+    for name in ["quick", "pipeline-1992", "policy-study", "hrtimers-2007", "rt-under-load"] {
         assert!(listing.contains(name), "{listing}");
     }
     let quick = stdout_of(&["suites", "--show", "quick"]);

@@ -111,6 +111,7 @@ impl LatencyRun {
             dma_latency_held: self.conditions.dma_latency.is_ok(),
             mlockall: self.conditions.mlockall.is_ok(),
             histogram: combined.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect(),
+            load: None,
         }
     }
 }
@@ -327,6 +328,7 @@ pub fn run(spec: &LatencyPlan, mut progress: impl FnMut(&[Live])) -> Result<Late
     // next progress tick.
     let finished = crate::sys::fd::eventfd().map_err(|e| Error::os("creating an eventfd", e))?;
     let finished_fd = std::os::fd::AsRawFd::as_raw_fd(&finished);
+    crate::sys::load::mark_window_start();
     let outcomes: Vec<std::result::Result<ThreadResult, String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..spec.cpus.len())
             .map(|i| {
@@ -372,6 +374,7 @@ pub fn run(spec: &LatencyPlan, mut progress: impl FnMut(&[Live])) -> Result<Late
             })
             .collect()
     });
+    crate::sys::load::mark_window_end();
     drop(dma);
     munlockall();
     let mut threads = Vec::new();

@@ -436,6 +436,7 @@ pub fn run_ring(spec: &RingSpec, cpus: &[usize], overhead_ps: u64) -> Result<Rin
         overhead_ps,
         spawn_ns: measured.spawn_ns,
         teardown_ns: measured.all_reaped_ns.saturating_sub(header[T_END].load(Ordering::Relaxed)),
+        load: None,
     })
 }
 
@@ -505,12 +506,14 @@ fn run_processes(plan: &MemberPlan) -> Result<Lifecycle> {
         (None, Some(words)) => FutexLink { mine: &words[0][0], next: &words[0][0], private: false }.send(TOKEN),
         (None, None) => unreachable!("a ring has descriptors or futex words"),
     };
+    crate::sys::load::mark_window_start();
     injected.map_err(|e| Error::os("injecting the token", e))?;
     drop(inject);
     let header = &plan.board.header;
     let mut raise_stop = || header[STOP_FLAG].store(1, Ordering::Relaxed);
     let alarm = stop_at.map(|at| (at, &mut raise_stop as &mut dyn FnMut()));
     group.wait_all(alarm, plan.deadline())?;
+    crate::sys::load::mark_window_end();
     Ok(Lifecycle { spawn_ns, all_reaped_ns: monotonic_ns() })
 }
 
@@ -518,9 +521,11 @@ fn run_processes(plan: &MemberPlan) -> Result<Lifecycle> {
 /// keeps its own policy and descriptors, and wait4 on the host accounts for them all.
 fn run_threads(plan: &MemberPlan) -> Result<Lifecycle> {
     let mut group = ChildGroup::new("thread-ring host", 1)?;
+    crate::sys::load::mark_window_start();
     group.spawn(&[], |ctx| thread_host(plan, ctx))?;
     let _watchdog = sched::RtWatchdog::raise_if(plan.spec.policy.is_realtime());
     group.wait_all(None, plan.deadline())?;
+    crate::sys::load::mark_window_end();
     Ok(Lifecycle { spawn_ns: plan.board.header[SPAWN_NS].load(Ordering::Relaxed), all_reaped_ns: monotonic_ns() })
 }
 

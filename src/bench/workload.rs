@@ -359,9 +359,11 @@ pub fn run_trial(spec: &WorkloadSpec, repeat: usize, dir: Option<&WorkDir>) -> R
         let watchdog = sched::RtWatchdog::raise_if(spec.policy.is_realtime() && !throttled);
         let t_start = monotonic_ns();
         trial.fork_ns = t_start - t_fork;
+        crate::sys::load::mark_window_start();
         gate.open();
         let deadline = Instant::now() + spec.timeout;
         let reaped = group.wait_all(None, Some((deadline, spec.timeout)));
+        crate::sys::load::mark_window_end();
         drop(watchdog);
         reaped.map(|r| (r, t_start))
     };

@@ -16,6 +16,11 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     let specs = args.options.to_specs(args.compare_policies.as_ref())?;
     // Every policy is checked (and its threads' CPUs resolved) before the first runs.
     let cpus: Vec<Vec<Option<usize>>> = specs.iter().map(preflight::latency).collect::<Result<_>>()?;
+    // The load is the same for every policy: checked once, started afresh for each.
+    let load_plan = match specs.first() {
+        Some(spec) => preflight::load(&spec.load)?,
+        None => None,
+    };
     // Open the output files first: an unwritable path must fail before the run.
     let histogram_file = open_output(args.histogram.as_deref())?;
     let samples_file = open_output(args.samples.as_deref())?;
@@ -25,10 +30,12 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     for (spec, cpus) in specs.iter().zip(cpus) {
         let label = spec.policy.as_str();
         let plan = LatencyPlan::new(spec, cpus, args.samples.is_some());
-        let run = latency::run(&plan, |lives| {
-            if live_line {
-                draw_live_line(label, lives);
-            }
+        let (run, load) = crate::sys::load::beside(load_plan.as_ref(), || {
+            latency::run(&plan, |lives| {
+                if live_line {
+                    draw_live_line(label, lives);
+                }
+            })
         })?;
         if live_line {
             eprint!("\r\x1b[K");
@@ -44,13 +51,17 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
                 hit as f64 / 1000.0
             );
         }
-        let outcome = run.outcome();
+        let mut outcome = run.outcome();
+        outcome.load = load;
         if args.json {
             for line in figures::latency_lines(spec, &outcome) {
                 emit(&Value::Object(line).to_string())?;
             }
         } else {
             emit(&report::describe(&run))?;
+            if let Some(load) = &outcome.load {
+                emit(&crate::report::load_line(load))?;
+            }
             if specs.len() == 1 {
                 emit(&report::thread_table(&outcome))?;
             }

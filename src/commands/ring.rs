@@ -19,9 +19,13 @@ pub fn run(args: &RingArgs) -> Result<Vec<RingOutcome>> {
 pub fn sweep(specs: &[RingSpec], json: bool) -> Result<Vec<RingOutcome>> {
     let (Some(first), Some(largest)) = (specs.first(), specs.last()) else { return Ok(Vec::new()) };
     let cpus = preflight::ring(largest)?;
+    let load_plan = preflight::load(&first.load)?;
     let overhead_ps = ring::measure_overhead(first, &cpus)?;
     if !json {
         emit(&describe_setup(first, &cpus, overhead_ps))?;
+        if !first.load.is_none() {
+            emit(&format!("background load: {} (each ring runs beside a fresh one)", first.load.describe()))?;
+        }
         emit(&table_header())?;
     }
     // Work is proportional to hops, so the bar advances by ring size.
@@ -35,8 +39,12 @@ pub fn sweep(specs: &[RingSpec], json: bool) -> Result<Vec<RingOutcome>> {
             RingLength::Duration(d) => format!("ring of {} for {:.1} s", spec.procs, d.as_secs_f64()),
         };
         bar.set_message(what);
-        let outcome = match ring::run_ring(spec, &cpus, overhead_ps) {
-            Ok(o) => o,
+        let measured = crate::sys::load::beside(load_plan.as_ref(), || ring::run_ring(spec, &cpus, overhead_ps));
+        let outcome = match measured {
+            Ok((mut o, load)) => {
+                o.load = load;
+                o
+            }
             Err(e) => {
                 bar.finish_and_clear();
                 return Err(e);
@@ -48,6 +56,9 @@ pub fn sweep(specs: &[RingSpec], json: bool) -> Result<Vec<RingOutcome>> {
             report.table_row(spec, &outcome)
         };
         bar.suspend(|| emit(&line))?;
+        if let (false, Some(load)) = (json, &outcome.load) {
+            bar.suspend(|| emit(&format!("    {}", crate::report::load_line(load))))?;
+        }
         bar.inc(spec.procs as u64);
         results.push(outcome);
     }

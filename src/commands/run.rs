@@ -215,10 +215,24 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 uuid: new_uuid(),
                 suite_name: suite.name.clone(),
                 suite_text: suite.text.clone(),
-                options: if plan.is_adaptive() {
-                    json!({ "full": args.full, "shuffle_seed": seed, "adaptive": plan })
-                } else {
-                    json!({ "full": args.full, "shuffle_seed": seed })
+                options: {
+                    let mut options = if plan.is_adaptive() {
+                        json!({ "full": args.full, "shuffle_seed": seed, "adaptive": plan })
+                    } else {
+                        json!({ "full": args.full, "shuffle_seed": seed })
+                    };
+                    // The background loads the plan runs, so the run's record says what else
+                    // ran on the machine while it measured.
+                    let mut loads: Vec<&crate::model::LoadSpec> = Vec::new();
+                    for t in suite.trials.iter().filter(|t| !t.spec.load().is_none()) {
+                        if !loads.contains(&t.spec.load()) {
+                            loads.push(t.spec.load());
+                        }
+                    }
+                    if !loads.is_empty() {
+                        options["loads"] = json!(loads);
+                    }
+                    options
                 },
                 started: now_utc(),
                 ended: None,

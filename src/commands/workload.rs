@@ -13,6 +13,7 @@ use serde_json::Value;
 pub fn run(args: &WorkloadArgs) -> Result<i32> {
     let specs = args.options.to_specs()?;
     preflight::workload(&specs)?;
+    let load_plan = preflight::load(&specs[0].load)?;
     let dir = preflight::work_dir(&specs)?;
     let repeats = args.repeat as usize;
     let bar = progress_bar((specs.len() * repeats) as u64, "trials");
@@ -28,8 +29,26 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
         }
         for repeat in 1..=repeats {
             bar.set_message(format!("{} x {} ({}/{repeats})", spec.policy.kernel_name(), spec.procs, repeat));
-            let trial = match run_trial(spec, repeat, dir.as_ref()) {
-                Ok(t) => LiveTrial { spec: spec.clone(), repeat, outcome: t.outcome(), status: t.status },
+            let measured = crate::sys::load::Load::start_if(load_plan.as_ref())
+                .and_then(|load| run_trial(spec, repeat, dir.as_ref()).map(|t| (t, load)));
+            let trial = match measured {
+                Ok((t, load)) => {
+                    let mut trial = LiveTrial { spec: spec.clone(), repeat, outcome: t.outcome(), status: t.status };
+                    if let (Some(load), Some(outcome)) = (load, trial.outcome.as_mut()) {
+                        match load.finish() {
+                            Ok(o) => outcome.load = Some(o),
+                            Err(crate::error::Error::Failed(reason)) => {
+                                trial.status = TrialStatus::Failed(reason);
+                                trial.outcome = None;
+                            }
+                            Err(e) => {
+                                bar.finish_and_clear();
+                                return Err(e);
+                            }
+                        }
+                    }
+                    trial
+                }
                 Err(e) => {
                     bar.finish_and_clear();
                     return Err(e);

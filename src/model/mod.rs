@@ -4,11 +4,13 @@
 //! ns with units in the field names). Seconds and ratios are derived at the edge, so a
 //! figure is never rounded before it is stored.
 
+pub mod load;
 pub mod options;
 pub mod outcome;
 pub mod parse;
 pub mod spec;
 
+pub use load::{LoadKind, LoadOutcome, LoadSpec};
 pub use options::{LatencyOptions, RingOptions, WorkloadOptions};
 pub use outcome::{LatencyOutcome, Outcome, RingOutcome, ThreadStats, WorkloadOutcome};
 pub use spec::{
@@ -377,6 +379,7 @@ impl WorkloadTrial {
             fairness: crate::stats::jain_index(&shares),
             pi_min: pis().reduce(f64::min),
             pi_max: pis().reduce(f64::max),
+            load: None,
         })
     }
 }

@@ -5,6 +5,7 @@
 //! what needs the machine (CPUs, privileges, limits) is the preflight's job.
 
 use crate::error::{Error, Result};
+use crate::model::load::{parse_load, LoadArg, LoadKind, LoadSpec};
 use crate::model::parse::from_text::text_value;
 use crate::model::parse::*;
 use crate::model::spec::{
@@ -47,6 +48,7 @@ text_value!(de_i32, i32, parse_whole::<i32>);
 text_value!(de_u64, u64, parse_whole::<u64>);
 text_value!(de_usize, usize, parse_whole::<usize>);
 text_value!(de_threads, u32, parse_threads);
+text_value!(de_load, LoadArg, parse_load);
 
 /// `schedlab ring` flags and ring experiment keys.
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
@@ -102,6 +104,25 @@ pub struct RingOptions {
     #[arg(long, value_name = "TIME", value_parser = parse_duration)]
     #[serde(deserialize_with = "de_duration")]
     pub timeout: Option<Duration>,
+
+    /// Background load during each trial: none, cpu, io, pipe or mixed, optionally :N instances (e.g. cpu:2) [default: none; N: one per allowed CPU]
+    #[arg(long, value_name = "KIND[:N]", value_parser = parse_load)]
+    #[serde(deserialize_with = "de_load")]
+    pub load: Option<LoadArg>,
+
+    /// CPUs the load may run on (e.g. 1 or 0-3) [default: every allowed CPU]
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
+    #[serde(deserialize_with = "de_cpus")]
+    pub load_cpus: Option<CpuList>,
+
+    /// Nice value (-20..19) of the load processes, which are always SCHED_OTHER [default: schedlab's own]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[serde(deserialize_with = "de_i32")]
+    pub load_nice: Option<i32>,
+
+    /// Where io load writes its O_SYNC files (unlinked at once, so nothing is left) [default: the temp directory]
+    #[arg(long, value_name = "DIR")]
+    pub load_dir: Option<PathBuf>,
 }
 
 /// `schedlab workload` flags and workload experiment keys.
@@ -164,6 +185,25 @@ pub struct WorkloadOptions {
     /// Allow a CPU-bound real-time run that can fill every CPU while RT throttling is off
     #[arg(long)]
     pub allow_rt_saturation: bool,
+
+    /// Background load during each trial: none, cpu, io, pipe or mixed, optionally :N instances (e.g. cpu:2) [default: none; N: one per allowed CPU]
+    #[arg(long, value_name = "KIND[:N]", value_parser = parse_load)]
+    #[serde(deserialize_with = "de_load")]
+    pub load: Option<LoadArg>,
+
+    /// CPUs the load may run on (e.g. 1 or 0-3) [default: every allowed CPU]
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
+    #[serde(deserialize_with = "de_cpus")]
+    pub load_cpus: Option<CpuList>,
+
+    /// Nice value (-20..19) of the load processes, which are always SCHED_OTHER [default: schedlab's own]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[serde(deserialize_with = "de_i32")]
+    pub load_nice: Option<i32>,
+
+    /// Where io load writes its O_SYNC files (unlinked at once, so nothing is left) [default: the temp directory]
+    #[arg(long, value_name = "DIR")]
+    pub load_dir: Option<PathBuf>,
 }
 
 /// `schedlab latency` flags and latency experiment keys.
@@ -221,6 +261,25 @@ pub struct LatencyOptions {
     #[arg(long, value_name = "US", value_parser = parse_break_us, allow_negative_numbers = true)]
     #[serde(deserialize_with = "de_break_us")]
     pub break_us: Option<f64>,
+
+    /// Background load during each trial: none, cpu, io, pipe or mixed, optionally :N instances (e.g. cpu:2) [default: none; N: one per allowed CPU]
+    #[arg(long, value_name = "KIND[:N]", value_parser = parse_load)]
+    #[serde(deserialize_with = "de_load")]
+    pub load: Option<LoadArg>,
+
+    /// CPUs the load may run on (e.g. 1 or 0-3) [default: every allowed CPU]
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
+    #[serde(deserialize_with = "de_cpus")]
+    pub load_cpus: Option<CpuList>,
+
+    /// Nice value (-20..19) of the load processes, which are always SCHED_OTHER [default: schedlab's own]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[serde(deserialize_with = "de_i32")]
+    pub load_nice: Option<i32>,
+
+    /// Where io load writes its O_SYNC files (unlinked at once, so nothing is left) [default: the temp directory]
+    #[arg(long, value_name = "DIR")]
+    pub load_dir: Option<PathBuf>,
 }
 
 impl RingOptions {
@@ -245,6 +304,7 @@ impl RingOptions {
             Some(p) => p.0.clone(),
             None => parse_procs(NCAR_COUNTS).map_err(Error::usage)?.0,
         };
+        let load = load_spec(self.load, &self.load_cpus, self.load_nice, &self.load_dir)?;
         if let RingLength::Laps(laps) = length {
             if procs.iter().any(|&n| laps.checked_mul(n as u64).is_none()) {
                 return Err(Error::usage("--laps times --procs overflows the hop counter"));
@@ -263,6 +323,7 @@ impl RingOptions {
                 prio,
                 work_kb,
                 timeout: self.timeout,
+                load: load.clone(),
             })
             .collect())
     }
@@ -312,6 +373,7 @@ impl WorkloadOptions {
         });
         let params = WorkloadParams { kind, iterations, transfer_size, block_size, seed: self.seed.unwrap_or(1) };
         let counts = self.procs.as_ref().map_or(vec![10], |p| p.0.clone());
+        let load = load_spec(self.load, &self.load_cpus, self.load_nice, &self.load_dir)?;
         let mut specs = Vec::new();
         for &policy in &policies {
             let prio = if policy.is_realtime() { resolve_priority(policy, self.prio.or(Some(99)))? } else { 0 };
@@ -326,6 +388,7 @@ impl WorkloadOptions {
                     timeout: self.timeout.unwrap_or(DEFAULT_WORKLOAD_TIMEOUT),
                     dir: self.dir.clone(),
                     allow_rt_saturation: self.allow_rt_saturation,
+                    load: load.clone(),
                 });
             }
         }
@@ -370,6 +433,7 @@ impl LatencyOptions {
             (None, Some(d)) => LatencyLength::Duration(d),
             (None, None) => LatencyLength::Duration(DEFAULT_LATENCY_DURATION),
         };
+        let load = load_spec(self.load, &self.load_cpus, self.load_nice, &self.load_dir)?;
         policies
             .into_iter()
             .map(|policy| {
@@ -382,10 +446,39 @@ impl LatencyOptions {
                     placement: placement.clone(),
                     hold_dma_latency: !self.no_dma_latency,
                     break_ns: self.break_us.map(|us| (us * 1000.0) as u64),
+                    load: load.clone(),
                 })
             })
             .collect()
     }
+}
+
+/// The load a trial runs beside it, from `--load`, `--load-cpus`, `--load-nice` and
+/// `--load-dir`. Without a load the other three are ignored, so a suite may vary
+/// `load = ["none", "cpu"]` with `load_cpus` set once for the experiment.
+fn load_spec(
+    load: Option<LoadArg>,
+    cpus: &Option<CpuList>,
+    nice: Option<i32>,
+    dir: &Option<PathBuf>,
+) -> Result<LoadSpec> {
+    let Some(arg) = load.filter(|a| a.kind != LoadKind::None) else { return Ok(LoadSpec::default()) };
+    if let Some(nice) = nice.filter(|n| !(-20..=19).contains(n)) {
+        return Err(Error::usage(format!("--load-nice {nice} is out of range: use -20 to 19")));
+    }
+    if matches!(cpus, Some(c) if c.0.is_empty()) {
+        return Err(Error::usage("--load-cpus names no CPU"));
+    }
+    if dir.is_some() && !arg.kind.writes_files() {
+        return Err(Error::usage("--load-dir applies only to the io and mixed loads, which write files"));
+    }
+    Ok(LoadSpec {
+        kind: arg.kind,
+        instances: arg.instances,
+        cpus: cpus.as_ref().map(|c| c.0.clone()),
+        nice,
+        dir: dir.clone(),
+    })
 }
 
 /// A family's options, read from keys and values (a suite experiment's, or a stored
@@ -498,6 +591,24 @@ mod tests {
         assert!(err("workload = \"cpu\"\nprocs = 0").contains("at least 1"));
         assert!(err("workload = \"gpu\"").contains("unknown variant"));
         assert!(err("procs = 2").contains("needs its kind"));
+    }
+
+    #[test]
+    fn load_keys_make_a_load_spec_and_are_ignored_without_a_load() {
+        let loaded: LatencyOptions = toml::from_str("load = \"io:2\"\nload-cpus = \"1\"\nload-nice = 5").unwrap();
+        let spec = &loaded.to_specs(None).unwrap()[0];
+        assert_eq!(
+            spec.load,
+            LoadSpec { kind: LoadKind::Io, instances: Some(2), cpus: Some(vec![1]), nice: Some(5), dir: None }
+        );
+        let idle: RingOptions = toml::from_str("procs = 2\nload = \"none\"\nload-cpus = \"1\"").unwrap();
+        assert!(idle.to_specs().unwrap()[0].load.is_none());
+        let err = |text: &str| toml::from_str::<WorkloadOptions>(text).map(|o| o.to_specs().map(|_| ()));
+        assert!(err("workload = \"cpu\"\nload = \"gpu\"").unwrap_err().to_string().contains("unknown load kind"));
+        assert!(err("workload = \"cpu\"\nload = \"cpu:0\"").unwrap_err().to_string().contains("at least 1"));
+        let refused = |text: &str| err(text).unwrap().unwrap_err().to_string();
+        assert!(refused("workload = \"cpu\"\nload = \"cpu\"\nload-nice = 20").contains("out of range"));
+        assert!(refused("workload = \"cpu\"\nload = \"cpu\"\nload-dir = \"/tmp\"").contains("only to the io and mixed"));
     }
 
     #[test]

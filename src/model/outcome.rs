@@ -3,7 +3,7 @@
 //! trial process sends back, what the store keeps and what every report reads; seconds,
 //! ratios and formatted cells are derived from it at the edge, never stored.
 
-use crate::model::Usage;
+use crate::model::{LoadOutcome, Usage};
 use serde::{Deserialize, Serialize};
 
 /// What one ring configuration measured. Times are of the timed region only: from the
@@ -27,6 +27,9 @@ pub struct RingOutcome {
     pub spawn_ns: u64,
     /// From the end of the timed region to every member reaped.
     pub teardown_ns: u64,
+    /// What the background load did during the measured window (none without a load).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadOutcome>,
 }
 
 impl RingOutcome {
@@ -70,6 +73,9 @@ pub struct WorkloadOutcome {
     /// The children's pi estimates (cpu and mixed), lowest and highest.
     pub pi_min: Option<f64>,
     pub pi_max: Option<f64>,
+    /// What the background load did during the measured window (none without a load).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadOutcome>,
 }
 
 impl WorkloadOutcome {
@@ -110,6 +116,9 @@ pub struct LatencyOutcome {
     pub mlockall: bool,
     /// The combined histogram: (value in ns, count), ascending values.
     pub histogram: Vec<(u64, u64)>,
+    /// What the background load did during the measured window (none without a load).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadOutcome>,
 }
 
 /// A finished trial's measurement, of whichever family.
@@ -140,6 +149,24 @@ impl Outcome {
         match self {
             Outcome::Latency(o) => Some(o),
             _ => None,
+        }
+    }
+
+    /// What the background load did during the trial, if it ran one.
+    pub fn load(&self) -> Option<&LoadOutcome> {
+        match self {
+            Outcome::Ring(o) => o.load.as_ref(),
+            Outcome::Workload(o) => o.load.as_ref(),
+            Outcome::Latency(o) => o.load.as_ref(),
+        }
+    }
+
+    /// Record the background load's figures beside the trial's own.
+    pub fn set_load(&mut self, load: Option<LoadOutcome>) {
+        match self {
+            Outcome::Ring(o) => o.load = load,
+            Outcome::Workload(o) => o.load = load,
+            Outcome::Latency(o) => o.load = load,
         }
     }
 

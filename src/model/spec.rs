@@ -2,6 +2,7 @@
 //! travel to the trial process as JSON; whatever needs the machine to be checked or
 //! resolved (CPUs, privileges, limits, work directories) is done by the preflight.
 
+use crate::model::load::LoadSpec;
 use crate::model::{Ipc, Pin, Policy, RingMode, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -40,6 +41,9 @@ pub struct RingSpec {
     pub work_kb: usize,
     /// Kill the ring and fail the run past this (none: wait as long as it takes).
     pub timeout: Option<Duration>,
+    /// Background load beside the ring.
+    #[serde(default, skip_serializing_if = "LoadSpec::is_none")]
+    pub load: LoadSpec,
 }
 
 /// What each child of a workload trial does, already validated.
@@ -73,6 +77,9 @@ pub struct WorkloadSpec {
     /// Allow CPU-bound real-time children that fill every CPU while RT throttling is off.
     #[serde(default)]
     pub allow_rt_saturation: bool,
+    /// Background load beside the children.
+    #[serde(default, skip_serializing_if = "LoadSpec::is_none")]
+    pub load: LoadSpec,
 }
 
 /// How long one latency measurement goes on.
@@ -109,6 +116,9 @@ pub struct LatencySpec {
     pub hold_dma_latency: bool,
     /// Stop at the first sample above this (ns).
     pub break_ns: Option<u64>,
+    /// Background load beside the measuring threads.
+    #[serde(default, skip_serializing_if = "LoadSpec::is_none")]
+    pub load: LoadSpec,
 }
 
 /// One trial of any family: what the orchestrator sends a trial process.
@@ -126,6 +136,15 @@ impl TrialSpec {
             TrialSpec::Ring(_) => Family::Ring,
             TrialSpec::Workload(_) => Family::Workload,
             TrialSpec::Latency(_) => Family::Latency,
+        }
+    }
+
+    /// The background load the trial runs beside it.
+    pub fn load(&self) -> &LoadSpec {
+        match self {
+            TrialSpec::Ring(s) => &s.load,
+            TrialSpec::Workload(s) => &s.load,
+            TrialSpec::Latency(s) => &s.load,
         }
     }
 

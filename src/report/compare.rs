@@ -589,6 +589,7 @@ mod tests {
             overhead_ps,
             spawn_ns: 0,
             teardown_ns: 0,
+            load: None,
         };
         measured.iter().enumerate().map(|(i, m)| trial(i, r#"{"procs": 2}"#, Outcome::Ring(ring(m)))).collect()
     }
@@ -610,6 +611,7 @@ mod tests {
                 dma_latency_held: true,
                 mlockall: true,
                 histogram: Vec::new(),
+                load: None,
             }
         };
         values
@@ -759,6 +761,7 @@ mod tests {
                 overhead_ps: 0,
                 spawn_ns: 0,
                 teardown_ns: 0,
+                load: None,
             };
             trial(i, &format!(r#"{{"procs": {procs}}}"#), Outcome::Ring(outcome))
         };

@@ -5,13 +5,35 @@
 //! spec and outcome, so a figure is named and computed in exactly one place.
 
 use crate::model::{
-    ns_to_s, LatencyOutcome, LatencySpec, RingLength, RingOutcome, RingSpec, ThreadStats, TrialSpec, TrialStatus,
-    WorkloadKind, WorkloadOutcome, WorkloadSpec,
+    ns_to_s, LatencyOutcome, LatencySpec, LoadOutcome, LoadSpec, RingLength, RingOutcome, RingSpec, ThreadStats,
+    TrialSpec, TrialStatus, WorkloadKind, WorkloadOutcome, WorkloadSpec,
 };
 #[cfg(test)]
 use crate::model::{Ipc, Pin, Policy, RingMode, Usage};
 use crate::store::TrialRecord;
 use serde_json::{json, Map, Value as Json};
+
+/// The load a trial ran beside it and what the load achieved during its window: nothing
+/// when it ran without one, so the figures of unloaded trials read as before.
+pub fn add_load(m: &mut Map<String, Json>, spec: &LoadSpec, o: Option<&LoadOutcome>) {
+    if spec.is_none() {
+        return;
+    }
+    m.insert("load".into(), json!(spec.kind.as_str()));
+    m.insert("load_nice".into(), json!(spec.nice));
+    let Some(o) = o else { return };
+    m.extend(object(json!({
+        "load_nice": o.nice,
+        "load_instances": o.instances,
+        "load_processes": o.processes,
+        "load_cpus": o.cpus,
+        "load_window_s": ns_to_s(o.window_ns as f64),
+        "load_loops_per_s": o.loops_per_s(),
+        "load_io_bytes_per_s": o.io_bytes_per_s(),
+        "load_messages_per_s": o.messages_per_s(),
+        "load_cpu_s": ns_to_s(o.cpu_ns as f64),
+    })));
+}
 
 fn object(value: Json) -> Map<String, Json> {
     match value {
@@ -55,6 +77,7 @@ pub fn ring(spec: &RingSpec, o: &RingOutcome, projected_cpu_ns: Option<f64>) -> 
         "work_kb": spec.work_kb,
         "duration_s": match spec.length { RingLength::Duration(d) => Some(d.as_secs_f64()), RingLength::Laps(_) => None },
     })));
+    add_load(&mut m, &spec.load, o.load.as_ref());
     m
 }
 
@@ -76,10 +99,11 @@ pub fn workload(
         fairness: 1.0,
         pi_min: None,
         pi_max: None,
+        load: None,
     };
     let o = o.unwrap_or(&zero);
     let io = p.kind == WorkloadKind::Io;
-    object(json!({
+    let mut m = object(json!({
         "family": "workload",
         "workload": p.kind.as_str(),
         "policy": spec.policy.as_str(),
@@ -110,7 +134,9 @@ pub fn workload(
         "block_size": if io { Some(p.block_size) } else { None },
         "seed": p.seed,
         "timeout_s": spec.timeout.as_secs_f64(),
-    }))
+    }));
+    add_load(&mut m, &spec.load, o.load.as_ref());
+    m
 }
 
 fn latency_line(spec: &LatencySpec, thread: Json, s: &ThreadStats) -> Map<String, Json> {
@@ -140,6 +166,9 @@ pub fn latency_lines(spec: &LatencySpec, o: &LatencyOutcome) -> Vec<Map<String, 
         o.threads.iter().enumerate().map(|(i, t)| latency_line(spec, json!(i), t)).collect();
     if o.threads.len() > 1 {
         out.push(latency_line(spec, json!("all"), &o.all));
+    }
+    for line in &mut out {
+        add_load(line, &spec.load, o.load.as_ref());
     }
     out
 }
@@ -182,6 +211,7 @@ pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (RingSpec, Ri
         prio: 0,
         work_kb: 0,
         timeout: None,
+        load: Default::default(),
     };
     let outcome = RingOutcome {
         procs,
@@ -194,6 +224,7 @@ pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (RingSpec, Ri
         overhead_ps: 100_000,
         spawn_ns: 0,
         teardown_ns: 0,
+        load: None,
     };
     (spec, outcome)
 }

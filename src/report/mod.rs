@@ -16,3 +16,19 @@ pub mod stored;
 pub mod table;
 pub mod trend;
 pub mod workload;
+
+/// What the background load did during a trial, in one line: how hard it pushed while
+/// the trial measured, and its own CPU time, which no figure of the trial includes.
+pub fn load_line(load: &crate::model::LoadOutcome) -> String {
+    format!(
+        "background load {} ({} process{}, nice {}, CPUs {}) over the {:.3} s window; its own CPU {:.3} s, \
+         kept out of the measured figures",
+        load.summary(),
+        load.processes,
+        if load.processes == 1 { "" } else { "es" },
+        load.nice,
+        crate::sys::sched::format_cpu_list(&load.cpus),
+        load.window_ns as f64 / 1e9,
+        load.cpu_ns as f64 / 1e9
+    )
+}

@@ -362,6 +362,7 @@ pub fn to_run(
             prio: 0,
             work_kb: 0,
             timeout: None,
+            load: Default::default(),
         };
         let outcome = RingOutcome {
             procs: row.procs,
@@ -374,6 +375,7 @@ pub fn to_run(
             overhead_ps: 0,
             spawn_ns: 0,
             teardown_ns: 0,
+            load: None,
         };
         let mut params = Map::new();
         params.insert("procs".into(), json!(row.procs));

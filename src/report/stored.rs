@@ -246,6 +246,14 @@ pub fn describe_run(run: &RunRecord, ok: usize, not_ok: usize) -> String {
         not_ok,
         planned
     );
+    if let Some(loads) = run.options.get("loads").and_then(Json::as_array) {
+        let described: Vec<String> = loads
+            .iter()
+            .filter_map(|l| serde_json::from_value::<crate::model::LoadSpec>(l.clone()).ok())
+            .map(|l| l.describe())
+            .collect();
+        out.push_str(&format!("background load in some trials: {}\n", described.join("; ")));
+    }
     if let Some(warnings) = run.warnings.as_array() {
         for w in warnings.iter().filter_map(Json::as_str) {
             out.push_str(&format!("warning: {w}\n"));
@@ -297,11 +305,18 @@ pub fn experiment_tables_for(trials: &[TrialRecord], rule: &RunRule) -> Vec<(Str
             Family::Workload => workload_rows(&groups, rule),
             Family::Latency => latency_rows(&groups, rule),
         };
-        let mut table = Table::new(axes.iter().map(String::as_str).chain(["ok/runs"]).chain(headers));
+        // How hard a background load pushed, where one ran: the median over ok repeats.
+        let loaded = groups.iter().any(|g| g.outcomes().any(|o| o.load().is_some()));
+        let load_header = loaded.then_some("Load (median over repeats)");
+        let mut table =
+            Table::new(axes.iter().map(String::as_str).chain(["ok/runs"]).chain(headers).chain(load_header));
         for (g, row) in groups.iter().zip(rows) {
             let mut cells: Vec<String> = axes.iter().map(|k| param_text(g.params.get(k))).collect();
             cells.push(format!("{}/{}", g.ok().count(), g.trials.len()));
             cells.extend(row);
+            if loaded {
+                cells.push(load_cell(g));
+            }
             table.push(cells);
         }
         for c in 0..axes.len() {
@@ -310,6 +325,24 @@ pub fn experiment_tables_for(trials: &[TrialRecord], rule: &RunRule) -> Vec<(Str
         out.push((title.trim_end().to_string(), table));
     }
     out
+}
+
+/// A group's background load: its kind and median throughput over the ok repeats ("-"
+/// without a load).
+fn load_cell(g: &Group) -> String {
+    let loads: Vec<&crate::model::LoadOutcome> = g.outcomes().filter_map(Outcome::load).collect();
+    let Some(first) = loads.first() else { return "-".into() };
+    let median = |f: fn(&crate::model::LoadOutcome) -> f64| {
+        Summary::of(&loads.iter().map(|l| f(l)).collect::<Vec<_>>()).map_or(0.0, |s| s.median)
+    };
+    let typical = crate::model::LoadOutcome {
+        window_ns: 1_000_000_000,
+        loops: median(|l| l.loops_per_s()) as u64,
+        io_bytes: median(|l| l.io_bytes_per_s()) as u64,
+        messages: median(|l| l.messages_per_s()) as u64,
+        ..(*first).clone()
+    };
+    typical.summary()
 }
 
 /// What the summary columns are, per family.

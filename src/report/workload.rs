@@ -142,6 +142,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             dir: None,
             allow_rt_saturation: false,
+            load: Default::default(),
         };
         let children: Vec<ChildRecord> = child_cpu_ns
             .iter()

@@ -57,6 +57,7 @@ fn ring(f: &Json) -> Option<RingOutcome> {
         overhead_ps: (f.get("overhead_ns")?.as_f64()? * 1000.0).round() as u64,
         spawn_ns: ns(f, "spawn_s").unwrap_or(0),
         teardown_ns: ns(f, "teardown_s").unwrap_or(0),
+        load: None,
     })
 }
 
@@ -75,6 +76,7 @@ fn workload(f: &Json) -> Option<WorkloadOutcome> {
         fairness: f.get("fairness").and_then(Json::as_f64).unwrap_or(f64::NAN),
         pi_min: f.get("pi_min").and_then(Json::as_f64),
         pi_max: f.get("pi_max").and_then(Json::as_f64),
+        load: None,
     })
 }
 
@@ -110,6 +112,7 @@ fn latency(f: &Json, histogram: Vec<(u64, u64)>) -> Option<LatencyOutcome> {
         dma_latency_held: f.get("dma_latency_held").and_then(Json::as_bool).unwrap_or(false),
         mlockall: f.get("mlockall").and_then(Json::as_bool).unwrap_or(false),
         histogram,
+        load: None,
     })
 }
 

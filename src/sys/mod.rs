@@ -6,6 +6,7 @@ pub mod clock;
 pub mod fd;
 pub mod fs;
 pub mod limits;
+pub mod load;
 pub mod machine;
 pub mod process;
 pub mod random;
