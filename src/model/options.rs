@@ -10,7 +10,7 @@ use crate::model::parse::*;
 use crate::model::spec::{
     Family, LatencyLength, LatencySpec, Placement, RingLength, RingSpec, TrialSpec, WorkloadParams, WorkloadSpec,
 };
-use crate::model::{Ipc, Pin, Policy, RingMode, WorkloadKind};
+use crate::model::{DeadlineParams, Ipc, Pin, Policy, RingMode, WorkloadKind};
 use clap::Args;
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
@@ -47,6 +47,7 @@ text_value!(de_i32, i32, parse_whole::<i32>);
 text_value!(de_u64, u64, parse_whole::<u64>);
 text_value!(de_usize, usize, parse_whole::<usize>);
 text_value!(de_threads, u32, parse_threads);
+text_value!(de_reservation, u64, parse_reservation_ns);
 
 /// `schedlab ring` flags and ring experiment keys.
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
@@ -102,6 +103,21 @@ pub struct RingOptions {
     #[arg(long, value_name = "TIME", value_parser = parse_duration)]
     #[serde(deserialize_with = "de_duration")]
     pub timeout: Option<Duration>,
+
+    /// SCHED_DEADLINE: CPU time each job may use per period (e.g. 100us); with --policy deadline
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub runtime: Option<u64>,
+
+    /// SCHED_DEADLINE: time from a period's start by which its job must be done [default: --period]
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub deadline: Option<u64>,
+
+    /// SCHED_DEADLINE: time between the starts of two jobs (e.g. 1ms); with --policy deadline
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub period: Option<u64>,
 }
 
 /// `schedlab workload` flags and workload experiment keys.
@@ -117,7 +133,7 @@ pub struct WorkloadOptions {
     #[serde(deserialize_with = "de_workload_procs")]
     pub procs: Option<ProcList>,
 
-    /// Policies to compare: one or a list of other,fifo,rr,batch,idle [default: other]
+    /// Policies to compare: one or a list of other,fifo,rr,batch,idle,deadline [default: other]
     #[arg(long, value_name = "LIST", value_parser = parse_policies)]
     #[serde(deserialize_with = "de_policies")]
     pub policy: Option<PolicyList>,
@@ -164,6 +180,21 @@ pub struct WorkloadOptions {
     /// Allow a CPU-bound real-time run that can fill every CPU while RT throttling is off
     #[arg(long)]
     pub allow_rt_saturation: bool,
+
+    /// SCHED_DEADLINE: CPU time each job may use per period (e.g. 100us); with --policy deadline
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub runtime: Option<u64>,
+
+    /// SCHED_DEADLINE: time from a period's start by which its job must be done [default: --period]
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub deadline: Option<u64>,
+
+    /// SCHED_DEADLINE: time between the starts of two jobs (e.g. 1ms); with --policy deadline
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub period: Option<u64>,
 }
 
 /// `schedlab latency` flags and latency experiment keys.
@@ -221,6 +252,21 @@ pub struct LatencyOptions {
     #[arg(long, value_name = "US", value_parser = parse_break_us, allow_negative_numbers = true)]
     #[serde(deserialize_with = "de_break_us")]
     pub break_us: Option<f64>,
+
+    /// SCHED_DEADLINE: CPU time each job may use per period (e.g. 100us); with --policy deadline
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub runtime: Option<u64>,
+
+    /// SCHED_DEADLINE: time from a period's start by which its job must be done [default: --period]
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub deadline: Option<u64>,
+
+    /// SCHED_DEADLINE: time between the starts of two jobs, the sampling interval (e.g. 1ms); with --policy deadline
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub period: Option<u64>,
 }
 
 impl RingOptions {
@@ -228,6 +274,13 @@ impl RingOptions {
     pub fn to_specs(&self) -> Result<Vec<RingSpec>> {
         let policy = self.policy.unwrap_or(Policy::Other);
         let prio = resolve_priority(policy, self.prio)?;
+        let deadline = resolve_deadline(&[policy], self.runtime, self.deadline, self.period)?;
+        if deadline.is_some() && (matches!(self.pin, Some(Pin::Same | Pin::Spread)) || self.cpus.is_some()) {
+            return Err(Error::usage(DEADLINE_PLACEMENT));
+        }
+        // A deadline task may not be pinned to part of its root domain, so its members
+        // are left to the scheduler.
+        let pin = self.pin.unwrap_or(if deadline.is_some() { Pin::None } else { Pin::Same });
         let work_kb = self.work_kb.unwrap_or(0);
         if work_kb > MAX_WORK_KB {
             return Err(Error::usage(format!("--work-kb {work_kb} is more than the 1 GiB per member schedlab allows")));
@@ -257,12 +310,13 @@ impl RingOptions {
                 length,
                 mode: self.mode.unwrap_or(RingMode::Process),
                 ipc: self.ipc.unwrap_or(Ipc::Pipe),
-                pin: self.pin.unwrap_or(Pin::Same),
+                pin,
                 cpus: self.cpus.as_ref().map(|c| c.0.clone()),
                 policy,
                 prio,
                 work_kb,
                 timeout: self.timeout,
+                deadline,
             })
             .collect())
     }
@@ -278,6 +332,7 @@ impl WorkloadOptions {
         if self.prio.is_some() && !policies.iter().any(|p| p.is_realtime()) {
             return Err(Error::usage("--prio applies only to fifo and rr, and no real-time policy was chosen"));
         }
+        let deadline = resolve_deadline(&policies, self.runtime, self.deadline, self.period)?;
         if let Some(nice) = self.nice {
             if !(-20..=19).contains(&nice) {
                 return Err(Error::usage(format!("--nice {nice} is out of range: use -20 to 19")));
@@ -326,6 +381,7 @@ impl WorkloadOptions {
                     timeout: self.timeout.unwrap_or(DEFAULT_WORKLOAD_TIMEOUT),
                     dir: self.dir.clone(),
                     allow_rt_saturation: self.allow_rt_saturation,
+                    deadline: deadline.filter(|_| policy.is_deadline()),
                 });
             }
         }
@@ -365,6 +421,15 @@ impl LatencyOptions {
         if self.prio.is_some() && !policies.iter().any(|p| p.is_realtime()) {
             return Err(Error::usage("--prio applies only to fifo and rr, and no real-time policy was chosen"));
         }
+        let deadline = resolve_deadline(&policies, self.runtime, self.deadline, self.period)?;
+        if deadline.is_some() && placement != Placement::Unpinned {
+            return Err(Error::usage(DEADLINE_PLACEMENT));
+        }
+        if deadline.is_some() && policies.len() == 1 && (self.interval.is_some() || self.freq.is_some()) {
+            return Err(Error::usage(
+                "under --policy deadline the sampling interval is the --period: drop --interval/--freq",
+            ));
+        }
         let length = match (self.loops, self.duration) {
             (Some(n), _) => LatencyLength::Loops(n),
             (None, Some(d)) => LatencyLength::Duration(d),
@@ -374,18 +439,73 @@ impl LatencyOptions {
             .into_iter()
             .map(|policy| {
                 let prio = if policy.is_realtime() { self.prio.unwrap_or(LATENCY_DEFAULT_RT_PRIO) } else { 0 };
+                let deadline = deadline.filter(|_| policy.is_deadline());
                 Ok(LatencySpec {
-                    interval_ns: self.interval_ns(),
+                    interval_ns: deadline.map_or_else(|| self.interval_ns(), |d| d.period_ns),
                     length,
                     policy,
                     prio: resolve_priority(policy, Some(prio))?,
                     placement: placement.clone(),
                     hold_dma_latency: !self.no_dma_latency,
                     break_ns: self.break_us.map(|us| (us * 1000.0) as u64),
+                    deadline,
                 })
             })
             .collect()
     }
+}
+
+/// Why deadline tasks are never pinned: the kernel's rule, and what schedlab does instead.
+pub const DEADLINE_PLACEMENT: &str = "--policy deadline cannot be pinned: the kernel refuses SCHED_DEADLINE to a task \
+     whose CPU affinity is narrower than its root domain (every online CPU unless exclusive cpusets split it), so \
+     schedlab leaves deadline tasks to the scheduler. Drop --cpus/--threads/--all-cpus/--pin same|spread, or give \
+     the run its own root domain with an exclusive cpuset and run schedlab inside it";
+
+/// The reservation the deadline flags ask for: checked against each other and the kernel's
+/// 1024 ns minimum, and refused when no deadline policy was chosen (or the reverse).
+pub fn resolve_deadline(
+    policies: &[Policy],
+    runtime: Option<u64>,
+    deadline: Option<u64>,
+    period: Option<u64>,
+) -> Result<Option<DeadlineParams>> {
+    let wanted = policies.iter().any(|p| p.is_deadline());
+    if !wanted {
+        if runtime.is_some() || deadline.is_some() || period.is_some() {
+            return Err(Error::usage(
+                "--runtime, --deadline and --period apply only to --policy deadline, and it was not chosen",
+            ));
+        }
+        return Ok(None);
+    }
+    let (Some(runtime_ns), Some(period_ns)) = (runtime, period) else {
+        return Err(Error::usage(
+            "--policy deadline needs --runtime and --period (e.g. --runtime 100us --period 1ms; --deadline defaults \
+             to the period)",
+        ));
+    };
+    let deadline_ns = deadline.unwrap_or(period_ns);
+    let min = DeadlineParams::MIN_NS;
+    if runtime_ns < min {
+        return Err(Error::usage(format!(
+            "--runtime {runtime_ns} ns is below the kernel's minimum of {min} ns for SCHED_DEADLINE"
+        )));
+    }
+    if runtime_ns > deadline_ns {
+        return Err(Error::usage(format!(
+            "--runtime {} is longer than --deadline {}: the kernel needs runtime <= deadline <= period",
+            crate::model::format_ns(runtime_ns),
+            crate::model::format_ns(deadline_ns)
+        )));
+    }
+    if deadline_ns > period_ns {
+        return Err(Error::usage(format!(
+            "--deadline {} is longer than --period {}: the kernel needs runtime <= deadline <= period",
+            crate::model::format_ns(deadline_ns),
+            crate::model::format_ns(period_ns)
+        )));
+    }
+    Ok(Some(DeadlineParams { runtime_ns, deadline_ns, period_ns }))
 }
 
 /// A family's options, read from keys and values (a suite experiment's, or a stored

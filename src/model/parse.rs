@@ -88,7 +88,7 @@ pub fn parse_policies(text: &str) -> std::result::Result<PolicyList, String> {
     let mut out = Vec::new();
     for item in text.split(',').map(str::trim) {
         let policy = Policy::ALL.into_iter().find(|p| p.as_str() == item.to_ascii_lowercase()).ok_or_else(|| {
-            format!("unknown policy '{item}': expected one of other, fifo, rr, batch, idle (comma-separated)")
+            format!("unknown policy '{item}': expected one of other, fifo, rr, batch, idle, deadline (comma-separated)")
         })?;
         if !out.contains(&policy) {
             out.push(policy);
@@ -212,6 +212,17 @@ pub fn parse_frequency(text: &str) -> std::result::Result<f64, String> {
         return Err(format!("{hz} Hz asks for a period below one nanosecond"));
     }
     Ok(hz)
+}
+
+/// A SCHED_DEADLINE time ("100us", "1ms", "1.5ms") in ns. The unit is required: a bare
+/// number would be seconds elsewhere, far beyond any sensible period.
+pub fn parse_reservation_ns(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(format!("'{text}' needs a unit: ns, us, ms or s (e.g. 100us)"));
+    }
+    let d = parse_duration(t)?;
+    Ok(d.as_nanos().min(u128::from(u64::MAX)) as u64)
 }
 
 pub fn parse_break_us(text: &str) -> std::result::Result<f64, String> {

@@ -2,7 +2,7 @@
 //! travel to the trial process as JSON; whatever needs the machine to be checked or
 //! resolved (CPUs, privileges, limits, work directories) is done by the preflight.
 
-use crate::model::{Ipc, Pin, Policy, RingMode, WorkloadKind};
+use crate::model::{DeadlineParams, Ipc, Pin, Policy, RingMode, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -40,6 +40,9 @@ pub struct RingSpec {
     pub work_kb: usize,
     /// Kill the ring and fail the run past this (none: wait as long as it takes).
     pub timeout: Option<Duration>,
+    /// The SCHED_DEADLINE reservation of each task, when `policy` is deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<DeadlineParams>,
 }
 
 /// What each child of a workload trial does, already validated.
@@ -73,6 +76,9 @@ pub struct WorkloadSpec {
     /// Allow CPU-bound real-time children that fill every CPU while RT throttling is off.
     #[serde(default)]
     pub allow_rt_saturation: bool,
+    /// The SCHED_DEADLINE reservation of each task, when `policy` is deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<DeadlineParams>,
 }
 
 /// How long one latency measurement goes on.
@@ -109,6 +115,9 @@ pub struct LatencySpec {
     pub hold_dma_latency: bool,
     /// Stop at the first sample above this (ns).
     pub break_ns: Option<u64>,
+    /// The SCHED_DEADLINE reservation of the measuring thread (its period is `interval_ns`), when `policy` is deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<DeadlineParams>,
 }
 
 /// One trial of any family: what the orchestrator sends a trial process.
@@ -126,6 +135,15 @@ impl TrialSpec {
             TrialSpec::Ring(_) => Family::Ring,
             TrialSpec::Workload(_) => Family::Workload,
             TrialSpec::Latency(_) => Family::Latency,
+        }
+    }
+
+    /// The SCHED_DEADLINE reservation of each of the trial's tasks, if it has one.
+    pub fn deadline(&self) -> Option<DeadlineParams> {
+        match self {
+            TrialSpec::Ring(s) => s.deadline,
+            TrialSpec::Workload(s) => s.deadline,
+            TrialSpec::Latency(s) => s.deadline,
         }
     }
 

@@ -13,6 +13,16 @@ use crate::model::{Ipc, Pin, Policy, RingMode, Usage};
 use crate::store::TrialRecord;
 use serde_json::{json, Map, Value as Json};
 
+/// A deadline trial's reservation as keys (`runtime_ns`, `deadline_ns`, `period_ns`);
+/// nothing for the other policies, whose lines stay as they were.
+fn add_reservation(m: &mut Map<String, Json>, dl: Option<crate::model::DeadlineParams>) {
+    if let Some(dl) = dl {
+        m.insert("runtime_ns".into(), json!(dl.runtime_ns));
+        m.insert("deadline_ns".into(), json!(dl.deadline_ns));
+        m.insert("period_ns".into(), json!(dl.period_ns));
+    }
+}
+
 fn object(value: Json) -> Map<String, Json> {
     match value {
         Json::Object(m) => m,
@@ -55,6 +65,7 @@ pub fn ring(spec: &RingSpec, o: &RingOutcome, projected_cpu_ns: Option<f64>) -> 
         "work_kb": spec.work_kb,
         "duration_s": match spec.length { RingLength::Duration(d) => Some(d.as_secs_f64()), RingLength::Laps(_) => None },
     })));
+    add_reservation(&mut m, spec.deadline);
     m
 }
 
@@ -76,10 +87,11 @@ pub fn workload(
         fairness: 1.0,
         pi_min: None,
         pi_max: None,
+        reservation: None,
     };
     let o = o.unwrap_or(&zero);
     let io = p.kind == WorkloadKind::Io;
-    object(json!({
+    let mut m = object(json!({
         "family": "workload",
         "workload": p.kind.as_str(),
         "policy": spec.policy.as_str(),
@@ -110,7 +122,15 @@ pub fn workload(
         "block_size": if io { Some(p.block_size) } else { None },
         "seed": p.seed,
         "timeout_s": spec.timeout.as_secs_f64(),
-    }))
+    }));
+    add_reservation(&mut m, spec.deadline);
+    if let Some(r) = o.reservation {
+        m.insert("reserved_pct".into(), json!(r.reserved_pct));
+        m.insert("child_cpu_pct_mean".into(), json!(r.child_cpu_pct_mean));
+        m.insert("child_cpu_pct_min".into(), json!(r.child_cpu_pct_min));
+        m.insert("children_short".into(), json!(r.children_short));
+    }
+    m
 }
 
 fn latency_line(spec: &LatencySpec, thread: Json, s: &ThreadStats) -> Map<String, Json> {
@@ -140,6 +160,13 @@ pub fn latency_lines(spec: &LatencySpec, o: &LatencyOutcome) -> Vec<Map<String, 
         o.threads.iter().enumerate().map(|(i, t)| latency_line(spec, json!(i), t)).collect();
     if o.threads.len() > 1 {
         out.push(latency_line(spec, json!("all"), &o.all));
+    }
+    for line in &mut out {
+        add_reservation(line, spec.deadline);
+        if let Some(d) = o.deadline {
+            line.insert("missed_deadlines".into(), json!(d.missed_deadlines));
+            line.insert("runtime_overruns".into(), json!(d.runtime_overruns));
+        }
     }
     out
 }
@@ -182,6 +209,7 @@ pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (RingSpec, Ri
         prio: 0,
         work_kb: 0,
         timeout: None,
+        deadline: None,
     };
     let outcome = RingOutcome {
         procs,

@@ -362,6 +362,7 @@ pub fn to_run(
             prio: 0,
             work_kb: 0,
             timeout: None,
+            deadline: None,
         };
         let outcome = RingOutcome {
             procs: row.procs,

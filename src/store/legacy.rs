@@ -75,6 +75,7 @@ fn workload(f: &Json) -> Option<WorkloadOutcome> {
         fairness: f.get("fairness").and_then(Json::as_f64).unwrap_or(f64::NAN),
         pi_min: f.get("pi_min").and_then(Json::as_f64),
         pi_max: f.get("pi_max").and_then(Json::as_f64),
+        reservation: None,
     })
 }
 
@@ -110,6 +111,7 @@ fn latency(f: &Json, histogram: Vec<(u64, u64)>) -> Option<LatencyOutcome> {
         dma_latency_held: f.get("dma_latency_held").and_then(Json::as_bool).unwrap_or(false),
         mlockall: f.get("mlockall").and_then(Json::as_bool).unwrap_or(false),
         histogram,
+        deadline: None,
     })
 }
 
