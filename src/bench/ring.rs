@@ -304,7 +304,14 @@ impl MemberPlan<'_> {
 
     fn set_up(&self, index: usize) -> std::result::Result<WorkingSet, String> {
         let spec = self.spec;
-        sched::apply_scheduling(self.affinity[index].as_deref(), spec.policy, spec.prio, spec.deadline.as_ref(), spec.procs, false)?;
+        sched::apply_scheduling(
+            self.affinity[index].as_deref(),
+            spec.policy,
+            spec.prio,
+            spec.deadline.as_ref(),
+            spec.procs,
+            false,
+        )?;
         WorkingSet::new(self.spec.work_kb).map_err(|e| {
             format!("allocating a {} KiB working set: {}", self.spec.work_kb, crate::error::describe_io(&e))
         })

@@ -115,17 +115,10 @@ pub fn reservation_table(trials: &[LiveTrial]) -> Option<String> {
     if cells.is_empty() {
         return None;
     }
-    let mut table = Table::new([
-        "Policy",
-        "Procs",
-        "Reservation",
-        "Allowed %/child",
-        "Got %/child",
-        "Lowest %",
-        "Short children",
-    ])
-    .left_align(0)
-    .left_align(2);
+    let mut table =
+        Table::new(["Policy", "Procs", "Reservation", "Allowed %/child", "Got %/child", "Lowest %", "Short children"])
+            .left_align(0)
+            .left_align(2);
     for (dl, procs) in cells {
         let figures: Vec<crate::model::ReservationFigures> = trials
             .iter()
@@ -133,7 +126,8 @@ pub fn reservation_table(trials: &[LiveTrial]) -> Option<String> {
             .filter_map(|t| t.outcome.as_ref().and_then(|o| o.reservation))
             .collect();
         let mean = |f: &dyn Fn(&crate::model::ReservationFigures) -> f64| {
-            Summary::of(&figures.iter().map(f).collect::<Vec<_>>()).map_or("-".to_string(), |s| format!("{:.1}", s.mean))
+            Summary::of(&figures.iter().map(f).collect::<Vec<_>>())
+                .map_or("-".to_string(), |s| format!("{:.1}", s.mean))
         };
         let short: Option<usize> = figures.iter().map(|r| r.children_short).sum();
         table.push(vec![

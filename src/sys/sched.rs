@@ -186,7 +186,8 @@ pub fn explain_deadline_refusal(params: &DeadlineParams, tasks: usize, err: &io:
                 Some(_) => "no limit (sched_rt_runtime_us = -1)".to_string(),
                 None => "an unknown amount (sched_rt_runtime_us is unreadable)".to_string(),
             };
-            let held = match admitted_deadline_bandwidth() {
+            let admitted = admitted_deadline_bandwidth();
+            let held = match admitted {
                 Some(bw) => format!("{bw:.3} CPU now, by the scheduler's debug file"),
                 None => "unknown without debugfs".to_string(),
             };
@@ -200,6 +201,14 @@ pub fn explain_deadline_refusal(params: &DeadlineParams, tasks: usize, err: &io:
                 format_ns(params.period_ns),
                 format_cpu_list(&cpus)
             ));
+            if admitted.is_some_and(|bw| bw < 0.0) {
+                msg.push_str(
+                    ". Note: an admitted total below zero means the kernel's own accounting is off (seen on Linux \
+                     6.18 after throttled deadline tasks exit: their bandwidth taken off twice), and it then refuses \
+                     any reservation smaller than the deficit; it mends as deadline tasks come and go, or when the \
+                     root domain is rebuilt",
+                );
+            }
         }
         Some(libc::EPERM) => {
             let allowed = allowed_cpus().unwrap_or_default();
