@@ -355,16 +355,22 @@ fn measure_deadline_thread(
             // when a job wakes past its deadline): follow it, as cyclicdeadline does.
             period_start = now;
         }
-        let mut restarted = false;
-        if now - period_start >= period {
-            // Whole periods with no job: skipped and counted, never sampled late.
-            let missed = ((now - period_start) / period).min(max_periods.saturating_sub(periods + 1));
-            overruns += missed;
-            periods += missed;
-            period_start += missed * period;
+        let skipped = (now - period_start) / period;
+        let restarted = skipped > 0;
+        if restarted {
+            // Whole periods with no job: skipped and counted, never sampled late. Those
+            // past the end of a --loops run are not counted: samples + overruns is
+            // exactly the number of periods asked for.
+            let left = max_periods - periods;
+            if skipped >= left {
+                overruns += left;
+                break;
+            }
+            overruns += skipped;
+            periods += skipped;
+            period_start += skipped * period;
             // A replenishment more than a period late makes the kernel start the
             // reservation's periods afresh from then: follow it after this job.
-            restarted = true;
         }
         if period_start > end_ns || periods >= max_periods {
             break;
