@@ -15,21 +15,22 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     BANDWIDTH.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Run schedlab; when the kernel refused a reservation while its own admitted total read
-/// below zero (its accounting fault, which schedlab names in the message), try again a
-/// few times: that refusal says nothing about the request.
+/// Run schedlab for a request far below what the machine grants, trying again when the
+/// kernel still answers EBUSY: it then can only be its own accounting (on Linux 6.18 the
+/// admitted total was seen below zero for a while after deadline tasks exited) or another
+/// program's reservations, and says nothing about schedlab.
 fn run_deadline(args: &[&str]) -> Output {
     for _ in 0..5 {
         let out = schedlab().args(args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        if out.status.code() == Some(2) && stderr.contains("admitted total below zero") {
-            eprintln!("the kernel's deadline accounting was below zero; trying again: {stderr}");
+        if out.status.code() == Some(2) && stderr.contains("EBUSY") {
+            eprintln!("the kernel refused a small reservation; trying again: {stderr}");
             std::thread::sleep(Duration::from_secs(1));
             continue;
         }
         return out;
     }
-    panic!("the kernel's deadline accounting stayed below zero through every attempt");
+    panic!("the kernel refused a small deadline reservation through every attempt");
 }
 
 fn ok_json(args: &[&str]) -> Vec<serde_json::Value> {
@@ -242,22 +243,15 @@ fn a_request_beyond_the_admissible_bandwidth_exits_2_with_the_numbers() {
         .split(',')
         .map(|r| r.split_once('-').map_or(1, |(a, b)| b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1))
         .sum();
-    // 0.7 CPU each, a child more than there are CPUs: always above the 95 % of every CPU
-    // that the kernel grants, whatever it holds already.
+    // 0.7 CPU each, two children more than there are CPUs: well above the 95 % of every
+    // CPU that the kernel grants, whatever it holds already.
     let procs = (online + 2).to_string();
     let asked = format!("asked {procs} x 700 µs / 1 ms = {:.3} CPU", (online + 2) as f64 * 0.7);
-    let out = run_deadline(&[
-        "workload",
-        "cpu",
-        "--procs",
-        &procs,
-        "--policy",
-        "deadline",
-        "--runtime",
-        "700us",
-        "--period",
-        "1ms",
-    ]);
+    // Not retried: this refusal is the one under test.
+    let out = schedlab()
+        .args(["workload", "cpu", "--procs", &procs, "--policy", "deadline", "--runtime", "700us", "--period", "1ms"])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("EBUSY") && stderr.contains(&asked), "{stderr}");
