@@ -36,7 +36,8 @@ if ! mountpoint -q /sys/kernel/debug; then
 fi
 tracing=/sys/kernel/debug/tracing
 old_on=$(cat "$tracing/tracing_on")
-old_kb=$(cat "$tracing/buffer_size_kb" | sed 's/ .*//')
+# "7 (expanded: 1408)": the size the buffer takes once tracing is used.
+old_kb=$(sed -e 's/.*expanded: \([0-9]*\).*/\1/' -e 's/ .*//' "$tracing/buffer_size_kb")
 results=$(mktemp)
 restore() {
   echo "$old_on" >"$tracing/tracing_on"

@@ -313,12 +313,6 @@ impl ChildPlan<'_> {
             WorkloadKind::Mixed => mixed_iterations(params.iterations, seed, raw(&output)).map(Some),
         };
         let finished = monotonic_ns();
-        if spec.policy.is_deadline() {
-            // Hand the reservation back before exiting: Linux 6.18 was seen to take a
-            // throttled deadline task's bandwidth off twice when it exits, leaving the
-            // root domain's admitted total below zero and refusing every reservation.
-            let _ = sched::set_policy(crate::model::Policy::Other, 0);
-        }
         self.board.store_extra(ctx.index, FINISH_NS, finished);
         match outcome {
             Ok(Some(pi)) => {
