@@ -43,7 +43,7 @@ restore() {
   echo "$old_on" >"$tracing/tracing_on"
   echo >"$tracing/trace"
   echo "$old_kb" >"$tracing/buffer_size_kb"
-  rm -f "$results"
+  rm -f "$results" "$results.cd.json"
   if [ -n "$mounted_debugfs" ]; then umount /sys/kernel/debug; fi
 }
 trap restore EXIT
@@ -55,15 +55,19 @@ for ((i = 1; i <= rounds; i++)); do
     python3 -c 'import json,sys; l=json.loads(sys.stdin.readline()); print("schedlab", l["samples"], l["p50_ns"]/1e3, l["p99_ns"]/1e3, l["max_ns"]/1e3, l["missed_deadlines"])' >>"$results"
   echo >"$tracing/trace"
   echo 1 >"$tracing/tracing_on"
-  cyclicdeadline -D "$seconds" -i "$interval_us" -t 1 >/dev/null
+  cyclicdeadline -D "$seconds" -i "$interval_us" -t 1 --json="$results.cd.json" >/dev/null
   echo 0 >"$tracing/tracing_on"
-  # The first marker is cyclicdeadline's own check of the job in its main thread.
+  # The first marker is cyclicdeadline's own check of the job in its main thread. A
+  # trace that lost jobs (a full buffer) is said so: its percentiles are of fewer jobs.
   python3 -c '
-import math, re, sys
+import json, math, re, sys
 offs = [int(m.group(1)) for m in re.finditer(r"start at \d+ off=(\d+)", open(sys.argv[1]).read())][1:]
 offs.sort()
 def pct(q): return offs[max(0, math.ceil(q * len(offs)) - 1)]
-print("cyclicdeadline", len(offs), pct(0.50), pct(0.99), offs[-1], "-")' "$tracing/trace" >>"$results"
+cycles = json.load(open(sys.argv[2]))["thread"]["0"]["cycles"]
+if len(offs) < cycles - 1:
+    print(f"warning: the trace kept {len(offs)} of cyclicdeadline\x27s {cycles} jobs", file=sys.stderr)
+print("cyclicdeadline", len(offs), pct(0.50), pct(0.99), offs[-1], "-")' "$tracing/trace" "$results.cd.json" >>"$results"
 done
 
 python3 - "$results" "$runtime_us" "$interval_us" <<'PY'
