@@ -501,6 +501,47 @@ mod tests {
     }
 
     #[test]
+    fn a_deadline_trial_sets_each_childs_share_against_its_reservation() {
+        let child = |cpu_ms: u64, finish_ms: u64| ChildRecord {
+            finish_ns: finish_ms * 1_000_000,
+            usage: usage(cpu_ms * 1_000_000, 0, 0, 0),
+            pi_estimate: Some(std::f64::consts::PI),
+        };
+        let spec = WorkloadSpec {
+            params: WorkloadParams { kind: WorkloadKind::Cpu, iterations: 1, transfer_size: 0, block_size: 0, seed: 1 },
+            procs: 3,
+            policy: Policy::Deadline,
+            prio: 0,
+            nice: None,
+            timeout: std::time::Duration::from_secs(1),
+            dir: None,
+            allow_rt_saturation: false,
+            deadline: Some(DeadlineParams { runtime_ns: 300_000, deadline_ns: 1_000_000, period_ns: 1_000_000 }),
+        };
+        let trial = WorkloadTrial {
+            spec,
+            repeat: 1,
+            status: TrialStatus::Ok,
+            wall_ns: 1_000_000_000,
+            usage: Usage::default(),
+            // 30 %, 31 % and 20 % of a CPU against 30 % reserved: the last is short.
+            children: vec![child(300, 1000), child(310, 1000), child(200, 1000)],
+            fork_ns: 0,
+        };
+        let r = trial.outcome().unwrap().reservation.unwrap();
+        assert!((r.reserved_pct - 30.0).abs() < 1e-9);
+        assert!((r.child_cpu_pct_mean - 27.0).abs() < 1e-9, "{r:?}");
+        assert!((r.child_cpu_pct_min - 20.0).abs() < 1e-9, "{r:?}");
+        assert_eq!(r.children_short, Some(1));
+        let mut io = trial.clone();
+        io.spec.params.kind = WorkloadKind::Io;
+        assert_eq!(io.outcome().unwrap().reservation.unwrap().children_short, None, "io need not use its reservation");
+        let mut other = trial;
+        other.spec.deadline = None;
+        assert!(other.outcome().unwrap().reservation.is_none());
+    }
+
+    #[test]
     fn reservations_describe_themselves() {
         let dl = DeadlineParams { runtime_ns: 100_000, deadline_ns: 1_000_000, period_ns: 1_500_000 };
         assert_eq!(dl.describe(), "runtime 100 µs, deadline 1 ms, period 1.5 ms");

@@ -621,6 +621,44 @@ mod tests {
     }
 
     #[test]
+    fn deadline_reservations_reach_the_deadline_specs_alone() {
+        let ms = 1_000_000;
+        let ring: RingOptions =
+            toml::from_str("policy = \"deadline\"\nruntime = \"100us\"\nperiod = \"1ms\"\nprocs = 2").unwrap();
+        let spec = &ring.to_specs().unwrap()[0];
+        let want = DeadlineParams { runtime_ns: 100_000, deadline_ns: ms, period_ns: ms };
+        assert_eq!((spec.deadline, spec.pin, spec.prio), (Some(want), Pin::None, 0), "deadline defaults to the period");
+        let specs = workload(
+            "workload = \"cpu\"\npolicy = \"other,deadline\"\nruntime = \"1ms\"\ndeadline = \"2ms\"\nperiod = \"3ms\"",
+        )
+        .unwrap();
+        let got: Vec<_> = specs.iter().map(|s| (s.policy, s.deadline.map(|d| d.deadline_ns))).collect();
+        assert_eq!(got, vec![(Policy::Other, None), (Policy::Deadline, Some(2 * ms))]);
+        let latency = LatencyOptions {
+            runtime: Some(100_000),
+            period: Some(2 * ms),
+            interval: Some(std::time::Duration::from_millis(1)),
+            ..LatencyOptions::default()
+        };
+        let both = PolicyList(vec![Policy::Fifo, Policy::Deadline]);
+        let specs = latency.to_specs(Some(&both)).unwrap();
+        assert_eq!((specs[0].interval_ns, specs[0].deadline), (ms, None));
+        assert_eq!(specs[1].interval_ns, 2 * ms, "a deadline run samples once a period");
+        let err = |r: Option<u64>, d: Option<u64>, p: Option<u64>| {
+            resolve_deadline(&[Policy::Deadline], r, d, p).unwrap_err().to_string()
+        };
+        assert!(err(Some(2 * ms), Some(ms), Some(3 * ms)).contains("longer than --deadline"));
+        assert!(err(Some(ms), Some(3 * ms), Some(2 * ms)).contains("longer than --period"));
+        assert!(err(Some(1023), None, Some(ms)).contains("1024 ns"));
+        assert!(err(None, None, Some(ms)).contains("needs --runtime and --period"));
+        assert!(resolve_deadline(&[Policy::Fifo], None, Some(ms), None)
+            .unwrap_err()
+            .to_string()
+            .contains("apply only"));
+        assert_eq!(resolve_deadline(&[Policy::Other], None, None, None).unwrap(), None);
+    }
+
+    #[test]
     fn latency_specs_one_per_policy() {
         let options = LatencyOptions { prio: Some(80), ..LatencyOptions::default() };
         let both = PolicyList(vec![Policy::Other, Policy::Fifo]);

@@ -385,9 +385,19 @@ mod tests {
     }
 
     #[test]
+    fn reservation_times_need_a_unit() {
+        assert_eq!(parse_reservation_ns("100us").unwrap(), 100_000);
+        assert_eq!(parse_reservation_ns("1.5ms").unwrap(), 1_500_000);
+        assert!(parse_reservation_ns("100").unwrap_err().contains("needs a unit"));
+        assert!(parse_reservation_ns("0ms").unwrap_err().contains("greater than zero"));
+        assert!(parse_reservation_ns("3 fortnights").unwrap_err().contains("unknown time unit"));
+    }
+
+    #[test]
     fn policy_lists() {
         assert_eq!(parse_policies("other,fifo,rr").unwrap().0, vec![Policy::Other, Policy::Fifo, Policy::Rr]);
         assert_eq!(parse_policies("FIFO, fifo").unwrap().0, vec![Policy::Fifo]);
+        assert_eq!(parse_policies("deadline").unwrap().0, vec![Policy::Deadline]);
         assert!(parse_policies("fifoo").unwrap_err().contains("unknown policy 'fifoo'"));
     }
 }
