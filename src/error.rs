@@ -99,6 +99,7 @@ pub fn errno_name(code: i32) -> Option<&'static str> {
         libc::ENOMEM => "ENOMEM",
         libc::EACCES => "EACCES",
         libc::EFAULT => "EFAULT",
+        libc::EBUSY => "EBUSY",
         libc::EEXIST => "EEXIST",
         libc::ENOTDIR => "ENOTDIR",
         libc::EISDIR => "EISDIR",

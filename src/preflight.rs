@@ -6,7 +6,7 @@
 use crate::bench::workload::{bytes_needed, prepare_input, sweep_orphaned_work_dirs, WorkDir};
 use crate::bench::{latency as latency_bench, ring as ring_bench};
 use crate::error::{Error, Result};
-use crate::model::{LatencySpec, LoadSpec, Placement, Policy, TrialSpec, WorkloadKind, WorkloadSpec};
+use crate::model::{DeadlineParams, LatencySpec, LoadSpec, Placement, Policy, TrialSpec, WorkloadKind, WorkloadSpec};
 use crate::sys::load::LoadPlan;
 use crate::sys::{fs, limits, sched};
 use std::path::Path;
@@ -21,7 +21,7 @@ pub fn workload(specs: &[WorkloadSpec]) -> Result<()> {
     let mut probed = Vec::new();
     for spec in specs {
         if !probed.contains(&(spec.policy, spec.prio)) {
-            sched::probe_policy(spec.policy, spec.prio)?;
+            scheduling(spec.policy, spec.prio, spec.deadline.as_ref(), spec.procs)?;
             probed.push((spec.policy, spec.prio));
         }
         if let Some(nice) = spec.nice {
@@ -111,8 +111,23 @@ pub fn latency(spec: &LatencySpec) -> Result<Vec<Option<usize>>> {
             spec.interval_ns
         )));
     }
-    sched::probe_policy(spec.policy, spec.prio)?;
+    scheduling(spec.policy, spec.prio, spec.deadline.as_ref(), 1)?;
     thread_cpus(&spec.placement)
+}
+
+/// Can the trial's tasks have their policy: a static policy and priority are tried in a
+/// probe process; a deadline reservation's period is checked against the kernel's
+/// limits and one reservation is tried (`tasks`: how many the trial will ask for, named
+/// when the kernel's admission control refuses).
+pub fn scheduling(policy: Policy, prio: i32, deadline: Option<&DeadlineParams>, tasks: usize) -> Result<()> {
+    if !policy.is_deadline() {
+        return sched::probe_policy(policy, prio);
+    }
+    let params = deadline.ok_or_else(|| Error::usage("--policy deadline needs --runtime and --period"))?;
+    if let Some(why) = sched::DeadlinePeriodLimits::read().refusal(params.period_ns) {
+        return Err(Error::env(why));
+    }
+    sched::probe_deadline(params, tasks)
 }
 
 /// The CPU of each measuring thread (`None`: unpinned).

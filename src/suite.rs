@@ -383,6 +383,25 @@ fn check_experiment(
             check_value(origin, family, &flags, key, value, *at)?;
         }
     }
+    // A policy axis that mixes deadline with other policies: the reservation keys are the
+    // deadline combinations' alone, and the others are run once, not once per reservation.
+    let mixed_policies = params.iter().any(|(k, v, _)| {
+        k == "policy" && v.len() > 1 && v.iter().any(|p| matches!(p, Json::String(s) if s == "deadline"))
+    });
+    if mixed_policies {
+        let mut kept: Vec<(Map<String, Json>, Vec<usize>)> = Vec::with_capacity(combos.len());
+        for (mut combo, offsets) in combos {
+            if !matches!(combo.get("policy"), Some(Json::String(s)) if s == "deadline") {
+                for key in ["runtime", "deadline", "period"] {
+                    combo.remove(&key_name(key));
+                }
+            }
+            if !kept.iter().any(|(c, _)| *c == combo) {
+                kept.push((combo, offsets));
+            }
+        }
+        combos = kept;
+    }
     let mut out = Vec::with_capacity(combos.len());
     for (combo, _) in combos {
         let spec = to_spec(origin, family, &combo, &params, start)?;
@@ -611,6 +630,20 @@ mod tests {
                 assert!(suite.description.is_some(), "{name} has no description");
             }
         }
+    }
+
+    #[test]
+    fn a_policy_axis_gives_the_reservation_to_deadline_alone() {
+        let text = "[[experiment]]\nfamily = \"latency\"\npolicy = [\"fifo\", \"deadline\"]\nruntime = [\"100us\", \
+                    \"200us\"]\nperiod = \"1ms\"\nloops = 10\n";
+        let suite = parse_text(text).unwrap();
+        let specs: Vec<_> = suite.trials.iter().map(|t| (t.spec.policy(), t.spec.deadline())).collect();
+        assert_eq!(specs.len(), 3, "fifo once, deadline once per runtime: {specs:?}");
+        assert_eq!(specs[0], (crate::model::Policy::Fifo, None));
+        let runtimes: Vec<u64> = specs[1..].iter().map(|(_, d)| d.unwrap().runtime_ns).collect();
+        assert_eq!(runtimes, vec![100_000, 200_000]);
+        let e = err("[[experiment]]\nfamily = \"latency\"\npolicy = \"fifo\"\nruntime = \"100us\"\n");
+        assert!(e.contains("apply only to") && e.contains("deadline"), "{e}");
     }
 
     #[test]

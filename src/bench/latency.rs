@@ -7,10 +7,18 @@
 //! /dev/cpu_dma_latency. A wakeup later than the next deadline skips the missed periods
 //! and counts them as overruns, so one stall never inflates a string of later samples.
 //! Latencies go into an HDR histogram, so memory stays constant however long the run.
+//!
+//! Under SCHED_DEADLINE the thread is not woken by a timer but by the kernel's
+//! replenishment: each period is a job, which reads the clock, records how late it
+//! started against its period's start on CLOCK_MONOTONIC_RAW (rt-tests'
+//! cyclicdeadline's measure and clock), and ends
+//! by yielding, which hands back the rest of its runtime until the next period. A job
+//! that ends after its period's start + deadline is a missed deadline; where the kernel
+//! offers SCHED_FLAG_DL_OVERRUN, a job that ran past its runtime is counted from SIGXCPU.
 
 use crate::error::{describe_io, Error, Result};
-use crate::model::{LatencyLength, LatencyOutcome, LatencySpec, Policy, ThreadStats};
-use crate::sys::clock::monotonic_ns;
+use crate::model::{DeadlineFigures, DeadlineParams, LatencyLength, LatencyOutcome, LatencySpec, Policy, ThreadStats};
+use crate::sys::clock::{monotonic_ns, monotonic_raw_ns};
 use crate::sys::sched;
 use hdrhistogram::Histogram;
 use std::io::Write;
@@ -38,6 +46,8 @@ pub struct LatencyPlan {
     pub break_ns: Option<u64>,
     /// Keep every raw sample (opt-in: the only thing that grows with the run).
     pub keep_samples: bool,
+    /// The SCHED_DEADLINE reservation, when the policy is deadline (its period is `interval_ns`).
+    pub deadline: Option<DeadlineParams>,
 }
 
 impl LatencyPlan {
@@ -51,6 +61,7 @@ impl LatencyPlan {
             hold_dma_latency: spec.hold_dma_latency,
             break_ns: spec.break_ns,
             keep_samples,
+            deadline: spec.deadline,
         }
     }
 }
@@ -74,6 +85,8 @@ pub struct ThreadResult {
     pub samples: Vec<u64>,
     /// The sample that crossed `--break-us`, if one did.
     pub break_hit: Option<u64>,
+    /// Under SCHED_DEADLINE: jobs that ended after their period's start + deadline.
+    pub missed_deadlines: u64,
 }
 
 /// A run's threads and conditions.
@@ -83,6 +96,9 @@ pub struct LatencyRun {
     pub conditions: Conditions,
     /// The run was cut short by SIGINT/SIGTERM (statistics are of the samples taken).
     pub interrupted: Option<i32>,
+    /// Under SCHED_DEADLINE: jobs that ran past their runtime (SIGXCPU), where the kernel
+    /// signals them.
+    pub runtime_overruns: Option<u64>,
 }
 
 impl LatencyRun {
@@ -112,6 +128,10 @@ impl LatencyRun {
             mlockall: self.conditions.mlockall.is_ok(),
             histogram: combined.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect(),
             load: None,
+            deadline: self.spec.deadline.map(|_| DeadlineFigures {
+                missed_deadlines: self.threads.iter().map(|t| t.missed_deadlines).sum(),
+                runtime_overruns: self.runtime_overruns,
+            }),
         }
     }
 }
@@ -292,7 +312,94 @@ fn measure_thread(
             next += missed * interval;
         }
     }
-    Ok(ThreadResult { cpu, histogram, overruns, samples, break_hit })
+    Ok(ThreadResult { cpu, histogram, overruns, samples, break_hit, missed_deadlines: 0 })
+}
+
+/// The measuring loop under SCHED_DEADLINE: yield (the job ends), read the clock as the
+/// next job starts, record its lateness against its period's start, advance. Returns
+/// whether runtime overruns are signalled, with the thread's figures.
+fn measure_deadline_thread(
+    spec: &LatencyPlan,
+    params: &DeadlineParams,
+    stop: &AtomicBool,
+    live: &Live,
+) -> std::result::Result<(ThreadResult, bool), String> {
+    let signalled = sched::apply_scheduling(None, spec.policy, spec.prio, Some(params), 1, true)?;
+    prefault_stack();
+    let mut histogram = new_histogram();
+    let period = params.period_ns;
+    let capacity = match (spec.keep_samples, spec.length) {
+        (true, LatencyLength::Loops(n)) => n as usize,
+        (true, LatencyLength::Duration(d)) => (d.as_nanos() / u128::from(period)) as usize + 1,
+        (false, _) => 0,
+    };
+    let mut samples: Vec<u64> = Vec::with_capacity(capacity);
+    // The first job only anchors the periods: it began when the reservation was set,
+    // not at a period boundary of its own.
+    // SAFETY: sched_yield takes no arguments.
+    unsafe { libc::sched_yield() };
+    let mut period_start = monotonic_raw_ns();
+    let (max_periods, end_ns) = match spec.length {
+        LatencyLength::Loops(n) => (n, u64::MAX),
+        LatencyLength::Duration(d) => (u64::MAX, period_start + d.as_nanos() as u64),
+    };
+    let (mut periods, mut overruns, mut misses, mut max_seen) = (0u64, 0u64, 0u64, 0u64);
+    let mut break_hit = None;
+    while periods < max_periods && !stop.load(Ordering::Relaxed) {
+        // SAFETY: as above. Under SCHED_DEADLINE this ends the job: the thread sleeps
+        // until its runtime is replenished at the next period.
+        unsafe { libc::sched_yield() };
+        let now = monotonic_raw_ns();
+        period_start += period;
+        if now < period_start {
+            // The kernel began this period early (it restarts a reservation's periods
+            // when a job wakes past its deadline): follow it, as cyclicdeadline does.
+            period_start = now;
+        }
+        let skipped = (now - period_start) / period;
+        let restarted = skipped > 0;
+        if restarted {
+            // Whole periods with no job: skipped and counted, never sampled late. Those
+            // past the end of a --loops run are not counted: samples + overruns is
+            // exactly the number of periods asked for.
+            let left = max_periods - periods;
+            if skipped >= left {
+                overruns += left;
+                break;
+            }
+            overruns += skipped;
+            periods += skipped;
+            period_start += skipped * period;
+            // A replenishment more than a period late makes the kernel start the
+            // reservation's periods afresh from then: follow it after this job.
+        }
+        if period_start > end_ns || periods >= max_periods {
+            break;
+        }
+        let lateness = now - period_start;
+        histogram.saturating_record(lateness.max(1));
+        if spec.keep_samples {
+            samples.push(lateness);
+        }
+        periods += 1;
+        max_seen = max_seen.max(lateness);
+        live.current_ns.store(lateness, Ordering::Relaxed);
+        live.max_ns.store(max_seen, Ordering::Relaxed);
+        live.samples.fetch_add(1, Ordering::Relaxed);
+        if spec.break_ns.is_some_and(|b| lateness > b) {
+            break_hit = Some(lateness);
+            stop.store(true, Ordering::Relaxed);
+            break;
+        }
+        if monotonic_raw_ns() > period_start + params.deadline_ns {
+            misses += 1;
+        }
+        if restarted {
+            period_start = now;
+        }
+    }
+    let result = ThreadResult { cpu: None, histogram, overruns, samples, break_hit, missed_deadlines: misses };
+    Ok((result, signalled))
 }
 
 /// Run the measuring threads, watching for SIGINT/SIGTERM (which end the run early with
@@ -329,15 +436,29 @@ pub fn run(spec: &LatencyPlan, mut progress: impl FnMut(&[Live])) -> Result<Late
     let finished = crate::sys::fd::eventfd().map_err(|e| Error::os("creating an eventfd", e))?;
     let finished_fd = std::os::fd::AsRawFd::as_raw_fd(&finished);
     crate::sys::load::mark_window_start();
+    let sigxcpu = match spec.deadline {
+        Some(_) => Some(
+            crate::sys::signals::SigxcpuCounter::install()
+                .map_err(|e| Error::os("installing a SIGXCPU handler for runtime overruns", e))?,
+        ),
+        None => None,
+    };
+    let overruns_signalled = AtomicBool::new(false);
     let outcomes: Vec<std::result::Result<ThreadResult, String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..spec.cpus.len())
             .map(|i| {
-                let (stop, live) = (&stop, &lives[i]);
+                let (stop, live, signalled) = (&stop, &lives[i], &overruns_signalled);
                 std::thread::Builder::new()
                     .name(format!("latency-{i}"))
                     .stack_size(PREFAULT_STACK_BYTES * 4)
                     .spawn_scoped(scope, move || {
-                        let r = measure_thread(spec, i, stop, live);
+                        let r = match &spec.deadline {
+                            Some(params) => measure_deadline_thread(spec, params, stop, live).map(|(r, s)| {
+                                signalled.store(s, Ordering::Relaxed);
+                                r
+                            }),
+                            None => measure_thread(spec, i, stop, live),
+                        };
                         if r.is_err() {
                             stop.store(true, Ordering::Relaxed);
                         }
@@ -385,5 +506,6 @@ pub fn run(spec: &LatencyPlan, mut progress: impl FnMut(&[Live])) -> Result<Late
             Err(msg) => return Err(Error::env(msg)),
         }
     }
-    Ok(LatencyRun { spec: spec.clone(), threads, conditions, interrupted })
+    let runtime_overruns = sigxcpu.filter(|_| overruns_signalled.load(Ordering::Relaxed)).map(|c| c.count());
+    Ok(LatencyRun { spec: spec.clone(), threads, conditions, interrupted, runtime_overruns })
 }

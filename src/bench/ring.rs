@@ -303,7 +303,15 @@ impl MemberPlan<'_> {
     }
 
     fn set_up(&self, index: usize) -> std::result::Result<WorkingSet, String> {
-        sched::apply_to_current_thread(self.affinity[index].as_deref(), self.spec.policy, self.spec.prio)?;
+        let spec = self.spec;
+        sched::apply_scheduling(
+            self.affinity[index].as_deref(),
+            spec.policy,
+            spec.prio,
+            spec.deadline.as_ref(),
+            spec.procs,
+            false,
+        )?;
         WorkingSet::new(self.spec.work_kb).map_err(|e| {
             format!("allocating a {} KiB working set: {}", self.spec.work_kb, crate::error::describe_io(&e))
         })
@@ -378,7 +386,7 @@ pub fn preflight(spec: &RingSpec) -> Result<Vec<usize>> {
     // Each member's working set, plus what a member costs anyway (~150 KiB measured).
     let needed_kb = spec.procs as u64 * (spec.work_kb as u64 + 150);
     limits::check_memory(needed_kb, &format!("a ring of {} with {} KiB each", spec.procs, spec.work_kb))?;
-    sched::probe_policy(spec.policy, spec.prio)?;
+    crate::preflight::scheduling(spec.policy, spec.prio, spec.deadline.as_ref(), spec.procs)?;
     let what = format!("a {} ring of {}", spec.mode.as_str(), spec.procs);
     match spec.mode {
         // Members, plus the overhead probe.
@@ -651,7 +659,9 @@ pub fn measure_overhead(spec: &RingSpec, cpus: &[usize]) -> Result<u64> {
     let result: SharedSlice<AtomicU64> = SharedSlice::new(1).map_err(|e| Error::os("mapping the overhead slot", e))?;
     let mut group = ChildGroup::new("overhead probe", 1)?;
     group.spawn(&[], |ctx| {
-        if let Err(msg) = sched::apply_to_current_thread(affinity.as_deref(), spec.policy, spec.prio) {
+        if let Err(msg) =
+            sched::apply_scheduling(affinity.as_deref(), spec.policy, spec.prio, spec.deadline.as_ref(), 1, false)
+        {
             return ctx.fail_setup(&msg);
         }
         let work = match WorkingSet::new(spec.work_kb) {

@@ -263,7 +263,8 @@ impl ChildPlan<'_> {
     fn run(&self, ctx: &ChildContext) -> i32 {
         let spec = self.spec;
         let params = &spec.params;
-        if let Err(msg) = sched::apply_to_current_thread(None, spec.policy, spec.prio) {
+        let reservation = spec.deadline.as_ref();
+        if let Err(msg) = sched::apply_scheduling(None, spec.policy, spec.prio, reservation, spec.procs, false) {
             return ctx.fail_setup(&msg);
         }
         if let Some(nice) = spec.nice {

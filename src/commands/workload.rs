@@ -77,6 +77,9 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
     bar.finish_and_clear();
     if !json && !classic {
         emit(&report::table(&trials))?;
+        if let Some(reservations) = report::reservation_table(&trials) {
+            emit(&reservations)?;
+        }
     }
     Ok(if trials.iter().all(|t| t.status.is_ok()) { 0 } else { 3 })
 }

@@ -12,7 +12,9 @@ pub mod spec;
 
 pub use load::{LoadKind, LoadOutcome, LoadSpec};
 pub use options::{LatencyOptions, RingOptions, WorkloadOptions};
-pub use outcome::{LatencyOutcome, Outcome, RingOutcome, ThreadStats, WorkloadOutcome};
+pub use outcome::{
+    DeadlineFigures, LatencyOutcome, Outcome, ReservationFigures, RingOutcome, ThreadStats, WorkloadOutcome,
+};
 pub use spec::{
     Family, LatencyLength, LatencySpec, Placement, RingLength, RingSpec, TrialSpec, WorkloadParams, WorkloadSpec,
 };
@@ -34,13 +36,21 @@ pub enum Policy {
     Batch,
     /// SCHED_IDLE: runs only when nothing else wants the CPU.
     Idle,
+    /// SCHED_DEADLINE: a reservation of --runtime every --period, served earliest deadline first.
+    Deadline,
 }
 
 impl Policy {
-    pub const ALL: [Policy; 5] = [Policy::Other, Policy::Fifo, Policy::Rr, Policy::Batch, Policy::Idle];
+    pub const ALL: [Policy; 6] =
+        [Policy::Other, Policy::Fifo, Policy::Rr, Policy::Batch, Policy::Idle, Policy::Deadline];
 
     pub fn is_realtime(self) -> bool {
         matches!(self, Policy::Fifo | Policy::Rr)
+    }
+
+    /// SCHED_DEADLINE: no static priority, a runtime/deadline/period reservation instead.
+    pub fn is_deadline(self) -> bool {
+        self == Policy::Deadline
     }
 
     /// The kernel's name, as `chrt` and the classic studies print it.
@@ -51,6 +61,7 @@ impl Policy {
             Policy::Rr => "SCHED_RR",
             Policy::Batch => "SCHED_BATCH",
             Policy::Idle => "SCHED_IDLE",
+            Policy::Deadline => "SCHED_DEADLINE",
         }
     }
 
@@ -61,6 +72,7 @@ impl Policy {
             Policy::Rr => "rr",
             Policy::Batch => "batch",
             Policy::Idle => "idle",
+            Policy::Deadline => "deadline",
         }
     }
 
@@ -88,6 +100,49 @@ impl fmt::Display for Policy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// A SCHED_DEADLINE reservation (sched(7)): each job may run `runtime_ns` of CPU time,
+/// must be done `deadline_ns` after its period starts, and periods start every
+/// `period_ns`. Validated (1024 ns <= runtime <= deadline <= period) when made from options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct DeadlineParams {
+    pub runtime_ns: u64,
+    pub deadline_ns: u64,
+    pub period_ns: u64,
+}
+
+impl DeadlineParams {
+    /// The kernel's smallest runtime and deadline (2^DL_SCALE ns): below it sched_setattr
+    /// says EINVAL.
+    pub const MIN_NS: u64 = 1024;
+
+    /// The CPU share the reservation asks for: runtime / period.
+    pub fn bandwidth(&self) -> f64 {
+        self.runtime_ns as f64 / self.period_ns as f64
+    }
+
+    /// "runtime 100 µs, deadline 1 ms, period 1 ms": how reports name the reservation.
+    pub fn describe(&self) -> String {
+        format!(
+            "runtime {}, deadline {}, period {}",
+            format_ns(self.runtime_ns),
+            format_ns(self.deadline_ns),
+            format_ns(self.period_ns)
+        )
+    }
+}
+
+/// A reservation time in the unit that reads best ("100 µs", "1.5 ms", "2 s").
+pub fn format_ns(ns: u64) -> String {
+    let (value, unit) = match ns {
+        n if n >= 1_000_000_000 => (n as f64 / 1e9, "s"),
+        n if n >= 1_000_000 => (n as f64 / 1e6, "ms"),
+        n if n >= 1_000 => (n as f64 / 1e3, "µs"),
+        n => (n as f64, "ns"),
+    };
+    let text = format!("{value:.3}");
+    format!("{} {unit}", text.trim_end_matches('0').trim_end_matches('.'))
 }
 
 /// Where ring members (or workload children, or latency threads) may run.
@@ -380,7 +435,26 @@ impl WorkloadTrial {
             pi_min: pis().reduce(f64::min),
             pi_max: pis().reduce(f64::max),
             load: None,
+            reservation: self.spec.deadline.map(|dl| self.reservation_figures(&dl)),
         })
+    }
+
+    /// Each child's CPU % against its SCHED_DEADLINE reservation.
+    fn reservation_figures(&self, dl: &DeadlineParams) -> ReservationFigures {
+        let reserved_pct = 100.0 * dl.bandwidth();
+        let shares: Vec<f64> = self
+            .children
+            .iter()
+            .map(|c| if c.finish_ns == 0 { 0.0 } else { 100.0 * c.usage.cpu_ns() as f64 / c.finish_ns as f64 })
+            .collect();
+        let mean = shares.iter().sum::<f64>() / shares.len().max(1) as f64;
+        ReservationFigures {
+            reserved_pct,
+            child_cpu_pct_mean: mean,
+            child_cpu_pct_min: shares.iter().copied().reduce(f64::min).unwrap_or(0.0),
+            children_short: (self.spec.params.kind == WorkloadKind::Cpu)
+                .then(|| shares.iter().filter(|&&s| s < 0.9 * reserved_pct).count()),
+        }
     }
 }
 
@@ -425,5 +499,58 @@ mod tests {
         assert_eq!(Policy::Batch.priority_range(), (0, 0));
         assert!(Policy::Rr.default_priority() < 99);
         assert!(!Policy::Idle.is_realtime());
+        assert!(!Policy::Deadline.is_realtime() && Policy::Deadline.is_deadline());
+        assert_eq!(Policy::Deadline.priority_range(), (0, 0));
+    }
+
+    #[test]
+    fn a_deadline_trial_sets_each_childs_share_against_its_reservation() {
+        let child = |cpu_ms: u64, finish_ms: u64| ChildRecord {
+            finish_ns: finish_ms * 1_000_000,
+            usage: usage(cpu_ms * 1_000_000, 0, 0, 0),
+            pi_estimate: Some(std::f64::consts::PI),
+        };
+        let spec = WorkloadSpec {
+            params: WorkloadParams { kind: WorkloadKind::Cpu, iterations: 1, transfer_size: 0, block_size: 0, seed: 1 },
+            procs: 3,
+            policy: Policy::Deadline,
+            prio: 0,
+            nice: None,
+            timeout: std::time::Duration::from_secs(1),
+            dir: None,
+            allow_rt_saturation: false,
+            load: Default::default(),
+            deadline: Some(DeadlineParams { runtime_ns: 300_000, deadline_ns: 1_000_000, period_ns: 1_000_000 }),
+        };
+        let trial = WorkloadTrial {
+            spec,
+            repeat: 1,
+            status: TrialStatus::Ok,
+            wall_ns: 1_000_000_000,
+            usage: Usage::default(),
+            // 30 %, 31 % and 20 % of a CPU against 30 % reserved: the last is short.
+            children: vec![child(300, 1000), child(310, 1000), child(200, 1000)],
+            fork_ns: 0,
+        };
+        let r = trial.outcome().unwrap().reservation.unwrap();
+        assert!((r.reserved_pct - 30.0).abs() < 1e-9);
+        assert!((r.child_cpu_pct_mean - 27.0).abs() < 1e-9, "{r:?}");
+        assert!((r.child_cpu_pct_min - 20.0).abs() < 1e-9, "{r:?}");
+        assert_eq!(r.children_short, Some(1));
+        let mut io = trial.clone();
+        io.spec.params.kind = WorkloadKind::Io;
+        assert_eq!(io.outcome().unwrap().reservation.unwrap().children_short, None, "io need not use its reservation");
+        let mut other = trial;
+        other.spec.deadline = None;
+        assert!(other.outcome().unwrap().reservation.is_none());
+    }
+
+    #[test]
+    fn reservations_describe_themselves() {
+        let dl = DeadlineParams { runtime_ns: 100_000, deadline_ns: 1_000_000, period_ns: 1_500_000 };
+        assert_eq!(dl.describe(), "runtime 100 µs, deadline 1 ms, period 1.5 ms");
+        assert!((dl.bandwidth() - 1.0 / 15.0).abs() < 1e-12);
+        assert_eq!(format_ns(1024), "1.024 µs");
+        assert_eq!(format_ns(2_000_000_000), "2 s");
     }
 }

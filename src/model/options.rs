@@ -11,7 +11,7 @@ use crate::model::parse::*;
 use crate::model::spec::{
     Family, LatencyLength, LatencySpec, Placement, RingLength, RingSpec, TrialSpec, WorkloadParams, WorkloadSpec,
 };
-use crate::model::{Ipc, Pin, Policy, RingMode, WorkloadKind};
+use crate::model::{DeadlineParams, Ipc, Pin, Policy, RingMode, WorkloadKind};
 use clap::Args;
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
@@ -49,6 +49,7 @@ text_value!(de_u64, u64, parse_whole::<u64>);
 text_value!(de_usize, usize, parse_whole::<usize>);
 text_value!(de_threads, u32, parse_threads);
 text_value!(de_load, LoadArg, parse_load);
+text_value!(de_reservation, u64, parse_reservation_ns);
 
 /// `schedlab ring` flags and ring experiment keys.
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
@@ -123,6 +124,20 @@ pub struct RingOptions {
     /// Where io load writes its O_SYNC files (unlinked at once, so nothing is left) [default: the temp directory]
     #[arg(long, value_name = "DIR")]
     pub load_dir: Option<PathBuf>,
+    /// SCHED_DEADLINE: CPU time each job may use per period (e.g. 100us); with --policy deadline
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub runtime: Option<u64>,
+
+    /// SCHED_DEADLINE: time from a period's start by which its job must be done [default: --period]
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub deadline: Option<u64>,
+
+    /// SCHED_DEADLINE: time between the starts of two jobs (e.g. 1ms); with --policy deadline
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub period: Option<u64>,
 }
 
 /// `schedlab workload` flags and workload experiment keys.
@@ -138,7 +153,7 @@ pub struct WorkloadOptions {
     #[serde(deserialize_with = "de_workload_procs")]
     pub procs: Option<ProcList>,
 
-    /// Policies to compare: one or a list of other,fifo,rr,batch,idle [default: other]
+    /// Policies to compare: one or a list of other,fifo,rr,batch,idle,deadline [default: other]
     #[arg(long, value_name = "LIST", value_parser = parse_policies)]
     #[serde(deserialize_with = "de_policies")]
     pub policy: Option<PolicyList>,
@@ -204,6 +219,20 @@ pub struct WorkloadOptions {
     /// Where io load writes its O_SYNC files (unlinked at once, so nothing is left) [default: the temp directory]
     #[arg(long, value_name = "DIR")]
     pub load_dir: Option<PathBuf>,
+    /// SCHED_DEADLINE: CPU time each job may use per period (e.g. 100us); with --policy deadline
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub runtime: Option<u64>,
+
+    /// SCHED_DEADLINE: time from a period's start by which its job must be done [default: --period]
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub deadline: Option<u64>,
+
+    /// SCHED_DEADLINE: time between the starts of two jobs (e.g. 1ms); with --policy deadline
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub period: Option<u64>,
 }
 
 /// `schedlab latency` flags and latency experiment keys.
@@ -280,6 +309,20 @@ pub struct LatencyOptions {
     /// Where io load writes its O_SYNC files (unlinked at once, so nothing is left) [default: the temp directory]
     #[arg(long, value_name = "DIR")]
     pub load_dir: Option<PathBuf>,
+    /// SCHED_DEADLINE: CPU time each job may use per period (e.g. 100us); with --policy deadline
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub runtime: Option<u64>,
+
+    /// SCHED_DEADLINE: time from a period's start by which its job must be done [default: --period]
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub deadline: Option<u64>,
+
+    /// SCHED_DEADLINE: time between the starts of two jobs, the sampling interval (e.g. 1ms); with --policy deadline
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub period: Option<u64>,
 }
 
 impl RingOptions {
@@ -287,6 +330,13 @@ impl RingOptions {
     pub fn to_specs(&self) -> Result<Vec<RingSpec>> {
         let policy = self.policy.unwrap_or(Policy::Other);
         let prio = resolve_priority(policy, self.prio)?;
+        let deadline = resolve_deadline(&[policy], self.runtime, self.deadline, self.period)?;
+        if deadline.is_some() && (matches!(self.pin, Some(Pin::Same | Pin::Spread)) || self.cpus.is_some()) {
+            return Err(Error::usage(DEADLINE_PLACEMENT));
+        }
+        // A deadline task may not be pinned to part of its root domain, so its members
+        // are left to the scheduler.
+        let pin = self.pin.unwrap_or(if deadline.is_some() { Pin::None } else { Pin::Same });
         let work_kb = self.work_kb.unwrap_or(0);
         if work_kb > MAX_WORK_KB {
             return Err(Error::usage(format!("--work-kb {work_kb} is more than the 1 GiB per member schedlab allows")));
@@ -317,13 +367,14 @@ impl RingOptions {
                 length,
                 mode: self.mode.unwrap_or(RingMode::Process),
                 ipc: self.ipc.unwrap_or(Ipc::Pipe),
-                pin: self.pin.unwrap_or(Pin::Same),
+                pin,
                 cpus: self.cpus.as_ref().map(|c| c.0.clone()),
                 policy,
                 prio,
                 work_kb,
                 timeout: self.timeout,
                 load: load.clone(),
+                deadline,
             })
             .collect())
     }
@@ -339,6 +390,7 @@ impl WorkloadOptions {
         if self.prio.is_some() && !policies.iter().any(|p| p.is_realtime()) {
             return Err(Error::usage("--prio applies only to fifo and rr, and no real-time policy was chosen"));
         }
+        let deadline = resolve_deadline(&policies, self.runtime, self.deadline, self.period)?;
         if let Some(nice) = self.nice {
             if !(-20..=19).contains(&nice) {
                 return Err(Error::usage(format!("--nice {nice} is out of range: use -20 to 19")));
@@ -389,6 +441,7 @@ impl WorkloadOptions {
                     dir: self.dir.clone(),
                     allow_rt_saturation: self.allow_rt_saturation,
                     load: load.clone(),
+                    deadline: deadline.filter(|_| policy.is_deadline()),
                 });
             }
         }
@@ -428,6 +481,15 @@ impl LatencyOptions {
         if self.prio.is_some() && !policies.iter().any(|p| p.is_realtime()) {
             return Err(Error::usage("--prio applies only to fifo and rr, and no real-time policy was chosen"));
         }
+        let deadline = resolve_deadline(&policies, self.runtime, self.deadline, self.period)?;
+        if deadline.is_some() && placement != Placement::Unpinned {
+            return Err(Error::usage(DEADLINE_PLACEMENT));
+        }
+        if deadline.is_some() && policies.len() == 1 && (self.interval.is_some() || self.freq.is_some()) {
+            return Err(Error::usage(
+                "under --policy deadline the sampling interval is the --period: drop --interval/--freq",
+            ));
+        }
         let length = match (self.loops, self.duration) {
             (Some(n), _) => LatencyLength::Loops(n),
             (None, Some(d)) => LatencyLength::Duration(d),
@@ -438,8 +500,9 @@ impl LatencyOptions {
             .into_iter()
             .map(|policy| {
                 let prio = if policy.is_realtime() { self.prio.unwrap_or(LATENCY_DEFAULT_RT_PRIO) } else { 0 };
+                let deadline = deadline.filter(|_| policy.is_deadline());
                 Ok(LatencySpec {
-                    interval_ns: self.interval_ns(),
+                    interval_ns: deadline.map_or_else(|| self.interval_ns(), |d| d.period_ns),
                     length,
                     policy,
                     prio: resolve_priority(policy, Some(prio))?,
@@ -447,6 +510,7 @@ impl LatencyOptions {
                     hold_dma_latency: !self.no_dma_latency,
                     break_ns: self.break_us.map(|us| (us * 1000.0) as u64),
                     load: load.clone(),
+                    deadline,
                 })
             })
             .collect()
@@ -479,6 +543,59 @@ fn load_spec(
         nice,
         dir: dir.clone(),
     })
+}
+
+/// Why deadline tasks are never pinned: the kernel's rule, and what schedlab does instead.
+pub const DEADLINE_PLACEMENT: &str = "--policy deadline cannot be pinned: the kernel refuses SCHED_DEADLINE to a task \
+     whose CPU affinity is narrower than its root domain (every online CPU unless exclusive cpusets split it), so \
+     schedlab leaves deadline tasks to the scheduler. Drop --cpus/--threads/--all-cpus/--pin same|spread, or give \
+     the run its own root domain with an exclusive cpuset and run schedlab inside it";
+
+/// The reservation the deadline flags ask for: checked against each other and the kernel's
+/// 1024 ns minimum, and refused when no deadline policy was chosen (or the reverse).
+pub fn resolve_deadline(
+    policies: &[Policy],
+    runtime: Option<u64>,
+    deadline: Option<u64>,
+    period: Option<u64>,
+) -> Result<Option<DeadlineParams>> {
+    let wanted = policies.iter().any(|p| p.is_deadline());
+    if !wanted {
+        if runtime.is_some() || deadline.is_some() || period.is_some() {
+            return Err(Error::usage(
+                "--runtime, --deadline and --period apply only to --policy deadline, and it was not chosen",
+            ));
+        }
+        return Ok(None);
+    }
+    let (Some(runtime_ns), Some(period_ns)) = (runtime, period) else {
+        return Err(Error::usage(
+            "--policy deadline needs --runtime and --period (e.g. --runtime 100us --period 1ms; --deadline defaults \
+             to the period)",
+        ));
+    };
+    let deadline_ns = deadline.unwrap_or(period_ns);
+    let min = DeadlineParams::MIN_NS;
+    if runtime_ns < min {
+        return Err(Error::usage(format!(
+            "--runtime {runtime_ns} ns is below the kernel's minimum of {min} ns for SCHED_DEADLINE"
+        )));
+    }
+    if runtime_ns > deadline_ns {
+        return Err(Error::usage(format!(
+            "--runtime {} is longer than --deadline {}: the kernel needs runtime <= deadline <= period",
+            crate::model::format_ns(runtime_ns),
+            crate::model::format_ns(deadline_ns)
+        )));
+    }
+    if deadline_ns > period_ns {
+        return Err(Error::usage(format!(
+            "--deadline {} is longer than --period {}: the kernel needs runtime <= deadline <= period",
+            crate::model::format_ns(deadline_ns),
+            crate::model::format_ns(period_ns)
+        )));
+    }
+    Ok(Some(DeadlineParams { runtime_ns, deadline_ns, period_ns }))
 }
 
 /// A family's options, read from keys and values (a suite experiment's, or a stored
@@ -609,6 +726,44 @@ mod tests {
         let refused = |text: &str| err(text).unwrap().unwrap_err().to_string();
         assert!(refused("workload = \"cpu\"\nload = \"cpu\"\nload-nice = 20").contains("out of range"));
         assert!(refused("workload = \"cpu\"\nload = \"cpu\"\nload-dir = \"/tmp\"").contains("only to the io and mixed"));
+    }
+
+    #[test]
+    fn deadline_reservations_reach_the_deadline_specs_alone() {
+        let ms = 1_000_000;
+        let ring: RingOptions =
+            toml::from_str("policy = \"deadline\"\nruntime = \"100us\"\nperiod = \"1ms\"\nprocs = 2").unwrap();
+        let spec = &ring.to_specs().unwrap()[0];
+        let want = DeadlineParams { runtime_ns: 100_000, deadline_ns: ms, period_ns: ms };
+        assert_eq!((spec.deadline, spec.pin, spec.prio), (Some(want), Pin::None, 0), "deadline defaults to the period");
+        let specs = workload(
+            "workload = \"cpu\"\npolicy = \"other,deadline\"\nruntime = \"1ms\"\ndeadline = \"2ms\"\nperiod = \"3ms\"",
+        )
+        .unwrap();
+        let got: Vec<_> = specs.iter().map(|s| (s.policy, s.deadline.map(|d| d.deadline_ns))).collect();
+        assert_eq!(got, vec![(Policy::Other, None), (Policy::Deadline, Some(2 * ms))]);
+        let latency = LatencyOptions {
+            runtime: Some(100_000),
+            period: Some(2 * ms),
+            interval: Some(std::time::Duration::from_millis(1)),
+            ..LatencyOptions::default()
+        };
+        let both = PolicyList(vec![Policy::Fifo, Policy::Deadline]);
+        let specs = latency.to_specs(Some(&both)).unwrap();
+        assert_eq!((specs[0].interval_ns, specs[0].deadline), (ms, None));
+        assert_eq!(specs[1].interval_ns, 2 * ms, "a deadline run samples once a period");
+        let err = |r: Option<u64>, d: Option<u64>, p: Option<u64>| {
+            resolve_deadline(&[Policy::Deadline], r, d, p).unwrap_err().to_string()
+        };
+        assert!(err(Some(2 * ms), Some(ms), Some(3 * ms)).contains("longer than --deadline"));
+        assert!(err(Some(ms), Some(3 * ms), Some(2 * ms)).contains("longer than --period"));
+        assert!(err(Some(1023), None, Some(ms)).contains("1024 ns"));
+        assert!(err(None, None, Some(ms)).contains("needs --runtime and --period"));
+        assert!(resolve_deadline(&[Policy::Fifo], None, Some(ms), None)
+            .unwrap_err()
+            .to_string()
+            .contains("apply only"));
+        assert_eq!(resolve_deadline(&[Policy::Other], None, None, None).unwrap(), None);
     }
 
     #[test]

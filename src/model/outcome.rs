@@ -76,6 +76,24 @@ pub struct WorkloadOutcome {
     /// What the background load did during the measured window (none without a load).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<LoadOutcome>,
+    /// Under SCHED_DEADLINE: what each child's reservation let it have.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reservation: Option<ReservationFigures>,
+}
+
+/// What SCHED_DEADLINE reservations gave a workload trial's children. A child's CPU % is
+/// its user + system time over its own time from the gate to its finish.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReservationFigures {
+    /// runtime / period, in %: what each child's reservation allows.
+    pub reserved_pct: f64,
+    /// The children's CPU %: mean and lowest.
+    pub child_cpu_pct_mean: f64,
+    pub child_cpu_pct_min: f64,
+    /// cpu workload: children that got less than 90 % of their reservation, i.e. whose
+    /// jobs missed getting their runtime by their deadlines (`None` for io and mixed,
+    /// which block on I/O and need not use their reservation).
+    pub children_short: Option<usize>,
 }
 
 impl WorkloadOutcome {
@@ -119,6 +137,19 @@ pub struct LatencyOutcome {
     /// What the background load did during the measured window (none without a load).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<LoadOutcome>,
+    /// Under SCHED_DEADLINE: what the jobs did besides start late.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<DeadlineFigures>,
+}
+
+/// A SCHED_DEADLINE latency run's jobs beyond their lateness (which is the histogram).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeadlineFigures {
+    /// Jobs that ended (just before yielding) after their period's start + deadline.
+    pub missed_deadlines: u64,
+    /// Jobs that ran past their runtime, from the kernel's SIGXCPU
+    /// (SCHED_FLAG_DL_OVERRUN); `None` where the kernel does not offer it.
+    pub runtime_overruns: Option<u64>,
 }
 
 /// A finished trial's measurement, of whichever family.

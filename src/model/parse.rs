@@ -88,7 +88,7 @@ pub fn parse_policies(text: &str) -> std::result::Result<PolicyList, String> {
     let mut out = Vec::new();
     for item in text.split(',').map(str::trim) {
         let policy = Policy::ALL.into_iter().find(|p| p.as_str() == item.to_ascii_lowercase()).ok_or_else(|| {
-            format!("unknown policy '{item}': expected one of other, fifo, rr, batch, idle (comma-separated)")
+            format!("unknown policy '{item}': expected one of other, fifo, rr, batch, idle, deadline (comma-separated)")
         })?;
         if !out.contains(&policy) {
             out.push(policy);
@@ -212,6 +212,17 @@ pub fn parse_frequency(text: &str) -> std::result::Result<f64, String> {
         return Err(format!("{hz} Hz asks for a period below one nanosecond"));
     }
     Ok(hz)
+}
+
+/// A SCHED_DEADLINE time ("100us", "1ms", "1.5ms") in ns. The unit is required: a bare
+/// number would be seconds elsewhere, far beyond any sensible period.
+pub fn parse_reservation_ns(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(format!("'{text}' needs a unit: ns, us, ms or s (e.g. 100us)"));
+    }
+    let d = parse_duration(t)?;
+    Ok(d.as_nanos().min(u128::from(u64::MAX)) as u64)
 }
 
 pub fn parse_break_us(text: &str) -> std::result::Result<f64, String> {
@@ -374,9 +385,19 @@ mod tests {
     }
 
     #[test]
+    fn reservation_times_need_a_unit() {
+        assert_eq!(parse_reservation_ns("100us").unwrap(), 100_000);
+        assert_eq!(parse_reservation_ns("1.5ms").unwrap(), 1_500_000);
+        assert!(parse_reservation_ns("100").unwrap_err().contains("needs a unit"));
+        assert!(parse_reservation_ns("0ms").unwrap_err().contains("greater than zero"));
+        assert!(parse_reservation_ns("3 fortnights").unwrap_err().contains("unknown time unit"));
+    }
+
+    #[test]
     fn policy_lists() {
         assert_eq!(parse_policies("other,fifo,rr").unwrap().0, vec![Policy::Other, Policy::Fifo, Policy::Rr]);
         assert_eq!(parse_policies("FIFO, fifo").unwrap().0, vec![Policy::Fifo]);
+        assert_eq!(parse_policies("deadline").unwrap().0, vec![Policy::Deadline]);
         assert!(parse_policies("fifoo").unwrap_err().contains("unknown policy 'fifoo'"));
     }
 }

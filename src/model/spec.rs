@@ -3,7 +3,7 @@
 //! resolved (CPUs, privileges, limits, work directories) is done by the preflight.
 
 use crate::model::load::LoadSpec;
-use crate::model::{Ipc, Pin, Policy, RingMode, WorkloadKind};
+use crate::model::{DeadlineParams, Ipc, Pin, Policy, RingMode, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -44,6 +44,9 @@ pub struct RingSpec {
     /// Background load beside the ring.
     #[serde(default, skip_serializing_if = "LoadSpec::is_none")]
     pub load: LoadSpec,
+    /// The SCHED_DEADLINE reservation of each task, when `policy` is deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<DeadlineParams>,
 }
 
 /// What each child of a workload trial does, already validated.
@@ -80,6 +83,9 @@ pub struct WorkloadSpec {
     /// Background load beside the children.
     #[serde(default, skip_serializing_if = "LoadSpec::is_none")]
     pub load: LoadSpec,
+    /// The SCHED_DEADLINE reservation of each task, when `policy` is deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<DeadlineParams>,
 }
 
 /// How long one latency measurement goes on.
@@ -119,6 +125,9 @@ pub struct LatencySpec {
     /// Background load beside the measuring threads.
     #[serde(default, skip_serializing_if = "LoadSpec::is_none")]
     pub load: LoadSpec,
+    /// The SCHED_DEADLINE reservation of the measuring thread (its period is `interval_ns`), when `policy` is deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<DeadlineParams>,
 }
 
 /// One trial of any family: what the orchestrator sends a trial process.
@@ -145,6 +154,15 @@ impl TrialSpec {
             TrialSpec::Ring(s) => &s.load,
             TrialSpec::Workload(s) => &s.load,
             TrialSpec::Latency(s) => &s.load,
+        }
+    }
+
+    /// The SCHED_DEADLINE reservation of each of the trial's tasks, if it has one.
+    pub fn deadline(&self) -> Option<DeadlineParams> {
+        match self {
+            TrialSpec::Ring(s) => s.deadline,
+            TrialSpec::Workload(s) => s.deadline,
+            TrialSpec::Latency(s) => s.deadline,
         }
     }
 

@@ -612,6 +612,7 @@ mod tests {
                 mlockall: true,
                 histogram: Vec::new(),
                 load: None,
+                deadline: None,
             }
         };
         values

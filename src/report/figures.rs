@@ -35,6 +35,16 @@ pub fn add_load(m: &mut Map<String, Json>, spec: &LoadSpec, o: Option<&LoadOutco
     })));
 }
 
+/// A deadline trial's reservation as keys (`runtime_ns`, `deadline_ns`, `period_ns`);
+/// nothing for the other policies, whose lines stay as they were.
+fn add_reservation(m: &mut Map<String, Json>, dl: Option<crate::model::DeadlineParams>) {
+    if let Some(dl) = dl {
+        m.insert("runtime_ns".into(), json!(dl.runtime_ns));
+        m.insert("deadline_ns".into(), json!(dl.deadline_ns));
+        m.insert("period_ns".into(), json!(dl.period_ns));
+    }
+}
+
 fn object(value: Json) -> Map<String, Json> {
     match value {
         Json::Object(m) => m,
@@ -78,6 +88,7 @@ pub fn ring(spec: &RingSpec, o: &RingOutcome, projected_cpu_ns: Option<f64>) -> 
         "duration_s": match spec.length { RingLength::Duration(d) => Some(d.as_secs_f64()), RingLength::Laps(_) => None },
     })));
     add_load(&mut m, &spec.load, o.load.as_ref());
+    add_reservation(&mut m, spec.deadline);
     m
 }
 
@@ -100,6 +111,7 @@ pub fn workload(
         pi_min: None,
         pi_max: None,
         load: None,
+        reservation: None,
     };
     let o = o.unwrap_or(&zero);
     let io = p.kind == WorkloadKind::Io;
@@ -136,6 +148,13 @@ pub fn workload(
         "timeout_s": spec.timeout.as_secs_f64(),
     }));
     add_load(&mut m, &spec.load, o.load.as_ref());
+    add_reservation(&mut m, spec.deadline);
+    if let Some(r) = o.reservation {
+        m.insert("reserved_pct".into(), json!(r.reserved_pct));
+        m.insert("child_cpu_pct_mean".into(), json!(r.child_cpu_pct_mean));
+        m.insert("child_cpu_pct_min".into(), json!(r.child_cpu_pct_min));
+        m.insert("children_short".into(), json!(r.children_short));
+    }
     m
 }
 
@@ -169,6 +188,11 @@ pub fn latency_lines(spec: &LatencySpec, o: &LatencyOutcome) -> Vec<Map<String, 
     }
     for line in &mut out {
         add_load(line, &spec.load, o.load.as_ref());
+        add_reservation(line, spec.deadline);
+        if let Some(d) = o.deadline {
+            line.insert("missed_deadlines".into(), json!(d.missed_deadlines));
+            line.insert("runtime_overruns".into(), json!(d.runtime_overruns));
+        }
     }
     out
 }
@@ -212,6 +236,7 @@ pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (RingSpec, Ri
         work_kb: 0,
         timeout: None,
         load: Default::default(),
+        deadline: None,
     };
     let outcome = RingOutcome {
         procs,

@@ -3,7 +3,7 @@
 //! files.
 
 use crate::bench::latency::{LatencyRun, ThreadResult};
-use crate::model::{LatencyOutcome, LatencySpec, ThreadStats};
+use crate::model::{format_ns, LatencyOutcome, LatencySpec, ThreadStats};
 use crate::report::table::Table;
 use std::io::Write;
 
@@ -72,6 +72,8 @@ pub fn compare_table(runs: &[(LatencySpec, LatencyOutcome)]) -> String {
     headers.extend(runs.iter().map(|(spec, _)| {
         if spec.policy.is_realtime() {
             format!("{} {}", spec.policy.kernel_name(), spec.prio)
+        } else if let Some(dl) = spec.deadline {
+            format!("{} {}/{}", spec.policy.kernel_name(), format_ns(dl.runtime_ns), format_ns(dl.period_ns))
         } else {
             spec.policy.kernel_name().to_string()
         }
@@ -95,6 +97,11 @@ pub fn compare_table(runs: &[(LatencySpec, LatencyOutcome)]) -> String {
     let mut overruns = vec!["overruns".to_string()];
     overruns.extend(runs.iter().map(|(_, o)| o.all.overruns.to_string()));
     table.push(overruns);
+    if runs.iter().any(|(_, o)| o.deadline.is_some()) {
+        let mut missed = vec!["missed deadlines".to_string()];
+        missed.extend(runs.iter().map(|(_, o)| o.deadline.map_or("-".to_string(), |d| d.missed_deadlines.to_string())));
+        table.push(missed);
+    }
     table.render()
 }
 
@@ -104,6 +111,8 @@ pub fn describe(run: &LatencyRun) -> String {
     let hz = 1e9 / spec.interval_ns as f64;
     let policy = if spec.policy.is_realtime() {
         format!("{} priority {}", spec.policy.kernel_name(), spec.prio)
+    } else if let Some(dl) = spec.deadline {
+        format!("{} ({})", spec.policy.kernel_name(), dl.describe())
     } else {
         spec.policy.kernel_name().to_string()
     };
@@ -116,13 +125,21 @@ pub fn describe(run: &LatencyRun) -> String {
         Ok(()) => "yes".to_string(),
         Err(e) => format!("no ({e})"),
     };
-    let pinned = if spec.cpus.iter().all(Option::is_some) { "each thread pinned" } else { "unpinned" };
+    let pinned = if spec.deadline.is_some() {
+        "unpinned (the kernel refuses to pin a deadline task to part of its root domain)"
+    } else if spec.cpus.iter().all(Option::is_some) {
+        "each thread pinned"
+    } else {
+        "unpinned"
+    };
     let main = c
         .main_thread_cpus
         .as_ref()
         .map_or("not moved".to_string(), |cpus| format!("on CPUs {}", crate::sys::sched::format_cpu_list(cpus)));
     let slack = if spec.policy.is_realtime() {
         "timer slack: none (real-time)".to_string()
+    } else if spec.deadline.is_some() {
+        "no timer: each job starts when the kernel replenishes the reservation".to_string()
     } else {
         format!("timer slack {} ns (a non-RT sleep may end this late by design)", c.timer_slack_ns)
     };
@@ -136,6 +153,18 @@ pub fn describe(run: &LatencyRun) -> String {
         state(&c.mlockall),
         state(&c.dma_latency),
     );
+    if let Some(dl) = spec.deadline {
+        let misses: u64 = run.threads.iter().map(|t| t.missed_deadlines).sum();
+        let overruns = match run.runtime_overruns {
+            Some(n) => format!("{n} (SIGXCPU from SCHED_FLAG_DL_OVERRUN)"),
+            None => "not reported (this kernel does not offer SCHED_FLAG_DL_OVERRUN)".to_string(),
+        };
+        text.push_str(&format!(
+            "deadline: each period is a job; its lateness is its start against its period's start \
+             (CLOCK_MONOTONIC_RAW); jobs that ended after start + {}: {misses}; jobs past their runtime: {overruns}\n",
+            format_ns(dl.deadline_ns)
+        ));
+    }
     if let Some(sig) = run.interrupted {
         text.push_str(&format!("interrupted by {}: statistics of the samples taken\n", crate::error::signal_name(sig)));
     }

@@ -363,6 +363,7 @@ pub fn to_run(
             work_kb: 0,
             timeout: None,
             load: Default::default(),
+            deadline: None,
         };
         let outcome = RingOutcome {
             procs: row.procs,

@@ -100,6 +100,57 @@ pub fn table(trials: &[LiveTrial]) -> String {
     table.render()
 }
 
+/// Under SCHED_DEADLINE: a row per deadline cell with what each child's reservation
+/// allowed (runtime / period) beside the CPU % the children got, and how many fell short.
+/// `None` when no cell ran under deadline.
+pub fn reservation_table(trials: &[LiveTrial]) -> Option<String> {
+    let mut cells: Vec<(crate::model::DeadlineParams, usize)> = Vec::new();
+    for t in trials {
+        if let Some(dl) = t.spec.deadline {
+            if !cells.contains(&(dl, t.spec.procs)) {
+                cells.push((dl, t.spec.procs));
+            }
+        }
+    }
+    if cells.is_empty() {
+        return None;
+    }
+    let mut table =
+        Table::new(["Policy", "Procs", "Reservation", "Allowed %/child", "Got %/child", "Lowest %", "Short children"])
+            .left_align(0)
+            .left_align(2);
+    for (dl, procs) in cells {
+        let figures: Vec<crate::model::ReservationFigures> = trials
+            .iter()
+            .filter(|t| t.spec.deadline == Some(dl) && t.spec.procs == procs && t.status.is_ok())
+            .filter_map(|t| t.outcome.as_ref().and_then(|o| o.reservation))
+            .collect();
+        let mean = |f: &dyn Fn(&crate::model::ReservationFigures) -> f64| {
+            Summary::of(&figures.iter().map(f).collect::<Vec<_>>())
+                .map_or("-".to_string(), |s| format!("{:.1}", s.mean))
+        };
+        let short: Option<usize> = figures.iter().map(|r| r.children_short).sum();
+        table.push(vec![
+            "SCHED_DEADLINE".to_string(),
+            procs.to_string(),
+            format!("{} every {}", crate::model::format_ns(dl.runtime_ns), crate::model::format_ns(dl.period_ns)),
+            format!("{:.1}", 100.0 * dl.bandwidth()),
+            mean(&|r| r.child_cpu_pct_mean),
+            figures.iter().map(|r| r.child_cpu_pct_min).reduce(f64::min).map_or("-".to_string(), |v| format!("{v:.1}")),
+            match (short, figures.is_empty()) {
+                (_, true) => "-".to_string(),
+                (Some(n), false) => format!("{n} of {}", procs * figures.len()),
+                (None, false) => "n/a (blocks on I/O)".to_string(),
+            },
+        ]);
+    }
+    Some(format!(
+        "{}each child has its own reservation; got % is its CPU time over its time from the start gate to its \
+         finish; short: below 90 % of what was allowed (jobs that did not get their runtime by their deadline)",
+        table.render()
+    ))
+}
+
 /// The line above the table: what every child did.
 pub fn describe(spec: &WorkloadSpec, repeats: u32) -> String {
     let p = &spec.params;
@@ -143,6 +194,7 @@ mod tests {
             dir: None,
             allow_rt_saturation: false,
             load: Default::default(),
+            deadline: None,
         };
         let children: Vec<ChildRecord> = child_cpu_ns
             .iter()

@@ -77,6 +77,7 @@ fn workload(f: &Json) -> Option<WorkloadOutcome> {
         pi_min: f.get("pi_min").and_then(Json::as_f64),
         pi_max: f.get("pi_max").and_then(Json::as_f64),
         load: None,
+        reservation: None,
     })
 }
 
@@ -113,6 +114,7 @@ fn latency(f: &Json, histogram: Vec<(u64, u64)>) -> Option<LatencyOutcome> {
         mlockall: f.get("mlockall").and_then(Json::as_bool).unwrap_or(false),
         histogram,
         load: None,
+        deadline: None,
     })
 }
 

@@ -35,6 +35,10 @@ pub struct Machine {
     pub clocksource: Option<String>,
     pub sched_rt_runtime_us: Option<i64>,
     pub sched_rt_period_us: Option<i64>,
+    /// The bounds on a SCHED_DEADLINE period (/proc/sys/kernel/sched_deadline_period_
+    /// {max,min}_us, Linux 5.5+); None where the kernel has no such file.
+    pub sched_deadline_period_max_us: Option<u64>,
+    pub sched_deadline_period_min_us: Option<u64>,
     pub kernel_cmdline: Option<String>,
     /// Counts of each kind of status over /sys/devices/system/cpu/vulnerabilities.
     pub mitigations_summary: Option<String>,
@@ -148,6 +152,7 @@ impl Machine {
         let online_text = read("/sys/devices/system/cpu/online");
         let online = online_text.as_deref().map(parse_cpu_list).unwrap_or_default();
         let throttling = RtThrottling::read();
+        let deadline_limits = sched::DeadlinePeriodLimits::read();
         let vulnerabilities = vulnerabilities();
         let flags = cpuinfo_field(&cpuinfo, &["flags", "Features"]);
         let load_average = read("/proc/loadavg").and_then(|text| {
@@ -180,6 +185,8 @@ impl Machine {
             clocksource: read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
             sched_rt_runtime_us: throttling.map(|t| t.runtime_us),
             sched_rt_period_us: throttling.map(|t| t.period_us),
+            sched_deadline_period_max_us: deadline_limits.max_us,
+            sched_deadline_period_min_us: deadline_limits.min_us,
             kernel_cmdline: read("/proc/cmdline"),
             mitigations_summary: vulnerabilities.as_ref().map(mitigations_summary),
             vulnerabilities,

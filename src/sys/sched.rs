@@ -1,9 +1,17 @@
 //! Scheduling policy and CPU affinity of the calling thread, and the pre-flight checks
 //! that let schedlab refuse a policy, priority or CPU it cannot have before it forks
 //! anything, instead of silently measuring something else.
+//!
+//! SCHED_DEADLINE has no glibc wrapper on the systems schedlab targets, so its
+//! reservation is set with the raw `sched_setattr` system call. Its rules (sched(7),
+//! Documentation/scheduler/sched-deadline.rst) shape what is here: only CAP_SYS_NICE may
+//! ask for it, the kernel's admission control refuses (EBUSY) a reservation that would
+//! take the root domain past `sched_rt_runtime_us / sched_rt_period_us` of every CPU, a
+//! task whose affinity is narrower than its root domain is refused (EPERM), and a
+//! deadline task may not fork (so it is always set in the task that does the work).
 
 use crate::error::{describe_io, Error, Result};
-use crate::model::Policy;
+use crate::model::{format_ns, DeadlineParams, Policy};
 use std::io;
 
 fn policy_constant(policy: Policy) -> libc::c_int {
@@ -13,7 +21,230 @@ fn policy_constant(policy: Policy) -> libc::c_int {
         Policy::Rr => libc::SCHED_RR,
         Policy::Batch => libc::SCHED_BATCH,
         Policy::Idle => libc::SCHED_IDLE,
+        Policy::Deadline => libc::SCHED_DEADLINE,
     }
+}
+
+/// `sched_setattr(0, attr, 0)`: the calling thread's policy with its full attributes.
+fn sched_setattr_self(attr: &libc::sched_attr) -> libc::c_int {
+    // SAFETY: `attr` is a valid, fully initialised sched_attr whose `size` field names
+    // its size; pid 0 is the calling thread; flags must be 0.
+    unsafe { libc::syscall(libc::SYS_sched_setattr, 0, attr as *const libc::sched_attr, 0) as libc::c_int }
+}
+
+/// How long an EBUSY from admission control is retried before it is believed. On Linux
+/// 6.18 the root domain's admitted bandwidth (`dl_bw->total_bw`) was seen to drop below
+/// zero after deadline tasks exited (their bandwidth taken off twice) and stay there for
+/// up to 0.6 s, and every request failed with EBUSY meanwhile; a refusal that lasts this
+/// long is the admission control's real answer.
+const ADMISSION_RETRY: std::time::Duration = std::time::Duration::from_secs(2);
+const ADMISSION_RETRY_STEP: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// [`sched_setattr_self`], with an EBUSY retried for up to [`ADMISSION_RETRY`]. Only
+/// system calls and nanosleep: safe in a forked child.
+fn sched_setattr_admitted(attr: &libc::sched_attr) -> libc::c_int {
+    let tries = (ADMISSION_RETRY.as_millis() / ADMISSION_RETRY_STEP.as_millis()) as u32;
+    for _ in 0..tries {
+        let rc = sched_setattr_self(attr);
+        // SAFETY: errno is this thread's own.
+        if rc == 0 || unsafe { *libc::__errno_location() } != libc::EBUSY {
+            return rc;
+        }
+        std::thread::sleep(ADMISSION_RETRY_STEP);
+    }
+    sched_setattr_self(attr)
+}
+
+fn deadline_attr(params: &DeadlineParams, flags: u64) -> libc::sched_attr {
+    libc::sched_attr {
+        size: std::mem::size_of::<libc::sched_attr>() as u32,
+        sched_policy: libc::SCHED_DEADLINE as u32,
+        sched_flags: flags,
+        sched_nice: 0,
+        sched_priority: 0,
+        sched_runtime: params.runtime_ns,
+        sched_deadline: params.deadline_ns,
+        sched_period: params.period_ns,
+    }
+}
+
+/// Put the calling thread under SCHED_DEADLINE with this reservation. With
+/// `signal_overruns` the kernel is asked (SCHED_FLAG_DL_OVERRUN, Linux 4.16+) to send
+/// SIGXCPU whenever a job runs past its runtime; a kernel that does not know the flag
+/// answers EINVAL, and the reservation is then set without it. Returns whether overruns
+/// are signalled.
+pub fn set_deadline(params: &DeadlineParams, signal_overruns: bool) -> io::Result<bool> {
+    if signal_overruns {
+        if sched_setattr_admitted(&deadline_attr(params, libc::SCHED_FLAG_DL_OVERRUN as u64)) == 0 {
+            return Ok(true);
+        }
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINVAL) {
+            return Err(err);
+        }
+    }
+    if sched_setattr_admitted(&deadline_attr(params, 0)) != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(false)
+}
+
+/// The bounds the kernel puts on a deadline task's period
+/// (`/proc/sys/kernel/sched_deadline_period_{min,max}_us`, Linux 5.5+; `None` where absent).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeadlinePeriodLimits {
+    pub min_us: Option<u64>,
+    pub max_us: Option<u64>,
+}
+
+impl DeadlinePeriodLimits {
+    pub fn read() -> DeadlinePeriodLimits {
+        let read = |name: &str| -> Option<u64> {
+            std::fs::read_to_string(format!("/proc/sys/kernel/{name}")).ok()?.trim().parse().ok()
+        };
+        DeadlinePeriodLimits {
+            min_us: read("sched_deadline_period_min_us"),
+            max_us: read("sched_deadline_period_max_us"),
+        }
+    }
+
+    /// Why the kernel would refuse this period, if it would.
+    pub fn refusal(&self, period_ns: u64) -> Option<String> {
+        let file = "/proc/sys/kernel/sched_deadline_period";
+        if let Some(min) = self.min_us.filter(|&m| period_ns < m.saturating_mul(1000)) {
+            return Some(format!(
+                "--period {} is below the kernel's minimum for deadline tasks, {} ({file}_min_us = {min}); \
+                 use a longer period or lower that limit",
+                format_ns(period_ns),
+                format_ns(min * 1000)
+            ));
+        }
+        if let Some(max) = self.max_us.filter(|&m| period_ns > m.saturating_mul(1000)) {
+            return Some(format!(
+                "--period {} is above the kernel's maximum for deadline tasks, {} ({file}_max_us = {max}); \
+                 use a shorter period or raise that limit",
+                format_ns(period_ns),
+                format_ns(max * 1000)
+            ));
+        }
+        None
+    }
+}
+
+/// The CPUs that are online: the root domain's, unless exclusive cpusets split it.
+pub fn online_cpus() -> Option<Vec<usize>> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
+    crate::model::parse::parse_cpu_list(text.trim()).ok().map(|l| l.0)
+}
+
+/// Whether this process holds CAP_SYS_NICE in its effective set (`/proc/self/status`).
+pub fn has_cap_sys_nice() -> Option<bool> {
+    const CAP_SYS_NICE: u32 = 23;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let hex = status.lines().find_map(|l| l.strip_prefix("CapEff:"))?.trim();
+    let caps = u64::from_str_radix(hex, 16).ok()?;
+    Some(caps & (1 << CAP_SYS_NICE) != 0)
+}
+
+/// What the kernel's admission control lets deadline tasks reserve in all:
+/// `sched_rt_runtime_us / sched_rt_period_us` of every CPU of the root domain.
+pub fn deadline_capacity() -> (Option<RtThrottling>, Vec<usize>) {
+    (RtThrottling::read(), online_cpus().unwrap_or_default())
+}
+
+/// The deadline bandwidth the root domain of CPU 0 has already admitted, in CPUs, as the
+/// scheduler's debug file reports it (`dl_bw->total_bw`, in units of 2^-20 of a CPU);
+/// `None` without debugfs mounted.
+pub fn admitted_deadline_bandwidth() -> Option<f64> {
+    let text = std::fs::read_to_string("/sys/kernel/debug/sched/debug").ok()?;
+    let line = text.lines().find(|l| l.trim_start().starts_with(".dl_bw->total_bw"))?;
+    // Printed signed: the kernel's accounting can dip below zero for a moment.
+    let raw: i64 = line.rsplit(':').next()?.trim().parse().ok()?;
+    Some(raw as f64 / f64::from(1u32 << 20))
+}
+
+/// The message for a refused SCHED_DEADLINE reservation: for EBUSY the bandwidth asked
+/// (`tasks` reservations like `params`) against what the machine grants, for EPERM the
+/// privilege or the affinity rule, and each with its fix.
+pub fn explain_deadline_refusal(params: &DeadlineParams, tasks: usize, err: &io::Error) -> String {
+    let mut msg = format!("cannot run under SCHED_DEADLINE ({}): {}", params.describe(), describe_io(err));
+    match err.raw_os_error() {
+        Some(libc::EBUSY) => {
+            let asked = tasks as f64 * params.bandwidth();
+            let (throttling, cpus) = deadline_capacity();
+            let grant = match throttling {
+                Some(t) if t.runtime_us >= 0 && t.period_us > 0 => {
+                    let per_cpu = t.runtime_us as f64 / t.period_us as f64;
+                    format!(
+                        "sched_rt_runtime_us / sched_rt_period_us x CPUs = {} / {} x {} = {:.3} CPU",
+                        t.runtime_us,
+                        t.period_us,
+                        cpus.len(),
+                        per_cpu * cpus.len() as f64
+                    )
+                }
+                Some(_) => "no limit (sched_rt_runtime_us = -1)".to_string(),
+                None => "an unknown amount (sched_rt_runtime_us is unreadable)".to_string(),
+            };
+            let admitted = admitted_deadline_bandwidth();
+            let held = match admitted {
+                Some(bw) => format!("{bw:.3} CPU now, by the scheduler's debug file"),
+                None => "unknown without debugfs".to_string(),
+            };
+            msg.push_str(&format!(
+                ". The kernel's admission control refused the reservation: asked {tasks} x {} / {} = {asked:.3} CPU \
+                 in all; the machine grants {grant} (root domain: CPUs {}), less what deadline tasks already hold \
+                 ({held}; the kernel's own fair-server reservations among them, and tasks that ended less than a \
+                 period ago). Fix: a shorter --runtime, a longer --period, fewer tasks, or more bandwidth \
+                 (`sysctl kernel.sched_rt_runtime_us=...`). schedlab never falls back to another policy",
+                format_ns(params.runtime_ns),
+                format_ns(params.period_ns),
+                format_cpu_list(&cpus)
+            ));
+            if admitted.is_some_and(|bw| bw < 0.0) {
+                msg.push_str(
+                    ". Note: an admitted total below zero means the kernel's own accounting is off (seen on Linux \
+                     6.18 after throttled deadline tasks exit: their bandwidth taken off twice), and it then refuses \
+                     any reservation smaller than the deficit; it mends as deadline tasks come and go, or when the \
+                     root domain is rebuilt",
+                );
+            }
+        }
+        Some(libc::EPERM) => {
+            let allowed = allowed_cpus().unwrap_or_default();
+            let online = online_cpus().unwrap_or_default();
+            if has_cap_sys_nice() == Some(false) {
+                msg.push_str(
+                    ". SCHED_DEADLINE needs CAP_SYS_NICE: run as root or `setcap cap_sys_nice+ep` on the binary \
+                     (RLIMIT_RTPRIO does not grant it). schedlab never falls back to another policy",
+                );
+            } else if !online.is_empty() && online.iter().any(|c| !allowed.contains(c)) {
+                msg.push_str(&format!(
+                    ". The kernel refuses SCHED_DEADLINE to a task whose CPU affinity (CPUs {}) is narrower than \
+                     its root domain (CPUs {}): run schedlab without taskset or a cpuset that narrows it, or in an \
+                     exclusive cpuset of its own",
+                    format_cpu_list(&allowed),
+                    format_cpu_list(&online)
+                ));
+            } else {
+                msg.push_str(
+                    ". With CAP_SYS_NICE held this means the root domain grants deadline tasks no bandwidth \
+                     (kernel.sched_rt_runtime_us = 0?) or a cgroup forbids it",
+                );
+            }
+        }
+        Some(libc::EINVAL) => {
+            let limits = DeadlinePeriodLimits::read();
+            msg.push_str(&format!(
+                ". The kernel needs 1024 ns <= runtime <= deadline <= period and a period within \
+                 sched_deadline_period_min_us..max_us ({}..{} µs)",
+                limits.min_us.map_or("?".into(), |v| v.to_string()),
+                limits.max_us.map_or("?".into(), |v| v.to_string())
+            ));
+        }
+        _ => {}
+    }
+    msg
 }
 
 /// Set the calling thread's policy and static priority (sched_setscheduler acts on the
@@ -146,7 +377,7 @@ pub fn explain_refusal(policy: Policy, prio: i32, err: &io::Error) -> String {
 /// exited thread is left for a moment in this process's thread count, where
 /// [`ChildGroup::new`](crate::sys::children::ChildGroup::new) would see it and refuse
 /// to fork.
-fn in_forked_child(attempt: fn(libc::c_int, libc::c_int) -> libc::c_int, a: i32, b: i32) -> io::Result<()> {
+fn in_forked_child(attempt: impl FnOnce() -> libc::c_int) -> io::Result<()> {
     // SAFETY: between fork and _exit the child makes only async-signal-safe calls (the
     // syscall in `attempt`, reading errno, _exit); it never returns into Rust code.
     let pid = unsafe { libc::fork() };
@@ -156,7 +387,7 @@ fn in_forked_child(attempt: fn(libc::c_int, libc::c_int) -> libc::c_int, a: i32,
     if pid == 0 {
         // SAFETY: see above; errno is the child's own thread-local.
         unsafe {
-            let code = if attempt(a, b) == 0 { 0 } else { *libc::__errno_location() };
+            let code = if attempt() == 0 { 0 } else { *libc::__errno_location() };
             libc::_exit(code & 0xff);
         }
     }
@@ -198,8 +429,41 @@ fn try_nice(nice: libc::c_int, _: libc::c_int) -> libc::c_int {
 /// Try the policy in a short-lived forked child (the change dies with it), so a refusal
 /// is reported before any real child is forked.
 pub fn probe_policy(policy: Policy, prio: i32) -> Result<()> {
-    in_forked_child(try_policy, policy_constant(policy), prio)
+    in_forked_child(|| try_policy(policy_constant(policy), prio))
         .map_err(|e| Error::env(explain_refusal(policy, prio, &e)))
+}
+
+/// Try one deadline reservation in a short-lived forked child, as [`probe_policy`]
+/// does: a missing privilege, an affinity the kernel refuses or a reservation that alone
+/// exceeds what is free is reported before anything is forked. (Whether all of a trial's
+/// reservations fit together is the kernel's to say when its tasks ask.)
+pub fn probe_deadline(params: &DeadlineParams, tasks: usize) -> Result<()> {
+    let attr = deadline_attr(params, 0);
+    in_forked_child(move || sched_setattr_admitted(&attr))
+        .map_err(|e| Error::env(explain_deadline_refusal(params, tasks, &e)))
+}
+
+/// [`apply_to_current_thread`] for any policy: a deadline policy takes its reservation
+/// (`tasks`: how many reservations the trial asks for in all, for the admission message)
+/// and is never pinned. Returns whether runtime overruns will be signalled (SIGXCPU).
+pub fn apply_scheduling(
+    cpus: Option<&[usize]>,
+    policy: Policy,
+    prio: i32,
+    deadline: Option<&DeadlineParams>,
+    tasks: usize,
+    signal_overruns: bool,
+) -> std::result::Result<bool, String> {
+    if !policy.is_deadline() {
+        return apply_to_current_thread(cpus, policy, prio).map(|()| false);
+    }
+    let Some(params) = deadline else {
+        return Err("internal: SCHED_DEADLINE without a reservation".to_string());
+    };
+    if cpus.is_some() {
+        return Err(crate::model::options::DEADLINE_PLACEMENT.to_string());
+    }
+    set_deadline(params, signal_overruns).map_err(|e| explain_deadline_refusal(params, tasks, &e))
 }
 
 /// Set the calling thread's nice value (setpriority on its thread id: on Linux nice is
@@ -228,7 +492,7 @@ pub fn explain_nice_refusal(nice: i32, err: &io::Error) -> String {
 
 /// Try the nice value in a short-lived forked child, as [`probe_policy`] does.
 pub fn probe_nice(nice: i32) -> Result<()> {
-    in_forked_child(try_nice, nice, 0).map_err(|e| Error::env(explain_nice_refusal(nice, &e)))
+    in_forked_child(|| try_nice(nice, 0)).map_err(|e| Error::env(explain_nice_refusal(nice, &e)))
 }
 
 /// RT throttling: `sched_rt_runtime_us` out of every `sched_rt_period_us` is all that

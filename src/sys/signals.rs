@@ -82,3 +82,49 @@ impl Drop for SignalWatch {
         self.restore_in_child();
     }
 }
+
+static SIGXCPU_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+extern "C" fn count_sigxcpu(_: libc::c_int) {
+    // Async-signal-safe: one atomic add.
+    SIGXCPU_COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Counts SIGXCPU while held, instead of its default action (the process dumps core): a
+/// SCHED_DEADLINE task that asked for SCHED_FLAG_DL_OVERRUN gets one each time a job
+/// runs past its runtime. The signal is sent to the process, so the count is the
+/// process's; the previous disposition comes back on drop.
+pub struct SigxcpuCounter {
+    previous: libc::sigaction,
+    start: u64,
+}
+
+impl SigxcpuCounter {
+    pub fn install() -> io::Result<SigxcpuCounter> {
+        // SAFETY: a zeroed sigaction is valid; the handler only does an atomic add; the
+        // old disposition is saved to be restored.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = count_sigxcpu as extern "C" fn(libc::c_int) as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            let mut previous: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(libc::SIGXCPU, &action, &mut previous) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(SigxcpuCounter { previous, start: SIGXCPU_COUNT.load(std::sync::atomic::Ordering::Relaxed) })
+        }
+    }
+
+    /// SIGXCPUs received since this counter was installed.
+    pub fn count(&self) -> u64 {
+        SIGXCPU_COUNT.load(std::sync::atomic::Ordering::Relaxed) - self.start
+    }
+}
+
+impl Drop for SigxcpuCounter {
+    fn drop(&mut self) {
+        // SAFETY: restoring the disposition saved by install.
+        unsafe { libc::sigaction(libc::SIGXCPU, &self.previous, std::ptr::null_mut()) };
+    }
+}
