@@ -2,3 +2,4 @@
 //! real data (the 1992 report's published tables among them).
 
 pub mod knee;
+pub mod period;

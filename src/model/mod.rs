@@ -10,7 +10,7 @@ pub mod parse;
 pub mod spec;
 
 pub use options::{LatencyOptions, RingOptions, WorkloadOptions};
-pub use outcome::{LatencyOutcome, Outcome, RingOutcome, ThreadStats, WorkloadOutcome};
+pub use outcome::{LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, WorkloadOutcome};
 pub use spec::{
     Family, LatencyLength, LatencySpec, Placement, RingLength, RingSpec, TrialSpec, WorkloadParams, WorkloadSpec,
 };

@@ -110,6 +110,23 @@ pub struct LatencyOutcome {
     pub mlockall: bool,
     /// The combined histogram: (value in ns, count), ascending values.
     pub histogram: Vec<(u64, u64)>,
+    /// Each thread's largest samples with their times, for the spike-period analysis and
+    /// the strip plot (empty in runs stored before schedlab kept them).
+    #[serde(default)]
+    pub outliers: Vec<ThreadOutliers>,
+}
+
+/// One measuring thread's largest samples in time order: what the histogram cannot keep.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadOutliers {
+    /// The CPU the thread was pinned to (none: unpinned).
+    pub cpu: Option<usize>,
+    /// From the thread's start to the end of its loop: the time the samples span.
+    pub span_ns: u64,
+    /// How many samples the buffer holds: when full, these are the largest `capacity`.
+    pub capacity: usize,
+    /// (time since the thread's start, latency), both ns, in time order.
+    pub samples: Vec<(u64, u64)>,
 }
 
 /// A finished trial's measurement, of whichever family.

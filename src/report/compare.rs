@@ -610,6 +610,7 @@ mod tests {
                 dma_latency_held: true,
                 mlockall: true,
                 histogram: Vec::new(),
+                outliers: Vec::new(),
             }
         };
         values

@@ -1,9 +1,11 @@
 //! Findings, computed from the stored outcomes, never guessed: ring knees, the best
-//! policy per workload with whether the lead is significant, and the latency leader.
+//! policy per workload with whether the lead is significant, the latency leader, and
+//! latency spikes that recur with a period.
 //! Each is a typed value carrying its numbers; the sentence is made only when it is shown.
 
 use crate::analysis::knee::{self, Shape, StepTest};
-use crate::model::{Family, RingOutcome};
+use crate::analysis::period::{self, Level, SpikePeriod};
+use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, TrialSpec};
 use crate::report::stored::{groups, param_text, Group};
 use crate::stats::{bootstrap_ratio_ci, mann_whitney, median, smallest_possible_p};
 use crate::store::TrialRecord;
@@ -201,6 +203,90 @@ pub enum Finding {
         max_ns: f64,
         overruns: Vec<(String, u64)>,
     },
+    /// A latency thread's spikes recur with a period, by a test on the half of the run the
+    /// period was not fitted on.
+    SpikePeriod {
+        what: String,
+        /// The thread's CPU (none: unpinned).
+        cpu: Option<usize>,
+        #[serde(flatten)]
+        period: SpikePeriod,
+    },
+}
+
+/// One measuring thread's spike-period search: the most significant period among its
+/// spikes, significant or not (none: too few spikes, or a run too short to search).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadSpikes {
+    pub cpu: Option<usize>,
+    pub period: Option<SpikePeriod>,
+}
+
+impl ThreadSpikes {
+    /// The period, when the held-out test is significant.
+    pub fn claimed(&self) -> Option<&SpikePeriod> {
+        self.period.as_ref().filter(|p| p.significant())
+    }
+}
+
+/// A spike is a sample above this many times the thread's p99: well out of the body of
+/// the distribution. The tail's own small delays (on the shared VM, the scheduler tick's
+/// and a 20 ms housekeeping beat's 40-60 µs, about the p99) are then no spikes, and a
+/// period among them is not taken for a source of spikes.
+pub const SPIKE_OVER_P99: u64 = 2;
+
+/// The levels a thread's spikes are searched above: twice its p99, and its p99.9 and
+/// p99.99 where they are higher. When the buffer of largest samples is full and its
+/// smallest is above a level, samples between the two were not kept, so that level
+/// becomes "above the smallest kept".
+fn spike_levels(stats: &ThreadStats, kept: &ThreadOutliers) -> Vec<Level> {
+    let smallest_kept = kept.samples.iter().map(|s| s.1).min().unwrap_or(0);
+    let full = kept.capacity > 0 && kept.samples.len() >= kept.capacity;
+    let floor = SPIKE_OVER_P99 * stats.p99_ns;
+    let mut levels: Vec<Level> = Vec::new();
+    for (name, value) in [("2 × p99", floor), ("p99.9", stats.p999_ns), ("p99.99", stats.p9999_ns)] {
+        let value = value.max(floor);
+        let above_ns = if full && smallest_kept > value { smallest_kept - 1 } else { value };
+        // The same spikes as the level before: one test, not two.
+        if levels.last().is_some_and(|l| l.above_ns == above_ns) {
+            continue;
+        }
+        levels.push(Level { name, above_ns });
+    }
+    levels
+}
+
+/// The spike-period search of every thread of a latency outcome that kept its largest
+/// samples (runs stored before schedlab kept them have none).
+pub fn spike_periods(o: &LatencyOutcome, interval_ns: u64) -> Vec<ThreadSpikes> {
+    o.outliers
+        .iter()
+        .zip(&o.threads)
+        .map(|(kept, stats)| ThreadSpikes {
+            cpu: kept.cpu,
+            period: period::search(&kept.samples, kept.span_ns, interval_ns, &spike_levels(stats, kept)),
+        })
+        .collect()
+}
+
+/// The findings of the threads whose spikes recur with a period.
+pub fn spike_findings(what: &str, o: &LatencyOutcome, interval_ns: u64) -> Vec<Finding> {
+    spike_periods(o, interval_ns)
+        .into_iter()
+        .filter_map(|t| {
+            let period = t.claimed()?.clone();
+            Some(Finding::SpikePeriod { what: what.to_string(), cpu: t.cpu, period })
+        })
+        .collect()
+}
+
+/// "35 µs" or "1.20 ms": a jitter, from well below a sampling interval to a few ms.
+fn jitter_text(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.0} µs", ns / 1e3)
+    }
 }
 
 /// How OTHER's involuntary switches compare with the real-time policies'.
@@ -325,6 +411,28 @@ impl fmt::Display for Finding {
                     overruns.join(", ")
                 )
             }
+            Finding::SpikePeriod { what, cpu, period: p } => {
+                let t = &p.test;
+                let place = cpu.map_or("on the CPUs the unpinned thread ran on".to_string(), |c| format!("on CPU {c}"));
+                write!(
+                    f,
+                    "{what}: {} spikes above {:.1} µs ({}) recur every {:.1} ms ± {} ({} of {} fit): a periodic \
+                     source {place} (on the half of the run the period was not fitted on, {} of {} stretches had a \
+                     spike on a beat where chance gives {:.1}; p = {:.1e}, corrected for {} tests)",
+                    p.spikes,
+                    p.above_ns as f64 / 1000.0,
+                    p.level,
+                    p.period_ns / 1e6,
+                    jitter_text(p.jitter_ns),
+                    p.fits,
+                    p.spikes,
+                    t.hit,
+                    t.stretches,
+                    t.expected,
+                    t.p,
+                    t.tests
+                )
+            }
         }
     }
 }
@@ -436,6 +544,11 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
             max_ns: max.1,
             overruns,
         });
+    }
+    for t in trials.iter().filter(|t| t.is_ok()) {
+        let (Some(TrialSpec::Latency(spec)), Some(Outcome::Latency(o))) = (&t.spec, &t.outcome) else { continue };
+        let what = format!("latency{} trial {}", describe(&t.params, &[]), t.seq);
+        out.extend(spike_findings(&what, o, spec.interval_ns));
     }
     out
 }

@@ -110,6 +110,7 @@ fn latency(f: &Json, histogram: Vec<(u64, u64)>) -> Option<LatencyOutcome> {
         dma_latency_held: f.get("dma_latency_held").and_then(Json::as_bool).unwrap_or(false),
         mlockall: f.get("mlockall").and_then(Json::as_bool).unwrap_or(false),
         histogram,
+        outliers: Vec::new(),
     })
 }
 
