@@ -552,3 +552,108 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+mod spike_tests {
+    use super::*;
+    use crate::bench::workload::SplitMix64;
+    use crate::model::{LatencyLength, LatencySpec, Placement, Policy, TrialStatus};
+
+    /// A stored 4 s fifo latency trial on CPU 1 at 5 kHz whose largest samples are 60
+    /// random spikes, plus, when `planted`, a spike every 100 ms.
+    fn trial(seq: i64, planted: bool) -> TrialRecord {
+        let mut rng = SplitMix64::new(seq as u64);
+        let mut samples: Vec<(u64, u64)> =
+            (0..60).map(|_| ((rng.next_f64() * 4e9) as u64, 80_000 + (rng.next_f64() * 2e6) as u64)).collect();
+        if planted {
+            samples.extend((0..40).map(|i| (30_000_000 + i * 100_000_000 + (rng.next_f64() * 50e3) as u64, 250_000)));
+        }
+        samples.sort_unstable();
+        let stats = ThreadStats { cpu: Some(1), samples: 20_000, p50_ns: 18_000, p99_ns: 35_000, ..Default::default() };
+        let outcome = LatencyOutcome {
+            threads: vec![stats.clone()],
+            all: stats,
+            timer_slack_ns: 0,
+            dma_latency_held: true,
+            mlockall: true,
+            histogram: Vec::new(),
+            outliers: vec![ThreadOutliers { cpu: Some(1), span_ns: 4_000_000_000, capacity: 512, samples }],
+        };
+        let spec = LatencySpec {
+            interval_ns: 200_000,
+            length: LatencyLength::Duration(std::time::Duration::from_secs(4)),
+            policy: Policy::Fifo,
+            prio: 95,
+            placement: Placement::Cpus(vec![1]),
+            hold_dma_latency: true,
+            break_ns: None,
+        };
+        TrialRecord {
+            seq,
+            experiment: 0,
+            family: Family::Latency,
+            repeat: seq + 1,
+            params: serde_json::from_str(r#"{"policy": "fifo"}"#).unwrap(),
+            spec: Some(TrialSpec::Latency(spec)),
+            outcome: Some(Outcome::Latency(outcome)),
+            status: TrialStatus::Ok,
+            started: "2026-11-21T17:00:00.000Z".into(),
+            elapsed_s: 4.0,
+        }
+    }
+
+    #[test]
+    fn a_stored_trial_with_periodic_spikes_gets_a_finding_and_one_without_none() {
+        let found: Vec<Finding> = findings(&[trial(0, true), trial(1, false)])
+            .into_iter()
+            .filter(|f| matches!(f, Finding::SpikePeriod { .. }))
+            .collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        let Finding::SpikePeriod { what, cpu, period } = &found[0] else { unreachable!() };
+        assert_eq!((what.as_str(), *cpu), ("latency (policy=fifo) trial 0", Some(1)));
+        // A beat with a larger random spike within 10 ms is merged into it: most beats fit.
+        assert!((period.period_ns / 1e8 - 1.0).abs() < 0.001 && period.fits >= 25, "{period:?}");
+        // Spikes are above twice the p99 (70 µs), here every one kept.
+        assert_eq!((period.level, period.above_ns, period.spikes), ("2 × p99", 70_000, found_spikes(&trial(0, true))));
+        let text = found[0].to_string();
+        assert!(text.starts_with("latency (policy=fifo) trial 0: "), "{text}");
+        assert!(text.contains("recur every 100.0 ms ± ") && text.contains("a periodic source on CPU 1"), "{text}");
+        let json = serde_json::to_value(&found[0]).unwrap();
+        assert_eq!(json["kind"], "spike_period");
+        assert!(json["period_ns"].as_f64().is_some() && json["test"]["p"].as_f64().unwrap() < period::ALPHA);
+    }
+
+    /// Spikes above 70 µs after merging those within 10 ms: what the finding counts.
+    fn found_spikes(t: &TrialRecord) -> usize {
+        let Some(Outcome::Latency(o)) = &t.outcome else { unreachable!() };
+        let mut last = None;
+        let mut n = 0;
+        for &(at, _) in o.outliers[0].samples.iter().filter(|s| s.1 > 70_000) {
+            if last.is_none_or(|l: u64| at - l >= 10_000_000) {
+                n += 1;
+            }
+            last = Some(at);
+        }
+        n
+    }
+
+    #[test]
+    fn levels_start_at_twice_the_p99_and_rise_to_the_smallest_kept_when_the_buffer_is_full() {
+        let stats = ThreadStats { p99_ns: 40_000, p999_ns: 60_000, p9999_ns: 500_000, ..Default::default() };
+        let kept = ThreadOutliers { cpu: None, span_ns: 1, capacity: 4, samples: vec![(1, 100_000), (2, 900_000)] };
+        let names = |levels: Vec<Level>| levels.iter().map(|l| (l.name, l.above_ns)).collect::<Vec<_>>();
+        // p99.9 is below twice the p99: the same level, searched once.
+        assert_eq!(names(spike_levels(&stats, &kept)), [("2 × p99", 80_000), ("p99.99", 500_000)]);
+        let full = ThreadOutliers { capacity: 2, ..kept };
+        assert_eq!(names(spike_levels(&stats, &full)), [("2 × p99", 99_999), ("p99.99", 500_000)]);
+    }
+
+    #[test]
+    fn an_outcome_stored_before_outliers_were_kept_still_loads() {
+        let old = r#"{"threads": [], "all": {"cpu": null, "samples": 0, "overruns": 0, "min_ns": 0, "avg_ns": 0.0,
+            "p50_ns": 0, "p90_ns": 0, "p99_ns": 0, "p999_ns": 0, "p9999_ns": 0, "max_ns": 0},
+            "timer_slack_ns": 50000, "dma_latency_held": true, "mlockall": true, "histogram": []}"#;
+        let o: LatencyOutcome = serde_json::from_str(old).unwrap();
+        assert!(o.outliers.is_empty() && spike_periods(&o, 1_000_000).is_empty());
+    }
+}
