@@ -3,9 +3,10 @@
 //! A histogram cannot tell a tail made by an SMI every second or a neighbour's 100 ms
 //! timer from one made by chance; the times of the spikes can. The method:
 //!
-//! 1. Spikes: the kept samples above a level of the run (p99, p99.9, p99.99), where
-//!    spikes closer together than half the shortest period searched are merged into
-//!    their largest, so one disturbance that delays several wakeups counts once.
+//! 1. Spikes: the kept samples above a level the caller names (schedlab's findings use
+//!    twice the p99, and the p99.9 and p99.99 where those are higher), where spikes
+//!    closer together than half the shortest period searched are merged into their
+//!    largest, so one disturbance that delays several wakeups counts once.
 //! 2. Fit on one half of the run: each period that the gap between two nearby spikes
 //!    suggests (the gap over 1 to 4, for missed beats) is tried with that spike as a
 //!    beat, refined by least squares on the spikes within ±2 % of a beat, and scored by
@@ -93,7 +94,7 @@ pub struct SpikePeriod {
     /// The spread of the fitting spikes' times about their beats: a standard deviation,
     /// estimated robustly (1.4826 × MAD).
     pub jitter_ns: f64,
-    /// A beat's time since the thread's start, to draw the grid from.
+    /// A beat's time since the thread's start (the first, within one period of it).
     pub phase_ns: f64,
     pub test: HeldOutTest,
 }
