@@ -47,7 +47,7 @@ pub const MIN_SPIKES: usize = 8;
 /// A period is claimed when the corrected p of its held-out test is below this.
 pub const ALPHA: f64 = 1e-3;
 /// Spikes a fit on a half must have on its beats before it is tested.
-const MIN_FITS: usize = 4;
+pub const MIN_FITS: usize = 4;
 /// Each spike is paired with this many following ones to suggest periods.
 const NEIGHBOURS: usize = 8;
 /// A gap may span up to this many periods (missed beats).

@@ -122,9 +122,11 @@ pub fn spike_lines(spec: &LatencySpec, o: &LatencyOutcome) -> String {
                 period::ALPHA
             ),
             (None, None) => format!(
-                "spikes on {whose}: not searched for a period (fewer than {} spikes above twice the p99, or a run \
-                 shorter than {} times the shortest period searched, {:.0} ms)",
+                "spikes on {whose}: no period to test (fewer than {} spikes above twice the p99, no grid with {} of \
+                 them on its beats in either half of the run, or a run shorter than {} times the shortest period \
+                 searched, {:.0} ms)",
                 period::MIN_SPIKES,
+                period::MIN_FITS,
                 period::MIN_CYCLES,
                 period::shortest_period_ns(spec.interval_ns) / 1e6
             ),
