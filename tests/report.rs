@@ -63,6 +63,7 @@ fn report_prints_tables_findings_and_writes_svg_and_html() {
         names,
         [
             "latency-3-histogram.svg",
+            "latency-3-strip-1.svg",
             "latency-3-tail.svg",
             "ring-1.svg",
             "workload-2-cpu-switches.svg",
@@ -75,7 +76,9 @@ fn report_prints_tables_findings_and_writes_svg_and_html() {
         // Short CPU-bound children are often never preempted: a log axis of all-zero
         // switch counts says so instead of drawing a line.
         let all_zero_switches = name.ends_with("-switches.svg") && svg.contains("every value is 0");
-        assert!(svg.contains("<path") || all_zero_switches, "{name}: {svg}");
+        // A strip plot draws dots, no lines.
+        let dots = name.contains("-strip-") && svg.contains("<circle");
+        assert!(svg.contains("<path") || dots || all_zero_switches, "{name}: {svg}");
     }
     let page = std::fs::read_to_string(&html).unwrap();
     // Self-contained: no scripts, styles, fonts or images from anywhere else.
@@ -83,9 +86,12 @@ fn report_prints_tables_findings_and_writes_svg_and_html() {
     for reference in ["http://", "https://", "src=", "<link", "@import", "url("] {
         assert!(!without_namespace.contains(reference), "the page refers to {reference}");
     }
-    assert_eq!(page.matches("<figure").count(), 5);
+    assert_eq!(page.matches("<figure").count(), 6);
+    // The strip plot of the latency trials' largest samples over time: a dot each.
+    let strip = std::fs::read_to_string(svg_dir.join("latency-3-strip-1.svg")).unwrap();
+    assert!(strip.contains("time since the trial's start") && strip.matches("<circle").count() >= 100, "{strip}");
     assert!(page.contains("kernel_release") && page.contains("[[experiment]]"));
-    render_in_chromium(&html, 5);
+    render_in_chromium(&html, 6);
 }
 
 /// Load the page in headless Chromium: no script errors, and every plot laid out with
@@ -97,7 +103,11 @@ fn render_in_chromium(html: &Path, plots: usize) {
         eprintln!("skipped: no Chromium here (.ci/run installs Debian's chromium)");
         return;
     };
-    let profile = std::env::temp_dir().join(format!("schedlab-chromium-{}", std::process::id()));
+    // A profile per call: the tests of this file run in parallel, and two browsers on one
+    // profile collide on its SingletonLock.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let profile = std::env::temp_dir().join(format!("schedlab-chromium-{}-{call}", std::process::id()));
     let out = Command::new(browser)
         .args(["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"])
         .arg(format!("--user-data-dir={}", profile.display()))

@@ -3,3 +3,4 @@
 
 pub mod changepoint;
 pub mod knee;
+pub mod period;

@@ -2,5 +2,6 @@
 //! the timed region, bookkeeping after it.
 
 pub mod latency;
+pub mod outliers;
 pub mod ring;
 pub mod workload;

@@ -65,6 +65,7 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
             if specs.len() == 1 {
                 emit(&report::thread_table(&outcome))?;
             }
+            emit(&report::spike_lines(spec, &outcome))?;
         }
         runs.push(run);
         outcomes.push((spec.clone(), outcome));

@@ -13,7 +13,8 @@ pub mod spec;
 pub use load::{LoadKind, LoadOutcome, LoadSpec};
 pub use options::{LatencyOptions, RingOptions, WorkloadOptions};
 pub use outcome::{
-    DeadlineFigures, LatencyOutcome, Outcome, ReservationFigures, RingOutcome, ThreadStats, WorkloadOutcome,
+    DeadlineFigures, LatencyOutcome, Outcome, ReservationFigures, RingOutcome, ThreadOutliers, ThreadStats,
+    WorkloadOutcome,
 };
 pub use spec::{
     Family, LatencyLength, LatencySpec, Placement, RingLength, RingSpec, TrialSpec, WorkloadParams, WorkloadSpec,

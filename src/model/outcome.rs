@@ -140,6 +140,10 @@ pub struct LatencyOutcome {
     /// Under SCHED_DEADLINE: what the jobs did besides start late.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<DeadlineFigures>,
+    /// Each thread's largest samples with their times, for the spike-period analysis and
+    /// the strip plot (empty in runs stored before schedlab kept them).
+    #[serde(default)]
+    pub outliers: Vec<ThreadOutliers>,
 }
 
 /// A SCHED_DEADLINE latency run's jobs beyond their lateness (which is the histogram).
@@ -150,6 +154,19 @@ pub struct DeadlineFigures {
     /// Jobs that ran past their runtime, from the kernel's SIGXCPU
     /// (SCHED_FLAG_DL_OVERRUN); `None` where the kernel does not offer it.
     pub runtime_overruns: Option<u64>,
+}
+
+/// One measuring thread's largest samples in time order: what the histogram cannot keep.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadOutliers {
+    /// The CPU the thread was pinned to (none: unpinned).
+    pub cpu: Option<usize>,
+    /// From the thread's start to the end of its loop: the time the samples span.
+    pub span_ns: u64,
+    /// How many samples the buffer holds: when full, these are the largest `capacity`.
+    pub capacity: usize,
+    /// (time since the thread's start, latency), both ns, in time order.
+    pub samples: Vec<(u64, u64)>,
 }
 
 /// A finished trial's measurement, of whichever family.

@@ -613,6 +613,7 @@ mod tests {
                 histogram: Vec::new(),
                 load: None,
                 deadline: None,
+                outliers: Vec::new(),
             }
         };
         values

@@ -10,6 +10,7 @@ use crate::model::{
 };
 #[cfg(test)]
 use crate::model::{Ipc, Pin, Policy, RingMode, Usage};
+use crate::report::findings::{spike_periods, ThreadSpikes};
 use crate::store::TrialRecord;
 use serde_json::{json, Map, Value as Json};
 
@@ -179,10 +180,34 @@ fn latency_line(spec: &LatencySpec, thread: Json, s: &ThreadStats) -> Map<String
     }))
 }
 
+/// A thread's spike period: its figures when one is claimed (null when not), and the
+/// corrected p of the best candidate either way (null when there was none to test).
+fn spike_keys(spikes: Option<&ThreadSpikes>) -> Map<String, Json> {
+    let best = spikes.and_then(|s| s.period.as_ref());
+    let claimed = spikes.and_then(ThreadSpikes::claimed);
+    object(json!({
+        "spike_period_ns": claimed.map(|p| p.period_ns.round() as u64),
+        "spike_jitter_ns": claimed.map(|p| p.jitter_ns.round() as u64),
+        "spike_above_ns": claimed.map(|p| p.above_ns),
+        "spike_count": claimed.map(|p| p.spikes),
+        "spike_fits": claimed.map(|p| p.fits),
+        "spike_period_p": best.map(|p| p.test.p),
+    }))
+}
+
 /// One object per thread, then one for all threads together ("thread": "all").
 pub fn latency_lines(spec: &LatencySpec, o: &LatencyOutcome) -> Vec<Map<String, Json>> {
-    let mut out: Vec<Map<String, Json>> =
-        o.threads.iter().enumerate().map(|(i, t)| latency_line(spec, json!(i), t)).collect();
+    let spikes = spike_periods(o, spec.interval_ns);
+    let mut out: Vec<Map<String, Json>> = o
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut line = latency_line(spec, json!(i), t);
+            line.extend(spike_keys(spikes.get(i)));
+            line
+        })
+        .collect();
     if o.threads.len() > 1 {
         out.push(latency_line(spec, json!("all"), &o.all));
     }

@@ -1,9 +1,11 @@
 //! Findings, computed from the stored outcomes, never guessed: ring knees, the best
-//! policy per workload with whether the lead is significant, and the latency leader.
+//! policy per workload with whether the lead is significant, the latency leader, and
+//! latency spikes that recur with a period.
 //! Each is a typed value carrying its numbers; the sentence is made only when it is shown.
 
 use crate::analysis::knee::{self, Shape, StepTest};
-use crate::model::{Family, RingOutcome};
+use crate::analysis::period::{self, Level, SpikePeriod};
+use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, TrialSpec};
 use crate::report::stored::{groups, param_text, Group};
 use crate::stats::{bootstrap_ratio_ci, mann_whitney, median, smallest_possible_p};
 use crate::store::TrialRecord;
@@ -201,6 +203,90 @@ pub enum Finding {
         max_ns: f64,
         overruns: Vec<(String, u64)>,
     },
+    /// A latency thread's spikes recur with a period, by a test on the half of the run the
+    /// period was not fitted on.
+    SpikePeriod {
+        what: String,
+        /// The thread's CPU (none: unpinned).
+        cpu: Option<usize>,
+        #[serde(flatten)]
+        period: SpikePeriod,
+    },
+}
+
+/// One measuring thread's spike-period search: the most significant period among its
+/// spikes, significant or not (none: too few spikes, or a run too short to search).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadSpikes {
+    pub cpu: Option<usize>,
+    pub period: Option<SpikePeriod>,
+}
+
+impl ThreadSpikes {
+    /// The period, when the held-out test is significant.
+    pub fn claimed(&self) -> Option<&SpikePeriod> {
+        self.period.as_ref().filter(|p| p.significant())
+    }
+}
+
+/// A spike is a sample above this many times the thread's p99: well out of the body of
+/// the distribution. The tail's own small delays (on the shared VM, the scheduler tick's
+/// and a 20 ms housekeeping beat's 40-60 µs, about the p99) are then no spikes, and a
+/// period among them is not taken for a source of spikes.
+pub const SPIKE_OVER_P99: u64 = 2;
+
+/// The levels a thread's spikes are searched above: twice its p99, and its p99.9 and
+/// p99.99 where they are higher. When the buffer of largest samples is full and its
+/// smallest is above a level, samples between the two were not kept, so that level
+/// becomes "above the smallest kept".
+fn spike_levels(stats: &ThreadStats, kept: &ThreadOutliers) -> Vec<Level> {
+    let smallest_kept = kept.samples.iter().map(|s| s.1).min().unwrap_or(0);
+    let full = kept.capacity > 0 && kept.samples.len() >= kept.capacity;
+    let floor = SPIKE_OVER_P99 * stats.p99_ns;
+    let mut levels: Vec<Level> = Vec::new();
+    for (name, value) in [("2 × p99", floor), ("p99.9", stats.p999_ns), ("p99.99", stats.p9999_ns)] {
+        let value = value.max(floor);
+        let above_ns = if full && smallest_kept > value { smallest_kept - 1 } else { value };
+        // The same spikes as the level before: one test, not two.
+        if levels.last().is_some_and(|l| l.above_ns == above_ns) {
+            continue;
+        }
+        levels.push(Level { name, above_ns });
+    }
+    levels
+}
+
+/// The spike-period search of every thread of a latency outcome that kept its largest
+/// samples (runs stored before schedlab kept them have none).
+pub fn spike_periods(o: &LatencyOutcome, interval_ns: u64) -> Vec<ThreadSpikes> {
+    o.outliers
+        .iter()
+        .zip(&o.threads)
+        .map(|(kept, stats)| ThreadSpikes {
+            cpu: kept.cpu,
+            period: period::search(&kept.samples, kept.span_ns, interval_ns, &spike_levels(stats, kept)),
+        })
+        .collect()
+}
+
+/// The findings of the threads whose spikes recur with a period.
+pub fn spike_findings(what: &str, o: &LatencyOutcome, interval_ns: u64) -> Vec<Finding> {
+    spike_periods(o, interval_ns)
+        .into_iter()
+        .filter_map(|t| {
+            let period = t.claimed()?.clone();
+            Some(Finding::SpikePeriod { what: what.to_string(), cpu: t.cpu, period })
+        })
+        .collect()
+}
+
+/// "35 µs" or "1.20 ms": a jitter, from well below a sampling interval to a few ms.
+fn jitter_text(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.0} µs", ns / 1e3)
+    }
 }
 
 /// How OTHER's involuntary switches compare with the real-time policies'.
@@ -325,6 +411,28 @@ impl fmt::Display for Finding {
                     overruns.join(", ")
                 )
             }
+            Finding::SpikePeriod { what, cpu, period: p } => {
+                let t = &p.test;
+                let place = cpu.map_or("on the CPUs the unpinned thread ran on".to_string(), |c| format!("on CPU {c}"));
+                write!(
+                    f,
+                    "{what}: {} spikes above {:.1} µs ({}) recur every {:.1} ms ± {} ({} of {} fit): a periodic \
+                     source {place} (on the half of the run the period was not fitted on, {} of {} stretches had a \
+                     spike on a beat where chance gives {:.1}; p = {:.1e}, corrected for {} tests)",
+                    p.spikes,
+                    p.above_ns as f64 / 1000.0,
+                    p.level,
+                    p.period_ns / 1e6,
+                    jitter_text(p.jitter_ns),
+                    p.fits,
+                    p.spikes,
+                    t.hit,
+                    t.stretches,
+                    t.expected,
+                    t.p,
+                    t.tests
+                )
+            }
         }
     }
 }
@@ -437,5 +545,119 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
             overruns,
         });
     }
+    for t in trials.iter().filter(|t| t.is_ok()) {
+        let (Some(TrialSpec::Latency(spec)), Some(Outcome::Latency(o))) = (&t.spec, &t.outcome) else { continue };
+        let what = format!("latency{} trial {}", describe(&t.params, &[]), t.seq);
+        out.extend(spike_findings(&what, o, spec.interval_ns));
+    }
     out
+}
+
+#[cfg(test)]
+mod spike_tests {
+    use super::*;
+    use crate::bench::workload::SplitMix64;
+    use crate::model::{LatencyLength, LatencySpec, Placement, Policy, TrialStatus};
+
+    /// A stored 4 s fifo latency trial on CPU 1 at 5 kHz whose largest samples are 60
+    /// random spikes, plus, when `planted`, a spike every 100 ms.
+    fn trial(seq: i64, planted: bool) -> TrialRecord {
+        let mut rng = SplitMix64::new(seq as u64);
+        let mut samples: Vec<(u64, u64)> =
+            (0..60).map(|_| ((rng.next_f64() * 4e9) as u64, 80_000 + (rng.next_f64() * 2e6) as u64)).collect();
+        if planted {
+            samples.extend((0..40).map(|i| (30_000_000 + i * 100_000_000 + (rng.next_f64() * 50e3) as u64, 250_000)));
+        }
+        samples.sort_unstable();
+        let stats = ThreadStats { cpu: Some(1), samples: 20_000, p50_ns: 18_000, p99_ns: 35_000, ..Default::default() };
+        let outcome = LatencyOutcome {
+            threads: vec![stats.clone()],
+            all: stats,
+            timer_slack_ns: 0,
+            dma_latency_held: true,
+            mlockall: true,
+            histogram: Vec::new(),
+            outliers: vec![ThreadOutliers { cpu: Some(1), span_ns: 4_000_000_000, capacity: 512, samples }],
+            load: None,
+            deadline: None,
+        };
+        let spec = LatencySpec {
+            interval_ns: 200_000,
+            length: LatencyLength::Duration(std::time::Duration::from_secs(4)),
+            policy: Policy::Fifo,
+            prio: 95,
+            placement: Placement::Cpus(vec![1]),
+            hold_dma_latency: true,
+            break_ns: None,
+            load: Default::default(),
+            deadline: None,
+        };
+        TrialRecord {
+            seq,
+            experiment: 0,
+            family: Family::Latency,
+            repeat: seq + 1,
+            params: serde_json::from_str(r#"{"policy": "fifo"}"#).unwrap(),
+            spec: Some(TrialSpec::Latency(spec)),
+            outcome: Some(Outcome::Latency(outcome)),
+            status: TrialStatus::Ok,
+            started: "2026-11-21T17:00:00.000Z".into(),
+            elapsed_s: 4.0,
+        }
+    }
+
+    #[test]
+    fn a_stored_trial_with_periodic_spikes_gets_a_finding_and_one_without_none() {
+        let found: Vec<Finding> = findings(&[trial(0, true), trial(1, false)])
+            .into_iter()
+            .filter(|f| matches!(f, Finding::SpikePeriod { .. }))
+            .collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        let Finding::SpikePeriod { what, cpu, period } = &found[0] else { unreachable!() };
+        assert_eq!((what.as_str(), *cpu), ("latency (policy=fifo) trial 0", Some(1)));
+        // A beat with a larger random spike within 10 ms is merged into it: most beats fit.
+        assert!((period.period_ns / 1e8 - 1.0).abs() < 0.001 && period.fits >= 25, "{period:?}");
+        // Spikes are above twice the p99 (70 µs), here every one kept.
+        assert_eq!((period.level, period.above_ns, period.spikes), ("2 × p99", 70_000, found_spikes(&trial(0, true))));
+        let text = found[0].to_string();
+        assert!(text.starts_with("latency (policy=fifo) trial 0: "), "{text}");
+        assert!(text.contains("recur every 100.0 ms ± ") && text.contains("a periodic source on CPU 1"), "{text}");
+        let json = serde_json::to_value(&found[0]).unwrap();
+        assert_eq!(json["kind"], "spike_period");
+        assert!(json["period_ns"].as_f64().is_some() && json["test"]["p"].as_f64().unwrap() < period::ALPHA);
+    }
+
+    /// Spikes above 70 µs after merging those within 10 ms: what the finding counts.
+    fn found_spikes(t: &TrialRecord) -> usize {
+        let Some(Outcome::Latency(o)) = &t.outcome else { unreachable!() };
+        let mut last = None;
+        let mut n = 0;
+        for &(at, _) in o.outliers[0].samples.iter().filter(|s| s.1 > 70_000) {
+            if last.is_none_or(|l: u64| at - l >= 10_000_000) {
+                n += 1;
+            }
+            last = Some(at);
+        }
+        n
+    }
+
+    #[test]
+    fn levels_start_at_twice_the_p99_and_rise_to_the_smallest_kept_when_the_buffer_is_full() {
+        let stats = ThreadStats { p99_ns: 40_000, p999_ns: 60_000, p9999_ns: 500_000, ..Default::default() };
+        let kept = ThreadOutliers { cpu: None, span_ns: 1, capacity: 4, samples: vec![(1, 100_000), (2, 900_000)] };
+        let names = |levels: Vec<Level>| levels.iter().map(|l| (l.name, l.above_ns)).collect::<Vec<_>>();
+        // p99.9 is below twice the p99: the same level, searched once.
+        assert_eq!(names(spike_levels(&stats, &kept)), [("2 × p99", 80_000), ("p99.99", 500_000)]);
+        let full = ThreadOutliers { capacity: 2, ..kept };
+        assert_eq!(names(spike_levels(&stats, &full)), [("2 × p99", 99_999), ("p99.99", 500_000)]);
+    }
+
+    #[test]
+    fn an_outcome_stored_before_outliers_were_kept_still_loads() {
+        let old = r#"{"threads": [], "all": {"cpu": null, "samples": 0, "overruns": 0, "min_ns": 0, "avg_ns": 0.0,
+            "p50_ns": 0, "p90_ns": 0, "p99_ns": 0, "p999_ns": 0, "p9999_ns": 0, "max_ns": 0},
+            "timer_slack_ns": 50000, "dma_latency_held": true, "mlockall": true, "histogram": []}"#;
+        let o: LatencyOutcome = serde_json::from_str(old).unwrap();
+        assert!(o.outliers.is_empty() && spike_periods(&o, 1_000_000).is_empty());
+    }
 }

@@ -4,6 +4,7 @@
 
 use crate::bench::latency::{LatencyRun, ThreadResult};
 use crate::model::{format_ns, LatencyOutcome, LatencySpec, ThreadStats};
+use crate::report::findings::{spike_periods, Finding};
 use crate::report::table::Table;
 use std::io::Write;
 
@@ -103,6 +104,42 @@ pub fn compare_table(runs: &[(LatencySpec, LatencyOutcome)]) -> String {
         table.push(missed);
     }
     table.render()
+}
+
+/// Whether each thread's spikes recur with a period: the finding when they do, and
+/// otherwise the best candidate's p, so the reader sees that it was looked for.
+pub fn spike_lines(spec: &LatencySpec, o: &LatencyOutcome) -> String {
+    use crate::analysis::period;
+    let what = format!("{} latency", spec.policy.as_str());
+    let mut lines = Vec::new();
+    for t in spike_periods(o, spec.interval_ns) {
+        let whose = t.cpu.map_or("the unpinned thread".to_string(), |c| format!("CPU {c}"));
+        lines.push(match (t.claimed(), &t.period) {
+            (Some(p), _) => {
+                let finding = Finding::SpikePeriod { what: what.clone(), cpu: t.cpu, period: p.clone() };
+                format!("finding: {finding}")
+            }
+            (None, Some(best)) => format!(
+                "spikes on {whose}: no period (the likeliest, {:.1} ms among {} spikes above {:.1} µs, has p = {:.2} \
+                 on the held-out half of the run; a period needs p < {})",
+                best.period_ns / 1e6,
+                best.spikes,
+                best.above_ns as f64 / 1000.0,
+                best.test.p,
+                period::ALPHA
+            ),
+            (None, None) => format!(
+                "spikes on {whose}: no period to test (fewer than {} spikes above twice the p99, no grid with {} of \
+                 them on its beats in either half of the run, or a run shorter than {} times the shortest period \
+                 searched, {:.0} ms)",
+                period::MIN_SPIKES,
+                period::MIN_FITS,
+                period::MIN_CYCLES,
+                period::shortest_period_ns(spec.interval_ns) / 1e6
+            ),
+        });
+    }
+    lines.join("\n")
 }
 
 /// What the run had in force, stated so a reader can judge the figures.

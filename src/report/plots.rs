@@ -3,7 +3,7 @@
 //! context switches per policy, latency histograms and tail (1 − CDF) plots, and the
 //! cross-machine overlay of several runs' rings. One renderer, `Plot`, draws them all.
 
-use crate::model::{Family, Outcome, RingOutcome, WorkloadOutcome};
+use crate::model::{Family, Outcome, RingOutcome, TrialSpec, WorkloadOutcome};
 use crate::report::overlay::{Overlay, OverlayLine};
 use crate::report::stored::{groups, param_text, projected_s, Group};
 use crate::stats::{median, Summary};
@@ -60,6 +60,8 @@ enum Style {
     LinePoints,
     /// Horizontal then vertical, as a distribution's tail steps.
     Step,
+    /// Dots alone, unjoined: a strip plot of events over time.
+    Points,
 }
 
 /// (x, y, optional error bar low..high)
@@ -416,12 +418,22 @@ impl Plot {
                 .enumerate()
                 .map(|(j, (x, y))| format!("{}{x:.1} {y:.1}", if j == 0 { "M" } else { "L" }))
                 .collect();
-            let _ = write!(
-                svg,
-                "<path d=\"{path}\" stroke=\"{color}\" stroke-width=\"{}\" fill=\"none\"{}/>",
-                s.width,
-                dash(s)
-            );
+            if s.style != Style::Points {
+                let _ = write!(
+                    svg,
+                    "<path d=\"{path}\" stroke=\"{color}\" stroke-width=\"{}\" fill=\"none\"{}/>",
+                    s.width,
+                    dash(s)
+                );
+            }
+            if s.style == Style::Points {
+                for (x, y) in &points {
+                    let _ = write!(
+                        svg,
+                        "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"2.5\" fill=\"{color}\" fill-opacity=\"0.75\"/>"
+                    );
+                }
+            }
             if s.style == Style::LinePoints {
                 for (x, y) in &points {
                     let _ = write!(
@@ -451,6 +463,16 @@ impl Plot {
         for (i, s) in self.series.iter().enumerate() {
             let (color, dash) = (color(i), dash(s));
             let entry = match legend {
+                Legend::Right if s.style == Style::Points => {
+                    let (x, y) = (width - right + 12.0, top + 10.0 + i as f64 * 20.0);
+                    format!(
+                        "<circle cx=\"{}\" cy=\"{y}\" r=\"3.5\" fill=\"{color}\"/><text x=\"{}\" y=\"{}\">{}</text>",
+                        x + 11.0,
+                        x + 28.0,
+                        y + 4.0,
+                        esc(&s.label)
+                    )
+                }
                 Legend::Right => {
                     let (x, y) = (width - right + 12.0, top + 10.0 + i as f64 * 20.0);
                     format!(
@@ -661,10 +683,74 @@ fn latency_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
             })
             .collect()
     });
-    vec![
+    let mut charts = vec![
         Chart { name: format!("latency-{n}-histogram"), title: hist.title.clone(), svg: hist.render() },
         Chart { name: format!("latency-{n}-tail"), title: tail.title.clone(), svg: tail.render() },
-    ]
+    ];
+    charts.extend(latency_strip_charts(n, gs, axes));
+    charts
+}
+
+/// The largest samples over time, one strip plot per configuration: a series of dots
+/// per repeat (and thread), time since the trial's start on x, latency on a log y, so
+/// spikes that recur with a period line up at even steps. The note states what the
+/// spike-period analysis found in each repeat.
+fn latency_strip_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
+    let mut charts = Vec::new();
+    for (i, g) in gs.iter().enumerate() {
+        let label: Vec<String> = axes.iter().map(|k| format!("{k}={}", param_text(g.params.get(k)))).collect();
+        let mut plot = Plot {
+            y_log: true,
+            x_from_zero: true,
+            ..Plot::new(
+                format!(
+                    "Experiment {n}{}: the largest wakeup latencies over time",
+                    if label.is_empty() { String::new() } else { format!(" ({})", label.join(" ")) }
+                ),
+                "time since the trial's start, s",
+                "latency, µs (log)",
+            )
+        };
+        // Each period found (to 0.1 ms), with the repeats (and threads) it was found in.
+        let mut periods: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for t in g.ok() {
+            let (Some(Outcome::Latency(o)), Some(TrialSpec::Latency(spec))) = (&t.outcome, &t.spec) else { continue };
+            let spikes = crate::report::findings::spike_periods(o, spec.interval_ns);
+            for (kept, found) in o.outliers.iter().zip(&spikes) {
+                let (who, short) = match (o.outliers.len(), kept.cpu) {
+                    (1, _) => (format!("repeat {}", t.repeat), t.repeat.to_string()),
+                    (_, Some(cpu)) => (format!("repeat {} CPU {cpu}", t.repeat), format!("{} (CPU {cpu})", t.repeat)),
+                    (_, None) => (format!("repeat {} unpinned", t.repeat), format!("{} (unpinned)", t.repeat)),
+                };
+                if let Some(p) = found.claimed() {
+                    periods.entry(format!("{:.1} ms", p.period_ns / 1e6)).or_default().push(short);
+                }
+                let points = kept.samples.iter().map(|&(at, v)| (at as f64 / 1e9, v as f64 / 1000.0, None)).collect();
+                plot.series.push(Series::new(who, points, Style::Points));
+            }
+        }
+        if plot.series.iter().all(|s| s.points.is_empty()) {
+            continue;
+        }
+        let kept = crate::bench::latency::OUTLIERS_KEPT;
+        let found: Vec<String> = periods
+            .iter()
+            .map(|(period, repeats)| {
+                format!("every {period} in repeat{} {}", if repeats.len() > 1 { "s" } else { "" }, repeats.join(", "))
+            })
+            .collect();
+        plot.note = Some(if found.is_empty() {
+            format!("each thread's {kept} largest samples; in no repeat do the spikes recur with a period")
+        } else {
+            format!("each thread's {kept} largest samples; spikes recur {}", found.join("; "))
+        });
+        charts.push(Chart {
+            name: format!("latency-{n}-strip-{}", i + 1),
+            title: plot.title.clone(),
+            svg: plot.render(),
+        });
+    }
+    charts
 }
 
 /// The overlay's colours for imported lines: ten machines never share one.

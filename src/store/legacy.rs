@@ -115,6 +115,7 @@ fn latency(f: &Json, histogram: Vec<(u64, u64)>) -> Option<LatencyOutcome> {
         histogram,
         load: None,
         deadline: None,
+        outliers: Vec::new(),
     })
 }
 
