@@ -6,7 +6,7 @@ use crate::commands::emit;
 use crate::error::{describe_io, Error, Result};
 use crate::report::table::Table;
 use crate::report::{export, ncar, stored};
-use crate::store::{resolve_path, Access, RunRecord, Store};
+use crate::store::{Access, RunRecord, Store};
 use crate::sys::machine::{self, Machine};
 use serde_json::json;
 use std::io::Write;
@@ -25,7 +25,7 @@ pub fn machine(args: &MachineArgs) -> Result<()> {
 }
 
 fn open_existing(db: &crate::cli::DbArg, access: Access) -> Result<Store> {
-    Store::open(&resolve_path(db.db.as_deref()), access)
+    Store::open_arg(db.db.as_deref(), access)
 }
 
 /// The A/B session a run belongs to: its side ("a" or "b") and its pair's uuid.
@@ -74,7 +74,7 @@ pub fn list(args: &ListArgs) -> Result<()> {
         return Ok(());
     }
     if runs.is_empty() {
-        return emit(&format!("{} holds no runs yet: `schedlab run` makes one", store.path().display()));
+        return emit(&format!("{} holds no runs yet: `schedlab run` makes one", store.location()));
     }
     let mut table = Table::new([
         "Run",
@@ -214,7 +214,7 @@ pub fn import(args: &ImportArgs) -> Result<()> {
     } else {
         return Err(Error::usage("import needs FILE, --ncar FILE or --reference NAME"));
     };
-    let mut store = Store::open(&resolve_path(args.db.db.as_deref()), Access::Create)?;
+    let mut store = Store::open_arg(args.db.db.as_deref(), Access::Create)?;
     for (run, trials) in &runs {
         let machine = run.machine.get("hostname").and_then(|h| h.as_str()).unwrap_or("an unknown machine");
         if let Some(existing) = store.run_by_uuid(&run.uuid)? {
@@ -222,7 +222,7 @@ pub fn import(args: &ImportArgs) -> Result<()> {
                 "schedlab: run {} ({}, {machine}) is already in {} as run {existing}; skipped",
                 run.uuid,
                 run.suite_name,
-                store.path().display()
+                store.location()
             );
             continue;
         }
