@@ -467,3 +467,23 @@ fn unprivileged_users_are_told_why_and_can_read_results() {
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(runs(&db).len(), 1);
 }
+
+#[test]
+fn a_run_from_another_machine_is_not_resumed_here() {
+    let dir = Scratch::new("lab-other-host");
+    let suite = dir.write("one.toml", "[[experiment]]\nfamily = \"ring\"\nprocs = 2\nlaps = 10\nrepeat = 3\n");
+    let db = dir.path("here.db");
+    ok_stdout(&db, &["run", &suite]);
+    // The same run as a shared database holds it when another machine stopped half-way.
+    let mut doc = export_json(&db, "1");
+    let run = &mut doc["runs"][0];
+    run["uuid"] = "00000000-0000-4000-8000-000000000001".into();
+    run["status"] = "interrupted".into();
+    run["machine"]["hostname"] = "lab-box-elsewhere".into();
+    run["trials"].as_array_mut().unwrap().truncate(1);
+    let file = dir.write("elsewhere.json", &doc.to_string());
+    ok_stdout(&db, &["import", &file]);
+    let db_text = db.display().to_string();
+    refused(&["run", "--resume", "2", "--db", &db_text], "was started on lab-box-elsewhere");
+    assert_eq!(stored_seqs(&db, "2"), [0]);
+}

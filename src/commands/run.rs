@@ -152,6 +152,17 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             if run.status == "finished" {
                 return Err(Error::usage(format!("run {id} already finished: nothing to resume")));
             }
+            // In a shared database, a run may come from another machine: its trials must
+            // all measure that one (and its pid means nothing here).
+            let here = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string());
+            if let (Ok(here), Some(there)) = (here, run.machine.get("hostname").and_then(|h| h.as_str())) {
+                if here != there {
+                    return Err(Error::usage(format!(
+                        "run {id} was started on {there}, not on this machine ({here}): resume it there, so all its \
+                         trials measure one machine"
+                    )));
+                }
+            }
             if still_running(run.pid) {
                 return Err(Error::usage(format!(
                     "run {id} is still being run by process {} : wait for it or stop it first",

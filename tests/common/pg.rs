@@ -74,8 +74,9 @@ impl PgServer {
         } else {
             None
         };
-        // Short: a socket's path must fit in 107 bytes.
-        let dir = std::env::temp_dir().join(format!("schedlab-pg-{tag}-{}", std::process::id()));
+        // In /tmp, not $TMPDIR: the server's user must reach it (root's own temporary
+        // directory may be closed to it), and a socket's path must fit in 107 bytes.
+        let dir = Path::new("/tmp").join(format!("schedlab-pg-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let password = format!("pw{:x}", std::process::id() as u64 * 7919 + tag.len() as u64);
