@@ -186,22 +186,20 @@ impl Postgres {
         Ok((stmt, bound))
     }
 
-    fn count(&self, sql: &str) -> Result<i64> {
-        let rows = self.query("reading the schema", sql, &[])?;
-        match rows.first().and_then(|r| r.first()) {
-            Some(Value::Int(n)) => Ok(*n),
-            _ => Ok(0),
-        }
-    }
-
-    /// (is there a schedlab_meta table, how many tables in the schema).
+    /// (is there a schedlab_meta table, how many tables in the schema), in one statement:
+    /// one snapshot, so a first run committing the schema meanwhile is seen whole or not
+    /// at all (never its tables without its mark).
     fn tables(&self) -> Result<(bool, i64)> {
-        let meta = self.count(
-            "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() \
-             AND tablename = 'schedlab_meta'",
+        let rows = self.query(
+            "reading the schema",
+            "SELECT count(*) FILTER (WHERE tablename = 'schedlab_meta'), count(*) FROM pg_catalog.pg_tables \
+             WHERE schemaname = current_schema()",
+            &[],
         )?;
-        let all = self.count("SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema()")?;
-        Ok((meta > 0, all))
+        match rows.first().map(Vec::as_slice) {
+            Some([Value::Int(meta), Value::Int(all)]) => Ok((*meta > 0, *all)),
+            _ => Err(Error::failed(format!("reading the schema of {}: an unexpected answer", self.url.shown()))),
+        }
     }
 
     /// The schema version, 0 for an empty database; an error for another application's.
