@@ -3,7 +3,8 @@
 # into each, alternating, ROUNDS times, and the median wall-time ratio (PostgreSQL /
 # SQLite). quick is adaptive within a 50 s budget, so its wall time hides store costs in
 # fewer repeats: it is run with --max-repeat 6 (a fixed 120 trials) and the trials stored
-# are printed too. Then the store alone: a suite of TRIALS tiny ring trials (a few ms of
+# are printed too, with the wall time outside the trials per trial (what the harness and
+# the store add, without the trials' own noise). Then the store alone: a suite of TRIALS tiny ring trials (a few ms of
 # measuring each), where the commit per trial is a visible share of the time.
 #
 # The server is a throwaway one, as in the tests: initdb into a temporary directory (as
@@ -42,7 +43,8 @@ seconds() { # run "$@" quietly, print its wall time in seconds
   t0=$(date +%s.%N); "$@" > /dev/null 2>&1; t1=$(date +%s.%N)
   python3 -c "print(f'{$t1 - $t0:.3f}')"
 }
-stored() { "$bin" list --db "$1" --json | python3 -c "import json,sys; print(sum(json.loads(l)['ok'] + json.loads(l)['not_ok'] for l in sys.stdin))"; }
+# "N S": the trials run 1 stored and the seconds they took (measured by the trials).
+in_trials() { "$bin" export 1 --db "$1" | python3 -c "import json,sys; t = json.load(sys.stdin)['runs'][0]['trials']; print(len(t), sum(x['elapsed_s'] for x in t))"; }
 
 cat > "$work/tiny.toml" <<TOML
 name = "tiny-$tiny"
@@ -55,7 +57,7 @@ TOML
 
 measure() { # $1 label, $2 suite, $3.. extra flags: prints per-round lines, then the medians and ratio
   local label=$1 suite=$2; shift 2
-  local sq=() pg=()
+  local sq=() pg=() sqo=() pgo=()
   for r in $(seq 1 "$rounds"); do
     local db="$work/$label-$r.db" name="${label//-/_}_$r"
     as_owner "$pgbin/createdb" -h "$work" -U postgres "$name"
@@ -69,17 +71,25 @@ measure() { # $1 label, $2 suite, $3.. extra flags: prints per-round lines, then
       s=$(seconds "$bin" run "$suite" "$@" --db "$db")
     fi
     flock -u 9
-    echo "  round $r: SQLite $s s ($(stored "$db") trials), PostgreSQL $p s ($(stored "$(url "$name")") trials)"
-    sq+=("$s"); pg+=("$p")
+    read -r sn st <<< "$(in_trials "$db")"
+    read -r pn pt <<< "$(in_trials "$(url "$name")")"
+    # The wall time outside the trials (start, spawning, storing, the report) per trial:
+    # the store's share, without the trials' own noise.
+    so=$(python3 -c "print(f'{($s - $st) / $sn * 1000:.1f}')")
+    po=$(python3 -c "print(f'{($p - $pt) / $pn * 1000:.1f}')")
+    echo "  round $r: SQLite $s s ($sn trials, $so ms/trial outside them), PostgreSQL $p s ($pn trials, $po ms/trial outside them)"
+    sq+=("$s"); pg+=("$p"); sqo+=("$so"); pgo+=("$po")
   done
-  python3 - "${sq[*]}" "${pg[*]}" <<'PY'
+  python3 - "${sq[*]}" "${pg[*]}" "${sqo[*]}" "${pgo[*]}" <<'PY'
 import statistics, sys
-s = [float(x) for x in sys.argv[1].split()]
-p = [float(x) for x in sys.argv[2].split()]
+s, p, so, po = ([float(x) for x in arg.split()] for arg in sys.argv[1:5])
 ms, mp = statistics.median(s), statistics.median(p)
 ratios = [b / a for a, b in zip(s, p)]
 print(f"  median wall: SQLite {ms:.2f} s, PostgreSQL {mp:.2f} s; ratio PostgreSQL/SQLite {mp / ms:.3f} "
       f"(per round {', '.join(f'{r:.3f}' for r in ratios)})")
+mso, mpo = statistics.median(so), statistics.median(po)
+print(f"  median outside the trials: SQLite {mso:.1f} ms/trial, PostgreSQL {mpo:.1f} ms/trial; "
+      f"ratio {mpo / mso:.3f}, difference {mpo - mso:+.1f} ms/trial")
 PY
 }
 

@@ -276,7 +276,21 @@ pub fn push(args: &PushArgs) -> Result<()> {
             continue;
         }
         let trials = source.trials(id)?;
-        let new_id = to.insert_run_with_trials(&run, &trials)?;
+        let new_id = match to.insert_run_with_trials(&run, &trials) {
+            Ok(new_id) => new_id,
+            // Another machine pushed the same run a moment ago (its UUID is unique there).
+            Err(e) => match to.run_by_uuid(&run.uuid)? {
+                Some(existing) => {
+                    eprintln!(
+                        "schedlab: run {id} ({}) reached {target} meanwhile as run {existing}; skipped",
+                        run.uuid
+                    );
+                    skipped += 1;
+                    continue;
+                }
+                None => return Err(e),
+            },
+        };
         eprintln!(
             "schedlab: copied run {id} ({}, {}, {} trials) to {target} as run {new_id}",
             run.uuid,
