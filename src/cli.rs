@@ -132,8 +132,8 @@ const PUSH_EXAMPLES: &str = "Examples:\n  \
     schedlab push latest --to postgresql://lab@db.example.org/schedlab\n  \
     schedlab push 3 4 5 --db results.db --to postgresql://lab@%2Fvar%2Frun%2Fpostgresql/schedlab\n\n\
     Each run is copied whole, with its trials, in one transaction; a run whose UUID the target \
-    already holds is skipped, so pushing again changes nothing. Runs still running or interrupted \
-    are skipped until they finish (`schedlab run --resume RUN`). The password can come from \
+    already holds is skipped, so pushing again changes nothing. A run still running, or interrupted \
+    and resumable, is skipped until it finishes (`schedlab run --resume RUN`). The password can come from \
     $PGPASSWORD instead of the URL.";
 
 const REPORT_EXAMPLES: &str = "Examples:\n  \
@@ -267,7 +267,6 @@ pub struct PushArgs {
     /// (or another SQLite file); made schedlab's if empty
     #[arg(long, value_name = "URL", required = true)]
     pub to: PathBuf,
-    /// Where the runs are now
     #[command(flatten)]
     pub db: DbArg,
 }
