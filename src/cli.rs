@@ -62,6 +62,9 @@ pub enum Command {
     /// Add runs to the results database: a JSON export (from any machine), an NCAR table, or a reference set
     #[command(after_help = IMPORT_EXAMPLES)]
     Import(ImportArgs),
+    /// Copy finished runs into a shared database (by their UUID: a run already there is skipped)
+    #[command(after_help = PUSH_EXAMPLES)]
+    Push(PushArgs),
     /// Compare two stored runs: matched figures, ratios, 95% intervals, verdicts (exit 1 on a regression)
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
@@ -158,6 +161,14 @@ const IMPORT_EXAMPLES: &str = "Examples:\n  \
     tab- or space-separated; text before the header and after a blank line that ends the table \
     is skipped. Its figures are stored as a ring run marked as imported (never as measured here), \
     and importing the same figures again stores nothing.";
+
+const PUSH_EXAMPLES: &str = "Examples:\n  \
+    schedlab push latest --to postgresql://lab@db.example.org/schedlab\n  \
+    schedlab push 3 4 5 --db results.db --to postgresql://lab@%2Fvar%2Frun%2Fpostgresql/schedlab\n\n\
+    Each run is copied whole, with its trials, in one transaction; a run whose UUID the target \
+    already holds is skipped, so pushing again changes nothing. A run still running, or interrupted \
+    and resumable, is skipped until it finishes (`schedlab run --resume RUN`). The password can come from \
+    $PGPASSWORD instead of the URL.";
 
 const REPORT_EXAMPLES: &str = "Examples:\n  \
     schedlab report latest\n  \
@@ -315,12 +326,26 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// Which results database: `--db FILE`, else $SCHEDLAB_DB, else ./schedlab.db.
+/// Which results database: `--db FILE|URL`, else $SCHEDLAB_DB, else ./schedlab.db.
 #[derive(Args, Debug, Clone)]
 pub struct DbArg {
-    /// Results database [default: $SCHEDLAB_DB, else ./schedlab.db]
-    #[arg(long, value_name = "FILE")]
+    /// Results database: a SQLite file, or a PostgreSQL server as
+    /// postgresql://USER[:PASSWORD]@HOST[:PORT]/DB [default: $SCHEDLAB_DB, else ./schedlab.db]
+    #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PushArgs {
+    /// Run ids to copy (or `latest`)
+    #[arg(value_name = "RUN", required = true)]
+    pub runs: Vec<String>,
+    /// The shared database to copy them into: postgresql://USER[:PASSWORD]@HOST[:PORT]/DB
+    /// (or another SQLite file); made schedlab's if empty
+    #[arg(long, value_name = "URL", required = true)]
+    pub to: PathBuf,
+    #[command(flatten)]
+    pub db: DbArg,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -48,8 +48,19 @@ fn db_arg(db: &Path) -> String {
 
 #[test]
 fn an_a_a_session_stores_two_linked_runs_of_alternating_blocks() {
-    let dir = Scratch::new("ab-aa");
-    let db = dir.path("ab.db");
+    a_a_session(&Dbs::sqlite("ab-aa"));
+}
+
+#[test]
+fn pg_an_a_a_session_stores_two_linked_runs_of_alternating_blocks() {
+    if let Some(dbs) = Dbs::postgres("ab") {
+        a_a_session(&dbs);
+    }
+}
+
+fn a_a_session(dbs: &Dbs) {
+    let dir = &dbs.dir;
+    let db = dbs.db("ab");
     let suite = dir.write("tiny.toml", TINY);
     let log = dir.path("log");
     let log_text = log.display().to_string();

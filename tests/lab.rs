@@ -1,5 +1,6 @@
-//! The lab: suites, the SQLite store, resume, export/import, the machine fingerprint,
-//! all on the real binary and real database files.
+//! The lab: suites, the stores, resume, export/import, the machine fingerprint, all on
+//! the real binary and real databases: SQLite files, and (the tests named `pg_…`) a
+//! throwaway PostgreSQL server.
 
 mod common;
 
@@ -48,9 +49,20 @@ fn runs(db: &Path) -> Vec<Value> {
 
 #[test]
 fn a_tiny_suite_runs_end_to_end_and_is_stored() {
-    let dir = Scratch::new("lab-tiny");
+    tiny_suite_end_to_end(&Dbs::sqlite("lab-tiny"));
+}
+
+#[test]
+fn pg_a_tiny_suite_runs_end_to_end_and_is_stored() {
+    if let Some(dbs) = Dbs::postgres("tiny") {
+        tiny_suite_end_to_end(&dbs);
+    }
+}
+
+fn tiny_suite_end_to_end(dbs: &Dbs) {
+    let dir = &dbs.dir;
     let suite = dir.write("tiny.toml", TINY);
-    let db = dir.path("results.db");
+    let db = dbs.db("results");
     let tables = ok_stdout(&db, &["run", &suite]);
     assert!(tables.contains("experiment 1 (ring)") && tables.contains("experiment 3 (latency)"), "{tables}");
     let listed = runs(&db);
@@ -162,7 +174,7 @@ fn start_slow_run(dir: &Scratch, db: &Path, at_least: i64) -> std::process::Chil
         .spawn()
         .unwrap();
     let stored = wait_until(Duration::from_secs(60), || {
-        db.exists() && runs(db).first().is_some_and(|r| r["ok"].as_i64().unwrap_or(0) >= at_least)
+        listed_runs(db).first().is_some_and(|r| r["ok"].as_i64().unwrap_or(0) >= at_least)
     });
     assert!(stored, "the run stored nothing");
     child
@@ -179,9 +191,19 @@ fn descendants(pid: i32) -> Vec<i32> {
 
 #[test]
 fn resume_after_sigint_runs_every_trial_exactly_once() {
-    let dir = Scratch::new("lab-sigint");
-    let db = dir.path("r.db");
-    let child = start_slow_run(&dir, &db, 2);
+    resume_after_sigint(&Dbs::sqlite("lab-sigint"));
+}
+
+#[test]
+fn pg_resume_after_sigint_runs_every_trial_exactly_once() {
+    if let Some(dbs) = Dbs::postgres("sigint") {
+        resume_after_sigint(&dbs);
+    }
+}
+
+fn resume_after_sigint(dbs: &Dbs) {
+    let db = dbs.db("r");
+    let child = start_slow_run(&dbs.dir, &db, 2);
     let family = descendants(child.id() as i32);
     signal(&child, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
@@ -201,9 +223,19 @@ fn resume_after_sigint_runs_every_trial_exactly_once() {
 
 #[test]
 fn resume_after_sigkill_runs_every_trial_exactly_once() {
-    let dir = Scratch::new("lab-sigkill");
-    let db = dir.path("r.db");
-    let mut child = start_slow_run(&dir, &db, 3);
+    resume_after_sigkill(&Dbs::sqlite("lab-sigkill"));
+}
+
+#[test]
+fn pg_resume_after_sigkill_runs_every_trial_exactly_once() {
+    if let Some(dbs) = Dbs::postgres("sigkill") {
+        resume_after_sigkill(&dbs);
+    }
+}
+
+fn resume_after_sigkill(dbs: &Dbs) {
+    let db = dbs.db("r");
+    let mut child = start_slow_run(&dbs.dir, &db, 3);
     let family = descendants(child.id() as i32);
     assert!(!family.is_empty(), "a trial process is running");
     signal(&child, libc::SIGKILL);
@@ -217,9 +249,21 @@ fn resume_after_sigkill_runs_every_trial_exactly_once() {
 
 #[test]
 fn two_runs_can_write_one_database_at_once() {
-    let dir = Scratch::new("lab-concurrent");
+    two_runs_at_once(&Dbs::sqlite("lab-concurrent"));
+}
+
+#[test]
+fn pg_two_runs_can_write_one_database_at_once() {
+    if let Some(dbs) = Dbs::postgres("concurrent") {
+        two_runs_at_once(&dbs);
+    }
+}
+
+/// Both start on a new, empty database: both make (or wait for) its schema.
+fn two_runs_at_once(dbs: &Dbs) {
+    let dir = &dbs.dir;
     let suite = dir.write("tiny.toml", TINY);
-    let db = dir.path("shared.db");
+    let db = dbs.db("shared");
     let start = || {
         std::process::Command::new(binary_path())
             .args(["run", &suite, "--db", &db.display().to_string()])
@@ -242,9 +286,20 @@ fn two_runs_can_write_one_database_at_once() {
 
 #[test]
 fn export_import_export_is_lossless_and_csv_has_a_row_per_trial() {
-    let dir = Scratch::new("lab-roundtrip");
+    export_import_round_trip(&Dbs::sqlite("lab-roundtrip"));
+}
+
+#[test]
+fn pg_export_import_export_is_lossless_and_csv_has_a_row_per_trial() {
+    if let Some(dbs) = Dbs::postgres("roundtrip") {
+        export_import_round_trip(&dbs);
+    }
+}
+
+fn export_import_round_trip(dbs: &Dbs) {
+    let dir = &dbs.dir;
     let suite = dir.write("tiny.toml", TINY);
-    let (first, second) = (dir.path("a.db"), dir.path("b.db"));
+    let (first, second) = (dbs.db("a"), dbs.db("b"));
     ok_stdout(&first, &["run", &suite]);
     let exported = dir.path("run.json");
     ok_stdout(&first, &["export", "1", "-o", &exported.display().to_string()]);
@@ -411,4 +466,24 @@ fn unprivileged_users_are_told_why_and_can_read_results() {
     let out = as_nobody(&[], &["delete", "1", "--db", &db_text]).unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(runs(&db).len(), 1);
+}
+
+#[test]
+fn a_run_from_another_machine_is_not_resumed_here() {
+    let dir = Scratch::new("lab-other-host");
+    let suite = dir.write("one.toml", "[[experiment]]\nfamily = \"ring\"\nprocs = 2\nlaps = 10\nrepeat = 3\n");
+    let db = dir.path("here.db");
+    ok_stdout(&db, &["run", &suite]);
+    // The same run as a shared database holds it when another machine stopped half-way.
+    let mut doc = export_json(&db, "1");
+    let run = &mut doc["runs"][0];
+    run["uuid"] = "00000000-0000-4000-8000-000000000001".into();
+    run["status"] = "interrupted".into();
+    run["machine"]["hostname"] = "lab-box-elsewhere".into();
+    run["trials"].as_array_mut().unwrap().truncate(1);
+    let file = dir.write("elsewhere.json", &doc.to_string());
+    ok_stdout(&db, &["import", &file]);
+    let db_text = db.display().to_string();
+    refused(&["run", "--resume", "2", "--db", &db_text], "was started on lab-box-elsewhere");
+    assert_eq!(stored_seqs(&db, "2"), [0]);
 }

@@ -138,14 +138,29 @@ fn ring_suite(cpu: usize) -> String {
     format!("name = \"cmp\"\n[[experiment]]\nfamily = \"ring\"\nprocs = 2\nlaps = 2000\ncpus = \"{cpu}\"\npin = \"same\"\nrepeat = 5\n")
 }
 
+/// The planted regression's hog takes one CPU: one such test at a time.
+static ONE_HOG: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn compare_finds_a_planted_regression_and_exits_1() {
+    planted_regression(&Dbs::sqlite("report-compare"));
+}
+
+#[test]
+fn pg_compare_finds_a_planted_regression_and_exits_1() {
+    if let Some(dbs) = Dbs::postgres("compare") {
+        planted_regression(&dbs);
+    }
+}
+
+fn planted_regression(dbs: &Dbs) {
     if !is_root() {
         eprintln!("skipped: the planted regression needs root (a busy loop at nice -20)");
         return;
     }
-    let dir = Scratch::new("report-compare");
-    let db = dir.path("c.db");
+    let _one = ONE_HOG.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let dir = &dbs.dir;
+    let db = dbs.db("c");
     // The last CPU, away from the other tests' rings on CPU 0.
     let cpu = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
     let suite = dir.write("ring.toml", &ring_suite(cpu));

@@ -33,7 +33,7 @@ use crate::cli::AbArgs;
 use crate::commands::{compare as compare_cmd, run};
 use crate::error::{Error, Result};
 use crate::runner::Orchestrator;
-use crate::store::{new_uuid, now_utc, resolve_path, Access, RunRecord, Store};
+use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, Store};
 use crate::suite::{self, format_estimate, Suite};
 use crate::sys::machine::Machine;
 use crate::sys::process;
@@ -237,7 +237,7 @@ fn stopped(store: &mut Store, ids: [i64; 2]) {
 }
 
 pub fn run(args: &AbArgs) -> Result<i32> {
-    let db_path = resolve_path(args.db.db.as_deref());
+    let db_path = Location::resolve(args.db.db.as_deref())?;
     // The signal watch comes first: every thread started later inherits the blocked mask.
     let mut orchestrator = Orchestrator::new(args.trial_timeout)?;
     let suite = suite::load(&args.suite, args.full)?;
@@ -305,7 +305,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         suite.name,
         suite.trials.len(),
         format_estimate(2 * suite.estimate()),
-        store.path().display()
+        store.location()
     );
     let mut outcome = session(&mut orchestrator, &mut store, &suite, &blocks, ids, &commands);
     // A signal held while a cleanup ran is still queued: read it now, or it would kill

@@ -6,10 +6,10 @@ use crate::error::{Error, Result};
 use crate::report::compare;
 use crate::report::exporter::{self, Format as TableFormat, RunView};
 use crate::report::{findings, html, plots};
-use crate::store::{resolve_path, Access, RunRecord, Store, TrialRecord};
+use crate::store::{Access, RunRecord, Store, TrialRecord};
 
 pub fn run(args: &CompareArgs) -> Result<i32> {
-    let store = Store::open(&resolve_path(args.db.db.as_deref()), Access::Read)?;
+    let store = Store::open_arg(args.db.db.as_deref(), Access::Read)?;
     let (a, b) = (store.resolve_run(&args.run_a)?, store.resolve_run(&args.run_b)?);
     let (run_a, run_b) = (store.run(a)?, store.run(b)?);
     print_comparison(&store, &run_a, &run_b, &args.output)
@@ -91,7 +91,7 @@ fn history(store: &Store, a: &RunRecord, b: &RunRecord, trials_a: &[TrialRecord]
 }
 
 pub fn report(args: &ReportArgs) -> Result<()> {
-    let store = Store::open(&resolve_path(args.db.db.as_deref()), Access::Read)?;
+    let store = Store::open_arg(args.db.db.as_deref(), Access::Read)?;
     let ids = super::report::resolve_runs(&store, &args.runs)?;
     if ids.len() > 1 {
         return super::report::many(&store, &ids, args);

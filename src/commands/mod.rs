@@ -32,6 +32,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Delete(args) => results::delete(&args).map(|_| 0),
         Command::Export(args) => results::export(&args).map(|_| 0),
         Command::Import(args) => results::import(&args).map(|_| 0),
+        Command::Push(args) => results::push(&args).map(|_| 0),
         Command::Compare(args) => compare::run(&args),
         Command::Report(args) => compare::report(&args).map(|_| 0),
         Command::Trend(args) => trend::run(&args),

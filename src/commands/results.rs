@@ -1,12 +1,12 @@
 //! Browsing and moving stored results: `machine`, `list`, `show`, `delete`, `export`,
 //! `import`.
 
-use crate::cli::{DeleteArgs, ExportArgs, ExportFormat, ImportArgs, ListArgs, MachineArgs, ShowArgs};
+use crate::cli::{DeleteArgs, ExportArgs, ExportFormat, ImportArgs, ListArgs, MachineArgs, PushArgs, ShowArgs};
 use crate::commands::emit;
 use crate::error::{describe_io, Error, Result};
 use crate::report::table::Table;
 use crate::report::{export, ncar, stored};
-use crate::store::{resolve_path, Access, RunRecord, Store};
+use crate::store::{Access, Location, RunRecord, Store};
 use crate::sys::machine::{self, Machine};
 use serde_json::json;
 use std::io::Write;
@@ -25,7 +25,7 @@ pub fn machine(args: &MachineArgs) -> Result<()> {
 }
 
 fn open_existing(db: &crate::cli::DbArg, access: Access) -> Result<Store> {
-    Store::open(&resolve_path(db.db.as_deref()), access)
+    Store::open_arg(db.db.as_deref(), access)
 }
 
 /// The A/B session a run belongs to: its side ("a" or "b") and its pair's uuid.
@@ -74,7 +74,7 @@ pub fn list(args: &ListArgs) -> Result<()> {
         return Ok(());
     }
     if runs.is_empty() {
-        return emit(&format!("{} holds no runs yet: `schedlab run` makes one", store.path().display()));
+        return emit(&format!("{} holds no runs yet: `schedlab run` makes one", store.location()));
     }
     let mut table = Table::new([
         "Run",
@@ -214,7 +214,7 @@ pub fn import(args: &ImportArgs) -> Result<()> {
     } else {
         return Err(Error::usage("import needs FILE, --ncar FILE or --reference NAME"));
     };
-    let mut store = Store::open(&resolve_path(args.db.db.as_deref()), Access::Create)?;
+    let mut store = Store::open_arg(args.db.db.as_deref(), Access::Create)?;
     for (run, trials) in &runs {
         let machine = run.machine.get("hostname").and_then(|h| h.as_str()).unwrap_or("an unknown machine");
         if let Some(existing) = store.run_by_uuid(&run.uuid)? {
@@ -222,7 +222,7 @@ pub fn import(args: &ImportArgs) -> Result<()> {
                 "schedlab: run {} ({}, {machine}) is already in {} as run {existing}; skipped",
                 run.uuid,
                 run.suite_name,
-                store.path().display()
+                store.location()
             );
             continue;
         }
@@ -234,6 +234,72 @@ pub fn import(args: &ImportArgs) -> Result<()> {
             trials.len(),
         );
     }
+    Ok(())
+}
+
+/// Copy runs into another database, each whole in one transaction, skipping those the
+/// target already holds (by UUID): pushing twice changes nothing.
+pub fn push(args: &PushArgs) -> Result<()> {
+    // Both ends are checked, and every run named resolved, before anything is copied.
+    let target = Location::parse(&args.to)?;
+    let source = Store::open_arg(args.db.db.as_deref(), Access::Read)?;
+    if source.location().to_string() == target.to_string() {
+        return Err(Error::usage(format!(
+            "--to names {target}, where the runs already are: push copies to another database"
+        )));
+    }
+    let mut ids = Vec::new();
+    for name in &args.runs {
+        let id = source.resolve_run(name)?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    let mut to = Store::open(&target, Access::Create)?;
+    let (mut copied, mut skipped) = (0, 0);
+    for id in ids {
+        let run = source.run(id)?;
+        if let Some(existing) = to.run_by_uuid(&run.uuid)? {
+            eprintln!("schedlab: run {id} ({}) is already in {target} as run {existing}; skipped", run.uuid);
+            skipped += 1;
+            continue;
+        }
+        // A copy of a run that may still grow would never be completed (push skips a run
+        // already there); an interrupted A/B side cannot be resumed, so it is final.
+        let may_grow = run.status == "running" || (run.status == "interrupted" && ab_link(&run).is_none());
+        if may_grow {
+            eprintln!(
+                "schedlab: run {id} is {}; skipped: finish it first (`schedlab run --resume {id}`), then push it",
+                run.status
+            );
+            skipped += 1;
+            continue;
+        }
+        let trials = source.trials(id)?;
+        let new_id = match to.insert_run_with_trials(&run, &trials) {
+            Ok(new_id) => new_id,
+            // Another machine pushed the same run a moment ago (its UUID is unique there).
+            Err(e) => match to.run_by_uuid(&run.uuid)? {
+                Some(existing) => {
+                    eprintln!(
+                        "schedlab: run {id} ({}) reached {target} meanwhile as run {existing}; skipped",
+                        run.uuid
+                    );
+                    skipped += 1;
+                    continue;
+                }
+                None => return Err(e),
+            },
+        };
+        eprintln!(
+            "schedlab: copied run {id} ({}, {}, {} trials) to {target} as run {new_id}",
+            run.uuid,
+            run.suite_name,
+            trials.len()
+        );
+        copied += 1;
+    }
+    eprintln!("schedlab: {copied} run(s) copied, {skipped} skipped");
     Ok(())
 }
 

@@ -10,7 +10,7 @@ use crate::commands::{emit, results};
 use crate::error::{Error, Result};
 use crate::report::table::Table;
 use crate::runner::{Ended, Orchestrator};
-use crate::store::{new_uuid, now_utc, resolve_path, Access, RunRecord, Store, TrialRecord};
+use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, Store, TrialRecord};
 use crate::suite::{self, format_estimate, Suite, Trial};
 use crate::sys::machine::Machine;
 use serde_json::json;
@@ -135,7 +135,7 @@ fn still_running(pid: Option<i64>) -> bool {
 }
 
 pub fn run(args: &RunArgs) -> Result<i32> {
-    let db_path = resolve_path(args.db.db.as_deref());
+    let db_path = Location::resolve(args.db.db.as_deref())?;
     // The signal watch comes first: every thread started later inherits the blocked mask.
     let mut orchestrator = Orchestrator::new(args.trial_timeout)?;
     let (suite, run_id, seed, plan, mut store) = match &args.resume {
@@ -151,6 +151,17 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             }
             if run.status == "finished" {
                 return Err(Error::usage(format!("run {id} already finished: nothing to resume")));
+            }
+            // In a shared database, a run may come from another machine: its trials must
+            // all measure that one (and its pid means nothing here).
+            let here = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string());
+            if let (Ok(here), Some(there)) = (here, run.machine.get("hostname").and_then(|h| h.as_str())) {
+                if here != there {
+                    return Err(Error::usage(format!(
+                        "run {id} was started on {there}, not on this machine ({here}): resume it there, so all its \
+                         trials measure one machine"
+                    )));
+                }
             }
             if still_running(run.pid) {
                 return Err(Error::usage(format!(
@@ -256,7 +267,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 + suite.warmups.iter().map(|t| t.estimate).sum()
         ),
         adaptive_summary(&suite, &plan),
-        store.path().display(),
+        store.location(),
         seed.map_or(String::new(), |s| format!(", shuffled with --seed {s}"))
     );
     let outcome = execute(&mut orchestrator, &mut store, run_id, &suite, &order, &plan, used_before);
@@ -269,7 +280,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             let not_ok = trials.iter().filter(|t| !t.is_ok()).count();
             eprintln!(
                 "schedlab: stored as run {run_id} in {}; `schedlab show {run_id}` prints it again, `schedlab export {run_id}` writes it out",
-                store.path().display()
+                store.location()
             );
             Ok(if not_ok == 0 { 0 } else { 3 })
         }
@@ -277,7 +288,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             // Best effort: a full disk may refuse this too, and the run is resumable either way.
             let _ = store.set_run_state(run_id, "interrupted", None, None);
             eprintln!("schedlab: run {run_id} stopped; its stored trials are kept. Continue it with `schedlab run --resume {run_id}{}`",
-                args.db.db.as_ref().map_or(String::new(), |p| format!(" --db {}", p.display())));
+                args.db.db.as_ref().map_or(String::new(), |_| format!(" --db {}", store.location())));
             Err(e)
         }
     }
@@ -286,9 +297,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
 /// The HTML report beside the database; a failure to write it loses no result, so it is
 /// a warning.
 fn write_report(store: &Store, run_id: i64) {
-    let dir = store.path().parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    let stem = store.path().file_stem().map_or("schedlab".into(), |s| s.to_string_lossy().into_owned());
-    let path = dir.join(format!("{stem}-run-{run_id}.html"));
+    let path = store.location().report_path(run_id);
     let written = (|| -> Result<()> {
         let run = store.run(run_id)?;
         let trials = store.trials(run_id)?;

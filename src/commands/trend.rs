@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::report::exporter::Format as TableFormat;
 use crate::report::trend::{self, FigureChoice};
 use crate::report::{html, plots};
-use crate::store::{resolve_path, Access, Store};
+use crate::store::{Access, Store};
 
 pub fn run(args: &TrendArgs) -> Result<i32> {
     let choice = match args.figure.as_deref() {
@@ -21,7 +21,7 @@ pub fn run(args: &TrendArgs) -> Result<i32> {
             )))
         }
     };
-    let store = Store::open(&resolve_path(args.db.db.as_deref()), Access::Read)?;
+    let store = Store::open_arg(args.db.db.as_deref(), Access::Read)?;
     let summaries = store.runs()?;
     let wanted: Vec<_> = summaries
         .into_iter()

@@ -1,28 +1,29 @@
-//! The results store: one SQLite file (rusqlite, bundled SQLite) in WAL mode, so a
-//! reader never blocks the run that writes, and with a busy timeout, so two runs can
-//! share one database. Each finished trial is its own transaction: a crash or a full disk
-//! loses at most the trial in flight, never a stored one.
+//! The results store: runs and their trials, in a SQLite file (the embedded default,
+//! `sqlite`) or a PostgreSQL database (`pg`), behind one interface. Each finished trial
+//! is its own transaction: a crash, a full disk or a lost server loses at most the trial
+//! in flight, never a stored one.
 //!
-//! The schema is versioned by `PRAGMA user_version` and upgraded by the migrations below,
-//! in order. A database from a newer schedlab (a higher version) is refused, never
-//! rewritten; so is any SQLite file that is not schedlab's (`PRAGMA application_id`).
+//! All the store's SQL is here, once, in SQLite's dialect; the PostgreSQL backend
+//! translates it (`backend::postgres_dialect`). The schema is versioned and upgraded by
+//! the migrations below, in order. A database from a newer schedlab (a higher version)
+//! is refused, never rewritten; so is a database that is not schedlab's.
 
+mod backend;
 pub mod legacy;
+mod location;
+mod pg;
+mod sqlite;
 
-use crate::error::{describe_io, Error, Result};
+use crate::error::{Error, Result};
 use crate::model::{Family, Outcome, TrialSpec, TrialStatus};
-use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
+use backend::{Backend, Row, Value};
+pub use location::Location;
 use serde_json::{Map, Value as Json};
-use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-/// "SCHL": marks the file as schedlab's.
-const APPLICATION_ID: i64 = 0x5343_484C;
 
 /// One schema upgrade: SQL, then (optionally) a pass over the data that SQL cannot do.
 struct Migration {
     sql: &'static str,
-    data: Option<fn(&rusqlite::Transaction) -> rusqlite::Result<()>>,
+    data: Option<fn(&dyn Backend) -> Result<()>>,
 }
 
 /// Each entry upgrades the schema by one version; never edit one that has shipped.
@@ -71,30 +72,47 @@ const V1_RUNS_AND_TRIALS: &str =
     );";
 
 /// Fill the spec and outcome of every trial stored by 0.1.0 from its params and figures.
-fn convert_v1_trials(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
-    let mut read =
-        tx.prepare("SELECT id, family, params, figures, histogram, status FROM trials WHERE outcome IS NULL")?;
-    let rows = read
-        .query_map([], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, Option<String>>(3)?,
-                r.get::<_, Option<Vec<u8>>>(4)?,
-                r.get::<_, String>(5)?,
-            ))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut write = tx.prepare("UPDATE trials SET spec = ?1, outcome = ?2 WHERE id = ?3")?;
-    for (id, family, params, figures, histogram, status) in rows {
-        let Some(family) = Family::parse(&family) else { continue };
-        let params = to_map(Some(params));
+fn convert_v1_trials(db: &dyn Backend) -> Result<()> {
+    const CONTEXT: &str = "upgrading the stored trials";
+    let rows = db.query(
+        CONTEXT,
+        "SELECT id, family, params, figures, histogram, status FROM trials WHERE outcome IS NULL",
+        &[],
+    )?;
+    for values in rows {
+        let row = Row { values, source: "the trials to upgrade" };
+        let Some(family) = Family::parse(&row.text(1)?) else { continue };
+        let params = to_map(Some(row.text(2)?));
         let spec = crate::model::options::spec_from_params(family, &params);
-        let outcome = legacy_outcome(family, &status, figures, histogram.as_deref());
-        write.execute(params![spec.map(|s| json_text(&s)), outcome.map(|o| outcome_text(&o).0), id])?;
+        let outcome = legacy_outcome(family, &row.text(5)?, row.opt_text(3)?, row.opt_blob(4)?.as_deref());
+        db.execute(
+            CONTEXT,
+            "UPDATE trials SET spec = ?1, outcome = ?2 WHERE id = ?3",
+            &[spec.map(|s| json_text(&s)).into(), outcome.map(|o| outcome_text(&o).0).into(), row.int(0)?.into()],
+        )?;
     }
     Ok(())
+}
+
+/// Run the migrations after `from`, inside the caller's transaction (which also records
+/// the new version, as its engine keeps it).
+fn migrate(db: &dyn Backend, from: i64) -> Result<()> {
+    for migration in MIGRATIONS.iter().skip(from.max(0) as usize) {
+        db.execute_batch("upgrading the schema", migration.sql)?;
+        if let Some(data) = migration.data {
+            data(db)?;
+        }
+    }
+    Ok(())
+}
+
+/// The refusal of a database written by a newer schedlab.
+fn newer(shown: &str, version: i64, what: &str) -> Error {
+    Error::env(format!(
+        "{shown} was written by a newer schedlab (schema version {version}; this schedlab {} knows up to \
+         {SCHEMA_VERSION}): upgrade schedlab to read it; {what} was left untouched",
+        env!("CARGO_PKG_VERSION")
+    ))
 }
 
 fn legacy_outcome(family: Family, status: &str, figures: Option<String>, histogram: Option<&[u8]>) -> Option<Outcome> {
@@ -135,17 +153,6 @@ fn to_map(text: Option<String>) -> Map<String, Json> {
 }
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
-
-/// Where results go: `--db`, else `$SCHEDLAB_DB`, else `./schedlab.db`.
-pub fn resolve_path(flag: Option<&Path>) -> PathBuf {
-    if let Some(p) = flag {
-        return p.to_path_buf();
-    }
-    match std::env::var_os("SCHEDLAB_DB") {
-        Some(p) if !p.is_empty() => PathBuf::from(p),
-        _ => PathBuf::from("schedlab.db"),
-    }
-}
 
 /// A run as stored. `machine`, `options` and `warnings` are JSON as captured (the run
 /// may come from another machine or schedlab version, so they are kept verbatim).
@@ -200,9 +207,11 @@ pub struct RunSummary {
 }
 
 pub struct Store {
-    conn: Connection,
-    path: PathBuf,
-    /// The file's schema version (older than ours only for a file opened read-only).
+    db: Box<dyn Backend>,
+    location: Location,
+    /// The location as messages show it.
+    shown: String,
+    /// The database's schema version (older than ours only for one opened read-only).
     version: i64,
 }
 
@@ -217,272 +226,135 @@ pub enum Access {
     Create,
 }
 
-/// A database error in words a user can act on.
-fn db_error(path: &Path, context: &str, e: rusqlite::Error) -> Error {
-    let where_ = path.display();
-    if let rusqlite::Error::SqliteFailure(f, msg) = &e {
-        let detail = msg.clone().unwrap_or_else(|| f.to_string());
-        return match f.code {
-            ErrorCode::DiskFull => Error::env(format!(
-                "{context}: the disk holding {where_} is full; what was stored before stays valid. Free some space \
-                 and continue with `schedlab run --resume RUN`"
-            )),
-            ErrorCode::NotADatabase => Error::env(format!(
-                "{where_} is not a SQLite database or is corrupt ({detail}); it was left untouched. Use --db to \
-                 choose another file"
-            )),
-            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => Error::env(format!(
-                "{context}: {where_} stayed locked by another process for longer than the busy timeout"
-            )),
-            ErrorCode::ReadOnly => Error::env(format!(
-                "{context}: {where_} cannot be written ({detail}): check the permissions of the file and its directory"
-            )),
-            ErrorCode::CannotOpen | ErrorCode::PermissionDenied => Error::env(format!(
-                "cannot open {where_} ({detail}): check that its directory exists and is writable, or use --db"
-            )),
-            ErrorCode::DatabaseCorrupt => Error::env(format!(
-                "{where_} is corrupt ({detail}); it was left untouched. Use --db to choose another file"
-            )),
-            _ => Error::env(format!("{context}: {where_}: {detail}")),
-        };
-    }
-    Error::env(format!("{context}: {where_}: {e}"))
-}
-
 fn to_json(text: Option<String>) -> Json {
     text.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(Json::Null)
 }
 
+/// The columns of `runs`, in the order `run_from_row` reads them.
+const RUN_COLUMNS: &str = "runs.id, runs.uuid, runs.suite_name, runs.suite_text, runs.options, runs.started, \
+                           runs.ended, runs.status, runs.tool_version, runs.machine, runs.warnings, runs.planned, \
+                           runs.pid";
+
+const INSERT_RUN: &str = "INSERT INTO runs (uuid, suite_name, suite_text, options, started, ended, status, \
+                          tool_version, machine, warnings, planned, pid) \
+                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id";
+
+const INSERT_TRIAL: &str = "INSERT INTO trials (run_id, seq, experiment, family, repeat, params, spec, outcome, \
+                            histogram, status, reason, started, elapsed_s) \
+                            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+
 impl Store {
-    /// Open (and with `Access::Create`, make) the database at `path`, upgrading its schema.
-    pub fn open(path: &Path, access: Access) -> Result<Store> {
-        let create = access == Access::Create;
-        match std::fs::metadata(path) {
-            Ok(m) if m.is_dir() => {
-                return Err(Error::env(format!("{} is a directory, not a results database", path.display())))
+    /// Open (and with `Access::Create`, make) the database at `location`, upgrading its
+    /// schema.
+    pub fn open(location: &Location, access: Access) -> Result<Store> {
+        let (db, version): (Box<dyn Backend>, i64) = match location {
+            Location::Sqlite(path) => {
+                let (db, version) = sqlite::Sqlite::open(path, access)?;
+                (Box::new(db), version)
             }
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => {
-                return Err(Error::env(format!(
-                    "no results database at {}: run `schedlab run` first, or name one with --db or SCHEDLAB_DB",
-                    path.display()
-                )))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::env(format!("cannot read {}: {}", path.display(), describe_io(&e)))),
-        }
-        let mut flags = match access {
-            Access::Read => OpenFlags::SQLITE_OPEN_READ_ONLY,
-            Access::Write => OpenFlags::SQLITE_OPEN_READ_WRITE,
-            Access::Create => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
-        };
-        flags |= OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| db_error(path, "opening", e))?;
-        conn.busy_timeout(Duration::from_secs(60)).map_err(|e| db_error(path, "opening", e))?;
-        let mut store = Store { conn, path: path.to_path_buf(), version: SCHEMA_VERSION };
-        match store.check_and_migrate(access == Access::Read) {
-            Err(_) if access == Access::Read => Self::open_immutable(path),
-            other => other.map(|_| store),
-        }
-    }
-
-    /// A WAL database in a directory this user cannot write (no `-shm` file can be made)
-    /// can still be read as an immutable file: what a user with read-only access needs.
-    fn open_immutable(path: &Path) -> Result<Store> {
-        let escaped: String = path
-            .to_string_lossy()
-            .chars()
-            .map(|c| match c {
-                '%' => "%25".to_string(),
-                '?' => "%3f".to_string(),
-                '#' => "%23".to_string(),
-                c => c.to_string(),
-            })
-            .collect();
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(format!("file:{escaped}?immutable=1"), flags)
-            .map_err(|e| db_error(path, "opening", e))?;
-        let mut store = Store { conn, path: path.to_path_buf(), version: SCHEMA_VERSION };
-        store.check_and_migrate(true)?;
-        Ok(store)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn err(&self, context: &str, e: rusqlite::Error) -> Error {
-        db_error(&self.path, context, e)
-    }
-
-    fn pragma_i64(&self, name: &str) -> Result<i64> {
-        self.conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0)).map_err(|e| self.err("reading the schema", e))
-    }
-
-    fn check_and_migrate(&mut self, read_only: bool) -> Result<()> {
-        let app_id = self.pragma_i64("application_id")?;
-        let tables: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-            .map_err(|e| self.err("reading the schema", e))?;
-        if app_id != APPLICATION_ID && (app_id != 0 || tables > 0) {
-            return Err(Error::env(format!(
-                "{} is a SQLite database but not a schedlab one; it was left untouched. Use --db to choose another file",
-                self.path.display()
-            )));
-        }
-        let version = self.pragma_i64("user_version")?;
-        if version > SCHEMA_VERSION {
-            return Err(self.newer(version));
-        }
-        self.version = version;
-        if read_only && version == 0 {
-            // Made a moment ago by a run that has not written its schema yet: it holds
-            // nothing, and reads as an empty database.
-            let conn = Connection::open_in_memory().map_err(|e| self.err("opening", e))?;
-            for migration in MIGRATIONS {
-                conn.execute_batch(migration.sql).map_err(|e| self.err("opening", e))?;
-            }
-            self.conn = conn;
-            self.version = SCHEMA_VERSION;
-            return Ok(());
-        }
-        if read_only {
-            // An older file is read as it is (its trials converted as they are read):
-            // a user with read access only must still see months of results.
-            return Ok(());
-        }
-        self.conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| self.err("opening", e))?;
-        // WAL lets `list` read while a run writes; it is a property of the file, set once.
-        // Switching a new file to WAL needs it to itself: another run opening the same new
-        // file at the same moment gets SQLITE_BUSY without the busy handler, so wait here.
-        let started = std::time::Instant::now();
-        let mode: String = loop {
-            match self.conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)) {
-                Err(rusqlite::Error::SqliteFailure(f, _))
-                    if matches!(f.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
-                        && started.elapsed() < Duration::from_secs(60) =>
-                {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                other => break other.map_err(|e| self.err("switching to WAL mode", e))?,
+            Location::Postgres(url) => {
+                let (db, version) = pg::Postgres::open(url, access)?;
+                (Box::new(db), version)
             }
         };
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(Error::env(format!(
-                "{} cannot use write-ahead logging (journal mode stayed '{mode}'); put the database on a local \
-                 filesystem",
-                self.path.display()
-            )));
-        }
-        if version == SCHEMA_VERSION {
-            return Ok(());
-        }
-        let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| db_error(&path, "upgrading the schema", e))?;
-        // Another process may have upgraded it while we waited for the lock.
-        let now: i64 =
-            tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| db_error(&path, "upgrading", e))?;
-        for (index, migration) in MIGRATIONS.iter().enumerate().skip(now.max(0) as usize) {
-            tx.execute_batch(migration.sql).map_err(|e| db_error(&path, "upgrading the schema", e))?;
-            if let Some(data) = migration.data {
-                data(&tx).map_err(|e| db_error(&path, "upgrading the stored trials", e))?;
-            }
-            tx.pragma_update(None, "user_version", index as i64 + 1).map_err(|e| db_error(&path, "upgrading", e))?;
-        }
-        tx.pragma_update(None, "application_id", APPLICATION_ID).map_err(|e| db_error(&path, "upgrading", e))?;
-        tx.commit().map_err(|e| db_error(&path, "upgrading the schema", e))?;
-        self.version = SCHEMA_VERSION;
-        Ok(())
+        Ok(Store { db, location: location.clone(), shown: location.to_string(), version })
     }
 
-    fn newer(&self, version: i64) -> Error {
-        Error::env(format!(
-            "{} was written by a newer schedlab (schema version {version}; this schedlab {} knows up to {SCHEMA_VERSION}): \
-             upgrade schedlab to read it; the file was left untouched",
-            self.path.display(),
-            env!("CARGO_PKG_VERSION")
-        ))
+    /// `--db` (a file or a URL), else `$SCHEDLAB_DB`, else `./schedlab.db`.
+    pub fn open_arg(flag: Option<&std::path::Path>, access: Access) -> Result<Store> {
+        Store::open(&Location::resolve(flag)?, access)
+    }
+
+    /// Where the results are, as messages show it (a URL without its password).
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    fn rows(&self, context: &str, sql: &str, params: &[Value]) -> Result<Vec<Row<'_>>> {
+        let rows = self.db.query(context, sql, params)?;
+        Ok(rows.into_iter().map(|values| Row { values, source: &self.shown }).collect())
+    }
+
+    fn one_int(&self, context: &str, sql: &str, params: &[Value]) -> Result<Option<i64>> {
+        match self.rows(context, sql, params)?.first() {
+            Some(row) => row.opt_int(0),
+            None => Ok(None),
+        }
+    }
+
+    /// Run `body` in one transaction: all of it is stored, or none.
+    fn in_transaction<T>(&self, context: &str, body: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
+        self.db.begin(context)?;
+        match body(self).and_then(|v| self.db.commit(context).map(|_| v)) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                self.db.rollback();
+                Err(e)
+            }
+        }
     }
 
     /// Store a new run; returns its id.
     pub fn insert_run(&mut self, run: &RunRecord) -> Result<i64> {
-        insert_run_row(&self.conn, run, run.pid).map_err(|e| self.err("storing the run", e))
+        self.insert_run_row("storing the run", run, run.pid)
     }
 
     /// Store several new runs in one transaction (the two sides of an A/B session): all
     /// of them or none; returns their ids in order.
     pub fn insert_runs(&mut self, runs: &[RunRecord]) -> Result<Vec<i64>> {
-        let path = self.path.clone();
-        let tx = self.conn.transaction().map_err(|e| db_error(&path, "storing the runs", e))?;
-        let mut ids = Vec::with_capacity(runs.len());
-        for run in runs {
-            ids.push(insert_run_row(&tx, run, run.pid).map_err(|e| db_error(&path, "storing the runs", e))?);
-        }
-        tx.commit().map_err(|e| db_error(&path, "storing the runs", e))?;
-        Ok(ids)
+        const CONTEXT: &str = "storing the runs";
+        self.in_transaction(CONTEXT, |s| runs.iter().map(|run| s.insert_run_row(CONTEXT, run, run.pid)).collect())
     }
 
     /// Store one finished trial, in its own transaction.
     pub fn insert_trial(&mut self, run_id: i64, t: &TrialRecord) -> Result<()> {
-        insert_trial_row(&self.conn, run_id, t).map_err(|e| self.err("storing a trial", e))
+        self.insert_trial_row("storing a trial", run_id, t)
     }
 
     pub fn set_run_state(&mut self, run_id: i64, status: &str, ended: Option<&str>, pid: Option<i64>) -> Result<()> {
-        let path = self.path.clone();
-        self.conn
-            .execute(
-                "UPDATE runs SET status = ?1, ended = ?2, pid = ?3 WHERE id = ?4",
-                params![status, ended, pid, run_id],
-            )
-            .map_err(|e| db_error(&path, "updating the run", e))?;
+        self.db.execute(
+            "updating the run",
+            "UPDATE runs SET status = ?1, ended = ?2, pid = ?3 WHERE id = ?4",
+            &[status.into(), ended.into(), pid.into(), run_id.into()],
+        )?;
         Ok(())
     }
 
-    fn run_from_row(row: &rusqlite::Row) -> rusqlite::Result<RunRecord> {
+    fn run_from_row(row: &Row) -> Result<RunRecord> {
         Ok(RunRecord {
-            id: row.get("id")?,
-            uuid: row.get("uuid")?,
-            suite_name: row.get("suite_name")?,
-            suite_text: row.get("suite_text")?,
-            options: to_json(row.get("options")?),
-            started: row.get("started")?,
-            ended: row.get("ended")?,
-            status: row.get("status")?,
-            tool_version: row.get("tool_version")?,
-            machine: to_json(row.get("machine")?),
-            warnings: to_json(row.get("warnings")?),
-            planned: row.get("planned")?,
-            pid: row.get("pid")?,
+            id: row.int(0)?,
+            uuid: row.text(1)?,
+            suite_name: row.text(2)?,
+            suite_text: row.text(3)?,
+            options: to_json(row.opt_text(4)?),
+            started: row.text(5)?,
+            ended: row.opt_text(6)?,
+            status: row.text(7)?,
+            tool_version: row.text(8)?,
+            machine: to_json(row.opt_text(9)?),
+            warnings: to_json(row.opt_text(10)?),
+            planned: row.int(11)?,
+            pid: row.opt_int(12)?,
         })
     }
 
     /// The run with this id, or a clear error naming the runs that exist.
     pub fn run(&self, id: i64) -> Result<RunRecord> {
-        let found = self
-            .conn
-            .query_row("SELECT * FROM runs WHERE id = ?1", [id], Self::run_from_row)
-            .optional()
-            .map_err(|e| self.err("reading runs", e))?;
-        found.ok_or_else(|| {
-            Error::usage(format!(
+        let rows = self.rows("reading runs", &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"), &[id.into()])?;
+        match rows.first() {
+            Some(row) => Self::run_from_row(row),
+            None => Err(Error::usage(format!(
                 "there is no run {id} in {}: `schedlab list` shows the runs it holds",
-                self.path.display()
-            ))
-        })
+                self.location
+            ))),
+        }
     }
 
     /// Resolve a RUN argument: a number or `latest`.
     pub fn resolve_run(&self, text: &str) -> Result<i64> {
         if text == "latest" || text == "last" {
-            let latest: Option<i64> = self
-                .conn
-                .query_row("SELECT max(id) FROM runs", [], |r| r.get(0))
-                .map_err(|e| self.err("reading runs", e))?;
-            return latest.ok_or_else(|| Error::usage(format!("{} holds no runs yet", self.path.display())));
+            let latest = self.one_int("reading runs", "SELECT max(id) FROM runs", &[])?;
+            return latest.ok_or_else(|| Error::usage(format!("{} holds no runs yet", self.location)));
         }
         let id: i64 = text.trim().parse().map_err(|_| {
             Error::usage(format!("'{text}' is not a run id: give the number `schedlab list` shows, or `latest`"))
@@ -491,165 +363,153 @@ impl Store {
     }
 
     pub fn runs(&self) -> Result<Vec<RunSummary>> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT runs.*, \
-                 (SELECT count(*) FROM trials t WHERE t.run_id = runs.id AND t.status = 'ok') AS ok, \
-                 (SELECT count(*) FROM trials t WHERE t.run_id = runs.id AND t.status != 'ok') AS not_ok \
-                 FROM runs ORDER BY id",
-            )
-            .map_err(|e| self.err("reading runs", e))?;
-        let rows = stmt
-            .query_map([], |row| {
-                Ok(RunSummary { run: Self::run_from_row(row)?, ok: row.get("ok")?, not_ok: row.get("not_ok")? })
-            })
-            .map_err(|e| self.err("reading runs", e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err("reading runs", e))
+        let sql = format!(
+            "SELECT {RUN_COLUMNS}, \
+             (SELECT count(*) FROM trials t WHERE t.run_id = runs.id AND t.status = 'ok') AS ok, \
+             (SELECT count(*) FROM trials t WHERE t.run_id = runs.id AND t.status != 'ok') AS not_ok \
+             FROM runs ORDER BY id"
+        );
+        self.rows("reading runs", &sql, &[])?
+            .iter()
+            .map(|row| Ok(RunSummary { run: Self::run_from_row(row)?, ok: row.int(13)?, not_ok: row.int(14)? }))
+            .collect()
     }
 
     pub fn trials(&self, run_id: i64) -> Result<Vec<TrialRecord>> {
-        // A file of schema 1 (opened read-only) has no spec and outcome yet.
+        // A database of schema 1 (opened read-only) has no spec and outcome yet.
         let typed = if self.version >= 2 { "spec, outcome" } else { "NULL, NULL" };
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "SELECT seq, experiment, family, repeat, params, figures, histogram, status, reason, started, \
-                 elapsed_s, {typed} FROM trials WHERE run_id = ?1 ORDER BY seq"
-            ))
-            .map_err(|e| self.err("reading trials", e))?;
-        let rows = stmt
-            .query_map([run_id], |row| {
-                let family_text: String = row.get(2)?;
-                let family = Family::parse(&family_text).ok_or_else(|| {
-                    let why = format!("unknown family '{family_text}'");
-                    rusqlite::Error::FromSqlConversionFailure(2, rusqlite::types::Type::Text, why.into())
-                })?;
-                let params = to_map(row.get(4)?);
-                let histogram: Option<Vec<u8>> = row.get(6)?;
-                let status: String = row.get(7)?;
-                let spec = row
-                    .get::<_, Option<String>>(11)?
-                    .and_then(|t| serde_json::from_str(&t).ok())
-                    .or_else(|| crate::model::options::spec_from_params(family, &params));
-                let outcome = match row.get::<_, Option<String>>(12)? {
-                    Some(text) => outcome_from_text(&text, histogram.as_deref()),
-                    None => legacy_outcome(family, &status, row.get(5)?, histogram.as_deref()),
-                };
-                Ok(TrialRecord {
-                    seq: row.get(0)?,
-                    experiment: row.get(1)?,
-                    family,
-                    repeat: row.get(3)?,
-                    params,
-                    spec,
-                    outcome,
-                    status: TrialStatus::from_parts(&status, row.get(8)?),
-                    started: row.get(9)?,
-                    elapsed_s: row.get(10)?,
-                })
-            })
-            .map_err(|e| self.err("reading trials", e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err("reading trials", e))
+        let sql = format!(
+            "SELECT seq, experiment, family, repeat, params, figures, histogram, status, reason, started, \
+             elapsed_s, {typed} FROM trials WHERE run_id = ?1 ORDER BY seq"
+        );
+        let rows = self.rows("reading trials", &sql, &[run_id.into()])?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let family_text = row.text(2)?;
+            let family = Family::parse(&family_text).ok_or_else(|| {
+                Error::env(format!(
+                    "reading trials of run {run_id} in {}: unknown family '{family_text}'",
+                    self.location
+                ))
+            })?;
+            let params = to_map(row.opt_text(4)?);
+            let histogram = row.opt_blob(6)?;
+            let status = row.text(7)?;
+            let spec = row
+                .opt_text(11)?
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .or_else(|| crate::model::options::spec_from_params(family, &params));
+            let outcome = match row.opt_text(12)? {
+                Some(text) => outcome_from_text(&text, histogram.as_deref()),
+                None => legacy_outcome(family, &status, row.opt_text(5)?, histogram.as_deref()),
+            };
+            out.push(TrialRecord {
+                seq: row.int(0)?,
+                experiment: row.int(1)?,
+                family,
+                repeat: row.int(3)?,
+                params,
+                spec,
+                outcome,
+                status: TrialStatus::from_parts(&status, row.opt_text(8)?),
+                started: row.text(9)?,
+                elapsed_s: row.real(10)?,
+            });
+        }
+        Ok(out)
     }
 
     /// The sequence numbers already stored for a run (what `--resume` skips).
     pub fn stored_seqs(&self, run_id: i64) -> Result<Vec<i64>> {
-        let mut stmt =
-            self.conn.prepare("SELECT seq FROM trials WHERE run_id = ?1").map_err(|e| self.err("reading trials", e))?;
-        let rows = stmt.query_map([run_id], |r| r.get(0)).map_err(|e| self.err("reading trials", e))?;
-        rows.collect::<rusqlite::Result<Vec<i64>>>().map_err(|e| self.err("reading trials", e))
+        self.rows("reading trials", "SELECT seq FROM trials WHERE run_id = ?1", &[run_id.into()])?
+            .iter()
+            .map(|r| r.int(0))
+            .collect()
     }
 
     pub fn delete_run(&mut self, id: i64) -> Result<()> {
-        let path = self.path.clone();
-        let tx = self.conn.transaction().map_err(|e| db_error(&path, "deleting", e))?;
-        tx.execute("DELETE FROM trials WHERE run_id = ?1", [id]).map_err(|e| db_error(&path, "deleting", e))?;
-        tx.execute("DELETE FROM runs WHERE id = ?1", [id]).map_err(|e| db_error(&path, "deleting", e))?;
-        tx.commit().map_err(|e| db_error(&path, "deleting", e))
+        const CONTEXT: &str = "deleting";
+        self.in_transaction(CONTEXT, |s| {
+            s.db.execute(CONTEXT, "DELETE FROM trials WHERE run_id = ?1", &[id.into()])?;
+            s.db.execute(CONTEXT, "DELETE FROM runs WHERE id = ?1", &[id.into()])?;
+            Ok(())
+        })
     }
 
     /// How many trials a run has stored.
     pub fn trial_count(&self, run_id: i64) -> Result<i64> {
-        self.conn
-            .query_row("SELECT count(*) FROM trials WHERE run_id = ?1", [run_id], |r| r.get(0))
-            .map_err(|e| self.err("reading trials", e))
+        let n = self.one_int("reading trials", "SELECT count(*) FROM trials WHERE run_id = ?1", &[run_id.into()])?;
+        Ok(n.unwrap_or(0))
     }
 
     pub fn run_by_uuid(&self, uuid: &str) -> Result<Option<i64>> {
-        self.conn
-            .query_row("SELECT id FROM runs WHERE uuid = ?1", [uuid], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.err("reading runs", e))
+        self.one_int("reading runs", "SELECT id FROM runs WHERE uuid = ?1", &[uuid.into()])
     }
 
-    /// Store a whole run with its trials in one transaction (import): all or nothing.
+    /// Store a whole run with its trials in one transaction (import, push): all or
+    /// nothing.
     pub fn insert_run_with_trials(&mut self, run: &RunRecord, trials: &[TrialRecord]) -> Result<i64> {
-        let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| db_error(&path, "importing", e))?;
-        // An imported run was made by a process elsewhere: no local pid.
-        let id = insert_run_row(&tx, run, None).map_err(|e| db_error(&path, "importing a run", e))?;
-        for t in trials {
-            insert_trial_row(&tx, id, t).map_err(|e| db_error(&path, "importing a trial", e))?;
-        }
-        tx.commit().map_err(|e| db_error(&path, "importing", e))?;
-        Ok(id)
+        self.in_transaction("importing", |s| {
+            // An imported run was made by a process elsewhere: no local pid.
+            let id = s.insert_run_row("importing a run", run, None)?;
+            for t in trials {
+                s.insert_trial_row("importing a trial", id, t)?;
+            }
+            Ok(id)
+        })
     }
-}
 
-fn insert_run_row(conn: &Connection, run: &RunRecord, pid: Option<i64>) -> rusqlite::Result<i64> {
-    conn.execute(
-        "INSERT INTO runs (uuid, suite_name, suite_text, options, started, ended, status, tool_version, machine, \
-         warnings, planned, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-        params![
-            run.uuid,
-            run.suite_name,
-            run.suite_text,
-            run.options.to_string(),
-            run.started,
-            run.ended,
-            run.status,
-            run.tool_version,
-            run.machine.to_string(),
-            run.warnings.to_string(),
-            run.planned,
-            pid,
-        ],
-    )?;
-    Ok(conn.last_insert_rowid())
-}
+    fn insert_run_row(&self, context: &str, run: &RunRecord, pid: Option<i64>) -> Result<i64> {
+        let id = self.one_int(
+            context,
+            INSERT_RUN,
+            &[
+                run.uuid.as_str().into(),
+                run.suite_name.as_str().into(),
+                run.suite_text.as_str().into(),
+                run.options.to_string().into(),
+                run.started.as_str().into(),
+                run.ended.as_deref().into(),
+                run.status.as_str().into(),
+                run.tool_version.as_str().into(),
+                run.machine.to_string().into(),
+                run.warnings.to_string().into(),
+                run.planned.into(),
+                pid.into(),
+            ],
+        )?;
+        id.ok_or_else(|| Error::failed(format!("{context}: {} gave the new run no id", self.location)))
+    }
 
-fn insert_trial_row(conn: &Connection, run_id: i64, t: &TrialRecord) -> rusqlite::Result<()> {
-    let (outcome, histogram) = match &t.outcome {
-        Some(o) => {
-            let (text, histogram) = outcome_text(o);
-            (Some(text), histogram)
-        }
-        None => (None, None),
-    };
-    conn.prepare_cached(
-        "INSERT INTO trials (run_id, seq, experiment, family, repeat, params, spec, outcome, histogram, status, \
-         reason, started, elapsed_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    )?
-    .execute(params![
-        run_id,
-        t.seq,
-        t.experiment,
-        t.family.as_str(),
-        t.repeat,
-        json_text(&t.params),
-        t.spec.as_ref().map(json_text),
-        outcome,
-        histogram,
-        t.status.label(),
-        t.status.reason(),
-        t.started,
-        t.elapsed_s,
-    ])?;
-    Ok(())
+    fn insert_trial_row(&self, context: &str, run_id: i64, t: &TrialRecord) -> Result<()> {
+        let (outcome, histogram) = match &t.outcome {
+            Some(o) => {
+                let (text, histogram) = outcome_text(o);
+                (Some(text), histogram)
+            }
+            None => (None, None),
+        };
+        self.db.execute(
+            context,
+            INSERT_TRIAL,
+            &[
+                run_id.into(),
+                t.seq.into(),
+                t.experiment.into(),
+                t.family.as_str().into(),
+                t.repeat.into(),
+                json_text(&t.params).into(),
+                t.spec.as_ref().map(json_text).into(),
+                outcome.into(),
+                histogram.into(),
+                t.status.label().into(),
+                t.status.reason().into(),
+                t.started.as_str().into(),
+                t.elapsed_s.into(),
+            ],
+        )?;
+        Ok(())
+    }
 }
 
 /// LEB128 varints: each bucket as (value delta from the previous bucket, count). A

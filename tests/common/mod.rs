@@ -2,6 +2,8 @@
 //! inspection through /proc (to prove no child outlives a run).
 #![allow(dead_code)]
 
+pub mod pg;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use std::path::PathBuf;
@@ -188,4 +190,46 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Where a test keeps its results: SQLite files in a scratch directory, or databases on
+/// a throwaway PostgreSQL server, so one test body checks both stores.
+pub struct Dbs {
+    pub dir: Scratch,
+    server: Option<pg::PgServer>,
+}
+
+impl Dbs {
+    pub fn sqlite(tag: &str) -> Dbs {
+        Dbs { dir: Scratch::new(tag), server: None }
+    }
+
+    /// None only where PostgreSQL is not installed and CI is not set (said on stderr).
+    pub fn postgres(tag: &str) -> Option<Dbs> {
+        let server = pg::PgServer::start(tag)?;
+        Some(Dbs { dir: Scratch::new(&format!("pg-{tag}")), server: Some(server) })
+    }
+
+    /// A new, empty database named `name`: a file path or a `postgresql://` URL, to pass
+    /// as `--db`.
+    pub fn db(&self, name: &str) -> PathBuf {
+        match &self.server {
+            None => self.dir.path(&format!("{name}.db")),
+            Some(server) => PathBuf::from(server.create_database(name)),
+        }
+    }
+
+    pub fn server(&self) -> Option<&pg::PgServer> {
+        self.server.as_ref()
+    }
+}
+
+/// The runs `schedlab list --json` shows; none while the database cannot be read yet
+/// (a run that has not made it).
+pub fn listed_runs(db: &std::path::Path) -> Vec<serde_json::Value> {
+    let out = schedlab().args(["list", "--json", "--db"]).arg(db).timeout(Duration::from_secs(60)).output().unwrap();
+    if out.status.code() != Some(0) {
+        return Vec::new();
+    }
+    json_lines(&out.stdout)
 }
