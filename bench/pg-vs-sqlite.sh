@@ -37,6 +37,8 @@ as_owner "$pgbin/pg_ctl" -D "$work/data" -l "$work/server.log" -w -o "-c listen_
 socket=$(python3 -c "import urllib.parse,sys; print(urllib.parse.quote(sys.argv[1], safe=''))" "$work")
 url() { echo "postgresql://postgres@$socket/$1"; }
 as_owner "$pgbin/createdb" -h "$work" -U postgres template_bench
+# Runs into PostgreSQL write their HTML report into the current directory: keep it here.
+cd "$work"
 
 seconds() { # run "$@" quietly, print its wall time in seconds
   local t0 t1

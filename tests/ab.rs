@@ -222,6 +222,7 @@ fn sigterm_in_a_b_block_runs_the_cleanup_and_no_hog_survives() {
     let cleanup = format!("sleep 0.5; kill $(cat {pid_text}) && rm {pid_text} && echo cleaned >> {}", marks.display());
     let child = std::process::Command::new(binary_path())
         .args(["ab", &suite, "--a-setup", "true", "--b-setup", &setup, "--b-cleanup", &cleanup, "--db", &db_arg(&db)])
+        .current_dir(cwd_for(&db))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

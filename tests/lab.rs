@@ -139,7 +139,11 @@ fn suite_errors_name_file_line_and_key_before_anything_runs() {
     ];
     for (text, line, needle) in cases {
         let suite = dir.write("bad.toml", text);
-        let out = schedlab().args(["run", &suite, "--db", &db.display().to_string()]).output().unwrap();
+        let out = schedlab()
+            .args(["run", &suite, "--db", &db.display().to_string()])
+            .current_dir(cwd_for(&db))
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{text}: {err}");
         assert!(err.contains(&format!("bad.toml{line}")) && err.contains(needle), "{text}: {err}");
@@ -169,6 +173,7 @@ fn start_slow_run(dir: &Scratch, db: &Path, at_least: i64) -> std::process::Chil
     let suite = dir.write("slow.toml", SLOW);
     let child = std::process::Command::new(binary_path())
         .args(["run", &suite, "--db", &db.display().to_string()])
+        .current_dir(cwd_for(db))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -267,6 +272,7 @@ fn two_runs_at_once(dbs: &Dbs) {
     let start = || {
         std::process::Command::new(binary_path())
             .args(["run", &suite, "--db", &db.display().to_string()])
+            .current_dir(cwd_for(&db))
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

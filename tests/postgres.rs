@@ -102,6 +102,7 @@ fn a_server_that_goes_away_stops_the_run_and_resume_finishes_it() {
     let db = Path::new(&url);
     let child = std::process::Command::new(binary_path())
         .args(["run", &suite, "--db", &url])
+        .current_dir(cwd_for(db))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -22,7 +22,28 @@ pub fn stdout_of(args: &[&str]) -> String {
 
 /// `schedlab <args> --db <db>`, with a generous time limit.
 pub fn schedlab_in(db: &std::path::Path, args: &[&str]) -> std::process::Output {
-    schedlab().args(args).arg("--db").arg(db).timeout(Duration::from_secs(120)).output().unwrap()
+    schedlab()
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .current_dir(cwd_for(db))
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap()
+}
+
+/// Where to run schedlab against `db`, so that the HTML report `run` writes lands in the
+/// test's own directory, removed with it: beside a SQLite file, or for a test server's
+/// URL in the server's directory (its socket's), never in the source tree.
+pub fn cwd_for(db: &std::path::Path) -> PathBuf {
+    let text = db.to_string_lossy();
+    if let Some(rest) = text.strip_prefix("postgresql://").or_else(|| text.strip_prefix("postgres://")) {
+        let host = rest.rsplit_once('@').map_or(rest, |(_, h)| h).split('/').next().unwrap_or("");
+        let dir = host.replace("%2F", "/").replace("%2f", "/");
+        assert!(dir.starts_with('/'), "a test database URL names its socket directory: {text}");
+        return PathBuf::from(dir);
+    }
+    db.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(std::env::temp_dir, |p| p.to_path_buf())
 }
 
 /// `schedlab <args> --db <db>`, which must succeed; its stdout.
