@@ -7,9 +7,12 @@
 //! /dev/cpu_dma_latency. A wakeup later than the next deadline skips the missed periods
 //! and counts them as overruns, so one stall never inflates a string of later samples.
 //! Latencies go into an HDR histogram, so memory stays constant however long the run.
+//! Each thread reads its own schedstat just before its first deadline is set and just
+//! after its loop ends, so its run-queue wait and migrations cover the run, never a
+//! read inside it.
 
 use crate::error::{describe_io, Error, Result};
-use crate::model::{LatencyLength, LatencyOutcome, LatencySpec, Policy, ThreadStats};
+use crate::model::{LatencyLength, LatencyOutcome, LatencySpec, Policy, SchedInfo, ThreadStats};
 use crate::sys::clock::monotonic_ns;
 use crate::sys::sched;
 use hdrhistogram::Histogram;
@@ -38,6 +41,8 @@ pub struct LatencyPlan {
     pub break_ns: Option<u64>,
     /// Keep every raw sample (opt-in: the only thing that grows with the run).
     pub keep_samples: bool,
+    /// Read each thread's schedstat before and after its loop (`--schedstat`).
+    pub schedstat: bool,
 }
 
 impl LatencyPlan {
@@ -51,6 +56,7 @@ impl LatencyPlan {
             hold_dma_latency: spec.hold_dma_latency,
             break_ns: spec.break_ns,
             keep_samples,
+            schedstat: spec.schedstat,
         }
     }
 }
@@ -74,6 +80,8 @@ pub struct ThreadResult {
     pub samples: Vec<u64>,
     /// The sample that crossed `--break-us`, if one did.
     pub break_hit: Option<u64>,
+    /// The scheduler's account of the thread over its loop.
+    pub sched: SchedInfo,
 }
 
 /// A run's threads and conditions.
@@ -105,14 +113,26 @@ impl LatencyRun {
     pub fn outcome(&self) -> LatencyOutcome {
         let combined = self.combined();
         LatencyOutcome {
-            threads: self.threads.iter().map(|t| stats_of(&t.histogram, t.cpu, t.overruns)).collect(),
-            all: stats_of(&combined, None, self.overruns()),
+            threads: self
+                .threads
+                .iter()
+                .map(|t| with_sched(stats_of(&t.histogram, t.cpu, t.overruns), &t.sched))
+                .collect(),
+            all: with_sched(
+                stats_of(&combined, None, self.overruns()),
+                &SchedInfo::sum(self.threads.iter().map(|t| &t.sched)),
+            ),
             timer_slack_ns: self.conditions.timer_slack_ns,
             dma_latency_held: self.conditions.dma_latency.is_ok(),
             mlockall: self.conditions.mlockall.is_ok(),
             histogram: combined.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect(),
         }
     }
+}
+
+/// A thread's (or the sum's) run-queue wait and migrations beside its latency figures.
+fn with_sched(stats: ThreadStats, sched: &SchedInfo) -> ThreadStats {
+    ThreadStats { run_delay_ns: sched.run_delay_ns, migrations: sched.migrations, ..stats }
 }
 
 /// The figures of one histogram, in ns (all zero when it is empty). Min and max are exact
@@ -134,6 +154,8 @@ pub fn stats_of(h: &Histogram<u64>, cpu: Option<usize>, overruns: u64) -> Thread
         p999_ns: h.value_at_quantile(0.999),
         p9999_ns: h.value_at_quantile(0.9999),
         max_ns: h.max(),
+        run_delay_ns: None,
+        migrations: None,
     }
 }
 
@@ -242,6 +264,8 @@ fn measure_thread(
     };
     let mut samples: Vec<u64> = Vec::with_capacity(capacity);
     let interval = spec.interval_ns;
+    let sched_files = crate::sys::schedstat::TaskFiles::of_current_thread(spec.schedstat);
+    let sched_before = sched_files.read();
     let start = monotonic_ns();
     let (max_periods, end_ns) = match spec.length {
         LatencyLength::Loops(n) => (n, u64::MAX),
@@ -291,7 +315,8 @@ fn measure_thread(
             next += missed * interval;
         }
     }
-    Ok(ThreadResult { cpu, histogram, overruns, samples, break_hit })
+    let sched = sched_files.read().since(&sched_before);
+    Ok(ThreadResult { cpu, histogram, overruns, samples, break_hit, sched })
 }
 
 /// Run the measuring threads, watching for SIGINT/SIGTERM (which end the run early with

@@ -7,10 +7,12 @@
 pub mod options;
 pub mod outcome;
 pub mod parse;
+pub mod schedinfo;
 pub mod spec;
 
 pub use options::{LatencyOptions, RingOptions, WorkloadOptions};
 pub use outcome::{LatencyOutcome, Outcome, RingOutcome, ThreadStats, WorkloadOutcome};
+pub use schedinfo::SchedInfo;
 pub use spec::{
     Family, LatencyLength, LatencySpec, Placement, RingLength, RingSpec, TrialSpec, WorkloadParams, WorkloadSpec,
 };
@@ -341,6 +343,10 @@ pub struct ChildRecord {
     pub usage: Usage,
     /// Its pi estimate (cpu and mixed), checked against pi.
     pub pi_estimate: Option<f64>,
+    /// The scheduler's account of it from the gate to its finish (run-queue wait,
+    /// migrations); unknown figures where the kernel lacks them.
+    #[serde(default)]
+    pub sched: SchedInfo,
 }
 
 /// What one workload trial measured.
@@ -367,6 +373,13 @@ impl WorkloadTrial {
         }
         let shares: Vec<f64> = self.children.iter().map(|c| c.usage.cpu_ns() as f64).collect();
         let pis = || self.children.iter().filter_map(|c| c.pi_estimate);
+        let sum = SchedInfo::sum(self.children.iter().map(|c| &c.sched));
+        // Every child's wait, ascending; unknown if any child's is.
+        let delays: Option<Vec<u64>> =
+            self.children.iter().map(|c| c.sched.run_delay_ns).collect::<Option<Vec<u64>>>().map(|mut d| {
+                d.sort_unstable();
+                d
+            });
         Some(WorkloadOutcome {
             children: self.children.len(),
             wall_ns: self.wall_ns,
@@ -377,6 +390,14 @@ impl WorkloadTrial {
             fairness: crate::stats::jain_index(&shares),
             pi_min: pis().reduce(f64::min),
             pi_max: pis().reduce(f64::max),
+            run_delay_ns: sum.run_delay_ns,
+            run_delay_max_ns: delays.as_ref().and_then(|d| d.last().copied()),
+            run_delay_p50_ns: delays.as_ref().filter(|d| !d.is_empty()).map(|d| {
+                let as_f64: Vec<f64> = d.iter().map(|&v| v as f64).collect();
+                crate::stats::median(&as_f64).round() as u64
+            }),
+            run_delay_min_ns: delays.as_ref().and_then(|d| d.first().copied()),
+            migrations: sum.migrations,
         })
     }
 }

@@ -48,6 +48,19 @@ text_value!(de_u64, u64, parse_whole::<u64>);
 text_value!(de_usize, usize, parse_whole::<usize>);
 text_value!(de_threads, u32, parse_threads);
 
+/// Whether a reading is taken (`--schedstat on|off`, suite key `schedstat = "off"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+/// On unless switched off.
+fn reads(switch: Option<OnOff>) -> bool {
+    switch != Some(OnOff::Off)
+}
+
 /// `schedlab ring` flags and ring experiment keys.
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
@@ -102,6 +115,11 @@ pub struct RingOptions {
     #[arg(long, value_name = "TIME", value_parser = parse_duration)]
     #[serde(deserialize_with = "de_duration")]
     pub timeout: Option<Duration>,
+
+    /// Read each member's run-queue wait and migrations from /proc at the edges of its measured window;
+    /// off only to measure what the reading costs (the figures are then stored as unknown) [default: on]
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub schedstat: Option<OnOff>,
 }
 
 /// `schedlab workload` flags and workload experiment keys.
@@ -164,6 +182,11 @@ pub struct WorkloadOptions {
     /// Allow a CPU-bound real-time run that can fill every CPU while RT throttling is off
     #[arg(long)]
     pub allow_rt_saturation: bool,
+
+    /// Read each child's run-queue wait and migrations from /proc at the edges of its measured window;
+    /// off only to measure what the reading costs (the figures are then stored as unknown) [default: on]
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub schedstat: Option<OnOff>,
 }
 
 /// `schedlab latency` flags and latency experiment keys.
@@ -221,6 +244,11 @@ pub struct LatencyOptions {
     #[arg(long, value_name = "US", value_parser = parse_break_us, allow_negative_numbers = true)]
     #[serde(deserialize_with = "de_break_us")]
     pub break_us: Option<f64>,
+
+    /// Read each measuring thread's run-queue wait and migrations from /proc at the edges of its measured window;
+    /// off only to measure what the reading costs (the figures are then stored as unknown) [default: on]
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub schedstat: Option<OnOff>,
 }
 
 impl RingOptions {
@@ -263,6 +291,7 @@ impl RingOptions {
                 prio,
                 work_kb,
                 timeout: self.timeout,
+                schedstat: reads(self.schedstat),
             })
             .collect())
     }
@@ -326,6 +355,7 @@ impl WorkloadOptions {
                     timeout: self.timeout.unwrap_or(DEFAULT_WORKLOAD_TIMEOUT),
                     dir: self.dir.clone(),
                     allow_rt_saturation: self.allow_rt_saturation,
+                    schedstat: reads(self.schedstat),
                 });
             }
         }
@@ -382,6 +412,7 @@ impl LatencyOptions {
                     placement: placement.clone(),
                     hold_dma_latency: !self.no_dma_latency,
                     break_ns: self.break_us.map(|us| (us * 1000.0) as u64),
+                    schedstat: reads(self.schedstat),
                 })
             })
             .collect()

@@ -27,6 +27,14 @@ pub struct RingOutcome {
     pub spawn_ns: u64,
     /// From the end of the timed region to every member reaped.
     pub teardown_ns: u64,
+    /// Run-queue wait summed over the members, each from its first receipt of the token
+    /// to its leaving (`/proc/<tid>/schedstat`); unknown where the kernel lacks it or
+    /// `--schedstat off`. Older stored runs have none.
+    #[serde(default)]
+    pub run_delay_ns: Option<u64>,
+    /// CPU-to-CPU moves summed over the members in the same windows (`se.nr_migrations`).
+    #[serde(default)]
+    pub migrations: Option<u64>,
 }
 
 impl RingOutcome {
@@ -51,6 +59,12 @@ impl RingOutcome {
     pub fn cpu_ns_per_hop(&self) -> f64 {
         self.cpu_ns() as f64 / self.hops as f64
     }
+
+    /// Run-queue wait per hop: the part of a hop the woken member spent runnable but not
+    /// yet running (near zero on one CPU; with `--pin none` the cross-CPU wakeup).
+    pub fn run_delay_ns_per_hop(&self) -> Option<f64> {
+        Some(self.run_delay_ns? as f64 / self.hops as f64)
+    }
 }
 
 /// What one workload trial measured, summed or summarised over its children.
@@ -70,6 +84,20 @@ pub struct WorkloadOutcome {
     /// The children's pi estimates (cpu and mixed), lowest and highest.
     pub pi_min: Option<f64>,
     pub pi_max: Option<f64>,
+    /// Run-queue wait (`/proc/<tid>/schedstat`) over the children, each from its gate to
+    /// its finish: the sum, the longest-waiting child, the median and the shortest child.
+    /// Unknown where the kernel lacks it or `--schedstat off`; older stored runs have none.
+    #[serde(default)]
+    pub run_delay_ns: Option<u64>,
+    #[serde(default)]
+    pub run_delay_max_ns: Option<u64>,
+    #[serde(default)]
+    pub run_delay_p50_ns: Option<u64>,
+    #[serde(default)]
+    pub run_delay_min_ns: Option<u64>,
+    /// CPU-to-CPU moves summed over the children (`se.nr_migrations`).
+    #[serde(default)]
+    pub migrations: Option<u64>,
 }
 
 impl WorkloadOutcome {
@@ -97,6 +125,13 @@ pub struct ThreadStats {
     pub p999_ns: u64,
     pub p9999_ns: u64,
     pub max_ns: u64,
+    /// Run-queue wait over the run (the sum over threads on the combined line); unknown
+    /// where the kernel lacks it or `--schedstat off`. Older stored runs have none.
+    #[serde(default)]
+    pub run_delay_ns: Option<u64>,
+    /// CPU-to-CPU moves over the run (a pinned thread has none).
+    #[serde(default)]
+    pub migrations: Option<u64>,
 }
 
 /// What one latency run under one policy measured.

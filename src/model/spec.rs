@@ -25,6 +25,10 @@ impl RingLength {
     }
 }
 
+fn reading_on() -> bool {
+    true
+}
+
 /// One ring configuration: everything needed to run it, already validated.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RingSpec {
@@ -40,6 +44,10 @@ pub struct RingSpec {
     pub work_kb: usize,
     /// Kill the ring and fail the run past this (none: wait as long as it takes).
     pub timeout: Option<Duration>,
+    /// Read the scheduler's per-task accounting (`--schedstat`); runs stored before it
+    /// existed read it.
+    #[serde(default = "reading_on")]
+    pub schedstat: bool,
 }
 
 /// What each child of a workload trial does, already validated.
@@ -73,6 +81,10 @@ pub struct WorkloadSpec {
     /// Allow CPU-bound real-time children that fill every CPU while RT throttling is off.
     #[serde(default)]
     pub allow_rt_saturation: bool,
+    /// Read the scheduler's per-task accounting (`--schedstat`); runs stored before it
+    /// existed read it.
+    #[serde(default = "reading_on")]
+    pub schedstat: bool,
 }
 
 /// How long one latency measurement goes on.
@@ -109,6 +121,10 @@ pub struct LatencySpec {
     pub hold_dma_latency: bool,
     /// Stop at the first sample above this (ns).
     pub break_ns: Option<u64>,
+    /// Read the scheduler's per-task accounting (`--schedstat`); runs stored before it
+    /// existed read it.
+    #[serde(default = "reading_on")]
+    pub schedstat: bool,
 }
 
 /// One trial of any family: what the orchestrator sends a trial process.

@@ -362,6 +362,8 @@ pub fn to_run(
             prio: 0,
             work_kb: 0,
             timeout: None,
+            // The report has no per-task scheduler figures: nothing was read.
+            schedstat: false,
         };
         let outcome = RingOutcome {
             procs: row.procs,
@@ -374,6 +376,8 @@ pub fn to_run(
             overhead_ps: 0,
             spawn_ns: 0,
             teardown_ns: 0,
+            run_delay_ns: None,
+            migrations: None,
         };
         let mut params = Map::new();
         params.insert("procs".into(), json!(row.procs));

@@ -46,10 +46,96 @@ pub fn classic_line(status: &TrialStatus, outcome: Option<&WorkloadOutcome>) -> 
     }
 }
 
-const COLUMNS: [&str; 14] = [
-    "Policy", "Procs", "Runs", "Wall s", "sd", "median", "min..max", "User s", "Sys s", "CPU %", "Invol sw", "Vol sw",
-    "Fairness", "Finish s",
+const COLUMNS: [&str; 17] = [
+    "Policy",
+    "Procs",
+    "Runs",
+    "Wall s",
+    "sd",
+    "median",
+    "min..max",
+    "User s",
+    "Sys s",
+    "CPU %",
+    "Invol sw",
+    "Vol sw",
+    "Fairness",
+    "Finish s",
+    "RQ wait s",
+    "RQ max s",
+    "Migr",
 ];
+
+/// Mean of a figure the kernel may not give: unknown ("-") if any trial lacks it.
+fn mean_known(trials: &[&WorkloadOutcome], f: impl Fn(&WorkloadOutcome) -> Option<u64>) -> Option<f64> {
+    let values: Option<Vec<f64>> = trials.iter().map(|t| f(t).map(|v| v as f64)).collect();
+    Summary::of(&values?).map(|s| s.mean)
+}
+
+/// A known figure with `decimals`, or "-".
+pub fn known_cell(v: Option<f64>, decimals: usize) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:.decimals$}"))
+}
+
+/// One cell's run-queue waits per child, means over its trials (ns).
+struct Waits {
+    label: String,
+    wall: f64,
+    min: f64,
+    p50: f64,
+    max: f64,
+}
+
+/// The starvation line: which cell left one child waiting on the run queue for most of
+/// the wall time while another waited least (the largest spread of the children's waits,
+/// as a share of the wall), then every cell's waits. A policy that starves (FIFO with more
+/// CPU-bound children than CPUs) shows waits from none to most of the wall; one that shares
+/// (OTHER) shows every child waiting alike. Cells whose wait is unknown are left out;
+/// `None` when no cell has one.
+pub fn starvation_line(cells: &[(String, Vec<&WorkloadOutcome>)]) -> Option<String> {
+    let waits: Vec<Waits> = cells
+        .iter()
+        .filter_map(|(label, trials)| {
+            let wall = Summary::of(&trials.iter().map(|t| t.wall_ns as f64).collect::<Vec<_>>())?.mean;
+            Some(Waits {
+                label: label.clone(),
+                wall,
+                min: mean_known(trials, |t| t.run_delay_min_ns)?,
+                p50: mean_known(trials, |t| t.run_delay_p50_ns)?,
+                max: mean_known(trials, |t| t.run_delay_max_ns)?,
+            })
+        })
+        .filter(|w| w.wall > 0.0)
+        .collect();
+    let pct = |ns: f64, wall: f64| 100.0 * ns / wall;
+    let worst = waits.iter().max_by(|a, b| ((a.max - a.min) / a.wall).total_cmp(&((b.max - b.min) / b.wall)))?;
+    let each: Vec<String> = waits
+        .iter()
+        .map(|w| {
+            format!(
+                "{} {:.3}..{:.3} s, median {:.3} s, of {:.3} s wall ({:.0}..{:.0}%)",
+                w.label,
+                w.min / 1e9,
+                w.max / 1e9,
+                w.p50 / 1e9,
+                w.wall / 1e9,
+                pct(w.min, w.wall),
+                pct(w.max, w.wall)
+            )
+        })
+        .collect();
+    Some(format!(
+        "starvation: {} left one child waiting on the run queue {:.0}% of the wall ({:.3} s of {:.3} s) while \
+         another waited {:.0}% ({:.3} s)\nrun-queue wait per child, shortest..longest (means over trials): {}",
+        worst.label,
+        pct(worst.max, worst.wall),
+        worst.max / 1e9,
+        worst.wall / 1e9,
+        pct(worst.min, worst.wall),
+        worst.min / 1e9,
+        each.join("; ")
+    ))
+}
 
 fn mean_of(trials: &[&WorkloadOutcome], f: impl Fn(&WorkloadOutcome) -> f64) -> f64 {
     Summary::of(&trials.iter().map(|t| f(t)).collect::<Vec<_>>()).map_or(f64::NAN, |s| s.mean)
@@ -66,6 +152,7 @@ pub fn table(trials: &[LiveTrial]) -> String {
         }
     }
     let mut table = Table::new(COLUMNS).left_align(0);
+    let mut starvation_cells = Vec::new();
     for (policy, procs) in cells {
         let all: Vec<&LiveTrial> = trials.iter().filter(|t| t.spec.policy == policy && t.spec.procs == procs).collect();
         let ok: Vec<&WorkloadOutcome> =
@@ -95,9 +182,18 @@ pub fn table(trials: &[LiveTrial]) -> String {
             format!("{:.0}", mean_of(&ok, |t| t.usage.nvcsw as f64)),
             format!("{:.3}", mean_of(&ok, |t| t.fairness)),
             format!("{first:.2}..{last:.2}"),
+            known_cell(mean_known(&ok, |t| t.run_delay_ns).map(|ns| ns / 1e9), 3),
+            known_cell(mean_known(&ok, |t| t.run_delay_max_ns).map(|ns| ns / 1e9), 3),
+            known_cell(mean_known(&ok, |t| t.migrations), 0),
         ]);
+        starvation_cells.push((format!("{} x {procs}", policy.kernel_name()), ok));
     }
-    table.render()
+    let mut text = table.render();
+    if let Some(line) = starvation_line(&starvation_cells) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text
 }
 
 /// The line above the table: what every child did.
@@ -115,7 +211,8 @@ pub fn describe(spec: &WorkloadSpec, repeats: u32) -> String {
     };
     format!(
         "workload {work}; seed {}; {repeats} trial(s) per cell; wall, user, sys and switches are means over the \
-         trials that finished, summed over children",
+         trials that finished, summed over children; RQ wait = run-queue wait summed over children, RQ max = the \
+         longest-waiting child's, Migr = migrations summed over children",
         p.seed
     )
 }
@@ -123,7 +220,7 @@ pub fn describe(spec: &WorkloadSpec, repeats: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ChildRecord, Policy, Usage, WorkloadParams, WorkloadTrial};
+    use crate::model::{ChildRecord, Policy, SchedInfo, Usage, WorkloadParams, WorkloadTrial};
     use std::time::Duration;
 
     fn trial(policy: Policy, wall_s: f64, child_cpu_ns: &[u64], status: TrialStatus) -> LiveTrial {
@@ -142,6 +239,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             dir: None,
             allow_rt_saturation: false,
+            schedstat: true,
         };
         let children: Vec<ChildRecord> = child_cpu_ns
             .iter()
@@ -150,6 +248,11 @@ mod tests {
                 finish_ns: (i as u64 + 1) * 1_000_000,
                 usage: Usage { utime_ns: ns, ..Usage::default() },
                 pi_estimate: Some(3.0),
+                sched: SchedInfo {
+                    run_delay_ns: Some(i as u64 * 1_000_000),
+                    migrations: Some(1),
+                    ..SchedInfo::default()
+                },
             })
             .collect();
         let mut usage = Usage::default();

@@ -57,6 +57,9 @@ fn ring(f: &Json) -> Option<RingOutcome> {
         overhead_ps: (f.get("overhead_ns")?.as_f64()? * 1000.0).round() as u64,
         spawn_ns: ns(f, "spawn_s").unwrap_or(0),
         teardown_ns: ns(f, "teardown_s").unwrap_or(0),
+        // Format 1 predates the scheduler's per-task figures: unknown.
+        run_delay_ns: None,
+        migrations: None,
     })
 }
 
@@ -75,6 +78,11 @@ fn workload(f: &Json) -> Option<WorkloadOutcome> {
         fairness: f.get("fairness").and_then(Json::as_f64).unwrap_or(f64::NAN),
         pi_min: f.get("pi_min").and_then(Json::as_f64),
         pi_max: f.get("pi_max").and_then(Json::as_f64),
+        run_delay_ns: None,
+        run_delay_max_ns: None,
+        run_delay_p50_ns: None,
+        run_delay_min_ns: None,
+        migrations: None,
     })
 }
 
@@ -91,6 +99,8 @@ fn thread_stats(f: &Json) -> Option<ThreadStats> {
         p999_ns: int(f, "p999_ns")?,
         p9999_ns: int(f, "p9999_ns")?,
         max_ns: int(f, "max_ns")?,
+        run_delay_ns: None,
+        migrations: None,
     })
 }
 
