@@ -75,6 +75,47 @@ mod tests {
         assert_eq!((d.run_delay_ns, d.migrations), (Some(20), None));
     }
 
+    /// Outcomes stored before these figures existed load, with the figures unknown.
+    #[test]
+    fn outcomes_stored_without_the_figures_still_load() {
+        use crate::model::{ChildRecord, Outcome, TrialSpec};
+        let ring = r#"{"family": "ring", "procs": 2, "member_cpus": [0, 0], "laps": 10, "hops": 21,
+            "real_ns": 1000, "usage": {"utime_ns": 1, "stime_ns": 2, "maxrss_kb": 3, "ixrss": 0, "idrss": 0,
+            "isrss": 0, "minflt": 0, "majflt": 0, "nswap": 0, "inblock": 0, "oublock": 0, "msgsnd": 0,
+            "msgrcv": 0, "nsignals": 0, "nvcsw": 5, "nivcsw": 6}, "member_maxrss_kb": 3, "overhead_ps": 100,
+            "spawn_ns": 0, "teardown_ns": 0}"#;
+        let Outcome::Ring(o) = serde_json::from_str::<Outcome>(ring).unwrap() else { panic!() };
+        assert_eq!((o.run_delay_ns, o.migrations, o.run_delay_ns_per_hop()), (None, None, None));
+        let usage = r#"{"utime_ns": 1, "stime_ns": 2, "maxrss_kb": 3, "ixrss": 0, "idrss": 0, "isrss": 0,
+            "minflt": 0, "majflt": 0, "nswap": 0, "inblock": 0, "oublock": 0, "msgsnd": 0, "msgrcv": 0,
+            "nsignals": 0, "nvcsw": 5, "nivcsw": 6}"#;
+        let workload = format!(
+            r#"{{"family": "workload", "children": 2, "wall_ns": 5, "usage": {usage}, "fork_ns": 1,
+            "first_finish_ns": 4, "last_finish_ns": 5, "fairness": 1.0, "pi_min": 3.1, "pi_max": 3.2}}"#
+        );
+        let Outcome::Workload(o) = serde_json::from_str::<Outcome>(&workload).unwrap() else { panic!() };
+        assert_eq!(
+            [o.run_delay_ns, o.run_delay_max_ns, o.run_delay_p50_ns, o.run_delay_min_ns, o.migrations],
+            [None; 5]
+        );
+        let stats = r#"{"cpu": 0, "samples": 3, "overruns": 0, "min_ns": 1, "avg_ns": 2.0, "p50_ns": 2,
+            "p90_ns": 3, "p99_ns": 3, "p999_ns": 3, "p9999_ns": 3, "max_ns": 3}"#;
+        let latency = format!(
+            r#"{{"family": "latency", "threads": [{stats}], "all": {stats}, "timer_slack_ns": 50000,
+            "dma_latency_held": true, "mlockall": true, "histogram": [[2, 3]]}}"#
+        );
+        let Outcome::Latency(o) = serde_json::from_str::<Outcome>(&latency).unwrap() else { panic!() };
+        assert_eq!((o.all.run_delay_ns, o.threads[0].migrations), (None, None));
+        let child: ChildRecord =
+            serde_json::from_str(&format!(r#"{{"finish_ns": 4, "usage": {usage}, "pi_estimate": null}}"#)).unwrap();
+        assert_eq!(child.sched, SchedInfo::default());
+        // A spec stored before `--schedstat` existed read the figures (the default).
+        let spec = r#"{"family": "ring", "procs": 2, "length": {"laps": 10}, "mode": "process", "ipc": "pipe",
+            "pin": "same", "cpus": null, "policy": "other", "prio": 0, "work_kb": 0, "timeout": null}"#;
+        let TrialSpec::Ring(spec) = serde_json::from_str::<TrialSpec>(spec).unwrap() else { panic!() };
+        assert!(spec.schedstat);
+    }
+
     #[test]
     fn a_sum_with_an_unknown_member_is_unknown() {
         let all = [known(1, 2, 3, 4), known(10, 20, 30, 40)];
