@@ -10,8 +10,10 @@
 //!
 //! Each member snapshots its own getrusage(RUSAGE_THREAD) when it is ready and when it
 //! is done; the sum of the differences is the ring's user/system time and switch count.
-//! Beside each snapshot it reads its own schedstat (descriptors opened at set-up), so
-//! the ring's run-queue wait and migrations cover the same windows.
+//! Its run-queue wait and migrations come from its own schedstat and sched files
+//! (opened at set-up): read once at set-up, before the token moves (so the wait of its
+//! first wakeup, inside the timed region, is counted and no read happens in the hops),
+//! and again beside the done snapshot.
 //! Nothing in the hop loop allocates, prints, locks or reads the clock.
 
 use crate::error::{Error, Result};
@@ -309,13 +311,15 @@ impl MemberPlan<'_> {
     }
 
     /// Placement and policy, the working set, and the member's schedstat descriptors
-    /// (opened here, so the hops never pay for an open).
+    /// (opened here, so the hops never pay for an open) with its first reading.
     fn set_up(&self, index: usize) -> std::result::Result<(WorkingSet, TaskFiles), String> {
         sched::apply_to_current_thread(self.affinity[index].as_deref(), self.spec.policy, self.spec.prio)?;
         let work = WorkingSet::new(self.spec.work_kb).map_err(|e| {
             format!("allocating a {} KiB working set: {}", self.spec.work_kb, crate::error::describe_io(&e))
         })?;
-        Ok((work, TaskFiles::of_current_thread(self.spec.schedstat)))
+        let files = TaskFiles::of_current_thread(self.spec.schedstat);
+        self.board.sched.store(index, Snapshot::Start, &files.read());
+        Ok((work, files))
     }
 
     fn run<L: Link>(
@@ -324,10 +328,7 @@ impl MemberPlan<'_> {
         link: &L,
         (work, files): &(WorkingSet, TaskFiles),
     ) -> std::result::Result<(), String> {
-        let snapshot_start = || {
-            self.board.members.store_usage(index, Snapshot::Start, &rusage::this_thread());
-            self.board.sched.store(index, Snapshot::Start, &files.read());
-        };
+        let snapshot_start = || self.board.members.store_usage(index, Snapshot::Start, &rusage::this_thread());
         pass_token(link, index, self.spec.procs, self.laps(), &self.board.header, work, snapshot_start)
             .map_err(|e| format!("passing the token: {}", crate::error::describe_io(&e)))?;
         self.board.members.store_usage(index, Snapshot::End, &rusage::this_thread());
