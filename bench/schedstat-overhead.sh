@@ -2,8 +2,9 @@
 # What reading schedstat costs the ring: ns/hop with the reading on (the default) and with
 # `--schedstat off`, in one run, interleaved pair by pair (the order inside each pair
 # alternates, so drift and warm-up fall on both alike). Each member reads its own
-# /proc/thread-self/schedstat and sched once at set-up and once as it leaves (about 1 and
-# 15 us), so only the leaving reads fall in the timed region, once per member per ring.
+# /proc/thread-self/schedstat and sched (about 1 and 15 us) once when ready, before its
+# first wait for the token, and once as it leaves: twice per member per ring, never in
+# the hops.
 # Prints each pair, the medians, the ratio on/off (target <= 1.01) and in how many pairs
 # "on" was the slower (about half when the reading costs nothing: a sign test).
 #

@@ -11,9 +11,10 @@
 //! Each member snapshots its own getrusage(RUSAGE_THREAD) when it is ready and when it
 //! is done; the sum of the differences is the ring's user/system time and switch count.
 //! Its run-queue wait and migrations come from its own schedstat and sched files
-//! (opened at set-up): read once at set-up, before the token moves (so the wait of its
-//! first wakeup, inside the timed region, is counted and no read happens in the hops),
-//! and again beside the done snapshot.
+//! (opened at set-up): read once when it is ready, just before it first waits for the
+//! token (so the wait of its first wakeup, inside the timed region, is counted, the
+//! forking before it is not, and no read happens in the hops), and again beside the done
+//! snapshot.
 //! Nothing in the hop loop allocates, prints, locks or reads the clock.
 
 use crate::error::{Error, Result};
@@ -311,15 +312,13 @@ impl MemberPlan<'_> {
     }
 
     /// Placement and policy, the working set, and the member's schedstat descriptors
-    /// (opened here, so the hops never pay for an open) with its first reading.
+    /// (opened here, so the hops never pay for an open).
     fn set_up(&self, index: usize) -> std::result::Result<(WorkingSet, TaskFiles), String> {
         sched::apply_to_current_thread(self.affinity[index].as_deref(), self.spec.policy, self.spec.prio)?;
         let work = WorkingSet::new(self.spec.work_kb).map_err(|e| {
             format!("allocating a {} KiB working set: {}", self.spec.work_kb, crate::error::describe_io(&e))
         })?;
-        let files = TaskFiles::of_current_thread(self.spec.schedstat);
-        self.board.sched.store(index, Snapshot::Start, &files.read());
-        Ok((work, files))
+        Ok((work, TaskFiles::of_current_thread(self.spec.schedstat)))
     }
 
     fn run<L: Link>(
@@ -328,6 +327,8 @@ impl MemberPlan<'_> {
         link: &L,
         (work, files): &(WorkingSet, TaskFiles),
     ) -> std::result::Result<(), String> {
+        // After ready (or the thread ring's barrier), before the first receive blocks.
+        self.board.sched.store(index, Snapshot::Start, &files.read());
         let snapshot_start = || self.board.members.store_usage(index, Snapshot::Start, &rusage::this_thread());
         pass_token(link, index, self.spec.procs, self.laps(), &self.board.header, work, snapshot_start)
             .map_err(|e| format!("passing the token: {}", crate::error::describe_io(&e)))?;

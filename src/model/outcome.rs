@@ -27,8 +27,8 @@ pub struct RingOutcome {
     pub spawn_ns: u64,
     /// From the end of the timed region to every member reaped.
     pub teardown_ns: u64,
-    /// Run-queue wait summed over the members, each from its set-up (before the token
-    /// moves) to its leaving (`/proc/<tid>/schedstat`); unknown where the kernel lacks it or
+    /// Run-queue wait summed over the members, each from just before it first waits for
+    /// the token to its leaving (`/proc/<tid>/schedstat`); unknown where the kernel lacks it or
     /// `--schedstat off`. Older stored runs have none.
     #[serde(default)]
     pub run_delay_ns: Option<u64>,
