@@ -517,7 +517,8 @@ fn run_processes(plan: &MemberPlan) -> Result<Lifecycle> {
             incoming = next_read;
         }
     }
-    group.wait_ready(procs)?;
+    // --timeout also bounds the set-up: a member stopped before it is ready must not hang.
+    group.wait_ready_until(procs, plan.deadline())?;
     let spawn_ns = monotonic_ns() - t_fork;
     // Before the token moves: real-time members on our CPU would starve us from then on.
     let _watchdog = sched::RtWatchdog::raise_if(spec.policy.is_realtime());

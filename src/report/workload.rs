@@ -303,6 +303,39 @@ mod tests {
     }
 
     #[test]
+    fn the_starvation_line_names_the_cell_with_the_widest_spread_of_waits() {
+        let cell = |wall_s: f64, waits_ms: &[u64]| {
+            let mut t = trial(Policy::Other, wall_s, &vec![1; waits_ms.len()], TrialStatus::Ok);
+            let mut o = t.outcome.take().unwrap();
+            let mut sorted = waits_ms.to_vec();
+            sorted.sort_unstable();
+            o.run_delay_min_ns = Some(sorted[0] * 1_000_000);
+            o.run_delay_max_ns = Some(sorted[sorted.len() - 1] * 1_000_000);
+            o.run_delay_p50_ns = Some(sorted[sorted.len() / 2] * 1_000_000);
+            o
+        };
+        // FIFO-like: 0 to 750 ms of a 1 s wall; OTHER-like: 2.8 to 3.0 s of 3.2 s (longer
+        // waits, but even).
+        let (queued, shared) = (cell(1.0, &[0, 0, 250, 250, 500, 500, 750, 750]), cell(3.2, &[2800, 2900, 3000]));
+        let cells = vec![("SCHED_OTHER x 8".to_string(), vec![&shared]), ("SCHED_FIFO x 8".to_string(), vec![&queued])];
+        let line = starvation_line(&cells).unwrap();
+        assert!(
+            line.starts_with(
+                "starvation: SCHED_FIFO x 8 left one child waiting on the run queue 75% of the wall (0.750 s of 1.000 \
+                 s) while another waited 0% (0.000 s)"
+            ),
+            "{line}"
+        );
+        assert!(line.contains("SCHED_OTHER x 8 2.800..3.000 s, median 2.900 s, of 3.200 s wall (88..94%)"), "{line}");
+        // A cell whose wait is unknown is left out; with none known there is no line.
+        let mut unknown = queued.clone();
+        unknown.run_delay_max_ns = None;
+        assert!(starvation_line(&[("x".to_string(), vec![&unknown])]).is_none());
+        let with_unknown = vec![cells[0].clone(), ("y".to_string(), vec![&unknown])];
+        assert!(starvation_line(&with_unknown).unwrap().starts_with("starvation: SCHED_OTHER x 8"));
+    }
+
+    #[test]
     fn json_has_the_required_keys() {
         let t = trial(Policy::Rr, 2.0, &[1, 2], TrialStatus::Ok);
         let j = crate::report::figures::workload(&t.spec, t.repeat, &t.status, t.outcome.as_ref());
@@ -320,9 +353,16 @@ mod tests {
             "nivcsw",
             "fairness",
             "iterations",
+            "run_delay_s",
+            "run_delay_max_s",
+            "run_delay_p50_s",
+            "migrations",
         ] {
             assert!(j.get(key).is_some(), "missing {key}");
         }
         assert_eq!(j["status"], "ok");
+        // Two children waited 0 and 1 ms (the sample's figures), each moved once.
+        assert_eq!((j["run_delay_s"].as_f64(), j["run_delay_max_s"].as_f64()), (Some(0.001), Some(0.001)));
+        assert_eq!((j["run_delay_p50_s"].as_f64(), j["migrations"].as_u64()), (Some(0.0005), Some(2)));
     }
 }
