@@ -13,7 +13,17 @@ use std::path::Path;
 
 /// A ring: its CPUs (to place members on), policy and limits.
 pub fn ring(spec: &crate::model::RingSpec) -> Result<Vec<usize>> {
-    ring_bench::preflight(spec)
+    let cpus = ring_bench::preflight(spec)?;
+    warn_if_no_schedstat(spec.schedstat);
+    Ok(cpus)
+}
+
+/// Say once, before anything runs, which of the scheduler's per-task figures this kernel
+/// lacks (they are stored as unknown); nothing is said when the reading is switched off.
+fn warn_if_no_schedstat(reading: bool) {
+    if reading {
+        crate::sys::schedstat::check_available();
+    }
 }
 
 /// Workload cells: policies, nice values, the task budget, and RT saturation.
@@ -28,6 +38,7 @@ pub fn workload(specs: &[WorkloadSpec]) -> Result<()> {
             sched::probe_nice(nice)?;
         }
     }
+    warn_if_no_schedstat(specs.iter().any(|s| s.schedstat));
     let largest = specs.iter().map(|s| s.procs).max().unwrap_or(0);
     limits::check_task_budget(largest as u64, &format!("a trial of {largest} processes"))?;
     let cpus = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?.len();
@@ -112,7 +123,9 @@ pub fn latency(spec: &LatencySpec) -> Result<Vec<Option<usize>>> {
         )));
     }
     scheduling(spec.policy, spec.prio, spec.deadline.as_ref(), 1)?;
-    thread_cpus(&spec.placement)
+    let cpus = thread_cpus(&spec.placement)?;
+    warn_if_no_schedstat(spec.schedstat);
+    Ok(cpus)
 }
 
 /// Can the trial's tasks have their policy: a static policy and priority are tried in a

@@ -11,7 +11,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 /// A ring and a latency cell, 4 repeats each: 4 blocks a side by default. With 4 values
-/// a side and 5 figures, Holm's first step (p < 0.01) is out of reach of a rank test
+/// a side and 7 figures, Holm's first step (p < 0.0071) is out of reach of a rank test
 /// (0.029 at best), so an A/A of this suite can never exit 1: its exit status is fixed.
 const TINY: &str = r#"
 name = "tiny-ab"
@@ -87,7 +87,7 @@ fn a_a_session(dbs: &Dbs) {
     assert_eq!(out.status.code(), Some(0), "{err}");
     // stdout carries only the comparison: the setups' output went to stderr.
     let rows = json_lines(&out.stdout);
-    assert_eq!(rows.len(), 5, "2 ring and 3 latency figures");
+    assert_eq!(rows.len(), 7, "3 ring and 4 latency figures (each with its run-queue wait)");
     assert!(rows.iter().all(|r| r["mode"] == "interleaved" && r["drift"].is_null() && r["regression"] == false));
     assert!(err.contains("setup-stdout"), "{err}");
 
@@ -141,7 +141,7 @@ fn a_a_session(dbs: &Dbs) {
     let compared = ok_stdout(&db, &["compare", "1", "2"]);
     assert!(compared.contains("mode: interleaved A/B"), "{compared}");
     // Holm's first step is out of reach with 4 repeats, and the output says so.
-    assert!(compared.contains("warning: with 5 figures tested, Holm needs p < 0.0100"), "{compared}");
+    assert!(compared.contains("warning: with 7 figures tested, Holm needs p < 0.0071"), "{compared}");
     // A side of a session cannot be resumed without its setup.
     refused(&["run", "--resume", "1", "--db", &db_arg(&db)], "one side of an A/B session");
 }

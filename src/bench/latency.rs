@@ -17,11 +17,16 @@
 //! by yielding, which hands back the rest of its runtime until the next period. A job
 //! that ends after its period's start + deadline is a missed deadline; where the kernel
 //! offers SCHED_FLAG_DL_OVERRUN, a job that ran past its runtime is counted from SIGXCPU.
+//!
+//! Each thread reads its own schedstat just before its first deadline is set and just
+//! after its loop ends, so its run-queue wait and migrations cover the run, never a
+//! read inside it.
 
 use crate::bench::outliers::{LargestSamples, TimedSample};
 use crate::error::{describe_io, Error, Result};
 use crate::model::{
-    DeadlineFigures, DeadlineParams, LatencyLength, LatencyOutcome, LatencySpec, Policy, ThreadOutliers, ThreadStats,
+    DeadlineFigures, DeadlineParams, LatencyLength, LatencyOutcome, LatencySpec, Policy, SchedInfo, ThreadOutliers,
+    ThreadStats,
 };
 use crate::sys::clock::{monotonic_ns, monotonic_raw_ns};
 use crate::sys::sched;
@@ -56,6 +61,8 @@ pub struct LatencyPlan {
     pub keep_samples: bool,
     /// The SCHED_DEADLINE reservation, when the policy is deadline (its period is `interval_ns`).
     pub deadline: Option<DeadlineParams>,
+    /// Read each thread's schedstat before and after its loop (`--schedstat`).
+    pub schedstat: bool,
 }
 
 impl LatencyPlan {
@@ -70,6 +77,7 @@ impl LatencyPlan {
             break_ns: spec.break_ns,
             keep_samples,
             deadline: spec.deadline,
+            schedstat: spec.schedstat,
         }
     }
 }
@@ -99,6 +107,8 @@ pub struct ThreadResult {
     pub largest: Vec<TimedSample>,
     /// From the thread's start to the end of its loop (ns).
     pub span_ns: u64,
+    /// The scheduler's account of the thread over its loop.
+    pub sched: SchedInfo,
 }
 
 /// A run's threads and conditions.
@@ -133,8 +143,15 @@ impl LatencyRun {
     pub fn outcome(&self) -> LatencyOutcome {
         let combined = self.combined();
         LatencyOutcome {
-            threads: self.threads.iter().map(|t| stats_of(&t.histogram, t.cpu, t.overruns)).collect(),
-            all: stats_of(&combined, None, self.overruns()),
+            threads: self
+                .threads
+                .iter()
+                .map(|t| with_sched(stats_of(&t.histogram, t.cpu, t.overruns), &t.sched))
+                .collect(),
+            all: with_sched(
+                stats_of(&combined, None, self.overruns()),
+                &SchedInfo::sum(self.threads.iter().map(|t| &t.sched)),
+            ),
             timer_slack_ns: self.conditions.timer_slack_ns,
             dma_latency_held: self.conditions.dma_latency.is_ok(),
             mlockall: self.conditions.mlockall.is_ok(),
@@ -158,6 +175,11 @@ impl LatencyRun {
     }
 }
 
+/// A thread's (or the sum's) run-queue wait and migrations beside its latency figures.
+fn with_sched(stats: ThreadStats, sched: &SchedInfo) -> ThreadStats {
+    ThreadStats { run_delay_ns: sched.run_delay_ns, migrations: sched.migrations, ..stats }
+}
+
 /// The figures of one histogram, in ns (all zero when it is empty). Min and max are exact
 /// to its resolution; a percentile is the smallest recorded value with at least that
 /// fraction of samples at or below it.
@@ -177,6 +199,8 @@ pub fn stats_of(h: &Histogram<u64>, cpu: Option<usize>, overruns: u64) -> Thread
         p999_ns: h.value_at_quantile(0.999),
         p9999_ns: h.value_at_quantile(0.9999),
         max_ns: h.max(),
+        run_delay_ns: None,
+        migrations: None,
     }
 }
 
@@ -286,6 +310,8 @@ fn measure_thread(
     let mut samples: Vec<u64> = Vec::with_capacity(capacity);
     let mut largest = LargestSamples::new(OUTLIERS_KEPT);
     let interval = spec.interval_ns;
+    let sched_files = crate::sys::schedstat::TaskFiles::of_current_thread(spec.schedstat);
+    let sched_before = sched_files.read();
     let start = monotonic_ns();
     let (max_periods, end_ns) = match spec.length {
         LatencyLength::Loops(n) => (n, u64::MAX),
@@ -337,6 +363,7 @@ fn measure_thread(
         }
     }
     let span_ns = monotonic_ns().saturating_sub(start);
+    let sched = sched_files.read().since(&sched_before);
     Ok(ThreadResult {
         cpu,
         histogram,
@@ -346,6 +373,7 @@ fn measure_thread(
         missed_deadlines: 0,
         largest: largest.into_time_order(),
         span_ns,
+        sched,
     })
 }
 
@@ -369,11 +397,13 @@ fn measure_deadline_thread(
     };
     let mut samples: Vec<u64> = Vec::with_capacity(capacity);
     let mut largest = LargestSamples::new(OUTLIERS_KEPT);
+    let sched_files = crate::sys::schedstat::TaskFiles::of_current_thread(spec.schedstat);
     // The first job only anchors the periods: it began when the reservation was set,
     // not at a period boundary of its own.
     // SAFETY: sched_yield takes no arguments.
     unsafe { libc::sched_yield() };
     let mut period_start = monotonic_raw_ns();
+    let sched_before = sched_files.read();
     let start = period_start;
     let (max_periods, end_ns) = match spec.length {
         LatencyLength::Loops(n) => (n, u64::MAX),
@@ -436,6 +466,7 @@ fn measure_deadline_thread(
         }
     }
     let span_ns = monotonic_raw_ns().saturating_sub(start);
+    let sched = sched_files.read().since(&sched_before);
     let result = ThreadResult {
         cpu: None,
         histogram,
@@ -445,6 +476,7 @@ fn measure_deadline_thread(
         missed_deadlines: misses,
         largest: largest.into_time_order(),
         span_ns,
+        sched,
     };
     Ok((result, signalled))
 }

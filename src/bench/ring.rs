@@ -10,12 +10,18 @@
 //!
 //! Each member snapshots its own getrusage(RUSAGE_THREAD) when it is ready and when it
 //! is done; the sum of the differences is the ring's user/system time and switch count.
+//! Its run-queue wait and migrations come from its own schedstat and sched files
+//! (opened at set-up): read once when it is ready, just before it first waits for the
+//! token (so the wait of its first wakeup, inside the timed region, is counted, the
+//! forking before it is not, and no read happens in the hops), and again beside the done
+//! snapshot.
 //! Nothing in the hop loop allocates, prints, locks or reads the clock.
 
 use crate::error::{Error, Result};
 use crate::model::{Ipc, Pin, RingLength, RingMode, RingOutcome, RingSpec, Usage};
 use crate::sys::children::{ChildContext, ChildGroup, StartGate};
 use crate::sys::clock::monotonic_ns;
+use crate::sys::schedstat::{SchedBoard, TaskFiles};
 use crate::sys::shm::{SharedSlice, Snapshot, UsageBoard};
 use crate::sys::{fd, limits, rusage, sched};
 use std::io;
@@ -47,6 +53,8 @@ struct Board {
     header: SharedSlice<AtomicU64>,
     /// Each member's usage when ready (Start) and when it leaves (End).
     members: UsageBoard,
+    /// Each member's schedstat readings at the same two moments.
+    sched: SchedBoard,
     /// Opened by the last member once the clock has stopped: members that passed STOP
     /// on wait at it, so no exit runs inside the timed region.
     released: StartGate,
@@ -57,6 +65,7 @@ impl Board {
         Ok(Board {
             header: SharedSlice::new(HEADER_SLOTS).map_err(|e| Error::os("mapping the ring's shared header", e))?,
             members: UsageBoard::new(procs).map_err(|e| Error::os("mapping the ring's result slots", e))?,
+            sched: SchedBoard::new(procs).map_err(|e| Error::os("mapping the ring's schedstat slots", e))?,
             released: StartGate::new()?,
         })
     }
@@ -302,7 +311,9 @@ impl MemberPlan<'_> {
         }
     }
 
-    fn set_up(&self, index: usize) -> std::result::Result<WorkingSet, String> {
+    /// Placement and policy, the working set, and the member's schedstat descriptors
+    /// (opened here, so the hops never pay for an open).
+    fn set_up(&self, index: usize) -> std::result::Result<(WorkingSet, TaskFiles), String> {
         let spec = self.spec;
         sched::apply_scheduling(
             self.affinity[index].as_deref(),
@@ -312,16 +323,25 @@ impl MemberPlan<'_> {
             spec.procs,
             false,
         )?;
-        WorkingSet::new(self.spec.work_kb).map_err(|e| {
+        let work = WorkingSet::new(self.spec.work_kb).map_err(|e| {
             format!("allocating a {} KiB working set: {}", self.spec.work_kb, crate::error::describe_io(&e))
-        })
+        })?;
+        Ok((work, TaskFiles::of_current_thread(self.spec.schedstat)))
     }
 
-    fn run<L: Link>(&self, index: usize, link: &L, work: &WorkingSet) -> std::result::Result<(), String> {
+    fn run<L: Link>(
+        &self,
+        index: usize,
+        link: &L,
+        (work, files): &(WorkingSet, TaskFiles),
+    ) -> std::result::Result<(), String> {
+        // After ready (or the thread ring's barrier), before the first receive blocks.
+        self.board.sched.store(index, Snapshot::Start, &files.read());
         let snapshot_start = || self.board.members.store_usage(index, Snapshot::Start, &rusage::this_thread());
         pass_token(link, index, self.spec.procs, self.laps(), &self.board.header, work, snapshot_start)
             .map_err(|e| format!("passing the token: {}", crate::error::describe_io(&e)))?;
         self.board.members.store_usage(index, Snapshot::End, &rusage::this_thread());
+        self.board.sched.store(index, Snapshot::End, &files.read());
         if index + 1 == self.spec.procs {
             self.board.released.open();
         } else {
@@ -400,11 +420,13 @@ pub fn preflight(spec: &RingSpec) -> Result<Vec<usize>> {
 }
 
 fn open_files_for_threads(spec: &RingSpec) -> u64 {
-    let per_member = match spec.ipc {
+    let channel = match spec.ipc {
         Ipc::Pipe | Ipc::Eventfd => 2,
         Ipc::Futex => 0,
     };
-    spec.procs as u64 * per_member + 64
+    // Each member's schedstat and sched files stay open through its hops.
+    let schedstat = if spec.schedstat { 2 } else { 0 };
+    spec.procs as u64 * (channel + schedstat) + 64
 }
 
 /// Run one ring configuration and measure it. `overhead_ps` is the token-passing cost
@@ -429,6 +451,7 @@ pub fn run_ring(spec: &RingSpec, cpus: &[usize], overhead_ps: u64) -> Result<Rin
             &board.members.load_usage(i, Snapshot::End).since(&board.members.load_usage(i, Snapshot::Start)),
         );
     }
+    let sched = crate::model::SchedInfo::sum(&(0..spec.procs).map(|i| board.sched.window(i)).collect::<Vec<_>>());
     let member_cpus = match spec.pin {
         Pin::Same | Pin::Spread => plan.affinity.iter().map(|a| a.as_ref().map_or(0, |v| v[0])).collect(),
         Pin::None => Vec::new(),
@@ -445,6 +468,8 @@ pub fn run_ring(spec: &RingSpec, cpus: &[usize], overhead_ps: u64) -> Result<Rin
         spawn_ns: measured.spawn_ns,
         teardown_ns: measured.all_reaped_ns.saturating_sub(header[T_END].load(Ordering::Relaxed)),
         load: None,
+        run_delay_ns: sched.run_delay_ns,
+        migrations: sched.migrations,
     })
 }
 
@@ -501,7 +526,8 @@ fn run_processes(plan: &MemberPlan) -> Result<Lifecycle> {
             incoming = next_read;
         }
     }
-    group.wait_ready(procs)?;
+    // --timeout also bounds the set-up: a member stopped before it is ready must not hang.
+    group.wait_ready_until(procs, plan.deadline())?;
     let spawn_ns = monotonic_ns() - t_fork;
     // Before the token moves: real-time members on our CPU would starve us from then on.
     let _watchdog = sched::RtWatchdog::raise_if(spec.policy.is_realtime());

@@ -9,12 +9,15 @@
 //! Children set their policy, open their files and then wait at a start gate, so the
 //! trial measures the work and not the forking. Each child stamps the clock when its
 //! work is done; wall time runs from the gate opening to the last stamp. User, system
-//! and switch counts come from wait4, less each child's snapshot at the gate.
+//! and switch counts come from wait4, less each child's snapshot at the gate; run-queue
+//! wait and migrations from the child's own schedstat readings at the gate and at its
+//! finish stamp (so a child that waits behind others before it first runs shows it).
 
 use crate::error::{describe_io, Error, Result};
 use crate::model::{ChildRecord, TrialStatus, Usage, WorkloadKind, WorkloadParams, WorkloadSpec, WorkloadTrial};
 use crate::sys::children::{ChildContext, ChildGroup, StartGate};
 use crate::sys::clock::monotonic_ns;
+use crate::sys::schedstat::{SchedBoard, TaskFiles};
 use crate::sys::shm::{Snapshot, UsageBoard};
 use crate::sys::{fd, rusage, sched};
 use std::io;
@@ -257,6 +260,7 @@ struct ChildPlan<'a> {
     dir: Option<&'a WorkDir>,
     gate: &'a StartGate,
     board: &'a UsageBoard,
+    sched: &'a SchedBoard,
 }
 
 impl ChildPlan<'_> {
@@ -300,10 +304,14 @@ impl ChildPlan<'_> {
             (_, None) => return ctx.fail_setup("internal: an I/O workload without a directory"),
         };
         let mut buf = vec![0u8; if params.kind == WorkloadKind::Io { params.block_size as usize } else { 0 }];
+        let sched_files = TaskFiles::of_current_thread(spec.schedstat);
         self.board.store_usage(ctx.index, Snapshot::Start, &rusage::this_thread());
         if let Err(e) = ctx.ready() {
             return ctx.fail_setup(&format!("signalling ready: {e}"));
         }
+        // After ready (whose wakeup of the parent may preempt us) and just before the
+        // gate: the window's wait is the one after the gate opens, as before the first run.
+        self.sched.store(ctx.index, Snapshot::Start, &sched_files.read());
         self.gate.wait();
 
         let raw = |f: &Option<OwnedFd>| f.as_ref().map_or(-1, |f| f.as_raw_fd());
@@ -312,6 +320,8 @@ impl ChildPlan<'_> {
             WorkloadKind::Io => copy_blocks(raw(&input), raw(&output), params.transfer_size, &mut buf).map(|_| None),
             WorkloadKind::Mixed => mixed_iterations(params.iterations, seed, raw(&output)).map(Some),
         };
+        // Before the finish stamp, so a child's window ends inside the wall time.
+        self.sched.store(ctx.index, Snapshot::End, &sched_files.read());
         let finished = monotonic_ns();
         self.board.store_extra(ctx.index, FINISH_NS, finished);
         match outcome {
@@ -335,8 +345,9 @@ impl ChildPlan<'_> {
 /// a trial that times out or fails mid-work is returned with that status and its reason.
 pub fn run_trial(spec: &WorkloadSpec, repeat: usize, dir: Option<&WorkDir>) -> Result<WorkloadTrial> {
     let board = UsageBoard::new(spec.procs).map_err(|e| Error::os("mapping the children's result slots", e))?;
+    let sched = SchedBoard::new(spec.procs).map_err(|e| Error::os("mapping the children's schedstat slots", e))?;
     let gate = StartGate::new()?;
-    let plan = ChildPlan { spec, dir, gate: &gate, board: &board };
+    let plan = ChildPlan { spec, dir, gate: &gate, board: &board, sched: &sched };
     let mut trial = WorkloadTrial {
         spec: spec.clone(),
         repeat,
@@ -391,7 +402,7 @@ pub fn run_trial(spec: &WorkloadSpec, repeat: usize, dir: Option<&WorkDir>) -> R
             _ => Some(f64::from_bits(board.load_extra(index, PI_BITS))),
         };
         trial.usage.accumulate(&usage);
-        trial.children.push(ChildRecord { finish_ns, usage, pi_estimate });
+        trial.children.push(ChildRecord { finish_ns, usage, pi_estimate, sched: sched.window(index) });
     }
     trial.wall_ns = trial.children.iter().map(|c| c.finish_ns).max().unwrap_or(0);
     Ok(trial)

@@ -8,6 +8,7 @@ pub mod load;
 pub mod options;
 pub mod outcome;
 pub mod parse;
+pub mod schedinfo;
 pub mod spec;
 
 pub use load::{LoadKind, LoadOutcome, LoadSpec};
@@ -16,6 +17,7 @@ pub use outcome::{
     DeadlineFigures, LatencyOutcome, Outcome, ReservationFigures, RingOutcome, ThreadOutliers, ThreadStats,
     WorkloadOutcome,
 };
+pub use schedinfo::SchedInfo;
 pub use spec::{
     Family, LatencyLength, LatencySpec, Placement, RingLength, RingSpec, TrialSpec, WorkloadParams, WorkloadSpec,
 };
@@ -399,6 +401,10 @@ pub struct ChildRecord {
     pub usage: Usage,
     /// Its pi estimate (cpu and mixed), checked against pi.
     pub pi_estimate: Option<f64>,
+    /// The scheduler's account of it from the gate to its finish (run-queue wait,
+    /// migrations); unknown figures where the kernel lacks them.
+    #[serde(default)]
+    pub sched: SchedInfo,
 }
 
 /// What one workload trial measured.
@@ -425,6 +431,13 @@ impl WorkloadTrial {
         }
         let shares: Vec<f64> = self.children.iter().map(|c| c.usage.cpu_ns() as f64).collect();
         let pis = || self.children.iter().filter_map(|c| c.pi_estimate);
+        let sum = SchedInfo::sum(self.children.iter().map(|c| &c.sched));
+        // Every child's wait, ascending; unknown if any child's is.
+        let delays: Option<Vec<u64>> =
+            self.children.iter().map(|c| c.sched.run_delay_ns).collect::<Option<Vec<u64>>>().map(|mut d| {
+                d.sort_unstable();
+                d
+            });
         Some(WorkloadOutcome {
             children: self.children.len(),
             wall_ns: self.wall_ns,
@@ -437,6 +450,14 @@ impl WorkloadTrial {
             pi_max: pis().reduce(f64::max),
             load: None,
             reservation: self.spec.deadline.map(|dl| self.reservation_figures(&dl)),
+            run_delay_ns: sum.run_delay_ns,
+            run_delay_max_ns: delays.as_ref().and_then(|d| d.last().copied()),
+            run_delay_p50_ns: delays.as_ref().filter(|d| !d.is_empty()).map(|d| {
+                let as_f64: Vec<f64> = d.iter().map(|&v| v as f64).collect();
+                crate::stats::median(&as_f64).round() as u64
+            }),
+            run_delay_min_ns: delays.as_ref().and_then(|d| d.first().copied()),
+            migrations: sum.migrations,
         })
     }
 
@@ -510,6 +531,7 @@ mod tests {
             finish_ns: finish_ms * 1_000_000,
             usage: usage(cpu_ms * 1_000_000, 0, 0, 0),
             pi_estimate: Some(std::f64::consts::PI),
+            sched: SchedInfo::default(),
         };
         let spec = WorkloadSpec {
             params: WorkloadParams { kind: WorkloadKind::Cpu, iterations: 1, transfer_size: 0, block_size: 0, seed: 1 },
@@ -520,6 +542,7 @@ mod tests {
             timeout: std::time::Duration::from_secs(1),
             dir: None,
             allow_rt_saturation: false,
+            schedstat: true,
             load: Default::default(),
             deadline: Some(DeadlineParams { runtime_ns: 300_000, deadline_ns: 1_000_000, period_ns: 1_000_000 }),
         };

@@ -51,6 +51,19 @@ text_value!(de_threads, u32, parse_threads);
 text_value!(de_load, LoadArg, parse_load);
 text_value!(de_reservation, u64, parse_reservation_ns);
 
+/// Whether a reading is taken (`--schedstat on|off`, suite key `schedstat = "off"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+/// On unless switched off.
+fn reads(switch: Option<OnOff>) -> bool {
+    switch != Some(OnOff::Off)
+}
+
 /// `schedlab ring` flags and ring experiment keys.
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
@@ -124,6 +137,7 @@ pub struct RingOptions {
     /// Where io load writes its O_SYNC files (unlinked at once, so nothing is left) [default: the temp directory]
     #[arg(long, value_name = "DIR")]
     pub load_dir: Option<PathBuf>,
+
     /// SCHED_DEADLINE: CPU time each job may use per period (e.g. 100us); with --policy deadline
     #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
     #[serde(deserialize_with = "de_reservation")]
@@ -138,6 +152,11 @@ pub struct RingOptions {
     #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
     #[serde(deserialize_with = "de_reservation")]
     pub period: Option<u64>,
+
+    /// Read each member's run-queue wait and migrations from /proc at the edges of its measured window;
+    /// off only to measure what the reading costs (the figures are then stored as unknown) [default: on]
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub schedstat: Option<OnOff>,
 }
 
 /// `schedlab workload` flags and workload experiment keys.
@@ -219,6 +238,7 @@ pub struct WorkloadOptions {
     /// Where io load writes its O_SYNC files (unlinked at once, so nothing is left) [default: the temp directory]
     #[arg(long, value_name = "DIR")]
     pub load_dir: Option<PathBuf>,
+
     /// SCHED_DEADLINE: CPU time each job may use per period (e.g. 100us); with --policy deadline
     #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
     #[serde(deserialize_with = "de_reservation")]
@@ -233,6 +253,11 @@ pub struct WorkloadOptions {
     #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
     #[serde(deserialize_with = "de_reservation")]
     pub period: Option<u64>,
+
+    /// Read each child's run-queue wait and migrations from /proc at the edges of its measured window;
+    /// off only to measure what the reading costs (the figures are then stored as unknown) [default: on]
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub schedstat: Option<OnOff>,
 }
 
 /// `schedlab latency` flags and latency experiment keys.
@@ -309,6 +334,7 @@ pub struct LatencyOptions {
     /// Where io load writes its O_SYNC files (unlinked at once, so nothing is left) [default: the temp directory]
     #[arg(long, value_name = "DIR")]
     pub load_dir: Option<PathBuf>,
+
     /// SCHED_DEADLINE: CPU time each job may use per period (e.g. 100us); with --policy deadline
     #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
     #[serde(deserialize_with = "de_reservation")]
@@ -323,6 +349,11 @@ pub struct LatencyOptions {
     #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
     #[serde(deserialize_with = "de_reservation")]
     pub period: Option<u64>,
+
+    /// Read each measuring thread's run-queue wait and migrations from /proc at the edges of its measured window;
+    /// off only to measure what the reading costs (the figures are then stored as unknown) [default: on]
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub schedstat: Option<OnOff>,
 }
 
 impl RingOptions {
@@ -375,6 +406,7 @@ impl RingOptions {
                 timeout: self.timeout,
                 load: load.clone(),
                 deadline,
+                schedstat: reads(self.schedstat),
             })
             .collect())
     }
@@ -442,6 +474,7 @@ impl WorkloadOptions {
                     allow_rt_saturation: self.allow_rt_saturation,
                     load: load.clone(),
                     deadline: deadline.filter(|_| policy.is_deadline()),
+                    schedstat: reads(self.schedstat),
                 });
             }
         }
@@ -511,6 +544,7 @@ impl LatencyOptions {
                     break_ns: self.break_us.map(|us| (us * 1000.0) as u64),
                     load: load.clone(),
                     deadline,
+                    schedstat: reads(self.schedstat),
                 })
             })
             .collect()

@@ -30,6 +30,14 @@ pub struct RingOutcome {
     /// What the background load did during the measured window (none without a load).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<LoadOutcome>,
+    /// Run-queue wait summed over the members, each from just before it first waits for
+    /// the token to its leaving (`/proc/<tid>/schedstat`); unknown where the kernel lacks it or
+    /// `--schedstat off`. Older stored runs have none.
+    #[serde(default)]
+    pub run_delay_ns: Option<u64>,
+    /// CPU-to-CPU moves summed over the members in the same windows (`se.nr_migrations`).
+    #[serde(default)]
+    pub migrations: Option<u64>,
 }
 
 impl RingOutcome {
@@ -53,6 +61,12 @@ impl RingOutcome {
     /// CPU ns per hop: what the NCAR projection scales.
     pub fn cpu_ns_per_hop(&self) -> f64 {
         self.cpu_ns() as f64 / self.hops as f64
+    }
+
+    /// Run-queue wait per hop: the part of a hop the woken member spent runnable but not
+    /// yet running (near zero on one CPU; with `--pin none` the cross-CPU wakeup).
+    pub fn run_delay_ns_per_hop(&self) -> Option<f64> {
+        Some(self.run_delay_ns? as f64 / self.hops as f64)
     }
 }
 
@@ -79,6 +93,20 @@ pub struct WorkloadOutcome {
     /// Under SCHED_DEADLINE: what each child's reservation let it have.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reservation: Option<ReservationFigures>,
+    /// Run-queue wait (`/proc/<tid>/schedstat`) over the children, each from its gate to
+    /// its finish: the sum, the longest-waiting child, the median and the shortest child.
+    /// Unknown where the kernel lacks it or `--schedstat off`; older stored runs have none.
+    #[serde(default)]
+    pub run_delay_ns: Option<u64>,
+    #[serde(default)]
+    pub run_delay_max_ns: Option<u64>,
+    #[serde(default)]
+    pub run_delay_p50_ns: Option<u64>,
+    #[serde(default)]
+    pub run_delay_min_ns: Option<u64>,
+    /// CPU-to-CPU moves summed over the children (`se.nr_migrations`).
+    #[serde(default)]
+    pub migrations: Option<u64>,
 }
 
 /// What SCHED_DEADLINE reservations gave a workload trial's children. A child's CPU % is
@@ -121,6 +149,13 @@ pub struct ThreadStats {
     pub p999_ns: u64,
     pub p9999_ns: u64,
     pub max_ns: u64,
+    /// Run-queue wait over the run (the sum over threads on the combined line); unknown
+    /// where the kernel lacks it or `--schedstat off`. Older stored runs have none.
+    #[serde(default)]
+    pub run_delay_ns: Option<u64>,
+    /// CPU-to-CPU moves over the run (a pinned thread has none).
+    #[serde(default)]
+    pub migrations: Option<u64>,
 }
 
 /// What one latency run under one policy measured.

@@ -26,6 +26,10 @@ impl RingLength {
     }
 }
 
+fn reading_on() -> bool {
+    true
+}
+
 /// One ring configuration: everything needed to run it, already validated.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RingSpec {
@@ -47,6 +51,10 @@ pub struct RingSpec {
     /// The SCHED_DEADLINE reservation of each task, when `policy` is deadline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<DeadlineParams>,
+    /// Read the scheduler's per-task accounting (`--schedstat`); runs stored before it
+    /// existed read it.
+    #[serde(default = "reading_on")]
+    pub schedstat: bool,
 }
 
 /// What each child of a workload trial does, already validated.
@@ -86,6 +94,10 @@ pub struct WorkloadSpec {
     /// The SCHED_DEADLINE reservation of each task, when `policy` is deadline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<DeadlineParams>,
+    /// Read the scheduler's per-task accounting (`--schedstat`); runs stored before it
+    /// existed read it.
+    #[serde(default = "reading_on")]
+    pub schedstat: bool,
 }
 
 /// How long one latency measurement goes on.
@@ -128,6 +140,10 @@ pub struct LatencySpec {
     /// The SCHED_DEADLINE reservation of the measuring thread (its period is `interval_ns`), when `policy` is deadline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<DeadlineParams>,
+    /// Read the scheduler's per-task accounting (`--schedstat`); runs stored before it
+    /// existed read it.
+    #[serde(default = "reading_on")]
+    pub schedstat: bool,
 }
 
 /// One trial of any family: what the orchestrator sends a trial process.

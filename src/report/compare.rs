@@ -58,15 +58,18 @@ pub struct Compared {
 const RING: &[Compared] = &[
     Compared { key: "ns_per_switch", label: "ns/switch", get: |o| Some(o.ring()?.ns_per_switch()) },
     Compared { key: "ns_per_hop", label: "ns/hop", get: |o| Some(o.ring()?.ns_per_hop()) },
+    Compared { key: "run_delay_ns_per_hop", label: "rq ns/hop", get: |o| o.ring()?.run_delay_ns_per_hop() },
 ];
 const WORKLOAD: &[Compared] = &[
     Compared { key: "wall_s", label: "wall s", get: |o| Some(o.workload()?.wall_ns as f64 / 1e9) },
     Compared { key: "nivcsw", label: "invol sw", get: |o| Some(o.workload()?.usage.nivcsw as f64) },
+    Compared { key: "run_delay_max_s", label: "rq max s", get: |o| Some(o.workload()?.run_delay_max_ns? as f64 / 1e9) },
 ];
 const LATENCY: &[Compared] = &[
     Compared { key: "p50_ns", label: "p50 ns", get: |o| Some(o.latency()?.all.p50_ns as f64) },
     Compared { key: "p99_ns", label: "p99 ns", get: |o| Some(o.latency()?.all.p99_ns as f64) },
     Compared { key: "max_ns", label: "max ns", get: |o| Some(o.latency()?.all.max_ns as f64) },
+    Compared { key: "run_delay_ns", label: "rq wait ns", get: |o| Some(o.latency()?.all.run_delay_ns? as f64) },
 ];
 
 /// The figures compared per family; for all of them lower is better.
@@ -339,6 +342,11 @@ pub fn compare(
         let not_ok = |g: &Group| g.trials.len() - g.ok().count();
         for compared in figures_of(left.family) {
             let (va, vb) = (left.values(compared.get), right.values(compared.get));
+            // A figure neither run's kernel gave (or older runs lack) is no row: only the
+            // scheduler's per-task figures can be unknown in an ok trial.
+            if va.is_empty() && vb.is_empty() && left.outcomes().next().is_some() && right.outcomes().next().is_some() {
+                continue;
+            }
             let e = evidence(&va, &vb);
             let row = Row {
                 family: left.family,
@@ -590,6 +598,8 @@ mod tests {
             spawn_ns: 0,
             teardown_ns: 0,
             load: None,
+            run_delay_ns: None,
+            migrations: None,
         };
         measured.iter().enumerate().map(|(i, m)| trial(i, r#"{"procs": 2}"#, Outcome::Ring(ring(m)))).collect()
     }
@@ -764,6 +774,8 @@ mod tests {
                 spawn_ns: 0,
                 teardown_ns: 0,
                 load: None,
+                run_delay_ns: None,
+                migrations: None,
             };
             trial(i, &format!(r#"{{"procs": {procs}}}"#), Outcome::Ring(outcome))
         };

@@ -74,6 +74,8 @@ pub fn ring(spec: &RingSpec, o: &RingOutcome, projected_cpu_ns: Option<f64>) -> 
         "ns_per_hop": o.ns_per_hop(),
         "overhead_ns": o.overhead_ns(),
         "ns_per_switch": o.ns_per_switch(),
+        "run_delay_ns_per_hop": o.run_delay_ns_per_hop(),
+        "migrations": o.migrations,
         "spawn_s": ns_to_s(o.spawn_ns as f64),
         "teardown_s": ns_to_s(o.teardown_ns as f64),
         "member_maxrss_kb": o.member_maxrss_kb,
@@ -113,6 +115,11 @@ pub fn workload(
         pi_max: None,
         load: None,
         reservation: None,
+        run_delay_ns: None,
+        run_delay_max_ns: None,
+        run_delay_p50_ns: None,
+        run_delay_min_ns: None,
+        migrations: None,
     };
     let o = o.unwrap_or(&zero);
     let io = p.kind == WorkloadKind::Io;
@@ -133,6 +140,11 @@ pub fn workload(
         "nvcsw": o.usage.nvcsw,
         "nivcsw": o.usage.nivcsw,
         "fairness": o.fairness,
+        "run_delay_s": o.run_delay_ns.map(|ns| ns_to_s(ns as f64)),
+        "run_delay_max_s": o.run_delay_max_ns.map(|ns| ns_to_s(ns as f64)),
+        "run_delay_p50_s": o.run_delay_p50_ns.map(|ns| ns_to_s(ns as f64)),
+        "run_delay_min_s": o.run_delay_min_ns.map(|ns| ns_to_s(ns as f64)),
+        "migrations": o.migrations,
         "first_finish_s": ns_to_s(o.first_finish_ns as f64),
         "last_finish_s": ns_to_s(o.last_finish_ns as f64),
         "fork_s": ns_to_s(o.fork_ns as f64),
@@ -177,6 +189,8 @@ fn latency_line(spec: &LatencySpec, thread: Json, s: &ThreadStats) -> Map<String
         "p9999_ns": s.p9999_ns,
         "max_ns": s.max_ns,
         "overruns": s.overruns,
+        "run_delay_ns": s.run_delay_ns,
+        "migrations": s.migrations,
     }))
 }
 
@@ -262,6 +276,7 @@ pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (RingSpec, Ri
         timeout: None,
         load: Default::default(),
         deadline: None,
+        schedstat: true,
     };
     let outcome = RingOutcome {
         procs,
@@ -275,6 +290,8 @@ pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (RingSpec, Ri
         spawn_ns: 0,
         teardown_ns: 0,
         load: None,
+        run_delay_ns: Some(4_000),
+        migrations: Some(0),
     };
     (spec, outcome)
 }

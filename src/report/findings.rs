@@ -589,6 +589,7 @@ mod spike_tests {
             placement: Placement::Cpus(vec![1]),
             hold_dma_latency: true,
             break_ns: None,
+            schedstat: true,
             load: Default::default(),
             deadline: None,
         };

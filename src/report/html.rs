@@ -91,6 +91,8 @@ struct RunView {
     findings: Vec<String>,
     warnings: Vec<String>,
     experiments: Vec<TableView>,
+    /// Lines read beside the tables: each workload experiment's starvation line.
+    notes: Vec<String>,
     /// The trials that did not finish ok, when there are any.
     failed: Option<TableView>,
     figures: Vec<FigureView>,
@@ -188,6 +190,12 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
             TableView::of(Some(title), &table, axes)
         })
         .collect();
+    let grouped = crate::report::stored::groups(trials);
+    let notes: Vec<String> = crate::report::stored::by_experiment(&grouped)
+        .values()
+        .filter_map(|g| crate::report::stored::starvation(g))
+        .flat_map(|text| text.lines().map(str::to_string).collect::<Vec<_>>())
+        .collect();
     let failed: Vec<&TrialRecord> = trials.iter().filter(|t| !t.is_ok()).collect();
     let failed = (!failed.is_empty()).then(|| {
         let mut t = Table::new(["Family", "Parameters", "Repeat", "Status", "Reason"]);
@@ -222,6 +230,7 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
             .map(|w| w.iter().filter_map(Json::as_str).map(str::to_string).collect())
             .unwrap_or_default(),
         experiments,
+        notes,
         failed,
         figures: charts
             .iter()

@@ -13,6 +13,13 @@ fn us(ns: f64) -> String {
 }
 
 fn row(label: String, s: &ThreadStats) -> Vec<String> {
+    let mut r = latency_cells(label, s);
+    r.push(s.run_delay_ns.map_or("-".to_string(), |ns| us(ns as f64)));
+    r.push(s.migrations.map_or("-".to_string(), |m| m.to_string()));
+    r
+}
+
+fn latency_cells(label: String, s: &ThreadStats) -> Vec<String> {
     let cpu = s.cpu.map_or("any".to_string(), |c| c.to_string());
     match s.samples {
         0 => {
@@ -38,7 +45,8 @@ fn row(label: String, s: &ThreadStats) -> Vec<String> {
     }
 }
 
-/// A table with a row per thread (and an "all" row when there are several), in µs.
+/// A table with a row per thread (and an "all" row when there are several), in µs. RQ
+/// wait is the thread's run-queue wait over the whole run, Migr its migrations.
 pub fn thread_table(o: &LatencyOutcome) -> String {
     let mut table = Table::new([
         "Thread",
@@ -53,6 +61,8 @@ pub fn thread_table(o: &LatencyOutcome) -> String {
         "p99.99 µs",
         "Max µs",
         "Overruns",
+        "RQ wait µs",
+        "Migr",
     ])
     .left_align(0);
     for (i, t) in o.threads.iter().enumerate() {

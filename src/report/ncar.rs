@@ -364,6 +364,8 @@ pub fn to_run(
             timeout: None,
             load: Default::default(),
             deadline: None,
+            // The report has no per-task scheduler figures: nothing was read.
+            schedstat: false,
         };
         let outcome = RingOutcome {
             procs: row.procs,
@@ -377,6 +379,8 @@ pub fn to_run(
             spawn_ns: 0,
             teardown_ns: 0,
             load: None,
+            run_delay_ns: None,
+            migrations: None,
         };
         let mut params = Map::new();
         params.insert("procs".into(), json!(row.procs));

@@ -9,7 +9,7 @@ use crate::report::table::Table;
 use crate::sys::sched::format_cpu_list;
 use serde_json::{Map, Value};
 
-const COLUMNS: [&str; 11] = [
+const COLUMNS: [&str; 13] = [
     "Processes",
     "Real s",
     "CPU s",
@@ -21,6 +21,8 @@ const COLUMNS: [&str; 11] = [
     "ns/switch",
     "vol sw",
     "invol sw",
+    "rq ns/hop",
+    "migr",
 ];
 
 /// Streams one sweep's rows, remembering the base for the Projected column.
@@ -64,7 +66,8 @@ pub fn describe_setup(spec: &RingSpec, cpus: &[usize], overhead_ps: u64) -> Stri
     };
     format!(
         "ring: {} members, {} token, {placement}, {policy}, {length}, {work}\n\
-         token pass without a switch (one task): {:.0} ns\n",
+         token pass without a switch (one task): {:.0} ns\n\
+         rq ns/hop: run-queue wait per hop (the woken member runnable, not yet running); migr: migrations\n",
         spec.mode.as_str(),
         spec.ipc.as_str(),
         overhead_ps as f64 / 1000.0,
@@ -104,6 +107,8 @@ impl RingReport {
             format!("{:.0}", o.ns_per_switch()),
             o.usage.nvcsw.to_string(),
             o.usage.nivcsw.to_string(),
+            o.run_delay_ns_per_hop().map_or("-".to_string(), |ns| format!("{ns:.0}")),
+            o.migrations.map_or("-".to_string(), |m| m.to_string()),
         ];
         Table::new(COLUMNS).fixed_line(&cells, &widths())
     }

@@ -3,7 +3,7 @@
 //! averaged in). These read records only; they never run a benchmark.
 
 use crate::adaptive::{self, AdaptivePlan, Stop};
-use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, WorkloadOutcome};
+use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadStats, WorkloadOutcome};
 use crate::report::table::Table;
 use crate::stats::{Summary, MEDIAN_CI_MIN_N};
 use crate::store::{RunRecord, TrialRecord};
@@ -350,13 +350,19 @@ fn footnote(title: &str) -> Option<&'static str> {
     if title.contains("(ring)") {
         Some(
             "medians over repeats; Projected = the smallest ring's CPU time per hop x this ring's hops; \
-             95% CI of the median ns/switch",
+             95% CI of the median ns/switch; RQ ns/hop = run-queue wait per hop summed over members, Migr = \
+             migrations (medians; - where unknown)",
         )
     } else if title.contains("(workload)") {
-        Some("Wall s is mean ± sd over repeats; the other columns are means; 95% CI of the median wall time")
+        Some(
+            "Wall s is mean ± sd over repeats; the other columns are means; 95% CI of the median wall time; RQ wait s \
+             = run-queue wait summed over children, RQ max s = the longest-waiting child's, Migr = migrations (- where \
+             unknown)",
+        )
     } else if title.contains("(latency)") {
         Some(
-            "Min and Max over all repeats; Avg the mean; percentiles the median over repeats; 95% CI of the median p99",
+            "Min and Max over all repeats; Avg the mean; percentiles the median over repeats; 95% CI of the median p99; \
+             RQ wait = run-queue wait over the run summed over threads, Migr = migrations (medians; - where unknown)",
         )
     } else {
         None
@@ -377,11 +383,17 @@ pub fn tables(trials: &[TrialRecord]) -> String {
 /// `tables` with the run's adaptive targets and marks.
 pub fn tables_for(trials: &[TrialRecord], rule: &RunRule) -> String {
     let mut out = String::new();
-    for (title, table) in experiment_tables_for(trials, rule) {
+    let all = groups(trials);
+    let experiments = by_experiment(&all);
+    for ((title, table), groups) in experiment_tables_for(trials, rule).into_iter().zip(experiments.values()) {
         out.push_str(&format!("\n{title}\n"));
         out.push_str(&table.render());
         if let Some(note) = footnote(&title) {
             out.push_str(&format!("({note})\n"));
+        }
+        if let Some(line) = starvation(groups) {
+            out.push_str(&line);
+            out.push('\n');
         }
     }
     if !out.is_empty() {
@@ -412,6 +424,25 @@ pub fn tables_for(trials: &[TrialRecord], rule: &RunRule) -> String {
     out
 }
 
+/// A workload experiment's starvation line (`report::workload::starvation_line`), its
+/// cells named by the parameters that vary between them; `None` for other families or
+/// where no cell's run-queue wait is known.
+pub fn starvation(groups: &[&Group]) -> Option<String> {
+    if groups.first()?.family != Family::Workload {
+        return None;
+    }
+    let axes = varying(groups);
+    let cells: Vec<(String, Vec<&WorkloadOutcome>)> = groups
+        .iter()
+        .map(|g| {
+            let label: Vec<String> = axes.iter().map(|k| format!("{k}={}", param_text(g.params.get(k)))).collect();
+            let label = if label.is_empty() { "the cell".to_string() } else { label.join(" ") };
+            (label, g.outcomes().filter_map(Outcome::workload).collect())
+        })
+        .collect();
+    crate::report::workload::starvation_line(&cells)
+}
+
 /// The CPU seconds a ring would take if every hop cost what the smallest ring's did
 /// (the NCAR projection): per group, against the smallest ring with the same other
 /// parameters.
@@ -439,10 +470,14 @@ fn ring_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>, V
         "ns/switch",
         "95% CI",
         "Invol sw",
+        "RQ ns/hop",
+        "Migr",
     ];
     let rows = groups
         .iter()
         .map(|g| {
+            let known =
+                |f: fn(&RingOutcome) -> Option<f64>| Summary::of(&g.values(|o| o.ring().and_then(f))).map(|s| s.median);
             let summary = |f: fn(&RingOutcome) -> f64| Summary::of(&g.ring(f));
             let med = |f: fn(&RingOutcome) -> f64| summary(f).map(|s| s.median);
             let projected = projected_s(groups, g);
@@ -458,6 +493,8 @@ fn ring_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>, V
                 fixed(med(RingOutcome::ns_per_switch), 0),
                 ci_cell(&headline(g, rule)),
                 fixed(med(|o| o.usage.nivcsw as f64), 0),
+                fixed(known(RingOutcome::run_delay_ns_per_hop), 0),
+                fixed(known(|o| o.migrations.map(|m| m as f64)), 0),
             ]
         })
         .collect();
@@ -465,10 +502,26 @@ fn ring_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>, V
 }
 
 fn workload_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let headers = vec!["Wall s", "median", "95% CI", "User s", "Sys s", "CPU %", "Invol sw", "Vol sw", "Fairness"];
+    let headers = vec![
+        "Wall s",
+        "median",
+        "95% CI",
+        "User s",
+        "Sys s",
+        "CPU %",
+        "Invol sw",
+        "Vol sw",
+        "Fairness",
+        "RQ wait s",
+        "RQ max s",
+        "Migr",
+    ];
     let rows = groups
         .iter()
         .map(|g| {
+            let known = |f: fn(&WorkloadOutcome) -> Option<u64>| {
+                Summary::of(&g.values(|o| o.workload().and_then(f).map(|v| v as f64))).map(|s| s.mean)
+            };
             let mean = |f: fn(&WorkloadOutcome) -> f64| Summary::of(&g.workload(f)).map(|s| s.mean);
             let wall = Summary::of(&g.workload(|o| seconds(o.wall_ns)));
             vec![
@@ -481,6 +534,9 @@ fn workload_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str
                 fixed(mean(|o| o.usage.nivcsw as f64), 1),
                 fixed(mean(|o| o.usage.nvcsw as f64), 1),
                 fixed(mean(|o| o.fairness), 3),
+                fixed(known(|o| o.run_delay_ns).map(|ns| ns / 1e9), 3),
+                fixed(known(|o| o.run_delay_max_ns).map(|ns| ns / 1e9), 3),
+                fixed(known(|o| o.migrations), 1),
             ]
         })
         .collect();
@@ -488,10 +544,25 @@ fn workload_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str
 }
 
 fn latency_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let headers = vec!["Samples", "Min µs", "Avg µs", "p50 µs", "p99 µs", "95% CI", "p99.9 µs", "Max µs", "Overruns"];
+    let headers = vec![
+        "Samples",
+        "Min µs",
+        "Avg µs",
+        "p50 µs",
+        "p99 µs",
+        "95% CI",
+        "p99.9 µs",
+        "Max µs",
+        "Overruns",
+        "RQ wait µs",
+        "Migr",
+    ];
     let rows = groups
         .iter()
         .map(|g| {
+            let known = |f: fn(&ThreadStats) -> Option<u64>| {
+                Summary::of(&g.values(|o| o.latency().and_then(|l| f(&l.all)).map(|v| v as f64))).map(|s| s.median)
+            };
             let summary = |f: fn(&LatencyOutcome) -> f64| Summary::of(&g.latency(f));
             let med = |f: fn(&LatencyOutcome) -> f64| summary(f).map(|s| s.median);
             vec![
@@ -504,6 +575,8 @@ fn latency_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>
                 us(med(|o| o.all.p999_ns as f64)),
                 us(summary(|o| o.all.max_ns as f64).map(|s| s.max)),
                 fixed(Some(g.latency(|o| o.all.overruns as f64).iter().sum()), 0),
+                us(known(|s| s.run_delay_ns)),
+                fixed(known(|s| s.migrations), 0),
             ]
         })
         .collect();

@@ -46,10 +46,96 @@ pub fn classic_line(status: &TrialStatus, outcome: Option<&WorkloadOutcome>) -> 
     }
 }
 
-const COLUMNS: [&str; 14] = [
-    "Policy", "Procs", "Runs", "Wall s", "sd", "median", "min..max", "User s", "Sys s", "CPU %", "Invol sw", "Vol sw",
-    "Fairness", "Finish s",
+const COLUMNS: [&str; 17] = [
+    "Policy",
+    "Procs",
+    "Runs",
+    "Wall s",
+    "sd",
+    "median",
+    "min..max",
+    "User s",
+    "Sys s",
+    "CPU %",
+    "Invol sw",
+    "Vol sw",
+    "Fairness",
+    "Finish s",
+    "RQ wait s",
+    "RQ max s",
+    "Migr",
 ];
+
+/// Mean of a figure the kernel may not give: unknown ("-") if any trial lacks it.
+fn mean_known(trials: &[&WorkloadOutcome], f: impl Fn(&WorkloadOutcome) -> Option<u64>) -> Option<f64> {
+    let values: Option<Vec<f64>> = trials.iter().map(|t| f(t).map(|v| v as f64)).collect();
+    Summary::of(&values?).map(|s| s.mean)
+}
+
+/// A known figure with `decimals`, or "-".
+pub fn known_cell(v: Option<f64>, decimals: usize) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:.decimals$}"))
+}
+
+/// One cell's run-queue waits per child, means over its trials (ns).
+struct Waits {
+    label: String,
+    wall: f64,
+    min: f64,
+    p50: f64,
+    max: f64,
+}
+
+/// The starvation line: which cell left one child waiting on the run queue for most of
+/// the wall time while another waited least (the largest spread of the children's waits,
+/// as a share of the wall), then every cell's waits. A policy that starves (FIFO with more
+/// CPU-bound children than CPUs) shows waits from none to most of the wall; one that shares
+/// (OTHER) shows every child waiting alike. Cells whose wait is unknown are left out;
+/// `None` when no cell has one.
+pub fn starvation_line(cells: &[(String, Vec<&WorkloadOutcome>)]) -> Option<String> {
+    let waits: Vec<Waits> = cells
+        .iter()
+        .filter_map(|(label, trials)| {
+            let wall = Summary::of(&trials.iter().map(|t| t.wall_ns as f64).collect::<Vec<_>>())?.mean;
+            Some(Waits {
+                label: label.clone(),
+                wall,
+                min: mean_known(trials, |t| t.run_delay_min_ns)?,
+                p50: mean_known(trials, |t| t.run_delay_p50_ns)?,
+                max: mean_known(trials, |t| t.run_delay_max_ns)?,
+            })
+        })
+        .filter(|w| w.wall > 0.0)
+        .collect();
+    let pct = |ns: f64, wall: f64| 100.0 * ns / wall;
+    let worst = waits.iter().max_by(|a, b| ((a.max - a.min) / a.wall).total_cmp(&((b.max - b.min) / b.wall)))?;
+    let each: Vec<String> = waits
+        .iter()
+        .map(|w| {
+            format!(
+                "{} {:.3}..{:.3} s, median {:.3} s, of {:.3} s wall ({:.0}..{:.0}%)",
+                w.label,
+                w.min / 1e9,
+                w.max / 1e9,
+                w.p50 / 1e9,
+                w.wall / 1e9,
+                pct(w.min, w.wall),
+                pct(w.max, w.wall)
+            )
+        })
+        .collect();
+    Some(format!(
+        "starvation: {} left one child waiting on the run queue {:.0}% of the wall ({:.3} s of {:.3} s) while \
+         another waited {:.0}% ({:.3} s)\nrun-queue wait per child, shortest..longest (means over trials): {}",
+        worst.label,
+        pct(worst.max, worst.wall),
+        worst.max / 1e9,
+        worst.wall / 1e9,
+        pct(worst.min, worst.wall),
+        worst.min / 1e9,
+        each.join("; ")
+    ))
+}
 
 fn mean_of(trials: &[&WorkloadOutcome], f: impl Fn(&WorkloadOutcome) -> f64) -> f64 {
     Summary::of(&trials.iter().map(|t| f(t)).collect::<Vec<_>>()).map_or(f64::NAN, |s| s.mean)
@@ -66,6 +152,7 @@ pub fn table(trials: &[LiveTrial]) -> String {
         }
     }
     let mut table = Table::new(COLUMNS).left_align(0);
+    let mut starvation_cells = Vec::new();
     for (policy, procs) in cells {
         let all: Vec<&LiveTrial> = trials.iter().filter(|t| t.spec.policy == policy && t.spec.procs == procs).collect();
         let ok: Vec<&WorkloadOutcome> =
@@ -95,9 +182,18 @@ pub fn table(trials: &[LiveTrial]) -> String {
             format!("{:.0}", mean_of(&ok, |t| t.usage.nvcsw as f64)),
             format!("{:.3}", mean_of(&ok, |t| t.fairness)),
             format!("{first:.2}..{last:.2}"),
+            known_cell(mean_known(&ok, |t| t.run_delay_ns).map(|ns| ns / 1e9), 3),
+            known_cell(mean_known(&ok, |t| t.run_delay_max_ns).map(|ns| ns / 1e9), 3),
+            known_cell(mean_known(&ok, |t| t.migrations), 0),
         ]);
+        starvation_cells.push((format!("{} x {procs}", policy.kernel_name()), ok));
     }
-    table.render()
+    let mut text = table.render();
+    if let Some(line) = starvation_line(&starvation_cells) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text
 }
 
 /// Under SCHED_DEADLINE: a row per deadline cell with what each child's reservation
@@ -166,7 +262,8 @@ pub fn describe(spec: &WorkloadSpec, repeats: u32) -> String {
     };
     format!(
         "workload {work}; seed {}; {repeats} trial(s) per cell; wall, user, sys and switches are means over the \
-         trials that finished, summed over children",
+         trials that finished, summed over children; RQ wait = run-queue wait summed over children, RQ max = the \
+         longest-waiting child's, Migr = migrations summed over children",
         p.seed
     )
 }
@@ -174,7 +271,7 @@ pub fn describe(spec: &WorkloadSpec, repeats: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ChildRecord, Policy, Usage, WorkloadParams, WorkloadTrial};
+    use crate::model::{ChildRecord, Policy, SchedInfo, Usage, WorkloadParams, WorkloadTrial};
     use std::time::Duration;
 
     fn trial(policy: Policy, wall_s: f64, child_cpu_ns: &[u64], status: TrialStatus) -> LiveTrial {
@@ -195,6 +292,7 @@ mod tests {
             allow_rt_saturation: false,
             load: Default::default(),
             deadline: None,
+            schedstat: true,
         };
         let children: Vec<ChildRecord> = child_cpu_ns
             .iter()
@@ -203,6 +301,11 @@ mod tests {
                 finish_ns: (i as u64 + 1) * 1_000_000,
                 usage: Usage { utime_ns: ns, ..Usage::default() },
                 pi_estimate: Some(3.0),
+                sched: SchedInfo {
+                    run_delay_ns: Some(i as u64 * 1_000_000),
+                    migrations: Some(1),
+                    ..SchedInfo::default()
+                },
             })
             .collect();
         let mut usage = Usage::default();
@@ -253,6 +356,39 @@ mod tests {
     }
 
     #[test]
+    fn the_starvation_line_names_the_cell_with_the_widest_spread_of_waits() {
+        let cell = |wall_s: f64, waits_ms: &[u64]| {
+            let mut t = trial(Policy::Other, wall_s, &vec![1; waits_ms.len()], TrialStatus::Ok);
+            let mut o = t.outcome.take().unwrap();
+            let mut sorted = waits_ms.to_vec();
+            sorted.sort_unstable();
+            o.run_delay_min_ns = Some(sorted[0] * 1_000_000);
+            o.run_delay_max_ns = Some(sorted[sorted.len() - 1] * 1_000_000);
+            o.run_delay_p50_ns = Some(sorted[sorted.len() / 2] * 1_000_000);
+            o
+        };
+        // FIFO-like: 0 to 750 ms of a 1 s wall; OTHER-like: 2.8 to 3.0 s of 3.2 s (longer
+        // waits, but even).
+        let (queued, shared) = (cell(1.0, &[0, 0, 250, 250, 500, 500, 750, 750]), cell(3.2, &[2800, 2900, 3000]));
+        let cells = vec![("SCHED_OTHER x 8".to_string(), vec![&shared]), ("SCHED_FIFO x 8".to_string(), vec![&queued])];
+        let line = starvation_line(&cells).unwrap();
+        assert!(
+            line.starts_with(
+                "starvation: SCHED_FIFO x 8 left one child waiting on the run queue 75% of the wall (0.750 s of 1.000 \
+                 s) while another waited 0% (0.000 s)"
+            ),
+            "{line}"
+        );
+        assert!(line.contains("SCHED_OTHER x 8 2.800..3.000 s, median 2.900 s, of 3.200 s wall (88..94%)"), "{line}");
+        // A cell whose wait is unknown is left out; with none known there is no line.
+        let mut unknown = queued.clone();
+        unknown.run_delay_max_ns = None;
+        assert!(starvation_line(&[("x".to_string(), vec![&unknown])]).is_none());
+        let with_unknown = vec![cells[0].clone(), ("y".to_string(), vec![&unknown])];
+        assert!(starvation_line(&with_unknown).unwrap().starts_with("starvation: SCHED_OTHER x 8"));
+    }
+
+    #[test]
     fn json_has_the_required_keys() {
         let t = trial(Policy::Rr, 2.0, &[1, 2], TrialStatus::Ok);
         let j = crate::report::figures::workload(&t.spec, t.repeat, &t.status, t.outcome.as_ref());
@@ -270,9 +406,16 @@ mod tests {
             "nivcsw",
             "fairness",
             "iterations",
+            "run_delay_s",
+            "run_delay_max_s",
+            "run_delay_p50_s",
+            "migrations",
         ] {
             assert!(j.get(key).is_some(), "missing {key}");
         }
         assert_eq!(j["status"], "ok");
+        // Two children waited 0 and 1 ms (the sample's figures), each moved once.
+        assert_eq!((j["run_delay_s"].as_f64(), j["run_delay_max_s"].as_f64()), (Some(0.001), Some(0.001)));
+        assert_eq!((j["run_delay_p50_s"].as_f64(), j["migrations"].as_u64()), (Some(0.0005), Some(2)));
     }
 }

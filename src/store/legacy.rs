@@ -58,6 +58,9 @@ fn ring(f: &Json) -> Option<RingOutcome> {
         spawn_ns: ns(f, "spawn_s").unwrap_or(0),
         teardown_ns: ns(f, "teardown_s").unwrap_or(0),
         load: None,
+        // Format 1 predates the scheduler's per-task figures: unknown.
+        run_delay_ns: None,
+        migrations: None,
     })
 }
 
@@ -78,6 +81,11 @@ fn workload(f: &Json) -> Option<WorkloadOutcome> {
         pi_max: f.get("pi_max").and_then(Json::as_f64),
         load: None,
         reservation: None,
+        run_delay_ns: None,
+        run_delay_max_ns: None,
+        run_delay_p50_ns: None,
+        run_delay_min_ns: None,
+        migrations: None,
     })
 }
 
@@ -94,6 +102,8 @@ fn thread_stats(f: &Json) -> Option<ThreadStats> {
         p999_ns: int(f, "p999_ns")?,
         p9999_ns: int(f, "p9999_ns")?,
         max_ns: int(f, "max_ns")?,
+        run_delay_ns: None,
+        migrations: None,
     })
 }
 

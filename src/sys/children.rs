@@ -213,8 +213,25 @@ impl ChildGroup {
     /// Block until `count` children have called `ready()`. Any child ending first, or a
     /// SIGINT/SIGTERM/SIGHUP, stops every child and returns the reason.
     pub fn wait_ready(&mut self, count: usize) -> Result<()> {
+        self.wait_ready_until(count, None)
+    }
+
+    /// `wait_ready`, but past `deadline` every child is killed and the run fails as timed
+    /// out: a child stopped or stuck before it is ready would otherwise hang the run.
+    pub fn wait_ready_until(&mut self, count: usize, deadline: Option<(Instant, Duration)>) -> Result<()> {
         while self.ready_seen < count {
-            match self.poll(true, None)? {
+            if let Some((at, limit)) = deadline {
+                if Instant::now() >= at {
+                    self.kill_all();
+                    return Err(Error::TimedOut(format!(
+                        "{} of {count} ready after {:.1} s; every {} was killed",
+                        self.ready_seen,
+                        limit.as_secs_f64(),
+                        self.label
+                    )));
+                }
+            }
+            match self.poll(true, deadline.map(|d| d.0))? {
                 Wake::Ready => {
                     let mut buf = [0u8; 4096];
                     let want = (count - self.ready_seen).min(buf.len());
@@ -415,5 +432,48 @@ impl StartGate {
         word.store(1, Ordering::Release);
         // SAFETY: as for wait.
         unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child that never signals ready (stopped, or stuck in its set-up) is killed at
+    /// the deadline and the wait fails as timed out, instead of hanging.
+    #[test]
+    fn a_child_never_ready_is_killed_at_the_deadline() {
+        crate::sys::check_in_forked_child("ready deadline", || {
+            let mut group = ChildGroup::new("test child", 2).map_err(|e| e.to_string())?;
+            let mut pids = Vec::new();
+            for ready in [true, false] {
+                let pid = group
+                    .spawn(&[], |ctx| {
+                        if ready {
+                            let _ = ctx.ready();
+                        }
+                        std::thread::sleep(Duration::from_secs(30));
+                        0
+                    })
+                    .map_err(|e| e.to_string())?;
+                pids.push(pid);
+            }
+            let t0 = Instant::now();
+            let limit = Duration::from_millis(300);
+            match group.wait_ready_until(2, Some((t0 + limit, limit))) {
+                Err(Error::TimedOut(msg)) if msg.contains("1 of 2 ready") => {}
+                other => return Err(format!("expected a timeout, got {other:?}")),
+            }
+            if t0.elapsed() > Duration::from_secs(10) {
+                return Err(format!("the timeout took {:?}", t0.elapsed()));
+            }
+            // Killed and reaped: neither pid is a child of ours any more.
+            for pid in pids {
+                if rusage::wait4(pid, true).is_ok_and(|r| r.is_none()) {
+                    return Err(format!("child {pid} is still running"));
+                }
+            }
+            Ok(())
+        });
     }
 }

@@ -12,6 +12,7 @@ pub mod process;
 pub mod random;
 pub mod rusage;
 pub mod sched;
+pub mod schedstat;
 pub mod shm;
 pub mod signals;
 
