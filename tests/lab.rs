@@ -185,15 +185,6 @@ fn start_slow_run(dir: &Scratch, db: &Path, at_least: i64) -> std::process::Chil
     child
 }
 
-fn descendants(pid: i32) -> Vec<i32> {
-    let mut out = Vec::new();
-    for child in children_of(pid) {
-        out.push(child);
-        out.extend(descendants(child));
-    }
-    out
-}
-
 #[test]
 fn resume_after_sigint_runs_every_trial_exactly_once() {
     resume_after_sigint(&Dbs::sqlite("lab-sigint"));

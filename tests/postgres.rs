@@ -83,16 +83,6 @@ fn bad_servers_urls_and_databases_are_refused_naming_the_host() {
     assert_eq!(count, 1, "the refused run stored nothing");
 }
 
-/// Descendants of `pid` (the trial process and its ring members).
-fn descendants(pid: i32) -> Vec<i32> {
-    let mut out = Vec::new();
-    for child in children_of(pid) {
-        out.push(child);
-        out.extend(descendants(child));
-    }
-    out
-}
-
 #[test]
 fn a_server_that_goes_away_stops_the_run_and_resume_finishes_it() {
     let Some(server) = PgServer::start("gone") else { return };

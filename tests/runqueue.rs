@@ -134,8 +134,9 @@ fn fifo_queues_cpu_bound_children_while_other_spreads_the_wait() {
     // FIFO: some children ran at once, some waited most of the wall before they ran.
     assert!(f(fifo, "run_delay_min_s") < 0.1 * f(fifo, "wall_s"), "{fifo}");
     assert!(f(fifo, "run_delay_max_s") > 0.5 * f(fifo, "wall_s"), "{fifo}");
-    // OTHER: the shortest wait is at least half the longest.
-    assert!(f(other, "run_delay_min_s") >= 0.5 * f(other, "run_delay_max_s"), "{other}");
+    // OTHER: no child runs to its end unqueued; even the first to finish shared its CPU
+    // with three others (a child finishing early still waited about as long as it ran).
+    assert!(f(other, "run_delay_min_s") >= 0.1 * f(other, "wall_s"), "{other}");
     // FIFO's longest-waiting child stands further above its median child than OTHER's.
     let starvation = |l: &Value| f(l, "run_delay_max_s") / f(l, "run_delay_p50_s");
     assert!(starvation(fifo) >= starvation(other), "fifo {fifo}\nother {other}");

@@ -462,7 +462,7 @@ fn params_text(params: &Map<String, Json>) -> String {
         .join(" ")
 }
 
-fn number(v: f64) -> String {
+pub fn number(v: f64) -> String {
     if v.abs() >= 100.0 {
         format!("{v:.0}")
     } else if v.abs() >= 1.0 {
@@ -473,7 +473,7 @@ fn number(v: f64) -> String {
 }
 
 /// Three decimals, or the order of magnitude when that would read 0.000.
-fn p_text(p: f64) -> String {
+pub fn p_text(p: f64) -> String {
     if p >= 0.0005 {
         format!("{p:.3}")
     } else {

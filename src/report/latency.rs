@@ -131,12 +131,16 @@ pub fn spike_lines(spec: &LatencySpec, o: &LatencyOutcome) -> String {
             }
             (None, Some(best)) => format!(
                 "spikes on {whose}: no period (the likeliest, {:.1} ms among {} spikes above {:.1} µs, has p = {:.2} \
-                 on the held-out half of the run; a period needs p < {})",
+                 and a spike on a beat in {} of {} stretches of the held-out half of the run; a period needs p < {} \
+                 and at least {} of the stretches)",
                 best.period_ns / 1e6,
                 best.spikes,
                 best.above_ns as f64 / 1000.0,
                 best.test.p,
-                period::ALPHA
+                best.test.hit,
+                best.test.stretches,
+                period::ALPHA,
+                period::MIN_HELD_OUT_HITS
             ),
             (None, None) => format!(
                 "spikes on {whose}: no period to test (fewer than {} spikes above twice the p99, no grid with {} of \

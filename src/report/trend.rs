@@ -4,7 +4,7 @@
 
 use crate::analysis::changepoint::{self, ChangePoint, NewestShift};
 use crate::model::Family;
-use crate::report::compare::{figures_of, Compared};
+use crate::report::compare::{figures_of, number, p_text, Compared};
 use crate::report::stored::{groups, param_text};
 use crate::report::table::Table;
 use crate::stats::{holm, median};
@@ -227,26 +227,8 @@ fn flatten(prefix: &str, value: &Json, out: &mut Vec<(String, String)>) {
     }
 }
 
-fn value_text(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 1.0 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.4}")
-    }
-}
-
 fn signed_percent(fraction: f64) -> String {
     format!("{:+.1}%", fraction * 100.0)
-}
-
-pub fn p_text(p: f64) -> String {
-    if p < 1e-4 {
-        format!("{p:.1e}")
-    } else {
-        format!("{p:.4}")
-    }
 }
 
 /// The fields that changed, briefly: "kernel_release 6.1→6.6, schedlab_version 0.1→0.2".
@@ -278,8 +260,8 @@ pub fn shift_text(s: &TrendSeries, shift: &Shift) -> String {
     format!(
         "run {}: {} → {} {} ({}; t = {:.1}, p = {} over {} candidate splits, {} runs before, {} after); {}",
         shift.run,
-        value_text(c.before),
-        value_text(c.after),
+        number(c.before),
+        number(c.after),
         s.label,
         signed_percent(c.change()),
         c.t,
@@ -330,8 +312,8 @@ pub fn table(series: &[TrendSeries]) -> Table {
             s.cell_text(),
             s.label.to_string(),
             s.points.len().to_string(),
-            s.points.first().map_or("-".into(), |p| value_text(p.value)),
-            s.points.last().map_or("-".into(), |p| value_text(p.value)),
+            s.points.first().map_or("-".into(), |p| number(p.value)),
+            s.points.last().map_or("-".into(), |p| number(p.value)),
             if shifts.is_empty() { "none".into() } else { shifts.join(", ") },
             newest,
         ]);

@@ -109,6 +109,16 @@ pub fn children_of(parent: i32) -> Vec<i32> {
 
 /// True while `pid` exists and is not a zombie (a zombie has already died; only init
 /// can reap one whose parent was killed).
+/// Every descendant of `pid` (a trial process and its ring members, say).
+pub fn descendants(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for child in children_of(pid) {
+        out.push(child);
+        out.extend(descendants(child));
+    }
+    out
+}
+
 pub fn is_running(pid: i32) -> bool {
     matches!(stat_of(pid), Some((state, _)) if state != 'Z' && state != 'X')
 }
