@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 trials=${1:-10000}
 cargo build --release --quiet
-bin=$PWD/target/release/schedlab
+bin=${CARGO_TARGET_DIR:-$PWD/target}/release/schedlab
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-1000}
 real=${2:-20}
 cargo build --release --quiet
-bin=$PWD/target/release/schedlab
+bin=${CARGO_TARGET_DIR:-$PWD/target}/release/schedlab
 work=$(mktemp -d)
 hogs=()
 stop_hogs() { ((${#hogs[@]})) && kill "${hogs[@]}" 2>/dev/null; wait "${hogs[@]}" 2>/dev/null; hogs=(); }
