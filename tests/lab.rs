@@ -8,7 +8,6 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::Duration;
 
 /// Every family, tiny: 2 ring + 2 workload + 2 latency trials.
 const TINY: &str = r#"
@@ -34,15 +33,6 @@ repeat = 2
 "#;
 
 /// Trials of about 0.3 s each, so a run can be stopped in the middle.
-const SLOW: &str = r#"
-name = "slow"
-[[experiment]]
-family = "ring"
-procs = 2
-duration = "300ms"
-repeat = 8
-"#;
-
 fn runs(db: &Path) -> Vec<Value> {
     json_lines(ok_stdout(db, &["list", "--json"]).as_bytes())
 }
@@ -166,23 +156,6 @@ fn built_in_suites_are_listed_and_shown() {
     assert!(plan.contains("162 trials") && plan.contains("repeats 6..60 (adaptive"), "{plan}");
     let full = stdout_of(&["run", "policy-study", "--dry-run", "--full"]);
     assert!(full.contains("iterations=100000000"), "{full}");
-}
-
-/// Start a slow run and wait until it has stored at least `at_least` trials.
-fn start_slow_run(dir: &Scratch, db: &Path, at_least: i64) -> std::process::Child {
-    let suite = dir.write("slow.toml", SLOW);
-    let child = std::process::Command::new(binary_path())
-        .args(["run", &suite, "--db", &db.display().to_string()])
-        .current_dir(cwd_for(db))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stored = wait_until(Duration::from_secs(60), || {
-        listed_runs(db).first().is_some_and(|r| r["ok"].as_i64().unwrap_or(0) >= at_least)
-    });
-    assert!(stored, "the run stored nothing");
-    child
 }
 
 #[test]

@@ -137,33 +137,35 @@ fn a_suite_varies_the_load_and_stores_its_figures() {
     assert!(shown.contains("Load (median over repeats)") && shown.contains("loops/s"), "{shown}");
 }
 
-/// A suite of one long latency trial under load, for the kill tests.
-fn long_loaded_suite(scratch: &Scratch) -> String {
-    scratch.write(
+/// Start `schedlab run` of a suite of long latency trials under a `mixed:1` load (a busy
+/// loop, a writer and a pipe pair: four processes) into `db`, its load tagged with `tag`,
+/// and wait until all four load processes run; returns the run and their pids.
+fn start_long_loaded_run(scratch: &Scratch, db: &std::path::Path, tag: &str) -> (std::process::Child, Vec<i32>) {
+    let suite = scratch.write(
         "long.toml",
         "[[experiment]]\nfamily = \"latency\"\nload = \"mixed:1\"\ninterval = \"1ms\"\nduration = \"20s\"\nrepeat = 2\n",
-    )
-}
-
-#[test]
-fn nothing_of_the_load_survives_sigkill_of_the_orchestrator() {
-    let scratch = Scratch::new("load-kill-orchestrator");
-    let suite = long_loaded_suite(&scratch);
-    let tag = tag("kill-orchestrator");
-    let mut child = std::process::Command::new(binary_path())
+    );
+    let child = std::process::Command::new(binary_path())
         .args(["run", &suite, "--db"])
-        .arg(scratch.path("lab.db"))
-        .env("SCHEDLAB_LOAD_TEST", &tag)
+        .arg(db)
+        .env("SCHEDLAB_LOAD_TEST", tag)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let mut seen = Vec::new();
-    // mixed:1 is a busy loop, a writer and a pipe pair: four processes.
     assert!(wait_until(Duration::from_secs(20), || {
-        seen = load_processes(&tag);
+        seen = load_processes(tag);
         seen.len() == 4
     }));
+    (child, seen)
+}
+
+#[test]
+fn nothing_of_the_load_survives_sigkill_of_the_orchestrator() {
+    let scratch = Scratch::new("load-kill-orchestrator");
+    let tag = tag("kill-orchestrator");
+    let (mut child, seen) = start_long_loaded_run(&scratch, &scratch.path("lab.db"), &tag);
     signal(&child, libc::SIGKILL);
     child.wait().unwrap();
     assert_none_running(&seen);
@@ -173,22 +175,9 @@ fn nothing_of_the_load_survives_sigkill_of_the_orchestrator() {
 #[test]
 fn nothing_of_the_load_survives_sigkill_of_the_trial_process() {
     let scratch = Scratch::new("load-kill-trial");
-    let suite = long_loaded_suite(&scratch);
     let tag = tag("kill-trial");
     let db = scratch.path("lab.db");
-    let mut child = std::process::Command::new(binary_path())
-        .args(["run", &suite, "--db"])
-        .arg(&db)
-        .env("SCHEDLAB_LOAD_TEST", &tag)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut seen = Vec::new();
-    assert!(wait_until(Duration::from_secs(20), || {
-        seen = load_processes(&tag);
-        seen.len() == 4
-    }));
+    let (mut child, seen) = start_long_loaded_run(&scratch, &db, &tag);
     // The load's parent is the __trial process.
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", seen[0])).unwrap();
     let trial: i32 = stat[stat.rfind(')').unwrap() + 2..].split_whitespace().nth(1).unwrap().parse().unwrap();

@@ -8,13 +8,9 @@ mod common;
 use common::pg::PgServer;
 use common::*;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 const ONE_RING: &str = "name = \"one\"\n[[experiment]]\nfamily = \"ring\"\nprocs = 2\nlaps = 20\nrepeat = 2\n";
-
-/// Trials of about 0.3 s each, so the server can be stopped in the middle.
-const SLOW: &str = "name = \"slow\"\n[[experiment]]\nfamily = \"ring\"\nprocs = 2\nduration = \"300ms\"\nrepeat = 8\n";
 
 /// `schedlab ARGS`: exit 2, `needles` in the message, no panic; returns stderr.
 fn refused_with(args: &[&str], needles: &[&str]) -> String {
@@ -87,20 +83,9 @@ fn bad_servers_urls_and_databases_are_refused_naming_the_host() {
 fn a_server_that_goes_away_stops_the_run_and_resume_finishes_it() {
     let Some(server) = PgServer::start("gone") else { return };
     let dir = Scratch::new("pg-gone");
-    let suite = dir.write("slow.toml", SLOW);
     let url = server.create_database("lab");
     let db = Path::new(&url);
-    let child = std::process::Command::new(binary_path())
-        .args(["run", &suite, "--db", &url])
-        .current_dir(cwd_for(db))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stored = wait_until(Duration::from_secs(60), || {
-        listed_runs(db).first().is_some_and(|r| r["ok"].as_i64().unwrap_or(0) >= 2)
-    });
-    assert!(stored, "the run stored nothing");
+    let child = start_slow_run(&dir, db, 2);
     let family = descendants(child.id() as i32);
     server.stop();
     let out = child.wait_with_output().unwrap();

@@ -109,6 +109,27 @@ pub fn children_of(parent: i32) -> Vec<i32> {
 
 /// True while `pid` exists and is not a zombie (a zombie has already died; only init
 /// can reap one whose parent was killed).
+/// Ring trials of about 0.3 s each: a run that can be stopped (or its server) in the middle.
+pub const SLOW: &str =
+    "name = \"slow\"\n[[experiment]]\nfamily = \"ring\"\nprocs = 2\nduration = \"300ms\"\nrepeat = 8\n";
+
+/// Start a slow run and wait until it has stored at least `at_least` trials.
+pub fn start_slow_run(dir: &Scratch, db: &std::path::Path, at_least: i64) -> std::process::Child {
+    let suite = dir.write("slow.toml", SLOW);
+    let child = std::process::Command::new(binary_path())
+        .args(["run", &suite, "--db", &db.display().to_string()])
+        .current_dir(cwd_for(db))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stored = wait_until(Duration::from_secs(60), || {
+        listed_runs(db).first().is_some_and(|r| r["ok"].as_i64().unwrap_or(0) >= at_least)
+    });
+    assert!(stored, "the run stored nothing");
+    child
+}
+
 /// Every descendant of `pid` (a trial process and its ring members, say).
 pub fn descendants(pid: i32) -> Vec<i32> {
     let mut out = Vec::new();
