@@ -291,6 +291,83 @@ fn timespec_of(ns: u64) -> libc::timespec {
     libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long }
 }
 
+/// What a measuring thread keeps of its samples, the same under every policy: the
+/// histogram, the raw samples when asked, the largest ones with their times, the running
+/// max (shown live) and the sample that crossed `--break-us`. Everything is allocated
+/// before the loop; `record` only stores.
+struct Recorder {
+    histogram: Histogram<u64>,
+    keep_samples: bool,
+    samples: Vec<u64>,
+    largest: LargestSamples,
+    max_seen: u64,
+    break_ns: Option<u64>,
+    break_hit: Option<u64>,
+}
+
+impl Recorder {
+    /// For a run of `spec` sampling once every `interval_ns`.
+    fn new(spec: &LatencyPlan, interval_ns: u64) -> Recorder {
+        let capacity = match (spec.keep_samples, spec.length) {
+            (true, LatencyLength::Loops(n)) => n as usize,
+            (true, LatencyLength::Duration(d)) => (d.as_nanos() / u128::from(interval_ns)) as usize + 1,
+            (false, _) => 0,
+        };
+        Recorder {
+            histogram: new_histogram(),
+            keep_samples: spec.keep_samples,
+            samples: Vec::with_capacity(capacity),
+            largest: LargestSamples::new(OUTLIERS_KEPT),
+            max_seen: 0,
+            break_ns: spec.break_ns,
+            break_hit: None,
+        }
+    }
+
+    /// Record `value` (ns) taken `at_ns` after the thread's start. False when it crossed
+    /// `--break-us`: the run stops (`stop` is set for every thread).
+    #[inline]
+    fn record(&mut self, at_ns: u64, value: u64, live: &Live, stop: &AtomicBool) -> bool {
+        self.histogram.saturating_record(value.max(1));
+        if self.keep_samples {
+            self.samples.push(value);
+        }
+        self.largest.offer(at_ns, value);
+        self.max_seen = self.max_seen.max(value);
+        live.current_ns.store(value, Ordering::Relaxed);
+        live.max_ns.store(self.max_seen, Ordering::Relaxed);
+        live.samples.fetch_add(1, Ordering::Relaxed);
+        if self.break_ns.is_some_and(|b| value > b) {
+            self.break_hit = Some(value);
+            stop.store(true, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// The thread's figures, with what its loop counted besides the samples.
+    fn finish(
+        self,
+        cpu: Option<usize>,
+        overruns: u64,
+        missed_deadlines: u64,
+        span_ns: u64,
+        sched: SchedInfo,
+    ) -> ThreadResult {
+        ThreadResult {
+            cpu,
+            histogram: self.histogram,
+            overruns,
+            samples: self.samples,
+            break_hit: self.break_hit,
+            missed_deadlines,
+            largest: self.largest.into_time_order(),
+            span_ns,
+            sched,
+        }
+    }
+}
+
 /// The measuring loop of one thread: sleep, read the clock, record, advance. Nothing else.
 fn measure_thread(
     spec: &LatencyPlan,
@@ -301,14 +378,7 @@ fn measure_thread(
     let cpu = spec.cpus[index];
     sched::apply_to_current_thread(cpu.map(|c| vec![c]).as_deref(), spec.policy, spec.prio)?;
     prefault_stack();
-    let mut histogram = new_histogram();
-    let capacity = match (spec.keep_samples, spec.length) {
-        (true, LatencyLength::Loops(n)) => n as usize,
-        (true, LatencyLength::Duration(d)) => (d.as_nanos() / u128::from(spec.interval_ns)) as usize + 1,
-        (false, _) => 0,
-    };
-    let mut samples: Vec<u64> = Vec::with_capacity(capacity);
-    let mut largest = LargestSamples::new(OUTLIERS_KEPT);
+    let mut recorder = Recorder::new(spec, spec.interval_ns);
     let interval = spec.interval_ns;
     let sched_files = crate::sys::schedstat::TaskFiles::of_current_thread(spec.schedstat);
     let sched_before = sched_files.read();
@@ -320,8 +390,6 @@ fn measure_thread(
     let mut next = start + interval;
     let mut periods = 0u64;
     let mut overruns = 0u64;
-    let mut max_seen = 0u64;
-    let mut break_hit = None;
     while periods < max_periods && next <= end_ns && !stop.load(Ordering::Relaxed) {
         let deadline = timespec_of(next);
         // SAFETY: a valid absolute deadline; a null remainder is allowed with TIMER_ABSTIME.
@@ -335,20 +403,8 @@ fn measure_thread(
             return Err(format!("clock_nanosleep: {}", describe_io(&std::io::Error::from_raw_os_error(rc))));
         }
         let now = monotonic_ns();
-        let latency = now.saturating_sub(next);
-        histogram.saturating_record(latency.max(1));
-        if spec.keep_samples {
-            samples.push(latency);
-        }
-        largest.offer(now.saturating_sub(start), latency);
         periods += 1;
-        max_seen = max_seen.max(latency);
-        live.current_ns.store(latency, Ordering::Relaxed);
-        live.max_ns.store(max_seen, Ordering::Relaxed);
-        live.samples.fetch_add(1, Ordering::Relaxed);
-        if spec.break_ns.is_some_and(|b| latency > b) {
-            break_hit = Some(latency);
-            stop.store(true, Ordering::Relaxed);
+        if !recorder.record(now.saturating_sub(start), now.saturating_sub(next), live, stop) {
             break;
         }
         next += interval;
@@ -364,17 +420,7 @@ fn measure_thread(
     }
     let span_ns = monotonic_ns().saturating_sub(start);
     let sched = sched_files.read().since(&sched_before);
-    Ok(ThreadResult {
-        cpu,
-        histogram,
-        overruns,
-        samples,
-        break_hit,
-        missed_deadlines: 0,
-        largest: largest.into_time_order(),
-        span_ns,
-        sched,
-    })
+    Ok(recorder.finish(cpu, overruns, 0, span_ns, sched))
 }
 
 /// The measuring loop under SCHED_DEADLINE: yield (the job ends), read the clock as the
@@ -388,15 +434,8 @@ fn measure_deadline_thread(
 ) -> std::result::Result<(ThreadResult, bool), String> {
     let signalled = sched::apply_scheduling(None, spec.policy, spec.prio, Some(params), 1, true)?;
     prefault_stack();
-    let mut histogram = new_histogram();
     let period = params.period_ns;
-    let capacity = match (spec.keep_samples, spec.length) {
-        (true, LatencyLength::Loops(n)) => n as usize,
-        (true, LatencyLength::Duration(d)) => (d.as_nanos() / u128::from(period)) as usize + 1,
-        (false, _) => 0,
-    };
-    let mut samples: Vec<u64> = Vec::with_capacity(capacity);
-    let mut largest = LargestSamples::new(OUTLIERS_KEPT);
+    let mut recorder = Recorder::new(spec, period);
     let sched_files = crate::sys::schedstat::TaskFiles::of_current_thread(spec.schedstat);
     // The first job only anchors the periods: it began when the reservation was set,
     // not at a period boundary of its own.
@@ -409,8 +448,7 @@ fn measure_deadline_thread(
         LatencyLength::Loops(n) => (n, u64::MAX),
         LatencyLength::Duration(d) => (u64::MAX, period_start + d.as_nanos() as u64),
     };
-    let (mut periods, mut overruns, mut misses, mut max_seen) = (0u64, 0u64, 0u64, 0u64);
-    let mut break_hit = None;
+    let (mut periods, mut overruns, mut misses) = (0u64, 0u64, 0u64);
     while periods < max_periods && !stop.load(Ordering::Relaxed) {
         // SAFETY: as above. Under SCHED_DEADLINE this ends the job: the thread sleeps
         // until its runtime is replenished at the next period.
@@ -442,20 +480,8 @@ fn measure_deadline_thread(
         if period_start > end_ns || periods >= max_periods {
             break;
         }
-        let lateness = now - period_start;
-        histogram.saturating_record(lateness.max(1));
-        largest.offer(now.saturating_sub(start), lateness);
-        if spec.keep_samples {
-            samples.push(lateness);
-        }
         periods += 1;
-        max_seen = max_seen.max(lateness);
-        live.current_ns.store(lateness, Ordering::Relaxed);
-        live.max_ns.store(max_seen, Ordering::Relaxed);
-        live.samples.fetch_add(1, Ordering::Relaxed);
-        if spec.break_ns.is_some_and(|b| lateness > b) {
-            break_hit = Some(lateness);
-            stop.store(true, Ordering::Relaxed);
+        if !recorder.record(now.saturating_sub(start), now - period_start, live, stop) {
             break;
         }
         if monotonic_raw_ns() > period_start + params.deadline_ns {
@@ -467,18 +493,7 @@ fn measure_deadline_thread(
     }
     let span_ns = monotonic_raw_ns().saturating_sub(start);
     let sched = sched_files.read().since(&sched_before);
-    let result = ThreadResult {
-        cpu: None,
-        histogram,
-        overruns,
-        samples,
-        break_hit,
-        missed_deadlines: misses,
-        largest: largest.into_time_order(),
-        span_ns,
-        sched,
-    };
-    Ok((result, signalled))
+    Ok((recorder.finish(None, overruns, misses, span_ns, sched), signalled))
 }
 
 /// Run the measuring threads, watching for SIGINT/SIGTERM (which end the run early with
