@@ -429,7 +429,7 @@ pub struct ImportArgs {
     #[arg(long, value_name = "N", requires = "ncar", value_parser = clap::value_parser!(u64).range(1..))]
     pub laps: Option<u64>,
     /// A reference set built into schedlab: ncar-1992, the 1992 report's nine machines as published
-    #[arg(long, value_name = "NAME", value_parser = [crate::report::ncar::REFERENCE_NAME])]
+    #[arg(long, value_name = "NAME", value_parser = [crate::store::ncar::REFERENCE_NAME])]
     pub reference: Option<String>,
     #[command(flatten)]
     pub db: DbArg,

@@ -5,17 +5,13 @@
 //! wrappers in `sys`), and the results are printed (`report`). `commands` glues one
 //! subcommand to those pieces; `main.rs` only maps errors to exit codes.
 
-pub mod adaptive;
 pub mod analysis;
 pub mod bench;
 pub mod cli;
 pub mod commands;
 pub mod error;
+pub mod exec;
 pub mod model;
-pub mod preflight;
 pub mod report;
-pub mod runner;
-pub mod stats;
 pub mod store;
-pub mod suite;
 pub mod sys;

@@ -107,8 +107,8 @@ fn test_cut(values: &[f64], logs: &[f64], cuts: &[usize], i: usize) -> Option<Ch
     let candidates = candidates(to - from).max(1);
     Some(ChangePoint {
         index: cut,
-        before: crate::stats::median(&values[from..cut]),
-        after: crate::stats::median(&values[cut..to]),
+        before: crate::analysis::stats::median(&values[from..cut]),
+        after: crate::analysis::stats::median(&values[cut..to]),
         t,
         df,
         p: (p * candidates as f64).min(1.0),
@@ -209,7 +209,7 @@ pub fn newest_shift(values: &[f64], segment_start: usize) -> Option<NewestShift>
         0.0
     };
     let p = if t.is_infinite() { 0.0 } else { upper_tail(t, m - 1.0) };
-    Some(NewestShift { ratio: newest / crate::stats::median(segment), t, p, n: segment.len() })
+    Some(NewestShift { ratio: newest / crate::analysis::stats::median(segment), t, p, n: segment.len() })
 }
 
 fn mean_var(x: &[f64]) -> (f64, f64) {
@@ -230,7 +230,7 @@ fn upper_tail(t: f64, df: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::workload::SplitMix64;
+    use crate::analysis::random::SplitMix64;
 
     /// `n` values around `level` with multiplicative noise of about ±`noise` (uniform).
     fn noisy(rng: &mut SplitMix64, n: usize, level: f64, noise: f64) -> Vec<f64> {

@@ -4,3 +4,5 @@
 pub mod changepoint;
 pub mod knee;
 pub mod period;
+pub mod random;
+pub mod stats;

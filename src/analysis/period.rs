@@ -353,9 +353,9 @@ fn robust_sd(values: &[f64]) -> f64 {
     if values.is_empty() {
         return 0.0;
     }
-    let centre = crate::stats::median(values);
+    let centre = crate::analysis::stats::median(values);
     let deviations: Vec<f64> = values.iter().map(|v| (v - centre).abs()).collect();
-    1.4826 * crate::stats::median(&deviations)
+    1.4826 * crate::analysis::stats::median(&deviations)
 }
 
 /// P(at least `k` successes) among independent trials with these chances.
@@ -465,7 +465,7 @@ pub fn search(samples: &[(u64, u64)], span_ns: u64, interval_ns: u64, levels: &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::workload::SplitMix64;
+    use crate::analysis::random::SplitMix64;
 
     const MS: f64 = 1e6;
     const LEVEL: [Level; 1] = [Level { name: "p99.9", above_ns: 100_000 }];

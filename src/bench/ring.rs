@@ -400,26 +400,8 @@ fn inject_through_fd(ipc: Ipc, w: RawFd) -> io::Result<()> {
     }
 }
 
-/// Pre-flight checks that need the OS but fork nothing: CPUs, policy, limits.
-pub fn preflight(spec: &RingSpec) -> Result<Vec<usize>> {
-    let cpus = sched::resolve_cpus(spec.cpus.as_deref())?;
-    // Each member's working set, plus what a member costs anyway (~150 KiB measured).
-    let needed_kb = spec.procs as u64 * (spec.work_kb as u64 + 150);
-    limits::check_memory(needed_kb, &format!("a ring of {} with {} KiB each", spec.procs, spec.work_kb))?;
-    crate::preflight::scheduling(spec.policy, spec.prio, spec.deadline.as_ref(), spec.procs)?;
-    let what = format!("a {} ring of {}", spec.mode.as_str(), spec.procs);
-    match spec.mode {
-        // Members, plus the overhead probe.
-        RingMode::Process => limits::check_task_budget(spec.procs as u64 + 1, &what)?,
-        RingMode::Thread => {
-            limits::check_task_budget(spec.procs as u64 + 1, &what)?;
-            limits::check_open_files_possible(open_files_for_threads(spec), &what)?;
-        }
-    }
-    Ok(cpus)
-}
-
-fn open_files_for_threads(spec: &RingSpec) -> u64 {
+/// The files a thread ring holds open: its channels and each member's schedstat files.
+pub fn open_files_for_threads(spec: &RingSpec) -> u64 {
     let channel = match spec.ipc {
         Ipc::Pipe | Ipc::Eventfd => 2,
         Ipc::Futex => 0,

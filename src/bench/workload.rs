@@ -13,6 +13,7 @@
 //! wait and migrations from the child's own schedstat readings at the gate and at its
 //! finish stamp (so a child that waits behind others before it first runs shows it).
 
+use crate::analysis::random::SplitMix64;
 use crate::error::{describe_io, Error, Result};
 use crate::model::{ChildRecord, TrialStatus, Usage, WorkloadKind, WorkloadParams, WorkloadSpec, WorkloadTrial};
 use crate::sys::children::{ChildContext, ChildGroup, StartGate};
@@ -32,31 +33,6 @@ const PI_BITS: usize = 1;
 
 /// Bytes each mixed-workload iteration writes, as in mix-sched.
 pub const MIXED_RECORD_BYTES: usize = 80;
-
-/// SplitMix64: a tiny, fast generator with good statistical quality, seeded per child so
-/// every run of the same seed draws the same points.
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-
-    #[inline]
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1), from the top 53 bits.
-    #[inline]
-    pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-}
 
 /// The seed of child `index`: distinct streams from one base seed.
 pub fn child_seed(base: u64, index: usize) -> u64 {

@@ -28,13 +28,13 @@
 //! "interrupted" (they cannot be resumed: `run --resume` would measure without the
 //! setups); when nothing was stored, both runs are removed.
 
-use crate::bench::workload::SplitMix64;
+use crate::analysis::random::SplitMix64;
 use crate::cli::AbArgs;
 use crate::commands::{compare as compare_cmd, run};
 use crate::error::{Error, Result};
-use crate::runner::Orchestrator;
+use crate::exec::runner::Orchestrator;
+use crate::exec::suite::{self, format_estimate, Suite};
 use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, Store};
-use crate::suite::{self, format_estimate, Suite};
 use crate::sys::machine::Machine;
 use crate::sys::process;
 use crate::sys::rusage::ExitKind;

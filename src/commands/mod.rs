@@ -38,7 +38,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Trend(args) => trend::run(&args),
         Command::Completions(args) => shell::completions(args.shell).map(|_| 0),
         Command::Man(args) => shell::man(&args).map(|_| 0),
-        Command::Trial => crate::runner::trial_child(),
+        Command::Trial => crate::exec::runner::trial_child(),
     }
 }
 

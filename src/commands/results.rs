@@ -4,8 +4,9 @@
 use crate::cli::{DeleteArgs, ExportArgs, ExportFormat, ImportArgs, ListArgs, MachineArgs, PushArgs, ShowArgs};
 use crate::commands::emit;
 use crate::error::{describe_io, Error, Result};
+use crate::report::stored;
 use crate::report::table::Table;
-use crate::report::{export, ncar, stored};
+use crate::store::{export, ncar};
 use crate::store::{Access, Location, RunRecord, Store};
 use crate::sys::machine::{self, Machine};
 use serde_json::json;

@@ -4,8 +4,8 @@ use crate::bench::ring;
 use crate::cli::RingArgs;
 use crate::commands::{emit, progress_bar};
 use crate::error::Result;
+use crate::exec::preflight;
 use crate::model::{RingLength, RingOutcome, RingSpec};
-use crate::preflight;
 use crate::report::ring::{describe_setup, table_header, RingReport};
 use serde_json::Value;
 

@@ -3,15 +3,15 @@
 //! committing each result before the next; print the tables at the end.
 //! `schedlab suites` lists the built-in suites.
 
-use crate::adaptive::{self, AdaptivePlan};
-use crate::bench::workload::SplitMix64;
+use crate::analysis::random::SplitMix64;
 use crate::cli::{RunArgs, SuitesArgs};
 use crate::commands::{emit, results};
 use crate::error::{Error, Result};
+use crate::exec::adaptive::{self, AdaptivePlan};
+use crate::exec::runner::{Ended, Orchestrator};
+use crate::exec::suite::{self, format_estimate, Suite, Trial};
 use crate::report::table::Table;
-use crate::runner::{Ended, Orchestrator};
 use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, Store, TrialRecord};
-use crate::suite::{self, format_estimate, Suite, Trial};
 use crate::sys::machine::Machine;
 use serde_json::json;
 use std::io::IsTerminal;
@@ -53,7 +53,7 @@ pub(crate) fn preflight(suite: &Suite) -> Result<()> {
         if seen.contains(&&trial.spec) {
             continue;
         }
-        crate::preflight::trial(&trial.spec).map_err(|e| match e {
+        crate::exec::preflight::trial(&trial.spec).map_err(|e| match e {
             Error::Environment(m) => Error::env(format!("{}: {m}", trial.configuration())),
             other => other,
         })?;

@@ -110,7 +110,7 @@ impl LoadSpec {
             None => format!("{} x(one per CPU)", self.kind.as_str()),
         };
         if let Some(cpus) = &self.cpus {
-            text.push_str(&format!(" on CPUs {}", crate::sys::sched::format_cpu_list(cpus)));
+            text.push_str(&format!(" on CPUs {}", crate::model::parse::format_cpu_list(cpus)));
         }
         if let Some(nice) = self.nice {
             text.push_str(&format!(" nice {nice}"));

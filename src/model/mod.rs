@@ -445,7 +445,7 @@ impl WorkloadTrial {
             fork_ns: self.fork_ns,
             first_finish_ns: self.children.iter().map(|c| c.finish_ns).min().unwrap_or(0),
             last_finish_ns: self.children.iter().map(|c| c.finish_ns).max().unwrap_or(0),
-            fairness: crate::stats::jain_index(&shares),
+            fairness: crate::analysis::stats::jain_index(&shares),
             pi_min: pis().reduce(f64::min),
             pi_max: pis().reduce(f64::max),
             load: None,
@@ -454,7 +454,7 @@ impl WorkloadTrial {
             run_delay_max_ns: delays.as_ref().and_then(|d| d.last().copied()),
             run_delay_p50_ns: delays.as_ref().filter(|d| !d.is_empty()).map(|d| {
                 let as_f64: Vec<f64> = d.iter().map(|&v| v as f64).collect();
-                crate::stats::median(&as_f64).round() as u64
+                crate::analysis::stats::median(&as_f64).round() as u64
             }),
             run_delay_min_ns: delays.as_ref().and_then(|d| d.first().copied()),
             migrations: sum.migrations,

@@ -41,10 +41,10 @@
 //!   history, drift slower than one run (a whole run in one noisy stretch) is invisible:
 //!   for a verdict on a small difference, interleave the two states with `schedlab ab`.
 
+use crate::analysis::stats::{bootstrap_ratio_ci, mann_whitney, median, smallest_possible_p};
 use crate::model::{Family, Outcome};
 use crate::report::stored::{groups, Group};
 use crate::report::table::Table;
-use crate::stats::{bootstrap_ratio_ci, mann_whitney, median, smallest_possible_p};
 use crate::store::{RunRecord, TrialRecord};
 use serde_json::{json, Map, Value as Json};
 
@@ -369,7 +369,7 @@ pub fn compare(
         }
     }
     let tested: Vec<Option<f64>> = found.iter().map(|(_, e, _)| if e.too_few.is_some() { None } else { e.p }).collect();
-    let adjusted = crate::stats::holm(&tested);
+    let adjusted = crate::analysis::stats::holm(&tested);
     // The band of a figure pools the cells of the row's experiment in each run, which did
     // the same kind of work; each is computed once (a suite may have hundreds of cells).
     let shifts_of = |groups: &[Group], experiment: i64, compared: &Compared| -> Vec<f64> {

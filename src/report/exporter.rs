@@ -2,11 +2,11 @@
 //! exporter reads the same typed records and findings; the text ones share the tables of
 //! `stored`, and JSON carries numbers (a summary per figure), never formatted cells.
 
+use crate::analysis::stats::Summary;
 use crate::model::Family;
 use crate::report::findings::Finding;
 use crate::report::stored::RunRule;
 use crate::report::{figures, stored};
-use crate::stats::Summary;
 use crate::store::{RunRecord, TrialRecord};
 use serde_json::{json, Map, Value as Json};
 
@@ -108,7 +108,7 @@ fn figure_summaries(g: &stored::Group, groups: &[&stored::Group]) -> Map<String,
         .into_iter()
         .filter_map(|(k, v)| {
             let mut summary = json!(Summary::of(&v)?);
-            let ci = crate::adaptive::interval(&v);
+            let ci = crate::exec::adaptive::interval(&v);
             summary["ci_low"] = json!(ci.map(|c| c.low));
             summary["ci_high"] = json!(ci.map(|c| c.high));
             Some((k, summary))

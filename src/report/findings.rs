@@ -5,9 +5,9 @@
 
 use crate::analysis::knee::{self, Shape, StepTest};
 use crate::analysis::period::{self, Level, SpikePeriod};
+use crate::analysis::stats::{bootstrap_ratio_ci, mann_whitney, median, smallest_possible_p};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, TrialSpec};
 use crate::report::stored::{groups, param_text, Group};
-use crate::stats::{bootstrap_ratio_ci, mann_whitney, median, smallest_possible_p};
 use crate::store::TrialRecord;
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
@@ -556,7 +556,7 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
 #[cfg(test)]
 mod spike_tests {
     use super::*;
-    use crate::bench::workload::SplitMix64;
+    use crate::analysis::random::SplitMix64;
     use crate::model::{LatencyLength, LatencySpec, Placement, Policy, TrialStatus};
 
     /// A stored 4 s fifo latency trial on CPU 1 at 5 kHz whose largest samples are 60

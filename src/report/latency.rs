@@ -186,7 +186,7 @@ pub fn describe(run: &LatencyRun) -> String {
     let main = c
         .main_thread_cpus
         .as_ref()
-        .map_or("not moved".to_string(), |cpus| format!("on CPUs {}", crate::sys::sched::format_cpu_list(cpus)));
+        .map_or("not moved".to_string(), |cpus| format!("on CPUs {}", crate::model::parse::format_cpu_list(cpus)));
     let slack = if spec.policy.is_realtime() {
         "timer slack: none (real-time)".to_string()
     } else if spec.deadline.is_some() {

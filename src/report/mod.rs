@@ -2,13 +2,11 @@
 //! they never run a benchmark.
 
 pub mod compare;
-pub mod export;
 pub mod exporter;
 pub mod figures;
 pub mod findings;
 pub mod html;
 pub mod latency;
-pub mod ncar;
 pub mod overlay;
 pub mod plots;
 pub mod ring;
@@ -27,7 +25,7 @@ pub fn load_line(load: &crate::model::LoadOutcome) -> String {
         load.processes,
         if load.processes == 1 { "" } else { "es" },
         load.nice,
-        crate::sys::sched::format_cpu_list(&load.cpus),
+        crate::model::parse::format_cpu_list(&load.cpus),
         load.window_ns as f64 / 1e9,
         load.cpu_ns as f64 / 1e9
     )

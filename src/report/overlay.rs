@@ -7,11 +7,11 @@
 //! Knees and the other ring findings come from `findings`, computed for each line
 //! alone, so the overlay states exactly what each run's own report states.
 
+use crate::analysis::stats::median;
 use crate::model::{Family, RingOutcome};
 use crate::report::findings::{self, Finding};
 use crate::report::stored::{self, param_text};
 use crate::report::table::Table;
-use crate::stats::median;
 use crate::store::{RunRecord, TrialRecord};
 use serde_json::{json, Map, Value as Json};
 
@@ -283,8 +283,8 @@ fn imported_note(l: &OverlayLine) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::ncar::import_table;
     use crate::report::plots::overlay_chart;
+    use crate::store::ncar::import_table;
 
     /// A table whose CPU cost per hop is `per_hop_us` below `step_at` processes and three
     /// times that from it on, as an imported run with id `id`.

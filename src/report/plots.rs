@@ -3,10 +3,10 @@
 //! context switches per policy, latency histograms and tail (1 − CDF) plots, and the
 //! cross-machine overlay of several runs' rings. One renderer, `Plot`, draws them all.
 
+use crate::analysis::stats::{median, Summary};
 use crate::model::{Family, Outcome, RingOutcome, TrialSpec, WorkloadOutcome};
 use crate::report::overlay::{Overlay, OverlayLine};
 use crate::report::stored::{groups, param_text, projected_s, Group};
-use crate::stats::{median, Summary};
 use crate::store::TrialRecord;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;

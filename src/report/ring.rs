@@ -3,10 +3,10 @@
 //! Rows stream out as each ring finishes; the first (smallest) ring is the projection's
 //! base, which is why sweeps run in ascending order.
 
+use crate::model::parse::format_cpu_list;
 use crate::model::{RingLength, RingOutcome, RingSpec};
 use crate::report::figures;
 use crate::report::table::Table;
-use crate::sys::sched::format_cpu_list;
 use serde_json::{Map, Value};
 
 const COLUMNS: [&str; 13] = [

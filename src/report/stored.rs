@@ -2,10 +2,10 @@
 //! figures summarised over the repeats that finished (failed ones are counted, never
 //! averaged in). These read records only; they never run a benchmark.
 
-use crate::adaptive::{self, AdaptivePlan, Stop};
+use crate::analysis::stats::{Summary, MEDIAN_CI_MIN_N};
+use crate::exec::adaptive::{self, AdaptivePlan, Stop};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadStats, WorkloadOutcome};
 use crate::report::table::Table;
-use crate::stats::{Summary, MEDIAN_CI_MIN_N};
 use crate::store::{RunRecord, TrialRecord};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
@@ -113,7 +113,7 @@ pub fn headline(g: &Group, rule: &RunRule) -> Headline {
     Headline {
         figure: g.family.headline_figure(),
         n: values.len(),
-        median: (!values.is_empty()).then(|| crate::stats::median(&values)),
+        median: (!values.is_empty()).then(|| crate::analysis::stats::median(&values)),
         ci_low: ci.map(|c| c.low),
         ci_high: ci.map(|c| c.high),
         ci_coverage: ci.map(|c| c.coverage),

@@ -3,11 +3,11 @@
 //! began, and whether the newest run starts a regression. Reads records only.
 
 use crate::analysis::changepoint::{self, ChangePoint, NewestShift};
+use crate::analysis::stats::{holm, median};
 use crate::model::Family;
 use crate::report::compare::{figures_of, number, p_text, Compared};
 use crate::report::stored::{groups, param_text};
 use crate::report::table::Table;
-use crate::stats::{holm, median};
 use crate::store::{RunRecord, TrialRecord};
 use serde_json::{json, Map, Value as Json};
 

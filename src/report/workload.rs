@@ -1,9 +1,9 @@
 //! Workload results: the 2014 study's own line per trial, JSON lines, and a summary table
 //! per policy x procs (mean, sd, median, min, max over repeats).
 
+use crate::analysis::stats::Summary;
 use crate::model::{ns_to_s, TrialStatus, WorkloadKind, WorkloadOutcome, WorkloadSpec};
 use crate::report::table::Table;
-use crate::stats::Summary;
 
 /// One trial of a live `schedlab workload` run: what ran, how it ended, what it measured.
 pub struct LiveTrial {

@@ -9,8 +9,10 @@
 //! is refused, never rewritten; so is a database that is not schedlab's.
 
 mod backend;
+pub mod export;
 pub mod legacy;
 mod location;
+pub mod ncar;
 mod pg;
 mod sqlite;
 

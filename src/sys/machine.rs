@@ -89,7 +89,8 @@ fn per_cpu(online: &[usize], file: &str) -> Option<BTreeMap<String, String>> {
         let value = read(format!("/sys/devices/system/cpu/cpu{cpu}/cpufreq/{file}"))?;
         by_value.entry(value).or_default().push(cpu);
     }
-    (!by_value.is_empty()).then(|| by_value.into_iter().map(|(v, cpus)| (v, sched::format_cpu_list(&cpus))).collect())
+    (!by_value.is_empty())
+        .then(|| by_value.into_iter().map(|(v, cpus)| (v, crate::model::parse::format_cpu_list(&cpus))).collect())
 }
 
 /// "0-3,6" -> [0, 1, 2, 3, 6]; an unreadable list is empty.
@@ -172,7 +173,7 @@ impl Machine {
             sys_kernel_realtime: read("/sys/kernel/realtime"),
             cpu_model: cpuinfo_field(&cpuinfo, &["model name", "Model", "Hardware", "cpu model"]),
             cpus_online: online_text,
-            cpus_allowed: sched::allowed_cpus().ok().map(|c| sched::format_cpu_list(&c)),
+            cpus_allowed: sched::allowed_cpus().ok().map(|c| crate::model::parse::format_cpu_list(&c)),
             // An empty file means "none": that is known, not unknown.
             cpus_isolated: std::fs::read_to_string("/sys/devices/system/cpu/isolated").ok().map(|t| t.trim().into()),
             cpus_nohz_full: std::fs::read_to_string("/sys/devices/system/cpu/nohz_full").ok().map(|t| t.trim().into()),

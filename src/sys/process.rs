@@ -716,7 +716,7 @@ mod tests {
         assert_eq!(during, before[1..].to_vec());
         assert_eq!(sched::allowed_cpus().unwrap(), before, "restored afterwards");
         let child = String::from_utf8_lossy(&f.stdout);
-        assert!(child.contains(&sched::format_cpu_list(&before)), "{child}");
+        assert!(child.contains(&crate::model::parse::format_cpu_list(&before)), "{child}");
         // Avoiding every CPU would leave none: then nothing changes.
         let options = Options { avoid_cpus: before.clone(), ..captured() };
         let running = spawn(&mut Command::new("true"), options).unwrap();

@@ -11,6 +11,7 @@
 //! deadline task may not fork (so it is always set in the task that does the work).
 
 use crate::error::{describe_io, Error, Result};
+use crate::model::parse::format_cpu_list;
 use crate::model::{format_ns, DeadlineParams, Policy};
 use std::io;
 
@@ -319,26 +320,6 @@ pub fn resolve_cpus(requested: Option<&[usize]>) -> Result<Vec<usize>> {
     Ok(requested.to_vec())
 }
 
-/// "0-3,6,8-9": the kernel's own CPU list notation.
-pub fn format_cpu_list(cpus: &[usize]) -> String {
-    let mut sorted = cpus.to_vec();
-    sorted.sort_unstable();
-    sorted.dedup();
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < sorted.len() {
-        let start = sorted[i];
-        let mut end = start;
-        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
-            i += 1;
-            end = sorted[i];
-        }
-        parts.push(if start == end { start.to_string() } else { format!("{start}-{end}") });
-        i += 1;
-    }
-    parts.join(",")
-}
-
 fn rtprio_limit() -> Option<u64> {
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: `lim` is writable.
@@ -460,8 +441,9 @@ pub fn apply_scheduling(
     let Some(params) = deadline else {
         return Err("internal: SCHED_DEADLINE without a reservation".to_string());
     };
+    // The specs refuse a pinned deadline task before anything runs; the kernel would too.
     if cpus.is_some() {
-        return Err(crate::model::options::DEADLINE_PLACEMENT.to_string());
+        return Err("internal: a SCHED_DEADLINE task cannot be pinned".to_string());
     }
     set_deadline(params, signal_overruns).map_err(|e| explain_deadline_refusal(params, tasks, &e))
 }

@@ -139,7 +139,7 @@ pub fn bootstrap_ratio_ci(a: &[f64], b: &[f64], rounds: usize, seed: u64) -> Opt
     if ma == 0.0 || !ma.is_finite() || !mb.is_finite() {
         return None;
     }
-    let mut rng = crate::bench::workload::SplitMix64::new(seed);
+    let mut rng = crate::analysis::random::SplitMix64::new(seed);
     let mut draw = |xs: &[f64], buf: &mut Vec<f64>| {
         buf.clear();
         buf.extend((0..xs.len()).map(|_| xs[(rng.next_u64() % xs.len() as u64) as usize]));

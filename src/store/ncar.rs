@@ -687,3 +687,86 @@ mod tests {
         assert_eq!(REFERENCE_TOML.lines().nth(line_of(&first.table)), first.table.lines().next());
     }
 }
+
+/// The knee analysis read on the 1992 report's own machines (the data it was checked
+/// against without being tuned on).
+#[cfg(test)]
+mod knees_of_the_published_machines {
+    use super::reference_tables;
+    use crate::analysis::knee::{analyse, Scaling, Shape};
+
+    /// One value per count: (processes, CPU seconds) as CPU s per process.
+    fn table(rows: &[(u32, u32)]) -> Vec<(f64, Vec<f64>)> {
+        rows.iter().map(|&(p, cpu)| (f64::from(p), vec![f64::from(cpu) / f64::from(p)])).collect()
+    }
+
+    fn knees(s: &Scaling) -> Vec<(f64, f64)> {
+        s.knees.iter().map(|k| (k.before, k.after)).collect()
+    }
+
+    /// A machine of the 1992 report's Appendix 1 (as shipped for `import --reference`):
+    /// (processes, CPU seconds for 1,000,000 laps).
+    fn published(id: &str) -> Vec<(u32, u32)> {
+        let tables = reference_tables().expect("the reference set reads");
+        let (_, table) = tables.iter().find(|(m, _)| m == id).unwrap_or_else(|| panic!("no machine {id}"));
+        table.rows.iter().map(|r| (r.procs as u32, r.cpu.value as u32)).collect()
+    }
+
+    fn read(id: &str) -> Scaling {
+        analyse(&table(&published(id))).expect("nine or seven counts are analysed")
+    }
+
+    #[test]
+    fn the_sun_4_280_turns_between_10_and_16_processes() {
+        // "The Sun-4/280 has sixteen high-speed register banks": rapid degradation past them.
+        let s = read("sun-4-280");
+        assert_eq!(knees(&s), vec![(10.0, 16.0)]);
+        assert!(s.knees[0].jump > 1.5, "{:?}", s.knees[0]);
+        assert!((s.above_projection - 3.46).abs() < 0.01, "{}", s.above_projection);
+    }
+
+    #[test]
+    fn the_sun_4_470_turns_at_48_to_64_processes() {
+        let s = read("sun-4-470");
+        assert_eq!(knees(&s), vec![(48.0, 64.0)]);
+        assert!((s.knees[0].jump - 0.38).abs() < 0.01, "{:?}", s.knees[0]);
+        assert!((s.above_projection - 1.83).abs() < 0.01);
+    }
+
+    #[test]
+    fn the_hp_aix_3_2_and_sun_4_630_stay_linear() {
+        for name in ["hp-9000-720", "ibm-rs6000-530-aix-3.2", "sun-4-630"] {
+            let s = read(name);
+            assert!(s.knees.is_empty(), "{name}: {s:?}");
+            assert_eq!(s.shape, Shape::Linear, "{name}: {s:?}");
+            assert!(s.above_projection < 1.2, "{name}: {s:?}");
+        }
+    }
+
+    #[test]
+    fn aix_3_1_diverges_steadily() {
+        // "As processes are added incrementally, the RS running AIX 3.1 is increasingly
+        // expensive": a rise with no single step that is a knee.
+        let s = read("ibm-rs6000-530-aix-3.1");
+        assert!(s.knees.is_empty(), "{s:?}");
+        assert_eq!(s.shape, Shape::SteadyRise);
+        assert!((s.above_projection - 1.41).abs() < 0.01);
+        // AIX 3.1 against the HP at 48 processes: the report's "2.25 times slower".
+        let at = |id: &str, p: u32| published(id).iter().find(|r| r.0 == p).map(|r| f64::from(r.1)).unwrap();
+        assert!((at("ibm-rs6000-530-aix-3.1", 48) / at("hp-9000-720", 48) - 2.25).abs() < 0.01);
+    }
+
+    #[test]
+    fn the_other_three_machines_read_as_their_figures_show() {
+        // The report does not comment on these; the readings follow the numbers.
+        // The DG's cost per hop jumps 27 % from 2 to 4 processes, then keeps rising.
+        let dg = read("dg-aviion-av400");
+        assert_eq!(knees(&dg), vec![(2.0, 4.0)]);
+        assert!((dg.knees[0].jump - 0.27).abs() < 0.01);
+        assert_eq!(dg.shape, Shape::SteadyRise);
+        // The IBM 370 and the (noisy, two-CPU) Solbourne have no step of a quarter.
+        assert!(read("ibm-370-4381").knees.is_empty());
+        assert_eq!(read("ibm-370-4381").shape, Shape::Linear);
+        assert!(read("solbourne-702e").knees.is_empty());
+    }
+}

@@ -16,10 +16,10 @@
 //! The interval is the distribution-free one of `stats::median_ci` (order statistics), so
 //! skewed figures such as wall times and p99 latencies need no normality assumption.
 
+use crate::analysis::stats::{median, median_ci, MedianCi};
 use crate::error::{Error, Result};
-use crate::stats::{median, median_ci, MedianCi};
+use crate::exec::suite::{Suite, Trial};
 use crate::store::TrialRecord;
-use crate::suite::{Suite, Trial};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::time::Duration;
@@ -419,7 +419,7 @@ mod tests {
     }
 
     fn suite(text: &str) -> Suite {
-        crate::suite::parse("t.toml", text, "t", false).unwrap()
+        crate::exec::suite::parse("t.toml", text, "t", false).unwrap()
     }
 
     const TWO_CELLS: &str = "[[experiment]]\nfamily = \"ring\"\nprocs = [2, 3]\nlaps = 10\nrepeat = 2\n\

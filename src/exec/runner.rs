@@ -7,10 +7,10 @@
 use crate::bench::latency::{self, LatencyPlan};
 use crate::bench::{ring, workload as workload_bench};
 use crate::error::{signal_name, Error, Result};
+use crate::exec::preflight;
+use crate::exec::suite::Trial;
 use crate::model::{Outcome, TrialSpec, TrialStatus};
-use crate::preflight;
 use crate::store::{now_utc, TrialRecord};
-use crate::suite::Trial;
 use crate::sys::rusage::ExitKind;
 use crate::sys::signals::SignalWatch;
 use crate::sys::{load, process, sched};

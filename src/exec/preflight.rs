@@ -13,8 +13,27 @@ use std::path::Path;
 
 /// A ring: its CPUs (to place members on), policy and limits.
 pub fn ring(spec: &crate::model::RingSpec) -> Result<Vec<usize>> {
-    let cpus = ring_bench::preflight(spec)?;
+    let cpus = ring_limits(spec)?;
     warn_if_no_schedstat(spec.schedstat);
+    Ok(cpus)
+}
+
+/// A ring's checks that need the OS but fork nothing: CPUs, memory, policy, task and file limits.
+fn ring_limits(spec: &crate::model::RingSpec) -> Result<Vec<usize>> {
+    let cpus = sched::resolve_cpus(spec.cpus.as_deref())?;
+    // Each member's working set, plus what a member costs anyway (~150 KiB measured).
+    let needed_kb = spec.procs as u64 * (spec.work_kb as u64 + 150);
+    limits::check_memory(needed_kb, &format!("a ring of {} with {} KiB each", spec.procs, spec.work_kb))?;
+    scheduling(spec.policy, spec.prio, spec.deadline.as_ref(), spec.procs)?;
+    let what = format!("a {} ring of {}", spec.mode.as_str(), spec.procs);
+    match spec.mode {
+        // Members, plus the overhead probe.
+        crate::model::RingMode::Process => limits::check_task_budget(spec.procs as u64 + 1, &what)?,
+        crate::model::RingMode::Thread => {
+            limits::check_task_budget(spec.procs as u64 + 1, &what)?;
+            limits::check_open_files_possible(ring_bench::open_files_for_threads(spec), &what)?;
+        }
+    }
     Ok(cpus)
 }
 
@@ -156,7 +175,7 @@ pub fn thread_cpus(placement: &Placement) -> Result<Vec<Option<usize>>> {
         Placement::FirstCpus(n) => Err(Error::env(format!(
             "--threads {n} asks for more pinned threads than the {} CPUs this process may use ({})",
             allowed.len(),
-            sched::format_cpu_list(&allowed)
+            crate::model::parse::format_cpu_list(&allowed)
         ))),
     }
 }
