@@ -264,7 +264,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         if done.is_empty() { String::new() } else { format!(" ({} already stored)", done.len()) },
         format_estimate(
             order.iter().map(|t| t.estimate).sum::<std::time::Duration>()
-                + suite.warmups.iter().map(|t| t.estimate).sum()
+                + suite.warmups.iter().map(|t| t.estimate).sum::<std::time::Duration>()
         ),
         adaptive_summary(&suite, &plan),
         store.location(),
