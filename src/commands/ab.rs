@@ -33,7 +33,7 @@ use crate::cli::AbArgs;
 use crate::commands::{compare as compare_cmd, run};
 use crate::error::{Error, Result};
 use crate::runner::Orchestrator;
-use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, Store};
+use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, Store};
 use crate::suite::{self, format_estimate, Suite};
 use crate::sys::machine::Machine;
 use crate::sys::process;
@@ -227,7 +227,7 @@ fn stopped(store: &mut Store, ids: [i64; 2]) {
     }
     for id in ids {
         // Best effort: the trials stored are intact either way.
-        let _ = store.set_run_state(id, "interrupted", None, None);
+        let _ = store.set_run_state(id, RunStatus::Interrupted, None, None);
     }
     eprintln!(
         "schedlab: the A/B session stopped; runs {} (A, {} trials) and {} (B, {} trials) keep what was measured, \
@@ -287,7 +287,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             }),
             started: now_utc(),
             ended: None,
-            status: "running".into(),
+            status: RunStatus::Running,
             tool_version: env!("CARGO_PKG_VERSION").into(),
             machine: machine_json.clone(),
             warnings: json!(warnings),
@@ -318,7 +318,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         return Err(e);
     }
     for id in ids {
-        store.set_run_state(id, "finished", Some(&now_utc()), None)?;
+        store.set_run_state(id, RunStatus::Finished, Some(&now_utc()), None)?;
     }
     let (run_a, run_b) = (store.run(ids[0])?, store.run(ids[1])?);
     let not_ok: usize =

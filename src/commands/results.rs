@@ -6,7 +6,7 @@ use crate::commands::emit;
 use crate::error::{describe_io, Error, Result};
 use crate::report::table::Table;
 use crate::report::{export, ncar, stored};
-use crate::store::{Access, Location, RunRecord, Store};
+use crate::store::{Access, Location, RunRecord, RunStatus, Store};
 use crate::sys::machine::{self, Machine};
 use serde_json::json;
 use std::io::Write;
@@ -103,7 +103,7 @@ pub fn list(args: &ListArgs) -> Result<()> {
             text("hostname"),
             text("kernel_release"),
             r.run.started.replace('T', " ").chars().take(19).collect(),
-            r.run.status.clone(),
+            r.run.status.to_string(),
             r.ok.to_string(),
             r.not_ok.to_string(),
             r.run.planned.to_string(),
@@ -266,7 +266,8 @@ pub fn push(args: &PushArgs) -> Result<()> {
         }
         // A copy of a run that may still grow would never be completed (push skips a run
         // already there); an interrupted A/B side cannot be resumed, so it is final.
-        let may_grow = run.status == "running" || (run.status == "interrupted" && ab_link(&run).is_none());
+        let may_grow =
+            run.status == RunStatus::Running || (run.status == RunStatus::Interrupted && ab_link(&run).is_none());
         if may_grow {
             eprintln!(
                 "schedlab: run {id} is {}; skipped: finish it first (`schedlab run --resume {id}`), then push it",

@@ -10,7 +10,7 @@ use crate::commands::{emit, results};
 use crate::error::{Error, Result};
 use crate::report::table::Table;
 use crate::runner::{Ended, Orchestrator};
-use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, Store, TrialRecord};
+use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, Store, TrialRecord};
 use crate::suite::{self, format_estimate, Suite, Trial};
 use crate::sys::machine::Machine;
 use serde_json::json;
@@ -149,7 +149,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                      command; start a new `schedlab ab`, or compare what it stored"
                 )));
             }
-            if run.status == "finished" {
+            if run.status == RunStatus::Finished {
                 return Err(Error::usage(format!("run {id} already finished: nothing to resume")));
             }
             // In a shared database, a run may come from another machine: its trials must
@@ -215,7 +215,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let pid = i64::from(std::process::id());
     let run_id = match run_id {
         Some(id) => {
-            store.set_run_state(id, "running", None, Some(pid))?;
+            store.set_run_state(id, RunStatus::Running, None, Some(pid))?;
             id
         }
         None => {
@@ -247,7 +247,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 },
                 started: now_utc(),
                 ended: None,
-                status: "running".into(),
+                status: RunStatus::Running,
                 tool_version: env!("CARGO_PKG_VERSION").into(),
                 machine: machine_json,
                 warnings: json!(warnings),
@@ -273,7 +273,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let outcome = execute(&mut orchestrator, &mut store, run_id, &suite, &order, &plan, used_before);
     match outcome {
         Ok(()) => {
-            store.set_run_state(run_id, "finished", Some(&now_utc()), None)?;
+            store.set_run_state(run_id, RunStatus::Finished, Some(&now_utc()), None)?;
             results::print_run(&store, run_id, false)?;
             write_report(&store, run_id);
             let trials = store.trials(run_id)?;
@@ -286,7 +286,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         }
         Err(e) => {
             // Best effort: a full disk may refuse this too, and the run is resumable either way.
-            let _ = store.set_run_state(run_id, "interrupted", None, None);
+            let _ = store.set_run_state(run_id, RunStatus::Interrupted, None, None);
             eprintln!("schedlab: run {run_id} stopped; its stored trials are kept. Continue it with `schedlab run --resume {run_id}{}`",
                 args.db.db.as_ref().map_or(String::new(), |_| format!(" --db {}", store.location())));
             Err(e)

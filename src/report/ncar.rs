@@ -408,7 +408,7 @@ pub fn to_run(
         options: provenance.options,
         started: provenance.started.clone(),
         ended: Some(provenance.started),
-        status: "finished".into(),
+        status: crate::store::RunStatus::Finished,
         tool_version: env!("CARGO_PKG_VERSION").into(),
         machine: provenance.machine,
         warnings: json!(all_warnings),

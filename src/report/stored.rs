@@ -6,7 +6,7 @@ use crate::adaptive::{self, AdaptivePlan, Stop};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadStats, WorkloadOutcome};
 use crate::report::table::Table;
 use crate::stats::{Summary, MEDIAN_CI_MIN_N};
-use crate::store::{RunRecord, TrialRecord};
+use crate::store::{RunRecord, RunStatus, TrialRecord};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -67,7 +67,7 @@ pub struct RunRule {
 
 impl RunRule {
     pub fn of(run: &RunRecord) -> RunRule {
-        RunRule { plan: AdaptivePlan::of_run_options(&run.options), finished: run.status == "finished" }
+        RunRule { plan: AdaptivePlan::of_run_options(&run.options), finished: run.status == RunStatus::Finished }
     }
 }
 

@@ -167,13 +167,59 @@ pub struct RunRecord {
     pub options: Json,
     pub started: String,
     pub ended: Option<String>,
-    /// running, interrupted, finished
-    pub status: String,
+    pub status: RunStatus,
     pub tool_version: String,
     pub machine: Json,
     pub warnings: Json,
     pub planned: i64,
     pub pid: Option<i64>,
+}
+
+/// Where a run stands, stored as its word ("running", "finished", "interrupted").
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum RunStatus {
+    /// Being measured now, or stopped without a word (a killed process): resumable.
+    Running,
+    Finished,
+    /// Stopped on an error or a signal, with its stored trials kept.
+    Interrupted,
+    /// A word this schedlab does not know (a newer one's, or an imported file's), kept as is.
+    Other(String),
+}
+
+impl RunStatus {
+    pub fn as_str(&self) -> &str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Finished => "finished",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Other(word) => word,
+        }
+    }
+}
+
+impl From<String> for RunStatus {
+    fn from(word: String) -> RunStatus {
+        match word.as_str() {
+            "running" => RunStatus::Running,
+            "finished" => RunStatus::Finished,
+            "interrupted" => RunStatus::Interrupted,
+            _ => RunStatus::Other(word),
+        }
+    }
+}
+
+impl From<RunStatus> for String {
+    fn from(status: RunStatus) -> String {
+        status.as_str().to_string()
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One trial as stored: where it sits in its run, the parameters the suite gave it, what
@@ -313,11 +359,17 @@ impl Store {
         self.insert_trial_row("storing a trial", run_id, t)
     }
 
-    pub fn set_run_state(&mut self, run_id: i64, status: &str, ended: Option<&str>, pid: Option<i64>) -> Result<()> {
+    pub fn set_run_state(
+        &mut self,
+        run_id: i64,
+        status: RunStatus,
+        ended: Option<&str>,
+        pid: Option<i64>,
+    ) -> Result<()> {
         self.db.execute(
             "updating the run",
             "UPDATE runs SET status = ?1, ended = ?2, pid = ?3 WHERE id = ?4",
-            &[status.into(), ended.into(), pid.into(), run_id.into()],
+            &[status.as_str().into(), ended.into(), pid.into(), run_id.into()],
         )?;
         Ok(())
     }
@@ -331,7 +383,7 @@ impl Store {
             options: to_json(row.opt_text(4)?),
             started: row.text(5)?,
             ended: row.opt_text(6)?,
-            status: row.text(7)?,
+            status: RunStatus::from(row.text(7)?),
             tool_version: row.text(8)?,
             machine: to_json(row.opt_text(9)?),
             warnings: to_json(row.opt_text(10)?),
@@ -574,6 +626,17 @@ mod tests {
         let buckets = vec![(0, 1), (127, 128), (128, 1), (1_000_000, 5), (u64::MAX / 2, 7)];
         assert_eq!(decode_histogram(&encode_histogram(&buckets)), buckets);
         assert!(encode_histogram(&[(1000, 3), (1001, 4)]).len() <= 5);
+    }
+
+    #[test]
+    fn run_status_keeps_its_word() {
+        for word in ["running", "finished", "interrupted", "paused-by-a-newer-schedlab"] {
+            let status = RunStatus::from(word.to_string());
+            assert_eq!(status.as_str(), word);
+            assert_eq!(serde_json::to_string(&status).unwrap(), format!("\"{word}\""));
+        }
+        assert_eq!(RunStatus::from("finished".to_string()), RunStatus::Finished);
+        assert!(matches!(RunStatus::from("Finished".to_string()), RunStatus::Other(_)));
     }
 
     #[test]
