@@ -32,6 +32,7 @@ use crate::bench::workload::SplitMix64;
 use crate::cli::AbArgs;
 use crate::commands::{compare as compare_cmd, run};
 use crate::error::{Error, Result};
+use crate::model::run::{AbSide, RunOptions};
 use crate::runner::Orchestrator;
 use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, Store};
 use crate::suite::{self, format_estimate, Suite};
@@ -273,18 +274,19 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             uuid: uuids[side.index()].clone(),
             suite_name: suite.name.clone(),
             suite_text: suite.text.clone(),
-            options: json!({
-                "full": args.full,
-                "ab": {
-                    "side": side.label().to_lowercase(),
-                    "pair": uuids[side.other().index()],
-                    "blocks": blocks_per_side,
-                    "seed": seed,
-                    "setup": commands[side.index()].setup,
-                    "cleanup": commands[side.index()].cleanup,
-                    "order": order,
-                },
-            }),
+            options: RunOptions {
+                full: Some(args.full),
+                ab: Some(AbSide {
+                    side: side.label().to_lowercase(),
+                    pair: uuids[side.other().index()].clone(),
+                    blocks: blocks_per_side,
+                    seed,
+                    setup: commands[side.index()].setup.to_string(),
+                    cleanup: commands[side.index()].cleanup.map(str::to_string),
+                    order: order.clone(),
+                }),
+                ..RunOptions::default()
+            },
             started: now_utc(),
             ended: None,
             status: RunStatus::Running,

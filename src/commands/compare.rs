@@ -71,7 +71,7 @@ fn history(store: &Store, a: &RunRecord, b: &RunRecord, trials_a: &[TrialRecord]
         .runs()?
         .into_iter()
         .map(|summary| summary.run)
-        .filter(|r| r.id != a.id && r.id != b.id && r.options.get("ab").is_none())
+        .filter(|r| r.id != a.id && r.id != b.id && r.options.ab.is_none())
         .filter(|r| host(r).as_deref() == Some(hostname.as_str()))
         .collect();
     candidates.sort_by_key(|r| std::cmp::Reverse(r.id));

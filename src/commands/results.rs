@@ -30,8 +30,8 @@ fn open_existing(db: &crate::cli::DbArg, access: Access) -> Result<Store> {
 
 /// The A/B session a run belongs to: its side ("a" or "b") and its pair's uuid.
 fn ab_link(run: &RunRecord) -> Option<(String, String)> {
-    let ab = run.options.get("ab")?;
-    Some((ab.get("side")?.as_str()?.to_string(), ab.get("pair")?.as_str()?.to_string()))
+    let ab = run.options.ab.as_ref()?;
+    Some((ab.side.clone(), ab.pair.clone()))
 }
 
 /// "A/B pair with run 12 (this is A)", or the pair's uuid when it is not in this database.
@@ -133,16 +133,17 @@ pub fn print_run(store: &Store, id: i64, with_machine: bool) -> Result<()> {
     let ok = trials.iter().filter(|t| t.is_ok()).count();
     emit(stored::describe_run(&run, ok, trials.len() - ok).trim_end())?;
     if let Some(link) = ab_text(store, &run)? {
-        let ab = &run.options["ab"];
-        let text = |k: &str| ab.get(k).and_then(|v| v.as_str()).map(str::to_string);
-        emit(&format!(
-            "{link}: {} blocks a side, order {}, seed {}; setup `{}`{}",
-            ab.get("blocks").map_or("?".into(), |v| v.to_string()),
-            text("order").unwrap_or_default(),
-            ab.get("seed").map_or("?".into(), |v| v.to_string()),
-            text("setup").unwrap_or_default(),
-            text("cleanup").map_or(String::new(), |c| format!(", cleanup `{c}`"))
-        ))?;
+        // ab_text found the session, so the options hold it.
+        if let Some(ab) = &run.options.ab {
+            emit(&format!(
+                "{link}: {} blocks a side, order {}, seed {}; setup `{}`{}",
+                ab.blocks,
+                ab.order,
+                ab.seed,
+                ab.setup,
+                ab.cleanup.as_ref().map_or(String::new(), |c| format!(", cleanup `{c}`"))
+            ))?;
+        }
     }
     if with_machine {
         emit(machine::describe(&run.machine).trim_end())?;

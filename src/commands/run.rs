@@ -8,6 +8,7 @@ use crate::bench::workload::SplitMix64;
 use crate::cli::{RunArgs, SuitesArgs};
 use crate::commands::{emit, results};
 use crate::error::{Error, Result};
+use crate::model::run::RunOptions;
 use crate::report::table::Table;
 use crate::runner::{Ended, Orchestrator};
 use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, Store, TrialRecord};
@@ -143,7 +144,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             let store = Store::open(&db_path, Access::Write)?;
             let id = store.resolve_run(run_text)?;
             let run = store.run(id)?;
-            if run.options.get("ab").is_some() {
+            if run.options.ab.is_some() {
                 return Err(Error::usage(format!(
                     "run {id} is one side of an A/B session: `run --resume` would measure it without its setup \
                      command; start a new `schedlab ab`, or compare what it stored"
@@ -169,9 +170,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                     run.pid.unwrap_or_default()
                 )));
             }
-            let full = run.options.get("full").and_then(|v| v.as_bool()).unwrap_or(false);
+            let full = run.options.is_full();
             let suite = suite::parse(&format!("run {id}'s suite"), &run.suite_text, &run.suite_name, full)?;
-            let seed = run.options.get("shuffle_seed").and_then(|v| v.as_u64());
+            let seed = run.options.seed();
             // The rule the run was started with, flags included.
             let plan = AdaptivePlan::of_run_options(&run.options);
             (suite, Some(id), seed, plan, Some(store))
@@ -227,23 +228,21 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 suite_name: suite.name.clone(),
                 suite_text: suite.text.clone(),
                 options: {
-                    let mut options = if plan.is_adaptive() {
-                        json!({ "full": args.full, "shuffle_seed": seed, "adaptive": plan })
-                    } else {
-                        json!({ "full": args.full, "shuffle_seed": seed })
-                    };
                     // The background loads the plan runs, so the run's record says what else
                     // ran on the machine while it measured.
-                    let mut loads: Vec<&crate::model::LoadSpec> = Vec::new();
+                    let mut loads: Vec<crate::model::LoadSpec> = Vec::new();
                     for t in suite.trials.iter().filter(|t| !t.spec.load().is_none()) {
-                        if !loads.contains(&t.spec.load()) {
-                            loads.push(t.spec.load());
+                        if !loads.contains(t.spec.load()) {
+                            loads.push(t.spec.load().clone());
                         }
                     }
-                    if !loads.is_empty() {
-                        options["loads"] = json!(loads);
+                    RunOptions {
+                        full: Some(args.full),
+                        shuffle_seed: Some(seed),
+                        adaptive: plan.is_adaptive().then(|| plan.clone()),
+                        loads: (!loads.is_empty()).then_some(loads),
+                        ..RunOptions::default()
                     }
-                    options
                 },
                 started: now_utc(),
                 ended: None,

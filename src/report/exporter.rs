@@ -171,7 +171,7 @@ impl Exporter for JsonReport {
                 "ok": ok,
                 "not_ok": v.trials.len() - ok,
                 "planned": run.planned,
-                "adaptive": run.options.get("adaptive"),
+                "adaptive": run.options.adaptive,
                 "warnings": run.warnings,
             },
             "experiments": experiments,

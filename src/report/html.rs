@@ -390,7 +390,7 @@ mod tests {
             uuid: "u".into(),
             suite_name: name.into(),
             suite_text: format!("name = \"{name}\"\n[[experiment]]\nfamily = \"ring\"\n"),
-            options: json!({}),
+            options: Default::default(),
             started: "2024-01-01T00:00:00Z".into(),
             ended: None,
             status: crate::store::RunStatus::Running,

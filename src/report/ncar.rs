@@ -405,7 +405,7 @@ pub fn to_run(
         uuid: uuid::Uuid::new_v5(&UUID_NAMESPACE, provenance.identity.as_bytes()).to_string(),
         suite_name: provenance.suite_name,
         suite_text: provenance.suite_text,
-        options: provenance.options,
+        options: crate::model::run::RunOptions::from_json(provenance.options),
         started: provenance.started.clone(),
         ended: Some(provenance.started),
         status: crate::store::RunStatus::Finished,

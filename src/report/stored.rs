@@ -246,12 +246,8 @@ pub fn describe_run(run: &RunRecord, ok: usize, not_ok: usize) -> String {
         not_ok,
         planned
     );
-    if let Some(loads) = run.options.get("loads").and_then(Json::as_array) {
-        let described: Vec<String> = loads
-            .iter()
-            .filter_map(|l| serde_json::from_value::<crate::model::LoadSpec>(l.clone()).ok())
-            .map(|l| l.describe())
-            .collect();
+    if let Some(loads) = &run.options.loads {
+        let described: Vec<String> = loads.iter().map(|l| l.describe()).collect();
         out.push_str(&format!("background load in some trials: {}\n", described.join("; ")));
     }
     if let Some(warnings) = run.warnings.as_array() {

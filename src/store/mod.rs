@@ -16,6 +16,7 @@ mod sqlite;
 mod timestamp;
 
 use crate::error::{Error, Result};
+use crate::model::run::RunOptions;
 use crate::model::{Family, Outcome, TrialSpec, TrialStatus};
 use backend::{Backend, Row, Value};
 pub use location::Location;
@@ -156,15 +157,16 @@ fn to_map(text: Option<String>) -> Map<String, Json> {
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// A run as stored. `machine`, `options` and `warnings` are JSON as captured (the run
-/// may come from another machine or schedlab version, so they are kept verbatim).
+/// A run as stored. `machine` and `warnings` are JSON as captured (the run may come from
+/// another machine or schedlab version, so they are kept verbatim); `options` keeps the
+/// keys it does not know.
 #[derive(Clone, Debug)]
 pub struct RunRecord {
     pub id: i64,
     pub uuid: String,
     pub suite_name: String,
     pub suite_text: String,
-    pub options: Json,
+    pub options: RunOptions,
     pub started: String,
     pub ended: Option<String>,
     pub status: RunStatus,
@@ -380,7 +382,7 @@ impl Store {
             uuid: row.text(1)?,
             suite_name: row.text(2)?,
             suite_text: row.text(3)?,
-            options: to_json(row.opt_text(4)?),
+            options: RunOptions::from_json(to_json(row.opt_text(4)?)),
             started: row.text(5)?,
             ended: row.opt_text(6)?,
             status: RunStatus::from(row.text(7)?),
@@ -521,7 +523,7 @@ impl Store {
                 run.uuid.as_str().into(),
                 run.suite_name.as_str().into(),
                 run.suite_text.as_str().into(),
-                run.options.to_string().into(),
+                json_text(&run.options).into(),
                 run.started.as_str().into(),
                 run.ended.as_deref().into(),
                 run.status.as_str().into(),
