@@ -36,7 +36,7 @@ use crate::model::run::{AbSide, RunOptions};
 use crate::runner::Orchestrator;
 use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, Store};
 use crate::suite::{self, format_estimate, Suite};
-use crate::sys::machine::Machine;
+use crate::sys::machine::{Machine, StoredMachine};
 use crate::sys::process;
 use crate::sys::rusage::ExitKind;
 use serde_json::json;
@@ -258,8 +258,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     for w in &warnings {
         eprintln!("schedlab: warning: {w}");
     }
-    let machine_json =
-        serde_json::to_value(&machine).map_err(|e| Error::failed(format!("encoding the machine: {e}")))?;
+    let stored_machine = StoredMachine::from(&machine);
     let order: String = blocks.iter().map(|b| b.side.label()).collect();
     let commands = [
         Commands { setup: &args.a_setup, cleanup: args.a_cleanup.as_deref() },
@@ -291,7 +290,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             ended: None,
             status: RunStatus::Running,
             tool_version: env!("CARGO_PKG_VERSION").into(),
-            machine: machine_json.clone(),
+            machine: stored_machine.clone(),
             warnings: json!(warnings),
             planned: suite.trials.len() as i64,
             pid: Some(pid),

@@ -65,7 +65,7 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
 /// machines: their difference is the machine's.
 fn history(store: &Store, a: &RunRecord, b: &RunRecord, trials_a: &[TrialRecord]) -> Result<Vec<Vec<TrialRecord>>> {
     const MOST: usize = 20;
-    let host = |r: &RunRecord| r.machine.get("hostname").and_then(|h| h.as_str()).map(str::to_string);
+    let host = |r: &RunRecord| r.machine.hostname().map(str::to_string);
     let Some(hostname) = host(a).filter(|h| host(b).as_ref() == Some(h)) else { return Ok(Vec::new()) };
     let mut candidates: Vec<RunRecord> = store
         .runs()?

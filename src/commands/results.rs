@@ -58,8 +58,8 @@ pub fn list(args: &ListArgs) -> Result<()> {
                     "id": r.run.id,
                     "uuid": r.run.uuid,
                     "suite": r.run.suite_name,
-                    "hostname": m.get("hostname"),
-                    "kernel": m.get("kernel_release"),
+                    "hostname": m.hostname(),
+                    "kernel": m.kernel_release(),
                     "started": r.run.started,
                     "ended": r.run.ended,
                     "status": r.run.status,
@@ -96,12 +96,12 @@ pub fn list(args: &ListArgs) -> Result<()> {
     .left_align(9);
     for r in &runs {
         let m = &r.run.machine;
-        let text = |k: &str| m.get(k).and_then(|v| v.as_str()).unwrap_or("unknown").to_string();
+        let text = |field: Option<&str>| field.unwrap_or("unknown").to_string();
         table.push(vec![
             r.run.id.to_string(),
             r.run.suite_name.clone(),
-            text("hostname"),
-            text("kernel_release"),
+            text(m.hostname()),
+            text(m.kernel_release()),
             r.run.started.replace('T', " ").chars().take(19).collect(),
             r.run.status.to_string(),
             r.ok.to_string(),
@@ -146,7 +146,7 @@ pub fn print_run(store: &Store, id: i64, with_machine: bool) -> Result<()> {
         }
     }
     if with_machine {
-        emit(machine::describe(&run.machine).trim_end())?;
+        emit(machine::describe(run.machine.as_json()).trim_end())?;
     }
     emit(stored::tables_for(&trials, &stored::RunRule::of(&run)).trim_end())
 }
@@ -217,7 +217,7 @@ pub fn import(args: &ImportArgs) -> Result<()> {
     };
     let mut store = Store::open_arg(args.db.db.as_deref(), Access::Create)?;
     for (run, trials) in &runs {
-        let machine = run.machine.get("hostname").and_then(|h| h.as_str()).unwrap_or("an unknown machine");
+        let machine = run.machine.hostname().unwrap_or("an unknown machine");
         if let Some(existing) = store.run_by_uuid(&run.uuid)? {
             eprintln!(
                 "schedlab: run {} ({}, {machine}) is already in {} as run {existing}; skipped",

@@ -13,7 +13,7 @@ use crate::report::table::Table;
 use crate::runner::{Ended, Orchestrator};
 use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, Store, TrialRecord};
 use crate::suite::{self, format_estimate, Suite, Trial};
-use crate::sys::machine::Machine;
+use crate::sys::machine::{Machine, StoredMachine};
 use serde_json::json;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -156,7 +156,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             // In a shared database, a run may come from another machine: its trials must
             // all measure that one (and its pid means nothing here).
             let here = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string());
-            if let (Ok(here), Some(there)) = (here, run.machine.get("hostname").and_then(|h| h.as_str())) {
+            if let (Ok(here), Some(there)) = (here, run.machine.hostname()) {
                 if here != there {
                     return Err(Error::usage(format!(
                         "run {id} was started on {there}, not on this machine ({here}): resume it there, so all its \
@@ -220,8 +220,6 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             id
         }
         None => {
-            let machine_json =
-                serde_json::to_value(&machine).map_err(|e| Error::failed(format!("encoding the machine: {e}")))?;
             let record = RunRecord {
                 id: 0,
                 uuid: new_uuid(),
@@ -248,7 +246,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 ended: None,
                 status: RunStatus::Running,
                 tool_version: env!("CARGO_PKG_VERSION").into(),
-                machine: machine_json,
+                machine: StoredMachine::from(&machine),
                 warnings: json!(warnings),
                 planned: suite.trials.len() as i64,
                 pid: Some(pid),

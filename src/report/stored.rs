@@ -228,8 +228,8 @@ pub fn describe_run(run: &RunRecord, ok: usize, not_ok: usize) -> String {
     } else {
         format!("{} planned", run.planned)
     };
-    let m = &run.machine;
-    let text = |k: &str| m.get(k).and_then(Json::as_str).unwrap_or("unknown").to_string();
+    let m = run.machine.fields();
+    let text = |field: &Option<String>| field.clone().unwrap_or_else(|| "unknown".into());
     let mut out = format!(
         "run {}  suite {}  {} .. {}  [{}]\nmachine {}  kernel {}  {}  CPUs {}  schedlab {}\ntrials: {} ok, {} not ok, {}\n",
         run.id,
@@ -237,10 +237,10 @@ pub fn describe_run(run: &RunRecord, ok: usize, not_ok: usize) -> String {
         run.started,
         run.ended.as_deref().unwrap_or("(not finished)"),
         run.status,
-        text("hostname"),
-        text("kernel_release"),
-        text("preemption_model"),
-        text("cpus_online"),
+        text(&m.hostname),
+        text(&m.kernel_release),
+        text(&m.preemption_model),
+        text(&m.cpus_online),
         run.tool_version,
         ok,
         not_ok,

@@ -18,6 +18,7 @@ mod timestamp;
 use crate::error::{Error, Result};
 use crate::model::run::RunOptions;
 use crate::model::{Family, Outcome, TrialSpec, TrialStatus};
+use crate::sys::machine::StoredMachine;
 use backend::{Backend, Row, Value};
 pub use location::Location;
 use serde_json::{Map, Value as Json};
@@ -157,9 +158,8 @@ fn to_map(text: Option<String>) -> Map<String, Json> {
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// A run as stored. `machine` and `warnings` are JSON as captured (the run may come from
-/// another machine or schedlab version, so they are kept verbatim); `options` keeps the
-/// keys it does not know.
+/// A run as stored. `warnings` is JSON as captured; `machine` and `options` are typed and
+/// keep what they do not know (the run may come from another machine or schedlab version).
 #[derive(Clone, Debug)]
 pub struct RunRecord {
     pub id: i64,
@@ -171,7 +171,7 @@ pub struct RunRecord {
     pub ended: Option<String>,
     pub status: RunStatus,
     pub tool_version: String,
-    pub machine: Json,
+    pub machine: StoredMachine,
     pub warnings: Json,
     pub planned: i64,
     pub pid: Option<i64>,
@@ -387,7 +387,7 @@ impl Store {
             ended: row.opt_text(6)?,
             status: RunStatus::from(row.text(7)?),
             tool_version: row.text(8)?,
-            machine: to_json(row.opt_text(9)?),
+            machine: StoredMachine::from_json(to_json(row.opt_text(9)?)),
             warnings: to_json(row.opt_text(10)?),
             planned: row.int(11)?,
             pid: row.opt_int(12)?,
@@ -528,7 +528,7 @@ impl Store {
                 run.ended.as_deref().into(),
                 run.status.as_str().into(),
                 run.tool_version.as_str().into(),
-                run.machine.to_string().into(),
+                json_text(&run.machine).into(),
                 run.warnings.to_string().into(),
                 run.planned.into(),
                 pid.into(),
