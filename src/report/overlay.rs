@@ -142,7 +142,7 @@ fn points_of(trials: &[TrialRecord]) -> Vec<OverlayPoint> {
         .filter_map(|g| {
             let values = g.ring(RingOutcome::cpu_ns_per_hop);
             let values: Vec<f64> = values.into_iter().filter(|v| v.is_finite()).collect();
-            let procs = g.params.get("procs").and_then(Json::as_f64)?;
+            let procs = g.procs()?;
             (!values.is_empty()).then(|| OverlayPoint { procs, cpu_ns_per_hop: median(&values), n: values.len() })
         })
         .collect();

@@ -46,6 +46,19 @@ impl Group<'_> {
         self.values(|o| o.latency().map(&figure))
     }
 
+    /// The group's processes where its suite set them (a group left at the default is on
+    /// no procs axis), read from its trials' spec (from the suite's value for a trial whose
+    /// stored parameters no longer make a spec).
+    pub fn procs(&self) -> Option<f64> {
+        if !self.params.contains_key("procs") {
+            return None;
+        }
+        match self.trials.iter().find_map(|t| t.spec.as_ref()) {
+            Some(spec) => spec.procs().map(|n| n as f64),
+            None => self.params.get("procs").and_then(Json::as_f64),
+        }
+    }
+
     /// The policy this group ran under, as the suite named it.
     pub fn policy(&self) -> &str {
         self.params.get("policy").and_then(Json::as_str).unwrap_or("other")
@@ -443,7 +456,7 @@ pub fn starvation(groups: &[&Group]) -> Option<String> {
 /// (the NCAR projection): per group, against the smallest ring with the same other
 /// parameters.
 pub fn projected_s(groups: &[&Group], g: &Group) -> Option<f64> {
-    let procs = |g: &Group| g.params.get("procs").and_then(Json::as_f64);
+    let procs = |g: &Group| g.procs();
     let same_but_procs = |o: &Group| o.params.iter().all(|(k, v)| k == "procs" || g.params.get(k) == Some(v));
     let base = groups
         .iter()
