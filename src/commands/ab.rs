@@ -34,8 +34,9 @@ use crate::commands::{compare as compare_cmd, run};
 use crate::error::{Error, Result};
 use crate::exec::runner::Orchestrator;
 use crate::exec::suite::{self, format_estimate, Suite};
-use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, Store};
-use crate::sys::machine::Machine;
+use crate::model::run::{AbSide, RunOptions};
+use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, Store};
+use crate::sys::machine::{Machine, StoredMachine};
 use crate::sys::process;
 use crate::sys::rusage::ExitKind;
 use serde_json::json;
@@ -227,7 +228,7 @@ fn stopped(store: &mut Store, ids: [i64; 2]) {
     }
     for id in ids {
         // Best effort: the trials stored are intact either way.
-        let _ = store.set_run_state(id, "interrupted", None, None);
+        let _ = store.set_run_state(id, RunStatus::Interrupted, None, None);
     }
     eprintln!(
         "schedlab: the A/B session stopped; runs {} (A, {} trials) and {} (B, {} trials) keep what was measured, \
@@ -257,8 +258,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     for w in &warnings {
         eprintln!("schedlab: warning: {w}");
     }
-    let machine_json =
-        serde_json::to_value(&machine).map_err(|e| Error::failed(format!("encoding the machine: {e}")))?;
+    let stored_machine = StoredMachine::from(&machine);
     let order: String = blocks.iter().map(|b| b.side.label()).collect();
     let commands = [
         Commands { setup: &args.a_setup, cleanup: args.a_cleanup.as_deref() },
@@ -273,23 +273,24 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             uuid: uuids[side.index()].clone(),
             suite_name: suite.name.clone(),
             suite_text: suite.text.clone(),
-            options: json!({
-                "full": args.full,
-                "ab": {
-                    "side": side.label().to_lowercase(),
-                    "pair": uuids[side.other().index()],
-                    "blocks": blocks_per_side,
-                    "seed": seed,
-                    "setup": commands[side.index()].setup,
-                    "cleanup": commands[side.index()].cleanup,
-                    "order": order,
-                },
-            }),
+            options: RunOptions {
+                full: Some(args.full),
+                ab: Some(AbSide {
+                    side: side.label().to_lowercase(),
+                    pair: uuids[side.other().index()].clone(),
+                    blocks: blocks_per_side,
+                    seed,
+                    setup: commands[side.index()].setup.to_string(),
+                    cleanup: commands[side.index()].cleanup.map(str::to_string),
+                    order: order.clone(),
+                }),
+                ..RunOptions::default()
+            },
             started: now_utc(),
             ended: None,
-            status: "running".into(),
+            status: RunStatus::Running,
             tool_version: env!("CARGO_PKG_VERSION").into(),
-            machine: machine_json.clone(),
+            machine: stored_machine.clone(),
             warnings: json!(warnings),
             planned: suite.trials.len() as i64,
             pid: Some(pid),
@@ -318,7 +319,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         return Err(e);
     }
     for id in ids {
-        store.set_run_state(id, "finished", Some(&now_utc()), None)?;
+        store.set_run_state(id, RunStatus::Finished, Some(&now_utc()), None)?;
     }
     let (run_a, run_b) = (store.run(ids[0])?, store.run(ids[1])?);
     let not_ok: usize =

@@ -65,13 +65,13 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
 /// machines: their difference is the machine's.
 fn history(store: &Store, a: &RunRecord, b: &RunRecord, trials_a: &[TrialRecord]) -> Result<Vec<Vec<TrialRecord>>> {
     const MOST: usize = 20;
-    let host = |r: &RunRecord| r.machine.get("hostname").and_then(|h| h.as_str()).map(str::to_string);
+    let host = |r: &RunRecord| r.machine.hostname().map(str::to_string);
     let Some(hostname) = host(a).filter(|h| host(b).as_ref() == Some(h)) else { return Ok(Vec::new()) };
     let mut candidates: Vec<RunRecord> = store
         .runs()?
         .into_iter()
         .map(|summary| summary.run)
-        .filter(|r| r.id != a.id && r.id != b.id && r.options.get("ab").is_none())
+        .filter(|r| r.id != a.id && r.id != b.id && r.options.ab.is_none())
         .filter(|r| host(r).as_deref() == Some(hostname.as_str()))
         .collect();
     candidates.sort_by_key(|r| std::cmp::Reverse(r.id));

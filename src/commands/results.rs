@@ -7,7 +7,7 @@ use crate::error::{describe_io, Error, Result};
 use crate::report::stored;
 use crate::report::table::Table;
 use crate::store::{export, ncar};
-use crate::store::{Access, Location, RunRecord, Store};
+use crate::store::{Access, Location, RunRecord, RunStatus, Store};
 use crate::sys::machine::{self, Machine};
 use serde_json::json;
 use std::io::Write;
@@ -31,8 +31,8 @@ fn open_existing(db: &crate::cli::DbArg, access: Access) -> Result<Store> {
 
 /// The A/B session a run belongs to: its side ("a" or "b") and its pair's uuid.
 fn ab_link(run: &RunRecord) -> Option<(String, String)> {
-    let ab = run.options.get("ab")?;
-    Some((ab.get("side")?.as_str()?.to_string(), ab.get("pair")?.as_str()?.to_string()))
+    let ab = run.options.ab.as_ref()?;
+    Some((ab.side.clone(), ab.pair.clone()))
 }
 
 /// "A/B pair with run 12 (this is A)", or the pair's uuid when it is not in this database.
@@ -59,8 +59,8 @@ pub fn list(args: &ListArgs) -> Result<()> {
                     "id": r.run.id,
                     "uuid": r.run.uuid,
                     "suite": r.run.suite_name,
-                    "hostname": m.get("hostname"),
-                    "kernel": m.get("kernel_release"),
+                    "hostname": m.hostname(),
+                    "kernel": m.kernel_release(),
                     "started": r.run.started,
                     "ended": r.run.ended,
                     "status": r.run.status,
@@ -97,14 +97,14 @@ pub fn list(args: &ListArgs) -> Result<()> {
     .left_align(9);
     for r in &runs {
         let m = &r.run.machine;
-        let text = |k: &str| m.get(k).and_then(|v| v.as_str()).unwrap_or("unknown").to_string();
+        let text = |field: Option<&str>| field.unwrap_or("unknown").to_string();
         table.push(vec![
             r.run.id.to_string(),
             r.run.suite_name.clone(),
-            text("hostname"),
-            text("kernel_release"),
+            text(m.hostname()),
+            text(m.kernel_release()),
             r.run.started.replace('T', " ").chars().take(19).collect(),
-            r.run.status.clone(),
+            r.run.status.to_string(),
             r.ok.to_string(),
             r.not_ok.to_string(),
             r.run.planned.to_string(),
@@ -134,19 +134,20 @@ pub fn print_run(store: &Store, id: i64, with_machine: bool) -> Result<()> {
     let ok = trials.iter().filter(|t| t.is_ok()).count();
     emit(stored::describe_run(&run, ok, trials.len() - ok).trim_end())?;
     if let Some(link) = ab_text(store, &run)? {
-        let ab = &run.options["ab"];
-        let text = |k: &str| ab.get(k).and_then(|v| v.as_str()).map(str::to_string);
-        emit(&format!(
-            "{link}: {} blocks a side, order {}, seed {}; setup `{}`{}",
-            ab.get("blocks").map_or("?".into(), |v| v.to_string()),
-            text("order").unwrap_or_default(),
-            ab.get("seed").map_or("?".into(), |v| v.to_string()),
-            text("setup").unwrap_or_default(),
-            text("cleanup").map_or(String::new(), |c| format!(", cleanup `{c}`"))
-        ))?;
+        // ab_text found the session, so the options hold it.
+        if let Some(ab) = &run.options.ab {
+            emit(&format!(
+                "{link}: {} blocks a side, order {}, seed {}; setup `{}`{}",
+                ab.blocks,
+                ab.order,
+                ab.seed,
+                ab.setup,
+                ab.cleanup.as_ref().map_or(String::new(), |c| format!(", cleanup `{c}`"))
+            ))?;
+        }
     }
     if with_machine {
-        emit(machine::describe(&run.machine).trim_end())?;
+        emit(machine::describe(run.machine.as_json()).trim_end())?;
     }
     emit(stored::tables_for(&trials, &stored::RunRule::of(&run)).trim_end())
 }
@@ -217,7 +218,7 @@ pub fn import(args: &ImportArgs) -> Result<()> {
     };
     let mut store = Store::open_arg(args.db.db.as_deref(), Access::Create)?;
     for (run, trials) in &runs {
-        let machine = run.machine.get("hostname").and_then(|h| h.as_str()).unwrap_or("an unknown machine");
+        let machine = run.machine.hostname().unwrap_or("an unknown machine");
         if let Some(existing) = store.run_by_uuid(&run.uuid)? {
             eprintln!(
                 "schedlab: run {} ({}, {machine}) is already in {} as run {existing}; skipped",
@@ -267,7 +268,8 @@ pub fn push(args: &PushArgs) -> Result<()> {
         }
         // A copy of a run that may still grow would never be completed (push skips a run
         // already there); an interrupted A/B side cannot be resumed, so it is final.
-        let may_grow = run.status == "running" || (run.status == "interrupted" && ab_link(&run).is_none());
+        let may_grow =
+            run.status == RunStatus::Running || (run.status == RunStatus::Interrupted && ab_link(&run).is_none());
         if may_grow {
             eprintln!(
                 "schedlab: run {id} is {}; skipped: finish it first (`schedlab run --resume {id}`), then push it",

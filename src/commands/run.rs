@@ -10,9 +10,10 @@ use crate::error::{Error, Result};
 use crate::exec::adaptive::{self, AdaptivePlan};
 use crate::exec::runner::{Ended, Orchestrator};
 use crate::exec::suite::{self, format_estimate, Suite, Trial};
+use crate::model::run::RunOptions;
 use crate::report::table::Table;
-use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, Store, TrialRecord};
-use crate::sys::machine::Machine;
+use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, Store, TrialRecord};
+use crate::sys::machine::{Machine, StoredMachine};
 use serde_json::json;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -143,19 +144,19 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             let store = Store::open(&db_path, Access::Write)?;
             let id = store.resolve_run(run_text)?;
             let run = store.run(id)?;
-            if run.options.get("ab").is_some() {
+            if run.options.ab.is_some() {
                 return Err(Error::usage(format!(
                     "run {id} is one side of an A/B session: `run --resume` would measure it without its setup \
                      command; start a new `schedlab ab`, or compare what it stored"
                 )));
             }
-            if run.status == "finished" {
+            if run.status == RunStatus::Finished {
                 return Err(Error::usage(format!("run {id} already finished: nothing to resume")));
             }
             // In a shared database, a run may come from another machine: its trials must
             // all measure that one (and its pid means nothing here).
             let here = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string());
-            if let (Ok(here), Some(there)) = (here, run.machine.get("hostname").and_then(|h| h.as_str())) {
+            if let (Ok(here), Some(there)) = (here, run.machine.hostname()) {
                 if here != there {
                     return Err(Error::usage(format!(
                         "run {id} was started on {there}, not on this machine ({here}): resume it there, so all its \
@@ -169,9 +170,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                     run.pid.unwrap_or_default()
                 )));
             }
-            let full = run.options.get("full").and_then(|v| v.as_bool()).unwrap_or(false);
+            let full = run.options.is_full();
             let suite = suite::parse(&format!("run {id}'s suite"), &run.suite_text, &run.suite_name, full)?;
-            let seed = run.options.get("shuffle_seed").and_then(|v| v.as_u64());
+            let seed = run.options.seed();
             // The rule the run was started with, flags included.
             let plan = AdaptivePlan::of_run_options(&run.options);
             (suite, Some(id), seed, plan, Some(store))
@@ -215,41 +216,37 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let pid = i64::from(std::process::id());
     let run_id = match run_id {
         Some(id) => {
-            store.set_run_state(id, "running", None, Some(pid))?;
+            store.set_run_state(id, RunStatus::Running, None, Some(pid))?;
             id
         }
         None => {
-            let machine_json =
-                serde_json::to_value(&machine).map_err(|e| Error::failed(format!("encoding the machine: {e}")))?;
             let record = RunRecord {
                 id: 0,
                 uuid: new_uuid(),
                 suite_name: suite.name.clone(),
                 suite_text: suite.text.clone(),
                 options: {
-                    let mut options = if plan.is_adaptive() {
-                        json!({ "full": args.full, "shuffle_seed": seed, "adaptive": plan })
-                    } else {
-                        json!({ "full": args.full, "shuffle_seed": seed })
-                    };
                     // The background loads the plan runs, so the run's record says what else
                     // ran on the machine while it measured.
-                    let mut loads: Vec<&crate::model::LoadSpec> = Vec::new();
+                    let mut loads: Vec<crate::model::LoadSpec> = Vec::new();
                     for t in suite.trials.iter().filter(|t| !t.spec.load().is_none()) {
-                        if !loads.contains(&t.spec.load()) {
-                            loads.push(t.spec.load());
+                        if !loads.contains(t.spec.load()) {
+                            loads.push(t.spec.load().clone());
                         }
                     }
-                    if !loads.is_empty() {
-                        options["loads"] = json!(loads);
+                    RunOptions {
+                        full: Some(args.full),
+                        shuffle_seed: Some(seed),
+                        adaptive: plan.is_adaptive().then(|| plan.clone()),
+                        loads: (!loads.is_empty()).then_some(loads),
+                        ..RunOptions::default()
                     }
-                    options
                 },
                 started: now_utc(),
                 ended: None,
-                status: "running".into(),
+                status: RunStatus::Running,
                 tool_version: env!("CARGO_PKG_VERSION").into(),
-                machine: machine_json,
+                machine: StoredMachine::from(&machine),
                 warnings: json!(warnings),
                 planned: suite.trials.len() as i64,
                 pid: Some(pid),
@@ -264,7 +261,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         if done.is_empty() { String::new() } else { format!(" ({} already stored)", done.len()) },
         format_estimate(
             order.iter().map(|t| t.estimate).sum::<std::time::Duration>()
-                + suite.warmups.iter().map(|t| t.estimate).sum()
+                + suite.warmups.iter().map(|t| t.estimate).sum::<std::time::Duration>()
         ),
         adaptive_summary(&suite, &plan),
         store.location(),
@@ -273,7 +270,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let outcome = execute(&mut orchestrator, &mut store, run_id, &suite, &order, &plan, used_before);
     match outcome {
         Ok(()) => {
-            store.set_run_state(run_id, "finished", Some(&now_utc()), None)?;
+            store.set_run_state(run_id, RunStatus::Finished, Some(&now_utc()), None)?;
             results::print_run(&store, run_id, false)?;
             write_report(&store, run_id);
             let trials = store.trials(run_id)?;
@@ -286,7 +283,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         }
         Err(e) => {
             // Best effort: a full disk may refuse this too, and the run is resumable either way.
-            let _ = store.set_run_state(run_id, "interrupted", None, None);
+            let _ = store.set_run_state(run_id, RunStatus::Interrupted, None, None);
             eprintln!("schedlab: run {run_id} stopped; its stored trials are kept. Continue it with `schedlab run --resume {run_id}{}`",
                 args.db.db.as_ref().map_or(String::new(), |_| format!(" --db {}", store.location())));
             Err(e)

@@ -27,7 +27,7 @@ pub fn run(args: &TrendArgs) -> Result<i32> {
         .into_iter()
         .map(|s| s.run)
         // The sides of an A/B session ran in states set up for the comparison.
-        .filter(|r| r.options.get("ab").is_none())
+        .filter(|r| r.options.ab.is_none())
         .filter(|r| args.machine.as_ref().is_none_or(|m| &trend::hostname(r) == m))
         .filter(|r| args.suite.as_ref().is_none_or(|s| &r.suite_name == s))
         .collect();

@@ -19,9 +19,9 @@
 use crate::analysis::stats::{median, median_ci, MedianCi};
 use crate::error::{Error, Result};
 use crate::exec::suite::{Suite, Trial};
+use crate::model::run::RunOptions;
 use crate::store::TrialRecord;
-use serde::{Deserialize, Serialize};
-use serde_json::Value as Json;
+use serde::Serialize;
 use std::time::Duration;
 
 /// The confidence of every interval that decides a cell.
@@ -34,30 +34,8 @@ pub const DEFAULT_MAX_REPEAT: u32 = 30;
 pub const DEFAULT_BUDGET_FACTOR: f64 = 3.0;
 pub const DEFAULT_BUDGET_FLOOR: Duration = Duration::from_secs(60);
 
-/// One experiment's stopping rule.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Target {
-    /// The largest relative half-width of the interval that counts as converged:
-    /// max(median − low, high − median) / median, e.g. 0.05 for ±5 %.
-    pub ci: f64,
-    /// Trials of each cell in the planned minimum (the experiment's `repeat`).
-    pub min_repeat: u32,
-    /// No cell gets more trials than this (failed ones count: a cell that keeps failing
-    /// must not run forever).
-    pub max_repeat: u32,
-}
-
-/// A run's adaptive settings, resolved from the suite and the command line. Stored in the
-/// run's options under `adaptive`, so a resumed run and every later report apply exactly
-/// the rule the run was started with.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct AdaptivePlan {
-    /// By experiment index; `None` where the experiment runs a fixed number of repeats.
-    pub targets: Vec<Option<Target>>,
-    /// The run's time for its trials, planned minimum included; `None`: no limit but
-    /// each experiment's `max_repeat`.
-    pub budget_s: Option<f64>,
-}
+// The plan's data is the domain's (a stored run's options carry it); its rules are here.
+pub use crate::model::run::{AdaptivePlan, Target};
 
 /// What `schedlab run` was given on top of the suite.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -105,8 +83,8 @@ impl AdaptivePlan {
 
     /// The plan a stored run was started with (none for a run of fixed repeats, or one
     /// stored before adaptive repeats existed).
-    pub fn of_run_options(options: &Json) -> AdaptivePlan {
-        options.get("adaptive").and_then(|a| serde_json::from_value(a.clone()).ok()).unwrap_or_default()
+    pub fn of_run_options(options: &RunOptions) -> AdaptivePlan {
+        options.adaptive.clone().unwrap_or_default()
     }
 
     pub fn is_adaptive(&self) -> bool {
@@ -443,8 +421,9 @@ mod tests {
         assert_eq!(plan.budget_s, Some(40.0));
         // Stored and read back as a run's options.
         let options = serde_json::json!({ "full": false, "adaptive": plan });
-        assert_eq!(AdaptivePlan::of_run_options(&options), plan);
-        assert!(!AdaptivePlan::of_run_options(&serde_json::json!({ "full": false })).is_adaptive());
+        assert_eq!(AdaptivePlan::of_run_options(&RunOptions::from_json(options)), plan);
+        let fixed = RunOptions::from_json(serde_json::json!({ "full": false }));
+        assert!(!AdaptivePlan::of_run_options(&fixed).is_adaptive());
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod load;
 pub mod options;
 pub mod outcome;
 pub mod parse;
+pub mod run;
 pub mod schedinfo;
 pub mod spec;
 

@@ -189,6 +189,15 @@ impl TrialSpec {
             TrialSpec::Latency(s) => s.policy,
         }
     }
+
+    /// The ring's or the matrix cell's processes (a latency trial has threads instead).
+    pub fn procs(&self) -> Option<usize> {
+        match self {
+            TrialSpec::Ring(s) => Some(s.procs),
+            TrialSpec::Workload(s) => Some(s.procs),
+            TrialSpec::Latency(_) => None,
+        }
+    }
 }
 
 /// The three benchmark families.

@@ -99,9 +99,7 @@ pub enum Mode {
 impl Mode {
     /// Interleaved when each run names the other as its A/B pair (no history counted yet).
     pub fn of(a: &RunRecord, b: &RunRecord) -> Mode {
-        let pair_of = |r: &RunRecord| {
-            r.options.get("ab").and_then(|ab| ab.get("pair")).and_then(Json::as_str).map(str::to_string)
-        };
+        let pair_of = |r: &RunRecord| r.options.ab.as_ref().map(|ab| ab.pair.clone());
         if pair_of(a).as_deref() == Some(b.uuid.as_str()) && pair_of(b).as_deref() == Some(a.uuid.as_str()) {
             Mode::Interleaved
         } else {

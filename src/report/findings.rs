@@ -443,7 +443,7 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
     for set in series(&all, Family::Ring, "procs") {
         let points: Vec<(f64, Vec<f64>)> = set
             .iter()
-            .filter_map(|g| Some((g.params.get("procs")?.as_f64()?, g.ring(RingOutcome::cpu_ns_per_hop))))
+            .filter_map(|g| Some((g.procs()?, g.ring(RingOutcome::cpu_ns_per_hop))))
             .filter(|(_, v)| !v.is_empty())
             .collect();
         let what = format!("ring{}", describe(&set[0].params, &["procs"]));

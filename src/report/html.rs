@@ -160,8 +160,8 @@ struct CompareView {
     machine_b: TableView,
 }
 
-fn machine_field(machine: &Json, key: &str) -> String {
-    machine.get(key).and_then(Json::as_str).unwrap_or("unknown").to_string()
+fn machine_field(field: Option<&str>) -> String {
+    field.unwrap_or("unknown").to_string()
 }
 
 /// The machine fingerprint, field by field; long values (the command line,
@@ -214,11 +214,11 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
         title: format!("schedlab run {} ({})", run.id, run.suite_name),
         run_id: run.id,
         suite_name: run.suite_name.clone(),
-        host: machine_field(&run.machine, "hostname"),
-        kernel: machine_field(&run.machine, "kernel_release"),
+        host: machine_field(run.machine.hostname()),
+        kernel: machine_field(run.machine.kernel_release()),
         started: run.started.clone(),
         ended: run.ended.clone().unwrap_or_else(|| "not finished".into()),
-        status: run.status.clone(),
+        status: run.status.to_string(),
         ok,
         not_ok: trials.len() - ok,
         planned: run.planned,
@@ -236,7 +236,7 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
             .iter()
             .map(|c| FigureView { name: c.name.clone(), svg: Value::from_safe_string(c.svg.clone()) })
             .collect(),
-        machine: machine_view(&run.machine),
+        machine: machine_view(run.machine.as_json()),
         suite_text: run.suite_text.clone(),
     }
 }
@@ -248,8 +248,8 @@ fn compare_view(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64, mode
             r.id,
             r.suite_name,
             r.started,
-            machine_field(&r.machine, "hostname"),
-            machine_field(&r.machine, "kernel_release")
+            machine_field(r.machine.hostname()),
+            machine_field(r.machine.kernel_release())
         )
     };
     let mut table = TableView::of(None, &compare::table(rows), 3);
@@ -272,8 +272,8 @@ fn compare_view(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64, mode
         drift: rows.iter().filter(|r| r.verdict == compare::Verdict::Drift).count(),
         power_note: compare::power_note(rows),
         rows: table,
-        machine_a: machine_view(&a.machine),
-        machine_b: machine_view(&b.machine),
+        machine_a: machine_view(a.machine.as_json()),
+        machine_b: machine_view(b.machine.as_json()),
     }
 }
 
@@ -390,12 +390,12 @@ mod tests {
             uuid: "u".into(),
             suite_name: name.into(),
             suite_text: format!("name = \"{name}\"\n[[experiment]]\nfamily = \"ring\"\n"),
-            options: json!({}),
+            options: Default::default(),
             started: "2024-01-01T00:00:00Z".into(),
             ended: None,
-            status: "running".into(),
+            status: crate::store::RunStatus::Running,
             tool_version: "0.1.0".into(),
-            machine,
+            machine: crate::sys::machine::StoredMachine::from_json(machine),
             warnings: json!(["a <i>warning</i>"]),
             planned: 1,
             pid: None,

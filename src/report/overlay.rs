@@ -53,9 +53,8 @@ pub struct Overlay {
 
 /// How a run names its machine: the hostname, with the kernel when the name lacks it.
 pub fn machine_label(run: &RunRecord) -> String {
-    let text = |k: &str| run.machine.get(k).and_then(Json::as_str).filter(|s| !s.is_empty());
-    let host = text("hostname").unwrap_or("unknown machine");
-    match text("kernel_release") {
+    let host = run.machine.hostname().filter(|s| !s.is_empty()).unwrap_or("unknown machine");
+    match run.machine.kernel_release().filter(|s| !s.is_empty()) {
         Some(kernel) if !host.contains(kernel) => format!("{host}, kernel {kernel}"),
         _ => host.to_string(),
     }
@@ -63,7 +62,7 @@ pub fn machine_label(run: &RunRecord) -> String {
 
 /// Whether a run's figures were imported rather than measured by schedlab.
 pub fn is_imported(run: &RunRecord) -> bool {
-    run.machine.get("imported").and_then(Json::as_bool) == Some(true)
+    run.machine.is_imported()
 }
 
 /// The overlay of `runs`, in the order given.
@@ -143,7 +142,7 @@ fn points_of(trials: &[TrialRecord]) -> Vec<OverlayPoint> {
         .filter_map(|g| {
             let values = g.ring(RingOutcome::cpu_ns_per_hop);
             let values: Vec<f64> = values.into_iter().filter(|v| v.is_finite()).collect();
-            let procs = g.params.get("procs").and_then(Json::as_f64)?;
+            let procs = g.procs()?;
             (!values.is_empty()).then(|| OverlayPoint { procs, cpu_ns_per_hop: median(&values), n: values.len() })
         })
         .collect();
@@ -303,7 +302,8 @@ mod tests {
     #[test]
     fn each_ring_run_is_a_line_with_its_knees_and_the_rest_are_left_out() {
         let (mut empty, _) = run(3, "empty", 1, 100);
-        empty.machine = json!({"hostname": "h", "kernel_release": "6.1"});
+        empty.machine =
+            crate::sys::machine::StoredMachine::from_json(json!({"hostname": "h", "kernel_release": "6.1"}));
         let runs = vec![run(1, "old", 500, 12), run(2, "new", 2, 100), (empty, Vec::new())];
         let o = overlay(&runs);
         assert_eq!(o.lines.len(), 2);

@@ -6,7 +6,7 @@ use crate::analysis::stats::{Summary, MEDIAN_CI_MIN_N};
 use crate::exec::adaptive::{self, AdaptivePlan, Stop};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadStats, WorkloadOutcome};
 use crate::report::table::Table;
-use crate::store::{RunRecord, TrialRecord};
+use crate::store::{RunRecord, RunStatus, TrialRecord};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -46,6 +46,19 @@ impl Group<'_> {
         self.values(|o| o.latency().map(&figure))
     }
 
+    /// The group's processes where its suite set them (a group left at the default is on
+    /// no procs axis), read from its trials' spec (from the suite's value for a trial whose
+    /// stored parameters no longer make a spec).
+    pub fn procs(&self) -> Option<f64> {
+        if !self.params.contains_key("procs") {
+            return None;
+        }
+        match self.trials.iter().find_map(|t| t.spec.as_ref()) {
+            Some(spec) => spec.procs().map(|n| n as f64),
+            None => self.params.get("procs").and_then(Json::as_f64),
+        }
+    }
+
     /// The policy this group ran under, as the suite named it.
     pub fn policy(&self) -> &str {
         self.params.get("policy").and_then(Json::as_str).unwrap_or("other")
@@ -67,7 +80,7 @@ pub struct RunRule {
 
 impl RunRule {
     pub fn of(run: &RunRecord) -> RunRule {
-        RunRule { plan: AdaptivePlan::of_run_options(&run.options), finished: run.status == "finished" }
+        RunRule { plan: AdaptivePlan::of_run_options(&run.options), finished: run.status == RunStatus::Finished }
     }
 }
 
@@ -228,8 +241,8 @@ pub fn describe_run(run: &RunRecord, ok: usize, not_ok: usize) -> String {
     } else {
         format!("{} planned", run.planned)
     };
-    let m = &run.machine;
-    let text = |k: &str| m.get(k).and_then(Json::as_str).unwrap_or("unknown").to_string();
+    let m = run.machine.fields();
+    let text = |field: &Option<String>| field.clone().unwrap_or_else(|| "unknown".into());
     let mut out = format!(
         "run {}  suite {}  {} .. {}  [{}]\nmachine {}  kernel {}  {}  CPUs {}  schedlab {}\ntrials: {} ok, {} not ok, {}\n",
         run.id,
@@ -237,21 +250,17 @@ pub fn describe_run(run: &RunRecord, ok: usize, not_ok: usize) -> String {
         run.started,
         run.ended.as_deref().unwrap_or("(not finished)"),
         run.status,
-        text("hostname"),
-        text("kernel_release"),
-        text("preemption_model"),
-        text("cpus_online"),
+        text(&m.hostname),
+        text(&m.kernel_release),
+        text(&m.preemption_model),
+        text(&m.cpus_online),
         run.tool_version,
         ok,
         not_ok,
         planned
     );
-    if let Some(loads) = run.options.get("loads").and_then(Json::as_array) {
-        let described: Vec<String> = loads
-            .iter()
-            .filter_map(|l| serde_json::from_value::<crate::model::LoadSpec>(l.clone()).ok())
-            .map(|l| l.describe())
-            .collect();
+    if let Some(loads) = &run.options.loads {
+        let described: Vec<String> = loads.iter().map(|l| l.describe()).collect();
         out.push_str(&format!("background load in some trials: {}\n", described.join("; ")));
     }
     if let Some(warnings) = run.warnings.as_array() {
@@ -447,7 +456,7 @@ pub fn starvation(groups: &[&Group]) -> Option<String> {
 /// (the NCAR projection): per group, against the smallest ring with the same other
 /// parameters.
 pub fn projected_s(groups: &[&Group], g: &Group) -> Option<f64> {
-    let procs = |g: &Group| g.params.get("procs").and_then(Json::as_f64);
+    let procs = |g: &Group| g.procs();
     let same_but_procs = |o: &Group| o.params.iter().all(|(k, v)| k == "procs" || g.params.get(k) == Some(v));
     let base = groups
         .iter()

@@ -113,7 +113,7 @@ impl TrendSeries {
 }
 
 pub fn hostname(run: &RunRecord) -> String {
-    run.machine.get("hostname").and_then(Json::as_str).unwrap_or("?").to_string()
+    run.machine.hostname().unwrap_or("?").to_string()
 }
 
 /// One cell's values of one figure within a run: (family, parameters, values, figure).
@@ -164,7 +164,8 @@ pub fn series(runs: &[(RunRecord, Vec<TrialRecord>)], choice: &FigureChoice, thr
             out[index].points.push(point);
         }
     }
-    let fingerprint: std::collections::HashMap<i64, &Json> = runs.iter().map(|(r, _)| (r.id, &r.machine)).collect();
+    let fingerprint: std::collections::HashMap<i64, &Json> =
+        runs.iter().map(|(r, _)| (r.id, r.machine.as_json())).collect();
     let mut newest_p: Vec<Option<f64>> = Vec::new();
     for s in &mut out {
         let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();

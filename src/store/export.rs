@@ -102,12 +102,12 @@ pub fn document(runs: &[(RunRecord, Vec<TrialRecord>)]) -> Result<String> {
                 uuid: run.uuid.clone(),
                 suite_name: run.suite_name.clone(),
                 suite_text: run.suite_text.clone(),
-                options: run.options.clone(),
+                options: serde_json::to_value(&run.options).unwrap_or(Json::Null),
                 started: run.started.clone(),
                 ended: run.ended.clone(),
-                status: run.status.clone(),
+                status: run.status.to_string(),
                 tool_version: run.tool_version.clone(),
-                machine: run.machine.clone(),
+                machine: run.machine.as_json().clone(),
                 warnings: run.warnings.clone(),
                 planned: run.planned,
                 trials: trials.iter().map(export_trial).collect(),
@@ -176,12 +176,12 @@ fn import_run(version: i64, r: ExportRun) -> (RunRecord, Vec<TrialRecord>) {
         uuid: r.uuid,
         suite_name: r.suite_name,
         suite_text: r.suite_text,
-        options: r.options,
+        options: crate::model::run::RunOptions::from_json(r.options),
         started: r.started,
         ended: r.ended,
-        status: r.status,
+        status: r.status.into(),
         tool_version: r.tool_version,
-        machine: r.machine,
+        machine: crate::sys::machine::StoredMachine::from_json(r.machine),
         warnings: if r.warnings.is_null() { Json::Array(vec![]) } else { r.warnings },
         planned: r.planned,
         pid: None,
@@ -189,13 +189,13 @@ fn import_run(version: i64, r: ExportRun) -> (RunRecord, Vec<TrialRecord>) {
     (run, trials)
 }
 
+/// A value as CSV cell text: null is empty, a string is itself, anything else its JSON.
 fn csv_cell(v: &Json) -> String {
-    let text = match v {
+    match v {
         Json::Null => String::new(),
         Json::String(s) => s.clone(),
         other => other.to_string(),
-    };
-    crate::report::table::csv_quote(&text)
+    }
 }
 
 /// A trial with its run and its figures, for one CSV row.
@@ -239,16 +239,15 @@ pub fn csv(runs: &[(RunRecord, Vec<TrialRecord>)]) -> String {
     let mut header: Vec<String> = fixed.iter().map(|s| s.to_string()).collect();
     header.extend(params.iter().map(|p| format!("param.{p}")));
     header.extend(figures.iter().cloned());
-    let mut out = header.join(",");
-    out.push('\n');
+    let mut lines = vec![header];
     for (run, t, shown) in &rows {
         {
             let mut row = vec![
                 json!(run.id),
                 json!(run.uuid),
                 json!(run.suite_name),
-                run.machine.get("hostname").cloned().unwrap_or(Json::Null),
-                run.machine.get("kernel_release").cloned().unwrap_or(Json::Null),
+                json!(run.machine.hostname()),
+                json!(run.machine.kernel_release()),
                 json!(t.seq),
                 json!(t.experiment),
                 json!(t.family.as_str()),
@@ -259,11 +258,10 @@ pub fn csv(runs: &[(RunRecord, Vec<TrialRecord>)]) -> String {
             ];
             row.extend(params.iter().map(|p| t.params.get(p).cloned().unwrap_or(Json::Null)));
             row.extend(figures.iter().map(|f| shown.as_ref().and_then(|x| x.get(f)).cloned().unwrap_or(Json::Null)));
-            out.push_str(&row.iter().map(csv_cell).collect::<Vec<_>>().join(","));
-            out.push('\n');
+            lines.push(row.iter().map(csv_cell).collect());
         }
     }
-    out
+    crate::report::table::csv_text(lines)
 }
 
 #[cfg(test)]
@@ -271,10 +269,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn csv_quotes_what_needs_it() {
-        assert_eq!(csv_cell(&json!("a,b")), "\"a,b\"");
-        assert_eq!(csv_cell(&json!("say \"hi\"")), "\"say \"\"hi\"\"\"");
+    fn csv_cells_are_the_values_text() {
+        assert_eq!(csv_cell(&json!("a,b")), "a,b");
         assert_eq!(csv_cell(&json!(1.5)), "1.5");
+        assert_eq!(csv_cell(&json!(true)), "true");
         assert_eq!(csv_cell(&Json::Null), "");
     }
 

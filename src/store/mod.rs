@@ -15,12 +15,16 @@ mod location;
 pub mod ncar;
 mod pg;
 mod sqlite;
+mod timestamp;
 
 use crate::error::{Error, Result};
+use crate::model::run::RunOptions;
 use crate::model::{Family, Outcome, TrialSpec, TrialStatus};
+use crate::sys::machine::StoredMachine;
 use backend::{Backend, Row, Value};
 pub use location::Location;
 use serde_json::{Map, Value as Json};
+pub use timestamp::now_utc;
 
 /// One schema upgrade: SQL, then (optionally) a pass over the data that SQL cannot do.
 struct Migration {
@@ -156,24 +160,70 @@ fn to_map(text: Option<String>) -> Map<String, Json> {
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// A run as stored. `machine`, `options` and `warnings` are JSON as captured (the run
-/// may come from another machine or schedlab version, so they are kept verbatim).
+/// A run as stored. `warnings` is JSON as captured; `machine` and `options` are typed and
+/// keep what they do not know (the run may come from another machine or schedlab version).
 #[derive(Clone, Debug)]
 pub struct RunRecord {
     pub id: i64,
     pub uuid: String,
     pub suite_name: String,
     pub suite_text: String,
-    pub options: Json,
+    pub options: RunOptions,
     pub started: String,
     pub ended: Option<String>,
-    /// running, interrupted, finished
-    pub status: String,
+    pub status: RunStatus,
     pub tool_version: String,
-    pub machine: Json,
+    pub machine: StoredMachine,
     pub warnings: Json,
     pub planned: i64,
     pub pid: Option<i64>,
+}
+
+/// Where a run stands, stored as its word ("running", "finished", "interrupted").
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum RunStatus {
+    /// Being measured now, or stopped without a word (a killed process): resumable.
+    Running,
+    Finished,
+    /// Stopped on an error or a signal, with its stored trials kept.
+    Interrupted,
+    /// A word this schedlab does not know (a newer one's, or an imported file's), kept as is.
+    Other(String),
+}
+
+impl RunStatus {
+    pub fn as_str(&self) -> &str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Finished => "finished",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Other(word) => word,
+        }
+    }
+}
+
+impl From<String> for RunStatus {
+    fn from(word: String) -> RunStatus {
+        match word.as_str() {
+            "running" => RunStatus::Running,
+            "finished" => RunStatus::Finished,
+            "interrupted" => RunStatus::Interrupted,
+            _ => RunStatus::Other(word),
+        }
+    }
+}
+
+impl From<RunStatus> for String {
+    fn from(status: RunStatus) -> String {
+        status.as_str().to_string()
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One trial as stored: where it sits in its run, the parameters the suite gave it, what
@@ -313,11 +363,17 @@ impl Store {
         self.insert_trial_row("storing a trial", run_id, t)
     }
 
-    pub fn set_run_state(&mut self, run_id: i64, status: &str, ended: Option<&str>, pid: Option<i64>) -> Result<()> {
+    pub fn set_run_state(
+        &mut self,
+        run_id: i64,
+        status: RunStatus,
+        ended: Option<&str>,
+        pid: Option<i64>,
+    ) -> Result<()> {
         self.db.execute(
             "updating the run",
             "UPDATE runs SET status = ?1, ended = ?2, pid = ?3 WHERE id = ?4",
-            &[status.into(), ended.into(), pid.into(), run_id.into()],
+            &[status.as_str().into(), ended.into(), pid.into(), run_id.into()],
         )?;
         Ok(())
     }
@@ -328,12 +384,12 @@ impl Store {
             uuid: row.text(1)?,
             suite_name: row.text(2)?,
             suite_text: row.text(3)?,
-            options: to_json(row.opt_text(4)?),
+            options: RunOptions::from_json(to_json(row.opt_text(4)?)),
             started: row.text(5)?,
             ended: row.opt_text(6)?,
-            status: row.text(7)?,
+            status: RunStatus::from(row.text(7)?),
             tool_version: row.text(8)?,
-            machine: to_json(row.opt_text(9)?),
+            machine: StoredMachine::from_json(to_json(row.opt_text(9)?)),
             warnings: to_json(row.opt_text(10)?),
             planned: row.int(11)?,
             pid: row.opt_int(12)?,
@@ -469,12 +525,12 @@ impl Store {
                 run.uuid.as_str().into(),
                 run.suite_name.as_str().into(),
                 run.suite_text.as_str().into(),
-                run.options.to_string().into(),
+                json_text(&run.options).into(),
                 run.started.as_str().into(),
                 run.ended.as_deref().into(),
                 run.status.as_str().into(),
                 run.tool_version.as_str().into(),
-                run.machine.to_string().into(),
+                json_text(&run.machine).into(),
                 run.warnings.to_string().into(),
                 run.planned.into(),
                 pid.into(),
@@ -562,35 +618,7 @@ pub fn decode_histogram(bytes: &[u8]) -> Vec<(u64, u64)> {
 
 /// A random version-4 UUID, the run's identity across databases.
 pub fn new_uuid() -> String {
-    let mut b: [u8; 16] = crate::sys::random::bytes();
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
-}
-
-/// Now, as RFC 3339 UTC with milliseconds: "2026-11-21T10:04:05.123Z".
-pub fn now_utc() -> String {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let secs = now.as_secs() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        now.subsec_millis()
-    )
+    uuid::Uuid::new_v4().to_string()
 }
 
 #[cfg(test)]
@@ -605,17 +633,21 @@ mod tests {
     }
 
     #[test]
+    fn run_status_keeps_its_word() {
+        for word in ["running", "finished", "interrupted", "paused-by-a-newer-schedlab"] {
+            let status = RunStatus::from(word.to_string());
+            assert_eq!(status.as_str(), word);
+            assert_eq!(serde_json::to_string(&status).unwrap(), format!("\"{word}\""));
+        }
+        assert_eq!(RunStatus::from("finished".to_string()), RunStatus::Finished);
+        assert!(matches!(RunStatus::from("Finished".to_string()), RunStatus::Other(_)));
+    }
+
+    #[test]
     fn uuids_are_v4_and_distinct() {
         let (a, b) = (new_uuid(), new_uuid());
         assert_ne!(a, b);
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "4");
-    }
-
-    #[test]
-    fn timestamps_look_like_rfc3339() {
-        let t = now_utc();
-        assert_eq!(t.len(), 24, "{t}");
-        assert!(t.starts_with("20") && t.ends_with('Z') && &t[10..11] == "T", "{t}");
     }
 }

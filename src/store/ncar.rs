@@ -405,12 +405,12 @@ pub fn to_run(
         uuid: uuid::Uuid::new_v5(&UUID_NAMESPACE, provenance.identity.as_bytes()).to_string(),
         suite_name: provenance.suite_name,
         suite_text: provenance.suite_text,
-        options: provenance.options,
+        options: crate::model::run::RunOptions::from_json(provenance.options),
         started: provenance.started.clone(),
         ended: Some(provenance.started),
-        status: "finished".into(),
+        status: crate::store::RunStatus::Finished,
         tool_version: env!("CARGO_PKG_VERSION").into(),
-        machine: provenance.machine,
+        machine: crate::sys::machine::StoredMachine::from_json(provenance.machine),
         warnings: json!(all_warnings),
         planned: trials.len() as i64,
         pid: None,
@@ -629,8 +629,8 @@ mod tests {
         let (run, trials, warnings) = import_table("t.txt", SUN_4_280, "Sun-4/280", 1000).unwrap();
         assert!(warnings.is_empty());
         assert_eq!((run.suite_name.as_str(), run.status.as_str(), run.planned), ("ncar-import", "finished", 3));
-        assert_eq!(run.machine["hostname"], "Sun-4/280");
-        assert_eq!(run.machine["imported"], true);
+        assert_eq!(run.machine.hostname(), Some("Sun-4/280"));
+        assert!(run.machine.is_imported());
         assert!(run.warnings[0].as_str().unwrap().contains("not measured by schedlab"));
         let o = trials[2].outcome.as_ref().and_then(Outcome::ring).unwrap();
         assert_eq!((o.procs, o.laps, o.hops, o.real_ns), (16, 1000, 16_000, 25_097_000_000_000));
@@ -671,7 +671,7 @@ mod tests {
         let runs = reference_runs(REFERENCE_NAME).unwrap();
         assert_eq!(runs.len(), 9);
         let (run, trials) = &runs[6];
-        assert_eq!(run.machine["hostname"], "Sun-4/280, SunOS 4.1.1 (NCAR 1992, published)");
+        assert_eq!(run.machine.hostname(), Some("Sun-4/280, SunOS 4.1.1 (NCAR 1992, published)"));
         assert_eq!(run.warnings.as_array().unwrap().len(), 1, "only the notice");
         let last = trials.last().unwrap().outcome.as_ref().and_then(Outcome::ring).unwrap();
         assert_eq!((last.hops, last.usage.cpu_ns()), (64_000_000, 96_545_000_000_000), "3402 + 93143 s");

@@ -8,7 +8,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// A fingerprint. Read from a stored run, a field it lacks (an older schedlab's, or an
+/// imported run's short record) is None.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
 pub struct Machine {
     pub hostname: Option<String>,
     pub kernel_release: Option<String>,
@@ -51,6 +54,62 @@ pub struct Machine {
     pub memory_total_kb: Option<u64>,
     pub load_average: Option<[f64; 3]>,
     pub schedlab_version: String,
+    /// Set by `import` on a run whose figures were published, not measured here; never
+    /// captured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub imported: Option<bool>,
+}
+
+/// A run's fingerprint as stored: typed for reading, and kept as stored (its fields, their
+/// order, keys this schedlab does not know), so it is shown and written back unchanged.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StoredMachine {
+    typed: Machine,
+    stored: serde_json::Value,
+}
+
+impl StoredMachine {
+    /// The stored JSON; fields of a shape this schedlab does not read are unknown.
+    pub fn from_json(stored: serde_json::Value) -> StoredMachine {
+        let typed = serde_json::from_value(stored.clone()).unwrap_or_default();
+        StoredMachine { typed, stored }
+    }
+
+    /// The typed fields (None where the record lacks one).
+    pub fn fields(&self) -> &Machine {
+        &self.typed
+    }
+
+    /// The record as stored, for display and export field by field.
+    pub fn as_json(&self) -> &serde_json::Value {
+        &self.stored
+    }
+
+    pub fn hostname(&self) -> Option<&str> {
+        self.typed.hostname.as_deref()
+    }
+
+    pub fn kernel_release(&self) -> Option<&str> {
+        self.typed.kernel_release.as_deref()
+    }
+
+    /// Whether the run's figures were imported rather than measured by schedlab.
+    pub fn is_imported(&self) -> bool {
+        self.typed.imported == Some(true)
+    }
+}
+
+impl From<&Machine> for StoredMachine {
+    fn from(machine: &Machine) -> StoredMachine {
+        // Plain strings, numbers and maps with string keys: encoding cannot fail.
+        StoredMachine { typed: machine.clone(), stored: serde_json::to_value(machine).unwrap_or_default() }
+    }
+}
+
+impl Serialize for StoredMachine {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.stored.serialize(serializer)
+    }
 }
 
 fn read(path: impl AsRef<Path>) -> Option<String> {
@@ -198,6 +257,7 @@ impl Machine {
             memory_total_kb,
             load_average,
             schedlab_version: env!("CARGO_PKG_VERSION").to_string(),
+            imported: None,
         }
     }
 
@@ -298,6 +358,21 @@ mod tests {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
         assert_eq!(mitigations_summary(&map), "2 mitigated, 1 vulnerable, 1 not affected, 1 other");
+    }
+
+    #[test]
+    fn stored_records_read_typed_and_stay_as_stored() {
+        let imported = serde_json::json!({"hostname": "Sun-4/280", "imported": true, "source": "NCAR 1992"});
+        let m = StoredMachine::from_json(imported.clone());
+        assert_eq!((m.hostname(), m.kernel_release(), m.is_imported()), (Some("Sun-4/280"), None, true));
+        assert_eq!(serde_json::to_value(&m).unwrap(), imported, "no field added, none lost, same order");
+        let captured = Machine::capture();
+        let stored = StoredMachine::from(&captured);
+        assert!(!stored.is_imported() && stored.as_json().get("imported").is_none());
+        let back = StoredMachine::from_json(serde_json::to_value(&stored).unwrap());
+        assert_eq!(back.fields(), &captured);
+        let odd = StoredMachine::from_json(serde_json::json!({"hostname": 7}));
+        assert_eq!(odd.hostname(), None, "a field of another shape is unknown");
     }
 
     #[test]
