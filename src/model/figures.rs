@@ -153,7 +153,7 @@ impl Figure {
 use Read::{Outcome as O, Thread as T};
 use Unit::*;
 
-static RING: [Figure; 19] = [
+static RING: [Figure; 18] = [
     count("laps", "laps", Count, O(|o| Some(o.ring()?.laps as f64))),
     count("hops", "hops", Count, O(|o| Some(o.ring()?.hops as f64))),
     figure("real_s", "real s", Seconds, O(|o| Some(ns_to_s(o.ring()?.real_ns as f64)))),
@@ -172,11 +172,6 @@ static RING: [Figure; 19] = [
     count("member_maxrss_kb", "max RSS KiB", KiB, O(|o| Some(o.ring()?.member_maxrss_kb as f64))),
     count("minflt", "minor faults", Count, O(|o| Some(o.ring()?.usage.minflt as f64))),
     count("majflt", "major faults", Count, O(|o| Some(o.ring()?.usage.majflt as f64))),
-    // Each hop wakes the next member: hops over the timed region's real time.
-    figure("wakeups_per_s", "wakeups/s", PerSecond, O(|o| {
-        let r = o.ring()?;
-        (r.real_ns > 0).then(|| r.hops as f64 * 1e9 / r.real_ns as f64)
-    })),
 ];
 
 static WORKLOAD: [Figure; 25] = [
@@ -246,7 +241,8 @@ pub static LOAD: [Figure; 7] = [
     count("load_nice", "load nice", Number, O(|o| Some(o.load()?.nice as f64))).part(Part::Load),
     count("load_instances", "load instances", Count, O(|o| Some(o.load()?.instances as f64))).part(Part::Load),
     count("load_processes", "load processes", Count, O(|o| Some(o.load()?.processes as f64))).part(Part::Load),
-    figure("load_window_s", "load window s", Seconds, O(|o| Some(ns_to_s(o.load()?.window_ns as f64)))).part(Part::Load),
+    figure("load_window_s", "load window s", Seconds, O(|o| Some(ns_to_s(o.load()?.window_ns as f64))))
+        .part(Part::Load),
     figure("load_loops_per_s", "load loops/s", PerSecond, O(|o| Some(o.load()?.loops_per_s()))).part(Part::Load),
     figure("load_io_bytes_per_s", "load io B/s", BytesPerSecond, O(|o| Some(o.load()?.io_bytes_per_s())))
         .part(Part::Load),
@@ -308,29 +304,5 @@ mod tests {
         assert_eq!(headline(Family::Latency).key, "p99_ns");
         let keys: Vec<&str> = compared(Family::Ring).iter().map(|f| f.key).collect();
         assert_eq!(keys, ["ns_per_switch", "ns_per_hop", "run_delay_ns_per_hop"]);
-    }
-
-    #[test]
-    fn wakeups_are_hops_per_real_second() {
-        let mut o = crate::model::RingOutcome {
-            procs: 4,
-            member_cpus: Vec::new(),
-            laps: 10,
-            hops: 40,
-            real_ns: 40_000,
-            usage: Default::default(),
-            member_maxrss_kb: 0,
-            overhead_ps: 0,
-            spawn_ns: 0,
-            teardown_ns: 0,
-            load: None,
-            run_delay_ns: None,
-            migrations: None,
-        };
-        let wakeups = find(Family::Ring, "wakeups_per_s").unwrap();
-        // 40 hops in 40 µs: a million a second.
-        assert_eq!(wakeups.value(&Outcome::Ring(o.clone())), Some(1e6));
-        o.real_ns = 0;
-        assert_eq!(wakeups.value(&Outcome::Ring(o)), None);
     }
 }
