@@ -95,7 +95,6 @@ const SUMMARISED_SETTINGS: &[&str] = &["iterations", "transfer_size", "block_siz
 /// Each figure of a group's ok trials (the registry's, in the order the trial lines
 /// write them), summarised over its repeats, with the 95 % interval of its median
 /// (`ci_low`, `ci_high`: null with fewer than 6 ok repeats).
-
 fn figure_summaries(g: &stored::Group, groups: &[&stored::Group]) -> Map<String, Json> {
     let mut values: Vec<(String, Vec<f64>)> = Vec::new();
     for t in g.ok() {
