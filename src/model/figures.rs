@@ -272,6 +272,12 @@ pub fn find(family: Family, key: &str) -> Option<&'static Figure> {
     all(family).find(|f| f.key == key)
 }
 
+/// The figure of `family` named `key`, for code that picks one figure by name (a
+/// finding, a plot); a key the registry lacks is a bug the registry's tests catch.
+pub fn named(family: Family, key: &str) -> &'static Figure {
+    find(family, key).unwrap_or_else(|| panic!("the figure registry has no {key} for {family:?}"))
+}
+
 /// The family's headline figure.
 pub fn headline(family: Family) -> &'static Figure {
     of(family).iter().find(|f| f.headline).expect("every family's registry marks one headline figure")
@@ -302,6 +308,11 @@ mod tests {
         assert_eq!(headline(Family::Ring).key, "ns_per_switch");
         assert_eq!(headline(Family::Workload).key, "wall_s");
         assert_eq!(headline(Family::Latency).key, "p99_ns");
+        // The figures findings and plots pick by name.
+        for (family, key) in [(Family::Workload, "nivcsw"), (Family::Latency, "max_ns"), (Family::Latency, "overruns")]
+        {
+            assert_eq!(named(family, key).key, key);
+        }
         let keys: Vec<&str> = compared(Family::Ring).iter().map(|f| f.key).collect();
         assert_eq!(keys, ["ns_per_switch", "ns_per_hop", "run_delay_ns_per_hop"]);
     }

@@ -41,44 +41,18 @@
 //!   history, drift slower than one run (a whole run in one noisy stretch) is invisible:
 //!   for a verdict on a small difference, interleave the two states with `schedlab ab`.
 
-use crate::model::{Family, Outcome};
+use crate::model::figures::{self, Figure};
+use crate::model::Family;
 use crate::report::stored::{groups, Group};
 use crate::report::table::Table;
 use crate::stats::{bootstrap_ratio_ci, mann_whitney, median, smallest_possible_p};
 use crate::store::{RunRecord, TrialRecord};
 use serde_json::{json, Map, Value as Json};
 
-/// One figure a comparison looks at: its JSON key, its column label, and how to read it.
-pub struct Compared {
-    pub key: &'static str,
-    pub label: &'static str,
-    pub get: fn(&Outcome) -> Option<f64>,
-}
-
-const RING: &[Compared] = &[
-    Compared { key: "ns_per_switch", label: "ns/switch", get: |o| Some(o.ring()?.ns_per_switch()) },
-    Compared { key: "ns_per_hop", label: "ns/hop", get: |o| Some(o.ring()?.ns_per_hop()) },
-    Compared { key: "run_delay_ns_per_hop", label: "rq ns/hop", get: |o| o.ring()?.run_delay_ns_per_hop() },
-];
-const WORKLOAD: &[Compared] = &[
-    Compared { key: "wall_s", label: "wall s", get: |o| Some(o.workload()?.wall_ns as f64 / 1e9) },
-    Compared { key: "nivcsw", label: "invol sw", get: |o| Some(o.workload()?.usage.nivcsw as f64) },
-    Compared { key: "run_delay_max_s", label: "rq max s", get: |o| Some(o.workload()?.run_delay_max_ns? as f64 / 1e9) },
-];
-const LATENCY: &[Compared] = &[
-    Compared { key: "p50_ns", label: "p50 ns", get: |o| Some(o.latency()?.all.p50_ns as f64) },
-    Compared { key: "p99_ns", label: "p99 ns", get: |o| Some(o.latency()?.all.p99_ns as f64) },
-    Compared { key: "max_ns", label: "max ns", get: |o| Some(o.latency()?.all.max_ns as f64) },
-    Compared { key: "run_delay_ns", label: "rq wait ns", get: |o| Some(o.latency()?.all.run_delay_ns? as f64) },
-];
-
-/// The figures compared per family; for all of them lower is better.
-pub fn figures_of(family: Family) -> &'static [Compared] {
-    match family {
-        Family::Ring => RING,
-        Family::Workload => WORKLOAD,
-        Family::Latency => LATENCY,
-    }
+/// The figures compared per family, in row order (the registry marks them; for all of
+/// them lower is better).
+pub fn figures_of(family: Family) -> Vec<&'static Figure> {
+    figures::compared(family)
 }
 
 pub const ALPHA: f64 = 0.05;
@@ -295,22 +269,22 @@ pub fn drift_band(shifts: &[f64]) -> Drift {
 }
 
 /// A figure of a group's ok trials in the order they ran (start time, then plan order).
-fn values_in_time_order(group: &Group, get: fn(&Outcome) -> Option<f64>) -> Vec<f64> {
+fn values_in_time_order(group: &Group, figure: &Figure) -> Vec<f64> {
     let mut ok: Vec<&TrialRecord> = group.ok().collect();
     ok.sort_by(|x, y| x.started.cmp(&y.started).then(x.seq.cmp(&y.seq)));
-    ok.iter().filter_map(|t| t.outcome.as_ref().and_then(get)).collect()
+    ok.iter().filter_map(|t| figure.value(t.outcome.as_ref()?)).collect()
 }
 
 /// The spread of one experiment's cells over other runs: the pooled standard deviation
 /// of ln(run median) of each cell that two or more of those runs hold. `None` when none does.
-fn history_sd(cells: &[&Group], history: &[Vec<Group>], compared: &Compared) -> Option<f64> {
+fn history_sd(cells: &[&Group], history: &[Vec<Group>], figure: &Figure) -> Option<f64> {
     let (mut sum_sq, mut df) = (0.0, 0usize);
     for cell in cells {
         let logs: Vec<f64> = history
             .iter()
             .filter_map(|groups| {
                 let g = groups.iter().find(|g| g.family == cell.family && g.params == cell.params)?;
-                let m = median(&g.values(compared.get));
+                let m = median(&g.values(|o| figure.value(o)));
                 (m > 0.0 && m.is_finite()).then(|| m.ln())
             })
             .collect();
@@ -341,7 +315,7 @@ pub fn compare(
         let Some(right) = gb.iter().find(|g| g.family == left.family && g.params == left.params) else { continue };
         let not_ok = |g: &Group| g.trials.len() - g.ok().count();
         for compared in figures_of(left.family) {
-            let (va, vb) = (left.values(compared.get), right.values(compared.get));
+            let (va, vb) = (left.values(|o| compared.value(o)), right.values(|o| compared.value(o)));
             // A figure neither run's kernel gave (or older runs lack) is no row: only the
             // scheduler's per-task figures can be unknown in an ok trial.
             if va.is_empty() && vb.is_empty() && left.outcomes().next().is_some() && right.outcomes().next().is_some() {
@@ -372,11 +346,11 @@ pub fn compare(
     let adjusted = crate::stats::holm(&tested);
     // The band of a figure pools the cells of the row's experiment in each run, which did
     // the same kind of work; each is computed once (a suite may have hundreds of cells).
-    let shifts_of = |groups: &[Group], experiment: i64, compared: &Compared| -> Vec<f64> {
+    let shifts_of = |groups: &[Group], experiment: i64, figure: &Figure| -> Vec<f64> {
         groups
             .iter()
             .filter(|g| g.experiment == experiment)
-            .filter_map(|g| half_shift(&values_in_time_order(g, compared.get)))
+            .filter_map(|g| half_shift(&values_in_time_order(g, figure)))
             .collect()
     };
     let mut bands: Vec<((i64, i64, &'static str), Drift)> = Vec::new();
@@ -391,7 +365,7 @@ pub fn compare(
                     match bands.iter().find(|(k, _)| *k == key) {
                         Some((_, band)) => *band,
                         None => {
-                            let compared = figures_of(row.family).iter().find(|c| c.key == row.figure);
+                            let compared = figures_of(row.family).into_iter().find(|c| c.key == row.figure);
                             let band = compared.map_or(Drift::Unknown, |c| {
                                 let mut shifts = shifts_of(&ga, experiments.0, c);
                                 shifts.extend(shifts_of(&gb, experiments.1, c));
@@ -561,7 +535,7 @@ mod tests {
         (e.ratio, e.ci, e.p, verdict, regression)
     }
 
-    use crate::model::{LatencyOutcome, RingOutcome, ThreadStats, TrialStatus, Usage};
+    use crate::model::{LatencyOutcome, Outcome, RingOutcome, ThreadStats, TrialStatus, Usage};
 
     /// A stored trial of `family` with `outcome`, the `i`-th of its run (a second apart).
     fn trial(i: usize, params: &str, outcome: Outcome) -> TrialRecord {

@@ -5,6 +5,7 @@
 
 use crate::analysis::knee::{self, Shape, StepTest};
 use crate::analysis::period::{self, Level, SpikePeriod};
+use crate::model::figures::{self, Figure};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, TrialSpec};
 use crate::report::stored::{groups, param_text, Group};
 use crate::stats::{bootstrap_ratio_ci, mann_whitney, median, smallest_possible_p};
@@ -480,11 +481,9 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
             continue;
         }
         let what = format!("workload{}", describe(&set[0].params, &["policy"]));
-        let mut ranked: Vec<(&str, Vec<f64>)> = set
-            .iter()
-            .map(|g| (g.policy(), g.workload(|o| o.wall_ns as f64 / 1e9)))
-            .filter(|(_, v)| !v.is_empty())
-            .collect();
+        let (wall_s, involuntary) = (figures::headline(Family::Workload), figures::named(Family::Workload, "nivcsw"));
+        let mut ranked: Vec<(&str, Vec<f64>)> =
+            set.iter().map(|g| (g.policy(), g.values(|o| wall_s.value(o)))).filter(|(_, v)| !v.is_empty()).collect();
         if ranked.len() < 2 {
             continue;
         }
@@ -492,7 +491,7 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
         let (best, next) = (&ranked[0], &ranked[1]);
         let significance = Significance::of(&best.1, &next.1);
         let invol = |policy: &str| {
-            set.iter().find(|g| g.policy() == policy).map(|g| median(&g.workload(|o| o.usage.nivcsw as f64)))
+            set.iter().find(|g| g.policy() == policy).map(|g| median(&g.values(|o| involuntary.value(o))))
         };
         let rt: Vec<f64> = ["fifo", "rr"].iter().filter_map(|p| invol(p)).filter(|v| v.is_finite()).collect();
         let switches = match (invol("other"), rt.is_empty()) {
@@ -520,21 +519,23 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
     }
     for set in series(&all, Family::Latency, "policy") {
         let what = format!("latency{}", describe(&set[0].params, &["policy"]));
-        let by = |figure: fn(&crate::model::LatencyOutcome) -> f64, pick: fn(&[f64]) -> f64| {
+        let by = |figure: &Figure, pick: fn(&[f64]) -> f64| {
             set.iter()
                 .filter_map(|g| {
-                    let v = g.latency(figure);
+                    let v = g.values(|o| figure.value(o));
                     (!v.is_empty()).then(|| (g.policy(), pick(&v)))
                 })
                 .min_by(|a, b| a.1.total_cmp(&b.1))
         };
         let max_of = |v: &[f64]| v.iter().copied().fold(f64::MIN, f64::max);
-        let (Some(p99), Some(max)) = (by(|o| o.all.p99_ns as f64, median), by(|o| o.all.max_ns as f64, max_of)) else {
+        let (p99, max) = (figures::headline(Family::Latency), figures::named(Family::Latency, "max_ns"));
+        let (Some(p99), Some(max)) = (by(p99, median), by(max, max_of)) else {
             continue;
         };
+        let overruns = figures::named(Family::Latency, "overruns");
         let overruns = set
             .iter()
-            .map(|g| (g.policy().to_string(), g.latency(|o| o.all.overruns as f64).iter().sum::<f64>() as u64))
+            .map(|g| (g.policy().to_string(), g.values(|o| overruns.value(o)).iter().sum::<f64>() as u64))
             .collect();
         out.push(Finding::LatencyLeader {
             what,
