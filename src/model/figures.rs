@@ -153,7 +153,7 @@ impl Figure {
 use Read::{Outcome as O, Thread as T};
 use Unit::*;
 
-static RING: [Figure; 18] = [
+static RING: [Figure; 19] = [
     count("laps", "laps", Count, O(|o| Some(o.ring()?.laps as f64))),
     count("hops", "hops", Count, O(|o| Some(o.ring()?.hops as f64))),
     figure("real_s", "real s", Seconds, O(|o| Some(ns_to_s(o.ring()?.real_ns as f64)))),
@@ -172,6 +172,16 @@ static RING: [Figure; 18] = [
     count("member_maxrss_kb", "max RSS KiB", KiB, O(|o| Some(o.ring()?.member_maxrss_kb as f64))),
     count("minflt", "minor faults", Count, O(|o| Some(o.ring()?.usage.minflt as f64))),
     count("majflt", "major faults", Count, O(|o| Some(o.ring()?.usage.majflt as f64))),
+    // Each hop wakes the next member: hops over the timed region's real time.
+    figure(
+        "wakeups_per_s",
+        "wakeups/s",
+        PerSecond,
+        O(|o| {
+            let r = o.ring()?;
+            (r.real_ns > 0).then(|| r.hops as f64 * 1e9 / r.real_ns as f64)
+        }),
+    ),
 ];
 
 static WORKLOAD: [Figure; 25] = [
@@ -315,5 +325,29 @@ mod tests {
         }
         let keys: Vec<&str> = compared(Family::Ring).iter().map(|f| f.key).collect();
         assert_eq!(keys, ["ns_per_switch", "ns_per_hop", "run_delay_ns_per_hop"]);
+    }
+
+    #[test]
+    fn wakeups_are_hops_per_real_second() {
+        let mut o = crate::model::RingOutcome {
+            procs: 4,
+            member_cpus: Vec::new(),
+            laps: 10,
+            hops: 40,
+            real_ns: 40_000,
+            usage: Default::default(),
+            member_maxrss_kb: 0,
+            overhead_ps: 0,
+            spawn_ns: 0,
+            teardown_ns: 0,
+            load: None,
+            run_delay_ns: None,
+            migrations: None,
+        };
+        let wakeups = find(Family::Ring, "wakeups_per_s").unwrap();
+        // 40 hops in 40 µs: a million a second.
+        assert_eq!(wakeups.value(&Outcome::Ring(o.clone())), Some(1e6));
+        o.real_ns = 0;
+        assert_eq!(wakeups.value(&Outcome::Ring(o)), None);
     }
 }
