@@ -5,3 +5,4 @@ pub mod best_policy;
 pub mod changepoint;
 pub mod knee;
 pub mod period;
+pub mod verdict;
