@@ -1,8 +1,10 @@
 //! The analyses behind schedlab's findings: pure functions over numbers, unit-tested on
 //! real data (the 1992 report's published tables among them).
 
+pub mod best_policy;
 pub mod changepoint;
 pub mod knee;
 pub mod period;
 pub mod random;
 pub mod stats;
+pub mod verdict;

@@ -3,7 +3,7 @@
 //! trial process sends back, what the store keeps and what every report reads; seconds,
 //! ratios and formatted cells are derived from it at the edge, never stored.
 
-use crate::model::{LoadOutcome, Usage};
+use crate::model::{figures, Family, LoadOutcome, Usage};
 use serde::{Deserialize, Serialize};
 
 /// What one ring configuration measured. Times are of the timed region only: from the
@@ -253,14 +253,17 @@ impl Outcome {
         }
     }
 
-    /// The family's headline figure (`Family::headline_figure` names it): a ring's cost
-    /// per switch in ns, a workload's wall time in s, a latency run's p99 over all threads
-    /// in ns.
-    pub fn headline(&self) -> f64 {
+    pub fn family(&self) -> Family {
         match self {
-            Outcome::Ring(o) => o.ns_per_switch(),
-            Outcome::Workload(o) => o.wall_ns as f64 / 1e9,
-            Outcome::Latency(o) => o.all.p99_ns as f64,
+            Outcome::Ring(_) => Family::Ring,
+            Outcome::Workload(_) => Family::Workload,
+            Outcome::Latency(_) => Family::Latency,
         }
+    }
+
+    /// The family's headline figure, as the figure registry marks it (a ring's cost per
+    /// switch in ns, a workload's wall time in s, a latency run's p99 over all threads).
+    pub fn headline(&self) -> f64 {
+        figures::headline(self.family()).value(self).unwrap_or(f64::NAN)
     }
 }

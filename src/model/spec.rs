@@ -225,12 +225,8 @@ impl Family {
     }
 
     /// The figure a cell of this family is judged by: the one its confidence interval,
-    /// adaptive repeats and verdicts are about (`Outcome::headline` computes it).
+    /// adaptive repeats and verdicts are about (the figure registry marks it).
     pub fn headline_figure(self) -> &'static str {
-        match self {
-            Family::Ring => "ns_per_switch",
-            Family::Workload => "wall_s",
-            Family::Latency => "p99_ns",
-        }
+        crate::model::figures::headline(self).key
     }
 }

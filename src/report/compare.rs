@@ -41,50 +41,21 @@
 //!   history, drift slower than one run (a whole run in one noisy stretch) is invisible:
 //!   for a verdict on a small difference, interleave the two states with `schedlab ab`.
 
-use crate::analysis::stats::{bootstrap_ratio_ci, mann_whitney, median, smallest_possible_p};
-use crate::model::{Family, Outcome};
+use crate::analysis::stats::{median, smallest_possible_p};
+use crate::analysis::verdict::{drift_band, evidence, half_shift, history_band, judge, pooled_log_sd, Evidence};
+pub use crate::analysis::verdict::{Drift, Verdict, ALPHA};
+use crate::model::figures::{self, Figure};
+use crate::model::Family;
 use crate::report::stored::{groups, Group};
 use crate::report::table::Table;
 use crate::store::{RunRecord, TrialRecord};
 use serde_json::{json, Map, Value as Json};
 
-/// One figure a comparison looks at: its JSON key, its column label, and how to read it.
-pub struct Compared {
-    pub key: &'static str,
-    pub label: &'static str,
-    pub get: fn(&Outcome) -> Option<f64>,
+/// The figures compared per family, in row order (the registry marks them; for all of
+/// them lower is better).
+pub fn figures_of(family: Family) -> Vec<&'static Figure> {
+    figures::compared(family)
 }
-
-const RING: &[Compared] = &[
-    Compared { key: "ns_per_switch", label: "ns/switch", get: |o| Some(o.ring()?.ns_per_switch()) },
-    Compared { key: "ns_per_hop", label: "ns/hop", get: |o| Some(o.ring()?.ns_per_hop()) },
-    Compared { key: "run_delay_ns_per_hop", label: "rq ns/hop", get: |o| o.ring()?.run_delay_ns_per_hop() },
-];
-const WORKLOAD: &[Compared] = &[
-    Compared { key: "wall_s", label: "wall s", get: |o| Some(o.workload()?.wall_ns as f64 / 1e9) },
-    Compared { key: "nivcsw", label: "invol sw", get: |o| Some(o.workload()?.usage.nivcsw as f64) },
-    Compared { key: "run_delay_max_s", label: "rq max s", get: |o| Some(o.workload()?.run_delay_max_ns? as f64 / 1e9) },
-];
-const LATENCY: &[Compared] = &[
-    Compared { key: "p50_ns", label: "p50 ns", get: |o| Some(o.latency()?.all.p50_ns as f64) },
-    Compared { key: "p99_ns", label: "p99 ns", get: |o| Some(o.latency()?.all.p99_ns as f64) },
-    Compared { key: "max_ns", label: "max ns", get: |o| Some(o.latency()?.all.max_ns as f64) },
-    Compared { key: "run_delay_ns", label: "rq wait ns", get: |o| Some(o.latency()?.all.run_delay_ns? as f64) },
-];
-
-/// The figures compared per family; for all of them lower is better.
-pub fn figures_of(family: Family) -> &'static [Compared] {
-    match family {
-        Family::Ring => RING,
-        Family::Workload => WORKLOAD,
-        Family::Latency => LATENCY,
-    }
-}
-
-pub const ALPHA: f64 = 0.05;
-const BOOTSTRAP_ROUNDS: usize = 2000;
-/// The drift band is this many root mean squares of the within-run half shifts.
-const DRIFT_BOUND: f64 = 2.0;
 
 /// How the two runs were made, which decides whether drift is part of the verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,70 +108,6 @@ impl Mode {
     }
 }
 
-/// What the interval must clear beyond 1 because of drift between the runs.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Drift {
-    /// Interleaved runs: none.
-    Shared,
-    /// Separate runs: the band, as ln of a ratio (0.05 is about ±5 %).
-    Estimated(f64),
-    /// Separate runs with no cell that shows its drift (one repeat per cell, or zeros).
-    Unknown,
-}
-
-impl Drift {
-    /// The band as a fraction (0.051 for ±5.1 %); `None` where there is none.
-    pub fn fraction(self) -> Option<f64> {
-        match self {
-            Drift::Estimated(d) => Some(d.exp() - 1.0),
-            _ => None,
-        }
-    }
-
-    fn text(self) -> String {
-        match self {
-            Drift::Shared => "-".into(),
-            Drift::Estimated(d) if d.exp() >= 2.0 => format!("×{:.1}", d.exp()),
-            Drift::Estimated(d) => format!("±{:.1}%", (d.exp() - 1.0) * 100.0),
-            Drift::Unknown => "unknown".into(),
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    Faster,
-    Slower,
-    NoDifference,
-    /// Significant, but the interval does not clear the drift between two separate runs.
-    Drift,
-    /// Too few ok repeats on a side for any test to decide; the reason says how many.
-    TooFew(String),
-}
-
-impl Verdict {
-    pub fn label(&self) -> String {
-        match self {
-            Verdict::Faster => "B faster".into(),
-            Verdict::Slower => "B slower".into(),
-            Verdict::NoDifference => "no significant difference".into(),
-            Verdict::Drift => "cannot separate from drift".into(),
-            Verdict::TooFew(why) => format!("cannot decide: {why}"),
-        }
-    }
-
-    /// The verdict as JSON writes it.
-    pub fn key(&self) -> &'static str {
-        match self {
-            Verdict::Faster => "faster",
-            Verdict::Slower => "slower",
-            Verdict::NoDifference => "no_difference",
-            Verdict::Drift => "cannot_separate_from_drift",
-            Verdict::TooFew(_) => "too_few_repeats",
-        }
-    }
-}
-
 pub struct Row {
     pub family: Family,
     pub params: Map<String, Json>,
@@ -222,103 +129,29 @@ pub struct Row {
     pub regression: bool,
 }
 
-/// What one figure's samples say before the other figures are seen: the ratio and its
-/// interval, the raw p, and why no test can decide, if none can.
-struct Evidence {
-    ratio: Option<f64>,
-    ci: Option<(f64, f64)>,
-    p: Option<f64>,
-    too_few: Option<String>,
-}
-
-fn evidence(a: &[f64], b: &[f64]) -> Evidence {
-    let ci = bootstrap_ratio_ci(a, b, BOOTSTRAP_ROUNDS, 0x5eed);
-    let (ratio, ci) = (ci.map(|c| c.0), ci.map(|c| (c.1, c.2)));
-    if a.len() < 2 || b.len() < 2 {
-        let why = format!("{} and {} ok repeats; a single sample decides nothing", a.len(), b.len());
-        return Evidence { ratio, ci, p: None, too_few: Some(why) };
-    }
-    let p = mann_whitney(a, b).map(|r| r.1);
-    let too_few = (smallest_possible_p(a.len(), b.len()) > ALPHA)
-        .then(|| format!("{} and {} ok repeats; at least 4 on each side are needed", a.len(), b.len()));
-    Evidence { ratio, ci, p, too_few }
-}
-
-/// The verdict from the evidence, the adjusted p and the drift band, and whether it is a
-/// regression (see the module doc for the rule).
-fn judge(e: &Evidence, p_adjusted: Option<f64>, threshold: f64, drift: Drift) -> (Verdict, bool) {
-    if let Some(why) = &e.too_few {
-        return (Verdict::TooFew(why.clone()), false);
-    }
-    let Some((lo, hi)) = e.ci else { return (Verdict::NoDifference, false) };
-    let significant = p_adjusted.is_some_and(|p| p < ALPHA) && (lo > 1.0 || hi < 1.0);
-    if !significant {
-        return (Verdict::NoDifference, false);
-    }
-    let band = match drift {
-        Drift::Shared => 0.0,
-        Drift::Estimated(d) => d,
-        Drift::Unknown => return (Verdict::Drift, false),
-    };
-    if lo > 1.0 && lo.ln() > band {
-        (Verdict::Slower, lo.ln() > (1.0 + threshold).ln() + band)
-    } else if hi < 1.0 && hi.ln() < -band {
-        (Verdict::Faster, false)
-    } else {
-        (Verdict::Drift, false)
-    }
-}
-
-/// The shift between the first and second half of one cell's values, in the order they
-/// ran, as |ln(median of late half / median of early half)|; with an odd count the middle
-/// value is in neither half. `None` with fewer than 2 values or a zero median.
-pub fn half_shift(in_time_order: &[f64]) -> Option<f64> {
-    let half = in_time_order.len() / 2;
-    if half == 0 {
-        return None;
-    }
-    let early = median(&in_time_order[..half]);
-    let late = median(&in_time_order[in_time_order.len() - half..]);
-    let shift = (late / early).ln().abs();
-    (early > 0.0 && late > 0.0 && shift.is_finite()).then_some(shift)
-}
-
-/// The drift band from the half shifts of every cell of one figure in both runs.
-pub fn drift_band(shifts: &[f64]) -> Drift {
-    if shifts.is_empty() {
-        return Drift::Unknown;
-    }
-    let mean_square = shifts.iter().map(|s| s * s).sum::<f64>() / shifts.len() as f64;
-    Drift::Estimated(DRIFT_BOUND * mean_square.sqrt())
-}
-
 /// A figure of a group's ok trials in the order they ran (start time, then plan order).
-fn values_in_time_order(group: &Group, get: fn(&Outcome) -> Option<f64>) -> Vec<f64> {
+fn values_in_time_order(group: &Group, figure: &Figure) -> Vec<f64> {
     let mut ok: Vec<&TrialRecord> = group.ok().collect();
     ok.sort_by(|x, y| x.started.cmp(&y.started).then(x.seq.cmp(&y.seq)));
-    ok.iter().filter_map(|t| t.outcome.as_ref().and_then(get)).collect()
+    ok.iter().filter_map(|t| figure.value(t.outcome.as_ref()?)).collect()
 }
 
 /// The spread of one experiment's cells over other runs: the pooled standard deviation
 /// of ln(run median) of each cell that two or more of those runs hold. `None` when none does.
-fn history_sd(cells: &[&Group], history: &[Vec<Group>], compared: &Compared) -> Option<f64> {
-    let (mut sum_sq, mut df) = (0.0, 0usize);
-    for cell in cells {
-        let logs: Vec<f64> = history
-            .iter()
-            .filter_map(|groups| {
-                let g = groups.iter().find(|g| g.family == cell.family && g.params == cell.params)?;
-                let m = median(&g.values(compared.get));
-                (m > 0.0 && m.is_finite()).then(|| m.ln())
-            })
-            .collect();
-        if logs.len() >= 2 {
-            let mean = logs.iter().sum::<f64>() / logs.len() as f64;
-            sum_sq += logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>();
-            df += logs.len() - 1;
-        }
-    }
-    (df > 0).then(|| (sum_sq / df as f64).sqrt())
+fn history_sd(cells: &[&Group], history: &[Vec<Group>], figure: &Figure) -> Option<f64> {
+    let medians: Vec<Vec<f64>> = cells
+        .iter()
+        .map(|cell| {
+            history
+                .iter()
+                .filter_map(|groups| {
+                    let g = groups.iter().find(|g| g.family == cell.family && g.params == cell.params)?;
+                    Some(median(&g.values(|o| figure.value(o))))
+                })
+                .collect()
+        })
+        .collect();
+    pooled_log_sd(&medians)
 }
 
 /// Match the two runs' trials and compare every figure. Empty when nothing matches.
@@ -339,7 +172,7 @@ pub fn compare(
         let Some(right) = gb.iter().find(|g| g.family == left.family && g.params == left.params) else { continue };
         let not_ok = |g: &Group| g.trials.len() - g.ok().count();
         for compared in figures_of(left.family) {
-            let (va, vb) = (left.values(compared.get), right.values(compared.get));
+            let (va, vb) = (left.values(|o| compared.value(o)), right.values(|o| compared.value(o)));
             // A figure neither run's kernel gave (or older runs lack) is no row: only the
             // scheduler's per-task figures can be unknown in an ok trial.
             if va.is_empty() && vb.is_empty() && left.outcomes().next().is_some() && right.outcomes().next().is_some() {
@@ -370,11 +203,11 @@ pub fn compare(
     let adjusted = crate::analysis::stats::holm(&tested);
     // The band of a figure pools the cells of the row's experiment in each run, which did
     // the same kind of work; each is computed once (a suite may have hundreds of cells).
-    let shifts_of = |groups: &[Group], experiment: i64, compared: &Compared| -> Vec<f64> {
+    let shifts_of = |groups: &[Group], experiment: i64, figure: &Figure| -> Vec<f64> {
         groups
             .iter()
             .filter(|g| g.experiment == experiment)
-            .filter_map(|g| half_shift(&values_in_time_order(g, compared.get)))
+            .filter_map(|g| half_shift(&values_in_time_order(g, figure)))
             .collect()
     };
     let mut bands: Vec<((i64, i64, &'static str), Drift)> = Vec::new();
@@ -389,14 +222,12 @@ pub fn compare(
                     match bands.iter().find(|(k, _)| *k == key) {
                         Some((_, band)) => *band,
                         None => {
-                            let compared = figures_of(row.family).iter().find(|c| c.key == row.figure);
+                            let compared = figures_of(row.family).into_iter().find(|c| c.key == row.figure);
                             let band = compared.map_or(Drift::Unknown, |c| {
                                 let mut shifts = shifts_of(&ga, experiments.0, c);
                                 shifts.extend(shifts_of(&gb, experiments.1, c));
                                 let cells: Vec<&Group> = ga.iter().filter(|g| g.experiment == experiments.0).collect();
-                                // Two runs' levels differ by sqrt(2) sd; the band is its ~95 % bound.
-                                let across = history_sd(&cells, &history, c)
-                                    .map(|sd| DRIFT_BOUND * std::f64::consts::SQRT_2 * sd);
+                                let across = history_sd(&cells, &history, c).map(history_band);
                                 match (drift_band(&shifts), across) {
                                     (Drift::Estimated(within), Some(across)) => Drift::Estimated(within.max(across)),
                                     (Drift::Unknown, Some(across)) => Drift::Estimated(across),
@@ -450,6 +281,16 @@ pub fn summary(rows: &[Row], mode: Mode, threshold: f64, a: i64, b: i64) -> Stri
         out.push_str(&format!("\nwarning: {note}"));
     }
     out
+}
+
+/// The drift band as the table shows it.
+fn drift_text(drift: Drift) -> String {
+    match drift {
+        Drift::Shared => "-".into(),
+        Drift::Estimated(d) if d.exp() >= 2.0 => format!("×{:.1}", d.exp()),
+        Drift::Estimated(d) => format!("±{:.1}%", (d.exp() - 1.0) * 100.0),
+        Drift::Unknown => "unknown".into(),
+    }
 }
 
 fn params_text(params: &Map<String, Json>) -> String {
@@ -509,7 +350,7 @@ pub fn table(rows: &[Row]) -> Table {
             if r.b.is_empty() { "-".into() } else { number(median(&r.b)) },
             r.ratio.map_or("-".into(), |x| format!("{x:.3}")),
             r.ci.map_or("-".into(), |(lo, hi)| format!("{lo:.3}..{hi:.3}")),
-            r.drift.text(),
+            drift_text(r.drift),
             r.p.map_or("-".into(), p_text),
             r.p_adjusted.map_or("-".into(), p_text),
             format!("{}{}", r.verdict.label(), if r.regression { " REGRESSION" } else { "" }),
@@ -549,17 +390,7 @@ pub fn json_rows(rows: &[Row], mode: Mode) -> Vec<Json> {
 mod tests {
     use super::*;
 
-    /// Ratio, its interval, the p-value, the verdict and whether it is a regression.
-    type Decision = (Option<f64>, Option<(f64, f64)>, Option<f64>, Verdict, bool);
-
-    /// One figure alone (a family of one), interleaved.
-    fn decide(a: &[f64], b: &[f64], threshold: f64) -> Decision {
-        let e = evidence(a, b);
-        let (verdict, regression) = judge(&e, e.p, threshold, Drift::Shared);
-        (e.ratio, e.ci, e.p, verdict, regression)
-    }
-
-    use crate::model::{LatencyOutcome, RingOutcome, ThreadStats, TrialStatus, Usage};
+    use crate::model::{LatencyOutcome, Outcome, RingOutcome, ThreadStats, TrialStatus, Usage};
 
     /// A stored trial of `family` with `outcome`, the `i`-th of its run (a second apart).
     fn trial(i: usize, params: &str, outcome: Outcome) -> TrialRecord {
@@ -757,7 +588,10 @@ mod tests {
             ("32", [4214.0, 4301.0, 3877.0, 3816.0], [3565.0, 3375.0, 3219.0, 3411.0]),
             ("64", [4287.0, 4759.0, 3949.0, 3841.0], [4161.0, 2947.0, 4878.0, 3343.0]),
         ];
-        let (single_32, _, p, verdict, regression) = decide(&cells[3].2, &cells[3].1, 0.05);
+        // Alone (a family of one, interleaved).
+        let single = evidence(&cells[3].2, &cells[3].1);
+        let (verdict, regression) = judge(&single, single.p, 0.05, Drift::Shared);
+        let (single_32, p) = (single.ratio, single.p);
         assert!(regression && verdict == Verdict::Slower && p.unwrap() < 0.05, "{single_32:?} {p:?}");
         let ring = |procs: &str, i: usize, ns: f64| {
             let outcome = RingOutcome {
@@ -795,56 +629,5 @@ mod tests {
         // And the note says why nothing could be called different with 4 repeats.
         let note = power_note(&rows).unwrap();
         assert!(note.contains("10 figures tested") && note.contains("0.0050"), "{note}");
-    }
-
-    #[test]
-    fn the_drift_band_comes_from_each_cells_halves() {
-        assert_eq!(half_shift(&[100.0]), None);
-        assert_eq!(half_shift(&[100.0, 0.0]), None);
-        // 100, 100 then 110, 110: ln 1.1; an odd middle value is in neither half.
-        assert!((half_shift(&[100.0, 100.0, 500.0, 110.0, 110.0]).unwrap() - 1.1f64.ln()).abs() < 1e-12);
-        assert!((half_shift(&[110.0, 100.0]).unwrap() - 1.1f64.ln()).abs() < 1e-12);
-        assert_eq!(drift_band(&[]), Drift::Unknown);
-        let Drift::Estimated(d) = drift_band(&[0.03, 0.04]) else { panic!() };
-        assert!((d - 2.0 * (0.0025f64 / 2.0).sqrt()).abs() < 1e-12, "{d}");
-    }
-
-    #[test]
-    fn judged_against_the_band() {
-        let significant = |lo: f64, hi: f64| Evidence {
-            ratio: Some((lo + hi) / 2.0),
-            ci: Some((lo, hi)),
-            p: Some(0.001),
-            too_few: None,
-        };
-        let band = Drift::Estimated(1.10f64.ln());
-        let judged = |lo, hi, drift| judge(&significant(lo, hi), Some(0.001), 0.05, drift);
-        assert_eq!(judged(1.08, 1.15, band), (Verdict::Drift, false));
-        assert_eq!(judged(1.12, 1.20, band), (Verdict::Slower, false), "beyond the drift, not the threshold too");
-        assert_eq!(judged(1.30, 1.40, band), (Verdict::Slower, true));
-        assert_eq!(judged(0.80, 0.95, band), (Verdict::Drift, false));
-        assert_eq!(judged(0.70, 0.85, band), (Verdict::Faster, false));
-        assert_eq!(judged(1.30, 1.40, Drift::Unknown), (Verdict::Drift, false));
-        // Interleaved: the interval must clear the threshold, not just the point estimate.
-        assert_eq!(judged(1.03, 1.12, Drift::Shared), (Verdict::Slower, false));
-        assert_eq!(judged(1.06, 1.12, Drift::Shared), (Verdict::Slower, true));
-        // Not significant after adjustment: nothing to say, whatever the interval.
-        assert_eq!(judge(&significant(1.3, 1.4), Some(0.2), 0.05, Drift::Shared), (Verdict::NoDifference, false));
-    }
-
-    #[test]
-    fn verdicts_need_enough_repeats() {
-        let a = [100.0, 101.0, 99.0, 100.5, 99.5];
-        let slower = [130.0, 131.0, 129.0, 130.5, 129.5];
-        let (ratio, _, p, verdict, regression) = decide(&a, &slower, 0.05);
-        assert_eq!(verdict, Verdict::Slower);
-        assert!(regression && ratio.unwrap() > 1.29 && p.unwrap() < 0.01);
-        // 30 % slower is not a regression beyond a 50 % threshold.
-        assert!(!decide(&a, &slower, 0.5).4);
-        let (_, _, _, verdict, _) = decide(&slower, &a, 0.05);
-        assert_eq!(verdict, Verdict::Faster);
-        assert!(matches!(decide(&a[..3], &slower[..3], 0.05).3, Verdict::TooFew(_)));
-        assert!(matches!(decide(&a[..1], &slower, 0.05).3, Verdict::TooFew(_)));
-        assert_eq!(decide(&a, &a, 0.05).3, Verdict::NoDifference);
     }
 }

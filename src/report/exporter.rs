@@ -88,14 +88,19 @@ impl Exporter for Csv {
     }
 }
 
-/// Each numeric figure of a group's ok trials, summarised over its repeats, with the 95 %
-/// interval of its median (`ci_low`, `ci_high`: null with fewer than 6 ok repeats).
+/// Settings that report JSON has always summarised beside a workload's figures (its
+/// size), kept so its readers find them; every other summary is a registry figure.
+const SUMMARISED_SETTINGS: &[&str] = &["iterations", "transfer_size", "block_size"];
+
+/// Each figure of a group's ok trials (the registry's, in the order the trial lines
+/// write them), summarised over its repeats, with the 95 % interval of its median
+/// (`ci_low`, `ci_high`: null with fewer than 6 ok repeats).
 fn figure_summaries(g: &stored::Group, groups: &[&stored::Group]) -> Map<String, Json> {
     let mut values: Vec<(String, Vec<f64>)> = Vec::new();
     for t in g.ok() {
         for (key, value) in figures::stored(t).into_iter().flatten() {
             let Some(x) = value.as_f64() else { continue };
-            if matches!(key.as_str(), "procs" | "prio" | "repeat" | "seed" | "work_kb" | "interval_ns" | "timeout_s") {
+            if crate::model::figures::find(g.family, &key).is_none() && !SUMMARISED_SETTINGS.contains(&key.as_str()) {
                 continue;
             }
             match values.iter_mut().find(|(k, _)| *k == key) {

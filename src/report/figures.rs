@@ -1,11 +1,11 @@
-//! The figures of one trial as named JSON numbers: seconds where a time reads best in
-//! seconds, `_ns` where it reads best in ns, and the spec's settings beside them. These
-//! are the keys of `--json` lines, of `report --format json`, of the CSV export and of
-//! the `figures` an export carries for readers; all are derived here from the typed
-//! spec and outcome, so a figure is named and computed in exactly one place.
+//! The figures of one trial as named JSON objects: the keys of `--json` lines, of
+//! `report --format json`, of the CSV export and of the `figures` an export carries for
+//! readers. The measured values, their keys and their order come from the figure
+//! registry (`model::figures`); the spec's settings are written beside them here.
 
+use crate::model::figures::{self, Figure, Part};
 use crate::model::{
-    ns_to_s, LatencyOutcome, LatencySpec, LoadOutcome, LoadSpec, RingLength, RingOutcome, RingSpec, ThreadStats,
+    ns_to_s, Family, LatencyOutcome, LatencySpec, LoadSpec, Outcome, RingLength, RingOutcome, RingSpec, ThreadStats,
     TrialSpec, TrialStatus, WorkloadKind, WorkloadOutcome, WorkloadSpec,
 };
 #[cfg(test)]
@@ -14,26 +14,53 @@ use crate::report::findings::{spike_periods, ThreadSpikes};
 use crate::store::TrialRecord;
 use serde_json::{json, Map, Value as Json};
 
+/// A figure's value as a line writes it: a whole number for counts and integer ns,
+/// null where unknown.
+fn number(f: &Figure, value: Option<f64>) -> Json {
+    match value {
+        Some(x) if f.integer => json!(x as i64),
+        Some(x) => json!(x),
+        None => Json::Null,
+    }
+}
+
+/// Write `figures` of `part` with `value` reading each, in registry order; a key that is
+/// not a figure but has always sat after one in the line (the ring's projection beside
+/// its times, the load's CPUs beside its size) comes in `beside` as (after, key, value).
+fn put(
+    m: &mut Map<String, Json>,
+    figures: impl IntoIterator<Item = &'static Figure>,
+    part: Part,
+    value: impl Fn(&Figure) -> Option<f64>,
+    beside: Vec<(&str, &str, Json)>,
+) {
+    for f in figures.into_iter().filter(|f| f.part == part) {
+        m.insert(f.key.into(), number(f, value(f)));
+        for (_, key, v) in beside.iter().filter(|(after, _, _)| *after == f.key) {
+            m.insert((*key).into(), v.clone());
+        }
+    }
+}
+
+/// Write a part's figures only when the trial has that part (any of them is known):
+/// a load's when one ran, SCHED_DEADLINE's when the kernel gave them.
+fn put_part(m: &mut Map<String, Json>, figures: &'static [Figure], part: Part, o: &Outcome) {
+    if figures.iter().filter(|f| f.part == part).any(|f| f.value(o).is_some()) {
+        put(m, figures, part, |f| f.value(o), Vec::new());
+    }
+}
+
 /// The load a trial ran beside it and what the load achieved during its window: nothing
 /// when it ran without one, so the figures of unloaded trials read as before.
-pub fn add_load(m: &mut Map<String, Json>, spec: &LoadSpec, o: Option<&LoadOutcome>) {
+fn add_load(m: &mut Map<String, Json>, spec: &LoadSpec, o: &Outcome) {
     if spec.is_none() {
         return;
     }
     m.insert("load".into(), json!(spec.kind.as_str()));
     m.insert("load_nice".into(), json!(spec.nice));
-    let Some(o) = o else { return };
-    m.extend(object(json!({
-        "load_nice": o.nice,
-        "load_instances": o.instances,
-        "load_processes": o.processes,
-        "load_cpus": o.cpus,
-        "load_window_s": ns_to_s(o.window_ns as f64),
-        "load_loops_per_s": o.loops_per_s(),
-        "load_io_bytes_per_s": o.io_bytes_per_s(),
-        "load_messages_per_s": o.messages_per_s(),
-        "load_cpu_s": ns_to_s(o.cpu_ns as f64),
-    })));
+    let Some(load) = o.load() else { return };
+    let cpus = vec![("load_processes", "load_cpus", json!(load.cpus))];
+    put(m, figures::LOAD.iter().chain([&figures::LOAD_CPU]), Part::Load, |f| f.value(o), cpus);
 }
 
 /// A deadline trial's reservation as keys (`runtime_ns`, `deadline_ns`, `period_ns`);
@@ -55,42 +82,21 @@ fn object(value: Json) -> Map<String, Json> {
 
 /// A ring's figures; `projected_cpu_ns` is the sweep's linear projection, when known.
 pub fn ring(spec: &RingSpec, o: &RingOutcome, projected_cpu_ns: Option<f64>) -> Map<String, Json> {
-    let mut m = object(json!({
-        "family": "ring",
-        "procs": spec.procs,
-        "laps": o.laps,
-        "hops": o.hops,
-        "real_s": ns_to_s(o.real_ns as f64),
-        "cpu_s": ns_to_s(o.cpu_ns() as f64),
-        "user_s": ns_to_s(o.usage.utime_ns as f64),
-        "sys_s": ns_to_s(o.usage.stime_ns as f64),
-    }));
-    if let Some(p) = projected_cpu_ns {
-        m.insert("projected_s".into(), json!(ns_to_s(p)));
-    }
+    let o = Outcome::Ring(o.clone());
+    let mut m = object(json!({"family": "ring", "procs": spec.procs}));
+    let projected = projected_cpu_ns.map(|p| ("sys_s", "projected_s", json!(ns_to_s(p))));
+    put(&mut m, figures::of(Family::Ring), Part::Always, |f| f.value(&o), projected.into_iter().collect());
     m.extend(object(json!({
-        "nvcsw": o.usage.nvcsw,
-        "nivcsw": o.usage.nivcsw,
-        "ns_per_hop": o.ns_per_hop(),
-        "overhead_ns": o.overhead_ns(),
-        "ns_per_switch": o.ns_per_switch(),
-        "run_delay_ns_per_hop": o.run_delay_ns_per_hop(),
-        "migrations": o.migrations,
-        "spawn_s": ns_to_s(o.spawn_ns as f64),
-        "teardown_s": ns_to_s(o.teardown_ns as f64),
-        "member_maxrss_kb": o.member_maxrss_kb,
-        "minflt": o.usage.minflt,
-        "majflt": o.usage.majflt,
         "mode": spec.mode.as_str(),
         "ipc": spec.ipc.as_str(),
         "pin": spec.pin.as_str(),
-        "cpus": o.member_cpus,
+        "cpus": o.ring().map(|r| &r.member_cpus),
         "policy": spec.policy.as_str(),
         "prio": spec.prio,
         "work_kb": spec.work_kb,
         "duration_s": match spec.length { RingLength::Duration(d) => Some(d.as_secs_f64()), RingLength::Laps(_) => None },
     })));
-    add_load(&mut m, &spec.load, o.load.as_ref());
+    add_load(&mut m, &spec.load, &o);
     add_reservation(&mut m, spec.deadline);
     m
 }
@@ -121,7 +127,7 @@ pub fn workload(
         run_delay_min_ns: None,
         migrations: None,
     };
-    let o = o.unwrap_or(&zero);
+    let o = Outcome::Workload(o.cloned().unwrap_or(zero));
     let io = p.kind == WorkloadKind::Io;
     let mut m = object(json!({
         "family": "workload",
@@ -133,65 +139,32 @@ pub fn workload(
         "repeat": repeat,
         "status": status.label(),
         "reason": status.reason(),
-        "wall_s": ns_to_s(o.wall_ns as f64),
-        "user_s": ns_to_s(o.usage.utime_ns as f64),
-        "sys_s": ns_to_s(o.usage.stime_ns as f64),
-        "cpu_pct": o.cpu_pct(),
-        "nvcsw": o.usage.nvcsw,
-        "nivcsw": o.usage.nivcsw,
-        "fairness": o.fairness,
-        "run_delay_s": o.run_delay_ns.map(|ns| ns_to_s(ns as f64)),
-        "run_delay_max_s": o.run_delay_max_ns.map(|ns| ns_to_s(ns as f64)),
-        "run_delay_p50_s": o.run_delay_p50_ns.map(|ns| ns_to_s(ns as f64)),
-        "run_delay_min_s": o.run_delay_min_ns.map(|ns| ns_to_s(ns as f64)),
-        "migrations": o.migrations,
-        "first_finish_s": ns_to_s(o.first_finish_ns as f64),
-        "last_finish_s": ns_to_s(o.last_finish_ns as f64),
-        "fork_s": ns_to_s(o.fork_ns as f64),
-        "minflt": o.usage.minflt,
-        "majflt": o.usage.majflt,
-        "inblock": o.usage.inblock,
-        "oublock": o.usage.oublock,
-        "pi_min": o.pi_min,
-        "pi_max": o.pi_max,
+    }));
+    put(&mut m, figures::of(Family::Workload), Part::Always, |f| f.value(&o), Vec::new());
+    m.extend(object(json!({
         "iterations": if io { None } else { Some(p.iterations) },
         "transfer_size": if io { Some(p.transfer_size) } else { None },
         "block_size": if io { Some(p.block_size) } else { None },
         "seed": p.seed,
         "timeout_s": spec.timeout.as_secs_f64(),
-    }));
-    add_load(&mut m, &spec.load, o.load.as_ref());
+    })));
+    add_load(&mut m, &spec.load, &o);
     add_reservation(&mut m, spec.deadline);
-    if let Some(r) = o.reservation {
-        m.insert("reserved_pct".into(), json!(r.reserved_pct));
-        m.insert("child_cpu_pct_mean".into(), json!(r.child_cpu_pct_mean));
-        m.insert("child_cpu_pct_min".into(), json!(r.child_cpu_pct_min));
-        m.insert("children_short".into(), json!(r.children_short));
-    }
+    put_part(&mut m, figures::of(Family::Workload), Part::Deadline, &o);
     m
 }
 
 fn latency_line(spec: &LatencySpec, thread: Json, s: &ThreadStats) -> Map<String, Json> {
-    object(json!({
+    let mut m = object(json!({
         "family": "latency",
         "policy": spec.policy.as_str(),
         "prio": spec.prio,
         "thread": thread,
         "cpu": s.cpu,
         "interval_ns": spec.interval_ns,
-        "samples": s.samples,
-        "min_ns": s.min_ns,
-        "avg_ns": s.avg_ns,
-        "p50_ns": s.p50_ns,
-        "p90_ns": s.p90_ns,
-        "p99_ns": s.p99_ns,
-        "p999_ns": s.p999_ns,
-        "p9999_ns": s.p9999_ns,
-        "max_ns": s.max_ns,
-        "overruns": s.overruns,
-        "run_delay_ns": s.run_delay_ns,
-        "migrations": s.migrations,
-    }))
+    }));
+    put(&mut m, figures::of(Family::Latency), Part::Always, |f| f.thread_value(s), Vec::new());
+    m
 }
 
 /// A thread's spike period: its figures when one is claimed (null when not), and the
@@ -225,13 +198,11 @@ pub fn latency_lines(spec: &LatencySpec, o: &LatencyOutcome) -> Vec<Map<String, 
     if o.threads.len() > 1 {
         out.push(latency_line(spec, json!("all"), &o.all));
     }
+    let whole = Outcome::Latency(o.clone());
     for line in &mut out {
-        add_load(line, &spec.load, o.load.as_ref());
+        add_load(line, &spec.load, &whole);
         add_reservation(line, spec.deadline);
-        if let Some(d) = o.deadline {
-            line.insert("missed_deadlines".into(), json!(d.missed_deadlines));
-            line.insert("runtime_overruns".into(), json!(d.runtime_overruns));
-        }
+        put_part(line, figures::of(Family::Latency), Part::Deadline, &whole);
     }
     out
 }
@@ -240,18 +211,19 @@ pub fn latency_lines(spec: &LatencySpec, o: &LatencyOutcome) -> Vec<Map<String, 
 /// trial's is its combined line with each thread's under `per_thread`.
 pub fn stored(t: &TrialRecord) -> Option<Map<String, Json>> {
     match (t.spec.as_ref()?, t.outcome.as_ref()) {
-        (TrialSpec::Ring(spec), Some(crate::model::Outcome::Ring(o))) => Some(ring(spec, o, None)),
+        (TrialSpec::Ring(spec), Some(Outcome::Ring(o))) => Some(ring(spec, o, None)),
         (TrialSpec::Workload(spec), o) => {
             Some(workload(spec, t.repeat.max(0) as usize, &t.status, o.and_then(|o| o.workload())))
         }
-        (TrialSpec::Latency(spec), Some(crate::model::Outcome::Latency(o))) => {
+        (TrialSpec::Latency(spec), Some(Outcome::Latency(o))) => {
             let mut lines = latency_lines(spec, o);
             let mut combined = lines.pop().unwrap_or_default();
-            combined.insert("threads".into(), json!(o.threads.len()));
-            if !lines.is_empty() {
-                combined.insert("per_thread".into(), Json::Array(lines.into_iter().map(Json::Object).collect()));
-            }
-            combined.insert("timer_slack_ns".into(), json!(o.timer_slack_ns));
+            // Each thread's line sits after the count of threads, as it always has.
+            let per_thread = (!lines.is_empty())
+                .then(|| ("threads", "per_thread", Json::Array(lines.into_iter().map(Json::Object).collect())));
+            let whole = Outcome::Latency(o.clone());
+            let figures = figures::of(Family::Latency);
+            put(&mut combined, figures, Part::Run, |f| f.value(&whole), per_thread.into_iter().collect());
             combined.insert("dma_latency_held".into(), json!(o.dma_latency_held));
             combined.insert("mlockall".into(), json!(o.mlockall));
             Some(combined)

@@ -3,9 +3,11 @@
 //! latency spikes that recur with a period.
 //! Each is a typed value carrying its numbers; the sentence is made only when it is shown.
 
+pub use crate::analysis::best_policy::{Significance, EQUIVALENCE_MARGIN};
 use crate::analysis::knee::{self, Shape, StepTest};
 use crate::analysis::period::{self, Level, SpikePeriod};
-use crate::analysis::stats::{bootstrap_ratio_ci, mann_whitney, median, smallest_possible_p};
+use crate::analysis::stats::median;
+use crate::model::figures::{self, Figure};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, TrialSpec};
 use crate::report::stored::{groups, param_text, Group};
 use crate::store::TrialRecord;
@@ -41,112 +43,6 @@ fn series<'a, 'b>(groups: &'b [Group<'a>], family: Family, axis: &str) -> Vec<Ve
         }
     }
     out
-}
-
-/// Two policies whose medians are within this of each other (the 95 % bootstrap interval
-/// of their ratio inside 1 ± this) are called equivalent.
-pub const EQUIVALENCE_MARGIN: f64 = 0.05;
-const BOOTSTRAP_ROUNDS: usize = 2000;
-const BOOTSTRAP_SEED: u64 = 0x5eed;
-
-/// Whether a workload's lead is significant, and the test that says so. `Significant` and
-/// `Equivalent` decide the question; `NotSignificant` leaves it open (more repeats or
-/// longer trials may decide it).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "verdict", rename_all = "snake_case")]
-pub enum Significance {
-    /// Fewer repeats than any rank test can call significant at p < 0.05.
-    TooFewRepeats {
-        n_best: usize,
-        n_next: usize,
-    },
-    Significant {
-        p: f64,
-    },
-    /// No significant difference, and the 95 % bootstrap interval of the ratio of medians
-    /// (next / best) lies within 1 ± `margin`: the two are equal to within the margin.
-    Equivalent {
-        p: f64,
-        ci_low: f64,
-        ci_high: f64,
-        margin: f64,
-    },
-    /// Neither a significant difference nor shown equivalent: undecided. The ratio's
-    /// interval, when there is one, shows how far from deciding it is.
-    NotSignificant {
-        p: f64,
-        ci_low: Option<f64>,
-        ci_high: Option<f64>,
-    },
-    Untested,
-}
-
-impl Significance {
-    /// Whether the best-policy question has an answer: a difference, or equivalence.
-    pub fn decided(&self) -> bool {
-        matches!(self, Significance::Significant { .. } | Significance::Equivalent { .. })
-    }
-
-    /// The verdict on `best` (lowest median) against `next`: a Mann-Whitney test first; if it
-    /// finds no difference, an equivalence test on the ratio of medians.
-    pub fn of(best: &[f64], next: &[f64]) -> Significance {
-        if smallest_possible_p(best.len(), next.len()) > 0.05 {
-            return Significance::TooFewRepeats { n_best: best.len(), n_next: next.len() };
-        }
-        let Some((_, p)) = mann_whitney(best, next) else { return Significance::Untested };
-        if p < 0.05 {
-            return Significance::Significant { p };
-        }
-        let ci = bootstrap_ratio_ci(best, next, BOOTSTRAP_ROUNDS, BOOTSTRAP_SEED);
-        match ci {
-            Some((_, lo, hi)) if lo >= 1.0 - EQUIVALENCE_MARGIN && hi <= 1.0 + EQUIVALENCE_MARGIN => {
-                Significance::Equivalent { p, ci_low: lo, ci_high: hi, margin: EQUIVALENCE_MARGIN }
-            }
-            _ => Significance::NotSignificant { p, ci_low: ci.map(|c| c.1), ci_high: ci.map(|c| c.2) },
-        }
-    }
-}
-
-#[cfg(test)]
-mod best_policy_tests {
-    use super::*;
-
-    /// `n` values spread ±`spread` (relative) around `level`, in a fixed shuffled order.
-    fn around(level: f64, spread: f64, n: usize) -> Vec<f64> {
-        (0..n).map(|i| level * (1.0 + spread * (((i * 7) % n) as f64 / (n - 1) as f64 * 2.0 - 1.0))).collect()
-    }
-
-    #[test]
-    fn equal_policies_are_equivalent_not_undecided() {
-        // FIFO and RR on CPU-bound work: medians 0.5 % apart, 2 % spread, 12 repeats each.
-        let best = around(1.000, 0.02, 12);
-        let next = around(1.005, 0.02, 12);
-        let verdict = Significance::of(&best, &next);
-        let Significance::Equivalent { p, ci_low, ci_high, margin } = verdict else { panic!("{verdict:?}") };
-        assert!(p >= 0.05 && ci_low >= 0.95 && ci_high <= 1.05 && ci_low <= 1.005 && 1.005 <= ci_high);
-        assert_eq!(margin, EQUIVALENCE_MARGIN);
-        assert!(verdict.decided());
-        assert!(verdict.to_string().starts_with("equivalent within ±5%"), "{verdict}");
-    }
-
-    #[test]
-    fn a_clear_lead_is_significant_and_a_noisy_tie_is_undecided() {
-        let verdict = Significance::of(&around(1.0, 0.02, 8), &around(1.3, 0.02, 8));
-        assert!(matches!(verdict, Significance::Significant { p } if p < 0.01), "{verdict:?}");
-        assert!(verdict.decided());
-        // Same medians but ±40 % spread over 6 repeats: neither a difference nor shown equal.
-        let verdict = Significance::of(&around(1.0, 0.4, 6), &around(1.02, 0.4, 6));
-        let Significance::NotSignificant { ci_low: Some(lo), ci_high: Some(hi), .. } = verdict else {
-            panic!("{verdict:?}")
-        };
-        assert!(lo < 0.95 || hi > 1.05, "{lo} {hi}");
-        assert!(!verdict.decided());
-        assert!(verdict.to_string().starts_with("undecided"), "{verdict}");
-        // Three repeats cannot decide anything.
-        let verdict = Significance::of(&[1.0, 1.0, 1.0], &[1.0, 1.0, 1.0]);
-        assert_eq!(verdict, Significance::TooFewRepeats { n_best: 3, n_next: 3 });
-        assert!(!verdict.decided());
-    }
 }
 
 /// One computed statement about a run, with its evidence.
@@ -480,11 +376,9 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
             continue;
         }
         let what = format!("workload{}", describe(&set[0].params, &["policy"]));
-        let mut ranked: Vec<(&str, Vec<f64>)> = set
-            .iter()
-            .map(|g| (g.policy(), g.workload(|o| o.wall_ns as f64 / 1e9)))
-            .filter(|(_, v)| !v.is_empty())
-            .collect();
+        let (wall_s, involuntary) = (figures::headline(Family::Workload), figures::named(Family::Workload, "nivcsw"));
+        let mut ranked: Vec<(&str, Vec<f64>)> =
+            set.iter().map(|g| (g.policy(), g.values(|o| wall_s.value(o)))).filter(|(_, v)| !v.is_empty()).collect();
         if ranked.len() < 2 {
             continue;
         }
@@ -492,7 +386,7 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
         let (best, next) = (&ranked[0], &ranked[1]);
         let significance = Significance::of(&best.1, &next.1);
         let invol = |policy: &str| {
-            set.iter().find(|g| g.policy() == policy).map(|g| median(&g.workload(|o| o.usage.nivcsw as f64)))
+            set.iter().find(|g| g.policy() == policy).map(|g| median(&g.values(|o| involuntary.value(o))))
         };
         let rt: Vec<f64> = ["fifo", "rr"].iter().filter_map(|p| invol(p)).filter(|v| v.is_finite()).collect();
         let switches = match (invol("other"), rt.is_empty()) {
@@ -520,21 +414,23 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
     }
     for set in series(&all, Family::Latency, "policy") {
         let what = format!("latency{}", describe(&set[0].params, &["policy"]));
-        let by = |figure: fn(&crate::model::LatencyOutcome) -> f64, pick: fn(&[f64]) -> f64| {
+        let by = |figure: &Figure, pick: fn(&[f64]) -> f64| {
             set.iter()
                 .filter_map(|g| {
-                    let v = g.latency(figure);
+                    let v = g.values(|o| figure.value(o));
                     (!v.is_empty()).then(|| (g.policy(), pick(&v)))
                 })
                 .min_by(|a, b| a.1.total_cmp(&b.1))
         };
         let max_of = |v: &[f64]| v.iter().copied().fold(f64::MIN, f64::max);
-        let (Some(p99), Some(max)) = (by(|o| o.all.p99_ns as f64, median), by(|o| o.all.max_ns as f64, max_of)) else {
+        let (p99, max) = (figures::headline(Family::Latency), figures::named(Family::Latency, "max_ns"));
+        let (Some(p99), Some(max)) = (by(p99, median), by(max, max_of)) else {
             continue;
         };
+        let overruns = figures::named(Family::Latency, "overruns");
         let overruns = set
             .iter()
-            .map(|g| (g.policy().to_string(), g.latency(|o| o.all.overruns as f64).iter().sum::<f64>() as u64))
+            .map(|g| (g.policy().to_string(), g.values(|o| overruns.value(o)).iter().sum::<f64>() as u64))
             .collect();
         out.push(Finding::LatencyLeader {
             what,

@@ -4,7 +4,8 @@
 //! cross-machine overlay of several runs' rings. One renderer, `Plot`, draws them all.
 
 use crate::analysis::stats::{median, Summary};
-use crate::model::{Family, Outcome, RingOutcome, TrialSpec, WorkloadOutcome};
+use crate::model::figures;
+use crate::model::{Family, Outcome, RingOutcome, TrialSpec};
 use crate::report::overlay::{Overlay, OverlayLine};
 use crate::report::stored::{groups, param_text, projected_s, Group};
 use crate::store::TrialRecord;
@@ -597,8 +598,8 @@ fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
         by_workload.entry(param_text(g.params.get("workload"))).or_default().push(g);
     }
     for (workload, set) in by_workload {
-        let wall_s: fn(&WorkloadOutcome) -> f64 = |o| o.wall_ns as f64 / 1e9;
-        let involuntary: fn(&WorkloadOutcome) -> f64 = |o| o.usage.nivcsw as f64;
+        let wall_s = figures::headline(Family::Workload);
+        let involuntary = figures::named(Family::Workload, "nivcsw");
         for (figure, what, log) in
             [(wall_s, "wall time, s (mean ± sd)", false), (involuntary, "involuntary switches (log)", true)]
         {
@@ -612,7 +613,7 @@ fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
                 let points = s
                     .iter()
                     .filter_map(|g| {
-                        let values = g.workload(figure);
+                        let values = g.values(|o| figure.value(o));
                         let sum = Summary::of(&values)?;
                         let err = (!log).then_some((sum.mean - sum.sd, sum.mean + sum.sd));
                         Some((x_of(g, x_axis)?, if log { median(&values) } else { sum.mean }, err))

@@ -4,8 +4,9 @@
 
 use crate::analysis::changepoint::{self, ChangePoint, NewestShift};
 use crate::analysis::stats::{holm, median};
+use crate::model::figures::{self, Figure};
 use crate::model::Family;
-use crate::report::compare::{figures_of, number, p_text, Compared};
+use crate::report::compare::{number, p_text};
 use crate::report::stored::{groups, param_text};
 use crate::report::table::Table;
 use crate::store::{RunRecord, TrialRecord};
@@ -37,10 +38,10 @@ pub enum FigureChoice {
 }
 
 impl FigureChoice {
-    fn figures(&self, family: Family) -> Vec<&'static Compared> {
-        let all = figures_of(family).iter();
+    fn figures(&self, family: Family) -> Vec<&'static Figure> {
+        let all = figures::compared(family).into_iter();
         match self {
-            FigureChoice::Headline => all.filter(|c| c.key == family.headline_figure()).collect(),
+            FigureChoice::Headline => all.filter(|c| c.headline).collect(),
             FigureChoice::All => all.collect(),
             FigureChoice::Named(key) => all.filter(|c| c.key == key).collect(),
         }
@@ -48,11 +49,7 @@ impl FigureChoice {
 
     /// Every figure key a trend can follow, for the error on an unknown one.
     pub fn known_keys() -> Vec<&'static str> {
-        let mut keys: Vec<&str> = [Family::Ring, Family::Workload, Family::Latency]
-            .iter()
-            .flat_map(|f| figures_of(*f))
-            .map(|c| c.key)
-            .collect();
+        let mut keys: Vec<&str> = Family::ALL.into_iter().flat_map(figures::compared).map(|c| c.key).collect();
         keys.dedup();
         keys
     }
@@ -117,7 +114,7 @@ pub fn hostname(run: &RunRecord) -> String {
 }
 
 /// One cell's values of one figure within a run: (family, parameters, values, figure).
-type RunCell = (Family, Map<String, Json>, Vec<f64>, &'static Compared);
+type RunCell = (Family, Map<String, Json>, Vec<f64>, &'static Figure);
 
 /// The series of every cell and figure in `runs` (already filtered, any order): each
 /// machine's runs in time order, their change points, and the newest run's test, its p
@@ -132,7 +129,7 @@ pub fn series(runs: &[(RunRecord, Vec<TrialRecord>)], choice: &FigureChoice, thr
         let mut cells: Vec<RunCell> = Vec::new();
         for g in groups(trials) {
             for compared in choice.figures(g.family) {
-                let values = g.values(compared.get);
+                let values = g.values(|o| compared.value(o));
                 match cells.iter_mut().find(|c| c.0 == g.family && c.1 == g.params && c.3.key == compared.key) {
                     Some(cell) => cell.2.extend(values),
                     None => cells.push((g.family, g.params.clone(), values, compared)),
