@@ -279,8 +279,11 @@ pub fn break_trace(message: &str) -> String {
     "tracefs is not mounted: no trace to stop".to_string()
 }
 
-/// Live figures a measuring thread publishes for the progress line.
+/// Live figures a measuring thread publishes for the progress line. Each thread's counters
+/// take a cache line of their own (the threads' `Live`s sit side by side in one Vec): a
+/// thread storing its sample must not invalidate the line another thread is writing.
 #[derive(Default)]
+#[repr(align(64))]
 pub struct Live {
     pub current_ns: AtomicU64,
     pub max_ns: AtomicU64,
@@ -602,4 +605,18 @@ pub fn run(spec: &LatencyPlan, mut progress: impl FnMut(&[Live])) -> Result<Late
     }
     let runtime_overruns = sigxcpu.filter(|_| overruns_signalled.load(Ordering::Relaxed)).map(|c| c.count());
     Ok(LatencyRun { spec: spec.clone(), threads, conditions, interrupted, runtime_overruns })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Live;
+
+    #[test]
+    fn each_threads_live_counters_fill_one_cache_line() {
+        assert_eq!(std::mem::align_of::<Live>(), 64);
+        assert_eq!(std::mem::size_of::<Live>(), 64);
+        let lives: Vec<Live> = (0..3).map(|_| Live::default()).collect();
+        let gap = &lives[1] as *const Live as usize - &lives[0] as *const Live as usize;
+        assert_eq!(gap, 64);
+    }
 }

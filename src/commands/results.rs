@@ -171,8 +171,8 @@ pub fn export(args: &ExportArgs) -> Result<()> {
         runs.push((store.run(id)?, store.trials(id)?));
     }
     let text = match args.format {
-        ExportFormat::Json => export::document(&runs)?,
-        ExportFormat::Csv => export::csv(&runs),
+        ExportFormat::Json => export::document(&runs, crate::report::figures::stored)?,
+        ExportFormat::Csv => export::csv(&runs, crate::report::figures::stored),
     };
     match &args.output {
         None => {

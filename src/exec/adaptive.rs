@@ -440,7 +440,7 @@ mod tests {
     }
 
     fn record(trial: &Trial, seq: i64, ns_per_switch: f64, ok: bool) -> TrialRecord {
-        let (spec, mut o) = crate::report::figures::sample_ring(2, 10, 1000);
+        let (spec, mut o) = crate::model::sample_ring(2, 10, 1000);
         o.overhead_ps = 0;
         o.real_ns = (ns_per_switch * o.hops as f64) as u64;
         TrialRecord {

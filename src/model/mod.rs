@@ -15,6 +15,8 @@ pub mod spec;
 
 pub use load::{LoadKind, LoadOutcome, LoadSpec};
 pub use options::{LatencyOptions, RingOptions, WorkloadOptions};
+#[cfg(test)]
+pub(crate) use outcome::sample_ring;
 pub use outcome::{
     DeadlineFigures, LatencyOutcome, Outcome, ReservationFigures, RingOutcome, ThreadOutliers, ThreadStats,
     WorkloadOutcome,

@@ -267,3 +267,39 @@ impl Outcome {
         figures::headline(self.family()).value(self).unwrap_or(f64::NAN)
     }
 }
+
+/// A ring and its outcome with round figures, for tests of what reads them.
+#[cfg(test)]
+pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (crate::model::RingSpec, RingOutcome) {
+    let spec = crate::model::RingSpec {
+        procs,
+        length: crate::model::RingLength::Laps(laps),
+        mode: crate::model::RingMode::Process,
+        ipc: crate::model::Ipc::Pipe,
+        pin: crate::model::Pin::Same,
+        cpus: None,
+        policy: crate::model::Policy::Other,
+        prio: 0,
+        work_kb: 0,
+        timeout: None,
+        load: Default::default(),
+        deadline: None,
+        schedstat: true,
+    };
+    let outcome = RingOutcome {
+        procs,
+        member_cpus: vec![0; procs],
+        laps,
+        hops: laps * procs as u64,
+        real_ns: cpu_ns,
+        usage: Usage { utime_ns: cpu_ns / 4, stime_ns: cpu_ns - cpu_ns / 4, ..Usage::default() },
+        member_maxrss_kb: 0,
+        overhead_ps: 100_000,
+        spawn_ns: 0,
+        teardown_ns: 0,
+        load: None,
+        run_delay_ns: Some(4_000),
+        migrations: Some(0),
+    };
+    (spec, outcome)
+}

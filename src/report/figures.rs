@@ -8,8 +8,6 @@ use crate::model::{
     ns_to_s, Family, LatencyOutcome, LatencySpec, LoadSpec, Outcome, RingLength, RingOutcome, RingSpec, ThreadStats,
     TrialSpec, TrialStatus, WorkloadKind, WorkloadOutcome, WorkloadSpec,
 };
-#[cfg(test)]
-use crate::model::{Ipc, Pin, Policy, RingMode, Usage};
 use crate::report::findings::{spike_periods, ThreadSpikes};
 use crate::store::TrialRecord;
 use serde_json::{json, Map, Value as Json};
@@ -232,45 +230,10 @@ pub fn stored(t: &TrialRecord) -> Option<Map<String, Json>> {
     }
 }
 
-/// A ring and its outcome with round figures, for tests of what reads them.
-#[cfg(test)]
-pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (RingSpec, RingOutcome) {
-    let spec = RingSpec {
-        procs,
-        length: RingLength::Laps(laps),
-        mode: RingMode::Process,
-        ipc: Ipc::Pipe,
-        pin: Pin::Same,
-        cpus: None,
-        policy: Policy::Other,
-        prio: 0,
-        work_kb: 0,
-        timeout: None,
-        load: Default::default(),
-        deadline: None,
-        schedstat: true,
-    };
-    let outcome = RingOutcome {
-        procs,
-        member_cpus: vec![0; procs],
-        laps,
-        hops: laps * procs as u64,
-        real_ns: cpu_ns,
-        usage: Usage { utime_ns: cpu_ns / 4, stime_ns: cpu_ns - cpu_ns / 4, ..Usage::default() },
-        member_maxrss_kb: 0,
-        overhead_ps: 100_000,
-        spawn_ns: 0,
-        teardown_ns: 0,
-        load: None,
-        run_delay_ns: Some(4_000),
-        migrations: Some(0),
-    };
-    (spec, outcome)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::sample_ring;
 
     #[test]
     fn per_hop_and_per_switch() {

@@ -122,7 +122,7 @@ impl RingReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::figures::sample_ring as pair;
+    use crate::model::sample_ring as pair;
 
     #[test]
     fn projected_scales_the_smallest_ring_linearly() {

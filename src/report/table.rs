@@ -89,20 +89,8 @@ impl Table {
 
     /// CSV with a header row (cells quoted where needed).
     pub fn render_csv(&self) -> String {
-        csv_text(std::iter::once(&self.headers).chain(&self.rows))
+        crate::store::export::csv_text(std::iter::once(&self.headers).chain(&self.rows))
     }
-}
-
-/// Rows as CSV (RFC 4180, one `\n` after each row): a cell is quoted when it holds a
-/// comma, a quote or a line break.
-pub fn csv_text<R: IntoIterator<Item = C>, C: AsRef<[u8]>>(rows: impl IntoIterator<Item = R>) -> String {
-    let mut writer = csv::WriterBuilder::new().flexible(true).from_writer(Vec::new());
-    for row in rows {
-        // Writing to memory cannot fail.
-        writer.write_record(row).expect("CSV into memory");
-    }
-    let bytes = writer.into_inner().expect("CSV into memory");
-    String::from_utf8(bytes).expect("CSV of UTF-8 cells is UTF-8")
 }
 
 #[cfg(test)]
@@ -123,7 +111,7 @@ mod tests {
         t.push(vec!["a|b".into(), "1,5".into()]);
         assert_eq!(t.render_markdown(), "| name | n |\n| :--- | ---: |\n| a\\|b | 1,5 |\n");
         assert_eq!(t.render_csv(), "name,n\na|b,\"1,5\"\n");
-        let quoted = csv_text([["say \"hi\"", "two\nlines", "1.5", ""]]);
+        let quoted = crate::store::export::csv_text([["say \"hi\"", "two\nlines", "1.5", ""]]);
         assert_eq!(quoted, "\"say \"\"hi\"\"\",\"two\nlines\",1.5,\n");
     }
 

@@ -8,12 +8,15 @@
 
 use crate::error::{Error, Result};
 use crate::model::{Family, Outcome, TrialSpec, TrialStatus};
-use crate::report::figures;
 use crate::store::{legacy, RunRecord, TrialRecord};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};
 
 pub const FORMAT: &str = "schedlab-export";
+/// A trial's figures as named numbers, for readers of an export that do not know the
+/// typed outcome; the report layer computes them (`report::figures::stored`) and hands them in.
+pub type FiguresOf = fn(&TrialRecord) -> Option<Map<String, Json>>;
+
 /// 1: schedlab 0.1.0 (untyped figures). 2: typed spec and outcome per trial.
 pub const FORMAT_VERSION: i64 = 2;
 
@@ -72,7 +75,7 @@ struct ExportTrial {
     histogram: Option<Vec<(u64, u64)>>,
 }
 
-fn export_trial(t: &TrialRecord) -> ExportTrial {
+fn export_trial(t: &TrialRecord, figures_of: FiguresOf) -> ExportTrial {
     ExportTrial {
         seq: t.seq,
         experiment: t.experiment,
@@ -85,13 +88,13 @@ fn export_trial(t: &TrialRecord) -> ExportTrial {
         elapsed_s: t.elapsed_s,
         spec: t.spec.clone(),
         outcome: t.outcome.clone(),
-        figures: figures::stored(t).map(Json::Object),
+        figures: figures_of(t).map(Json::Object),
         histogram: None,
     }
 }
 
 /// The export document of `runs`, as pretty JSON ending in a newline.
-pub fn document(runs: &[(RunRecord, Vec<TrialRecord>)]) -> Result<String> {
+pub fn document(runs: &[(RunRecord, Vec<TrialRecord>)], figures_of: FiguresOf) -> Result<String> {
     let doc = Document {
         format: FORMAT.into(),
         format_version: FORMAT_VERSION,
@@ -110,7 +113,7 @@ pub fn document(runs: &[(RunRecord, Vec<TrialRecord>)]) -> Result<String> {
                 machine: run.machine.as_json().clone(),
                 warnings: run.warnings.clone(),
                 planned: run.planned,
-                trials: trials.iter().map(export_trial).collect(),
+                trials: trials.iter().map(|t| export_trial(t, figures_of)).collect(),
             })
             .collect(),
     };
@@ -202,11 +205,11 @@ fn csv_cell(v: &Json) -> String {
 type CsvRow<'a> = (&'a RunRecord, &'a TrialRecord, Option<Map<String, Json>>);
 
 /// One row per trial with a header: run and trial identity, `param.*` and the figures.
-pub fn csv(runs: &[(RunRecord, Vec<TrialRecord>)]) -> String {
+pub fn csv(runs: &[(RunRecord, Vec<TrialRecord>)], figures_of: FiguresOf) -> String {
     let mut params: Vec<String> = Vec::new();
     let mut figures: Vec<String> = Vec::new();
     let rows: Vec<CsvRow> =
-        runs.iter().flat_map(|(run, trials)| trials.iter().map(move |t| (run, t, figures::stored(t)))).collect();
+        runs.iter().flat_map(|(run, trials)| trials.iter().map(move |t| (run, t, figures_of(t)))).collect();
     for (_, t, shown) in &rows {
         {
             for k in t.params.keys() {
@@ -261,7 +264,19 @@ pub fn csv(runs: &[(RunRecord, Vec<TrialRecord>)]) -> String {
             lines.push(row.iter().map(csv_cell).collect());
         }
     }
-    crate::report::table::csv_text(lines)
+    csv_text(lines)
+}
+
+/// Rows as CSV (RFC 4180, one `\n` after each row): a cell is quoted when it holds a
+/// comma, a quote or a line break.
+pub fn csv_text<R: IntoIterator<Item = C>, C: AsRef<[u8]>>(rows: impl IntoIterator<Item = R>) -> String {
+    let mut writer = csv::WriterBuilder::new().flexible(true).from_writer(Vec::new());
+    for row in rows {
+        // Writing to memory cannot fail.
+        writer.write_record(row).expect("CSV into memory");
+    }
+    let bytes = writer.into_inner().expect("CSV into memory");
+    String::from_utf8(bytes).expect("CSV of UTF-8 cells is UTF-8")
 }
 
 #[cfg(test)]
