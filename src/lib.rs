@@ -1,9 +1,12 @@
 //! schedlab: measure the Linux scheduler and keep the evidence.
 //!
-//! Data flows one way: command-line arguments are validated into specs (`cli`, `model`),
-//! a measurement kernel runs each spec in children of its own (`bench`, over the OS
-//! wrappers in `sys`), and the results are printed (`report`). `commands` glues one
-//! subcommand to those pieces; `main.rs` only maps errors to exit codes.
+//! Layers, lowest first; a module uses only those before it (README "Architecture";
+//! `tests/layers.rs` enforces it): `error`; `analysis` (statistics over numbers);
+//! `model` (the domain: options, specs, outcomes, the figure registry; no I/O); `sys`
+//! (OS wrappers); `bench` (measurement kernels); `store` (the results store, export and
+//! import); `exec` (suites, preflight, the trial executor, adaptive repeats); `report`
+//! (rendering); `cli` (flags); `commands` (one function per subcommand). `main.rs` only
+//! maps errors to exit codes.
 
 pub mod analysis;
 pub mod bench;

@@ -1,5 +1,5 @@
-//! Turning results into text: terminal tables, JSON lines, exports. Reports read results;
-//! they never run a benchmark.
+//! Rendering results: terminal tables, JSON lines, CSV and Markdown, HTML and plots,
+//! findings, compare and trend. Reports read results; they never run a benchmark.
 
 pub mod compare;
 pub mod exporter;

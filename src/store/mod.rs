@@ -3,6 +3,9 @@
 //! is its own transaction: a crash, a full disk or a lost server loses at most the trial
 //! in flight, never a stored one.
 //!
+//! Data in and out of the store lives here too: export and import (`export`) and the
+//! 1992 NCAR reference set (`ncar`).
+//!
 //! All the store's SQL is here, once, in SQLite's dialect; the PostgreSQL backend
 //! translates it (`backend::postgres_dialect`). The schema is versioned and upgraded by
 //! the migrations below, in order. A database from a newer schedlab (a higher version)
