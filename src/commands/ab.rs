@@ -39,7 +39,6 @@ use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, St
 use crate::sys::machine::{Machine, StoredMachine};
 use crate::sys::process;
 use crate::sys::rusage::ExitKind;
-use serde_json::json;
 use std::time::Duration;
 
 /// A cleanup that has not finished in this long is stopped, and the session with it.
@@ -291,7 +290,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             status: RunStatus::Running,
             tool_version: env!("CARGO_PKG_VERSION").into(),
             machine: stored_machine.clone(),
-            warnings: json!(warnings),
+            warnings: warnings.clone(),
             planned: suite.trials.len() as i64,
             pid: Some(pid),
         })

@@ -14,7 +14,6 @@ use crate::model::run::RunOptions;
 use crate::report::table::Table;
 use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, Store, TrialRecord};
 use crate::sys::machine::{Machine, StoredMachine};
-use serde_json::json;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
@@ -247,7 +246,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 status: RunStatus::Running,
                 tool_version: env!("CARGO_PKG_VERSION").into(),
                 machine: StoredMachine::from(&machine),
-                warnings: json!(warnings),
+                warnings: warnings.clone(),
                 planned: suite.trials.len() as i64,
                 pid: Some(pid),
             };

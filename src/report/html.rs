@@ -224,11 +224,7 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
         planned: run.planned,
         tool_version: run.tool_version.clone(),
         findings: findings.iter().map(ToString::to_string).collect(),
-        warnings: run
-            .warnings
-            .as_array()
-            .map(|w| w.iter().filter_map(Json::as_str).map(str::to_string).collect())
-            .unwrap_or_default(),
+        warnings: run.warnings.clone(),
         experiments,
         notes,
         failed,
@@ -396,7 +392,7 @@ mod tests {
             status: crate::store::RunStatus::Running,
             tool_version: "0.1.0".into(),
             machine: crate::sys::machine::StoredMachine::from_json(machine),
-            warnings: json!(["a <i>warning</i>"]),
+            warnings: vec!["a <i>warning</i>".to_string()],
             planned: 1,
             pid: None,
         }

@@ -263,10 +263,8 @@ pub fn describe_run(run: &RunRecord, ok: usize, not_ok: usize) -> String {
         let described: Vec<String> = loads.iter().map(|l| l.describe()).collect();
         out.push_str(&format!("background load in some trials: {}\n", described.join("; ")));
     }
-    if let Some(warnings) = run.warnings.as_array() {
-        for w in warnings.iter().filter_map(Json::as_str) {
-            out.push_str(&format!("warning: {w}\n"));
-        }
+    for w in &run.warnings {
+        out.push_str(&format!("warning: {w}\n"));
     }
     out
 }

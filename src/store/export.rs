@@ -45,7 +45,7 @@ struct ExportRun {
     #[serde(default)]
     machine: Json,
     #[serde(default)]
-    warnings: Json,
+    warnings: Option<Vec<String>>,
     planned: i64,
     trials: Vec<ExportTrial>,
 }
@@ -111,7 +111,7 @@ pub fn document(runs: &[(RunRecord, Vec<TrialRecord>)], figures_of: FiguresOf) -
                 status: run.status.to_string(),
                 tool_version: run.tool_version.clone(),
                 machine: run.machine.as_json().clone(),
-                warnings: run.warnings.clone(),
+                warnings: Some(run.warnings.clone()),
                 planned: run.planned,
                 trials: trials.iter().map(|t| export_trial(t, figures_of)).collect(),
             })
@@ -185,7 +185,7 @@ fn import_run(version: i64, r: ExportRun) -> (RunRecord, Vec<TrialRecord>) {
         status: r.status.into(),
         tool_version: r.tool_version,
         machine: crate::sys::machine::StoredMachine::from_json(r.machine),
-        warnings: if r.warnings.is_null() { Json::Array(vec![]) } else { r.warnings },
+        warnings: r.warnings.unwrap_or_default(),
         planned: r.planned,
         pid: None,
     };

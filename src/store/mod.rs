@@ -163,7 +163,7 @@ fn to_map(text: Option<String>) -> Map<String, Json> {
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// A run as stored. `warnings` is JSON as captured; `machine` and `options` are typed and
+/// A run as stored. `machine` and `options` are typed and
 /// keep what they do not know (the run may come from another machine or schedlab version).
 #[derive(Clone, Debug)]
 pub struct RunRecord {
@@ -177,7 +177,8 @@ pub struct RunRecord {
     pub status: RunStatus,
     pub tool_version: String,
     pub machine: StoredMachine,
-    pub warnings: Json,
+    /// What schedlab warned of while the run went on (noise, missing kernel figures).
+    pub warnings: Vec<String>,
     pub planned: i64,
     pub pid: Option<i64>,
 }
@@ -279,6 +280,13 @@ pub enum Access {
     Write,
     /// run, import: made if missing.
     Create,
+}
+
+/// A run's stored warnings: a JSON list of lines (anything else reads as no warnings; a
+/// non-text entry is kept as its JSON text rather than dropped).
+pub fn warnings_of(stored: &Json) -> Vec<String> {
+    let Some(list) = stored.as_array() else { return Vec::new() };
+    list.iter().map(|w| w.as_str().map_or_else(|| w.to_string(), str::to_string)).collect()
 }
 
 fn to_json(text: Option<String>) -> Json {
@@ -393,7 +401,7 @@ impl Store {
             status: RunStatus::from(row.text(7)?),
             tool_version: row.text(8)?,
             machine: StoredMachine::from_json(to_json(row.opt_text(9)?)),
-            warnings: to_json(row.opt_text(10)?),
+            warnings: warnings_of(&to_json(row.opt_text(10)?)),
             planned: row.int(11)?,
             pid: row.opt_int(12)?,
         })
@@ -534,7 +542,7 @@ impl Store {
                 run.status.as_str().into(),
                 run.tool_version.as_str().into(),
                 json_text(&run.machine).into(),
-                run.warnings.to_string().into(),
+                Json::from(run.warnings.clone()).to_string().into(),
                 run.planned.into(),
                 pid.into(),
             ],

@@ -411,7 +411,7 @@ pub fn to_run(
         status: crate::store::RunStatus::Finished,
         tool_version: env!("CARGO_PKG_VERSION").into(),
         machine: crate::sys::machine::StoredMachine::from_json(provenance.machine),
-        warnings: json!(all_warnings),
+        warnings: all_warnings,
         planned: trials.len() as i64,
         pid: None,
     };
@@ -631,7 +631,7 @@ mod tests {
         assert_eq!((run.suite_name.as_str(), run.status.as_str(), run.planned), ("ncar-import", "finished", 3));
         assert_eq!(run.machine.hostname(), Some("Sun-4/280"));
         assert!(run.machine.is_imported());
-        assert!(run.warnings[0].as_str().unwrap().contains("not measured by schedlab"));
+        assert!(run.warnings[0].contains("not measured by schedlab"));
         let o = trials[2].outcome.as_ref().and_then(Outcome::ring).unwrap();
         assert_eq!((o.procs, o.laps, o.hops, o.real_ns), (16, 1000, 16_000, 25_097_000_000_000));
         assert_eq!((o.usage.utime_ns, o.usage.stime_ns, o.overhead_ps), (850_000_000_000, 21_025_000_000_000, 0));
@@ -672,7 +672,7 @@ mod tests {
         assert_eq!(runs.len(), 9);
         let (run, trials) = &runs[6];
         assert_eq!(run.machine.hostname(), Some("Sun-4/280, SunOS 4.1.1 (NCAR 1992, published)"));
-        assert_eq!(run.warnings.as_array().unwrap().len(), 1, "only the notice");
+        assert_eq!(run.warnings.len(), 1, "only the notice");
         let last = trials.last().unwrap().outcome.as_ref().and_then(Outcome::ring).unwrap();
         assert_eq!((last.hops, last.usage.cpu_ns()), (64_000_000, 96_545_000_000_000), "3402 + 93143 s");
         let uuids: std::collections::BTreeSet<&str> = runs.iter().map(|(r, _)| r.uuid.as_str()).collect();
