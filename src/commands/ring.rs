@@ -1,13 +1,15 @@
-//! `schedlab ring`: a sweep of ring sizes, printed as the NCAR table or JSON lines.
+//! `schedlab ring`: a sweep of ring sizes, each a trial of the one executor, printed as
+//! the NCAR table or JSON lines.
 
-use crate::bench::ring;
 use crate::cli::RingArgs;
 use crate::commands::{emit, progress_bar};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::exec::preflight;
-use crate::model::{RingLength, RingOutcome, RingSpec};
+use crate::exec::runner::{Ended, Extras, Orchestrator};
+use crate::model::{Outcome, RingLength, RingOutcome, RingSpec, TrialSpec, TrialStatus};
 use crate::report::ring::{describe_setup, table_header, RingReport};
 use serde_json::Value;
+use std::time::Duration;
 
 pub fn run(args: &RingArgs) -> Result<Vec<RingOutcome>> {
     let specs = args.options.to_specs()?;
@@ -18,38 +20,53 @@ pub fn run(args: &RingArgs) -> Result<Vec<RingOutcome>> {
 /// Every check that can refuse the sweep runs before the first fork.
 pub fn sweep(specs: &[RingSpec], json: bool) -> Result<Vec<RingOutcome>> {
     let (Some(first), Some(largest)) = (specs.first(), specs.last()) else { return Ok(Vec::new()) };
+    // The signal watch comes first: every thread started later inherits the blocked mask.
+    // A ring with --timeout stops itself; the executor's limit only backs that up.
+    let limit = first.timeout.map_or(Duration::from_secs(7 * 24 * 3600), |t| t + Duration::from_secs(30));
+    let mut orchestrator = Orchestrator::new(limit)?;
     let cpus = preflight::ring(largest)?;
-    let load_plan = preflight::load(&first.load)?;
-    let overhead_ps = ring::measure_overhead(first, &cpus)?;
-    if !json {
-        emit(&describe_setup(first, &cpus, overhead_ps))?;
-        if !first.load.is_none() {
-            emit(&format!("background load: {} (each ring runs beside a fresh one)", first.load.describe()))?;
-        }
-        emit(&table_header())?;
-    }
+    preflight::load(&first.load)?;
     // Work is proportional to hops, so the bar advances by ring size.
     let total: u64 = specs.iter().map(|s| s.procs as u64).sum();
     let bar = progress_bar(total, "members");
     let mut report = RingReport::default();
-    let mut results = Vec::with_capacity(specs.len());
+    let mut results: Vec<RingOutcome> = Vec::with_capacity(specs.len());
     for spec in specs {
         let what = match spec.length {
             RingLength::Laps(l) => format!("ring of {} ({} hops)", spec.procs, l * spec.procs as u64),
             RingLength::Duration(d) => format!("ring of {} for {:.1} s", spec.procs, d.as_secs_f64()),
         };
         bar.set_message(what);
-        let measured = crate::sys::load::beside(load_plan.as_ref(), || ring::run_ring(spec, &cpus, overhead_ps));
-        let outcome = match measured {
-            Ok((mut o, load)) => {
-                o.load = load;
-                o
-            }
-            Err(e) => {
+        let trial = TrialSpec::Ring(spec.clone());
+        let ended = orchestrator.run_spec(&trial, 1, &Extras::default(), &mut |w| bar.suspend(|| eprintln!("{w}")));
+        let record = match ended {
+            Ok(Ended::Stored(record)) => record,
+            Ok(Ended::Stop(e)) | Err(e) => {
                 bar.finish_and_clear();
                 return Err(e);
             }
         };
+        let outcome = match (record.status, record.outcome) {
+            (TrialStatus::Ok, Some(Outcome::Ring(o))) => o,
+            (status, _) => {
+                bar.finish_and_clear();
+                let reason = status.reason().unwrap_or("no outcome").to_string();
+                return Err(match status {
+                    TrialStatus::TimedOut(_) => Error::TimedOut(reason),
+                    _ => Error::Failed(reason),
+                });
+            }
+        };
+        if results.is_empty() && !json {
+            // Each trial measures the token pass without a switch; the first one's is shown.
+            bar.suspend(|| -> Result<()> {
+                emit(&describe_setup(first, &cpus, outcome.overhead_ps))?;
+                if !first.load.is_none() {
+                    emit(&format!("background load: {} (each ring runs beside a fresh one)", first.load.describe()))?;
+                }
+                emit(&table_header())
+            })?;
+        }
         let line = if json {
             Value::Object(report.json(spec, &outcome)).to_string()
         } else {

@@ -1,20 +1,26 @@
-//! `schedlab workload`: the policy x workload matrix, every check before the first fork.
+//! `schedlab workload`: the policy x workload matrix, every check before the first fork,
+//! each trial run by the one executor.
 
-use crate::bench::workload::run_trial;
 use crate::cli::{WorkloadArgs, WorkloadFormat};
 use crate::commands::{emit, progress_bar};
 use crate::error::Result;
 use crate::exec::preflight;
-use crate::model::TrialStatus;
+use crate::exec::runner::{Ended, Extras, Orchestrator};
+use crate::model::{Outcome, TrialSpec, TrialStatus};
 use crate::report::figures;
 use crate::report::workload::{self as report, LiveTrial};
 use serde_json::Value;
 
 pub fn run(args: &WorkloadArgs) -> Result<i32> {
     let specs = args.options.to_specs()?;
+    // The signal watch comes first: every thread started later inherits the blocked mask.
+    // Each trial stops itself at its --timeout; the executor's limit only backs that up.
+    let limit = specs.iter().map(|s| s.timeout).max().unwrap_or_default() + std::time::Duration::from_secs(60);
+    let mut orchestrator = Orchestrator::new(limit)?;
     preflight::workload(&specs)?;
-    let load_plan = preflight::load(&specs[0].load)?;
-    let dir = preflight::work_dir(&specs)?;
+    preflight::load(&specs[0].load)?;
+    // Refuse an unwritable or too small work directory now; each trial makes its own.
+    drop(preflight::work_dir(&specs)?);
     let repeats = args.repeat as usize;
     let bar = progress_bar((specs.len() * repeats) as u64, "trials");
     let json = args.json;
@@ -29,31 +35,20 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
         }
         for repeat in 1..=repeats {
             bar.set_message(format!("{} x {} ({}/{repeats})", spec.policy.kernel_name(), spec.procs, repeat));
-            let measured = crate::sys::load::Load::start_if(load_plan.as_ref())
-                .and_then(|load| run_trial(spec, repeat, dir.as_ref()).map(|t| (t, load)));
-            let trial = match measured {
-                Ok((t, load)) => {
-                    let mut trial = LiveTrial { spec: spec.clone(), repeat, outcome: t.outcome(), status: t.status };
-                    if let (Some(load), Some(outcome)) = (load, trial.outcome.as_mut()) {
-                        match load.finish() {
-                            Ok(o) => outcome.load = Some(o),
-                            Err(crate::error::Error::Failed(reason)) => {
-                                trial.status = TrialStatus::Failed(reason);
-                                trial.outcome = None;
-                            }
-                            Err(e) => {
-                                bar.finish_and_clear();
-                                return Err(e);
-                            }
-                        }
-                    }
-                    trial
-                }
-                Err(e) => {
+            let spec_of = TrialSpec::Workload(spec.clone());
+            let warn = &mut |w: &str| bar.suspend(|| eprintln!("{w}"));
+            let record = match orchestrator.run_spec(&spec_of, repeat as u32, &Extras::default(), warn) {
+                Ok(Ended::Stored(record)) => record,
+                Ok(Ended::Stop(e)) | Err(e) => {
                     bar.finish_and_clear();
                     return Err(e);
                 }
             };
+            let outcome = match record.outcome {
+                Some(Outcome::Workload(o)) => Some(o),
+                _ => None,
+            };
+            let trial = LiveTrial { spec: spec.clone(), repeat, outcome, status: record.status };
             if let TrialStatus::TimedOut(reason) | TrialStatus::Failed(reason) = &trial.status {
                 bar.suspend(|| {
                     eprintln!(

@@ -6,7 +6,7 @@
 
 use crate::bench::latency::{self, LatencyPlan};
 use crate::bench::{ring, workload as workload_bench};
-use crate::error::{signal_name, Error, Result};
+use crate::error::{describe_io, signal_name, Error, Result};
 use crate::exec::preflight;
 use crate::exec::suite::Trial;
 use crate::model::{Outcome, TrialSpec, TrialStatus};
@@ -15,13 +15,32 @@ use crate::sys::rusage::ExitKind;
 use crate::sys::signals::SignalWatch;
 use crate::sys::{load, process, sched};
 use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// What a family command asks of a trial beyond its spec; a suite's trials ask nothing
+/// more. Only latency trials have such requests.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct Extras {
+    /// Append the run's histogram (`policy cpu value_ns count` lines) to this file, which
+    /// the command created before anything ran.
+    pub histogram: Option<PathBuf>,
+    /// Append every raw sample (ns, one a line) to this file.
+    pub samples: Option<PathBuf>,
+    /// Draw the live line (current, max, samples) on the controlling terminal.
+    pub live_line: bool,
+    /// Ctrl-C or SIGTERM ends the run with the samples taken, as an ok trial (cyclictest's
+    /// way), instead of stopping without a record.
+    pub keep_partial: bool,
+}
 
 /// What the orchestrator sends a trial process on stdin.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Job {
     spec: TrialSpec,
     repeat: u32,
+    #[serde(default)]
+    extras: Extras,
 }
 
 /// What a trial process prints on stdout: one JSON object.
@@ -29,6 +48,17 @@ struct Job {
 struct Reply {
     status: TrialStatus,
     outcome: Option<Outcome>,
+    #[serde(default)]
+    notes: TrialNotes,
+}
+
+/// What a trial says beside its outcome, for the command that shows it live.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct TrialNotes {
+    /// latency: what the run had in force (mlockall, the DMA latency hold, pinning, slack).
+    pub description: Option<String>,
+    /// The signal that ended a latency run early (its figures are of the samples taken).
+    pub interrupted: Option<i32>,
 }
 
 /// The body of `schedlab __trial`: read a job, measure it, print the outcome.
@@ -36,10 +66,12 @@ pub fn trial_child() -> Result<i32> {
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input).map_err(|e| Error::os("reading the trial job", e))?;
     let job: Job = serde_json::from_str(&input).map_err(|e| Error::usage(format!("a malformed trial job: {e}")))?;
-    let reply = match measure(&job.spec, job.repeat) {
+    let reply = match measure(&job.spec, job.repeat, &job.extras) {
         Ok(reply) => reply,
-        Err(Error::Failed(m)) => Reply { status: TrialStatus::Failed(m), outcome: None },
-        Err(Error::TimedOut(m)) => Reply { status: TrialStatus::TimedOut(m), outcome: None },
+        Err(Error::Failed(m)) => Reply { status: TrialStatus::Failed(m), outcome: None, notes: TrialNotes::default() },
+        Err(Error::TimedOut(m)) => {
+            Reply { status: TrialStatus::TimedOut(m), outcome: None, notes: TrialNotes::default() }
+        }
         Err(e) => return Err(e),
     };
     let text = serde_json::to_string(&reply).map_err(|e| Error::failed(format!("encoding the outcome: {e}")))?;
@@ -48,10 +80,10 @@ pub fn trial_child() -> Result<i32> {
     Ok(0)
 }
 
-/// Check, set up and run one spec in this process: the same preflight and kernels as
-/// the family commands.
-fn measure(spec: &TrialSpec, repeat: u32) -> Result<Reply> {
-    let ok = |outcome| Ok(Reply { status: TrialStatus::Ok, outcome: Some(outcome) });
+/// Check, set up and run one spec in this process: the one place a trial is measured,
+/// for `run`, `ab` and the family commands alike.
+fn measure(spec: &TrialSpec, repeat: u32, extras: &Extras) -> Result<Reply> {
+    let ok = |outcome| Ok(Reply { status: TrialStatus::Ok, outcome: Some(outcome), notes: TrialNotes::default() });
     match spec {
         TrialSpec::Ring(spec) => {
             let cpus = preflight::ring(spec)?;
@@ -69,27 +101,82 @@ fn measure(spec: &TrialSpec, repeat: u32) -> Result<Reply> {
             let running = load_plan.as_ref().map(load::Load::start).transpose()?;
             let trial = workload_bench::run_trial(spec, repeat as usize, dir.as_ref())?;
             let Some(running) = running.filter(|_| trial.status.is_ok()) else {
-                return Ok(Reply { outcome: trial.outcome().map(Outcome::Workload), status: trial.status });
+                let outcome = trial.outcome().map(Outcome::Workload);
+                return Ok(Reply { outcome, status: trial.status, notes: TrialNotes::default() });
             };
             let mut outcome = trial.outcome().map(Outcome::Workload);
             if let Some(o) = outcome.as_mut() {
                 o.set_load(Some(running.finish()?));
             }
-            Ok(Reply { outcome, status: trial.status })
+            Ok(Reply { outcome, status: trial.status, notes: TrialNotes::default() })
         }
         TrialSpec::Latency(spec) => {
             let cpus = preflight::latency(spec)?;
             let load_plan = preflight::load(&spec.load)?;
-            let (run, load) =
-                load::beside(load_plan.as_ref(), || latency::run(&LatencyPlan::new(spec, cpus, false), |_| {}))?;
-            if let Some(sig) = run.interrupted {
+            let plan = LatencyPlan::new(spec, cpus, extras.samples.is_some());
+            let mut terminal = extras.live_line.then(open_terminal).flatten();
+            let label = spec.policy.as_str();
+            let (run, load) = load::beside(load_plan.as_ref(), || {
+                latency::run(&plan, |lives| {
+                    if let Some(tty) = terminal.as_mut() {
+                        draw_live_line(tty, label, lives);
+                    }
+                })
+            })?;
+            if let Some(tty) = terminal.as_mut() {
+                let _ = write!(tty, "\r\x1b[K");
+            }
+            if let Some(sig) = run.interrupted.filter(|_| !extras.keep_partial) {
                 return Err(Error::Interrupted(sig));
             }
+            if let Some((i, hit)) = run.threads.iter().enumerate().find_map(|(i, t)| t.break_hit.map(|h| (i, h))) {
+                let break_us = spec.break_ns.unwrap_or_default() as f64 / 1000.0;
+                let what = latency::break_trace(&format!(
+                    "schedlab: latency {hit} ns on thread {i} above --break-us {break_us} µs\n"
+                ));
+                // A warning line, so the orchestrator passes it on to the user.
+                eprintln!(
+                    "schedlab: warning: thread T{i} woke {:.1} µs late, above --break-us {break_us}: run stopped; {what}",
+                    hit as f64 / 1000.0
+                );
+            }
+            append_to(extras.histogram.as_deref(), |out| latency::write_histogram(out, &run))?;
+            append_to(extras.samples.as_deref(), |out| latency::write_samples(out, &run.threads))?;
             let mut outcome = run.outcome();
             outcome.load = load;
-            ok(Outcome::Latency(outcome))
+            let notes = TrialNotes { description: Some(latency::describe(&run)), interrupted: run.interrupted };
+            Ok(Reply { status: TrialStatus::Ok, outcome: Some(Outcome::Latency(outcome)), notes })
         }
     }
+}
+
+/// Append what `write` writes to `path` (created by the command before the run), if asked.
+fn append_to(path: Option<&Path>, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+    let Some(path) = path else { return Ok(()) };
+    let failed = |e: std::io::Error| Error::env(format!("writing {}: {}", path.display(), describe_io(&e)));
+    let file = std::fs::OpenOptions::new().append(true).open(path).map_err(failed)?;
+    let mut out = std::io::BufWriter::new(file);
+    write(&mut out).and_then(|()| out.flush()).map_err(failed)
+}
+
+/// The controlling terminal, for the live line (none: no line is drawn).
+fn open_terminal() -> Option<std::fs::File> {
+    std::fs::OpenOptions::new().write(true).open("/dev/tty").ok()
+}
+
+/// `other: current 12.3 µs  max 45.6 µs  samples 789`, redrawn in place.
+fn draw_live_line(tty: &mut std::fs::File, label: &str, lives: &[latency::Live]) {
+    use std::sync::atomic::Ordering;
+    let current = lives.iter().map(|l| l.current_ns.load(Ordering::Relaxed)).max().unwrap_or(0);
+    let max = lives.iter().map(|l| l.max_ns.load(Ordering::Relaxed)).max().unwrap_or(0);
+    let samples: u64 = lives.iter().map(|l| l.samples.load(Ordering::Relaxed)).sum();
+    let _ = write!(
+        tty,
+        "\r\x1b[K{label}: current {:.1} µs  max {:.1} µs  samples {samples}",
+        current as f64 / 1000.0,
+        max as f64 / 1000.0
+    );
+    let _ = tty.flush();
 }
 
 /// How a trial ended, from the orchestrator's side.
@@ -104,6 +191,7 @@ pub struct Orchestrator {
     signals: SignalWatch,
     trial_timeout: Duration,
     seen_warnings: Vec<String>,
+    last_notes: TrialNotes,
 }
 
 impl Orchestrator {
@@ -111,7 +199,7 @@ impl Orchestrator {
     pub fn new(trial_timeout: Duration) -> Result<Orchestrator> {
         let signals = SignalWatch::new(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP])
             .map_err(|e| Error::os("watching for Ctrl-C and SIGTERM", e))?;
-        Ok(Orchestrator { signals, trial_timeout, seen_warnings: Vec::new() })
+        Ok(Orchestrator { signals, trial_timeout, seen_warnings: Vec::new(), last_notes: TrialNotes::default() })
     }
 
     /// The watch over Ctrl-C, SIGTERM and SIGHUP, for a command run between trials that
@@ -133,9 +221,41 @@ impl Orchestrator {
     /// throttling is off and the trial is real-time: only then could a runaway trial
     /// starve it, so only then does it wait at SCHED_FIFO 99, raised after the spawn.
     pub fn run_trial(&mut self, trial: &Trial, on_warning: &mut dyn FnMut(&str)) -> Result<Ended> {
+        self.run_trial_with(trial, &Extras::default(), on_warning)
+    }
+
+    /// A family command's trial (`schedlab ring|workload|latency`): one spec, not stored,
+    /// run by the same executor as a suite's, with the command's `extras`.
+    pub fn run_spec(
+        &mut self,
+        spec: &TrialSpec,
+        repeat: u32,
+        extras: &Extras,
+        on_warning: &mut dyn FnMut(&str),
+    ) -> Result<Ended> {
+        let trial = Trial {
+            seq: 0,
+            experiment: 0,
+            family: spec.family(),
+            params: serde_json::Map::new(),
+            spec: spec.clone(),
+            repeat,
+            estimate: Duration::ZERO,
+        };
+        self.run_trial_with(&trial, extras, on_warning)
+    }
+
+    /// What the last trial said beside its outcome (a latency run's description, the
+    /// signal that ended it early).
+    pub fn take_notes(&mut self) -> TrialNotes {
+        std::mem::take(&mut self.last_notes)
+    }
+
+    fn run_trial_with(&mut self, trial: &Trial, extras: &Extras, on_warning: &mut dyn FnMut(&str)) -> Result<Ended> {
+        self.last_notes = TrialNotes::default();
         let started = now_utc();
         let t0 = Instant::now();
-        let job = Job { spec: trial.spec.clone(), repeat: trial.repeat.max(1) };
+        let job = Job { spec: trial.spec.clone(), repeat: trial.repeat.max(1), extras: extras.clone() };
         let job = serde_json::to_vec(&job).map_err(|e| Error::failed(format!("encoding a trial job: {e}")))?;
         let exe = std::env::current_exe().map_err(|e| Error::os("finding schedlab's own executable", e))?;
         let mut command = std::process::Command::new(exe);
@@ -171,7 +291,26 @@ impl Orchestrator {
             }
         }
         if let Some(sig) = stop_signal {
-            return Ok(Ended::Stop(Error::Interrupted(sig)));
+            // A run that keeps its samples on a signal ends with them as its reply.
+            let partial = extras.keep_partial && matches!(finished.exit, ExitKind::Code(0));
+            match serde_json::from_slice::<Reply>(out).ok().filter(|_| partial) {
+                None => return Ok(Ended::Stop(Error::Interrupted(sig))),
+                Some(reply) => {
+                    self.last_notes = TrialNotes { interrupted: Some(sig), ..reply.notes };
+                    return Ok(Ended::Stored(Box::new(TrialRecord {
+                        seq: trial.seq as i64,
+                        experiment: trial.experiment as i64,
+                        family: trial.family,
+                        repeat: i64::from(trial.repeat),
+                        params: trial.params.clone(),
+                        spec: Some(trial.spec.clone()),
+                        outcome: reply.outcome,
+                        status: reply.status,
+                        started,
+                        elapsed_s,
+                    })));
+                }
+            }
         }
         let reason_from_stderr = || {
             err_text
@@ -201,7 +340,10 @@ impl Orchestrator {
         }
         match finished.exit {
             ExitKind::Code(0) => match serde_json::from_slice::<Reply>(out) {
-                Ok(reply) => Ok(Ended::Stored(Box::new(record(reply.status, reply.outcome)))),
+                Ok(reply) => {
+                    self.last_notes = reply.notes;
+                    Ok(Ended::Stored(Box::new(record(reply.status, reply.outcome))))
+                }
                 Err(e) => failed(format!("unreadable trial outcome: {e}")),
             },
             // Usage or environment: the plan was checked, so the machine changed under us.

@@ -1,12 +1,9 @@
 //! Latency statistics: per thread and combined, the classic min/max/avg table per policy
-//! (with the percentiles cyclictest lacks), JSON lines, and the histogram and raw-sample
-//! files.
+//! (with the percentiles cyclictest lacks) and the spike-period lines, from stored outcomes.
 
-use crate::bench::latency::{LatencyRun, ThreadResult};
 use crate::model::{format_ns, LatencyOutcome, LatencySpec, ThreadStats};
 use crate::report::findings::{spike_periods, Finding};
 use crate::report::table::Table;
-use std::io::Write;
 
 fn us(ns: f64) -> String {
     format!("{:.1}", ns / 1000.0)
@@ -154,114 +151,4 @@ pub fn spike_lines(spec: &LatencySpec, o: &LatencyOutcome) -> String {
         });
     }
     lines.join("\n")
-}
-
-/// What the run had in force, stated so a reader can judge the figures.
-pub fn describe(run: &LatencyRun) -> String {
-    let spec = &run.spec;
-    let hz = 1e9 / spec.interval_ns as f64;
-    let policy = if spec.policy.is_realtime() {
-        format!("{} priority {}", spec.policy.kernel_name(), spec.prio)
-    } else if let Some(dl) = spec.deadline {
-        format!("{} ({})", spec.policy.kernel_name(), dl.describe())
-    } else {
-        spec.policy.kernel_name().to_string()
-    };
-    let length = match spec.length {
-        crate::model::LatencyLength::Loops(n) => format!("{n} periods per thread"),
-        crate::model::LatencyLength::Duration(d) => format!("{:.1} s", d.as_secs_f64()),
-    };
-    let c = &run.conditions;
-    let state = |r: &Result<(), String>| match r {
-        Ok(()) => "yes".to_string(),
-        Err(e) => format!("no ({e})"),
-    };
-    let pinned = if spec.deadline.is_some() {
-        "unpinned (the kernel refuses to pin a deadline task to part of its root domain)"
-    } else if spec.cpus.iter().all(Option::is_some) {
-        "each thread pinned"
-    } else {
-        "unpinned"
-    };
-    let main = c
-        .main_thread_cpus
-        .as_ref()
-        .map_or("not moved".to_string(), |cpus| format!("on CPUs {}", crate::model::parse::format_cpu_list(cpus)));
-    let slack = if spec.policy.is_realtime() {
-        "timer slack: none (real-time)".to_string()
-    } else if spec.deadline.is_some() {
-        "no timer: each job starts when the kernel replenishes the reservation".to_string()
-    } else {
-        format!("timer slack {} ns (a non-RT sleep may end this late by design)", c.timer_slack_ns)
-    };
-    let mut text = format!(
-        "latency: {} thread(s), interval {} ns ({hz:.1} Hz), {policy}, {length}; histogram {} KiB per thread\n\
-         in force: mlockall {}; stack prefaulted; {pinned}; /dev/cpu_dma_latency held at 0: {}; main thread {main}; \
-         {slack}\n",
-        spec.cpus.len(),
-        spec.interval_ns,
-        crate::bench::latency::histogram_bytes() / 1024,
-        state(&c.mlockall),
-        state(&c.dma_latency),
-    );
-    if let Some(dl) = spec.deadline {
-        let misses: u64 = run.threads.iter().map(|t| t.missed_deadlines).sum();
-        let overruns = match run.runtime_overruns {
-            Some(n) => format!("{n} (SIGXCPU from SCHED_FLAG_DL_OVERRUN)"),
-            None => "not reported (this kernel does not offer SCHED_FLAG_DL_OVERRUN)".to_string(),
-        };
-        text.push_str(&format!(
-            "deadline: each period is a job; its lateness is its start against its period's start \
-             (CLOCK_MONOTONIC_RAW); jobs that ended after start + {}: {misses}; jobs past their runtime: {overruns}\n",
-            format_ns(dl.deadline_ns)
-        ));
-    }
-    if let Some(sig) = run.interrupted {
-        text.push_str(&format!("interrupted by {}: statistics of the samples taken\n", crate::error::signal_name(sig)));
-    }
-    text
-}
-
-/// Bucket counts, one line per non-empty bucket: `policy cpu value_ns count`.
-pub fn write_histogram(out: &mut dyn Write, run: &LatencyRun) -> std::io::Result<()> {
-    for t in &run.threads {
-        let cpu = t.cpu.map_or("any".to_string(), |c| c.to_string());
-        for v in t.histogram.iter_recorded() {
-            writeln!(out, "{} {cpu} {} {}", run.spec.policy.as_str(), v.value_iterated_to(), v.count_at_value())?;
-        }
-    }
-    Ok(())
-}
-
-/// Every sample in ns, one per line, in the order taken (threads one after another).
-pub fn write_samples(out: &mut dyn Write, threads: &[ThreadResult]) -> std::io::Result<()> {
-    for t in threads {
-        for s in &t.samples {
-            writeln!(out, "{s}")?;
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::bench::latency::{new_histogram, stats_of};
-
-    #[test]
-    fn stats_of_known_samples() {
-        let mut h = new_histogram();
-        for v in 1..=1000u64 {
-            h.record(v * 1000).unwrap();
-        }
-        let s = stats_of(&h, Some(1), 2);
-        assert_eq!((s.samples, s.min_ns, s.cpu, s.overruns), (1000, 1000, Some(1), 2));
-        // Three significant digits: each figure within 0.1 %.
-        let near = |got: u64, want: u64| (got as f64 - want as f64).abs() <= want as f64 * 0.001;
-        assert!(near(s.p50_ns, 500_000), "{}", s.p50_ns);
-        assert!(near(s.p99_ns, 990_000), "{}", s.p99_ns);
-        assert!(near(s.max_ns, 1_000_000), "{}", s.max_ns);
-        assert!((s.avg_ns - 500_500.0).abs() < 500.0, "{}", s.avg_ns);
-        assert!(s.min_ns <= s.p50_ns && s.p50_ns <= s.p90_ns && s.p90_ns <= s.p99_ns && s.p99_ns <= s.max_ns);
-        assert_eq!(stats_of(&new_histogram(), None, 0).samples, 0);
-    }
 }

@@ -373,11 +373,6 @@ impl Load {
         Ok(load)
     }
 
-    /// [`Load::start`] when there is a load to run.
-    pub fn start_if(plan: Option<&LoadPlan>) -> Result<Option<Load>> {
-        plan.map(Load::start).transpose()
-    }
-
     /// Until every process has counted progress once: the load is running, not just forked.
     fn wait_running(&mut self) -> Result<()> {
         let until = Instant::now() + START_LIMIT;

@@ -131,6 +131,12 @@ pub fn start_slow_run(dir: &Scratch, db: &std::path::Path, at_least: i64) -> std
 }
 
 /// Every descendant of `pid` (a trial process and its ring members, say).
+/// Is `pid` a `schedlab __trial` process (the executor's child that runs one trial, or a
+/// process it forked: they share its command line)?
+pub fn is_trial_process(pid: i32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.split(|&b| b == 0).any(|arg| arg == b"__trial"))
+}
+
 pub fn descendants(pid: i32) -> Vec<i32> {
     let mut out = Vec::new();
     for child in children_of(pid) {
@@ -184,7 +190,8 @@ pub fn refused(args: &[&str], needle: &str) {
 }
 
 /// Start schedlab (stdout discarded, stderr kept) and wait until it has at least
-/// `children` children; returns it and their pids.
+/// `children` working descendants: the processes that measure or are measured, below the
+/// `schedlab __trial` process each trial runs in (not counted); returns it and their pids.
 pub fn spawn_with_children(args: &[&str], children: usize) -> (std::process::Child, Vec<i32>) {
     let child = std::process::Command::new(binary_path())
         .args(args)
@@ -195,7 +202,10 @@ pub fn spawn_with_children(args: &[&str], children: usize) -> (std::process::Chi
     let pid = child.id() as i32;
     let mut found = Vec::new();
     let all_there = wait_until(Duration::from_secs(20), || {
-        found = children_of(pid);
+        found = children_of(pid)
+            .into_iter()
+            .flat_map(|c| if is_trial_process(c) { descendants(c) } else { vec![c] })
+            .collect();
         found.len() >= children
     });
     assert!(all_there, "only {} of {children} children appeared", found.len());
