@@ -181,6 +181,28 @@ const REPORT_EXAMPLES: &str = "Examples:\n  \
 
 pub use crate::report::exporter::Format as TableFormat;
 
+/// How a command prints its results: one choice, named alike on every command that
+/// prints results (`--json` stays as the short way to say `--format json`).
+#[derive(Args, Debug, Clone)]
+pub struct OutputArgs {
+    /// How the results are printed (csv and markdown: the tables `schedlab show` prints)
+    #[arg(long, value_enum, default_value_t = TableFormat::Text)]
+    pub format: TableFormat,
+    /// The same as --format json
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+}
+
+impl OutputArgs {
+    pub fn format(&self) -> TableFormat {
+        if self.json {
+            TableFormat::Json
+        } else {
+            self.format
+        }
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct CompareArgs {
     /// The baseline run (id or `latest`)
@@ -357,18 +379,18 @@ pub struct SuitesArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct MachineArgs {
-    /// One JSON object
-    #[arg(long)]
-    pub json: bool,
+    // json: one object; csv, markdown: a field/value table
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug, Clone)]
 pub struct ListArgs {
     #[command(flatten)]
     pub db: DbArg,
-    /// One JSON object per run
-    #[arg(long)]
-    pub json: bool,
+    // json: one object per run per line; csv, markdown: the table
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -459,9 +481,10 @@ pub struct LatencyArgs {
     #[arg(long, value_name = "LIST", value_parser = parse_policies)]
     pub compare_policies: Option<PolicyList>,
 
-    /// One JSON object per thread per policy, plus a combined one per policy
-    #[arg(long)]
-    pub json: bool,
+    // text: per policy, what was in force and the thread table; json: one object per
+    // thread per policy, plus a combined one per policy; csv, markdown: show's table.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 const WORKLOAD_EXAMPLES: &str = "Examples:\n  \
@@ -477,7 +500,14 @@ const WORKLOAD_EXAMPLES: &str = "Examples:\n  \
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum WorkloadFormat {
     /// A summary table per policy x procs (mean, sd, median, min, max over repeats)
-    Table,
+    #[value(alias = "table")]
+    Text,
+    /// One JSON object per trial per line
+    Json,
+    /// The table `schedlab show` prints, as CSV
+    Csv,
+    /// The table `schedlab show` prints, as Markdown
+    Markdown,
     /// The 2014 study's own line per trial: wall=… user=… system=… CPU=…% i-switched=… v-switched=…
     Classic,
 }
@@ -491,13 +521,23 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub repeat: u32,
 
-    /// Output format
-    #[arg(long, value_enum, default_value_t = WorkloadFormat::Table, conflicts_with = "json")]
+    /// Output format (`table` is the old name of text)
+    #[arg(long, value_enum, default_value_t = WorkloadFormat::Text, conflicts_with = "json")]
     pub format: WorkloadFormat,
 
-    /// One JSON object per trial per line
+    /// The same as --format json
     #[arg(long)]
     pub json: bool,
+}
+
+impl WorkloadArgs {
+    pub fn format(&self) -> WorkloadFormat {
+        if self.json {
+            WorkloadFormat::Json
+        } else {
+            self.format
+        }
+    }
 }
 
 const RING_EXAMPLES: &str = "Examples:\n  \
@@ -519,16 +559,17 @@ pub struct RingArgs {
     #[command(flatten)]
     pub options: RingOptions,
 
-    /// One JSON object per configuration per line, instead of the table
-    #[arg(long)]
-    pub json: bool,
+    // text: the NCAR table, row by row; json: one object per configuration per line;
+    // csv, markdown: the table `schedlab show` prints
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug, Clone)]
 pub struct RusageArgs {
-    /// Print the report as one JSON object
-    #[arg(long)]
-    pub json: bool,
+    // json: one object; csv, markdown: a field/value table
+    #[command(flatten)]
+    pub print: OutputArgs,
 
     /// Write the report to FILE instead of stderr
     #[arg(short, long, value_name = "FILE")]

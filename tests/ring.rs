@@ -295,3 +295,21 @@ fn an_ignored_sighup_does_not_stop_the_run() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(json_lines(&out.stdout).len(), 1);
 }
+
+#[test]
+fn csv_and_markdown_print_shows_table_and_json_is_an_alias() {
+    let csv = stdout_of(&["ring", "--procs", "2,4", "--laps", "300", "--format", "csv"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "# experiment 1 (ring)", "{csv}");
+    assert!(lines[1].starts_with("procs,ok/runs,Real s"), "{csv}");
+    assert!(lines[2].starts_with("2,1/1,") && lines[3].starts_with("4,1/1,"), "{csv}");
+    let markdown = stdout_of(&["ring", "--procs", "2", "--laps", "300", "--format", "markdown"]);
+    assert!(markdown.starts_with("### experiment 1 (ring)") && markdown.contains("| ok/runs |"), "{markdown}");
+    // --json and --format json print the same keys.
+    for args in [["--json", "--procs"], ["--format=json", "--procs"]] {
+        let out = schedlab().args(["ring", "--laps", "300"]).args(args).arg("2").output().unwrap();
+        let line = &json_lines(&out.stdout)[0];
+        assert!(line["ns_per_switch"].as_f64().unwrap() > 0.0, "{line}");
+    }
+    schedlab().args(["ring", "--json", "--format", "csv"]).assert().code(2);
+}

@@ -39,7 +39,7 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
     // command with nothing half-reported.
     if let Some(path) = html_path {
         let page = html::compare_page(run_a, run_b, &rows, threshold, mode)?;
-        crate::commands::results::write_atomically(path, page.as_bytes())?;
+        crate::commands::write_atomically(path, page.as_bytes())?;
         eprintln!("schedlab: wrote {}", path.display());
     }
     let table = compare::table(&rows);
@@ -109,13 +109,13 @@ pub fn report(args: &ReportArgs) -> Result<()> {
             .map_err(|e| Error::env(format!("cannot make {}: {}", dir.display(), crate::error::describe_io(&e))))?;
         for chart in &charts {
             let path = dir.join(format!("{}.svg", chart.name));
-            crate::commands::results::write_atomically(&path, chart.svg.as_bytes())?;
+            crate::commands::write_atomically(&path, chart.svg.as_bytes())?;
         }
         eprintln!("schedlab: wrote {} SVG plots to {}", charts.len(), dir.display());
     }
     if let Some(path) = &args.html {
         let page = html::run_page(&run, &trials, &charts, &found)?;
-        crate::commands::results::write_atomically(path, page.as_bytes())?;
+        crate::commands::write_atomically(path, page.as_bytes())?;
         eprintln!("schedlab: wrote {}", path.display());
     }
     Ok(())

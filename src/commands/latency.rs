@@ -1,12 +1,14 @@
 //! `schedlab latency`: validate, measure (once per policy, each run a trial of the one
 //! executor), report.
 
-use crate::cli::LatencyArgs;
+use crate::cli::{LatencyArgs, TableFormat};
 use crate::commands::emit;
 use crate::error::{describe_io, Error, Result};
 use crate::exec::preflight;
 use crate::exec::runner::{Ended, Extras, Orchestrator};
 use crate::model::{LatencyLength, LatencyOutcome, LatencySpec, Outcome, TrialSpec};
+use crate::report::exporter::tables_text;
+use crate::report::stored::RunRule;
 use crate::report::{figures, latency as report};
 use serde_json::Value;
 use std::io::IsTerminal;
@@ -35,19 +37,26 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
         live_line: std::io::stderr().is_terminal(),
         keep_partial: true,
     };
+    let format = args.output.format();
+    // csv and markdown print show's table of the runs at the end, text and json as they go.
+    let streaming = matches!(format, TableFormat::Text | TableFormat::Json);
     let mut outcomes: Vec<(LatencySpec, LatencyOutcome)> = Vec::new();
+    let mut records = Vec::with_capacity(specs.len());
     for spec in &specs {
         let trial = TrialSpec::Latency(spec.clone());
-        let record = match orchestrator.run_spec(&trial, 1, &extras, &mut |w| eprintln!("{w}"))? {
+        let params = serde_json::Map::from_iter([("policy".to_string(), Value::from(spec.policy.as_str()))]);
+        let record = match orchestrator.run_spec(&trial, 1, params, &extras, &mut |w| eprintln!("{w}"))? {
             Ended::Stored(record) => record,
             Ended::Stop(e) => return Err(e),
         };
         let notes = orchestrator.take_notes();
-        let outcome = match (record.status, record.outcome) {
-            (status, Some(Outcome::Latency(o))) if status.is_ok() => o,
+        let outcome = match (&record.status, &record.outcome) {
+            (status, Some(Outcome::Latency(o))) if status.is_ok() => o.clone(),
             (status, _) => return Err(Error::failed(status.reason().unwrap_or("no outcome").to_string())),
         };
-        if args.json {
+        records.push(*record);
+        if !streaming {
+        } else if format == TableFormat::Json {
             for line in figures::latency_lines(spec, &outcome) {
                 emit(&Value::Object(line).to_string())?;
             }
@@ -66,8 +75,11 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
             break;
         }
     }
-    if specs.len() > 1 && !args.json {
+    if specs.len() > 1 && format == TableFormat::Text {
         emit(&report::compare_table(&outcomes))?;
+    }
+    if !streaming {
+        emit(tables_text(&records, &RunRule::default(), format).trim_end())?;
     }
     Ok(0)
 }

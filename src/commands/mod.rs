@@ -66,3 +66,50 @@ pub fn progress_bar(total: u64, unit: &str) -> indicatif::ProgressBar {
     }
     bar
 }
+
+// Every file a command writes goes through one of these two: a document written whole
+// (an export, an HTML page, an SVG) or a file opened before a measurement so that an
+// unwritable path fails before anything runs (rusage's report, latency's raw data).
+
+/// Write beside the target and rename, so a failure never leaves half a file.
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "export".into());
+    let tmp = path.with_file_name(format!(".{name}.schedlab-{}.tmp", std::process::id()));
+    let written = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        cannot_write(path, &e)
+    })
+}
+
+/// Create (or truncate) `path` now, before the work whose results go into it.
+pub fn create_output(path: &std::path::Path) -> Result<std::fs::File> {
+    std::fs::File::create(path).map_err(|e| cannot_write(path, &e))
+}
+
+fn cannot_write(path: &std::path::Path, e: &std::io::Error) -> Error {
+    Error::env(format!("cannot write {}: {}", path.display(), crate::error::describe_io(e)))
+}
+
+/// A flat JSON object as a field/value table in `format` (json: the object on one line):
+/// how `machine` and `rusage` print csv and markdown.
+pub fn object_text(value: &serde_json::Value, format: crate::cli::TableFormat) -> String {
+    use crate::cli::TableFormat;
+    let mut table = crate::report::table::Table::new(["field", "value"]).left_align(0).left_align(1);
+    if let Some(object) = value.as_object() {
+        for (k, v) in object {
+            let cell = match v {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Null => String::new(),
+                other => other.to_string(),
+            };
+            table.push(vec![k.clone(), cell]);
+        }
+    }
+    match format {
+        TableFormat::Json => format!("{value}\n"),
+        TableFormat::Csv => table.render_csv(),
+        TableFormat::Markdown => table.render_markdown(),
+        TableFormat::Text => table.render(),
+    }
+}

@@ -3,7 +3,7 @@
 
 use crate::cli::ReportArgs;
 use crate::commands::emit;
-use crate::commands::results::write_atomically;
+use crate::commands::write_atomically;
 use crate::error::{describe_io, Error, Result};
 use crate::report::exporter::{self, Format, RunView};
 use crate::report::findings::{self, Finding};

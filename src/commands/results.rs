@@ -15,8 +15,9 @@ use std::io::Write;
 pub fn machine(args: &MachineArgs) -> Result<()> {
     let m = Machine::capture();
     let value = serde_json::to_value(&m).map_err(|e| Error::failed(format!("encoding the fingerprint: {e}")))?;
-    if args.json {
-        return emit(&value.to_string());
+    let format = args.output.format();
+    if format != crate::cli::TableFormat::Text {
+        return emit(crate::commands::object_text(&value, format).trim_end());
     }
     emit(machine::describe(&value).trim_end())?;
     for w in m.noise_warnings() {
@@ -49,7 +50,8 @@ pub fn list(args: &ListArgs) -> Result<()> {
     let store = open_existing(&args.db, Access::Read)?;
     let runs = store.runs()?;
     let id_of = |uuid: &str| runs.iter().find(|r| r.run.uuid == uuid).map(|r| r.run.id);
-    if args.json {
+    let format = args.output.format();
+    if format == crate::cli::TableFormat::Json {
         for r in &runs {
             let ab =
                 ab_link(&r.run).map(|(side, pair)| json!({"side": side, "pair_uuid": pair, "pair_run": id_of(&pair)}));
@@ -74,7 +76,7 @@ pub fn list(args: &ListArgs) -> Result<()> {
         }
         return Ok(());
     }
-    if runs.is_empty() {
+    if runs.is_empty() && format == crate::cli::TableFormat::Text {
         return emit(&format!("{} holds no runs yet: `schedlab run` makes one", store.location()));
     }
     let mut table = Table::new([
@@ -118,7 +120,16 @@ pub fn list(args: &ListArgs) -> Result<()> {
             },
         ]);
     }
-    emit(table.render().trim_end())
+    emit(table_in(&table, format).trim_end())
+}
+
+/// A table in the chosen text format (JSON is each command's own).
+pub fn table_in(table: &Table, format: crate::cli::TableFormat) -> String {
+    match format {
+        crate::cli::TableFormat::Csv => table.render_csv(),
+        crate::cli::TableFormat::Markdown => table.render_markdown(),
+        _ => table.render(),
+    }
 }
 
 pub fn show(args: &ShowArgs) -> Result<()> {
@@ -183,19 +194,8 @@ pub fn export(args: &ExportArgs) -> Result<()> {
                 Err(e) => Err(Error::os("writing the export", e)),
             }
         }
-        Some(path) => write_atomically(path, text.as_bytes()),
+        Some(path) => crate::commands::write_atomically(path, text.as_bytes()),
     }
-}
-
-/// Write beside the target and rename, so a failure never leaves half a file.
-pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "export".into());
-    let tmp = path.with_file_name(format!(".{name}.schedlab-{}.tmp", std::process::id()));
-    let written = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::env(format!("cannot write {}: {}", path.display(), describe_io(&e)))
-    })
 }
 
 pub fn import(args: &ImportArgs) -> Result<()> {

@@ -1,24 +1,29 @@
 //! `schedlab ring`: a sweep of ring sizes, each a trial of the one executor, printed as
 //! the NCAR table or JSON lines.
 
-use crate::cli::RingArgs;
+use crate::cli::{RingArgs, TableFormat};
 use crate::commands::{emit, progress_bar};
 use crate::error::{Error, Result};
 use crate::exec::preflight;
 use crate::exec::runner::{Ended, Extras, Orchestrator};
 use crate::model::{Outcome, RingLength, RingOutcome, RingSpec, TrialSpec, TrialStatus};
+use crate::report::exporter::tables_text;
 use crate::report::ring::{describe_setup, table_header, RingReport};
+use crate::report::stored::RunRule;
 use serde_json::Value;
 use std::time::Duration;
 
 pub fn run(args: &RingArgs) -> Result<Vec<RingOutcome>> {
     let specs = args.options.to_specs()?;
-    sweep(&specs, args.json)
+    sweep(&specs, args.output.format())
 }
 
-/// Run `specs` (ascending ring sizes that differ only in size) and stream each row.
-/// Every check that can refuse the sweep runs before the first fork.
-pub fn sweep(specs: &[RingSpec], json: bool) -> Result<Vec<RingOutcome>> {
+/// Run `specs` (ascending ring sizes that differ only in size) and stream each row (text,
+/// json), or print `show`'s table of the sweep at the end (csv, markdown). Every check
+/// that can refuse the sweep runs before the first fork.
+pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<Vec<RingOutcome>> {
+    let json = format == TableFormat::Json;
+    let streaming = matches!(format, TableFormat::Text | TableFormat::Json);
     let (Some(first), Some(largest)) = (specs.first(), specs.last()) else { return Ok(Vec::new()) };
     // The signal watch comes first: every thread started later inherits the blocked mask.
     // A ring with --timeout stops itself; the executor's limit only backs that up.
@@ -31,6 +36,7 @@ pub fn sweep(specs: &[RingSpec], json: bool) -> Result<Vec<RingOutcome>> {
     let bar = progress_bar(total, "members");
     let mut report = RingReport::default();
     let mut results: Vec<RingOutcome> = Vec::with_capacity(specs.len());
+    let mut records = Vec::with_capacity(specs.len());
     for spec in specs {
         let what = match spec.length {
             RingLength::Laps(l) => format!("ring of {} ({} hops)", spec.procs, l * spec.procs as u64),
@@ -38,7 +44,9 @@ pub fn sweep(specs: &[RingSpec], json: bool) -> Result<Vec<RingOutcome>> {
         };
         bar.set_message(what);
         let trial = TrialSpec::Ring(spec.clone());
-        let ended = orchestrator.run_spec(&trial, 1, &Extras::default(), &mut |w| bar.suspend(|| eprintln!("{w}")));
+        let params = serde_json::Map::from_iter([("procs".to_string(), serde_json::json!(spec.procs))]);
+        let warn = &mut |w: &str| bar.suspend(|| eprintln!("{w}"));
+        let ended = orchestrator.run_spec(&trial, 1, params, &Extras::default(), warn);
         let record = match ended {
             Ok(Ended::Stored(record)) => record,
             Ok(Ended::Stop(e)) | Err(e) => {
@@ -46,8 +54,8 @@ pub fn sweep(specs: &[RingSpec], json: bool) -> Result<Vec<RingOutcome>> {
                 return Err(e);
             }
         };
-        let outcome = match (record.status, record.outcome) {
-            (TrialStatus::Ok, Some(Outcome::Ring(o))) => o,
+        let outcome = match (&record.status, &record.outcome) {
+            (TrialStatus::Ok, Some(Outcome::Ring(o))) => o.clone(),
             (status, _) => {
                 bar.finish_and_clear();
                 let reason = status.reason().unwrap_or("no outcome").to_string();
@@ -57,6 +65,12 @@ pub fn sweep(specs: &[RingSpec], json: bool) -> Result<Vec<RingOutcome>> {
                 });
             }
         };
+        records.push(*record);
+        if !streaming {
+            bar.inc(spec.procs as u64);
+            results.push(outcome);
+            continue;
+        }
         if results.is_empty() && !json {
             // Each trial measures the token pass without a switch; the first one's is shown.
             bar.suspend(|| -> Result<()> {
@@ -80,5 +94,8 @@ pub fn sweep(specs: &[RingSpec], json: bool) -> Result<Vec<RingOutcome>> {
         results.push(outcome);
     }
     bar.finish_and_clear();
+    if !streaming {
+        emit(tables_text(&records, &RunRule::default(), format).trim_end())?;
+    }
     Ok(results)
 }

@@ -306,7 +306,7 @@ fn write_report(store: &Store, run_id: i64) {
         }
         let charts = crate::report::plots::plots(&trials);
         let page = crate::report::html::run_page(&run, &trials, &charts, &found)?;
-        results::write_atomically(&path, page.as_bytes())
+        crate::commands::write_atomically(&path, page.as_bytes())
     })();
     match written {
         Ok(()) => eprintln!("schedlab: report: {}", path.display()),

@@ -28,10 +28,7 @@ pub struct CommandUsage {
 pub fn run(args: &RusageArgs) -> Result<i32> {
     // Open the output first: an unwritable path must fail before the command runs.
     let mut output: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(
-            std::fs::File::create(path)
-                .map_err(|e| Error::env(format!("cannot write {}: {}", path.display(), describe_io(&e))))?,
-        ),
+        Some(path) => Box::new(crate::commands::create_output(path)?),
         None => Box::new(std::io::stderr()),
     };
     let measured = match measure(&args.command) {
@@ -42,7 +39,10 @@ pub fn run(args: &RusageArgs) -> Result<i32> {
         }
         Err(e) => return Err(e),
     };
-    let text = if args.json { format!("{}\n", to_json(&measured)) } else { to_text(&measured) };
+    let text = match args.print.format() {
+        crate::cli::TableFormat::Text => to_text(&measured),
+        format => crate::commands::object_text(&to_json(&measured), format),
+    };
     output.write_all(text.as_bytes()).map_err(|e| Error::os("writing the report", e))?;
     Ok(measured.exit.shell_code())
 }

@@ -54,7 +54,7 @@ pub fn run(args: &TrendArgs) -> Result<i32> {
         let charts: Vec<_> =
             series.iter().enumerate().map(|(i, s)| plots::trend_chart(s, &format!("trend-{}", i + 1))).collect();
         let page = html::trend_page(&series, &charts, args.threshold, "schedlab trend")?;
-        crate::commands::results::write_atomically(path, page.as_bytes())?;
+        crate::commands::write_atomically(path, page.as_bytes())?;
         eprintln!("schedlab: wrote {}", path.display());
     }
     match args.format {

@@ -1,13 +1,15 @@
 //! `schedlab workload`: the policy x workload matrix, every check before the first fork,
 //! each trial run by the one executor.
 
-use crate::cli::{WorkloadArgs, WorkloadFormat};
+use crate::cli::{TableFormat, WorkloadArgs, WorkloadFormat};
 use crate::commands::{emit, progress_bar};
 use crate::error::Result;
 use crate::exec::preflight;
 use crate::exec::runner::{Ended, Extras, Orchestrator};
 use crate::model::{Outcome, TrialSpec, TrialStatus};
+use crate::report::exporter::tables_text;
 use crate::report::figures;
+use crate::report::stored::RunRule;
 use crate::report::workload::{self as report, LiveTrial};
 use serde_json::Value;
 
@@ -23,9 +25,12 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
     drop(preflight::work_dir(&specs)?);
     let repeats = args.repeat as usize;
     let bar = progress_bar((specs.len() * repeats) as u64, "trials");
-    let json = args.json;
-    let classic = !json && args.format == WorkloadFormat::Classic;
-    if !json && !classic {
+    let format = args.format();
+    let json = format == WorkloadFormat::Json;
+    let classic = format == WorkloadFormat::Classic;
+    let text = format == WorkloadFormat::Text;
+    let mut records = Vec::with_capacity(specs.len() * repeats);
+    if text {
         emit(&report::describe(&specs[0], args.repeat))?;
     }
     let mut trials = Vec::with_capacity(specs.len() * repeats);
@@ -37,18 +42,23 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
             bar.set_message(format!("{} x {} ({}/{repeats})", spec.policy.kernel_name(), spec.procs, repeat));
             let spec_of = TrialSpec::Workload(spec.clone());
             let warn = &mut |w: &str| bar.suspend(|| eprintln!("{w}"));
-            let record = match orchestrator.run_spec(&spec_of, repeat as u32, &Extras::default(), warn) {
+            let params = serde_json::Map::from_iter([
+                ("policy".to_string(), Value::from(spec.policy.as_str())),
+                ("procs".to_string(), Value::from(spec.procs)),
+            ]);
+            let record = match orchestrator.run_spec(&spec_of, repeat as u32, params, &Extras::default(), warn) {
                 Ok(Ended::Stored(record)) => record,
                 Ok(Ended::Stop(e)) | Err(e) => {
                     bar.finish_and_clear();
                     return Err(e);
                 }
             };
-            let outcome = match record.outcome {
-                Some(Outcome::Workload(o)) => Some(o),
+            let outcome = match &record.outcome {
+                Some(Outcome::Workload(o)) => Some(o.clone()),
                 _ => None,
             };
-            let trial = LiveTrial { spec: spec.clone(), repeat, outcome, status: record.status };
+            let trial = LiveTrial { spec: spec.clone(), repeat, outcome, status: record.status.clone() };
+            records.push(*record);
             if let TrialStatus::TimedOut(reason) | TrialStatus::Failed(reason) = &trial.status {
                 bar.suspend(|| {
                     eprintln!(
@@ -70,11 +80,18 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
         }
     }
     bar.finish_and_clear();
-    if !json && !classic {
-        emit(&report::table(&trials))?;
-        if let Some(reservations) = report::reservation_table(&trials) {
-            emit(&reservations)?;
+    match format {
+        WorkloadFormat::Text => {
+            emit(&report::table(&trials))?;
+            if let Some(reservations) = report::reservation_table(&trials) {
+                emit(&reservations)?;
+            }
         }
+        WorkloadFormat::Csv | WorkloadFormat::Markdown => {
+            let as_table = if format == WorkloadFormat::Csv { TableFormat::Csv } else { TableFormat::Markdown };
+            emit(tables_text(&records, &RunRule::default(), as_table).trim_end())?;
+        }
+        WorkloadFormat::Json | WorkloadFormat::Classic => {}
     }
     Ok(if trials.iter().all(|t| t.status.is_ok()) { 0 } else { 3 })
 }

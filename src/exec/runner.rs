@@ -225,11 +225,13 @@ impl Orchestrator {
     }
 
     /// A family command's trial (`schedlab ring|workload|latency`): one spec, not stored,
-    /// run by the same executor as a suite's, with the command's `extras`.
+    /// run by the same executor as a suite's, with the command's `extras`; `params` name
+    /// the cell it belongs to (what `show`'s tables group by).
     pub fn run_spec(
         &mut self,
         spec: &TrialSpec,
         repeat: u32,
+        params: serde_json::Map<String, serde_json::Value>,
         extras: &Extras,
         on_warning: &mut dyn FnMut(&str),
     ) -> Result<Ended> {
@@ -237,7 +239,7 @@ impl Orchestrator {
             seq: 0,
             experiment: 0,
             family: spec.family(),
-            params: serde_json::Map::new(),
+            params,
             spec: spec.clone(),
             repeat,
             estimate: Duration::ZERO,

@@ -65,10 +65,7 @@ impl Exporter for Text {
 
 impl Exporter for Markdown {
     fn render(&self, v: &RunView) -> String {
-        let mut out = String::new();
-        for (title, table) in stored::experiment_tables_for(v.trials, &RunRule::of(v.run)) {
-            out.push_str(&format!("### {title}\n\n{}\n", table.render_markdown()));
-        }
+        let mut out = tables_text(v.trials, &RunRule::of(v.run), Format::Markdown);
         if !v.findings.is_empty() {
             out.push_str("### Findings\n\n");
             for f in v.findings {
@@ -81,11 +78,22 @@ impl Exporter for Markdown {
 
 impl Exporter for Csv {
     fn render(&self, v: &RunView) -> String {
-        stored::experiment_tables_for(v.trials, &RunRule::of(v.run))
-            .into_iter()
-            .map(|(title, table)| format!("# {title}\n{}\n", table.render_csv()))
-            .collect()
+        tables_text(v.trials, &RunRule::of(v.run), Format::Csv)
     }
+}
+
+/// The tables `show` prints of `trials`, one per experiment, as CSV (each after a `# title`
+/// line) or Markdown (each under a `###` heading); aligned text otherwise. What `report`
+/// prints, and what the family commands print with `--format csv|markdown`.
+pub fn tables_text(trials: &[TrialRecord], rule: &RunRule, format: Format) -> String {
+    stored::experiment_tables_for(trials, rule)
+        .into_iter()
+        .map(|(title, table)| match format {
+            Format::Csv => format!("# {title}\n{}\n", table.render_csv()),
+            Format::Markdown => format!("### {title}\n\n{}\n", table.render_markdown()),
+            Format::Text | Format::Json => format!("{title}\n{}\n", table.render()),
+        })
+        .collect()
 }
 
 /// Settings that report JSON has always summarised beside a workload's figures (its
