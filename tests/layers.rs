@@ -73,6 +73,9 @@ fn modules_named(line: &str) -> Vec<String> {
     out
 }
 
+/// Pairs a rank alone would allow but the design forbids: (module, what it must not use).
+const FORBIDDEN: &[(&str, &str, &str)] = &[("report", "bench", "reports read results; they never run a benchmark")];
+
 /// One message per import against the direction in `text`, a file of `module`.
 fn violations(module: &str, file: &str, text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -85,6 +88,10 @@ fn violations(module: &str, file: &str, text: &str) -> Vec<String> {
         let code = line.split("//").next().unwrap_or("");
         for target in modules_named(code) {
             if target == module {
+                continue;
+            }
+            if let Some((_, _, why)) = FORBIDDEN.iter().find(|(m, t, _)| *m == module && *t == target) {
+                out.push(format!("{file}:{}: {module} imports {target}: {why}", i + 1));
                 continue;
             }
             match rank(&target) {
@@ -138,4 +145,5 @@ fn the_check_sees_each_form_of_import() {
     assert!(violations("report", "f.rs", "use crate::{model::Policy, sys::sched, error::Result};").is_empty());
     assert!(violations("sys", "f.rs", "use crate::sys::fd;\n// crate::report::x in a comment").is_empty());
     assert_eq!(violations("newthing", "f.rs", "").len(), 1);
+    assert_eq!(violations("report", "f.rs", "let x = crate::bench::latency::X;").len(), 1);
 }

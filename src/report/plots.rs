@@ -733,7 +733,13 @@ fn latency_strip_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
         if plot.series.iter().all(|s| s.points.is_empty()) {
             continue;
         }
-        let kept = crate::bench::latency::OUTLIERS_KEPT;
+        // How many largest samples a thread kept: what the trials themselves say.
+        let kept = g
+            .outcomes()
+            .filter_map(Outcome::latency)
+            .flat_map(|o| o.outliers.iter().map(|t| t.capacity))
+            .max()
+            .unwrap_or_default();
         let found: Vec<String> = periods
             .iter()
             .map(|(period, repeats)| {
