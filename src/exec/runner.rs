@@ -292,28 +292,6 @@ impl Orchestrator {
                 on_warning(line);
             }
         }
-        if let Some(sig) = stop_signal {
-            // A run that keeps its samples on a signal ends with them as its reply.
-            let partial = extras.keep_partial && matches!(finished.exit, ExitKind::Code(0));
-            match serde_json::from_slice::<Reply>(out).ok().filter(|_| partial) {
-                None => return Ok(Ended::Stop(Error::Interrupted(sig))),
-                Some(reply) => {
-                    self.last_notes = TrialNotes { interrupted: Some(sig), ..reply.notes };
-                    return Ok(Ended::Stored(Box::new(TrialRecord {
-                        seq: trial.seq as i64,
-                        experiment: trial.experiment as i64,
-                        family: trial.family,
-                        repeat: i64::from(trial.repeat),
-                        params: trial.params.clone(),
-                        spec: Some(trial.spec.clone()),
-                        outcome: reply.outcome,
-                        status: reply.status,
-                        started,
-                        elapsed_s,
-                    })));
-                }
-            }
-        }
         let reason_from_stderr = || {
             err_text
                 .lines()
@@ -334,6 +312,17 @@ impl Orchestrator {
             started: started.clone(),
             elapsed_s,
         };
+        if let Some(sig) = stop_signal {
+            // A run that keeps its samples on a signal ends with them as its reply.
+            let partial = extras.keep_partial && matches!(finished.exit, ExitKind::Code(0));
+            match serde_json::from_slice::<Reply>(out).ok().filter(|_| partial) {
+                None => return Ok(Ended::Stop(Error::Interrupted(sig))),
+                Some(reply) => {
+                    self.last_notes = TrialNotes { interrupted: Some(sig), ..reply.notes };
+                    return Ok(Ended::Stored(Box::new(record(reply.status, reply.outcome))));
+                }
+            }
+        }
         let failed = |reason: String| Ok(Ended::Stored(Box::new(record(TrialStatus::Failed(reason), None))));
         if timed_out {
             let reason =
