@@ -400,9 +400,13 @@ pub struct ShowArgs {
     pub run: String,
     #[command(flatten)]
     pub db: DbArg,
-    /// Also print the machine fingerprint in full
+    /// Also print the machine fingerprint in full (text only)
     #[arg(long)]
     pub machine: bool,
+    /// How the run is printed: text (the header and tables), or as `report RUN --format`
+    /// prints it (csv, markdown: the tables and findings; json: the numbers)
+    #[arg(long, value_enum, default_value_t = TableFormat::Text)]
+    pub format: TableFormat,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -66,3 +66,17 @@ fn export_csv_is_unchanged() {
 fn export_json_is_unchanged() {
     check("export.json", &["export", "1", "--format", "json"]);
 }
+
+#[test]
+fn show_in_another_format_is_what_report_prints() {
+    let dir = Scratch::new("golden-show-formats");
+    let db = dir.path("golden.db");
+    std::fs::copy(fixture("golden.db"), &db).unwrap();
+    for format in ["csv", "markdown", "json"] {
+        let shown = ok_stdout(&db, &["show", "1", "--format", format]);
+        let reported = ok_stdout(&db, &["report", "1", "--format", format]);
+        assert_eq!(shown.trim_end(), reported.trim_end(), "--format {format}");
+    }
+    let text = ok_stdout(&db, &["show", "1"]);
+    assert!(text.contains("experiment 1 (ring)"), "{text}");
+}

@@ -135,7 +135,13 @@ pub fn table_in(table: &Table, format: crate::cli::TableFormat) -> String {
 pub fn show(args: &ShowArgs) -> Result<()> {
     let store = open_existing(&args.db, Access::Read)?;
     let id = store.resolve_run(&args.run)?;
-    print_run(&store, id, args.machine)
+    if args.format == crate::cli::TableFormat::Text {
+        return print_run(&store, id, args.machine);
+    }
+    let (run, trials) = (store.run(id)?, store.trials(id)?);
+    let findings = crate::report::findings::findings(&trials);
+    let view = crate::report::exporter::RunView { run: &run, trials: &trials, findings: &findings };
+    emit(crate::report::exporter::for_format(args.format).render(&view).trim_end())
 }
 
 /// A run's header, optionally its fingerprint, and its tables.
