@@ -6,5 +6,6 @@ pub mod changepoint;
 pub mod knee;
 pub mod period;
 pub mod random;
+pub mod sequential;
 pub mod stats;
 pub mod verdict;

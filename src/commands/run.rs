@@ -9,7 +9,7 @@ use crate::commands::{emit, results};
 use crate::error::{Error, Result};
 use crate::exec::adaptive::{self, AdaptivePlan};
 use crate::exec::runner::{Ended, Orchestrator};
-use crate::exec::suite::{self, format_estimate, Suite, Trial};
+use crate::exec::suite::{self, format_estimate, QuestionKey, Suite, Trial};
 use crate::model::run::RunOptions;
 use crate::report::table::Table;
 use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, Store, TrialRecord};
@@ -115,13 +115,29 @@ fn print_plan(suite: &Suite, order: &[&Trial], plan: &AdaptivePlan) -> Result<()
     Ok(())
 }
 
-/// Fisher-Yates with the workload's generator: the same seed gives the same order.
-fn shuffle<T>(items: &mut [T], seed: u64) {
-    let mut rng = SplitMix64::new(seed);
-    for i in (1..items.len()).rev() {
-        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-        items.swap(i, j);
+/// The order the remaining planned trials run in. A question's trials of one repeat are a
+/// block: run back to back, in random order, at the place of the block's first trial in
+/// the plan, so the cells it compares see the same state of the machine. Other trials keep
+/// their place. `--shuffle` shuffles the blocks and lone trials too.
+fn plan_order<'a>(suite: &'a Suite, remaining: &[&'a Trial], block_seed: u64, shuffle: Option<u64>) -> Vec<&'a Trial> {
+    // (the block a unit is, none for a lone trial; its trials)
+    type Unit<'a> = (Option<(QuestionKey, u32)>, Vec<&'a Trial>);
+    let mut units: Vec<Unit> = Vec::new();
+    for &trial in remaining {
+        let block = suite.question_of(trial).map(|key| (key, trial.repeat));
+        match units.iter_mut().find(|(b, _)| block.is_some() && *b == block) {
+            Some((_, members)) => members.push(trial),
+            None => units.push((block, vec![trial])),
+        }
     }
+    let mut rng = SplitMix64::new(block_seed);
+    for (_, members) in &mut units {
+        adaptive::shuffle(members, &mut rng);
+    }
+    if let Some(seed) = shuffle {
+        adaptive::shuffle(&mut units, &mut SplitMix64::new(seed));
+    }
+    units.into_iter().flat_map(|(_, members)| members).collect()
 }
 
 /// Is the process that started this run still running it?
@@ -194,10 +210,10 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let done: Vec<i64> = stored.iter().map(|t| t.seq).collect();
     // A resumed run's budget counts the time its stored trials took.
     let used_before = Duration::from_secs_f64(stored.iter().map(|t| t.elapsed_s.max(0.0)).sum());
-    let mut order: Vec<&Trial> = suite.trials.iter().filter(|t| !done.contains(&(t.seq as i64))).collect();
-    if let Some(seed) = seed {
-        shuffle(&mut order, seed);
-    }
+    let remaining: Vec<&Trial> = suite.trials.iter().filter(|t| !done.contains(&(t.seq as i64))).collect();
+    // Orders within blocks: from --seed when given, else fresh.
+    let block_seed = seed.unwrap_or_else(|| u64::from_le_bytes(crate::sys::random::bytes()));
+    let order = plan_order(&suite, &remaining, block_seed, seed);
     if args.dry_run {
         print_plan(&suite, &order, &plan)?;
         return Ok(0);
@@ -266,7 +282,8 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         store.location(),
         seed.map_or(String::new(), |s| format!(", shuffled with --seed {s}"))
     );
-    let outcome = execute(&mut orchestrator, &mut store, run_id, &suite, &order, &plan, used_before);
+    let pace = Pace { used_before, block_seed };
+    let outcome = execute(&mut orchestrator, &mut store, run_id, &suite, &order, &plan, pace);
     match outcome {
         Ok(()) => {
             store.set_run_state(run_id, RunStatus::Finished, Some(&now_utc()), None)?;
@@ -314,6 +331,13 @@ fn write_report(store: &Store, run_id: i64) {
     }
 }
 
+/// What the adaptive part of a run starts from: the time its stored trials took (a resumed
+/// run), and the seed of the orders within blocks.
+struct Pace {
+    used_before: Duration,
+    block_seed: u64,
+}
+
 fn execute(
     orchestrator: &mut Orchestrator,
     store: &mut Store,
@@ -321,8 +345,9 @@ fn execute(
     suite: &Suite,
     order: &[&Trial],
     plan: &AdaptivePlan,
-    used_before: Duration,
+    pace: Pace,
 ) -> Result<()> {
+    let Pace { used_before, block_seed } = pace;
     let started = Instant::now();
     let total_ms: u64 = suite.warmups.iter().chain(order.iter().copied()).map(|t| t.estimate.as_millis() as u64).sum();
     let bar = progress_bar(total_ms);
@@ -334,7 +359,8 @@ fn execute(
             bar.inc(trial.estimate.as_millis() as u64);
         }
         if plan.is_adaptive() {
-            extend_adaptively(orchestrator, store, run_id, suite, plan, &bar, || used_before + started.elapsed())?;
+            let used = || used_before + started.elapsed();
+            extend_adaptively(orchestrator, store, run_id, suite, plan, &bar, block_seed, used)?;
         }
         Ok(())
     })();
@@ -360,8 +386,9 @@ pub(crate) fn progress_bar(total_ms: u64) -> indicatif::ProgressBar {
     bar
 }
 
-/// After the planned minimum: extra trials, one at a time, as `adaptive::Session`
-/// decides from everything the run has stored (so a resumed run picks up where it was).
+/// After the planned minimum: extra blocks and trials, as `adaptive::Session` decides
+/// from everything the run has stored (so a resumed run picks up where it was).
+#[allow(clippy::too_many_arguments)]
 fn extend_adaptively(
     orchestrator: &mut Orchestrator,
     store: &mut Store,
@@ -369,39 +396,56 @@ fn extend_adaptively(
     suite: &Suite,
     plan: &AdaptivePlan,
     bar: &indicatif::ProgressBar,
+    block_seed: u64,
     used: impl Fn() -> Duration,
 ) -> Result<()> {
-    let mut session = adaptive::Session::new(suite, plan, &store.trials(run_id)?);
+    let mut session = adaptive::Session::new(suite, plan, &store.trials(run_id)?, block_seed.rotate_left(17));
     let mut extra = 0;
     loop {
-        let Ok(trial) = session.next_trial(used()) else { break };
-        extra += 1;
-        // The bar runs to the end of the budget: an upper bound, not a forecast.
-        let left = plan.budget().map_or(trial.estimate, |b| b.saturating_sub(used()));
-        bar.set_length(bar.position() + left.as_millis().max(1) as u64);
-        bar.set_message(format!(
-            "+{extra}, {} cell(s) open: {}{}",
-            session.open_cells(),
-            trial.label(),
-            adaptive_tag(plan, &trial)
+        let Ok(block) = session.next_trials(used()) else { break };
+        for trial in &block {
+            extra += 1;
+            // The bar runs to the end of the budget: an upper bound, not a forecast.
+            let left = plan.budget().map_or(trial.estimate, |b| b.saturating_sub(used()));
+            bar.set_length(bar.position() + left.as_millis().max(1) as u64);
+            bar.set_message(format!(
+                "+{extra}, {} question(s) and {} cell(s) open: {}{}",
+                session.open_questions(),
+                session.open_cells(),
+                trial.label(),
+                adaptive_tag(plan, trial)
+            ));
+            let record = run_and_store(orchestrator, store, run_id, trial, bar)?;
+            session.record(trial, &record);
+            bar.inc(Duration::from_secs_f64(record.elapsed_s.max(0.0)).as_millis() as u64);
+        }
+    }
+    let mut line = format!("schedlab: adaptive repeats: {extra} extra trial(s)");
+    let questions = session.questions().len();
+    if questions > 0 {
+        let answers: Vec<adaptive::Answer> = (0..questions).map(|q| session.answer(q)).collect();
+        let count = |a: adaptive::Answer| answers.iter().filter(|x| **x == a).count();
+        let open = count(adaptive::Answer::Open);
+        line.push_str(&format!(
+            "; {} of {questions} question(s) answered ({} differ, {} equivalent within ±{}%){}",
+            questions - open,
+            count(adaptive::Answer::Differs),
+            count(adaptive::Answer::Equivalent),
+            crate::report::stored::percent_text(crate::analysis::sequential::MARGIN),
+            if open > 0 { format!(", {open} open") } else { String::new() }
         ));
-        let record = run_and_store(orchestrator, store, run_id, &trial, bar)?;
-        session.record(&trial, &record);
-        bar.inc(Duration::from_secs_f64(record.elapsed_s.max(0.0)).as_millis() as u64);
     }
-    let cells = session.cells();
-    let converged = cells.iter().filter(|c| c.converged()).count();
-    let open = session.open_cells();
-    let at_max = cells.len() - converged - open;
-    let mut line = format!(
-        "schedlab: adaptive repeats: {extra} extra trial(s); {converged} of {} cells reached their target",
-        cells.len()
-    );
-    if at_max > 0 {
-        line.push_str(&format!(", {at_max} stopped at max_repeat"));
-    }
-    if open > 0 {
-        line.push_str(&format!(", {open} stopped by the budget"));
+    let (converged, lone) = session.lone_cells();
+    if lone > 0 {
+        let open = session.open_cells();
+        let at_max = lone - converged - open;
+        line.push_str(&format!("; {converged} of {lone} other cell(s) reached their target"));
+        if at_max > 0 {
+            line.push_str(&format!(", {at_max} stopped at max_repeat"));
+        }
+        if open > 0 {
+            line.push_str(&format!(", {open} stopped by the budget"));
+        }
     }
     bar.suspend(|| eprintln!("{line}"));
     Ok(())

@@ -1,24 +1,36 @@
-//! Adaptive repeats: instead of a fixed count, repeat each cell (one parameter
-//! combination of an experiment) until the 95 % confidence interval of its headline
-//! median (`Outcome::headline`) is as narrow as asked.
+//! Adaptive repeats: instead of a fixed count, spend a run's extra trials where they
+//! answer something.
 //!
-//! The rule, decided by the pure functions below and only carried out by the runner:
-//! 1. The plan's minimum (the experiment's `repeat`) runs first, like any suite.
-//! 2. Then one trial at a time, round-robin over the cells still open, so slow drift of
-//!    the machine is spread over every cell rather than landing on the last one. A cell
-//!    is open while its interval is wider than the target (or it has too few ok repeats to
-//!    have one: `stats::MEDIAN_CI_MIN_N`) and it has had fewer than `max_repeat` trials.
-//!    Whether a cell converged is judged again after each of its trials.
-//! 3. A trial starts only if the time the run has used plus that cell's typical trial
-//!    time fits the budget; when no open cell's trial fits, the run ends. Cells left open
-//!    are reported as stopped by `max_repeat` or by the budget, never dropped.
+//! Two kinds of work, both decided by the pure functions below and only carried out by
+//! the runner:
+//! - A *question*: the cells of one experiment that differ only in its compared axis
+//!   (`compare`, by default the policy), e.g. "OTHER or FIFO for CPU-bound work at 8
+//!   processes?". Its cells run in *blocks*, one trial of each back to back in random
+//!   order, and it is answered by `analysis::sequential` (a difference or equivalence,
+//!   anytime-valid, so stopping as soon as it is answered is allowed). A question is open
+//!   until answered at α over the run's family of claims, or until its cells reach
+//!   `max_repeat`.
+//! - A lone cell (a ring size of a sweep, any cell of an experiment without a compared
+//!   axis): repeated until the 95 % interval of its headline median (`Outcome::headline`)
+//!   is as narrow as `target_ci`, a precision rule that never looks at a verdict.
 //!
-//! The interval is the distribution-free one of `stats::median_ci` (order statistics), so
-//! skewed figures such as wall times and p99 latencies need no normality assumption.
+//! 1. The plan's minimum (the experiment's `repeat`) runs first, in blocks.
+//! 2. Then one block (or one lone trial) at a time: the open item *closest to being
+//!    decided* (a question's `Comparison::progress`, a lone cell's target over its current
+//!    half-width), ties taken round-robin, so effort goes where it soonest buys an answer.
+//! 3. An item runs only if the time the run has used plus its typical trial times fits the
+//!    budget; when none fits, the run ends. Items left open are reported as stopped by
+//!    `max_repeat` or by the budget, never dropped.
+//!
+//! A lone cell's interval is the distribution-free one of `stats::median_ci` (order
+//! statistics), so skewed figures such as wall times and p99 latencies need no normality
+//! assumption.
 
+use crate::analysis::random::SplitMix64;
+use crate::analysis::sequential::{per_claim_alpha, Comparison};
 use crate::analysis::stats::{median, median_ci, MedianCi};
 use crate::error::{Error, Result};
-use crate::exec::suite::{Suite, Trial};
+use crate::exec::suite::{QuestionKey, Suite, Trial};
 use crate::model::run::RunOptions;
 use crate::store::TrialRecord;
 use serde::Serialize;
@@ -155,6 +167,8 @@ pub struct Cell {
     pub attempts: u32,
     /// What one more trial is expected to take: the median of its trials so far.
     pub typical: Duration,
+    /// The headline of each ok trial keyed by its repeat, the block it ran in.
+    pub blocks: Vec<(u32, f64)>,
 }
 
 impl Cell {
@@ -192,9 +206,9 @@ pub enum Next {
     OutOfBudget,
 }
 
-/// Round-robin: the first open cell after `after` (wrapping) whose typical trial fits in
-/// the budget, counting `used` as spent. A cell too slow for the time left is passed over
-/// for a quicker one.
+/// Round-robin over lone cells: the first open cell after `after` (wrapping) whose typical
+/// trial fits in the budget, counting `used` as spent. A cell too slow for the time left
+/// is passed over for a quicker one.
 pub fn next_cell(cells: &[Cell], after: Option<usize>, used: Duration, budget: Option<Duration>) -> Next {
     let start = after.map_or(0, |i| i + 1);
     let mut any_open = false;
@@ -215,25 +229,56 @@ pub fn next_cell(cells: &[Cell], after: Option<usize>, used: Duration, budget: O
     }
 }
 
+/// One question of a run: its cells (indices into the session's cells) and the comparison
+/// of what they hold.
+#[derive(Clone, Debug)]
+pub struct Question {
+    pub key: QuestionKey,
+    pub cells: Vec<usize>,
+}
+
+/// Where a question stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// The leader is below every other cell.
+    Differs,
+    /// The leader and the runner-up are equivalent within the margin.
+    Equivalent,
+    Open,
+}
+
+/// Something the runner can spend time on: a question's next block, or a lone cell's trial.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Item {
+    Question(usize),
+    Cell(usize),
+}
+
 /// The adaptive part of one run: its cells (each with the plan's first trial of it as a
-/// template), where the round-robin stands, and the next free `seq`.
+/// template), its questions, where the round-robin stands, and the next free `seq`.
 pub struct Session {
     templates: Vec<Trial>,
     cells: Vec<Cell>,
+    questions: Vec<Question>,
+    /// Hypotheses in the run's family of claims, for the per-claim level.
+    family: usize,
     /// The elapsed time of every trial of each cell, for `typical`.
     elapsed: Vec<Vec<f64>>,
-    cursor: Option<usize>,
+    cursor: Option<Item>,
     next_seq: usize,
     budget: Option<Duration>,
+    rng: SplitMix64,
 }
 
 impl Session {
     /// The adaptive cells of `suite` in plan order, with what `stored` (every trial the run
-    /// has stored so far, from this invocation or an earlier one) holds of each.
-    pub fn new(suite: &Suite, plan: &AdaptivePlan, stored: &[TrialRecord]) -> Session {
+    /// has stored so far, from this invocation or an earlier one) holds of each; `seed`
+    /// orders the trials within each block.
+    pub fn new(suite: &Suite, plan: &AdaptivePlan, stored: &[TrialRecord], seed: u64) -> Session {
         let mut templates: Vec<Trial> = Vec::new();
         let mut cells = Vec::new();
         let mut elapsed = Vec::new();
+        let mut questions: Vec<Question> = Vec::new();
         for trial in &suite.trials {
             let Some(target) = plan.target(trial.experiment) else { continue };
             if templates.iter().any(|t| t.experiment == trial.experiment && t.params == trial.params) {
@@ -241,59 +286,149 @@ impl Session {
             }
             let mine: Vec<&TrialRecord> =
                 stored.iter().filter(|r| r.experiment == trial.experiment as i64 && r.params == trial.params).collect();
-            let headlines = mine.iter().filter(|r| r.is_ok()).filter_map(|r| r.outcome.as_ref()).map(|o| o.headline());
+            let ok: Vec<(u32, f64)> = mine
+                .iter()
+                .filter(|r| r.is_ok())
+                .filter_map(|r| Some((u32::try_from(r.repeat).ok()?, r.outcome.as_ref()?.headline())))
+                .collect();
             let times: Vec<f64> = mine.iter().map(|r| r.elapsed_s).collect();
+            if let Some(key) = suite.question_of(trial) {
+                match questions.iter_mut().find(|q| q.key == key) {
+                    Some(q) => q.cells.push(cells.len()),
+                    None => questions.push(Question { key, cells: vec![cells.len()] }),
+                }
+            }
             cells.push(Cell {
                 target,
-                headlines: headlines.collect(),
+                headlines: ok.iter().map(|x| x.1).collect(),
                 attempts: mine.len() as u32,
                 typical: typical(&times, trial.estimate),
+                blocks: ok,
             });
             elapsed.push(times);
             templates.push(trial.clone());
         }
+        questions.retain(|q| q.cells.len() >= 2);
         let after_stored = stored.iter().map(|r| r.seq + 1).max().unwrap_or(0).max(0) as usize;
-        // A resumed run goes on from the cell after the last extra trial it stored.
-        let last_extra = stored.iter().filter(|r| r.seq >= suite.trials.len() as i64).max_by_key(|r| r.seq);
-        let cursor = last_extra
-            .and_then(|r| templates.iter().position(|t| t.experiment as i64 == r.experiment && t.params == r.params));
         Session {
             templates,
             cells,
+            questions,
+            family: suite.family_of_claims(),
             elapsed,
-            cursor,
+            cursor: None,
             next_seq: after_stored.max(suite.trials.len()),
             budget: plan.budget(),
+            rng: SplitMix64::new(seed),
         }
     }
 
-    /// The next extra trial to run, given the time the run has used; `Err` says why there is
-    /// none.
-    pub fn next_trial(&mut self, used: Duration) -> std::result::Result<Trial, Next> {
-        match next_cell(&self.cells, self.cursor, used, self.budget) {
-            Next::Run(i) => {
-                self.cursor = Some(i);
-                let mut trial = self.templates[i].clone();
-                trial.seq = self.next_seq;
-                trial.repeat = self.cells[i].attempts + 1;
-                trial.estimate = self.cells[i].typical;
-                self.next_seq += 1;
-                Ok(trial)
+    fn in_question(&self, cell: usize) -> bool {
+        self.questions.iter().any(|q| q.cells.contains(&cell))
+    }
+
+    /// The per-claim level a question must reach to stop.
+    pub fn alpha_each(&self) -> f64 {
+        per_claim_alpha(self.family)
+    }
+
+    pub fn comparison(&self, question: usize) -> Option<Comparison> {
+        let cells: Vec<Vec<(u32, f64)>> =
+            self.questions[question].cells.iter().map(|&c| self.cells[c].blocks.clone()).collect();
+        Comparison::of(&cells)
+    }
+
+    pub fn answer(&self, question: usize) -> Answer {
+        let alpha = self.alpha_each();
+        match self.comparison(question) {
+            Some(c) if c.decided_at(alpha) && c.p_leads() <= alpha => Answer::Differs,
+            Some(c) if c.decided_at(alpha) => Answer::Equivalent,
+            _ => Answer::Open,
+        }
+    }
+
+    fn question_open(&self, question: usize) -> bool {
+        let q = &self.questions[question];
+        q.cells.iter().all(|&c| self.cells[c].attempts < self.cells[c].target.max_repeat)
+            && self.answer(question) == Answer::Open
+    }
+
+    /// Every item with work left, each with how close it is to done (0..1) and what its
+    /// next step takes.
+    fn open_items(&self) -> Vec<(Item, f64, Duration)> {
+        let mut items = Vec::new();
+        for (i, q) in self.questions.iter().enumerate() {
+            if self.question_open(i) {
+                let progress = self.comparison(i).map_or(0.0, |c| c.progress(self.alpha_each()));
+                items.push((Item::Question(i), progress, q.cells.iter().map(|&c| self.cells[c].typical).sum()));
             }
-            other => Err(other),
         }
+        for (i, cell) in self.cells.iter().enumerate() {
+            if !self.in_question(i) && cell.is_open() {
+                let closeness = interval(&cell.headlines)
+                    .and_then(|ci| ci.relative_half_width())
+                    .map_or(0.0, |w| (cell.target.ci / w).min(1.0));
+                items.push((Item::Cell(i), closeness, cell.typical));
+            }
+        }
+        items
     }
 
-    /// Count a finished extra trial (`trial` as `next_trial` gave it).
+    /// The next trials to run, back to back and in this order (a question's block, or one
+    /// lone trial), given the time the run has used; `Err` says why there are none.
+    pub fn next_trials(&mut self, used: Duration) -> std::result::Result<Vec<Trial>, Next> {
+        let items = self.open_items();
+        if items.is_empty() {
+            return Err(Next::Done);
+        }
+        // Round-robin order after the last item run, then the closest to decided first.
+        let start = self.cursor.and_then(|c| items.iter().position(|(i, ..)| *i == c)).map_or(0, |p| p + 1);
+        let mut best: Option<(Item, f64)> = None;
+        for step in 0..items.len() {
+            let (item, closeness, takes) = items[(start + step) % items.len()];
+            let fits = self.budget.is_none_or(|b| used + takes <= b);
+            if fits && best.is_none_or(|(_, c)| closeness > c) {
+                best = Some((item, closeness));
+            }
+        }
+        let Some((item, _)) = best else { return Err(Next::OutOfBudget) };
+        self.cursor = Some(item);
+        let (members, repeat) = match item {
+            Item::Cell(c) => (vec![c], self.cells[c].attempts + 1),
+            Item::Question(q) => {
+                let members = self.questions[q].cells.clone();
+                let repeat = members.iter().map(|&c| self.cells[c].attempts).max().unwrap_or(0) + 1;
+                (members, repeat)
+            }
+        };
+        let mut block: Vec<Trial> = members
+            .iter()
+            .map(|&c| {
+                let mut trial = self.templates[c].clone();
+                trial.repeat = repeat;
+                trial.estimate = self.cells[c].typical;
+                trial
+            })
+            .collect();
+        shuffle(&mut block, &mut self.rng);
+        for trial in &mut block {
+            trial.seq = self.next_seq;
+            self.next_seq += 1;
+        }
+        Ok(block)
+    }
+
+    /// Count a finished extra trial (`trial` as `next_trials` gave it).
     pub fn record(&mut self, trial: &Trial, record: &TrialRecord) {
         let Some(i) = self.templates.iter().position(|t| t.experiment == trial.experiment && t.params == trial.params)
         else {
             return;
         };
         let cell = &mut self.cells[i];
-        cell.attempts += 1;
+        cell.attempts = cell.attempts.max(trial.repeat);
         if let Some(o) = record.outcome.as_ref().filter(|_| record.is_ok()) {
             cell.headlines.push(o.headline());
+            cell.blocks.push((trial.repeat, o.headline()));
         }
         self.elapsed[i].push(record.elapsed_s);
         cell.typical = typical(&self.elapsed[i], self.templates[i].estimate);
@@ -303,8 +438,31 @@ impl Session {
         &self.cells
     }
 
+    pub fn questions(&self) -> &[Question] {
+        &self.questions
+    }
+
+    /// Lone cells still open.
     pub fn open_cells(&self) -> usize {
-        self.cells.iter().filter(|c| c.is_open()).count()
+        (0..self.cells.len()).filter(|&i| !self.in_question(i) && self.cells[i].is_open()).count()
+    }
+
+    /// Lone cells that reached their target, of all lone cells.
+    pub fn lone_cells(&self) -> (usize, usize) {
+        let lone: Vec<usize> = (0..self.cells.len()).filter(|&i| !self.in_question(i)).collect();
+        (lone.iter().filter(|&&i| self.cells[i].converged()).count(), lone.len())
+    }
+
+    pub fn open_questions(&self) -> usize {
+        (0..self.questions.len()).filter(|&q| self.question_open(q)).count()
+    }
+}
+
+/// Fisher-Yates with the run's generator.
+pub fn shuffle<T>(items: &mut [T], rng: &mut SplitMix64) {
+    for i in (1..items.len()).rev() {
+        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+        items.swap(i, j);
     }
 }
 
@@ -330,6 +488,7 @@ mod tests {
             headlines: values.to_vec(),
             attempts: values.len() as u32,
             typical: Duration::from_millis(typical_ms),
+            blocks: values.iter().enumerate().map(|(i, v)| (i as u32 + 1, *v)).collect(),
         }
     }
 
@@ -465,23 +624,60 @@ mod tests {
         let mut stored: Vec<TrialRecord> =
             s.trials.iter().map(|t| record(t, t.seq as i64, 1000.0 + t.seq as f64 * 100.0, true)).collect();
         stored.push(record(&s.trials[0], 4, 1300.0, false));
-        let mut session = Session::new(&s, &plan, &stored);
+        let mut session = Session::new(&s, &plan, &stored, 1);
         assert_eq!(session.cells().len(), 2);
         assert_eq!(session.cells()[0].attempts, 3);
         assert_eq!(session.cells()[0].headlines.len(), 2, "the failed extra has no figure");
         assert_eq!(session.cells()[0].typical, Duration::from_millis(500));
-        // Round-robin goes on after the cell of the last stored extra: the second.
-        let first = session.next_trial(Duration::ZERO).unwrap();
-        assert_eq!((first.seq, first.repeat, first.params["procs"].as_i64()), (5, 3, Some(3)));
-        session.record(&first, &record(&first, 5, 1000.0, true));
-        let second = session.next_trial(Duration::ZERO).unwrap();
-        assert_eq!((second.seq, second.repeat, second.params["procs"].as_i64()), (6, 4, Some(2)));
-        session.record(&second, &record(&second, 6, 1000.0, true));
-        // Cell 1 reached max_repeat = 4; cell 2 has one more to go.
-        let third = session.next_trial(Duration::ZERO).unwrap();
-        assert_eq!((third.seq, third.repeat, third.params["procs"].as_i64()), (7, 4, Some(3)));
-        session.record(&third, &record(&third, 7, 1000.0, true));
-        assert_eq!(session.next_trial(Duration::ZERO).unwrap_err(), Next::Done);
+        assert!(session.questions().is_empty(), "a ring sweep compares nothing by default");
+        // Neither cell has an interval yet: equally far from their targets, round-robin.
+        let next = |session: &mut Session| {
+            let block = session.next_trials(Duration::ZERO).unwrap();
+            assert_eq!(block.len(), 1, "a lone cell runs one trial at a time");
+            let trial = block[0].clone();
+            session.record(&trial, &record(&trial, trial.seq as i64, 1000.0, true));
+            (trial.seq, trial.repeat, trial.params["procs"].as_i64())
+        };
+        assert_eq!(next(&mut session), (5, 4, Some(2)));
+        // Cell 1 reached max_repeat = 4; cell 2 has two more to go.
+        assert_eq!(next(&mut session), (6, 3, Some(3)));
+        assert_eq!(next(&mut session), (7, 4, Some(3)));
+        assert_eq!(session.next_trials(Duration::ZERO).unwrap_err(), Next::Done);
         assert_eq!(session.open_cells(), 0);
+    }
+
+    #[test]
+    fn a_question_runs_in_blocks_until_answered() {
+        let s = suite(
+            "[[experiment]]\nfamily = \"ring\"\nprocs = [2, 3]\nlaps = 10\nrepeat = 6\ntarget_ci = \"5%\"\n\
+             max_repeat = 40\ncompare = \"procs\"\n",
+        );
+        assert_eq!(s.family_of_claims(), 2);
+        let plan = AdaptivePlan::resolve(&s, &Overrides::default()).unwrap();
+        // Six planned blocks: 3 processes 30 % slower in each.
+        let cost = |procs: Option<i64>| if procs == Some(3) { 1300.0 } else { 1000.0 };
+        let stored: Vec<TrialRecord> =
+            s.trials.iter().map(|t| record(t, t.seq as i64, cost(t.params["procs"].as_i64()), true)).collect();
+        let mut session = Session::new(&s, &plan, &stored, 1);
+        assert_eq!(session.questions().len(), 1);
+        assert_eq!(session.answer(0), Answer::Open, "6 unanimous blocks are not enough at 0.05 / 2");
+        let mut blocks = 0;
+        while let Ok(block) = session.next_trials(Duration::ZERO) {
+            blocks += 1;
+            assert_eq!(block.len(), 2);
+            assert_eq!(block[0].repeat, block[1].repeat, "one block, one repeat number");
+            assert_eq!(block[0].repeat, 6 + blocks);
+            assert_eq!(block[1].seq, block[0].seq + 1);
+            for t in &block {
+                session.record(t, &record(t, t.seq as i64, cost(t.params["procs"].as_i64()), true));
+            }
+        }
+        // Unanimous blocks: p = 2 / e(n, n) falls below 0.025 at the 9th.
+        assert_eq!(blocks, 3);
+        assert_eq!(session.answer(0), Answer::Differs);
+        assert_eq!(session.open_questions(), 0);
+        let c = session.comparison(0).unwrap();
+        assert_eq!((c.leader, c.blocks()), (0, 9));
+        assert!((c.closest().unwrap().ratio - 1.3).abs() < 1e-9);
     }
 }

@@ -101,6 +101,28 @@ pub struct Experiment {
     pub max_repeat: Option<u32>,
     /// Keys whose value is a list (varied across the experiment's trials), in file order.
     pub axes: Vec<String>,
+    /// The axis whose values the experiment's questions compare (`compare = "policy"`; by
+    /// default the policy, when it is an axis of a workload or latency experiment).
+    pub compare: Option<String>,
+}
+
+/// Which question a trial belongs to: its experiment and its parameters other than the
+/// compared axis.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct QuestionKey {
+    pub experiment: usize,
+    pub axis: String,
+    /// The other parameters, as JSON text.
+    pub rest: String,
+}
+
+impl QuestionKey {
+    /// The question of the cell with these parameters in an experiment comparing `axis`.
+    pub fn of(experiment: usize, axis: &str, params: &Map<String, Json>) -> QuestionKey {
+        let mut rest = params.clone();
+        rest.remove(axis);
+        QuestionKey { experiment, axis: axis.to_string(), rest: Json::Object(rest).to_string() }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -121,6 +143,46 @@ impl Suite {
     pub fn estimate(&self) -> Duration {
         self.trials.iter().chain(&self.warmups).map(|t| t.estimate).sum()
     }
+
+    /// The question a trial answers a part of, if its experiment compares an axis.
+    pub fn question_of(&self, trial: &Trial) -> Option<QuestionKey> {
+        let axis = self.experiments.get(trial.experiment)?.compare.as_deref()?;
+        Some(QuestionKey::of(trial.experiment, axis, &trial.params))
+    }
+
+    /// Every question of the plan with at least two cells, in plan order.
+    pub fn questions(&self) -> Vec<QuestionKey> {
+        let mut out: Vec<(QuestionKey, Vec<&Map<String, Json>>)> = Vec::new();
+        for trial in &self.trials {
+            let Some(key) = self.question_of(trial) else { continue };
+            match out.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, cells)) => {
+                    if !cells.contains(&&trial.params) {
+                        cells.push(&trial.params)
+                    }
+                }
+                None => out.push((key, vec![&trial.params])),
+            }
+        }
+        out.into_iter().filter(|(_, cells)| cells.len() >= 2).map(|(k, _)| k).collect()
+    }
+
+    /// Hypotheses in the run's family of claims: two (a difference, equivalence) for each
+    /// figure each question tests (`figures::questioned`).
+    pub fn family_of_claims(&self) -> usize {
+        self.questions()
+            .iter()
+            .map(|q| 2 * crate::model::figures::questioned(self.experiments[q.experiment].family).len())
+            .sum()
+    }
+}
+
+/// The compared axis of each experiment of a stored suite text, for reading a stored run's
+/// questions; a text that no longer parses compares nothing.
+pub fn compared_axes(text: &str) -> Vec<Option<String>> {
+    parse("stored suite", text, "stored", false)
+        .map(|s| s.experiments.into_iter().map(|e| e.compare).collect())
+        .unwrap_or_default()
 }
 
 /// Find a built-in suite's text by name.
@@ -283,6 +345,7 @@ fn check_experiment(
     let mut warmup = 0u32;
     let mut target_ci: Option<f64> = None;
     let mut max_repeat: Option<(u32, usize)> = None;
+    let mut compare: Option<(String, usize)> = None;
     // key -> (values, offset of the value), in a stable order: the file's keys sorted.
     let mut params: Vec<(String, Vec<Json>, usize)> = Vec::new();
     let mut overrides: Option<&Spanned<Toml>> = None;
@@ -323,6 +386,12 @@ fn check_experiment(
                     .and_then(|t| parse_max_repeat(&t));
                 max_repeat = Some((parsed.map_err(|msg| origin.at(at, format!("max_repeat: {msg}")))?, at));
             }
+            "compare" => {
+                let axis = value.get_ref().as_str().ok_or_else(|| {
+                    origin.at(at, "compare names the axis whose values are compared, e.g. compare = \"policy\"")
+                })?;
+                compare = Some((key_name(&normalise(axis)), at));
+            }
             "full" => overrides = Some(value),
             _ => params.push((check_key(origin, family, &flags, key)?, values_of(origin, name, value)?, at)),
         }
@@ -360,6 +429,18 @@ fn check_experiment(
         }
     }
     let axes: Vec<String> = params.iter().filter(|(_, v, _)| v.len() > 1).map(|(k, _, _)| key_name(k)).collect();
+    let compare = match compare {
+        Some((axis, at)) if !axes.contains(&axis) => return Err(origin.at(
+            at,
+            format!(
+                "compare = \"{axis}\" is not an axis of this experiment: give {axis} a list of two or more values{}",
+                if axes.is_empty() { String::new() } else { format!(", or compare one of {}", axes.join(", ")) }
+            ),
+        )),
+        Some((axis, _)) => Some(axis),
+        None if family != Family::Ring && axes.iter().any(|a| a == "policy") => Some("policy".to_string()),
+        None => None,
+    };
     // The cross product, first key outermost.
     let mut combos: Vec<(Map<String, Json>, Vec<usize>)> = vec![(Map::new(), Vec::new())];
     for (key, values, at) in &params {
@@ -407,7 +488,7 @@ fn check_experiment(
         let spec = to_spec(origin, family, &combo, &params, start)?;
         out.push((combo, spec));
     }
-    let experiment = Experiment { family, repeat, warmup, target_ci, max_repeat, axes };
+    let experiment = Experiment { family, repeat, warmup, target_ci, max_repeat, axes, compare };
     Ok((experiment, out))
 }
 

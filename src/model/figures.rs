@@ -293,6 +293,15 @@ pub fn headline(family: Family) -> &'static Figure {
     of(family).iter().find(|f| f.headline).expect("every family's registry marks one headline figure")
 }
 
+/// The figures a run's question tests between the cells it compares: the headline, and
+/// for latency the maximum too (the worst case is half of a latency question).
+pub fn questioned(family: Family) -> Vec<&'static Figure> {
+    match family {
+        Family::Latency => vec![headline(family), named(family, "max_ns")],
+        _ => vec![headline(family)],
+    }
+}
+
 /// The figures `compare`, `trend` and `ab` test for `family`, in their row order.
 pub fn compared(family: Family) -> Vec<&'static Figure> {
     let mut out: Vec<&Figure> = of(family).iter().filter(|f| f.compared.is_some()).collect();

@@ -1,0 +1,373 @@
+//! Answers that stay valid however long a run goes on: the paired, sequential test behind
+//! every question a run asks ("which policy is faster for this workload?", "which has the
+//! lower tail latency?").
+//!
+//! 1. **Paired blocks.** The cells a question compares run back to back, in random order,
+//!    once per block; the test sees only each block's log ratio d = ln(B / A). Slow drift
+//!    of a shared machine moves both trials of a block alike and cancels. With the order
+//!    random, under "the policy makes no difference" the sign of d is a fair coin even
+//!    when the machine drifts (the later trial of a block is B or A by the coin).
+//! 2. **Sign martingales.** For "the median of d is at most m", the count k of blocks with
+//!    d > m out of n is scored by a mixture of likelihood ratios over P(d > m) = p, p
+//!    uniform on [½, 1]: `sign_e(k, n)`. Under the null it is a nonnegative
+//!    supermartingale starting at 1, so by Ville's inequality it ever reaches 1/α with
+//!    probability at most α: a p-value of 1 / (its largest value so far) is valid at
+//!    whatever block the run stops, including "stop as soon as it looks decided". This
+//!    is an anytime-valid (confidence-sequence) test; it needs no normality, only that
+//!    blocks are independent.
+//! 3. **Two answers.** A *difference*: the median of d is not 0, both sides tested
+//!    (twice the smaller one-sided p). *Equivalence*: the median ratio lies within
+//!    1 ± `MARGIN`, shown by rejecting both "≤ 1 − margin" and "≥ 1 + margin"
+//!    (intersection-union: the larger of the two p). Either one decides the question.
+//! 4. **One family.** A run's claims are corrected together with Holm (`stats::holm`)
+//!    over every hypothesis tested, two per question; the run stops extending a question
+//!    once a p is below α over the family's size, which Holm then always accepts.
+
+use serde::Serialize;
+
+/// The family-wise error rate of a run's claims.
+pub const ALPHA: f64 = 0.05;
+/// Two sides whose median within-block ratio is inside 1 ± this are called equivalent.
+pub const MARGIN: f64 = 0.05;
+/// How a run's answers are tested, for its output.
+pub const METHOD: &str = "paired blocks in random order; sign-test confidence sequence on the within-block log \
+                          ratios (anytime-valid, so stopping when decided is allowed); Holm across the run's claims";
+/// A question needs at least this many blocks before it is judged: the fewest with which
+/// a unanimous sign sequence can clear a family of a few questions.
+pub const MIN_BLOCKS: usize = 6;
+
+/// The sign martingale after `n` observations of which `k` went the alternative's way:
+/// the mixture over p uniform on [½, 1] of Π (p/½)^[hit] ((1−p)/½)^[miss], in closed form
+/// 2^(n+1) ∫_½^1 p^k (1−p)^(n−k) dp = Σ_{j ≤ k} C(n+1, j) / ((n+1) C(n, k)).
+pub fn sign_e(k: usize, n: usize) -> f64 {
+    assert!(k <= n, "k = {k} of n = {n}");
+    // In logs: C(n+1, j) and C(n, k) overflow an f64 past n ≈ 1000. C(n+1, j) by its
+    // recurrence, one term per j.
+    let ln_choose_n_k: f64 = (0..k.min(n - k)).map(|i| ((n - i) as f64).ln() - ((i + 1) as f64).ln()).sum();
+    let denominator = ((n + 1) as f64).ln() + ln_choose_n_k;
+    let mut terms = Vec::with_capacity(k + 1);
+    let mut term = 0.0f64;
+    for j in 0..=k {
+        terms.push(term);
+        term += ((n + 1 - j) as f64).ln() - ((j + 1) as f64).ln();
+    }
+    let top = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let ln_sum = top + terms.iter().map(|t| (t - top).exp()).sum::<f64>().ln();
+    (ln_sum - denominator).exp()
+}
+
+/// One one-sided sign test run along a sequence: its value now and its largest so far.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Martingale {
+    now: f64,
+    most: f64,
+}
+
+impl Martingale {
+    fn along(hits: impl Iterator<Item = bool>) -> Martingale {
+        let (mut k, mut n, mut most) = (0, 0, 1.0f64);
+        for hit in hits {
+            n += 1;
+            k += usize::from(hit);
+            most = most.max(sign_e(k, n));
+        }
+        Martingale { now: if n == 0 { 1.0 } else { sign_e(k, n) }, most }
+    }
+
+    /// The anytime-valid p-value.
+    fn p(self) -> f64 {
+        (1.0 / self.most).min(1.0)
+    }
+}
+
+/// What the blocks of one comparison say, before the run's other claims are seen.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Paired {
+    /// Complete blocks (both sides ok).
+    pub blocks: usize,
+    /// exp(median of ln(B / A)) over the blocks: the typical within-block ratio.
+    pub ratio: f64,
+    /// Blocks in which B was the larger.
+    pub b_larger: usize,
+    /// Anytime-valid p, not yet adjusted for the run's other claims: that the median
+    /// ratio is not 1 (two-sided), and that it is within 1 ± `MARGIN`.
+    pub p_differ: f64,
+    pub p_equivalent: f64,
+    /// How far each answer is from its bar now, as the current value of its martingale
+    /// (the stronger direction for a difference, the weaker bound for equivalence).
+    #[serde(skip)]
+    pub e_differ_now: f64,
+    #[serde(skip)]
+    pub e_equivalent_now: f64,
+    /// The within-block log ratios in block order, for intervals at any level.
+    #[serde(skip)]
+    pub log_ratios: Vec<f64>,
+}
+
+impl Paired {
+    /// The test of `blocks`, each (A, B) in the order the blocks ran; `None` when no block
+    /// has two positive values.
+    pub fn of(blocks: &[(f64, f64)]) -> Option<Paired> {
+        let d: Vec<f64> = blocks
+            .iter()
+            .filter(|(a, b)| *a > 0.0 && *b > 0.0 && a.is_finite() && b.is_finite())
+            .map(|(a, b)| (b / a).ln())
+            .collect();
+        if d.is_empty() {
+            return None;
+        }
+        let (low, high) = ((1.0 - MARGIN).ln(), (1.0 + MARGIN).ln());
+        let up = Martingale::along(d.iter().map(|&x| x > 0.0));
+        let down = Martingale::along(d.iter().map(|&x| x < 0.0));
+        let above_low = Martingale::along(d.iter().map(|&x| x > low));
+        let below_high = Martingale::along(d.iter().map(|&x| x < high));
+        Some(Paired {
+            blocks: d.len(),
+            ratio: crate::analysis::stats::median(&d).exp(),
+            b_larger: d.iter().filter(|&&x| x > 0.0).count(),
+            p_differ: (2.0 * up.p().min(down.p())).min(1.0),
+            p_equivalent: above_low.p().max(below_high.p()),
+            e_differ_now: up.now.max(down.now),
+            e_equivalent_now: above_low.now.min(below_high.now),
+            log_ratios: d,
+        })
+    }
+
+    /// The interval of the median ratio that holds at level `alpha` at every block (the
+    /// confidence sequence, taken at the current block); an end is `None` while the
+    /// blocks cannot bound it.
+    pub fn interval(&self, alpha: f64) -> (Option<f64>, Option<f64>) {
+        let mut d = self.log_ratios.clone();
+        d.sort_by(f64::total_cmp);
+        let n = d.len();
+        let bar = 2.0 / alpha;
+        // Lower end: the smallest m with "median ≤ m" not rejected; for m between the
+        // j-th and (j+1)-th smallest, n − j blocks lie above it.
+        let low = (0..=n).find(|&j| sign_e(n - j, n) < bar).and_then(|j| j.checked_sub(1)).map(|j| d[j].exp());
+        let high = (0..=n).rev().find(|&j| sign_e(j, n) < bar).and_then(|j| d.get(j)).map(|x| x.exp());
+        (low, high)
+    }
+
+    /// How close a difference is to being shown at a per-claim level `alpha_each`, from 0
+    /// (no evidence) to 1: its martingale now on a log scale of its bar.
+    pub fn differ_progress(&self, alpha_each: f64) -> f64 {
+        toward(self.e_differ_now, 2.0 / alpha_each)
+    }
+
+    /// The same for equivalence.
+    pub fn equivalent_progress(&self, alpha_each: f64) -> f64 {
+        toward(self.e_equivalent_now, 1.0 / alpha_each)
+    }
+
+    /// The nearer of the two answers.
+    pub fn progress(&self, alpha_each: f64) -> f64 {
+        self.differ_progress(alpha_each).max(self.equivalent_progress(alpha_each))
+    }
+
+    /// Decided at a per-claim level: a difference or equivalence.
+    pub fn decided_at(&self, alpha_each: f64) -> bool {
+        self.p_differ <= alpha_each || self.p_equivalent <= alpha_each
+    }
+}
+
+/// A question over two or more cells (policies, or the values of another compared axis):
+/// the leader, the cell with the lowest median, tested against every other cell.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    /// Indices into the cells given to `of`.
+    pub leader: usize,
+    pub runner_up: usize,
+    /// The leader (A) against each other cell (B), in cell order.
+    pub against: Vec<(usize, Paired)>,
+}
+
+impl Comparison {
+    /// Each cell's ok values keyed by block; `None` with fewer than two cells holding any.
+    pub fn of(cells: &[Vec<(u32, f64)>]) -> Option<Comparison> {
+        let medians: Vec<Option<f64>> = cells
+            .iter()
+            .map(|c| {
+                let v: Vec<f64> = c.iter().map(|x| x.1).collect();
+                (!v.is_empty()).then(|| crate::analysis::stats::median(&v))
+            })
+            .collect();
+        let mut ranked: Vec<(usize, f64)> = medians.iter().enumerate().filter_map(|(i, m)| Some((i, (*m)?))).collect();
+        if ranked.len() < 2 {
+            return None;
+        }
+        ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let (leader, runner_up) = (ranked[0].0, ranked[1].0);
+        let against = ranked[1..]
+            .iter()
+            .filter_map(|&(j, _)| Some((j, Paired::of(&pair_blocks(&cells[leader], &cells[j]))?)))
+            .collect();
+        Some(Comparison { leader, runner_up, against })
+    }
+
+    fn versus(&self, cell: usize) -> Option<&Paired> {
+        self.against.iter().find(|(j, _)| *j == cell).map(|(_, p)| p)
+    }
+
+    /// The leader against the runner-up.
+    pub fn closest(&self) -> Option<&Paired> {
+        self.versus(self.runner_up)
+    }
+
+    /// Unadjusted p that the leader is below every other cell: the largest of its two-sided
+    /// p against each (intersection-union), 1 where a within-block ratio says otherwise.
+    pub fn p_leads(&self) -> f64 {
+        if self.against.is_empty() {
+            return 1.0;
+        }
+        self.against.iter().map(|(_, p)| if p.ratio >= 1.0 { p.p_differ } else { 1.0 }).fold(0.0, f64::max)
+    }
+
+    /// Unadjusted p that the leader and the runner-up are equivalent within the margin.
+    pub fn p_tie(&self) -> f64 {
+        self.closest().map_or(1.0, |p| p.p_equivalent)
+    }
+
+    /// Complete blocks of the leader and the runner-up.
+    pub fn blocks(&self) -> usize {
+        self.closest().map_or(0, |p| p.blocks)
+    }
+
+    pub fn decided_at(&self, alpha_each: f64) -> bool {
+        self.blocks() >= MIN_BLOCKS && (self.p_leads() <= alpha_each || self.p_tie() <= alpha_each)
+    }
+
+    /// How close to an answer, 0 to 1: the lead (its weakest pair) or the tie.
+    pub fn progress(&self, alpha_each: f64) -> f64 {
+        let lead = self.against.iter().map(|(_, p)| p.differ_progress(alpha_each)).fold(1.0, f64::min);
+        let tie = self.closest().map_or(0.0, |p| p.equivalent_progress(alpha_each));
+        if self.against.is_empty() {
+            0.0
+        } else {
+            lead.max(tie)
+        }
+    }
+}
+
+fn toward(e: f64, bar: f64) -> f64 {
+    (e.max(1.0).ln() / bar.ln()).clamp(0.0, 1.0)
+}
+
+/// The blocks of two cells: each cell's ok values keyed by the block (repeat number) they
+/// ran in; blocks where either side has no value are left out. In block order.
+pub fn pair_blocks(a: &[(u32, f64)], b: &[(u32, f64)]) -> Vec<(f64, f64)> {
+    let mut pairs: Vec<(u32, f64, f64)> =
+        a.iter().filter_map(|&(block, x)| b.iter().find(|(r, _)| *r == block).map(|&(_, y)| (block, x, y))).collect();
+    pairs.sort_by_key(|p| p.0);
+    pairs.dedup_by_key(|p| p.0);
+    pairs.into_iter().map(|(_, x, y)| (x, y)).collect()
+}
+
+/// The level each claim must reach for the run to stop extending its question: α over
+/// the number of hypotheses in the family, the first and strictest bar of Holm's steps.
+pub fn per_claim_alpha(hypotheses: usize) -> f64 {
+    ALPHA / hypotheses.max(1) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::random::SplitMix64;
+
+    /// A standard normal by Box-Muller.
+    fn normal(rng: &mut SplitMix64) -> f64 {
+        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let v = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        (-2.0 * (1.0 - u).ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+
+    #[test]
+    fn the_closed_form_is_the_integral() {
+        for (k, n) in [(0, 0), (0, 1), (1, 1), (3, 7), (10, 10), (12, 20)] {
+            // Midpoint rule for 2^(n+1) ∫_½^1 p^k (1−p)^(n−k) dp.
+            let steps = 200_000;
+            let h = 0.5 / steps as f64;
+            let integral: f64 = (0..steps)
+                .map(|i| {
+                    let p = 0.5 + (i as f64 + 0.5) * h;
+                    p.powi(k as i32) * (1.0 - p).powi((n - k) as i32) * h
+                })
+                .sum();
+            let want = 2f64.powi(n as i32 + 1) * integral;
+            assert!((sign_e(k, n) - want).abs() < 1e-6 * want.max(1.0), "{k}/{n}: {} vs {want}", sign_e(k, n));
+        }
+        // Unanimous: (2^(n+1) − 1) / (n + 1); large n stays finite.
+        assert!((sign_e(10, 10) - 2047.0 / 11.0).abs() < 1e-9);
+        assert!(sign_e(600, 1000).is_finite() && sign_e(600, 1000) > 1e6);
+        assert!(sign_e(500, 1000) < 1.0);
+    }
+
+    #[test]
+    fn identical_sides_are_rarely_called_different_even_when_stopped_as_soon_as_they_look_it() {
+        // 2000 A/A questions, looked at after every block up to 80, each stopped at the
+        // first look that calls a difference at 0.05: at most 5 % may ever get there. The
+        // p is the martingale's best so far, so the p after 80 blocks says whether any
+        // earlier look did.
+        let mut rng = SplitMix64::new(7);
+        let sims = 2000;
+        let mut false_claims = 0;
+        for _ in 0..sims {
+            let blocks: Vec<(f64, f64)> = (0..80).map(|_| (1.0, (0.05 * normal(&mut rng)).exp())).collect();
+            false_claims += usize::from(Paired::of(&blocks).unwrap().p_differ <= ALPHA);
+        }
+        assert!((false_claims as f64) < 0.05 * sims as f64, "{false_claims} of {sims}");
+    }
+
+    #[test]
+    fn a_planted_ten_percent_is_found_and_a_tie_is_shown_equivalent() {
+        let mut rng = SplitMix64::new(11);
+        let alpha_each = per_claim_alpha(16);
+        // 10 % slower B, 5 % noise per block: decided within 30 blocks in every run.
+        for _ in 0..200 {
+            let mut blocks = Vec::new();
+            let decided = (1..=30).any(|_| {
+                blocks.push((1.0, 1.1 * (0.05 * normal(&mut rng)).exp()));
+                blocks.len() >= MIN_BLOCKS && Paired::of(&blocks).unwrap().p_differ <= alpha_each
+            });
+            assert!(decided, "{blocks:?}");
+            let p = Paired::of(&blocks).unwrap();
+            assert!(p.ratio > 1.0 && p.b_larger > p.blocks / 2);
+        }
+        // A tie with 1 % noise: equivalent within ±5 %, not different.
+        let blocks: Vec<(f64, f64)> = (0..20).map(|_| (1.0, (0.01 * normal(&mut rng)).exp())).collect();
+        let p = Paired::of(&blocks).unwrap();
+        assert!(p.p_equivalent <= alpha_each, "{p:?}");
+        assert!(p.decided_at(alpha_each) && p.progress(alpha_each) >= 1.0 - 1e-9);
+        let (lo, hi) = p.interval(alpha_each);
+        assert!(lo.unwrap() > 0.95 && hi.unwrap() < 1.05 && lo.unwrap() < p.ratio && p.ratio < hi.unwrap());
+        // Too few blocks bound nothing.
+        let few = Paired::of(&blocks[..3]).unwrap();
+        assert_eq!(few.interval(alpha_each), (None, None));
+        assert!(!few.decided_at(alpha_each) && few.progress(alpha_each) < 0.5);
+    }
+
+    #[test]
+    fn a_question_of_three_names_its_leader_and_needs_it_below_both_others() {
+        let mut rng = SplitMix64::new(3);
+        let cell = |level: f64, rng: &mut SplitMix64| -> Vec<(u32, f64)> {
+            (1..=20).map(|r| (r, level * (0.02 * normal(rng)).exp())).collect()
+        };
+        let (a, b, c) = (cell(1.3, &mut rng), cell(1.0, &mut rng), cell(1.01, &mut rng));
+        let q = Comparison::of(&[a.clone(), b.clone(), c.clone()]).unwrap();
+        assert_eq!((q.leader, q.runner_up, q.blocks()), (1, 2, 20));
+        // B and C tie: no lead, but equivalence.
+        let alpha_each = per_claim_alpha(4);
+        assert!(q.p_leads() > alpha_each && q.p_tie() <= alpha_each && q.decided_at(alpha_each), "{q:?}");
+        // Without C, B leads A.
+        let q = Comparison::of(&[a, b, Vec::new()]).unwrap();
+        assert!(q.p_leads() <= alpha_each && q.progress(alpha_each) >= 1.0 - 1e-9);
+        assert!(Comparison::of(&[c, Vec::new()]).is_none());
+    }
+
+    #[test]
+    fn blocks_pair_by_repeat_and_skip_holes() {
+        let a = [(1, 10.0), (2, 11.0), (4, 12.0)];
+        let b = [(4, 22.0), (1, 20.0), (3, 30.0)];
+        assert_eq!(pair_blocks(&a, &b), vec![(10.0, 20.0), (12.0, 22.0)]);
+        assert!(Paired::of(&[(0.0, 1.0)]).is_none());
+    }
+}
