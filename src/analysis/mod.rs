@@ -1,7 +1,6 @@
 //! The analyses behind schedlab's findings: pure functions over numbers, unit-tested on
 //! real data (the 1992 report's published tables among them).
 
-pub mod best_policy;
 pub mod changepoint;
 pub mod knee;
 pub mod period;

@@ -349,7 +349,7 @@ mod tests {
     fn a_question_of_three_names_its_leader_and_needs_it_below_both_others() {
         let mut rng = SplitMix64::new(3);
         let cell = |level: f64, rng: &mut SplitMix64| -> Vec<(u32, f64)> {
-            (1..=20).map(|r| (r, level * (0.02 * normal(rng)).exp())).collect()
+            (1..=20).map(|r| (r, level * (0.01 * normal(rng)).exp())).collect()
         };
         let (a, b, c) = (cell(1.3, &mut rng), cell(1.0, &mut rng), cell(1.01, &mut rng));
         let q = Comparison::of(&[a.clone(), b.clone(), c.clone()]).unwrap();

@@ -99,7 +99,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
     let id = ids[0];
     let run = store.run(id)?;
     let trials = store.trials(id)?;
-    let found = findings::findings(&trials);
+    let found = findings::findings_of_run(&run, &trials);
     let view = RunView { run: &run, trials: &trials, findings: &found };
     let text = exporter::for_format(args.format).render(&view);
     emit(text.trim_end())?;

@@ -43,7 +43,7 @@ pub fn many(store: &Store, ids: &[i64], args: &ReportArgs) -> Result<()> {
     for &id in ids {
         let run = store.run(id)?;
         let trials = store.trials(id)?;
-        let findings = findings::findings(&trials);
+        let findings = findings::findings_of_run(&run, &trials);
         let charts =
             plots::plots(&trials).into_iter().map(|c| Chart { name: format!("run{id}-{}", c.name), ..c }).collect();
         loaded.push(Loaded { run, trials, findings, charts });

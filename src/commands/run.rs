@@ -314,9 +314,12 @@ fn write_report(store: &Store, run_id: i64) {
     let written = (|| -> Result<()> {
         let run = store.run(run_id)?;
         let trials = store.trials(run_id)?;
-        let found = crate::report::findings::findings(&trials);
+        let found = crate::report::findings::findings_of_run(&run, &trials);
         if !found.is_empty() {
             emit("\nfindings:")?;
+            if let Some(line) = crate::report::findings::questions_line(&found) {
+                emit(&format!("  {line}"))?;
+            }
             for f in &found {
                 emit(&format!("  - {f}"))?;
             }

@@ -55,6 +55,9 @@ impl Exporter for Text {
         out.push('\n');
         if !v.findings.is_empty() {
             out.push_str("\nfindings:\n");
+            if let Some(line) = crate::report::findings::questions_line(v.findings) {
+                out.push_str(&format!("  {line}\n"));
+            }
             for f in v.findings {
                 out.push_str(&format!("  - {f}\n"));
             }
@@ -170,6 +173,8 @@ impl Exporter for JsonReport {
             .collect();
         let ok = v.trials.iter().filter(|t| t.is_ok()).count();
         let run = v.run;
+        let (answered, asked) = crate::report::findings::questions_answered(v.findings);
+        let questions = json!({ "asked": asked, "answered": answered, "method": crate::analysis::sequential::METHOD });
         let doc = json!({
             "run": {
                 "id": run.id,
@@ -189,6 +194,7 @@ impl Exporter for JsonReport {
             },
             "experiments": experiments,
             "findings": v.findings,
+            "questions": questions,
             "not_ok": not_ok,
         });
         let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();

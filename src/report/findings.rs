@@ -1,16 +1,22 @@
-//! Findings, computed from the stored outcomes, never guessed: ring knees, the best
-//! policy per workload with whether the lead is significant, the latency leader, and
-//! latency spikes that recur with a period.
+//! Findings, computed from the stored outcomes, never guessed: ring knees, the answer to
+//! each question of the run (the best policy per workload, the latency leader, any other
+//! compared axis), and latency spikes that recur with a period.
 //! Each is a typed value carrying its numbers; the sentence is made only when it is shown.
+//!
+//! The questions' answers are one family of claims: each question's leader against the
+//! other cells on paired blocks (`analysis::sequential`), two hypotheses per question and
+//! figure (a lead, equivalence), Holm-adjusted together. Knees keep their own test
+//! (`analysis::knee`, family-wise 0.01 over a sweep's candidate steps), and a spike period
+//! its own held-out test.
 
-pub use crate::analysis::best_policy::{Significance, EQUIVALENCE_MARGIN};
 use crate::analysis::knee::{self, Shape, StepTest};
 use crate::analysis::period::{self, Level, SpikePeriod};
-use crate::analysis::stats::median;
+use crate::analysis::sequential::{self, Comparison, ALPHA, MARGIN, MIN_BLOCKS};
+use crate::analysis::stats::{holm, median};
 use crate::model::figures::{self, Figure};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, TrialSpec};
 use crate::report::stored::{groups, param_text, Group};
-use crate::store::TrialRecord;
+use crate::store::{RunRecord, TrialRecord};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 use std::fmt;
@@ -80,24 +86,39 @@ pub enum Finding {
         /// CPU time at the largest ring over the linear projection from the smallest.
         above_projection: f64,
     },
-    /// The policy with the lowest median wall time, against the next best.
+    /// The policy with the lowest median wall time, against the others.
     BestPolicy {
         what: String,
         best: String,
         best_wall_s: f64,
         next: String,
         next_wall_s: f64,
-        significance: Significance,
+        answer: Answer,
         switches: Option<SwitchContrast>,
     },
-    /// The latency leaders by p99 and by maximum, and every policy's overruns.
+    /// The latency leaders by p99 and by maximum (medians over repeats), each tested
+    /// against the other policies, and every policy's overruns.
     LatencyLeader {
         what: String,
         p99_policy: String,
         p99_ns: f64,
+        p99_answer: Answer,
         max_policy: String,
         max_ns: f64,
+        max_answer: Answer,
         overruns: Vec<(String, u64)>,
+    },
+    /// Any other compared axis (`compare = "iterations"`): the value with the lowest
+    /// median headline figure, against the others.
+    Compared {
+        what: String,
+        axis: String,
+        figure: String,
+        best: String,
+        best_value: f64,
+        next: String,
+        next_value: f64,
+        answer: Answer,
     },
     /// A latency thread's spikes recur with a period, by a test on the half of the run the
     /// period was not fitted on.
@@ -204,27 +225,83 @@ fn ns_text(ns: f64) -> String {
     }
 }
 
-impl fmt::Display for Significance {
+/// A question's answer on one figure: the leader (lowest median) against the other cells,
+/// on the blocks in which both ran.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Answer {
+    pub verdict: Verdict,
+    /// Complete blocks of the leader and the runner-up.
+    pub blocks: usize,
+    /// Blocks in which the runner-up was the higher.
+    pub next_higher: usize,
+    /// The median within-block ratio runner-up / leader, and its interval at the run's
+    /// per-claim level (the confidence sequence; `None` where the blocks cannot bound it).
+    pub ratio: f64,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    /// Holm-adjusted p of a lead (the leader below every other cell) and of equivalence
+    /// with the runner-up within ±`margin`.
+    pub p_leads: f64,
+    pub p_equivalent: f64,
+    pub margin: f64,
+    /// Hypotheses in the run's family of claims.
+    pub claims: usize,
+    pub test: &'static str,
+}
+
+/// What a question's answer says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The leader is below every other cell.
+    Leads,
+    /// The leader and the runner-up are equal within the margin.
+    Equivalent,
+    /// Fewer than `MIN_BLOCKS` complete blocks.
+    TooFewBlocks,
+    Undecided,
+}
+
+pub const TEST: &str = "sign-test confidence sequence on paired blocks";
+
+impl Answer {
+    pub fn decided(&self) -> bool {
+        matches!(self.verdict, Verdict::Leads | Verdict::Equivalent)
+    }
+
+    fn interval_text(&self) -> String {
+        let end = |x: Option<f64>, none: &str| x.map_or(none.to_string(), |v| format!("{v:.3}"));
+        format!("{}..{}", end(self.ci_low, "0"), end(self.ci_high, "∞"))
+    }
+}
+
+impl fmt::Display for Answer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Significance::TooFewRepeats { n_best, n_next } => {
-                write!(f, "too few repeats ({n_best} and {n_next}) to call the difference significant")
+        let evidence = format!(
+            "ratio {:.3} ({} at the family level; higher in {} of {} blocks); {}, Holm over {} claims",
+            self.ratio,
+            self.interval_text(),
+            self.next_higher,
+            self.blocks,
+            self.test,
+            self.claims
+        );
+        let margin = self.margin * 100.0;
+        match self.verdict {
+            Verdict::Leads => write!(f, "decided, a lead (p = {:.2e}; {evidence})", self.p_leads),
+            Verdict::Equivalent => {
+                write!(f, "decided, equivalent within ±{margin:.0}% (p = {:.2e}; {evidence})", self.p_equivalent)
             }
-            Significance::Significant { p } => write!(f, "significantly (Mann-Whitney p = {p:.3})"),
-            Significance::Equivalent { p, ci_low, ci_high, margin } => write!(
+            Verdict::TooFewBlocks => write!(
                 f,
-                "equivalent within ±{:.0}% (ratio of medians {ci_low:.3}..{ci_high:.3}, 95% bootstrap; \
-                 Mann-Whitney p = {p:.3})",
-                margin * 100.0
+                "undecided: {} paired blocks, at least {MIN_BLOCKS} are needed ({evidence})",
+                self.blocks
             ),
-            Significance::NotSignificant { p, ci_low: Some(lo), ci_high: Some(hi) } => write!(
+            Verdict::Undecided => write!(
                 f,
-                "undecided: not a significant difference (p = {p:.3}), and the ratio of medians {lo:.3}..{hi:.3} \
-                 (95% bootstrap) is not within ±{:.0}%",
-                EQUIVALENCE_MARGIN * 100.0
+                "undecided: neither a lead (p = {:.3}) nor equivalence within ±{margin:.0}% (p = {:.3}) yet ({evidence})",
+                self.p_leads, self.p_equivalent
             ),
-            Significance::NotSignificant { p, .. } => write!(f, "not a significant difference (p = {p:.3})"),
-            Significance::Untested => f.write_str("untested"),
         }
     }
 }
@@ -276,11 +353,11 @@ impl fmt::Display for Finding {
                      {above_projection:.2}x the linear projection"
                 )
             }
-            Finding::BestPolicy { what, best, best_wall_s, next, next_wall_s, significance, switches } => {
+            Finding::BestPolicy { what, best, best_wall_s, next, next_wall_s, answer, switches } => {
                 write!(
                     f,
                     "{what}: {} had the lowest median wall time, {best_wall_s:.4} s, {:.1}% below {} \
-                     ({next_wall_s:.4} s): {significance}",
+                     ({next_wall_s:.4} s): {answer}",
                     best.to_uppercase(),
                     (1.0 - best_wall_s / next_wall_s) * 100.0,
                     next.to_uppercase()
@@ -295,11 +372,21 @@ impl fmt::Display for Finding {
                     None => Ok(()),
                 }
             }
-            Finding::LatencyLeader { what, p99_policy, p99_ns, max_policy, max_ns, overruns } => {
+            Finding::LatencyLeader {
+                what,
+                p99_policy,
+                p99_ns,
+                p99_answer,
+                max_policy,
+                max_ns,
+                max_answer,
+                overruns,
+            } => {
                 let overruns: Vec<String> = overruns.iter().map(|(p, n)| format!("{} {n}", p.to_uppercase())).collect();
                 write!(
                     f,
-                    "{what}: lowest p99 {} ({:.1} µs), lowest max {} ({:.1} µs); overruns: {}",
+                    "{what}: lowest median p99 {} ({:.1} µs): {p99_answer}; lowest median max {} ({:.1} µs): \
+                     {max_answer}; overruns: {}",
                     p99_policy.to_uppercase(),
                     p99_ns / 1000.0,
                     max_policy.to_uppercase(),
@@ -307,6 +394,12 @@ impl fmt::Display for Finding {
                     overruns.join(", ")
                 )
             }
+            Finding::Compared { what, axis, figure, best, best_value, next, next_value, answer } => write!(
+                f,
+                "{what}: {axis} = {best} had the lowest median {figure}, {best_value:.4}, {:.1}% below {axis} = \
+                 {next} ({next_value:.4}): {answer}",
+                (1.0 - best_value / next_value) * 100.0
+            ),
             Finding::SpikePeriod { what, cpu, period: p } => {
                 let t = &p.test;
                 let place = cpu.map_or("on the CPUs the unpinned thread ran on".to_string(), |c| format!("on CPU {c}"));
@@ -333,7 +426,207 @@ impl fmt::Display for Finding {
     }
 }
 
+/// The findings of a stored run, its questions read from the suite it ran.
+pub fn findings_of_run(run: &RunRecord, trials: &[TrialRecord]) -> Vec<Finding> {
+    findings_with(trials, &crate::exec::suite::compared_axes(&run.suite_text))
+}
+
+/// The findings of trials whose suite is not at hand: the questions are the policies of
+/// workload and latency experiments.
 pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
+    findings_with(trials, &[])
+}
+
+/// One question of a run: the compared axis and the groups that differ only in it.
+struct Asked<'b, 'a> {
+    axis: String,
+    set: Vec<&'b Group<'a>>,
+}
+
+/// The groups of each question: those of one experiment that differ only in its compared
+/// axis (`axes` by experiment; when empty, the policy of workload and latency).
+fn questions<'b, 'a>(all: &'b [Group<'a>], axes: &[Option<String>]) -> Vec<Asked<'b, 'a>> {
+    let mut out: Vec<(String, Asked)> = Vec::new();
+    for g in all {
+        let axis = if axes.is_empty() {
+            (g.family != Family::Ring).then(|| "policy".to_string())
+        } else {
+            axes.get(g.experiment as usize).cloned().flatten()
+        };
+        let Some(axis) = axis.filter(|a| g.params.contains_key(a)) else { continue };
+        let mut rest = g.params.clone();
+        rest.remove(&axis);
+        let key = format!("{} {}", g.experiment, Json::Object(rest));
+        match out.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, asked)) => asked.set.push(g),
+            None => out.push((key, Asked { axis, set: vec![g] })),
+        }
+    }
+    out.into_iter().map(|(_, a)| a).filter(|a| a.set.len() >= 2).collect()
+}
+
+/// Each group's values of a figure keyed by the block (repeat) its trial ran in.
+fn blocks_of(set: &[&Group], figure: &Figure) -> Vec<Vec<(u32, f64)>> {
+    set.iter()
+        .map(|g| {
+            g.ok()
+                .filter_map(|t| Some((u32::try_from(t.repeat).ok()?, figure.value(t.outcome.as_ref()?)?)))
+                .filter(|(_, v)| v.is_finite())
+                .collect()
+        })
+        .collect()
+}
+
+/// The answers to a run's questions, corrected together.
+fn answers(all: &[Group], axes: &[Option<String>]) -> Vec<Finding> {
+    let asked = questions(all, axes);
+    // Every question's comparison on each figure it tests.
+    let tested: Vec<Vec<(&Figure, Option<Comparison>)>> = asked
+        .iter()
+        .map(|a| {
+            figures::questioned(a.set[0].family)
+                .into_iter()
+                .map(|fig| (fig, Comparison::of(&blocks_of(&a.set, fig))))
+                .collect()
+        })
+        .collect();
+    let raw: Vec<Option<f64>> =
+        tested.iter().flatten().flat_map(|(_, c)| [c.as_ref().map(Comparison::p_leads), c.as_ref().map(Comparison::p_tie)]).collect();
+    let claims = raw.iter().flatten().count();
+    let adjusted = holm(&raw);
+    let mut next_p = adjusted.chunks(2);
+    let mut out = Vec::new();
+    for (a, figures_tested) in asked.iter().zip(&tested) {
+        let what = format!("{}{}", a.set[0].family.as_str(), describe(&a.set[0].params, &[a.axis.as_str()]));
+        let mut answered: Vec<(&Figure, Comparison, Answer)> = Vec::new();
+        for (fig, c) in figures_tested {
+            let ps = next_p.next().unwrap_or(&[]);
+            let Some(c) = c else { continue };
+            let (Some(Some(leads)), Some(Some(tie))) = (ps.first(), ps.get(1)) else { continue };
+            answered.push((fig, c.clone(), answer(c, *leads, *tie, claims)));
+        }
+        let label = |i: usize| param_text(a.set[i].params.get(&a.axis));
+        let level = |fig: &Figure, i: usize| {
+            let v = blocks_of(&a.set[i..=i], fig).remove(0);
+            median(&v.iter().map(|x| x.1).collect::<Vec<_>>())
+        };
+        let family = a.set[0].family;
+        match (family, a.axis.as_str(), answered.as_slice()) {
+            (Family::Workload, "policy", [(fig, c, ans), ..]) => out.push(Finding::BestPolicy {
+                what,
+                best: label(c.leader),
+                best_wall_s: level(fig, c.leader),
+                next: label(c.runner_up),
+                next_wall_s: level(fig, c.runner_up),
+                answer: ans.clone(),
+                switches: switch_contrast(&a.set),
+            }),
+            (Family::Latency, "policy", [(p99, c99, a99), (max, cmax, amax)]) => out.push(Finding::LatencyLeader {
+                what,
+                p99_policy: label(c99.leader),
+                p99_ns: level(p99, c99.leader),
+                p99_answer: a99.clone(),
+                max_policy: label(cmax.leader),
+                max_ns: level(max, cmax.leader),
+                max_answer: amax.clone(),
+                overruns: {
+                    let overruns = figures::named(Family::Latency, "overruns");
+                    a.set
+                        .iter()
+                        .map(|g| (g.policy().to_string(), g.values(|o| overruns.value(o)).iter().sum::<f64>() as u64))
+                        .collect()
+                },
+            }),
+            _ => {
+                for (fig, c, ans) in &answered {
+                    out.push(Finding::Compared {
+                        what: what.clone(),
+                        axis: a.axis.clone(),
+                        figure: fig.label.to_string(),
+                        best: label(c.leader),
+                        best_value: level(fig, c.leader),
+                        next: label(c.runner_up),
+                        next_value: level(fig, c.runner_up),
+                        answer: ans.clone(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A comparison's answer from its Holm-adjusted p values.
+fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, claims: usize) -> Answer {
+    let closest = c.closest();
+    let blocks = c.blocks();
+    let verdict = if blocks < MIN_BLOCKS {
+        Verdict::TooFewBlocks
+    } else if p_leads <= ALPHA {
+        Verdict::Leads
+    } else if p_equivalent <= ALPHA {
+        Verdict::Equivalent
+    } else {
+        Verdict::Undecided
+    };
+    let (ci_low, ci_high) = closest.map_or((None, None), |p| p.interval(sequential::per_claim_alpha(claims)));
+    Answer {
+        verdict,
+        blocks,
+        next_higher: closest.map_or(0, |p| p.b_larger),
+        ratio: closest.map_or(f64::NAN, |p| p.ratio),
+        ci_low,
+        ci_high,
+        p_leads,
+        p_equivalent,
+        margin: MARGIN,
+        claims,
+        test: TEST,
+    }
+}
+
+/// How OTHER's involuntary switches compare with the real-time policies' in one question.
+fn switch_contrast(set: &[&Group]) -> Option<SwitchContrast> {
+    let involuntary = figures::named(Family::Workload, "nivcsw");
+    let invol =
+        |policy: &str| set.iter().find(|g| g.policy() == policy).map(|g| median(&g.values(|o| involuntary.value(o))));
+    let rt: Vec<f64> = ["fifo", "rr"].iter().filter_map(|p| invol(p)).filter(|v| v.is_finite()).collect();
+    match (invol("other"), rt.is_empty()) {
+        (Some(other), false) => {
+            let rt_mean = rt.iter().sum::<f64>() / rt.len() as f64;
+            if rt_mean > 0.0 {
+                Some(SwitchContrast::Ratio(other / rt_mean))
+            } else if other >= 1.0 {
+                Some(SwitchContrast::OnlyOther(other))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The questions of findings that answer one, and how many of them are decided.
+pub fn questions_answered(found: &[Finding]) -> (usize, usize) {
+    let headline: Vec<bool> = found
+        .iter()
+        .filter_map(|f| match f {
+            Finding::BestPolicy { answer, .. } | Finding::Compared { answer, .. } => Some(answer.decided()),
+            Finding::LatencyLeader { p99_answer, .. } => Some(p99_answer.decided()),
+            _ => None,
+        })
+        .collect();
+    (headline.iter().filter(|d| **d).count(), headline.len())
+}
+
+/// "questions: 7 of 8 answered (...)": the run's questions and how they were tested;
+/// `None` when the run asked none.
+pub fn questions_line(found: &[Finding]) -> Option<String> {
+    let (answered, asked) = questions_answered(found);
+    (asked > 0).then(|| format!("questions: {answered} of {asked} answered ({})", sequential::METHOD))
+}
+
+fn findings_with(trials: &[TrialRecord], axes: &[Option<String>]) -> Vec<Finding> {
     let all = groups(trials);
     let mut out = Vec::new();
     for set in series(&all, Family::Ring, "procs") {
@@ -371,76 +664,7 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
             above_projection: scaling.above_projection,
         });
     }
-    for set in series(&all, Family::Workload, "policy") {
-        if set.len() < 2 {
-            continue;
-        }
-        let what = format!("workload{}", describe(&set[0].params, &["policy"]));
-        let (wall_s, involuntary) = (figures::headline(Family::Workload), figures::named(Family::Workload, "nivcsw"));
-        let mut ranked: Vec<(&str, Vec<f64>)> =
-            set.iter().map(|g| (g.policy(), g.values(|o| wall_s.value(o)))).filter(|(_, v)| !v.is_empty()).collect();
-        if ranked.len() < 2 {
-            continue;
-        }
-        ranked.sort_by(|a, b| median(&a.1).total_cmp(&median(&b.1)));
-        let (best, next) = (&ranked[0], &ranked[1]);
-        let significance = Significance::of(&best.1, &next.1);
-        let invol = |policy: &str| {
-            set.iter().find(|g| g.policy() == policy).map(|g| median(&g.values(|o| involuntary.value(o))))
-        };
-        let rt: Vec<f64> = ["fifo", "rr"].iter().filter_map(|p| invol(p)).filter(|v| v.is_finite()).collect();
-        let switches = match (invol("other"), rt.is_empty()) {
-            (Some(other), false) => {
-                let rt_mean = rt.iter().sum::<f64>() / rt.len() as f64;
-                if rt_mean > 0.0 {
-                    Some(SwitchContrast::Ratio(other / rt_mean))
-                } else if other >= 1.0 {
-                    Some(SwitchContrast::OnlyOther(other))
-                } else {
-                    None
-                }
-            }
-            _ => None,
-        };
-        out.push(Finding::BestPolicy {
-            what,
-            best: best.0.to_string(),
-            best_wall_s: median(&best.1),
-            next: next.0.to_string(),
-            next_wall_s: median(&next.1),
-            significance,
-            switches,
-        });
-    }
-    for set in series(&all, Family::Latency, "policy") {
-        let what = format!("latency{}", describe(&set[0].params, &["policy"]));
-        let by = |figure: &Figure, pick: fn(&[f64]) -> f64| {
-            set.iter()
-                .filter_map(|g| {
-                    let v = g.values(|o| figure.value(o));
-                    (!v.is_empty()).then(|| (g.policy(), pick(&v)))
-                })
-                .min_by(|a, b| a.1.total_cmp(&b.1))
-        };
-        let max_of = |v: &[f64]| v.iter().copied().fold(f64::MIN, f64::max);
-        let (p99, max) = (figures::headline(Family::Latency), figures::named(Family::Latency, "max_ns"));
-        let (Some(p99), Some(max)) = (by(p99, median), by(max, max_of)) else {
-            continue;
-        };
-        let overruns = figures::named(Family::Latency, "overruns");
-        let overruns = set
-            .iter()
-            .map(|g| (g.policy().to_string(), g.values(|o| overruns.value(o)).iter().sum::<f64>() as u64))
-            .collect();
-        out.push(Finding::LatencyLeader {
-            what,
-            p99_policy: p99.0.to_string(),
-            p99_ns: p99.1,
-            max_policy: max.0.to_string(),
-            max_ns: max.1,
-            overruns,
-        });
-    }
+    out.extend(answers(&all, axes));
     for t in trials.iter().filter(|t| t.is_ok()) {
         let (Some(TrialSpec::Latency(spec)), Some(Outcome::Latency(o))) = (&t.spec, &t.outcome) else { continue };
         let what = format!("latency{} trial {}", describe(&t.params, &[]), t.seq);

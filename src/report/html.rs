@@ -223,7 +223,10 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
         not_ok: trials.len() - ok,
         planned: run.planned,
         tool_version: run.tool_version.clone(),
-        findings: findings.iter().map(ToString::to_string).collect(),
+        findings: crate::report::findings::questions_line(findings)
+            .into_iter()
+            .chain(findings.iter().map(ToString::to_string))
+            .collect(),
         warnings: run.warnings.clone(),
         experiments,
         notes,
