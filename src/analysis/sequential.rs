@@ -262,6 +262,12 @@ pub fn pair_blocks(a: &[(u32, f64)], b: &[(u32, f64)]) -> Vec<(f64, f64)> {
     pairs.into_iter().map(|(_, x, y)| (x, y)).collect()
 }
 
+/// The fewest blocks with which a difference can be shown at a per-claim level: all of
+/// them on one side, the martingale's best case (it at most doubles per block).
+pub fn fewest_blocks(alpha_each: f64) -> usize {
+    (1..10_000).find(|&n| sign_e(n, n) >= 2.0 / alpha_each).unwrap_or(10_000)
+}
+
 /// The level each claim must reach for the run to stop extending its question: α over
 /// the number of hypotheses in the family, the first and strictest bar of Holm's steps.
 pub fn per_claim_alpha(hypotheses: usize) -> f64 {
@@ -361,6 +367,14 @@ mod tests {
         let q = Comparison::of(&[a, b, Vec::new()]).unwrap();
         assert!(q.p_leads() <= alpha_each && q.progress(alpha_each) >= 1.0 - 1e-9);
         assert!(Comparison::of(&[c, Vec::new()]).is_none());
+    }
+
+    #[test]
+    fn the_fewest_blocks_grow_with_the_family() {
+        // e(n, n) = (2^(n+1) − 1) / (n + 1) must reach 2 / (0.05 / claims).
+        assert_eq!(fewest_blocks(per_claim_alpha(1)), 8);
+        assert_eq!(fewest_blocks(per_claim_alpha(16)), 13);
+        assert!(sign_e(12, 12) < 640.0 && sign_e(13, 13) >= 640.0);
     }
 
     #[test]

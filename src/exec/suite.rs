@@ -430,13 +430,15 @@ fn check_experiment(
     }
     let axes: Vec<String> = params.iter().filter(|(_, v, _)| v.len() > 1).map(|(k, _, _)| key_name(k)).collect();
     let compare = match compare {
-        Some((axis, at)) if !axes.contains(&axis) => return Err(origin.at(
-            at,
-            format!(
+        Some((axis, at)) if !axes.contains(&axis) => {
+            return Err(origin.at(
+                at,
+                format!(
                 "compare = \"{axis}\" is not an axis of this experiment: give {axis} a list of two or more values{}",
                 if axes.is_empty() { String::new() } else { format!(", or compare one of {}", axes.join(", ")) }
             ),
-        )),
+            ))
+        }
         Some((axis, _)) => Some(axis),
         None if family != Family::Ring && axes.iter().any(|a| a == "policy") => Some("policy".to_string()),
         None => None,

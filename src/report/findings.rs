@@ -246,6 +246,8 @@ pub struct Answer {
     pub margin: f64,
     /// Hypotheses in the run's family of claims.
     pub claims: usize,
+    /// The fewest blocks that could show a lead in a family of this size.
+    pub fewest_blocks: usize,
     pub test: &'static str,
 }
 
@@ -292,16 +294,26 @@ impl fmt::Display for Answer {
             Verdict::Equivalent => {
                 write!(f, "decided, equivalent within ±{margin:.0}% (p = {:.2e}; {evidence})", self.p_equivalent)
             }
-            Verdict::TooFewBlocks => write!(
-                f,
-                "undecided: {} paired blocks, at least {MIN_BLOCKS} are needed ({evidence})",
-                self.blocks
-            ),
-            Verdict::Undecided => write!(
-                f,
-                "undecided: neither a lead (p = {:.3}) nor equivalence within ±{margin:.0}% (p = {:.3}) yet ({evidence})",
-                self.p_leads, self.p_equivalent
-            ),
+            Verdict::TooFewBlocks => {
+                write!(f, "undecided: {} paired blocks, at least {MIN_BLOCKS} are needed ({evidence})", self.blocks)
+            }
+            Verdict::Undecided => {
+                write!(
+                    f,
+                    "undecided: neither a lead (p = {:.3}) nor equivalence within ±{margin:.0}% (p = {:.3}) yet \
+                     ({evidence})",
+                    self.p_leads, self.p_equivalent
+                )?;
+                if self.blocks < self.fewest_blocks {
+                    write!(
+                        f,
+                        "; with {} claims a lead needs at least {} blocks: more repeats, or target_ci to add them \
+                         where they decide",
+                        self.claims, self.fewest_blocks
+                    )?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -490,8 +502,11 @@ fn answers(all: &[Group], axes: &[Option<String>]) -> Vec<Finding> {
                 .collect()
         })
         .collect();
-    let raw: Vec<Option<f64>> =
-        tested.iter().flatten().flat_map(|(_, c)| [c.as_ref().map(Comparison::p_leads), c.as_ref().map(Comparison::p_tie)]).collect();
+    let raw: Vec<Option<f64>> = tested
+        .iter()
+        .flatten()
+        .flat_map(|(_, c)| [c.as_ref().map(Comparison::p_leads), c.as_ref().map(Comparison::p_tie)])
+        .collect();
     let claims = raw.iter().flatten().count();
     let adjusted = holm(&raw);
     let mut next_p = adjusted.chunks(2);
@@ -581,6 +596,7 @@ fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, claims: usize) -> Ans
         p_equivalent,
         margin: MARGIN,
         claims,
+        fewest_blocks: sequential::fewest_blocks(sequential::per_claim_alpha(claims)),
         test: TEST,
     }
 }
@@ -613,6 +629,8 @@ pub fn questions_answered(found: &[Finding]) -> (usize, usize) {
         .filter_map(|f| match f {
             Finding::BestPolicy { answer, .. } | Finding::Compared { answer, .. } => Some(answer.decided()),
             Finding::LatencyLeader { p99_answer, .. } => Some(p99_answer.decided()),
+            // A ring sweep asks "knee or no knee, linear or not": answered unless unclear.
+            Finding::Scaling { shape, .. } => Some(*shape != Shape::Unclear),
             _ => None,
         })
         .collect();

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Trial length by measurement: which trial length answers a question (OTHER vs FIFO) for the
+# least time on this machine? For each workload kind and latency, at three trial lengths,
+# BLOCKS paired blocks (one OTHER and one FIFO trial back to back, random order) are run by
+# `schedlab run`; the within-block log ratios d = ln(FIFO / OTHER) give
+#   var·s   the variance of d times the seconds a block takes: the variance per second of
+#           budget (lower decides faster);
+#   ~blocks the blocks the sign-test confidence sequence needs to decide at α = 0.05 over a
+#           family of 16 claims (the quick suite's), from the share of blocks on each side of
+#           0 (a difference) or inside ±5 % (equivalence), whichever is fewer;
+#   ~s      those blocks times the block's seconds.
+# The length with the fewest ~s is the quick suite's default (README, "Trial length").
+#
+#   bench/trial-length.sh [BLOCKS]     (default 10; needs root for FIFO)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+blocks=${1:-10}
+nice -n 19 cargo build --release --quiet
+bin=${CARGO_TARGET_DIR:-target}/release/schedlab
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+suite=$work/lengths.toml
+{
+  echo 'name = "trial-length"'
+  for it in 10_000_000 40_000_000 160_000_000; do
+    printf '[[experiment]]\nfamily = "workload"\nworkload = "cpu"\npolicy = ["other", "fifo"]\nprocs = [2, 8]\niterations = %s\nrepeat = %s\n' "$it" "$blocks"
+  done
+  for size in 400KiB 1600KiB 6400KiB; do
+    printf '[[experiment]]\nfamily = "workload"\nworkload = "io"\npolicy = ["other", "fifo"]\nprocs = [2, 8]\ntransfer_size = "%s"\nrepeat = %s\n' "$size" "$blocks"
+  done
+  for it in 600 2400 9600; do
+    printf '[[experiment]]\nfamily = "workload"\nworkload = "mixed"\npolicy = ["other", "fifo"]\nprocs = [2, 8]\niterations = %s\nrepeat = %s\n' "$it" "$blocks"
+  done
+  for loops in 400 1500 6000; do
+    printf '[[experiment]]\nfamily = "latency"\npolicy = ["other", "fifo"]\ninterval = "500us"\nloops = %s\nrepeat = %s\n' "$loops" "$blocks"
+  done
+} >"$suite"
+
+flock /tmp/schedlab-measure.lock "$bin" run "$suite" --db "$work/t.db" >/dev/null 2>"$work/log" || { cat "$work/log"; exit 1; }
+"$bin" export latest --db "$work/t.db" --format json >"$work/t.json"
+
+python3 - "$work/t.json" <<'EOF'
+import json, math, statistics, sys
+from collections import defaultdict
+run = json.load(open(sys.argv[1]))["runs"][0]
+cells = defaultdict(dict)
+for t in run["trials"]:
+    if t["status"] != "ok":
+        continue
+    p, f = t["params"], t["figures"]
+    figure = f.get("wall_s") if t["family"] == "workload" else f.get("p99_ns")
+    kind = p.get("workload", "latency")
+    length = p.get("iterations") or p.get("transfer_size") or p.get("loops")
+    key = (t["experiment"], kind, p.get("procs", "-"), length)
+    cells[key].setdefault(t["repeat"], {})[p["policy"]] = (figure, t["elapsed_s"])
+
+def kl(p):
+    p = min(max(p, 1e-3), 1 - 1e-3)
+    return p * math.log(2 * p) + (1 - p) * math.log(2 * (1 - p))
+
+print(f"{'kind':8} {'procs':>5} {'length':>12} {'n':>3} {'block s':>8} {'mean d':>7} {'sd d':>6} {'var·s':>8} {'~blocks':>8} {'~s':>7}")
+best = {}
+for key in sorted(cells):
+    _, kind, procs, length = key
+    pairs = [b for b in cells[key].values() if "other" in b and "fifo" in b]
+    d = [math.log(b["fifo"][0] / b["other"][0]) for b in pairs if b["fifo"][0] > 0 and b["other"][0] > 0]
+    if len(d) < 3:
+        continue
+    block_s = statistics.median(b["fifo"][1] + b["other"][1] for b in pairs)
+    sd = statistics.stdev(d)
+    up = sum(x > 0 for x in d) / len(d)
+    inside = min(sum(x > math.log(0.95) for x in d), sum(x < math.log(1.05) for x in d)) / len(d)
+    need_diff = math.log(640) / max(kl(up), 1e-9)
+    need_eq = math.log(320) / max(kl(inside), 1e-9) if inside > 0.5 else math.inf
+    need = max(min(need_diff, need_eq), 6)
+    secs = need * block_s
+    print(f"{kind:8} {procs:>5} {str(length):>12} {len(d):>3} {block_s:8.3f} {statistics.mean(d):+7.3f} {sd:6.3f} {sd*sd*block_s:8.5f} {need:8.0f} {secs:7.0f}")
+    k = (kind, procs)
+    if k not in best or secs < best[k][1]:
+        best[k] = (length, secs)
+print()
+for (kind, procs), (length, secs) in sorted(best.items(), key=str):
+    print(f"fastest to decide: {kind} procs={procs}: length {length} (~{secs:.0f} s)")
+EOF
