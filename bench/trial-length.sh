@@ -5,9 +5,10 @@
 # `schedlab run`; the within-block log ratios d = ln(FIFO / OTHER) give
 #   var·s   the variance of d times the seconds a block takes: the variance per second of
 #           budget (lower decides faster);
-#   ~blocks the blocks the sign-test confidence sequence needs to decide at α = 0.05 over a
-#           family of 16 claims (the quick suite's), from the share of blocks on each side of
-#           0 (a difference) or inside ±5 % (equivalence), whichever is fewer;
+#   ~blocks the blocks schedlab's sign-test confidence sequence needs to decide at α = 0.05
+#           over a family of 16 claims, if the share of blocks on one side of 0 (a
+#           difference) or inside ±5 % (equivalence) stays as measured: whichever is fewer
+#           (inf: more than 400);
 #   ~s      those blocks times the block's seconds.
 # The length with the fewest ~s is the quick suite's default (README, "Trial length").
 #
@@ -55,9 +56,16 @@ for t in run["trials"]:
     key = (t["experiment"], kind, p.get("procs", "-"), length)
     cells[key].setdefault(t["repeat"], {})[p["policy"]] = (figure, t["elapsed_s"])
 
-def kl(p):
-    p = min(max(p, 1e-3), 1 - 1e-3)
-    return p * math.log(2 * p) + (1 - p) * math.log(2 * (1 - p))
+def sign_e(k, n):
+    # schedlab's sign martingale (analysis::sequential::sign_e): sum_{j<=k} C(n+1, j) / ((n+1) C(n, k)).
+    return sum(math.comb(n + 1, j) for j in range(k + 1)) / ((n + 1) * math.comb(n, k))
+
+def blocks_needed(share, bar):
+    """Blocks until a sequence with this share of hits reaches the bar (inf if never by 400)."""
+    for n in range(1, 401):
+        if sign_e(round(share * n), n) >= bar:
+            return n
+    return math.inf
 
 print(f"{'kind':8} {'procs':>5} {'length':>12} {'n':>3} {'block s':>8} {'mean d':>7} {'sd d':>6} {'var·s':>8} {'~blocks':>8} {'~s':>7}")
 best = {}
@@ -71,11 +79,10 @@ for key in sorted(cells):
     sd = statistics.stdev(d)
     up = sum(x > 0 for x in d) / len(d)
     inside = min(sum(x > math.log(0.95) for x in d), sum(x < math.log(1.05) for x in d)) / len(d)
-    need_diff = math.log(640) / max(kl(up), 1e-9)
-    need_eq = math.log(320) / max(kl(inside), 1e-9) if inside > 0.5 else math.inf
-    need = max(min(need_diff, need_eq), 6)
+    # A lead at 0.05 / 16 two-sided, equivalence at 0.05 / 16 on each bound.
+    need = min(blocks_needed(max(up, 1 - up), 640), blocks_needed(inside, 320))
     secs = need * block_s
-    print(f"{kind:8} {procs:>5} {str(length):>12} {len(d):>3} {block_s:8.3f} {statistics.mean(d):+7.3f} {sd:6.3f} {sd*sd*block_s:8.5f} {need:8.0f} {secs:7.0f}")
+    print(f"{kind:8} {procs:>5} {str(length):>12} {len(d):>3} {block_s:8.3f} {statistics.mean(d):+7.3f} {sd:6.3f} {sd*sd*block_s:8.5f} {need:>8} {secs:7.0f}")
     k = (kind, procs)
     if k not in best or secs < best[k][1]:
         best[k] = (length, secs)

@@ -38,7 +38,7 @@ fn an_unreachable_target_stops_at_max_repeat_and_says_so() {
     let out = schedlab_in(&db, &["run", &suite]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert!(err.contains("0 of 2 cells reached their target, 2 stopped at max_repeat"), "{err}");
+    assert!(err.contains("0 of 2 cell(s) reached their target, 2 stopped at max_repeat"), "{err}");
     let tables = String::from_utf8_lossy(&out.stdout);
     assert!(tables.contains("[adaptive: until ±0.01%, 2..7 repeats]") && tables.contains("(max)"), "{tables}");
     let doc = report(&db, "1");
@@ -102,6 +102,48 @@ fn a_reachable_target_stops_early_and_fixed_repeats_have_no_verdict() {
     assert!(h["median"].is_number() && h["n"] == 3, "{h}");
     let text = ok_stdout(&db, &["report", "3"]);
     assert!(text.contains("95% CI") && text.contains("n<6"), "{text}");
+}
+
+#[test]
+fn a_question_runs_in_paired_blocks_and_the_run_says_what_it_answered() {
+    let dir = Scratch::new("adaptive-question");
+    let suite = dir.write(
+        "s.toml",
+        &ring_suite(6, "budget = \"5m\"")
+            .replace("repeat = 6", "repeat = 6\ntarget_ci = \"5%\"\nmax_repeat = 14\ncompare = \"procs\""),
+    );
+    let db = dir.path("r.db");
+    let out = schedlab_in(&db, &["run", &suite]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("of 1 question(s) answered"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("questions:") && text.contains("anytime-valid"), "{text}");
+    assert!(text.contains("ring (laps=50): procs = "), "the question's finding: {text}");
+    let doc = report(&db, "1");
+    assert_eq!(doc["questions"]["asked"], 1, "{}", doc["questions"]);
+    let finding = doc["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "compared").unwrap().clone();
+    let answer = &finding["answer"];
+    assert!(answer["blocks"].as_u64().unwrap() >= 6 && answer["claims"] == 2, "{finding}");
+    assert!(["leads", "equivalent", "undecided"].contains(&answer["verdict"].as_str().unwrap()), "{finding}");
+    // Every block holds one trial of each cell under one repeat number, the extra ones
+    // back to back.
+    let export = export_json(&db, "1");
+    let mut trials: Vec<(i64, i64, i64)> = export["runs"][0]["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["seq"].as_i64().unwrap(), t["repeat"].as_i64().unwrap(), t["params"]["procs"].as_i64().unwrap()))
+        .collect();
+    trials.sort_unstable();
+    for r in 1..=trials.iter().map(|t| t.1).max().unwrap() {
+        let procs: Vec<i64> = trials.iter().filter(|t| t.1 == r).map(|t| t.2).collect();
+        assert_eq!(procs.len(), 2, "repeat {r}: {trials:?}");
+        assert_ne!(procs[0], procs[1]);
+    }
+    for pair in trials[12..].chunks(2) {
+        assert_eq!(pair[0].1, pair[1].1, "an extra block runs back to back: {trials:?}");
+    }
 }
 
 #[test]

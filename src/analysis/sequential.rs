@@ -104,6 +104,21 @@ pub struct Paired {
     pub log_ratios: Vec<f64>,
 }
 
+/// The blocks a sign martingale needs in all (those it has included) to reach `bar` if
+/// its share of hits goes on as so far, with one pseudo-hit and one pseudo-miss so that a
+/// short unanimous start is not taken for certainty; `None` when the share is not above ½
+/// or it would take more than `MAX_PROJECTED` blocks.
+pub fn projected_blocks(hits: usize, n: usize, bar: f64) -> Option<usize> {
+    let share = (hits as f64 + 1.0) / (n as f64 + 2.0);
+    if share <= 0.5 {
+        return None;
+    }
+    (1..=MAX_PROJECTED).find(|&m| sign_e((share * m as f64).round() as usize, m) >= bar)
+}
+
+/// The longest projection `projected_blocks` makes.
+pub const MAX_PROJECTED: usize = 400;
+
 impl Paired {
     /// The test of `blocks`, each (A, B) in the order the blocks ran; `None` when no block
     /// has two positive values.
@@ -162,6 +177,23 @@ impl Paired {
     /// The nearer of the two answers.
     pub fn progress(&self, alpha_each: f64) -> f64 {
         self.differ_progress(alpha_each).max(self.equivalent_progress(alpha_each))
+    }
+
+    /// Blocks still needed, by `projected_blocks`, for the nearer of the two answers;
+    /// `None` when neither is in sight.
+    pub fn blocks_to_answer(&self, alpha_each: f64) -> Option<usize> {
+        let n = self.blocks;
+        let (low, high) = ((1.0 - MARGIN).ln(), (1.0 + MARGIN).ln());
+        let count = |f: &dyn Fn(f64) -> bool| self.log_ratios.iter().filter(|&&x| f(x)).count();
+        let one_side = count(&|x| x > 0.0).max(count(&|x| x < 0.0));
+        let inside = count(&|x| x > low).min(count(&|x| x < high));
+        let differ = projected_blocks(one_side, n, 2.0 / alpha_each);
+        let equivalent = projected_blocks(inside, n, 1.0 / alpha_each);
+        let total = match (differ, equivalent) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }?;
+        Some(total.saturating_sub(n).max(1))
     }
 
     /// Decided at a per-claim level: a difference or equivalence.
@@ -234,6 +266,18 @@ impl Comparison {
 
     pub fn decided_at(&self, alpha_each: f64) -> bool {
         self.blocks() >= MIN_BLOCKS && (self.p_leads() <= alpha_each || self.p_tie() <= alpha_each)
+    }
+
+    /// Blocks still needed for a lead (its slowest pair) or a tie, whichever is nearer;
+    /// `None` when neither is in sight.
+    pub fn blocks_to_answer(&self, alpha_each: f64) -> Option<usize> {
+        let lead =
+            self.against.iter().map(|(_, p)| p.blocks_to_answer(alpha_each)).try_fold(0, |most, b| Some(most.max(b?)));
+        let tie = self.closest().and_then(|p| p.blocks_to_answer(alpha_each));
+        match (lead.filter(|_| !self.against.is_empty()), tie) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// How close to an answer, 0 to 1: the lead (its weakest pair) or the tie.
@@ -375,6 +419,17 @@ mod tests {
         assert_eq!(fewest_blocks(per_claim_alpha(1)), 8);
         assert_eq!(fewest_blocks(per_claim_alpha(16)), 13);
         assert!(sign_e(12, 12) < 640.0 && sign_e(13, 13) >= 640.0);
+    }
+
+    #[test]
+    fn projections_shrink_as_the_evidence_grows() {
+        let bar = 2.0 / per_claim_alpha(16);
+        // Ten of ten: a few more; eight of ten: many more; five of ten: never.
+        let unanimous = projected_blocks(10, 10, bar).unwrap();
+        let most = projected_blocks(8, 10, bar).unwrap();
+        assert!((13..=20).contains(&unanimous) && most > unanimous, "{unanimous} {most}");
+        assert_eq!(projected_blocks(5, 10, bar), None);
+        assert_eq!(projected_blocks(51, 100, bar), None, "beyond the longest projection");
     }
 
     #[test]

@@ -86,13 +86,22 @@ fn print_plan(suite: &Suite, order: &[&Trial], plan: &AdaptivePlan) -> Result<()
         let axes = if e.axes.is_empty() { "no axes".to_string() } else { format!("axes {}", e.axes.join(" x ")) };
         let (repeats, trials) = match plan.target(i) {
             Some(t) => (
-                format!(
-                    "repeats {}..{} (adaptive: until the 95% CI of each cell's {} median is within ±{}%)",
-                    t.min_repeat,
-                    t.max_repeat,
-                    e.family.headline_figure(),
-                    crate::report::stored::percent_text(t.ci)
-                ),
+                match &e.compare {
+                    Some(axis) => format!(
+                        "repeats {}..{} in blocks of one trial per {axis} (adaptive: until each question over {axis} \
+                         is answered, a difference or equivalence within ±{}%)",
+                        t.min_repeat,
+                        t.max_repeat,
+                        crate::report::stored::percent_text(crate::analysis::sequential::MARGIN)
+                    ),
+                    None => format!(
+                        "repeats {}..{} (adaptive: until the 95% CI of each cell's {} median is within ±{}%)",
+                        t.min_repeat,
+                        t.max_repeat,
+                        e.family.headline_figure(),
+                        crate::report::stored::percent_text(t.ci)
+                    ),
+                },
                 format!("{n}..{} trials", n / t.min_repeat as usize * t.max_repeat as usize),
             ),
             None => (format!("{} repeat(s)", e.repeat), format!("{n} trials")),
@@ -442,7 +451,8 @@ fn extend_adaptively(
     if lone > 0 {
         let open = session.open_cells();
         let at_max = lone - converged - open;
-        line.push_str(&format!("; {converged} of {lone} other cell(s) reached their target"));
+        let other = if questions > 0 { "other " } else { "" };
+        line.push_str(&format!("; {converged} of {lone} {other}cell(s) reached their target"));
         if at_max > 0 {
             line.push_str(&format!(", {at_max} stopped at max_repeat"));
         }

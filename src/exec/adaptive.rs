@@ -16,8 +16,10 @@
 //!
 //! 1. The plan's minimum (the experiment's `repeat`) runs first, in blocks.
 //! 2. Then one block (or one lone trial) at a time: the open item *closest to being
-//!    decided* (a question's `Comparison::progress`, a lone cell's target over its current
-//!    half-width), ties taken round-robin, so effort goes where it soonest buys an answer.
+//!    decided*, in seconds: a question's blocks still needed if its blocks go on as so far
+//!    (`Comparison::blocks_to_answer`) times what a block takes, a lone cell's repeats
+//!    still needed at its current width (which narrows as 1/√n) times its trial; ties
+//!    (nothing in sight) round-robin. Effort goes where it soonest buys an answer.
 //! 3. An item runs only if the time the run has used plus its typical trial times fits the
 //!    budget; when none fits, the run ends. Items left open are reported as stopped by
 //!    `max_repeat` or by the budget, never dropped.
@@ -353,22 +355,26 @@ impl Session {
             && self.answer(question) == Answer::Open
     }
 
-    /// Every item with work left, each with how close it is to done (0..1) and what its
-    /// next step takes.
+    /// Every item with work left, each with the time it is expected to need until it is
+    /// done (shortest first is "closest to being decided") and what its next step takes.
     fn open_items(&self) -> Vec<(Item, f64, Duration)> {
         let mut items = Vec::new();
         for (i, q) in self.questions.iter().enumerate() {
             if self.question_open(i) {
-                let progress = self.comparison(i).map_or(0.0, |c| c.progress(self.alpha_each()));
-                items.push((Item::Question(i), progress, q.cells.iter().map(|&c| self.cells[c].typical).sum()));
+                let block: Duration = q.cells.iter().map(|&c| self.cells[c].typical).sum();
+                let blocks = self.comparison(i).and_then(|c| c.blocks_to_answer(self.alpha_each()));
+                let to_go = blocks.map_or(f64::INFINITY, |b| b as f64 * block.as_secs_f64());
+                items.push((Item::Question(i), to_go, block));
             }
         }
         for (i, cell) in self.cells.iter().enumerate() {
             if !self.in_question(i) && cell.is_open() {
-                let closeness = interval(&cell.headlines)
+                // The interval narrows as 1/√n: the repeats it still needs at this width.
+                let n = cell.headlines.len() as f64;
+                let trials = interval(&cell.headlines)
                     .and_then(|ci| ci.relative_half_width())
-                    .map_or(0.0, |w| (cell.target.ci / w).min(1.0));
-                items.push((Item::Cell(i), closeness, cell.typical));
+                    .map_or(1.0, |w| (n * (w / cell.target.ci).powi(2) - n).max(1.0));
+                items.push((Item::Cell(i), trials * cell.typical.as_secs_f64(), cell.typical));
             }
         }
         items
@@ -381,14 +387,15 @@ impl Session {
         if items.is_empty() {
             return Err(Next::Done);
         }
-        // Round-robin order after the last item run, then the closest to decided first.
+        // The item expected to be done soonest; ties (none in sight, say) round-robin
+        // after the last item run.
         let start = self.cursor.and_then(|c| items.iter().position(|(i, ..)| *i == c)).map_or(0, |p| p + 1);
         let mut best: Option<(Item, f64)> = None;
         for step in 0..items.len() {
-            let (item, closeness, takes) = items[(start + step) % items.len()];
+            let (item, to_go, takes) = items[(start + step) % items.len()];
             let fits = self.budget.is_none_or(|b| used + takes <= b);
-            if fits && best.is_none_or(|(_, c)| closeness > c) {
-                best = Some((item, closeness));
+            if fits && best.is_none_or(|(_, least)| to_go < least) {
+                best = Some((item, to_go));
             }
         }
         let Some((item, _)) = best else { return Err(Next::OutOfBudget) };

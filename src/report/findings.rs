@@ -272,15 +272,20 @@ impl Answer {
     }
 
     fn interval_text(&self) -> String {
-        let end = |x: Option<f64>, none: &str| x.map_or(none.to_string(), |v| format!("{v:.3}"));
-        format!("{}..{}", end(self.ci_low, "0"), end(self.ci_high, "∞"))
+        match (self.ci_low, self.ci_high) {
+            (None, None) => "no interval yet".to_string(),
+            (low, high) => {
+                let end = |x: Option<f64>, none: &str| x.map_or(none.to_string(), |v| format!("{v:.3}"));
+                format!("{}..{} at the family level", end(low, "0"), end(high, "∞"))
+            }
+        }
     }
 }
 
 impl fmt::Display for Answer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let evidence = format!(
-            "ratio {:.3} ({} at the family level; higher in {} of {} blocks); {}, Holm over {} claims",
+            "ratio {:.3} ({}; higher in {} of {} blocks); {}, Holm over {} claims",
             self.ratio,
             self.interval_text(),
             self.next_higher,

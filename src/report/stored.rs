@@ -316,14 +316,14 @@ pub fn experiment_tables_for(trials: &[TrialRecord], rule: &RunRule) -> Vec<(Str
             .map(|(k, v)| format!("{k}={}", param_text(Some(v))))
             .collect();
         let mut title = format!("experiment {} ({}) {}", experiment + 1, family.as_str(), fixed_params.join(" "));
-        if let Some(t) = usize::try_from(experiment).ok().and_then(|e| rule.plan.target(e)) {
-            title = format!(
-                "{} [adaptive: until ±{}%, {}..{} repeats]",
-                title.trim_end(),
-                percent_text(t.ci),
-                t.min_repeat,
-                t.max_repeat
-            );
+        let index = usize::try_from(experiment).ok();
+        let compared = index.and_then(|e| rule.compared.get(e).cloned().flatten()).filter(|a| axes.contains(a));
+        if let Some(t) = index.and_then(|e| rule.plan.target(e)) {
+            let until = match &compared {
+                Some(axis) => format!("until its questions over {axis} are answered, blocks of"),
+                None => format!("until ±{}%,", percent_text(t.ci)),
+            };
+            title = format!("{} [adaptive: {until} {}..{} repeats]", title.trim_end(), t.min_repeat, t.max_repeat);
         }
         let (headers, rows): (Vec<&str>, Vec<Vec<String>>) = match family {
             Family::Ring => ring_rows(&groups, rule),
