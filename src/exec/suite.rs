@@ -770,6 +770,30 @@ mod tests {
     }
 
     #[test]
+    fn questions_compare_the_policy_by_default_or_the_axis_named() {
+        let suite = parse_text(
+            "[[experiment]]\nfamily = \"workload\"\nworkload = \"cpu\"\npolicy = [\"other\", \"fifo\"]\n\
+             procs = [2, 8]\nrepeat = 2\n[[experiment]]\nfamily = \"ring\"\nprocs = [2, 4]\n\
+             [[experiment]]\nfamily = \"workload\"\nworkload = \"cpu\"\niterations = [1000, 1100]\n\
+             compare = \"iterations\"\n[[experiment]]\nfamily = \"latency\"\npolicy = [\"other\", \"fifo\"]\n",
+        )
+        .unwrap();
+        let compared: Vec<Option<&str>> = suite.experiments.iter().map(|e| e.compare.as_deref()).collect();
+        assert_eq!(compared, [Some("policy"), None, Some("iterations"), Some("policy")]);
+        // Two questions of the first (procs 2 and 8), one of the third, one latency: two
+        // claims each, four for latency (p99 and max).
+        assert_eq!(suite.questions().len(), 4);
+        assert_eq!(suite.family_of_claims(), 2 + 2 + 2 + 4);
+        let first = &suite.trials[0];
+        let same = suite.trials.iter().filter(|t| suite.question_of(t) == suite.question_of(first)).count();
+        assert_eq!(same, 4, "OTHER and FIFO at one process count, two repeats each");
+        let e = err("[[experiment]]\nfamily = \"ring\"\nprocs = [2, 4]\ncompare = \"policy\"\n");
+        assert!(e.contains("test.toml:4") && e.contains("not an axis") && e.contains("compare one of procs"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\ncompare = 3\n");
+        assert!(e.contains("compare names the axis"), "{e}");
+    }
+
+    #[test]
     fn adaptive_keys_are_parsed_and_checked() {
         let suite = parse_text(
             "budget = \"40s\"\n[[experiment]]\nfamily = \"ring\"\nprocs = 2\nrepeat = 6\ntarget_ci = \"5%\"\nmax_repeat = \"20\"\n\
