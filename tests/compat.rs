@@ -38,7 +38,7 @@ fn check_every_reader(db: &Path, dir: &Scratch) {
     assert_eq!(latency["samples"]["n"], 4, "{latency}");
     assert!(report["findings"].as_array().unwrap().iter().any(|f| f["kind"] == "latency_leader"), "{report}");
     let text = ok_stdout(db, &["report", "2"]);
-    assert!(text.contains("findings:") && text.contains("lowest p99"), "{text}");
+    assert!(text.contains("findings:") && text.contains("lowest median p99"), "{text}");
 
     let html = dir.path("compat.html");
     let svg = dir.path("svg");
