@@ -178,7 +178,7 @@ fn bad_adaptive_settings_are_refused_before_anything_runs() {
         (vec!["run", &fixed, "--max-repeat", "8"], "add --target-ci"),
         (vec!["run", &fixed, "--target-ci", "5%", "--max-repeat", "3"], "below experiment 1's repeat = 4"),
         (vec!["run", &fixed, "--target-ci", "0"], "above 0"),
-        (vec!["run", &fixed, "--target-ci", "lots"], "not a threshold"),
+        (vec!["run", &fixed, "--target-ci", "lots"], "not a target"),
         (vec!["run", &fixed, "--budget", "soon", "--target-ci", "5%"], "not a duration"),
     ] {
         let out = schedlab_in(&db, &args);

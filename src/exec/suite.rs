@@ -703,7 +703,7 @@ mod tests {
         let e = err("[[experiment]]\nfamily = \"ring\"\n\ntarget_ci = \"0%\"\n");
         assert!(e.contains("test.toml:4") && e.contains("target_ci") && e.contains("above 0"), "{e}");
         let e = err("[[experiment]]\nfamily = \"ring\"\ntarget_ci = \"five\"\n");
-        assert!(e.contains("test.toml:3") && e.contains("not a threshold"), "{e}");
+        assert!(e.contains("test.toml:3") && e.contains("not a target"), "{e}");
         let e = err("[[experiment]]\nfamily = \"ring\"\nmax_repeat = 9\n");
         assert!(e.contains("test.toml:3") && e.contains("add target_ci"), "{e}");
         let e = err("[[experiment]]\nfamily = \"ring\"\nrepeat = 8\ntarget_ci = \"5%\"\nmax_repeat = 4\n");
