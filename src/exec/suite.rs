@@ -16,7 +16,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::options::FamilyOptions;
-use crate::model::parse::{parse_max_repeat, parse_target_ci};
+use crate::model::parse::{is_bare_number, parse_max_repeat, parse_target_ci};
 use crate::model::{LatencyLength, LatencyOptions, RingLength, RingOptions, TrialSpec, WorkloadKind, WorkloadOptions};
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -33,6 +33,11 @@ pub const BUILT_IN: [(&str, &str); 5] = [
 ];
 
 pub use crate::model::Family;
+
+/// Time keys whose value needs its unit: a bare number would be seconds, where these are
+/// µs to ms (cyclictest's `-i` counts µs). `duration`, `timeout` and `budget` read a bare
+/// number as seconds, as cyclictest's `-D` and sleep(1) do.
+const UNIT_REQUIRED: [&str; 4] = ["interval", "runtime", "deadline", "period"];
 
 /// Flags of the family commands that shape output, not the measurement: the store keeps
 /// results, so they have no place in a suite.
@@ -502,15 +507,21 @@ fn check_value(
     if takes_value && matches!(value, Json::Bool(_)) {
         return Err(origin.at(at, format!("{name} needs a value, not true/false")));
     }
+    let shown = match value {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    // A time that needs its unit, given as a bare number: say how to write it in TOML.
+    if UNIT_REQUIRED.contains(&key) && is_bare_number(&shown) {
+        let written = if value.is_string() { format!("\"{shown}\"") } else { shown.clone() };
+        return Err(origin
+            .at(at, format!("{name} = {written} has no unit: write \"{shown}us\", \"{shown}ms\" or \"{shown}s\"")));
+    }
     let mut one = Map::new();
     one.insert(key.to_string(), value.clone());
-    FamilyOptions::from_keys(family, &one).map(|_| ()).map_err(|msg| {
-        let shown = match value {
-            Json::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        origin.at(at, format!("{name}: invalid value '{shown}': {msg}"))
-    })
+    FamilyOptions::from_keys(family, &one)
+        .map(|_| ())
+        .map_err(|msg| origin.at(at, format!("{name}: invalid value '{shown}': {msg}")))
 }
 
 /// One combination's spec, checked as its command checks its flags, and that it is one
@@ -710,6 +721,39 @@ mod tests {
         assert!(e.contains("test.toml:5") && e.contains("below repeat = 8"), "{e}");
         let e = err("budget = \"soon\"\n[[experiment]]\nfamily = \"ring\"\nprocs = 2\n");
         assert!(e.contains("test.toml:1") && e.contains("budget") && e.contains("not a duration"), "{e}");
+    }
+
+    #[test]
+    fn times_that_need_a_unit_say_how_to_write_it() {
+        let at = |key_value: &str| err(&format!("[[experiment]]\nfamily = \"latency\"\nloops = 10\n{key_value}\n"));
+        let e = at("interval = 5");
+        assert!(e.contains("test.toml:4: interval = 5 has no unit: write \"5us\", \"5ms\" or \"5s\""), "{e}");
+        let e = at("interval = \"5\"");
+        assert!(e.contains("interval = \"5\" has no unit: write \"5us\""), "{e}");
+        let e = at("interval = 2.5");
+        assert!(e.contains("interval = 2.5 has no unit: write \"2.5us\""), "{e}");
+        let e = at("interval = [\"1ms\", 200]");
+        assert!(e.contains("interval = 200 has no unit"), "{e}");
+        let e = at("policy = \"deadline\"\nruntime = \"10us\"\nperiod = 100");
+        assert!(e.contains("period = 100 has no unit: write \"100us\""), "{e}");
+        let e = at("interval = \"1ns\"");
+        assert!(e.contains("test.toml:4: interval") && e.contains("10 µs floor"), "{e}");
+        // duration reads a bare number as seconds, as cyclictest's -D does.
+        let suite = parse_text("[[experiment]]\nfamily = \"latency\"\nduration = 2\n").unwrap();
+        let TrialSpec::Latency(spec) = &suite.trials[0].spec else { panic!("not latency") };
+        assert_eq!(spec.length, LatencyLength::Duration(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn trial_lengths_are_checked_with_the_key_and_line() {
+        let e = err("[[experiment]]\nfamily = \"ring\"\nprocs = 2\nduration = \"100us\"\n");
+        assert!(e.contains("test.toml:4: duration:") && e.contains("give duration 1ms or more"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\nprocs = 2\nduration = \"25h\"\n");
+        assert!(e.contains("test.toml:4: duration") && e.contains("24 h"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"latency\"\nloops = 100_000_000_000\n");
+        assert!(e.contains("test.toml:3: loops:") && e.contains("at most 86400000 loops"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\nlaps = -1\n");
+        assert!(e.contains("test.toml:3: laps") && e.contains("-1 laps is negative"), "{e}");
     }
 
     #[test]
