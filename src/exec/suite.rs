@@ -16,7 +16,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::options::FamilyOptions;
-use crate::model::parse::{is_bare_number, parse_max_repeat, parse_target_ci};
+use crate::model::parse::{is_bare_number, parse_budget, parse_max_repeat, parse_target_ci};
 use crate::model::{LatencyLength, LatencyOptions, RingLength, RingOptions, TrialSpec, WorkloadKind, WorkloadOptions};
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -120,6 +120,8 @@ pub struct Suite {
     pub warmups: Vec<Trial>,
     /// The time the whole run may take when experiments repeat adaptively.
     pub budget: Option<Duration>,
+    /// Where that budget was given ("suite.toml:3: budget"), for messages about it.
+    pub budget_at: Option<String>,
 }
 
 impl Suite {
@@ -165,8 +167,17 @@ struct SuiteFile {
     name: Option<String>,
     description: Option<String>,
     budget: Option<Spanned<Toml>>,
+    /// Top-level keys that change under `--full`, as `[experiment.full]` does for an
+    /// experiment's: the budget, whose full-size trials need more time.
+    full: Option<SuiteFull>,
     #[serde(default)]
     experiment: Vec<Spanned<BTreeMap<Spanned<String>, Spanned<Toml>>>>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteFull {
+    budget: Option<Spanned<Toml>>,
 }
 
 /// Where an error is: "suite.toml:7".
@@ -197,14 +208,21 @@ pub fn parse(file: &str, text: &str, default_name: &str, full: bool) -> Result<S
             "{file}: the suite has no experiments: add an [[experiment]] table with a family (ring, workload or latency)"
         )));
     }
-    let budget = match &doc.budget {
-        Some(value) => Some(
-            text_of(value.get_ref())
-                .ok_or_else(|| "a duration such as \"40s\" or \"5m\"".to_string())
-                .and_then(|t| crate::model::parse::parse_duration(&t))
-                .map_err(|msg| origin.at(value.span().start, format!("budget: {msg}")))?,
-        ),
-        None => None,
+    let read_budget = |value: &Spanned<Toml>, key: &str| -> Result<(Duration, String)> {
+        let at = value.span().start;
+        let budget = text_of(value.get_ref())
+            .ok_or_else(|| "a duration such as \"40s\" or \"5m\"".to_string())
+            .and_then(|t| parse_budget(&t))
+            .map_err(|msg| origin.at(at, format!("{key}: {msg}")))?;
+        Ok((budget, format!("{file}:{}: {key}", line_of(text, at))))
+    };
+    let plain_budget = doc.budget.as_ref().map(|v| read_budget(v, "budget")).transpose()?;
+    // Checked whether or not the run is --full, so a typo is found either way.
+    let full_budget =
+        doc.full.as_ref().and_then(|f| f.budget.as_ref()).map(|v| read_budget(v, "[full] budget")).transpose()?;
+    let (budget, budget_at) = match (full, full_budget, plain_budget) {
+        (true, Some(b), _) | (_, _, Some(b)) => (Some(b.0), Some(b.1)),
+        _ => (None, None),
     };
     let mut experiments = Vec::new();
     let mut trials = Vec::new();
@@ -247,6 +265,7 @@ pub fn parse(file: &str, text: &str, default_name: &str, full: bool) -> Result<S
         trials,
         warmups,
         budget,
+        budget_at,
     })
 }
 
@@ -724,6 +743,24 @@ mod tests {
     }
 
     #[test]
+    fn bad_adaptive_values_name_the_fix() {
+        let e = err("[[experiment]]\nfamily = \"ring\"\ntarget_ci = -5\n");
+        assert!(e.contains("test.toml:3: target_ci: '-5' is negative"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\ntarget_ci = \"nan\"\n");
+        assert!(e.contains("test.toml:3: target_ci: 'nan' is not a number"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\ntarget_ci = 1\n");
+        assert!(e.contains("write 1% for one percent"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\ntarget_ci = \"100%\"\n");
+        assert!(e.contains("below 100%"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\ntarget_ci = \"5%\"\nmax_repeat = 0\n");
+        assert!(e.contains("test.toml:4: max_repeat: 0 allows no trial at all"), "{e}");
+        let e = err("budget = 0\n[[experiment]]\nfamily = \"ring\"\n");
+        assert!(e.contains("test.toml:1: budget: a budget of '0' leaves no time for any trial"), "{e}");
+        let e = err("budget = \"-1m\"\n[[experiment]]\nfamily = \"ring\"\n");
+        assert!(e.contains("test.toml:1: budget: '-1m' is negative"), "{e}");
+    }
+
+    #[test]
     fn times_that_need_a_unit_say_how_to_write_it() {
         let at = |key_value: &str| err(&format!("[[experiment]]\nfamily = \"latency\"\nloops = 10\n{key_value}\n"));
         let e = at("interval = 5");
@@ -754,6 +791,22 @@ mod tests {
         assert!(e.contains("test.toml:3: loops:") && e.contains("at most 86400000 loops"), "{e}");
         let e = err("[[experiment]]\nfamily = \"ring\"\nlaps = -1\n");
         assert!(e.contains("test.toml:3: laps") && e.contains("-1 laps is negative"), "{e}");
+    }
+
+    #[test]
+    fn a_full_table_sets_the_budget_under_full() {
+        let text = "budget = \"2m\"\n[full]\nbudget = \"30m\"\n[[experiment]]\nfamily = \"ring\"\nprocs = 2\n";
+        let quick = parse("t", text, "t", false).unwrap();
+        let full = parse("t", text, "t", true).unwrap();
+        assert_eq!((quick.budget, quick.budget_at.as_deref()), (Some(Duration::from_secs(120)), Some("t:1: budget")));
+        assert_eq!(
+            (full.budget, full.budget_at.as_deref()),
+            (Some(Duration::from_secs(1800)), Some("t:3: [full] budget"))
+        );
+        let e = err("[full]\nbudget = \"0s\"\n[[experiment]]\nfamily = \"ring\"\n");
+        assert!(e.contains("test.toml:2: [full] budget: a budget of '0s' leaves no time"), "{e}");
+        let e = err("[full]\nrepeat = 3\n[[experiment]]\nfamily = \"ring\"\n");
+        assert!(e.contains("test.toml:2") && e.contains("expected `budget`"), "{e}");
     }
 
     #[test]
