@@ -152,6 +152,11 @@ fn suite_errors_name_file_line_and_key_before_anything_runs() {
     }
     assert!(!db.exists(), "nothing was stored");
     refused(&["run", "no-such-suite"], "no built-in suite or file named 'no-such-suite'");
+    // A trial asked to measure for longer than --trial-timeout could never end by itself.
+    let long = dir.write("long.toml", "[[experiment]]\nfamily = \"latency\"\nduration = \"20m\"\n");
+    refused(&["run", &long, "--dry-run"], "measures for 20 min 00 s, and --trial-timeout 10m would stop it");
+    refused(&["run", &long, "--trial-timeout", "15m", "--dry-run"], "give --trial-timeout 21m or more");
+    refused(&["run", "hrtimers-2007", "--trial-timeout", "5s", "--dry-run"], "--trial-timeout 5s would stop it");
 }
 
 #[test]

@@ -128,6 +128,22 @@ impl Suite {
     pub fn estimate(&self) -> Duration {
         self.trials.iter().chain(&self.warmups).map(|t| t.estimate).sum()
     }
+
+    /// Refuse a plan whose trials would all be stopped by the run's `--trial-timeout`: a
+    /// trial that is asked to measure for longer than the limit can never end by itself.
+    pub fn check_trial_timeout(&self, limit: Duration) -> Result<()> {
+        let longest = self.trials.iter().filter_map(|t| t.spec.least_length().map(|d| (d, t))).max_by_key(|(d, _)| *d);
+        let Some((length, trial)) = longest.filter(|(d, _)| *d >= limit) else { return Ok(()) };
+        // Room to start, set up and tear down, rounded up to whole minutes.
+        let enough = (length + Duration::from_secs(60)).as_secs().div_ceil(60);
+        Err(Error::usage(format!(
+            "the trial {} measures for {}, and --trial-timeout {} would stop it before it ends: give \
+             --trial-timeout {enough}m or more, or shorter trials",
+            trial.configuration(),
+            format_estimate(length),
+            crate::model::parse::duration_arg(limit.as_nanos() as u64)
+        )))
+    }
 }
 
 /// Find a built-in suite's text by name.
@@ -791,6 +807,26 @@ mod tests {
         assert!(e.contains("test.toml:3: loops:") && e.contains("at most 86400000 loops"), "{e}");
         let e = err("[[experiment]]\nfamily = \"ring\"\nlaps = -1\n");
         assert!(e.contains("test.toml:3: laps") && e.contains("-1 laps is negative"), "{e}");
+    }
+
+    #[test]
+    fn a_trial_longer_than_the_trial_timeout_is_refused() {
+        let suite =
+            parse_text("[[experiment]]\nfamily = \"latency\"\npolicy = \"other\"\nduration = \"20m\"\n").unwrap();
+        let e = suite.check_trial_timeout(Duration::from_secs(600)).unwrap_err().to_string();
+        assert!(
+            e.contains("latency duration=20m policy=other measures for 20 min 00 s")
+                && e.contains("--trial-timeout 10m would stop it")
+                && e.contains("--trial-timeout 21m or more"),
+            "{e}"
+        );
+        assert!(suite.check_trial_timeout(Duration::from_secs(1260)).is_ok());
+        // Loops at an interval: 850 x 11.76 ms is 10 s.
+        let hz = parse_text("[[experiment]]\nfamily = \"latency\"\nfreq = 85\nloops = 850\n").unwrap();
+        assert!(hz.check_trial_timeout(Duration::from_secs(5)).unwrap_err().to_string().contains("10 s"));
+        // A lap count's time depends on the machine: not judged.
+        let laps = parse_text("[[experiment]]\nfamily = \"ring\"\nprocs = 2\nlaps = 1_000_000\n").unwrap();
+        assert!(laps.check_trial_timeout(Duration::from_secs(1)).is_ok());
     }
 
     #[test]
