@@ -4,7 +4,7 @@
 //! the lab's commands). Nothing here makes a system call.
 
 use crate::model::parse::{
-    parse_duration, parse_max_repeat, parse_policies, parse_target_ci, parse_threshold, PolicyList,
+    parse_budget, parse_duration, parse_max_repeat, parse_policies, parse_target_ci, parse_threshold, PolicyList,
 };
 use crate::model::{LatencyOptions, RingOptions, WorkloadOptions};
 use clap::{Args, Parser, Subcommand};
@@ -269,8 +269,9 @@ pub struct AbArgs {
     #[command(flatten)]
     pub output: ComparisonOutput,
 
-    /// Stop a trial that runs longer than this and record it as timed out
-    #[arg(long, value_name = "TIME", default_value = "10m", value_parser = parse_duration)]
+    /// Stop a trial that runs longer than this and record it as timed out (it must exceed
+    /// every trial's own duration)
+    #[arg(long, value_name = "TIME", default_value = "10m", value_parser = parse_duration, allow_hyphen_values = true)]
     pub trial_timeout: Duration,
 
     #[command(flatten)]
@@ -610,23 +611,24 @@ pub struct RunArgs {
     #[arg(long, value_name = "RUN", conflicts_with_all = ["suite", "full", "shuffle", "seed"])]
     pub resume: Option<String>,
 
-    /// Stop a trial that runs longer than this and record it as timed out
-    #[arg(long, value_name = "TIME", default_value = "10m", value_parser = parse_duration)]
+    /// Stop a trial that runs longer than this and record it as timed out (it must exceed
+    /// every trial's own duration)
+    #[arg(long, value_name = "TIME", default_value = "10m", value_parser = parse_duration, allow_hyphen_values = true)]
     pub trial_timeout: Duration,
 
     /// Repeat every cell until the 95% interval of its headline median is within this
-    /// (e.g. 5%: ±5% of the median); the suite's repeats become the minimum
+    /// (e.g. 5%: ±5% of the median; above 0 and below 100%); the suite's repeats become the minimum
     #[arg(long, value_name = "PERCENT", value_parser = parse_target_ci,
-          conflicts_with = "resume")]
+          conflicts_with = "resume", allow_hyphen_values = true)]
     pub target_ci: Option<f64>,
 
-    /// With adaptive repeats: the most trials of one cell [default: the suite's max_repeat, else 30]
-    #[arg(long, value_name = "N", value_parser = parse_max_repeat, conflicts_with = "resume")]
+    /// With adaptive repeats: the most trials of one cell, 1 to 10000 [default: the suite's max_repeat, else 30]
+    #[arg(long, value_name = "N", value_parser = parse_max_repeat, conflicts_with = "resume", allow_hyphen_values = true)]
     pub max_repeat: Option<u32>,
 
-    /// With adaptive repeats: the run's time for its trials, planned minimum included
-    /// [default: the suite's budget, else 3x the planned estimate, at least 1 min]
-    #[arg(long, value_name = "TIME", value_parser = parse_duration, conflicts_with = "resume")]
+    /// With adaptive repeats: the run's time for its trials, planned minimum included, so at
+    /// least the minimum's estimate [default: the suite's budget, else 3x the planned estimate, at least 1 min]
+    #[arg(long, value_name = "TIME", value_parser = parse_budget, conflicts_with = "resume", allow_hyphen_values = true)]
     pub budget: Option<Duration>,
 
     #[command(flatten)]

@@ -220,7 +220,7 @@ fn bad_adaptive_settings_are_refused_before_anything_runs() {
         (vec!["run", &fixed, "--max-repeat", "8"], "add --target-ci"),
         (vec!["run", &fixed, "--target-ci", "5%", "--max-repeat", "3"], "below experiment 1's repeat = 4"),
         (vec!["run", &fixed, "--target-ci", "0"], "above 0"),
-        (vec!["run", &fixed, "--target-ci", "lots"], "not a threshold"),
+        (vec!["run", &fixed, "--target-ci", "lots"], "not a target"),
         (vec!["run", &fixed, "--budget", "soon", "--target-ci", "5%"], "not a duration"),
     ] {
         let out = schedlab_in(&db, &args);
@@ -233,4 +233,56 @@ fn bad_adaptive_settings_are_refused_before_anything_runs() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("b.toml:"));
     assert!(!db.exists(), "nothing was stored");
+}
+
+#[test]
+fn bad_targets_repeats_and_budgets_are_refused_with_the_fix() {
+    let dir = Scratch::new("adaptive-refused");
+    let db = dir.path("r.db");
+    // 2 cells x 6 repeats of 100 ms rings: about 2 s planned.
+    let slow = ring_suite(6, "").replace("laps = 50", "duration = \"100ms\"");
+    let fixed = dir.write("f.toml", &slow);
+    let short = dir.write(
+        "s.toml",
+        &slow
+            .replace("name = \"adaptive\"\n", "name = \"adaptive\"\nbudget = \"1s\"\n")
+            .replace("repeat = 6", "repeat = 6\ntarget_ci = \"5%\""),
+    );
+    let idle = dir.write("i.toml", &ring_suite(2, "budget = \"5m\""));
+    let zero = dir.write("z.toml", &ring_suite(2, "budget = 0"));
+    let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
+        (vec!["run", &fixed, "--target-ci", "0%"], vec!["zero width", "give a target above 0, e.g. 5%"]),
+        (vec!["run", &fixed, "--target-ci", "-5%"], vec!["'-5%' is negative"]),
+        (vec!["run", &fixed, "--target-ci", "NaN"], vec!["'NaN' is not a number"]),
+        (vec!["run", &fixed, "--target-ci", "100%"], vec!["give a target below 100%"]),
+        (vec!["run", &fixed, "--target-ci", "1"], vec!["write 1% for one percent"]),
+        (vec!["run", &fixed, "--target-ci", "5%", "--max-repeat", "0"], vec!["0 allows no trial at all", "1 to 10000"]),
+        (vec!["run", &fixed, "--target-ci", "5%", "--budget", "0s"], vec!["leaves no time for any trial"]),
+        (
+            vec!["run", &fixed, "--target-ci", "5%", "--budget", "500ms"],
+            vec![
+                "--budget 500ms is less than the planned minimum needs: 12 trials",
+                "give --budget 3s or more",
+                "with at most repeat = 1 in each experiment the minimum fits",
+            ],
+        ),
+        (
+            vec!["run", &short],
+            vec!["s.toml:2: budget = \"1s\" is less than the planned minimum needs", "give budget = \"3s\" or more"],
+        ),
+        (vec!["run", &idle], vec!["i.toml:2: budget: a budget limits adaptive repeats", "add target_ci"]),
+        (vec!["run", &zero], vec!["z.toml:2: budget: a budget of '0' leaves no time for any trial"]),
+    ];
+    for (args, needles) in cases {
+        let out = schedlab_in(&db, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        for needle in needles {
+            assert!(err.contains(needle), "{args:?}: '{needle}' not in: {err}");
+        }
+    }
+    assert!(!db.exists(), "nothing was stored");
+    // The suite's short budget is replaced by one that fits.
+    let plan = stdout_of(&["run", &short, "--budget", "10s", "--dry-run"]);
+    assert!(plan.contains("within a budget of 10 s"), "{plan}");
 }

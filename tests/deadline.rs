@@ -60,7 +60,7 @@ fn bad_reservations_exit_2_before_anything_starts() {
         (lat(&["--policy", "deadline", "--runtime", "0us", "--period", "1ms"]), "greater than zero"),
         (lat(&["--policy", "deadline", "--runtime", "100us", "--period", "0ms"]), "greater than zero"),
         (lat(&["--policy", "deadline", "--runtime", "100parsecs", "--period", "1ms"]), "unknown time unit"),
-        (lat(&["--policy", "deadline", "--runtime", "100", "--period", "1ms"]), "needs a unit"),
+        (lat(&["--policy", "deadline", "--runtime", "100", "--period", "1ms"]), "has no unit"),
         (lat(&["--policy", "deadline", "--runtime", "100us"]), "needs --runtime and --period"),
         (lat(&["--policy", "deadline"]), "needs --runtime and --period"),
         (lat(&["--policy", "fifo", "--runtime", "100us", "--period", "1ms"]), "apply only to --policy deadline"),

@@ -126,6 +126,17 @@ fn suite_errors_name_file_line_and_key_before_anything_runs() {
         ("[[experiment]]\nfamily = \"ring\"\nprocs = 1\n", ":3:", "at least 2"),
         ("[[experiment]]\nfamily = \"ring\"\nprocs = [2\n", ":3:", ""),
         ("[[experiment]]\nfamily = \"latency\"\ninterval = \"fast\"\n", ":3:", "interval"),
+        // Once 5 seconds between wakeups.
+        (
+            "[[experiment]]\nfamily = \"latency\"\nloops = 10\ninterval = 5\n",
+            ":4:",
+            "interval = 5 has no unit: write \"5us\", \"5ms\" or \"5s\"",
+        ),
+        ("[[experiment]]\nfamily = \"latency\"\nloops = 10\ninterval = \"1ns\"\n", ":4:", "10 µs floor"),
+        ("[[experiment]]\nfamily = \"ring\"\nprocs = 2\nduration = \"1ns\"\n", ":4:", "give duration 1ms or more"),
+        ("[[experiment]]\nfamily = \"ring\"\nprocs = 2\nduration = \"25h\"\n", ":4:", "24 h"),
+        ("[[experiment]]\nfamily = \"latency\"\nloops = 0\n", ":3:", "0 loops runs nothing"),
+        ("[[experiment]]\nfamily = \"ring\"\ntarget_ci = -5\n", ":3:", "is negative"),
     ];
     for (text, line, needle) in cases {
         let suite = dir.write("bad.toml", text);
@@ -141,6 +152,11 @@ fn suite_errors_name_file_line_and_key_before_anything_runs() {
     }
     assert!(!db.exists(), "nothing was stored");
     refused(&["run", "no-such-suite"], "no built-in suite or file named 'no-such-suite'");
+    // A trial asked to measure for longer than --trial-timeout could never end by itself.
+    let long = dir.write("long.toml", "[[experiment]]\nfamily = \"latency\"\nduration = \"20m\"\n");
+    refused(&["run", &long, "--dry-run"], "measures for 20 min 00 s, and --trial-timeout 10m would stop it");
+    refused(&["run", &long, "--trial-timeout", "15m", "--dry-run"], "give --trial-timeout 21m or more");
+    refused(&["run", "hrtimers-2007", "--trial-timeout", "5s", "--dry-run"], "--trial-timeout 5s would stop it");
 }
 
 #[test]

@@ -46,7 +46,8 @@ fn short_runs_give_sane_monotone_statistics() {
 
 #[test]
 fn a_period_too_short_to_serve_counts_overruns() {
-    let l = &latency_json(&["--loops", "2000", "--interval", "2us"])[0];
+    // The shortest interval schedlab takes: a wakeup's own cost is most of it.
+    let l = &latency_json(&["--loops", "2000", "--interval", "10us"])[0];
     let (samples, overruns) = (l["samples"].as_u64().unwrap(), l["overruns"].as_u64().unwrap());
     assert!(overruns > 0, "{l}");
     assert_eq!(samples + overruns, 2000, "{l}");
@@ -156,6 +157,44 @@ fn bad_input_is_refused_with_exit_2() {
     refused(&["latency", "--loops", "0"], "at least 1");
     refused(&["latency", "--break-us", "-1"], "positive");
     refused(&["latency", "--loops", "10", "--samples", "/nonexistent-dir/s.txt"], "cannot write");
+}
+
+/// Exit 2, nothing on stdout, and `needles` in the message.
+fn refused_saying(args: &[&str], needles: &[&str]) {
+    let out = schedlab().args(args).timeout(Duration::from_secs(30)).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?} measured something: {}", String::from_utf8_lossy(&out.stdout));
+    for needle in needles {
+        assert!(err.contains(needle), "{args:?}: '{needle}' not in: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn intervals_below_the_floor_or_without_a_unit_are_refused() {
+    // Once measured as "1000000000 Hz" of overruns.
+    refused_saying(&["latency", "--interval", "1ns", "--loops", "10"], &["below the 10 µs floor", "give 10us or more"]);
+    refused_saying(&["latency", "--interval", "9us", "--loops", "10"], &["10 µs floor"]);
+    refused_saying(&["latency", "--freq", "1000000", "--loops", "10"], &["below the 10 µs floor", "at most 100000 Hz"]);
+    // Once 5 seconds; cyclictest's -i 5 would be 5 µs.
+    refused_saying(&["latency", "--interval", "5", "--loops", "1"], &["5 has no unit: write 5us, 5ms or 5s"]);
+    refused_saying(&["latency", "--interval", "-5ms"], &["'-5ms' is negative: give a time above zero"]);
+}
+
+#[test]
+fn latency_lengths_that_cannot_run_are_refused() {
+    refused_saying(&["latency", "--loops", "-3"], &["-3 loops is negative: give a whole number of at least 1"]);
+    refused_saying(&["latency", "--loops", "0"], &["0 loops runs nothing: give at least 1"]);
+    refused_saying(&["latency", "--duration", "25h"], &["longer than the 24 h one trial may take", "give 24h or less"]);
+    refused_saying(
+        &["latency", "--loops", "100000000000", "--interval", "1ms"],
+        &["more than the 24 h one trial may take", "give at most 86400000 loops"],
+    );
+    refused_saying(
+        &["latency", "--duration", "1ms", "--interval", "5ms"],
+        &["shorter than one sampling interval (5 ms): no wakeup would be sampled", "give --duration 5ms or more"],
+    );
 }
 
 #[test]

@@ -163,6 +163,35 @@ fn bad_input_is_refused_with_exit_2() {
 }
 
 #[test]
+fn ring_lengths_that_cannot_run_are_refused() {
+    let refused_saying = |args: &[&str], needles: &[&str]| {
+        let out = schedlab().args(args).timeout(Duration::from_secs(30)).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?} measured something");
+        for needle in needles {
+            assert!(err.contains(needle), "{args:?}: '{needle}' not in: {err}");
+        }
+    };
+    // Once one lap, reported as a 1 ns ring.
+    refused_saying(
+        &["ring", "--procs", "2", "--duration", "1ns"],
+        &["too short to time a ring of 2 members", "give --duration 1ms or more (at least 1 ms, and 10 µs a member)"],
+    );
+    refused_saying(&["ring", "--procs", "1000", "--duration", "5ms"], &["give --duration 10ms or more"]);
+    refused_saying(&["ring", "--procs", "2", "--duration", "48h"], &["longer than the 24 h one trial may take"]);
+    refused_saying(&["ring", "--laps", "-5"], &["-5 laps is negative: give a whole number of at least 1"]);
+    refused_saying(
+        &["ring", "--procs", "64", "--laps", "1000000000000"],
+        &["more than 24 h even at 100 ns a hop", "give at most 13500000000 laps, or --duration"],
+    );
+    refused_saying(
+        &["ring", "--procs", "2", "--duration", "2s", "--timeout", "1s"],
+        &["--timeout 1s is not longer than --duration 2s", "give --timeout 4s or more"],
+    );
+}
+
+#[test]
 fn a_ring_beyond_pid_max_is_refused_before_forking() {
     let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse().unwrap();
     let too_many = (pid_max + 10).to_string();
@@ -270,7 +299,10 @@ fn thread_ring_host_is_stopped_by_sigterm() {
 
 #[test]
 fn a_stopped_member_is_caught_by_the_timeout() {
-    let (child, members) = start_long_ring(4, &["--timeout", "2s"]);
+    // Laps that would take hours, so only the timeout ends the ring (a --duration longer
+    // than --timeout is refused: such a ring could never end by itself).
+    let args = ["ring", "--procs", "4", "--laps", "1000000000", "--timeout", "2s"];
+    let (child, members) = spawn_with_children(&args, 4);
     // SAFETY: stopping one of our test's grandchildren.
     unsafe { libc::kill(members[1], libc::SIGSTOP) };
     let out = child.wait_with_output().unwrap();

@@ -186,6 +186,10 @@ fn bad_input_is_refused_with_exit_2() {
     refused(&["workload", "io", "--dir", "/nonexistent/place"], "cannot use --dir /nonexistent/place");
     refused(&["workload", "cpu", "--timeout", "0s"], "greater than zero");
     refused(&["workload", "cpu", "--repeat", "0"], "repeat");
+    refused(&["workload", "cpu", "--iterations", "0"], "0 iterations runs nothing: give at least 1");
+    refused(&["workload", "cpu", "--iterations", "-1"], "-1 iterations is negative");
+    refused(&["workload", "cpu", "--iterations", "100000000000000"], "more than 24 h even at 1 ns a sample");
+    refused(&["workload", "mixed", "--iterations", "100000000000"], "give at most 86400000000");
     let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse().unwrap();
     refused(&["workload", "cpu", "--procs", &(pid_max + 10).to_string()], "pid_max");
 }

@@ -241,6 +241,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     // The signal watch comes first: every thread started later inherits the blocked mask.
     let mut orchestrator = Orchestrator::new(args.trial_timeout)?;
     let suite = suite::load(&args.suite, args.full)?;
+    suite.check_trial_timeout(args.trial_timeout)?;
     if let Some(path) = &args.output.html {
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
         if !dir.is_dir() {

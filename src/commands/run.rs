@@ -212,6 +212,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             (suite, None, seed, plan, None)
         }
     };
+    suite.check_trial_timeout(args.trial_timeout)?;
     let stored: Vec<TrialRecord> = match (&store, run_id) {
         (Some(s), Some(id)) => s.trials(id)?,
         _ => Vec::new(),

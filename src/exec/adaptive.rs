@@ -89,6 +89,16 @@ impl AdaptivePlan {
                  suite whose experiments set target_ci",
             ));
         }
+        if !adaptive && suite.budget.is_some() {
+            return Err(Error::usage(format!(
+                "{}: a budget limits adaptive repeats, and no experiment sets target_ci: add target_ci (e.g. \
+                 target_ci = \"5%\") to an experiment, pass --target-ci, or remove the budget",
+                suite.budget_at.as_deref().unwrap_or("budget")
+            )));
+        }
+        if let Some(budget) = plan_budget.filter(|_| adaptive) {
+            check_budget(suite, budget, flags.budget.is_some())?;
+        }
         let default_budget =
             || (suite.estimate().as_secs_f64() * DEFAULT_BUDGET_FACTOR).max(DEFAULT_BUDGET_FLOOR.as_secs_f64());
         let budget_s = adaptive.then(|| plan_budget.map_or_else(default_budget, |b| b.as_secs_f64()));
@@ -124,6 +134,60 @@ impl AdaptivePlan {
             .sum();
         suite.trials.len() + extra
     }
+}
+
+/// A budget must hold the planned minimum, which runs whatever the budget (a budget below
+/// it would silently run over and leave no time for an adaptive repeat): refuse one that
+/// cannot, saying how long the minimum takes, a budget that fits it, and the repeats that
+/// would fit the budget given.
+fn check_budget(suite: &Suite, budget: Duration, from_flag: bool) -> Result<()> {
+    let minimum = suite.estimate();
+    if budget >= minimum {
+        return Ok(());
+    }
+    let given = crate::model::parse::duration_arg(budget.as_nanos() as u64);
+    let fits = suggest_budget(minimum);
+    let roomy = suggest_budget(minimum.mul_f64(DEFAULT_BUDGET_FACTOR).max(DEFAULT_BUDGET_FLOOR));
+    let (what, give) = if from_flag {
+        (format!("--budget {given}"), format!("--budget {fits} or more (--budget {roomy}"))
+    } else {
+        (
+            format!("{} = \"{given}\"", suite.budget_at.as_deref().unwrap_or("budget")),
+            format!("budget = \"{fits}\" or more, or --budget (\"{roomy}\""),
+        )
+    };
+    let fewer = match fitting_repeat(suite, budget) {
+        Some(k) => format!("; or plan fewer trials: with at most repeat = {k} in each experiment the minimum fits"),
+        None => String::new(),
+    };
+    Err(Error::usage(format!(
+        "{what} is less than the planned minimum needs: {} trials{}, estimated {} here, all run before any adaptive \
+         repeat; give {give}, 3x the minimum, leaves room for adaptive repeats){fewer}",
+        suite.trials.len(),
+        if suite.warmups.is_empty() { String::new() } else { format!(" + {} warm-up", suite.warmups.len()) },
+        crate::exec::suite::format_estimate(minimum),
+    )))
+}
+
+/// A budget a flag or suite key takes, rounded up: "45s", "16m".
+fn suggest_budget(d: Duration) -> String {
+    let s = d.as_secs_f64().ceil() as u64;
+    if s < 120 {
+        format!("{}s", s.max(1))
+    } else {
+        format!("{}m", s.div_ceil(60))
+    }
+}
+
+/// The largest repeat k (1 or more) such that capping every experiment's repeats at k
+/// brings the planned minimum within `budget`; `None` when even one repeat does not fit.
+fn fitting_repeat(suite: &Suite, budget: Duration) -> Option<u32> {
+    let warmups: Duration = suite.warmups.iter().map(|t| t.estimate).sum();
+    let at = |k: u32| -> Duration {
+        warmups + suite.trials.iter().filter(|t| t.repeat <= k).map(|t| t.estimate).sum::<Duration>()
+    };
+    let most = suite.experiments.iter().map(|e| e.repeat).max().unwrap_or(1);
+    (1..most).rev().find(|&k| at(k) <= budget)
 }
 
 /// Why a cell ended without reaching its target.
@@ -603,6 +667,54 @@ mod tests {
         let e = AdaptivePlan::resolve(&s, &Overrides { target_ci: Some(0.05), max_repeat: Some(3), budget: None })
             .unwrap_err();
         assert!(e.to_string().contains("below experiment 1's repeat = 4"), "{e}");
+    }
+
+    #[test]
+    fn a_budget_below_the_planned_minimum_is_refused_with_one_that_fits() {
+        // 2 cells x 6 repeats of 100 ms rings: about 2 s planned.
+        let text = "budget = \"1s\"\n[[experiment]]\nfamily = \"ring\"\nprocs = [2, 3]\nduration = \"100ms\"\n\
+                    repeat = 6\ntarget_ci = \"5%\"\n";
+        let s = suite(text);
+        let minimum = s.estimate().as_secs_f64();
+        assert!((1.5..3.0).contains(&minimum), "{minimum}");
+        let e = AdaptivePlan::resolve(&s, &Overrides::default()).unwrap_err().to_string();
+        assert!(e.starts_with("t.toml:1: budget = \"1s\" is less than the planned minimum needs: 12 trials"), "{e}");
+        assert!(e.contains("give budget = \"3s\" or more, or --budget (\"60s\", 3x the minimum"), "{e}");
+        assert!(e.contains("with at most repeat = 2 in each experiment the minimum fits"), "{e}");
+        // The flag replaces the suite's budget, and is named when it is the short one.
+        let flags = |b: u64| Overrides { budget: Some(Duration::from_millis(b)), ..Overrides::default() };
+        assert_eq!(AdaptivePlan::resolve(&s, &flags(3000)).unwrap().budget_s, Some(3.0));
+        let e = AdaptivePlan::resolve(&s, &flags(500)).unwrap_err().to_string();
+        assert!(e.starts_with("--budget 500ms is less than") && e.contains("give --budget 3s or more"), "{e}");
+        // Nothing fits, not even one repeat: only the budget is suggested.
+        let e = AdaptivePlan::resolve(&s, &flags(10)).unwrap_err().to_string();
+        assert!(!e.contains("fewer trials"), "{e}");
+        // A fixed-repeat run has no budget to check.
+        let fixed = suite("[[experiment]]\nfamily = \"ring\"\nprocs = 2\nduration = \"100ms\"\nrepeat = 6\n");
+        assert!(!AdaptivePlan::resolve(&fixed, &Overrides::default()).unwrap().is_adaptive());
+    }
+
+    #[test]
+    fn a_suite_budget_without_adaptive_repeats_is_refused() {
+        let s = suite("budget = \"5m\"\n[[experiment]]\nfamily = \"ring\"\nprocs = 2\nlaps = 10\n");
+        let e = AdaptivePlan::resolve(&s, &Overrides::default()).unwrap_err().to_string();
+        assert!(
+            e.starts_with("t.toml:1: budget: a budget limits adaptive repeats") && e.contains("add target_ci"),
+            "{e}"
+        );
+        // --target-ci makes it adaptive, and the budget then applies.
+        let plan = AdaptivePlan::resolve(&s, &Overrides { target_ci: Some(0.05), ..Overrides::default() }).unwrap();
+        assert_eq!(plan.budget_s, Some(300.0));
+    }
+
+    #[test]
+    fn built_in_suites_resolve_quick_and_full() {
+        for (name, text) in crate::exec::suite::BUILT_IN {
+            for full in [false, true] {
+                let s = crate::exec::suite::parse(name, text, name, full).unwrap();
+                AdaptivePlan::resolve(&s, &Overrides::default()).unwrap_or_else(|e| panic!("{name} full={full}: {e}"));
+            }
+        }
     }
 
     fn record(trial: &Trial, seq: i64, ns_per_switch: f64, ok: bool) -> TrialRecord {

@@ -137,8 +137,11 @@ pub fn latency(spec: &LatencySpec) -> Result<Vec<Option<usize>>> {
     let resolution = latency_bench::clock_resolution_ns();
     if spec.interval_ns == 0 || spec.interval_ns < resolution {
         return Err(Error::usage(format!(
-            "an interval of {} ns is below what CLOCK_MONOTONIC resolves here ({resolution} ns)",
-            spec.interval_ns
+            "an interval of {} is below what CLOCK_MONOTONIC resolves here ({}, from clock_getres; this kernel has no \
+             high-resolution timers): give --interval {} or more",
+            crate::model::format_ns(spec.interval_ns),
+            crate::model::format_ns(resolution),
+            crate::model::parse::duration_arg(resolution.max(1))
         )));
     }
     scheduling(spec.policy, spec.prio, spec.deadline.as_ref(), 1)?;

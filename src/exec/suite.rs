@@ -16,7 +16,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::options::FamilyOptions;
-use crate::model::parse::{parse_max_repeat, parse_target_ci};
+use crate::model::parse::{is_bare_number, parse_budget, parse_max_repeat, parse_target_ci};
 use crate::model::{LatencyLength, LatencyOptions, RingLength, RingOptions, TrialSpec, WorkloadKind, WorkloadOptions};
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -33,6 +33,11 @@ pub const BUILT_IN: [(&str, &str); 5] = [
 ];
 
 pub use crate::model::Family;
+
+/// Time keys whose value needs its unit: a bare number would be seconds, where these are
+/// µs to ms (cyclictest's `-i` counts µs). `duration`, `timeout` and `budget` read a bare
+/// number as seconds, as cyclictest's `-D` and sleep(1) do.
+const UNIT_REQUIRED: [&str; 4] = ["interval", "runtime", "deadline", "period"];
 
 /// Flags of the family commands that shape output, not the measurement: the store keeps
 /// results, so they have no place in a suite.
@@ -137,6 +142,8 @@ pub struct Suite {
     pub warmups: Vec<Trial>,
     /// The time the whole run may take when experiments repeat adaptively.
     pub budget: Option<Duration>,
+    /// Where that budget was given ("suite.toml:3: budget"), for messages about it.
+    pub budget_at: Option<String>,
 }
 
 impl Suite {
@@ -174,6 +181,22 @@ impl Suite {
             .iter()
             .map(|q| 2 * crate::model::figures::questioned(self.experiments[q.experiment].family).len())
             .sum()
+    }
+
+    /// Refuse a plan whose trials would all be stopped by the run's `--trial-timeout`: a
+    /// trial that is asked to measure for longer than the limit can never end by itself.
+    pub fn check_trial_timeout(&self, limit: Duration) -> Result<()> {
+        let longest = self.trials.iter().filter_map(|t| t.spec.least_length().map(|d| (d, t))).max_by_key(|(d, _)| *d);
+        let Some((length, trial)) = longest.filter(|(d, _)| *d >= limit) else { return Ok(()) };
+        // Room to start, set up and tear down, rounded up to whole minutes.
+        let enough = (length + Duration::from_secs(60)).as_secs().div_ceil(60);
+        Err(Error::usage(format!(
+            "the trial {} measures for {}, and --trial-timeout {} would stop it before it ends: give \
+             --trial-timeout {enough}m or more, or shorter trials",
+            trial.configuration(),
+            format_estimate(length),
+            crate::model::parse::duration_arg(limit.as_nanos() as u64)
+        )))
     }
 }
 
@@ -222,8 +245,17 @@ struct SuiteFile {
     name: Option<String>,
     description: Option<String>,
     budget: Option<Spanned<Toml>>,
+    /// Top-level keys that change under `--full`, as `[experiment.full]` does for an
+    /// experiment's: the budget, whose full-size trials need more time.
+    full: Option<SuiteFull>,
     #[serde(default)]
     experiment: Vec<Spanned<BTreeMap<Spanned<String>, Spanned<Toml>>>>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteFull {
+    budget: Option<Spanned<Toml>>,
 }
 
 /// Where an error is: "suite.toml:7".
@@ -254,14 +286,21 @@ pub fn parse(file: &str, text: &str, default_name: &str, full: bool) -> Result<S
             "{file}: the suite has no experiments: add an [[experiment]] table with a family (ring, workload or latency)"
         )));
     }
-    let budget = match &doc.budget {
-        Some(value) => Some(
-            text_of(value.get_ref())
-                .ok_or_else(|| "a duration such as \"40s\" or \"5m\"".to_string())
-                .and_then(|t| crate::model::parse::parse_duration(&t))
-                .map_err(|msg| origin.at(value.span().start, format!("budget: {msg}")))?,
-        ),
-        None => None,
+    let read_budget = |value: &Spanned<Toml>, key: &str| -> Result<(Duration, String)> {
+        let at = value.span().start;
+        let budget = text_of(value.get_ref())
+            .ok_or_else(|| "a duration such as \"40s\" or \"5m\"".to_string())
+            .and_then(|t| parse_budget(&t))
+            .map_err(|msg| origin.at(at, format!("{key}: {msg}")))?;
+        Ok((budget, format!("{file}:{}: {key}", line_of(text, at))))
+    };
+    let plain_budget = doc.budget.as_ref().map(|v| read_budget(v, "budget")).transpose()?;
+    // Checked whether or not the run is --full, so a typo is found either way.
+    let full_budget =
+        doc.full.as_ref().and_then(|f| f.budget.as_ref()).map(|v| read_budget(v, "[full] budget")).transpose()?;
+    let (budget, budget_at) = match (full, full_budget, plain_budget) {
+        (true, Some(b), _) | (_, _, Some(b)) => (Some(b.0), Some(b.1)),
+        _ => (None, None),
     };
     let mut experiments = Vec::new();
     let mut trials = Vec::new();
@@ -304,6 +343,7 @@ pub fn parse(file: &str, text: &str, default_name: &str, full: bool) -> Result<S
         trials,
         warmups,
         budget,
+        budget_at,
     })
 }
 
@@ -585,15 +625,21 @@ fn check_value(
     if takes_value && matches!(value, Json::Bool(_)) {
         return Err(origin.at(at, format!("{name} needs a value, not true/false")));
     }
+    let shown = match value {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    // A time that needs its unit, given as a bare number: say how to write it in TOML.
+    if UNIT_REQUIRED.contains(&key) && is_bare_number(&shown) {
+        let written = if value.is_string() { format!("\"{shown}\"") } else { shown.clone() };
+        return Err(origin
+            .at(at, format!("{name} = {written} has no unit: write \"{shown}us\", \"{shown}ms\" or \"{shown}s\"")));
+    }
     let mut one = Map::new();
     one.insert(key.to_string(), value.clone());
-    FamilyOptions::from_keys(family, &one).map(|_| ()).map_err(|msg| {
-        let shown = match value {
-            Json::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        origin.at(at, format!("{name}: invalid value '{shown}': {msg}"))
-    })
+    FamilyOptions::from_keys(family, &one)
+        .map(|_| ())
+        .map_err(|msg| origin.at(at, format!("{name}: invalid value '{shown}': {msg}")))
 }
 
 /// One combination's spec, checked as its command checks its flags, and that it is one
@@ -810,13 +856,100 @@ mod tests {
         let e = err("[[experiment]]\nfamily = \"ring\"\n\ntarget_ci = \"0%\"\n");
         assert!(e.contains("test.toml:4") && e.contains("target_ci") && e.contains("above 0"), "{e}");
         let e = err("[[experiment]]\nfamily = \"ring\"\ntarget_ci = \"five\"\n");
-        assert!(e.contains("test.toml:3") && e.contains("not a threshold"), "{e}");
+        assert!(e.contains("test.toml:3") && e.contains("not a target"), "{e}");
         let e = err("[[experiment]]\nfamily = \"ring\"\nmax_repeat = 9\n");
         assert!(e.contains("test.toml:3") && e.contains("add target_ci"), "{e}");
         let e = err("[[experiment]]\nfamily = \"ring\"\nrepeat = 8\ntarget_ci = \"5%\"\nmax_repeat = 4\n");
         assert!(e.contains("test.toml:5") && e.contains("below repeat = 8"), "{e}");
         let e = err("budget = \"soon\"\n[[experiment]]\nfamily = \"ring\"\nprocs = 2\n");
         assert!(e.contains("test.toml:1") && e.contains("budget") && e.contains("not a duration"), "{e}");
+    }
+
+    #[test]
+    fn bad_adaptive_values_name_the_fix() {
+        let e = err("[[experiment]]\nfamily = \"ring\"\ntarget_ci = -5\n");
+        assert!(e.contains("test.toml:3: target_ci: '-5' is negative"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\ntarget_ci = \"nan\"\n");
+        assert!(e.contains("test.toml:3: target_ci: 'nan' is not a number"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\ntarget_ci = 1\n");
+        assert!(e.contains("write 1% for one percent"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\ntarget_ci = \"100%\"\n");
+        assert!(e.contains("below 100%"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\ntarget_ci = \"5%\"\nmax_repeat = 0\n");
+        assert!(e.contains("test.toml:4: max_repeat: 0 allows no trial at all"), "{e}");
+        let e = err("budget = 0\n[[experiment]]\nfamily = \"ring\"\n");
+        assert!(e.contains("test.toml:1: budget: a budget of '0' leaves no time for any trial"), "{e}");
+        let e = err("budget = \"-1m\"\n[[experiment]]\nfamily = \"ring\"\n");
+        assert!(e.contains("test.toml:1: budget: '-1m' is negative"), "{e}");
+    }
+
+    #[test]
+    fn times_that_need_a_unit_say_how_to_write_it() {
+        let at = |key_value: &str| err(&format!("[[experiment]]\nfamily = \"latency\"\nloops = 10\n{key_value}\n"));
+        let e = at("interval = 5");
+        assert!(e.contains("test.toml:4: interval = 5 has no unit: write \"5us\", \"5ms\" or \"5s\""), "{e}");
+        let e = at("interval = \"5\"");
+        assert!(e.contains("interval = \"5\" has no unit: write \"5us\""), "{e}");
+        let e = at("interval = 2.5");
+        assert!(e.contains("interval = 2.5 has no unit: write \"2.5us\""), "{e}");
+        let e = at("interval = [\"1ms\", 200]");
+        assert!(e.contains("interval = 200 has no unit"), "{e}");
+        let e = at("policy = \"deadline\"\nruntime = \"10us\"\nperiod = 100");
+        assert!(e.contains("period = 100 has no unit: write \"100us\""), "{e}");
+        let e = at("interval = \"1ns\"");
+        assert!(e.contains("test.toml:4: interval") && e.contains("10 µs floor"), "{e}");
+        // duration reads a bare number as seconds, as cyclictest's -D does.
+        let suite = parse_text("[[experiment]]\nfamily = \"latency\"\nduration = 2\n").unwrap();
+        let TrialSpec::Latency(spec) = &suite.trials[0].spec else { panic!("not latency") };
+        assert_eq!(spec.length, LatencyLength::Duration(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn trial_lengths_are_checked_with_the_key_and_line() {
+        let e = err("[[experiment]]\nfamily = \"ring\"\nprocs = 2\nduration = \"100us\"\n");
+        assert!(e.contains("test.toml:4: duration:") && e.contains("give duration 1ms or more"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\nprocs = 2\nduration = \"25h\"\n");
+        assert!(e.contains("test.toml:4: duration") && e.contains("24 h"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"latency\"\nloops = 100_000_000_000\n");
+        assert!(e.contains("test.toml:3: loops:") && e.contains("at most 86400000 loops"), "{e}");
+        let e = err("[[experiment]]\nfamily = \"ring\"\nlaps = -1\n");
+        assert!(e.contains("test.toml:3: laps") && e.contains("-1 laps is negative"), "{e}");
+    }
+
+    #[test]
+    fn a_trial_longer_than_the_trial_timeout_is_refused() {
+        let suite =
+            parse_text("[[experiment]]\nfamily = \"latency\"\npolicy = \"other\"\nduration = \"20m\"\n").unwrap();
+        let e = suite.check_trial_timeout(Duration::from_secs(600)).unwrap_err().to_string();
+        assert!(
+            e.contains("latency duration=20m policy=other measures for 20 min 00 s")
+                && e.contains("--trial-timeout 10m would stop it")
+                && e.contains("--trial-timeout 21m or more"),
+            "{e}"
+        );
+        assert!(suite.check_trial_timeout(Duration::from_secs(1260)).is_ok());
+        // Loops at an interval: 850 x 11.76 ms is 10 s.
+        let hz = parse_text("[[experiment]]\nfamily = \"latency\"\nfreq = 85\nloops = 850\n").unwrap();
+        assert!(hz.check_trial_timeout(Duration::from_secs(5)).unwrap_err().to_string().contains("10 s"));
+        // A lap count's time depends on the machine: not judged.
+        let laps = parse_text("[[experiment]]\nfamily = \"ring\"\nprocs = 2\nlaps = 1_000_000\n").unwrap();
+        assert!(laps.check_trial_timeout(Duration::from_secs(1)).is_ok());
+    }
+
+    #[test]
+    fn a_full_table_sets_the_budget_under_full() {
+        let text = "budget = \"2m\"\n[full]\nbudget = \"30m\"\n[[experiment]]\nfamily = \"ring\"\nprocs = 2\n";
+        let quick = parse("t", text, "t", false).unwrap();
+        let full = parse("t", text, "t", true).unwrap();
+        assert_eq!((quick.budget, quick.budget_at.as_deref()), (Some(Duration::from_secs(120)), Some("t:1: budget")));
+        assert_eq!(
+            (full.budget, full.budget_at.as_deref()),
+            (Some(Duration::from_secs(1800)), Some("t:3: [full] budget"))
+        );
+        let e = err("[full]\nbudget = \"0s\"\n[[experiment]]\nfamily = \"ring\"\n");
+        assert!(e.contains("test.toml:2: [full] budget: a budget of '0s' leaves no time"), "{e}");
+        let e = err("[full]\nrepeat = 3\n[[experiment]]\nfamily = \"ring\"\n");
+        assert!(e.contains("test.toml:2") && e.contains("expected `budget`"), "{e}");
     }
 
     #[test]

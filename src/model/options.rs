@@ -33,11 +33,31 @@ pub const DEFAULT_WORKLOAD_TIMEOUT: Duration = Duration::from_secs(300);
 pub const LATENCY_DEFAULT_RT_PRIO: i32 = 95;
 pub const DEFAULT_LATENCY_INTERVAL_NS: u64 = 1_000_000;
 pub const DEFAULT_LATENCY_DURATION: Duration = Duration::from_secs(10);
+/// The shortest ring `--duration`: the stop is raised by a timer in the parent, which may
+/// wake tens of µs late (timer slack is 50 µs for SCHED_OTHER), and checked once a lap.
+pub const MIN_RING_DURATION: Duration = Duration::from_millis(1);
+/// ... and at least this much per member: one lap at a slow hop (a cross-CPU wakeup on a
+/// VM), so that the duration, not the first lap, decides how long the ring runs.
+pub const RING_DURATION_PER_MEMBER_NS: u64 = 10_000;
+/// The fastest hop, sample or iteration one could see on any machine: a count whose trial
+/// would take longer than `MAX_TRIAL` even at this speed is refused. A ring hop is ~1-3 µs
+/// on the 2-vCPU reference VM, a pi sample ~4 ns, a mixed iteration (an O_SYNC write)
+/// ~200 µs on its disk and ~1 µs on tmpfs.
+pub const FASTEST_HOP_NS: u64 = 100;
+pub const FASTEST_CPU_SAMPLE_NS: u64 = 1;
+pub const FASTEST_MIXED_ITERATION_NS: u64 = 1_000;
+
+fn max_trial_ns() -> u64 {
+    MAX_TRIAL.as_nanos() as u64
+}
 
 text_value!(de_ring_procs, ProcList, parse_procs);
 text_value!(de_workload_procs, ProcList, parse_workload_procs);
 text_value!(de_laps, u64, parse_laps);
 text_value!(de_duration, Duration, parse_duration);
+text_value!(de_trial_duration, Duration, parse_trial_duration);
+text_value!(de_interval, Duration, parse_interval);
+text_value!(de_loops, u64, parse_loops);
 text_value!(de_cpus, CpuList, parse_cpu_list);
 text_value!(de_policies, PolicyList, parse_policies);
 text_value!(de_iterations, u64, parse_iterations);
@@ -74,13 +94,14 @@ pub struct RingOptions {
     pub procs: Option<ProcList>,
 
     /// Trips of the token round the ring [default: 10000]
-    #[arg(long, value_name = "N", value_parser = parse_laps, conflicts_with = "duration")]
+    #[arg(long, value_name = "N", value_parser = parse_laps, conflicts_with = "duration", allow_hyphen_values = true)]
     #[serde(deserialize_with = "de_laps")]
     pub laps: Option<u64>,
 
-    /// Run each ring for this long instead of a fixed lap count (e.g. 5s, 500ms)
-    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
-    #[serde(deserialize_with = "de_duration")]
+    /// Run each ring for this long instead of a fixed lap count (e.g. 5s, 500ms; at least 1 ms and 10 µs a
+    /// member, at most 24h)
+    #[arg(long, value_name = "TIME", value_parser = parse_trial_duration, allow_hyphen_values = true)]
+    #[serde(deserialize_with = "de_trial_duration")]
     pub duration: Option<Duration>,
 
     /// Members as separate processes or as threads of one process [default: process]
@@ -115,7 +136,7 @@ pub struct RingOptions {
     pub work_kb: Option<usize>,
 
     /// Kill a ring that runs longer than this and fail the run (e.g. one stopped member)
-    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration, allow_hyphen_values = true)]
     #[serde(deserialize_with = "de_duration")]
     pub timeout: Option<Duration>,
 
@@ -188,17 +209,17 @@ pub struct WorkloadOptions {
     pub nice: Option<i32>,
 
     /// cpu: Monte Carlo samples per child [default: 50000000, ~0.2 s here]; mixed: iterations [default: 1000]
-    #[arg(long, value_name = "N", value_parser = parse_iterations)]
+    #[arg(long, value_name = "N", value_parser = parse_iterations, allow_hyphen_values = true)]
     #[serde(deserialize_with = "de_iterations")]
     pub iterations: Option<u64>,
 
     /// io: bytes each child copies (e.g. 100KiB, 1MiB) [default: 100KiB]
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_hyphen_values = true)]
     #[serde(deserialize_with = "de_size")]
     pub transfer_size: Option<u64>,
 
     /// io: bytes per read and write [default: 1KiB]
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_hyphen_values = true)]
     #[serde(deserialize_with = "de_size")]
     pub block_size: Option<u64>,
 
@@ -212,7 +233,7 @@ pub struct WorkloadOptions {
     pub seed: Option<u64>,
 
     /// Kill a trial that runs longer than this and record it as timed out [default: 5m]
-    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration, allow_hyphen_values = true)]
     #[serde(deserialize_with = "de_duration")]
     pub timeout: Option<Duration>,
 
@@ -269,19 +290,19 @@ pub struct LatencyOptions {
     #[serde(deserialize_with = "de_frequency")]
     pub freq: Option<f64>,
 
-    /// Time between wakeups (e.g. 1ms, 200us) [default: 1ms]
-    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
-    #[serde(deserialize_with = "de_duration")]
+    /// Time between wakeups, with its unit (e.g. 1ms, 200us; at least 10us) [default: 1ms]
+    #[arg(long, value_name = "TIME", value_parser = parse_interval, allow_hyphen_values = true)]
+    #[serde(deserialize_with = "de_interval")]
     pub interval: Option<Duration>,
 
     /// Periods per thread (samples plus overruns)
-    #[arg(long, value_name = "N", value_parser = parse_iterations, conflicts_with = "duration")]
-    #[serde(deserialize_with = "de_iterations")]
+    #[arg(long, value_name = "N", value_parser = parse_loops, conflicts_with = "duration", allow_hyphen_values = true)]
+    #[serde(deserialize_with = "de_loops")]
     pub loops: Option<u64>,
 
-    /// How long to measure [default: 10s]
-    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
-    #[serde(deserialize_with = "de_duration")]
+    /// How long to measure (at least one interval, at most 24h) [default: 10s]
+    #[arg(long, value_name = "TIME", value_parser = parse_trial_duration, allow_hyphen_values = true)]
+    #[serde(deserialize_with = "de_trial_duration")]
     pub duration: Option<Duration>,
 
     /// Scheduling policy of the measuring threads [default: other]
@@ -386,9 +407,39 @@ impl RingOptions {
             None => parse_procs(NCAR_COUNTS).map_err(Error::usage)?.0,
         };
         let load = load_spec(self.load, &self.load_cpus, self.load_nice, &self.load_dir)?;
-        if let RingLength::Laps(laps) = length {
-            if procs.iter().any(|&n| laps.checked_mul(n as u64).is_none()) {
-                return Err(Error::usage("--laps times --procs overflows the hop counter"));
+        let largest = procs.iter().copied().max().unwrap_or(2);
+        match length {
+            RingLength::Laps(laps) => {
+                let most_laps = max_trial_ns() / FASTEST_HOP_NS / largest as u64;
+                if laps > most_laps {
+                    return Err(Error::usage(format!(
+                        "--laps {laps} with {largest} members is {} hops, more than 24 h even at 100 ns a \
+                         hop (~1-3 µs on a 2-vCPU VM): give at most {most_laps} laps, or --duration",
+                        laps.saturating_mul(largest as u64)
+                    )));
+                }
+            }
+            RingLength::Duration(d) => {
+                let floor_ns = (MIN_RING_DURATION.as_nanos() as u64)
+                    .max(RING_DURATION_PER_MEMBER_NS.saturating_mul(largest as u64));
+                if (d.as_nanos() as u64) < floor_ns {
+                    return Err(Error::usage(format!(
+                        "--duration {} is too short to time a ring of {largest} members: the stop is checked once a \
+                         lap ({largest} hops of up to ~10 µs each) and raised by a timer that may wake tens of µs \
+                         late; give --duration {} or more (at least 1 ms, and 10 µs a member), or --laps",
+                        duration_arg(d.as_nanos() as u64),
+                        duration_arg(round_up_2_digits(floor_ns))
+                    )));
+                }
+                if let Some(timeout) = self.timeout.filter(|t| *t <= d) {
+                    return Err(Error::usage(format!(
+                        "--timeout {} is not longer than --duration {}: every ring would be killed before it ends; \
+                         give --timeout {} or more, or drop it",
+                        duration_arg(timeout.as_nanos() as u64),
+                        duration_arg(d.as_nanos() as u64),
+                        duration_arg((d + d / 2 + Duration::from_secs(1)).as_secs() * 1_000_000_000)
+                    )));
+                }
             }
         }
         Ok(procs
@@ -455,6 +506,23 @@ impl WorkloadOptions {
             WorkloadKind::Mixed => DEFAULT_MIXED_ITERATIONS,
             _ => DEFAULT_CPU_ITERATIONS,
         });
+        let fastest = match kind {
+            WorkloadKind::Cpu => Some((FASTEST_CPU_SAMPLE_NS, "1 ns a sample (~4 ns on a 2-vCPU VM)")),
+            WorkloadKind::Mixed => {
+                Some((FASTEST_MIXED_ITERATION_NS, "1 µs an iteration (an O_SYNC write; ~200 µs on a disk)"))
+            }
+            WorkloadKind::Io => None,
+        };
+        if let Some((ns, speed)) = fastest {
+            let most = max_trial_ns() / ns;
+            if iterations > most {
+                return Err(Error::usage(format!(
+                    "--iterations {iterations} would keep each {} child busy for more than 24 h even at {speed}: give \
+                     at most {most}",
+                    kind.as_str()
+                )));
+            }
+        }
         let params = WorkloadParams { kind, iterations, transfer_size, block_size, seed: self.seed.unwrap_or(1) };
         let counts = self.procs.as_ref().map_or(vec![10], |p| p.0.clone());
         let load = load_spec(self.load, &self.load_cpus, self.load_nice, &self.load_dir)?;
@@ -534,8 +602,10 @@ impl LatencyOptions {
             .map(|policy| {
                 let prio = if policy.is_realtime() { self.prio.unwrap_or(LATENCY_DEFAULT_RT_PRIO) } else { 0 };
                 let deadline = deadline.filter(|_| policy.is_deadline());
+                let interval_ns = deadline.map_or_else(|| self.interval_ns(), |d| d.period_ns);
+                check_latency_length(length, interval_ns)?;
                 Ok(LatencySpec {
-                    interval_ns: deadline.map_or_else(|| self.interval_ns(), |d| d.period_ns),
+                    interval_ns,
                     length,
                     policy,
                     prio: resolve_priority(policy, Some(prio))?,
@@ -548,6 +618,27 @@ impl LatencyOptions {
                 })
             })
             .collect()
+    }
+}
+
+/// A latency run's length against its sampling interval: at least one period, at most
+/// `MAX_TRIAL` of them.
+fn check_latency_length(length: LatencyLength, interval_ns: u64) -> Result<()> {
+    let interval = crate::model::format_ns(interval_ns);
+    match length {
+        LatencyLength::Loops(n) if n.saturating_mul(interval_ns) > max_trial_ns() => Err(Error::usage(format!(
+            "--loops {n} at an interval of {interval} is {:.0} h of periods, more than the 24 h one trial may take: \
+             give at most {} loops, or a --duration of 24h or less",
+            n as f64 * interval_ns as f64 / 3.6e12,
+            max_trial_ns() / interval_ns.max(1)
+        ))),
+        LatencyLength::Duration(d) if (d.as_nanos() as u64) < interval_ns => Err(Error::usage(format!(
+            "--duration {} is shorter than one sampling interval ({interval}): no wakeup would be sampled; give \
+             --duration {} or more (e.g. 10s), or --loops",
+            duration_arg(d.as_nanos() as u64),
+            duration_arg(interval_ns)
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -798,6 +889,57 @@ mod tests {
             .to_string()
             .contains("apply only"));
         assert_eq!(resolve_deadline(&[Policy::Other], None, None, None).unwrap(), None);
+    }
+
+    #[test]
+    fn ring_lengths_must_be_timeable_and_end_within_a_day() {
+        let err = |text: &str| toml::from_str::<RingOptions>(text).unwrap().to_specs().unwrap_err().to_string();
+        let e = err("procs = 2\nduration = \"500us\"");
+        assert!(
+            e.contains("too short to time a ring of 2 members") && e.contains("give --duration 1ms or more"),
+            "{e}"
+        );
+        // 10 µs a member: 1000 members need 10 ms.
+        let e = err("procs = \"2,1000\"\nduration = \"5ms\"");
+        assert!(e.contains("ring of 1000 members") && e.contains("--duration 10ms or more"), "{e}");
+        let ok: RingOptions = toml::from_str("procs = 64\nduration = \"1ms\"").unwrap();
+        assert_eq!(ok.to_specs().unwrap()[0].length, RingLength::Duration(Duration::from_millis(1)));
+        let e = err("procs = 64\nlaps = 1_000_000_000_000");
+        assert!(e.contains("more than 24 h even at 100 ns a hop") && e.contains("at most 13500000000 laps"), "{e}");
+        let most: RingOptions = toml::from_str("procs = 64\nlaps = 13_500_000_000").unwrap();
+        assert!(most.to_specs().is_ok());
+        let e = err("procs = 2\nduration = \"2s\"\ntimeout = \"2s\"");
+        assert!(
+            e.contains("--timeout 2s is not longer than --duration 2s") && e.contains("--timeout 4s or more"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn latency_lengths_hold_at_least_one_period_and_at_most_a_day() {
+        let err = |text: &str| toml::from_str::<LatencyOptions>(text).unwrap().to_specs(None).unwrap_err().to_string();
+        let e = err("interval = \"5ms\"\nduration = \"1ms\"");
+        assert!(e.contains("shorter than one sampling interval (5 ms)") && e.contains("--duration 5ms or more"), "{e}");
+        let e = err("interval = \"1ms\"\nloops = 100_000_000_000");
+        assert!(e.contains("more than the 24 h") && e.contains("at most 86400000 loops"), "{e}");
+        let e = err("freq = 0.00001");
+        assert!(e.contains("shorter than one sampling interval"), "a 27 h period against the default 10 s: {e}");
+        let day: LatencyOptions = toml::from_str("interval = \"1ms\"\nloops = 86_400_000").unwrap();
+        assert!(day.to_specs(None).is_ok());
+        for bad in ["interval = 5", "interval = \"9us\"", "loops = 0", "duration = \"25h\"", "freq = 200000"] {
+            assert!(toml::from_str::<LatencyOptions>(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn workload_iterations_end_within_a_day() {
+        let e = workload("workload = \"cpu\"\niterations = 100_000_000_000_000").unwrap_err().to_string();
+        assert!(e.contains("more than 24 h even at 1 ns a sample") && e.contains("at most 86400000000000"), "{e}");
+        let e = workload("workload = \"mixed\"\niterations = 100_000_000_000").unwrap_err().to_string();
+        assert!(e.contains("each mixed child") && e.contains("at most 86400000000"), "{e}");
+        assert!(workload("workload = \"cpu\"\niterations = 86_400_000_000_000").is_ok());
+        // io ignores iterations; its length is bounded by the 1 GiB transfer.
+        assert!(workload("workload = \"io\"\niterations = 100_000_000_000_000").is_ok());
     }
 
     #[test]

@@ -13,6 +13,15 @@ pub const MAX_PROCS: usize = 1 << 20;
 pub const MAX_WORK_KB: usize = 1 << 20;
 /// The largest block or transfer schedlab accepts (1 GiB).
 pub const MAX_SIZE: u64 = 1 << 30;
+/// The longest one trial may be asked to take: a duration, or a count whose trial would
+/// take longer even on a fast machine, is a typo rather than a plan (longer measurements
+/// are more repeats, each stored as it ends).
+pub const MAX_TRIAL: Duration = Duration::from_secs(24 * 3600);
+/// The shortest latency interval (10 µs, 100 kHz). cyclictest reads `-i` as whole µs
+/// (1 µs is the finest it can ask for) and checks no minimum; below 10 µs the wakeup
+/// itself (the syscall, the timer interrupt, the switch back: several µs on a VM) takes
+/// most of the period, so nearly every period overruns and the run measures its own cost.
+pub const MIN_INTERVAL_NS: u64 = 10_000;
 
 /// Ring sizes, ascending and without repeats.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,12 +106,34 @@ pub fn parse_policies(text: &str) -> std::result::Result<PolicyList, String> {
     Ok(PolicyList(out))
 }
 
-pub fn parse_iterations(text: &str) -> std::result::Result<u64, String> {
-    let n: u64 = text.trim().replace('_', "").parse().map_err(|_| format!("'{text}' is not a whole number"))?;
+/// A count of at least 1 (`_` allowed as a separator): laps, loops, iterations. `what`
+/// names the unit in messages ("laps").
+fn parse_count(text: &str, what: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    if t.starts_with('-') {
+        return Err(format!("{t} {what} is negative: give a whole number of at least 1"));
+    }
+    let n: u64 = t.replace('_', "").parse().map_err(|_| {
+        if !t.is_empty() && t.replace('_', "").chars().all(|c| c.is_ascii_digit()) {
+            format!("{t} {what} is more than schedlab can count: give at most {}", u64::MAX)
+        } else {
+            format!("'{t}' is not a whole number of {what}: give a count of at least 1, e.g. 1000")
+        }
+    })?;
     if n == 0 {
-        return Err("--iterations must be at least 1".into());
+        return Err(format!("0 {what} runs nothing: give at least 1"));
     }
     Ok(n)
+}
+
+/// Workload iterations (`--iterations`): Monte Carlo samples or mixed iterations per child.
+pub fn parse_iterations(text: &str) -> std::result::Result<u64, String> {
+    parse_count(text, "iterations")
+}
+
+/// Latency periods per thread (`--loops`).
+pub fn parse_loops(text: &str) -> std::result::Result<u64, String> {
+    parse_count(text, "loops")
 }
 
 /// "100KiB", "1MiB", "4k", "512", "2M": bytes (k/K/KiB = 1024).
@@ -138,17 +169,15 @@ pub fn parse_cpu_list(text: &str) -> std::result::Result<CpuList, String> {
 }
 
 pub fn parse_laps(text: &str) -> std::result::Result<u64, String> {
-    let laps: u64 =
-        text.trim().replace('_', "").parse().map_err(|_| format!("'{text}' is not a whole number of laps"))?;
-    if laps == 0 {
-        return Err("--laps must be at least 1".into());
-    }
-    Ok(laps)
+    parse_count(text, "laps")
 }
 
 /// "5s", "250ms", "100us", "1.5m", "2h", "30" (seconds).
 pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     let t = text.trim();
+    if t.starts_with('-') {
+        return Err(format!("'{t}' is negative: give a time above zero, e.g. 5s or 250ms"));
+    }
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let value: f64 = num.parse().map_err(|_| format!("'{text}' is not a duration (try 5s, 250ms, 100us)"))?;
@@ -163,12 +192,87 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     };
     let secs = value * scale;
     if !secs.is_finite() || secs <= 0.0 {
-        return Err(format!("the duration '{text}' must be greater than zero"));
+        return Err(format!("the duration '{text}' must be greater than zero (e.g. 5s, 250ms)"));
     }
     if secs > 7.0 * 86400.0 {
-        return Err(format!("the duration '{text}' is longer than a week"));
+        return Err(format!("the duration '{text}' is longer than a week: give 7d or less, e.g. 24h"));
+    }
+    // Below a nanosecond the value would round to zero.
+    if secs < 1e-9 {
+        return Err(format!("the duration '{text}' is below one nanosecond: give 1ns or more"));
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// A time as a flag or suite key takes it, in the largest unit that keeps it exact:
+/// "2ms", "640us", "90s", "1500ms".
+pub fn duration_arg(ns: u64) -> String {
+    const UNITS: [(u64, &str); 6] = [
+        (3_600_000_000_000, "h"),
+        (60_000_000_000, "m"),
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+        (1, "ns"),
+    ];
+    let (scale, unit) = UNITS.into_iter().find(|(scale, _)| ns % scale == 0 && ns >= *scale).unwrap_or((1, "ns"));
+    format!("{}{unit}", ns / scale)
+}
+
+/// `ns` rounded up to two significant digits, for a suggestion that reads well: 10_485_760 ns
+/// becomes 11 ms.
+pub fn round_up_2_digits(ns: u64) -> u64 {
+    let mut scale = 1u64;
+    while ns / scale >= 100 {
+        scale *= 10;
+    }
+    ns.div_ceil(scale).saturating_mul(scale)
+}
+
+/// Whether `text` is a bare number, with no unit ("5", "2.5").
+pub fn is_bare_number(text: &str) -> bool {
+    let t = text.trim();
+    !t.is_empty()
+        && t.chars().any(|c| c.is_ascii_digit())
+        && t.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '_')
+}
+
+/// What to write instead of a bare number where a time needs its unit.
+pub fn no_unit_message(number: &str) -> String {
+    let n = number.trim();
+    format!("{n} has no unit: write {n}us, {n}ms or {n}s")
+}
+
+/// The length of one trial (`--duration` of ring and latency): a duration of at most
+/// `MAX_TRIAL`. A bare number is seconds, as in cyclictest's `-D` and sleep(1).
+pub fn parse_trial_duration(text: &str) -> std::result::Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d > MAX_TRIAL {
+        return Err(format!(
+            "'{}' is longer than the 24 h one trial may take: give 24h or less, and more repeats for a longer \
+             measurement",
+            text.trim()
+        ));
+    }
+    Ok(d)
+}
+
+/// A latency interval (`--interval`, suite key `interval`): the unit is required (a bare
+/// number would be seconds here, where cyclictest's `-i` counts µs), from 10 µs
+/// (`MIN_INTERVAL_NS`) to 24 h.
+pub fn parse_interval(text: &str) -> std::result::Result<Duration, String> {
+    if is_bare_number(text) {
+        return Err(no_unit_message(text));
+    }
+    let d = parse_trial_duration(text)?;
+    if d < Duration::from_nanos(MIN_INTERVAL_NS) {
+        return Err(format!(
+            "an interval of {} is below the 10 µs floor: a wakeup costs several µs by itself, so nearly every period \
+             would overrun (cyclictest's -i counts whole µs); give 10us or more (e.g. 100us, 1ms)",
+            text.trim()
+        ));
+    }
+    Ok(d)
 }
 
 /// Check a policy/priority pair and fill in the default priority.
@@ -208,8 +312,12 @@ pub fn parse_frequency(text: &str) -> std::result::Result<f64, String> {
     if !hz.is_finite() || hz <= 0.0 {
         return Err(format!("the frequency '{text}' must be a positive number of Hz"));
     }
-    if hz > 1e9 {
-        return Err(format!("{hz} Hz asks for a period below one nanosecond"));
+    let max_hz = 1e9 / MIN_INTERVAL_NS as f64;
+    if hz > max_hz {
+        return Err(format!(
+            "{hz} Hz is a period of {:.3} µs, below the 10 µs floor of an interval: give at most {max_hz} Hz",
+            1e6 / hz
+        ));
     }
     Ok(hz)
 }
@@ -218,8 +326,8 @@ pub fn parse_frequency(text: &str) -> std::result::Result<f64, String> {
 /// number would be seconds elsewhere, far beyond any sensible period.
 pub fn parse_reservation_ns(text: &str) -> std::result::Result<u64, String> {
     let t = text.trim();
-    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        return Err(format!("'{text}' needs a unit: ns, us, ms or s (e.g. 100us)"));
+    if is_bare_number(t) {
+        return Err(no_unit_message(t));
     }
     let d = parse_duration(t)?;
     Ok(d.as_nanos().min(u128::from(u64::MAX)) as u64)
@@ -248,21 +356,62 @@ pub fn parse_threshold(text: &str) -> std::result::Result<f64, String> {
     Ok(v)
 }
 
-/// `target_ci`: "5%" or 0.05, through the parser of `--target-ci`.
+/// `target_ci` / `--target-ci`: the relative half-width of a cell's 95 % interval, above 0
+/// and below 100 %: "5%", or a fraction such as 0.05 (a bare number above 1 is percent).
 pub fn parse_target_ci(text: &str) -> std::result::Result<f64, String> {
-    let v = parse_threshold(text)?;
-    if v <= 0.0 || v >= 1.0 {
-        return Err(format!("'{text}' must be above 0 and below 100% (e.g. 5%)"));
+    let t = text.trim();
+    let num = t.strip_suffix('%').unwrap_or(t).trim();
+    let v: f64 = num.parse().map_err(|_| format!("'{t}' is not a target (try 5% or 0.05)"))?;
+    if !v.is_finite() {
+        return Err(format!("'{t}' is not a number: give a percentage above 0 and below 100%, e.g. 5%"));
     }
-    Ok(v)
+    if v < 0.0 {
+        return Err(format!("'{t}' is negative: an interval's half-width is above 0; give e.g. 5%"));
+    }
+    if v == 0.0 {
+        return Err(format!(
+            "'{t}' asks for an interval of zero width, which no number of repeats reaches: give a target above 0, \
+             e.g. 5%"
+        ));
+    }
+    if !t.ends_with('%') && v == 1.0 {
+        return Err(format!(
+            "'{t}' reads as the fraction 1, i.e. 100%, which every interval meets: write 1% for one percent, or a \
+             fraction below 1 such as 0.05"
+        ));
+    }
+    let fraction = parse_threshold(t)?;
+    if fraction >= 1.0 {
+        return Err(format!(
+            "'{t}' is 100% or more of the median, which every interval meets: give a target below 100%, e.g. 5%"
+        ));
+    }
+    Ok(fraction)
 }
 
-/// `max_repeat`: a whole number from 1 to 10000, like `repeat`.
+/// `max_repeat` / `--max-repeat`: a whole number from 1 to 10000, like `repeat`.
 pub fn parse_max_repeat(text: &str) -> std::result::Result<u32, String> {
-    match parse_whole::<u32>(text)? {
-        n @ 1..=10_000 => Ok(n),
-        n => Err(format!("{n} is out of range: use 1 to 10000")),
+    let t = text.trim();
+    if t.starts_with('-') {
+        return Err(format!("{t} is negative: give the most trials of one cell, from 1 to 10000"));
     }
+    match parse_whole::<u32>(t)? {
+        0 => Err("0 allows no trial at all: give the most trials of one cell, from 1 to 10000".into()),
+        n @ 1..=10_000 => Ok(n),
+        n => Err(format!("{n} is more trials of one cell than schedlab runs: give 1 to 10000")),
+    }
+}
+
+/// `budget` / `--budget`: the time an adaptive run may take, above zero (a bare number is
+/// seconds), at most a week.
+pub fn parse_budget(text: &str) -> std::result::Result<Duration, String> {
+    parse_duration(text).map_err(|msg| {
+        if msg.contains("greater than zero") {
+            format!("a budget of '{}' leaves no time for any trial: give a time such as 5m or 90s", text.trim())
+        } else {
+            msg
+        }
+    })
 }
 
 /// Suite files give values as TOML numbers or strings; either way the text goes through
@@ -385,6 +534,107 @@ mod tests {
     }
 
     #[test]
+    fn bad_durations_say_what_to_give() {
+        assert!(parse_duration("-5s").unwrap_err().contains("is negative: give a time above zero"));
+        assert!(parse_duration("0").unwrap_err().contains("greater than zero (e.g. 5s"));
+        assert!(parse_duration("0.1ns").unwrap_err().contains("below one nanosecond"));
+        assert!(parse_duration("8d").unwrap_err().contains("unknown time unit"));
+        assert!(parse_duration("200h").unwrap_err().contains("longer than a week"));
+    }
+
+    #[test]
+    fn a_trial_lasts_at_most_a_day() {
+        assert_eq!(parse_trial_duration("24h").unwrap(), MAX_TRIAL);
+        assert_eq!(parse_trial_duration("30").unwrap(), Duration::from_secs(30), "a bare number is seconds");
+        let e = parse_trial_duration("25h").unwrap_err();
+        assert!(e.contains("longer than the 24 h one trial may take: give 24h or less"), "{e}");
+        assert!(parse_trial_duration("0s").unwrap_err().contains("greater than zero"));
+    }
+
+    #[test]
+    fn intervals_need_a_unit_and_at_least_10_us() {
+        assert_eq!(parse_interval("10us").unwrap(), Duration::from_micros(10));
+        assert_eq!(parse_interval("1.5ms").unwrap(), Duration::from_micros(1500));
+        for bare in ["5", "5.5", "1_000"] {
+            let e = parse_interval(bare).unwrap_err();
+            assert_eq!(e, format!("{bare} has no unit: write {bare}us, {bare}ms or {bare}s"));
+        }
+        for short in ["1ns", "9us", "9999ns", "0.009ms"] {
+            let e = parse_interval(short).unwrap_err();
+            assert!(e.contains("below the 10 µs floor") && e.contains("give 10us or more"), "{short}: {e}");
+        }
+        assert!(parse_interval("0us").unwrap_err().contains("greater than zero"));
+        assert!(parse_interval("-1ms").unwrap_err().contains("negative"));
+        assert!(parse_interval("25h").unwrap_err().contains("24 h"));
+    }
+
+    #[test]
+    fn frequencies_stop_at_the_interval_floor() {
+        assert_eq!(parse_frequency("100000").unwrap(), 100_000.0);
+        let e = parse_frequency("1000000000").unwrap_err();
+        assert!(e.contains("below the 10 µs floor") && e.contains("at most 100000 Hz"), "{e}");
+        assert!(parse_frequency("NaN").unwrap_err().contains("positive"));
+    }
+
+    #[test]
+    fn counts_are_whole_and_at_least_one() {
+        assert_eq!(parse_loops("850").unwrap(), 850);
+        assert_eq!(parse_iterations("5_000_000").unwrap(), 5_000_000);
+        assert_eq!(parse_loops("0").unwrap_err(), "0 loops runs nothing: give at least 1");
+        assert_eq!(parse_iterations("0").unwrap_err(), "0 iterations runs nothing: give at least 1");
+        assert_eq!(parse_laps("-5").unwrap_err(), "-5 laps is negative: give a whole number of at least 1");
+        assert!(parse_laps("1.5").unwrap_err().contains("not a whole number of laps"));
+        assert!(parse_loops("99999999999999999999").unwrap_err().contains("more than schedlab can count"));
+    }
+
+    #[test]
+    fn target_ci_is_above_0_and_below_100_percent() {
+        assert_eq!(parse_target_ci("5%").unwrap(), 0.05);
+        assert_eq!(parse_target_ci("0.05").unwrap(), 0.05);
+        assert_eq!(parse_target_ci("5").unwrap(), 0.05, "a bare number above 1 is percent");
+        assert_eq!(parse_target_ci("1%").unwrap(), 0.01);
+        assert_eq!(parse_target_ci("50%").unwrap(), 0.5);
+        let refusals = [
+            ("0", "zero width"),
+            ("0%", "zero width"),
+            ("-5%", "is negative"),
+            ("-0.05", "is negative"),
+            ("NaN", "is not a number"),
+            ("inf", "is not a number"),
+            ("1", "write 1% for one percent"),
+            ("100%", "below 100%"),
+            ("150", "below 100%"),
+            ("lots", "is not a target (try 5% or 0.05)"),
+        ];
+        for (text, needle) in refusals {
+            let e = parse_target_ci(text).unwrap_err();
+            assert!(e.contains(needle), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn max_repeat_and_budget() {
+        assert_eq!(parse_max_repeat("30").unwrap(), 30);
+        assert!(parse_max_repeat("0").unwrap_err().contains("0 allows no trial at all"));
+        assert!(parse_max_repeat("-1").unwrap_err().contains("negative"));
+        assert!(parse_max_repeat("10001").unwrap_err().contains("give 1 to 10000"));
+        assert_eq!(parse_budget("90").unwrap(), Duration::from_secs(90), "a bare budget is seconds");
+        assert!(parse_budget("0s").unwrap_err().contains("leaves no time for any trial"));
+        assert!(parse_budget("-5m").unwrap_err().contains("negative"));
+    }
+
+    #[test]
+    fn suggested_times_are_exact_and_parse_back() {
+        for (ns, text) in [(2_000_000, "2ms"), (640_000, "640us"), (90_000_000_000, "90s"), (1_500_000, "1500us")] {
+            assert_eq!(duration_arg(ns), text);
+            assert_eq!(parse_duration(text).unwrap(), Duration::from_nanos(ns));
+        }
+        assert_eq!(duration_arg(3_600_000_000_000), "1h");
+        assert_eq!(round_up_2_digits(10_485_760), 11_000_000);
+        assert_eq!(round_up_2_digits(640_000), 640_000);
+    }
+
+    #[test]
     fn priorities() {
         assert_eq!(resolve_priority(Policy::Fifo, None).unwrap(), 50);
         assert_eq!(resolve_priority(Policy::Rr, Some(99)).unwrap(), 99);
@@ -408,7 +658,7 @@ mod tests {
     fn reservation_times_need_a_unit() {
         assert_eq!(parse_reservation_ns("100us").unwrap(), 100_000);
         assert_eq!(parse_reservation_ns("1.5ms").unwrap(), 1_500_000);
-        assert!(parse_reservation_ns("100").unwrap_err().contains("needs a unit"));
+        assert_eq!(parse_reservation_ns("100").unwrap_err(), "100 has no unit: write 100us, 100ms or 100s");
         assert!(parse_reservation_ns("0ms").unwrap_err().contains("greater than zero"));
         assert!(parse_reservation_ns("3 fortnights").unwrap_err().contains("unknown time unit"));
     }

@@ -190,6 +190,20 @@ impl TrialSpec {
         }
     }
 
+    /// The least time the trial's measurement takes, where its spec sets it: a ring's
+    /// `--duration`, a latency run's `--duration` or `--loops` periods. `None` for a lap
+    /// count or a workload, whose time depends on the machine.
+    pub fn least_length(&self) -> Option<Duration> {
+        match self {
+            TrialSpec::Ring(s) => s.length.duration(),
+            TrialSpec::Workload(_) => None,
+            TrialSpec::Latency(s) => Some(match s.length {
+                LatencyLength::Duration(d) => d,
+                LatencyLength::Loops(n) => Duration::from_nanos(n.saturating_mul(s.interval_ns)),
+            }),
+        }
+    }
+
     /// The ring's or the matrix cell's processes (a latency trial has threads instead).
     pub fn procs(&self) -> Option<usize> {
         match self {
