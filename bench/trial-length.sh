@@ -5,10 +5,10 @@
 # `schedlab run`; the within-block log ratios d = ln(FIFO / OTHER) give
 #   var·s   the variance of d times the seconds a block takes: the variance per second of
 #           budget (lower decides faster);
-#   ~blocks the blocks schedlab's sign-test confidence sequence needs to decide at α = 0.05
-#           over a family of 16 claims, if the share of blocks on one side of 0 (a
-#           difference) or inside ±5 % (equivalence) stays as measured: whichever is fewer
-#           (inf: more than 400);
+#   ~blocks the blocks schedlab's confidence sequences need to decide at α = 0.05 over a
+#           family of 16 claims, if the blocks go on as measured: a difference by the share
+#           on one side of 0 or by the magnitude bettor's growth rate, equivalence by the
+#           share inside ±5 %; whichever is fewer (inf: more than 400);
 #   ~s      those blocks times the block's seconds.
 # The length with the fewest ~s is the quick suite's default (README, "Trial length").
 #
@@ -79,8 +79,13 @@ for key in sorted(cells):
     sd = statistics.stdev(d)
     up = sum(x > 0 for x in d) / len(d)
     inside = min(sum(x > math.log(0.95) for x in d), sum(x < math.log(1.05) for x in d)) / len(d)
-    # A lead at 0.05 / 16 two-sided, equivalence at 0.05 / 16 on each bound.
-    need = min(blocks_needed(max(up, 1 - up), 640), blocks_needed(inside, 320))
+    # A lead at 0.05 / 16 two-sided (the sign count, or the magnitude bettor at its growth
+    # rate mean² / 2(mean² + sd²) per block, each at half weight), equivalence at
+    # 0.05 / 16 on each bound.
+    mean = statistics.mean(d)
+    growth = mean * mean / (2 * (mean * mean + sd * sd)) if sd > 0 else math.inf
+    by_bets = math.ceil(math.log(2 * 640) / growth) if growth > 0 else math.inf
+    need = min(blocks_needed(max(up, 1 - up), 1280), by_bets, blocks_needed(inside, 320))
     secs = need * block_s
     print(f"{kind:8} {procs:>5} {str(length):>12} {len(d):>3} {block_s:8.3f} {statistics.mean(d):+7.3f} {sd:6.3f} {sd*sd*block_s:8.5f} {need:>8} {secs:7.0f}")
     k = (kind, procs)
