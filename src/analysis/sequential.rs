@@ -128,12 +128,6 @@ pub struct Paired {
     /// ratio is not 1 (two-sided), and that it is within 1 ± `MARGIN`.
     pub p_differ: f64,
     pub p_equivalent: f64,
-    /// How far each answer is from its bar now, as the current value of its martingale
-    /// (the stronger direction for a difference, the weaker bound for equivalence).
-    #[serde(skip)]
-    pub e_differ_now: f64,
-    #[serde(skip)]
-    pub e_equivalent_now: f64,
     /// The within-block log ratios in block order, for intervals at any level.
     #[serde(skip)]
     pub log_ratios: Vec<f64>,
@@ -177,8 +171,6 @@ impl Paired {
             b_larger: d.iter().filter(|&&x| x > 0.0).count(),
             p_differ: (2.0 * up.p().min(down.p())).min(1.0),
             p_equivalent: above_low.p().max(below_high.p()),
-            e_differ_now: up.now.max(down.now),
-            e_equivalent_now: above_low.now.min(below_high.now),
             log_ratios: d,
         })
     }
@@ -196,22 +188,6 @@ impl Paired {
         let low = (0..=n).find(|&j| sign_e(n - j, n) < bar).and_then(|j| j.checked_sub(1)).map(|j| d[j].exp());
         let high = (0..=n).rev().find(|&j| sign_e(j, n) < bar).and_then(|j| d.get(j)).map(|x| x.exp());
         (low, high)
-    }
-
-    /// How close a difference is to being shown at a per-claim level `alpha_each`, from 0
-    /// (no evidence) to 1: its martingale now on a log scale of its bar.
-    pub fn differ_progress(&self, alpha_each: f64) -> f64 {
-        toward(self.e_differ_now, 2.0 / alpha_each)
-    }
-
-    /// The same for equivalence.
-    pub fn equivalent_progress(&self, alpha_each: f64) -> f64 {
-        toward(self.e_equivalent_now, 1.0 / alpha_each)
-    }
-
-    /// The nearer of the two answers.
-    pub fn progress(&self, alpha_each: f64) -> f64 {
-        self.differ_progress(alpha_each).max(self.equivalent_progress(alpha_each))
     }
 
     /// Blocks still needed, by `projected_blocks`, for the nearer of the two answers;
@@ -314,21 +290,6 @@ impl Comparison {
             (a, b) => a.or(b),
         }
     }
-
-    /// How close to an answer, 0 to 1: the lead (its weakest pair) or the tie.
-    pub fn progress(&self, alpha_each: f64) -> f64 {
-        let lead = self.against.iter().map(|(_, p)| p.differ_progress(alpha_each)).fold(1.0, f64::min);
-        let tie = self.closest().map_or(0.0, |p| p.equivalent_progress(alpha_each));
-        if self.against.is_empty() {
-            0.0
-        } else {
-            lead.max(tie)
-        }
-    }
-}
-
-fn toward(e: f64, bar: f64) -> f64 {
-    (e.max(1.0).ln() / bar.ln()).clamp(0.0, 1.0)
 }
 
 /// The blocks of two cells: each cell's ok values keyed by the block (repeat number) they
@@ -426,13 +387,13 @@ mod tests {
         let blocks: Vec<(f64, f64)> = (0..20).map(|_| (1.0, (0.01 * normal(&mut rng)).exp())).collect();
         let p = Paired::of(&blocks).unwrap();
         assert!(p.p_equivalent <= alpha_each, "{p:?}");
-        assert!(p.decided_at(alpha_each) && p.progress(alpha_each) >= 1.0 - 1e-9);
+        assert!(p.decided_at(alpha_each) && p.blocks_to_answer(alpha_each) == Some(1));
         let (lo, hi) = p.interval(alpha_each);
         assert!(lo.unwrap() > 0.95 && hi.unwrap() < 1.05 && lo.unwrap() < p.ratio && p.ratio < hi.unwrap());
         // Too few blocks bound nothing.
         let few = Paired::of(&blocks[..3]).unwrap();
         assert_eq!(few.interval(alpha_each), (None, None));
-        assert!(!few.decided_at(alpha_each) && few.progress(alpha_each) < 0.5);
+        assert!(!few.decided_at(alpha_each) && few.blocks_to_answer(alpha_each).unwrap() > 3);
     }
 
     #[test]
@@ -449,7 +410,7 @@ mod tests {
         assert!(q.p_leads() > alpha_each && q.p_tie() <= alpha_each && q.decided_at(alpha_each), "{q:?}");
         // Without C, B leads A.
         let q = Comparison::of(&[a, b, Vec::new()]).unwrap();
-        assert!(q.p_leads() <= alpha_each && q.progress(alpha_each) >= 1.0 - 1e-9);
+        assert!(q.p_leads() <= alpha_each && q.decided_at(alpha_each));
         assert!(Comparison::of(&[c, Vec::new()]).is_none());
     }
 
