@@ -168,8 +168,9 @@ fn built_in_suites_are_listed_and_shown() {
     let quick = stdout_of(&["suites", "--show", "quick"]);
     assert!(quick.contains("[[experiment]]"));
     let plan = stdout_of(&["run", "policy-study", "--dry-run"]);
-    // 27 cells x at least 6 repeats, adaptive to ±5 % (max 60 each).
-    assert!(plan.contains("162 trials") && plan.contains("repeats 6..60 (adaptive"), "{plan}");
+    // 27 cells x at least 6 repeats, in blocks of the three policies until each question
+    // is answered (max 60 each).
+    assert!(plan.contains("162 trials") && plan.contains("repeats 6..60 in blocks of one trial per policy"), "{plan}");
     let full = stdout_of(&["run", "policy-study", "--dry-run", "--full"]);
     assert!(full.contains("iterations=100000000"), "{full}");
 }

@@ -41,7 +41,8 @@ pub fn suites(args: &SuitesArgs) -> Result<()> {
     }
     emit(table.render().trim_end())?;
     emit("\nEstimates are for this machine's CPU count and a 2-vCPU reference VM's speeds; an adaptive suite runs")?;
-    emit("its planned minimum, then repeats cells until they are precise enough or its budget is spent.")?;
+    emit("its planned minimum, then adds blocks where they answer its questions (and repeats lone cells until")?;
+    emit("they are precise enough) until everything is answered or its budget is spent.")?;
     emit("Run one with `schedlab run NAME`; `schedlab suites --show NAME` prints its TOML to copy.")
 }
 
