@@ -279,7 +279,7 @@ pub enum Verdict {
     Undecided,
 }
 
-pub const TEST: &str = "sign-test confidence sequence on paired blocks";
+pub const TEST: &str = "betting confidence sequence on paired blocks";
 
 impl Answer {
     pub fn decided(&self) -> bool {
