@@ -1,0 +1,932 @@
+//! Attribution: what took a CPU while a measured thread waited to wake, by the kernel's own
+//! tracepoints.
+//!
+//! A late wakeup has a window: from its ideal wake time (when the thread's timer was due)
+//! to its actual one (when its user code ran). The events recorded on that CPU say what ran
+//! through it, so the window can be split without guessing:
+//!
+//! 1. The state at the window's start: the CPU's events are replayed from the last
+//!    `sched_switch` before it (a binary search by time, then a scan back). The switch names
+//!    the running task; a handler entered and not yet left is a context still open at the
+//!    start. No handler context outlives a switch (switches happen in task context), so the
+//!    switch is a clean point to start from.
+//! 2. Each stretch between two events goes to the innermost open context: an IRQ handler
+//!    (by number and name), a softirq (by vector) or the local timer interrupt. An hrtimer
+//!    callback is its enclosing context's time, the local timer's when it has none.
+//! 3. Outside handlers, the running task's: another task is a culprit, with its priority.
+//!    The idle task is no culprit: once the measured thread was woken (`sched_waking` or
+//!    `sched_wakeup`) its idle time is `Runnable`, the wait for the scheduler; before, it is
+//!    time the kernel cannot explain (the timer had not fired). The thread's own time after
+//!    its switch-in (the return to user space) and gaps no event covers are not visible to
+//!    the kernel either: irqs-off sections, the hypervisor, SMIs. Both go to `unseen_ns`,
+//!    never to a guess.
+//!
+//! The culprits and `unseen_ns` always sum to the window's length. Timestamps may have only
+//! µs resolution (the text trace format), so events share times and the window's edges fall
+//! between them; a stretch of zero length blames no one.
+//!
+//! For a run, the tail's excess over the p99 is split across each spike's sources in
+//! proportion to their time in its window (`tail_culprits`). A task is one source by comm
+//! and pid: a task boosted by priority inheritance, or re-niced, is still the same task; it
+//! is shown at the priority it held for most of its time.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::AddAssign;
+
+use crate::model::trace::{Culprit, EventKind, Recording, Source, SpikeAttribution, TailCulprit, TaskRef, TraceEvent};
+
+/// The idle task (`swapper/N`) is pid 0 on every CPU.
+const IDLE_PID: i32 = 0;
+
+/// Splits one late wakeup's window on `cpu`, from `ideal_ns` (when the thread `measured_tid`
+/// was due to wake) to `actual_ns` (when its user code ran), both CLOCK_MONOTONIC.
+/// `events` is the whole recording, all CPUs, in time order; `partial` says the CPU lost
+/// events. `at_ns` and `latency_ns` are left for the caller (`attribute_spikes` fills them).
+pub fn attribute_spike(
+    events: &[TraceEvent],
+    cpu: usize,
+    measured_tid: i32,
+    ideal_ns: u64,
+    actual_ns: u64,
+    partial: bool,
+) -> SpikeAttribution {
+    let window_ns = actual_ns.saturating_sub(ideal_ns);
+    let after_start = events.partition_point(|e| e.ts_ns <= ideal_ns);
+    let anchor = events[..after_start].iter().rposition(|e| e.cpu == cpu && matches!(e.kind, EventKind::Switch { .. }));
+    let mut state = CpuState::new(cpu, measured_tid);
+    let replay_from = match anchor {
+        Some(index) => index,
+        None => {
+            // No switch before the window: the first one's `prev` had the CPU from the
+            // CPU's first event on (the time before that is not seen).
+            state.running_before_first_switch = events.iter().find_map(|e| match &e.kind {
+                EventKind::Switch { prev, .. } if e.cpu == cpu => Some(prev),
+                _ => None,
+            });
+            0
+        }
+    };
+
+    let mut blamed: BTreeMap<Blame, u64> = BTreeMap::new();
+    // Time up to `clock` is accounted for; nothing before the window is.
+    let mut clock = ideal_ns;
+    for event in &events[replay_from..] {
+        if !state.concerns(event) {
+            continue;
+        }
+        if event.ts_ns > actual_ns {
+            break;
+        }
+        if event.ts_ns > clock {
+            *blamed.entry(state.blame()).or_default() += event.ts_ns - clock;
+            clock = event.ts_ns;
+        }
+        state.apply(event);
+    }
+    if actual_ns > clock {
+        *blamed.entry(state.blame()).or_default() += actual_ns - clock;
+    }
+
+    let mut unseen_ns = 0;
+    let mut tally = Tally::default();
+    for (blame, ns) in blamed {
+        match blame.source() {
+            Some(source) => {
+                tally.add(&source, ns);
+            }
+            None => unseen_ns += ns,
+        }
+    }
+    let mut culprits: Vec<Culprit> =
+        tally.into_sources().map(|(source, entry)| Culprit { source, ns: entry.total }).collect();
+    culprits.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.source.cmp(&b.source)));
+
+    SpikeAttribution {
+        at_ns: 0,
+        latency_ns: 0,
+        // A wakeup timestamped just before the ideal time (µs resolution) is no delay.
+        timer_delay_ns: state.woken_at.map(|t| t.saturating_sub(ideal_ns).min(window_ns)),
+        culprits,
+        unseen_ns,
+        partial,
+    }
+}
+
+/// Attributes each spike of a thread that ran on `cpu`: a spike is (ns since the thread
+/// started of its actual wake, its latency ns), so its window is from start + at − latency
+/// to start + at. A spike is partial when its CPU lost events, or was not recorded at all.
+pub fn attribute_spikes(
+    recording: &Recording,
+    cpu: usize,
+    tid: i32,
+    thread_start_mono_ns: u64,
+    spikes: &[(u64, u64)],
+) -> Vec<SpikeAttribution> {
+    let recorded = recording.lost.iter().any(|&(recorded_cpu, _)| recorded_cpu == cpu);
+    let lost_events = recording.lost.iter().any(|&(recorded_cpu, lost)| recorded_cpu == cpu && lost > 0);
+    let partial = !recorded || lost_events;
+    spikes
+        .iter()
+        .map(|&(at_ns, latency_ns)| {
+            let actual_ns = thread_start_mono_ns.saturating_add(at_ns);
+            let ideal_ns = actual_ns.saturating_sub(latency_ns);
+            SpikeAttribution {
+                at_ns,
+                latency_ns,
+                ..attribute_spike(&recording.events, cpu, tid, ideal_ns, actual_ns, partial)
+            }
+        })
+        .collect()
+}
+
+/// The tail's culprits: each spike's excess over `p99_ns` (spikes at or below it are
+/// skipped) split across its sources (culprits, and `Source::Unseen` for its unseen time)
+/// in proportion to their time in its window. A source's share is its summed excess over
+/// the total; `spikes` counts the spikes it took time in. Sorted by share, largest first.
+/// A spike with an empty split (no window) is all unseen, so the shares still sum to 1.
+pub fn tail_culprits(spikes: &[SpikeAttribution], p99_ns: u64) -> Vec<TailCulprit> {
+    let mut tally: Tally<f64> = Tally::default();
+    let mut total_excess = 0.0;
+    for spike in spikes {
+        let excess = spike.latency_ns.saturating_sub(p99_ns);
+        if excess == 0 {
+            continue;
+        }
+        let unseen = Culprit { source: Source::Unseen, ns: spike.unseen_ns };
+        let parts: Vec<&Culprit> = spike.culprits.iter().chain([&unseen]).filter(|c| c.ns > 0).collect();
+        let window_ns: f64 = parts.iter().map(|c| c.ns as f64).sum();
+        total_excess += excess as f64;
+        if parts.is_empty() {
+            tally.add(&Source::Unseen, excess as f64).spikes += 1;
+            continue;
+        }
+        let mut counted = BTreeSet::new();
+        for part in parts {
+            let entry = tally.add(&part.source, excess as f64 * part.ns as f64 / window_ns);
+            // A task listed twice in one spike (under two priorities) took time in one spike.
+            if counted.insert(Identity::of(&part.source)) {
+                entry.spikes += 1;
+            }
+        }
+    }
+    if total_excess == 0.0 {
+        return Vec::new();
+    }
+    let mut culprits: Vec<TailCulprit> = tally
+        .into_sources()
+        .map(|(source, entry)| TailCulprit { source, share: entry.total / total_excess, spikes: entry.spikes })
+        .collect();
+    culprits.sort_by(|a, b| {
+        b.share.total_cmp(&a.share).then_with(|| b.spikes.cmp(&a.spikes)).then_with(|| a.source.cmp(&b.source))
+    });
+    culprits
+}
+
+/// One line per culprit, the `top` largest: "ksoftirqd/0 (pid 15, nice 0): 41 % of the
+/// excess, in 38 of 50 spikes", where `n_spikes` is how many spikes the tail has.
+pub fn describe_tail(culprits: &[TailCulprit], n_spikes: usize, top: usize) -> Vec<String> {
+    culprits
+        .iter()
+        .take(top)
+        .map(|c| {
+            format!(
+                "{}: {} of the excess, in {} of {} spikes",
+                describe_source(&c.source),
+                percent(c.share),
+                c.spikes,
+                n_spikes
+            )
+        })
+        .collect()
+}
+
+/// A source as the findings name it: "ksoftirqd/0 (pid 15, nice 0)", "softirq TIMER",
+/// "irq 24 (virtio0-input.0)", "local timer interrupt".
+pub fn describe_source(source: &Source) -> String {
+    match source {
+        Source::Task { comm, pid, prio } => format!("{comm} (pid {pid}, {})", describe_prio(*prio)),
+        Source::Irq { irq, name } if name.is_empty() => format!("irq {irq}"),
+        Source::Irq { irq, name } => format!("irq {irq} ({name})"),
+        Source::Softirq { name } => format!("softirq {name}"),
+        Source::LocalTimer => "local timer interrupt".to_string(),
+        Source::Runnable => "runnable, waiting for the CPU".to_string(),
+        Source::Unseen => "not visible to the kernel (irqs off, hypervisor, SMI)".to_string(),
+    }
+}
+
+/// A kernel priority as a user sets it: 0..=98 is SCHED_FIFO/RR priority 99 − prio,
+/// 100..=139 is nice prio − 120, −1 is SCHED_DEADLINE; anything else is shown raw.
+pub fn describe_prio(prio: i32) -> String {
+    match prio {
+        -1 => "DEADLINE".to_string(),
+        0..=98 => format!("FIFO/RR {}", 99 - prio),
+        100..=139 => format!("nice {}", prio - 120),
+        _ => format!("prio {prio}"),
+    }
+}
+
+/// A share as a whole percentage; a share too small to round to 1 % is not shown as 0.
+fn percent(share: f64) -> String {
+    let share = if share.is_nan() { 0.0 } else { share.clamp(0.0, 1.0) };
+    let rounded = (share * 100.0).round();
+    if share > 0.0 && rounded == 0.0 {
+        "< 1 %".to_string()
+    } else {
+        format!("{rounded:.0} %")
+    }
+}
+
+/// What a stretch of the window is blamed on, borrowed from the events until the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Blame<'a> {
+    Task(&'a TaskRef),
+    Irq(u32, &'a str),
+    Softirq(&'a str),
+    LocalTimer,
+    Runnable,
+    Unseen,
+}
+
+impl Blame<'_> {
+    /// The culprit's source; `None` for time not visible to the kernel.
+    fn source(self) -> Option<Source> {
+        Some(match self {
+            Blame::Task(task) => Source::Task { comm: task.comm.clone(), pid: task.pid, prio: task.prio },
+            Blame::Irq(irq, name) => Source::Irq { irq, name: name.to_string() },
+            Blame::Softirq(name) => Source::Softirq { name: name.to_string() },
+            Blame::LocalTimer => Source::LocalTimer,
+            Blame::Runnable => Source::Runnable,
+            Blame::Unseen => return None,
+        })
+    }
+}
+
+/// A handler context, matched to its exit by kind (and number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ContextKind {
+    Irq(u32),
+    Softirq(u32),
+    LocalTimer,
+    Hrtimer,
+}
+
+/// What one CPU was doing, as its events say, while they are replayed.
+struct CpuState<'a> {
+    cpu: usize,
+    measured_tid: i32,
+    /// The task on the CPU, from the last switch.
+    running: Option<&'a TaskRef>,
+    /// Without a switch before the window, the first switch's `prev`: it had the CPU
+    /// from the CPU's first event.
+    running_before_first_switch: Option<&'a TaskRef>,
+    /// Open handler contexts, innermost last.
+    contexts: Vec<(ContextKind, Blame<'a>)>,
+    /// The measured thread is runnable (woken, or preempted) and not on the CPU.
+    measured_runnable: bool,
+    /// When the measured thread was first woken since it last went to sleep.
+    woken_at: Option<u64>,
+}
+
+impl<'a> CpuState<'a> {
+    fn new(cpu: usize, measured_tid: i32) -> Self {
+        CpuState {
+            cpu,
+            measured_tid,
+            running: None,
+            running_before_first_switch: None,
+            contexts: Vec::new(),
+            measured_runnable: false,
+            woken_at: None,
+        }
+    }
+
+    /// Whether `event` changes this CPU's state: its own events, and the measured thread's
+    /// wakeup from whichever CPU woke it to this one.
+    fn concerns(&self, event: &TraceEvent) -> bool {
+        event.cpu == self.cpu
+            || match &event.kind {
+                EventKind::Waking { task, target_cpu } | EventKind::Wakeup { task, target_cpu } => {
+                    task.pid == self.measured_tid && *target_cpu == self.cpu
+                }
+                _ => false,
+            }
+    }
+
+    /// Who the time from now to the next event goes to: the innermost context, else the
+    /// running task.
+    fn blame(&self) -> Blame<'a> {
+        if let Some(&(_, blame)) = self.contexts.last() {
+            return blame;
+        }
+        match self.running {
+            Some(task) if task.pid == IDLE_PID => {
+                if self.measured_runnable {
+                    Blame::Runnable
+                } else {
+                    Blame::Unseen
+                }
+            }
+            Some(task) if task.pid != self.measured_tid => Blame::Task(task),
+            // The thread's own time (its return to user space), or no task known.
+            _ => Blame::Unseen,
+        }
+    }
+
+    fn apply(&mut self, event: &'a TraceEvent) {
+        if self.running.is_none() && event.cpu == self.cpu {
+            self.running = self.running_before_first_switch;
+        }
+        match &event.kind {
+            EventKind::Switch { prev, prev_state, next } => {
+                // A switch happens in task context: any context still open lost its exit.
+                self.contexts.clear();
+                self.running = Some(next);
+                if prev.pid == self.measured_tid {
+                    if prev_state.starts_with('R') {
+                        self.measured_runnable = true;
+                    } else if !prev_state.is_empty() {
+                        self.measured_runnable = false;
+                        self.woken_at = None;
+                    }
+                }
+                if next.pid == self.measured_tid {
+                    self.measured_runnable = false;
+                }
+            }
+            EventKind::Waking { task, .. } | EventKind::Wakeup { task, .. } if task.pid == self.measured_tid => {
+                // A wakeup of a thread already on the CPU (it had not slept yet) changes nothing.
+                if self.running.is_none_or(|running| running.pid != self.measured_tid) {
+                    self.measured_runnable = true;
+                }
+                self.woken_at.get_or_insert(event.ts_ns);
+            }
+            EventKind::IrqEntry { irq, name } => self.contexts.push((ContextKind::Irq(*irq), Blame::Irq(*irq, name))),
+            EventKind::IrqExit { irq } => self.leave(ContextKind::Irq(*irq)),
+            EventKind::SoftirqEntry { vec, name } => {
+                self.contexts.push((ContextKind::Softirq(*vec), Blame::Softirq(name)))
+            }
+            EventKind::SoftirqExit { vec } => self.leave(ContextKind::Softirq(*vec)),
+            EventKind::LocalTimerEntry => self.contexts.push((ContextKind::LocalTimer, Blame::LocalTimer)),
+            EventKind::LocalTimerExit => self.leave(ContextKind::LocalTimer),
+            EventKind::HrtimerExpireEntry { .. } => {
+                // The callback runs inside the interrupt (or softirq) that expired it.
+                let enclosing = self.contexts.last().map_or(Blame::LocalTimer, |&(_, blame)| blame);
+                self.contexts.push((ContextKind::Hrtimer, enclosing));
+            }
+            EventKind::HrtimerExpireExit => self.leave(ContextKind::Hrtimer),
+            EventKind::Waking { .. } | EventKind::Wakeup { .. } | EventKind::Migrate { .. } => {}
+        }
+    }
+
+    /// Closes the innermost open context of `kind`, and any opened inside it whose exit was
+    /// lost; an exit with no entry (lost, or before the replay) changes nothing.
+    fn leave(&mut self, kind: ContextKind) {
+        if let Some(depth) = self.contexts.iter().rposition(|&(open, _)| open == kind) {
+            self.contexts.truncate(depth);
+        }
+    }
+}
+
+/// A source as the tail counts it: a task is its comm and pid, whatever its priority.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Identity {
+    Task { comm: String, pid: i32 },
+    Other(Source),
+}
+
+impl Identity {
+    fn of(source: &Source) -> Self {
+        match source {
+            Source::Task { comm, pid, .. } => Identity::Task { comm: comm.clone(), pid: *pid },
+            other => Identity::Other(other.clone()),
+        }
+    }
+}
+
+/// One source's sums: its total weight, a task's by priority, and the spikes it was in.
+#[derive(Default)]
+struct Entry<W> {
+    total: W,
+    by_prio: BTreeMap<i32, W>,
+    spikes: usize,
+}
+
+/// Weights (ns, or excess ns) summed per source, a task's priorities merged.
+struct Tally<W> {
+    entries: BTreeMap<Identity, Entry<W>>,
+}
+
+impl<W> Default for Tally<W> {
+    fn default() -> Self {
+        Tally { entries: BTreeMap::new() }
+    }
+}
+
+impl<W: Copy + Default + PartialOrd + AddAssign> Tally<W> {
+    fn add(&mut self, source: &Source, weight: W) -> &mut Entry<W> {
+        let entry = self.entries.entry(Identity::of(source)).or_default();
+        entry.total += weight;
+        if let Source::Task { prio, .. } = source {
+            *entry.by_prio.entry(*prio).or_default() += weight;
+        }
+        entry
+    }
+
+    /// Each source with its sums; a task at the priority it held for most of its weight
+    /// (the most urgent of equals).
+    fn into_sources(self) -> impl Iterator<Item = (Source, Entry<W>)> {
+        self.entries.into_iter().map(|(identity, entry)| {
+            let source = match identity {
+                Identity::Task { comm, pid } => {
+                    let mut prio = 0;
+                    let mut most: Option<W> = None;
+                    for (&candidate, &weight) in &entry.by_prio {
+                        if most.is_none_or(|most| weight > most) {
+                            prio = candidate;
+                            most = Some(weight);
+                        }
+                    }
+                    Source::Task { comm, pid, prio }
+                }
+                Identity::Other(source) => source,
+            };
+            (source, entry)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::random::SplitMix64;
+
+    const CPU: usize = 1;
+    const TID: i32 = 4242;
+    const US: u64 = 1_000;
+
+    fn task(comm: &str, pid: i32, prio: i32) -> TaskRef {
+        TaskRef { comm: comm.to_string(), pid, prio }
+    }
+    fn idle() -> TaskRef {
+        task("swapper/1", 0, 120)
+    }
+    fn measured() -> TaskRef {
+        task("schedlab-lat", TID, 1)
+    }
+    fn spinner() -> TaskRef {
+        task("planted-spin", 777, 0)
+    }
+    fn on(cpu: usize, ts_ns: u64, kind: EventKind) -> TraceEvent {
+        TraceEvent { cpu, ts_ns, kind }
+    }
+    fn at(ts_ns: u64, kind: EventKind) -> TraceEvent {
+        on(CPU, ts_ns, kind)
+    }
+    fn switch(ts_ns: u64, prev: TaskRef, prev_state: &str, next: TaskRef) -> TraceEvent {
+        at(ts_ns, EventKind::Switch { prev, prev_state: prev_state.to_string(), next })
+    }
+    fn irq(entry_ns: u64, exit_ns: u64, number: u32, name: &str) -> [TraceEvent; 2] {
+        [
+            at(entry_ns, EventKind::IrqEntry { irq: number, name: name.to_string() }),
+            at(exit_ns, EventKind::IrqExit { irq: number }),
+        ]
+    }
+    /// The hrtimer of the measured thread fires: local timer interrupt from `entry_ns` to
+    /// `exit_ns`, the callback inside it, the thread woken at `woken_ns`.
+    fn timer_wake(entry_ns: u64, woken_ns: u64, exit_ns: u64) -> Vec<TraceEvent> {
+        vec![
+            at(entry_ns, EventKind::LocalTimerEntry),
+            at(entry_ns, EventKind::HrtimerExpireEntry { function: "hrtimer_wakeup".to_string() }),
+            at(woken_ns, EventKind::Waking { task: measured(), target_cpu: CPU }),
+            at(woken_ns, EventKind::Wakeup { task: measured(), target_cpu: CPU }),
+            at(exit_ns, EventKind::HrtimerExpireExit),
+            at(exit_ns, EventKind::LocalTimerExit),
+        ]
+    }
+    fn sorted(mut events: Vec<TraceEvent>) -> Vec<TraceEvent> {
+        events.sort_by_key(|e| e.ts_ns); // stable: same-time events keep their order
+        events
+    }
+    fn ns_of(attribution: &SpikeAttribution, source: &Source) -> u64 {
+        attribution.culprits.iter().filter(|c| &c.source == source).map(|c| c.ns).sum()
+    }
+    fn task_source(task: &TaskRef) -> Source {
+        Source::Task { comm: task.comm.clone(), pid: task.pid, prio: task.prio }
+    }
+    fn assert_partition(attribution: &SpikeAttribution, window_ns: u64) {
+        let culprits: u64 = attribution.culprits.iter().map(|c| c.ns).sum();
+        assert_eq!(culprits + attribution.unseen_ns, window_ns, "{attribution:?}");
+    }
+
+    /// A FIFO 99 spinner took the CPU before the timer fired and kept it until it slept.
+    fn spinner_run() -> Vec<TraceEvent> {
+        let mut events = vec![
+            switch(0, measured(), "S", idle()),
+            switch(10 * US, idle(), "R", spinner()),
+            switch(1_010 * US, spinner(), "S", measured()),
+        ];
+        events.extend(timer_wake(20 * US, 20 * US + 500, 21 * US));
+        sorted(events)
+    }
+
+    #[test]
+    fn fifo_spinner_is_the_top_culprit_with_its_exact_time() {
+        let (ideal, actual) = (20 * US, 1_012 * US);
+        let a = attribute_spike(&spinner_run(), CPU, TID, ideal, actual, false);
+        assert_eq!(a.culprits[0], Culprit { source: task_source(&spinner()), ns: 989 * US });
+        assert_eq!(ns_of(&a, &Source::LocalTimer), US);
+        // The thread's own 2 µs after its switch-in are not the kernel's to explain.
+        assert_eq!(a.unseen_ns, 2 * US);
+        assert_eq!(a.timer_delay_ns, Some(500));
+        assert_eq!(a.culprits.len(), 2);
+        assert!(!a.partial);
+        assert_partition(&a, actual - ideal);
+    }
+
+    #[test]
+    fn an_irq_inside_the_spinner_takes_its_handler_time_off_it() {
+        let mut events = spinner_run();
+        events.extend(irq(500 * US, 503 * US, 24, "virtio0-input.0"));
+        let events = sorted(events);
+        let a = attribute_spike(&events, CPU, TID, 20 * US, 1_012 * US, false);
+        assert_eq!(ns_of(&a, &task_source(&spinner())), 986 * US);
+        assert_eq!(ns_of(&a, &Source::Irq { irq: 24, name: "virtio0-input.0".to_string() }), 3 * US);
+        assert_partition(&a, 992 * US);
+    }
+
+    #[test]
+    fn a_softirq_after_the_timer_is_named_by_its_vector_and_idle_after_it_is_runnable() {
+        let mut events = vec![switch(0, measured(), "S", idle())];
+        events.extend(timer_wake(100 * US, 101 * US, 102 * US));
+        events.push(at(102 * US, EventKind::SoftirqEntry { vec: 1, name: "TIMER".to_string() }));
+        events.push(at(142 * US, EventKind::SoftirqExit { vec: 1 }));
+        events.push(switch(150 * US, idle(), "R", measured()));
+        let a = attribute_spike(&sorted(events), CPU, TID, 100 * US, 151 * US, false);
+        assert_eq!(a.culprits[0], Culprit { source: Source::Softirq { name: "TIMER".to_string() }, ns: 40 * US });
+        assert_eq!(ns_of(&a, &Source::Runnable), 8 * US);
+        assert_eq!(ns_of(&a, &Source::LocalTimer), 2 * US);
+        assert_eq!(a.unseen_ns, US);
+        assert_eq!(a.timer_delay_ns, Some(US));
+    }
+
+    #[test]
+    fn idle_before_the_timer_fires_is_unseen_and_sets_the_timer_delay() {
+        let mut events = vec![switch(0, measured(), "S", idle())];
+        events.extend(timer_wake(150 * US, 151 * US, 152 * US));
+        events.push(switch(155 * US, idle(), "R", measured()));
+        let a = attribute_spike(&sorted(events), CPU, TID, 100 * US, 160 * US, false);
+        // 50 µs idle before the timer fired, 5 µs of the thread's own return to user space.
+        assert_eq!(a.unseen_ns, 55 * US);
+        assert_eq!(a.timer_delay_ns, Some(51 * US));
+        assert_eq!(ns_of(&a, &Source::LocalTimer), 2 * US);
+        assert_eq!(ns_of(&a, &Source::Runnable), 3 * US);
+        assert_partition(&a, 60 * US);
+    }
+
+    #[test]
+    fn a_wakeup_before_the_thread_last_slept_is_not_the_timers() {
+        // The thread overran its period: still on the CPU at the ideal time, woken by
+        // something else, then asleep until its timer fired.
+        let mut events = vec![
+            switch(0, idle(), "R", measured()),
+            at(110 * US, EventKind::Waking { task: measured(), target_cpu: CPU }),
+            switch(120 * US, measured(), "S", idle()),
+        ];
+        events.extend(timer_wake(150 * US, 151 * US, 152 * US));
+        events.push(switch(155 * US, idle(), "R", measured()));
+        let a = attribute_spike(&sorted(events), CPU, TID, 100 * US, 160 * US, false);
+        assert_eq!(a.timer_delay_ns, Some(51 * US));
+        assert_eq!(ns_of(&a, &Source::Runnable), 3 * US);
+        // Its own 20 µs, 30 µs idle before the timer, 5 µs after its switch-in.
+        assert_eq!(a.unseen_ns, 55 * US);
+    }
+
+    #[test]
+    fn no_wakeup_in_the_window_means_no_timer_delay_and_no_runnable_time() {
+        let events = vec![switch(0, measured(), "S", idle())];
+        let a = attribute_spike(&events, CPU, TID, 100 * US, 200 * US, false);
+        assert_eq!(a.timer_delay_ns, None);
+        assert!(a.culprits.is_empty());
+        assert_eq!(a.unseen_ns, 100 * US);
+    }
+
+    #[test]
+    fn a_task_running_while_the_thread_is_runnable_is_the_culprit_not_runnable() {
+        let hog = task("kworker/1:2", 90, 120);
+        let mut events = vec![switch(0, measured(), "S", hog.clone())];
+        events.extend(timer_wake(100 * US, 101 * US, 102 * US));
+        // The hog keeps the CPU after the wakeup until the scheduler picks the thread.
+        events.push(switch(300 * US, hog.clone(), "R+", measured()));
+        let a = attribute_spike(&sorted(events), CPU, TID, 100 * US, 301 * US, false);
+        assert_eq!(a.culprits[0], Culprit { source: task_source(&hog), ns: 198 * US });
+        assert_eq!(ns_of(&a, &Source::Runnable), 0);
+        assert_partition(&a, 201 * US);
+    }
+
+    #[test]
+    fn contexts_open_across_the_window_start_count_from_the_start() {
+        let hog = task("stress", 91, 139);
+        let mut events = vec![
+            switch(0, measured(), "S", hog.clone()),
+            at(80 * US, EventKind::SoftirqEntry { vec: 3, name: "NET_RX".to_string() }),
+            at(140 * US, EventKind::SoftirqExit { vec: 3 }),
+        ];
+        events.extend(irq(90 * US, 130 * US, 11, "eth0"));
+        events.push(switch(200 * US, hog.clone(), "R", measured()));
+        let a = attribute_spike(&sorted(events), CPU, TID, 100 * US, 200 * US, false);
+        assert_eq!(ns_of(&a, &Source::Irq { irq: 11, name: "eth0".to_string() }), 30 * US);
+        assert_eq!(ns_of(&a, &Source::Softirq { name: "NET_RX".to_string() }), 10 * US);
+        assert_eq!(ns_of(&a, &task_source(&hog)), 60 * US);
+        assert_eq!(a.unseen_ns, 0);
+    }
+
+    #[test]
+    fn an_hrtimer_callback_is_local_timer_time_and_an_irq_inside_it_the_handlers() {
+        let hog = task("stress", 91, 120);
+        let mut events = vec![
+            switch(0, measured(), "S", hog.clone()),
+            at(100 * US, EventKind::LocalTimerEntry),
+            at(101 * US, EventKind::HrtimerExpireEntry { function: "tick_nohz_handler".to_string() }),
+        ];
+        events.extend(irq(102 * US, 106 * US, 24, "virtio0-input.0"));
+        events.push(at(108 * US, EventKind::HrtimerExpireExit));
+        events.push(at(110 * US, EventKind::LocalTimerExit));
+        // An hrtimer expiring alone (no local timer tracepoints) is the local timer's too.
+        events.push(at(150 * US, EventKind::HrtimerExpireEntry { function: "hrtimer_wakeup".to_string() }));
+        events.push(at(153 * US, EventKind::HrtimerExpireExit));
+        // A softirq-mode hrtimer (HRTIMER softirq) is its softirq's time.
+        events.push(at(160 * US, EventKind::SoftirqEntry { vec: 8, name: "HRTIMER".to_string() }));
+        events.push(at(161 * US, EventKind::HrtimerExpireEntry { function: "tick_nohz_handler".to_string() }));
+        events.push(at(165 * US, EventKind::HrtimerExpireExit));
+        events.push(at(166 * US, EventKind::SoftirqExit { vec: 8 }));
+        let a = attribute_spike(&sorted(events), CPU, TID, 100 * US, 200 * US, false);
+        assert_eq!(ns_of(&a, &Source::LocalTimer), 9 * US);
+        assert_eq!(ns_of(&a, &Source::Irq { irq: 24, name: "virtio0-input.0".to_string() }), 4 * US);
+        assert_eq!(ns_of(&a, &Source::Softirq { name: "HRTIMER".to_string() }), 6 * US);
+        assert_eq!(ns_of(&a, &task_source(&hog)), 81 * US);
+    }
+
+    #[test]
+    fn microsecond_timestamps_with_window_edges_between_events() {
+        let hog = task("stress", 91, 120);
+        // Text-format times: several events share a µs; the window starts and ends inside one.
+        let mut events = vec![switch(0, measured(), "S", hog.clone())];
+        events.extend(timer_wake(100 * US, 100 * US, 100 * US));
+        events.extend(irq(100 * US, 103 * US, 24, "virtio0-input.0"));
+        events.push(switch(103 * US, hog.clone(), "R+", measured()));
+        let a = attribute_spike(&sorted(events), CPU, TID, 100 * US - 400, 103 * US + 600, false);
+        assert_eq!(ns_of(&a, &task_source(&hog)), 400);
+        assert_eq!(ns_of(&a, &Source::Irq { irq: 24, name: "virtio0-input.0".to_string() }), 3 * US);
+        assert_eq!(a.unseen_ns, 600);
+        assert_eq!(a.timer_delay_ns, Some(400));
+        // A wakeup stamped just before the ideal time (truncated) is no delay, not a wrap.
+        let b = attribute_spike(&sorted(events_with_early_wake()), CPU, TID, 100 * US + 700, 110 * US, false);
+        assert_eq!(b.timer_delay_ns, Some(0));
+        assert_partition(&b, 10 * US - 700);
+    }
+
+    fn events_with_early_wake() -> Vec<TraceEvent> {
+        let mut events = vec![switch(0, measured(), "S", idle())];
+        events.extend(timer_wake(100 * US, 100 * US, 101 * US));
+        events.push(switch(105 * US, idle(), "R", measured()));
+        events
+    }
+
+    #[test]
+    fn other_cpus_events_are_ignored_but_a_wakeup_aimed_here_counts() {
+        let mut events = spinner_run();
+        let elsewhere = task("other-cpu-hog", 55, 0);
+        events.push(on(0, 30 * US, EventKind::Switch { prev: idle(), prev_state: "R".into(), next: elsewhere }));
+        events.extend(irq(40 * US, 900 * US, 9, "acpi").map(|e| TraceEvent { cpu: 0, ..e }));
+        let a = attribute_spike(&sorted(events), CPU, TID, 20 * US, 1_012 * US, false);
+        assert_eq!(a.culprits[0], Culprit { source: task_source(&spinner()), ns: 989 * US });
+
+        // The thread woken from CPU 0 to this one: the timer delay and runnable time count.
+        let events = sorted(vec![
+            switch(0, measured(), "S", idle()),
+            on(0, 50 * US, EventKind::Waking { task: measured(), target_cpu: CPU }),
+            switch(70 * US, idle(), "R", measured()),
+        ]);
+        let a = attribute_spike(&events, CPU, TID, 40 * US, 70 * US, false);
+        assert_eq!(a.timer_delay_ns, Some(10 * US));
+        assert_eq!(ns_of(&a, &Source::Runnable), 20 * US);
+    }
+
+    #[test]
+    fn without_a_switch_before_the_window_the_first_switchs_prev_ran_from_the_cpus_first_event() {
+        let hog = task("stress", 91, 120);
+        let events = vec![
+            at(50 * US, EventKind::LocalTimerEntry),
+            at(51 * US, EventKind::LocalTimerExit),
+            switch(80 * US, hog.clone(), "R", measured()),
+        ];
+        let a = attribute_spike(&events, CPU, TID, 20 * US, 80 * US, false);
+        // Before the CPU's first event nothing was recorded: not seen.
+        assert_eq!(a.unseen_ns, 30 * US);
+        assert_eq!(ns_of(&a, &Source::LocalTimer), US);
+        assert_eq!(ns_of(&a, &task_source(&hog)), 29 * US);
+    }
+
+    #[test]
+    fn an_empty_or_inverted_window_splits_nothing() {
+        let a = attribute_spike(&spinner_run(), CPU, TID, 500 * US, 400 * US, false);
+        assert!(a.culprits.is_empty());
+        assert_eq!(a.unseen_ns, 0);
+        let b = attribute_spike(&[], CPU, TID, 100, 200, true);
+        assert_eq!(b.unseen_ns, 100);
+        assert!(b.partial);
+    }
+
+    #[test]
+    fn a_task_under_two_priorities_is_one_culprit_at_the_priority_it_held_longest() {
+        let boosted = task("holder", 300, 10);
+        let plain = task("holder", 300, 120);
+        let events = vec![
+            switch(0, measured(), "S", plain.clone()),
+            switch(40 * US, plain.clone(), "R", boosted.clone()),
+            switch(50 * US, boosted, "R", plain.clone()),
+        ];
+        let a = attribute_spike(&events, CPU, TID, 0, 100 * US, false);
+        assert_eq!(a.culprits, vec![Culprit { source: task_source(&plain), ns: 100 * US }]);
+    }
+
+    /// A random event on `cpu`: any kind, among a few tasks (the idle task and the measured
+    /// thread among them), unbalanced entries and exits included.
+    fn random_event(rng: &mut SplitMix64, cpu: usize, ts_ns: u64) -> TraceEvent {
+        let tasks = [idle(), measured(), spinner(), task("kworker/1:0", 33, 120), task("holder", 300, 10)];
+        let mut pick = |n: u64| (rng.next_u64() % n) as usize;
+        let kind = match pick(13) {
+            0 | 1 => EventKind::Switch {
+                prev: tasks[pick(5)].clone(),
+                prev_state: ["R", "R+", "S", "D", ""][pick(5)].to_string(),
+                next: tasks[pick(5)].clone(),
+            },
+            2 => EventKind::Waking { task: tasks[pick(5)].clone(), target_cpu: pick(2) },
+            3 => EventKind::Wakeup { task: tasks[pick(5)].clone(), target_cpu: pick(2) },
+            4 => EventKind::Migrate { task: tasks[pick(5)].clone(), orig_cpu: 0, dest_cpu: 1 },
+            5 => EventKind::IrqEntry { irq: pick(3) as u32, name: format!("irq{}", pick(3)) },
+            6 => EventKind::IrqExit { irq: pick(3) as u32 },
+            7 => EventKind::SoftirqEntry { vec: pick(3) as u32, name: ["TIMER", "NET_RX", "RCU"][pick(3)].into() },
+            8 => EventKind::SoftirqExit { vec: pick(3) as u32 },
+            9 => EventKind::LocalTimerEntry,
+            10 => EventKind::LocalTimerExit,
+            11 => EventKind::HrtimerExpireEntry { function: "hrtimer_wakeup".into() },
+            _ => EventKind::HrtimerExpireExit,
+        };
+        TraceEvent { cpu, ts_ns, kind }
+    }
+
+    #[test]
+    fn culprits_and_unseen_partition_the_window_on_random_streams() {
+        let mut rng = SplitMix64::new(21);
+        for _ in 0..200 {
+            let mut ts = 0;
+            let events: Vec<TraceEvent> = (0..300)
+                .map(|_| {
+                    // µs steps, often zero: many events share a timestamp.
+                    ts += (rng.next_u64() % 4) * US;
+                    let cpu = (rng.next_u64() % 2) as usize;
+                    random_event(&mut rng, cpu, ts)
+                })
+                .collect();
+            for _ in 0..20 {
+                let ideal = rng.next_u64() % (ts + 100 * US);
+                let actual = ideal + rng.next_u64() % (200 * US);
+                let a = attribute_spike(&events, CPU, TID, ideal, actual, false);
+                assert_partition(&a, actual - ideal);
+                assert!(a.timer_delay_ns.is_none_or(|d| d <= actual - ideal));
+                assert!(a.culprits.iter().all(|c| c.ns > 0 && c.source != Source::Unseen));
+                assert!(a.culprits.windows(2).all(|w| w[0].ns >= w[1].ns), "{a:?}");
+                let identities: BTreeSet<Identity> = a.culprits.iter().map(|c| Identity::of(&c.source)).collect();
+                assert_eq!(identities.len(), a.culprits.len(), "{a:?}");
+                assert!(!a
+                    .culprits
+                    .iter()
+                    .any(|c| matches!(&c.source, Source::Task { pid, .. } if *pid == IDLE_PID || *pid == TID)));
+            }
+        }
+    }
+
+    #[test]
+    fn attribute_spikes_places_each_window_and_says_when_its_cpu_lost_events() {
+        let start = 5 * US;
+        let recording = Recording { events: spinner_run(), lost: vec![(0, 3), (CPU, 0)] };
+        // The spinner spike: actual at 1_012 µs, ideal at 20 µs.
+        let spikes = [(1_012 * US - start, 992 * US), (200 * US - start, 0)];
+        let all = attribute_spikes(&recording, CPU, TID, start, &spikes);
+        assert_eq!(all.len(), 2);
+        assert_eq!((all[0].at_ns, all[0].latency_ns), spikes[0]);
+        assert_eq!(all[0].culprits[0], Culprit { source: task_source(&spinner()), ns: 989 * US });
+        assert!(!all[0].partial);
+        assert_partition(&all[1], 0);
+        assert!(attribute_spikes(&recording, 0, TID, start, &spikes).iter().all(|a| a.partial));
+        // A CPU that was not recorded cannot be attributed in full either.
+        assert!(attribute_spikes(&recording, 7, TID, start, &spikes).iter().all(|a| a.partial));
+    }
+
+    fn spike(latency_ns: u64, culprits: &[(Source, u64)], unseen_ns: u64) -> SpikeAttribution {
+        SpikeAttribution {
+            latency_ns,
+            culprits: culprits.iter().map(|(source, ns)| Culprit { source: source.clone(), ns: *ns }).collect(),
+            unseen_ns,
+            ..SpikeAttribution::default()
+        }
+    }
+
+    #[test]
+    fn tail_excess_is_split_in_proportion_and_the_shares_sum_to_one() {
+        let hog = task_source(&task("ksoftirqd/1", 15, 120));
+        let nic = Source::Irq { irq: 24, name: "virtio0-input.0".to_string() };
+        let spikes = [
+            // Excess 100: 75 to the hog, 25 unseen.
+            spike(200, &[(hog.clone(), 150)], 50),
+            // Excess 200: a third to the hog, two thirds to the irq.
+            spike(300, &[(nic.clone(), 200), (hog.clone(), 100)], 0),
+            // At the p99: no excess, skipped.
+            spike(100, &[(Source::LocalTimer, 100)], 0),
+        ];
+        let tail = tail_culprits(&spikes, 100);
+        let sources: Vec<&Source> = tail.iter().map(|c| &c.source).collect();
+        assert_eq!(sources, [&hog, &nic, &Source::Unseen]);
+        let expected = [(75.0 + 200.0 / 3.0) / 300.0, (400.0 / 3.0) / 300.0, 25.0 / 300.0];
+        for (culprit, share) in tail.iter().zip(expected) {
+            assert!((culprit.share - share).abs() < 1e-12, "{culprit:?}");
+        }
+        assert_eq!(tail.iter().map(|c| c.spikes).collect::<Vec<_>>(), [2, 1, 1]);
+        assert!((tail.iter().map(|c| c.share).sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn tail_shares_sum_to_one_on_random_spikes() {
+        let mut rng = SplitMix64::new(7);
+        let sources = [Source::LocalTimer, Source::Runnable, Source::Softirq { name: "RCU".into() }];
+        for _ in 0..100 {
+            let spikes: Vec<SpikeAttribution> = (0..30)
+                .map(|_| {
+                    let parts: Vec<(Source, u64)> =
+                        sources.iter().map(|s| (s.clone(), rng.next_u64() % 3 * 1000)).collect();
+                    spike(rng.next_u64() % 10_000, &parts, rng.next_u64() % 2 * 500)
+                })
+                .collect();
+            let tail = tail_culprits(&spikes, 5_000);
+            if spikes.iter().any(|s| s.latency_ns > 5_000) {
+                assert!((tail.iter().map(|c| c.share).sum::<f64>() - 1.0).abs() < 1e-9, "{tail:?}");
+                assert!(tail.windows(2).all(|w| w[0].share >= w[1].share));
+            } else {
+                assert!(tail.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn tail_counts_a_task_seen_at_two_priorities_as_one_source_in_one_spike() {
+        let low = Source::Task { comm: "holder".into(), pid: 300, prio: 120 };
+        let boosted = Source::Task { comm: "holder".into(), pid: 300, prio: 10 };
+        let spikes = [spike(200, &[(low.clone(), 30), (boosted.clone(), 70)], 0), spike(130, &[(low, 50)], 0)];
+        let tail = tail_culprits(&spikes, 100);
+        // 70 of the 130 excess at FIFO/RR 89 (prio 10), against 30 + 30 at nice 0.
+        assert_eq!(tail, vec![TailCulprit { source: boosted, share: 1.0, spikes: 2 }]);
+    }
+
+    #[test]
+    fn describe_tail_names_each_source_with_its_share_and_spike_count() {
+        let tail = [
+            TailCulprit {
+                source: Source::Task { comm: "ksoftirqd/0".into(), pid: 15, prio: 120 },
+                share: 0.41,
+                spikes: 38,
+            },
+            TailCulprit { source: Source::Unseen, share: 0.12, spikes: 20 },
+            TailCulprit { source: Source::Runnable, share: 0.10, spikes: 9 },
+            TailCulprit { source: Source::Softirq { name: "TIMER".into() }, share: 0.08, spikes: 7 },
+            TailCulprit { source: Source::Irq { irq: 24, name: "virtio0-input.0".into() }, share: 0.05, spikes: 3 },
+            TailCulprit { source: Source::LocalTimer, share: 0.004, spikes: 1 },
+            TailCulprit { source: Source::Task { comm: "spin".into(), pid: 9, prio: 0 }, share: 0.001, spikes: 1 },
+        ];
+        let lines = describe_tail(&tail, 50, 6);
+        assert_eq!(
+            lines,
+            [
+                "ksoftirqd/0 (pid 15, nice 0): 41 % of the excess, in 38 of 50 spikes",
+                "not visible to the kernel (irqs off, hypervisor, SMI): 12 % of the excess, in 20 of 50 spikes",
+                "runnable, waiting for the CPU: 10 % of the excess, in 9 of 50 spikes",
+                "softirq TIMER: 8 % of the excess, in 7 of 50 spikes",
+                "irq 24 (virtio0-input.0): 5 % of the excess, in 3 of 50 spikes",
+                "local timer interrupt: < 1 % of the excess, in 1 of 50 spikes",
+            ]
+        );
+        assert!(describe_tail(&tail, 50, 0).is_empty());
+    }
+
+    #[test]
+    fn kernel_priorities_read_as_policies() {
+        assert_eq!(describe_prio(0), "FIFO/RR 99");
+        assert_eq!(describe_prio(98), "FIFO/RR 1");
+        assert_eq!(describe_prio(100), "nice -20");
+        assert_eq!(describe_prio(120), "nice 0");
+        assert_eq!(describe_prio(139), "nice 19");
+        assert_eq!(describe_prio(-1), "DEADLINE");
+        assert_eq!(describe_prio(99), "prio 99");
+        assert_eq!(describe_source(&Source::Irq { irq: 3, name: String::new() }), "irq 3");
+    }
+}
