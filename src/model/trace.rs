@@ -29,24 +29,50 @@ pub struct TaskRef {
 pub enum EventKind {
     /// `sched_switch`: `prev` leaves the CPU in `prev_state` ("R", "R+" preempted while
     /// runnable; "S", "D", ... asleep), `next` runs.
-    Switch { prev: TaskRef, prev_state: String, next: TaskRef },
+    Switch {
+        prev: TaskRef,
+        prev_state: String,
+        next: TaskRef,
+    },
     /// `sched_waking`: `task` is being woken, to run on `target_cpu`.
-    Waking { task: TaskRef, target_cpu: usize },
+    Waking {
+        task: TaskRef,
+        target_cpu: usize,
+    },
     /// `sched_wakeup`: `task` is runnable on `target_cpu`.
-    Wakeup { task: TaskRef, target_cpu: usize },
+    Wakeup {
+        task: TaskRef,
+        target_cpu: usize,
+    },
     /// `sched_migrate_task`.
-    Migrate { task: TaskRef, orig_cpu: usize, dest_cpu: usize },
+    Migrate {
+        task: TaskRef,
+        orig_cpu: usize,
+        dest_cpu: usize,
+    },
     /// `irq_handler_entry` / `irq_handler_exit`.
-    IrqEntry { irq: u32, name: String },
-    IrqExit { irq: u32 },
+    IrqEntry {
+        irq: u32,
+        name: String,
+    },
+    IrqExit {
+        irq: u32,
+    },
     /// `softirq_entry` / `softirq_exit`: `name` is the vector's ("TIMER", "NET_RX", "RCU").
-    SoftirqEntry { vec: u32, name: String },
-    SoftirqExit { vec: u32 },
+    SoftirqEntry {
+        vec: u32,
+        name: String,
+    },
+    SoftirqExit {
+        vec: u32,
+    },
     /// `local_timer_entry` / `local_timer_exit` (x86's timer interrupt vector).
     LocalTimerEntry,
     LocalTimerExit,
     /// `hrtimer_expire_entry` / `hrtimer_expire_exit`: `function` is the callback's symbol.
-    HrtimerExpireEntry { function: String },
+    HrtimerExpireEntry {
+        function: String,
+    },
     HrtimerExpireExit,
 }
 
