@@ -22,14 +22,17 @@
 //! after its loop ends, so its run-queue wait and migrations cover the run, never a
 //! read inside it.
 
+use crate::analysis::attribution;
 use crate::bench::outliers::{LargestSamples, TimedSample};
 use crate::error::{describe_io, Error, Result};
+use crate::model::trace::{Attribution, Recording, ThreadAttribution, MAX_ATTRIBUTED};
 use crate::model::{
     DeadlineFigures, DeadlineParams, LatencyLength, LatencyOutcome, LatencySpec, Policy, SchedInfo, ThreadOutliers,
     ThreadStats,
 };
 use crate::sys::clock::{monotonic_ns, monotonic_raw_ns};
 use crate::sys::sched;
+use crate::sys::trace::TraceSession;
 use hdrhistogram::Histogram;
 use std::io::Write;
 use std::os::fd::OwnedFd;
@@ -63,6 +66,8 @@ pub struct LatencyPlan {
     pub deadline: Option<DeadlineParams>,
     /// Read each thread's schedstat before and after its loop (`--schedstat`).
     pub schedstat: bool,
+    /// Record tracepoints over the measured window and attribute the spikes (`--trace`).
+    pub trace: bool,
 }
 
 impl LatencyPlan {
@@ -78,6 +83,7 @@ impl LatencyPlan {
             keep_samples,
             deadline: spec.deadline,
             schedstat: spec.schedstat,
+            trace: spec.trace,
         }
     }
 }
@@ -109,6 +115,10 @@ pub struct ThreadResult {
     pub span_ns: u64,
     /// The scheduler's account of the thread over its loop.
     pub sched: SchedInfo,
+    /// The thread's id and its start on CLOCK_MONOTONIC (the samples' times count from
+    /// it), to find its spikes in a trace.
+    pub tid: i32,
+    pub start_mono_ns: u64,
 }
 
 /// A run's threads and conditions.
@@ -121,6 +131,8 @@ pub struct LatencyRun {
     /// Under SCHED_DEADLINE: jobs that ran past their runtime (SIGXCPU), where the kernel
     /// signals them.
     pub runtime_overruns: Option<u64>,
+    /// With `--trace on`: the measured CPUs' tracepoints over the window, or why none.
+    pub trace: Option<std::result::Result<Recording, String>>,
 }
 
 impl LatencyRun {
@@ -171,7 +183,37 @@ impl LatencyRun {
                     samples: t.largest.clone(),
                 })
                 .collect(),
+            attribution: self.trace.as_ref().map(|trace| self.attribution(trace)),
         }
+    }
+
+    /// Each pinned thread's spikes above its p99, the largest `MAX_ATTRIBUTED`, split by
+    /// what the trace saw on its CPU, and the tail's culprits.
+    fn attribution(&self, trace: &std::result::Result<Recording, String>) -> Attribution {
+        let recording = match trace {
+            Ok(recording) => recording,
+            Err(reason) => return Attribution { unavailable: Some(reason.clone()), threads: Vec::new() },
+        };
+        let threads = self
+            .threads
+            .iter()
+            .filter_map(|t| {
+                let cpu = t.cpu?;
+                let above_ns = t.histogram.value_at_quantile(0.99);
+                let mut spikes: Vec<(u64, u64)> = t.largest.iter().copied().filter(|s| s.1 > above_ns).collect();
+                spikes.sort_by_key(|s| std::cmp::Reverse(s.1));
+                spikes.truncate(MAX_ATTRIBUTED);
+                let spikes = attribution::attribute_spikes(recording, cpu, t.tid, t.start_mono_ns, &spikes);
+                Some(ThreadAttribution {
+                    cpu,
+                    lost_events: recording.lost.iter().filter(|l| l.0 == cpu).map(|l| l.1).sum(),
+                    above_ns,
+                    tail: attribution::tail_culprits(&spikes, above_ns),
+                    spikes,
+                })
+            })
+            .collect();
+        Attribution { unavailable: None, threads }
     }
 }
 
@@ -367,6 +409,8 @@ impl Recorder {
             largest: self.largest.into_time_order(),
             span_ns,
             sched,
+            tid: 0,
+            start_mono_ns: 0,
         }
     }
 }
@@ -423,7 +467,9 @@ fn measure_thread(
     }
     let span_ns = monotonic_ns().saturating_sub(start);
     let sched = sched_files.read().since(&sched_before);
-    Ok(recorder.finish(cpu, overruns, 0, span_ns, sched))
+    // SAFETY: gettid takes no arguments and cannot fail.
+    let tid = unsafe { libc::gettid() };
+    Ok(ThreadResult { tid, start_mono_ns: start, ..recorder.finish(cpu, overruns, 0, span_ns, sched) })
 }
 
 /// The measuring loop under SCHED_DEADLINE: yield (the job ends), read the clock as the
@@ -532,6 +578,9 @@ pub fn run(spec: &LatencyPlan, mut progress: impl FnMut(&[Live])) -> Result<Late
     // next progress tick.
     let finished = crate::sys::fd::eventfd().map_err(|e| Error::os("creating an eventfd", e))?;
     let finished_fd = std::os::fd::AsRawFd::as_raw_fd(&finished);
+    // Tracing starts before the threads do and is read after they end, by this thread,
+    // which runs off the measured CPUs: nothing drains a buffer on a measured CPU.
+    let tracing = spec.trace.then(|| start_tracing(spec));
     crate::sys::load::mark_window_start();
     let sigxcpu = match spec.deadline {
         Some(_) => Some(
@@ -593,6 +642,7 @@ pub fn run(spec: &LatencyPlan, mut progress: impl FnMut(&[Live])) -> Result<Late
             .collect()
     });
     crate::sys::load::mark_window_end();
+    let trace = tracing.map(|session| session.and_then(|s| s.stop().map_err(|e| format!("reading the trace: {e}"))));
     drop(dma);
     munlockall();
     let mut threads = Vec::new();
@@ -604,7 +654,25 @@ pub fn run(spec: &LatencyPlan, mut progress: impl FnMut(&[Live])) -> Result<Late
         }
     }
     let runtime_overruns = sigxcpu.filter(|_| overruns_signalled.load(Ordering::Relaxed)).map(|c| c.count());
-    Ok(LatencyRun { spec: spec.clone(), threads, conditions, interrupted, runtime_overruns })
+    Ok(LatencyRun { spec: spec.clone(), threads, conditions, interrupted, runtime_overruns, trace })
+}
+
+/// Each measured CPU's trace buffer (KiB): a wakeup costs about eight events of ~40
+/// bytes, so 5 kHz fills 16 MiB in about 50 s; what overflows is counted, never hidden.
+const TRACE_BUFFER_KB: usize = 16 * 1024;
+
+/// A tracing session on the measured CPUs, or why there is none.
+fn start_tracing(spec: &LatencyPlan) -> std::result::Result<TraceSession, String> {
+    if spec.deadline.is_some() {
+        return Err("no attribution under SCHED_DEADLINE (its threads cannot be pinned)".to_string());
+    }
+    let cpus: Option<Vec<usize>> = spec.cpus.iter().copied().collect();
+    let Some(mut cpus) = cpus else {
+        return Err("no attribution: tracing needs every measuring thread pinned (--cpus)".to_string());
+    };
+    cpus.sort_unstable();
+    cpus.dedup();
+    TraceSession::start(&cpus, TRACE_BUFFER_KB).map_err(|e| format!("no attribution: {}", e.reason()))
 }
 
 // What a run states beside its figures, and its raw data in the files `--histogram` and

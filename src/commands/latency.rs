@@ -69,6 +69,10 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
                 emit(&report::thread_table(&outcome))?;
             }
             emit(&report::spike_lines(spec, &outcome))?;
+            let culprits = report::culprit_lines(&outcome);
+            if !culprits.is_empty() {
+                emit(&culprits)?;
+            }
         }
         outcomes.push((spec.clone(), outcome));
         if notes.interrupted.is_some() {

@@ -375,6 +375,12 @@ pub struct LatencyOptions {
     /// off only to measure what the reading costs (the figures are then stored as unknown) [default: on]
     #[arg(long, value_enum, value_name = "on|off")]
     pub schedstat: Option<OnOff>,
+
+    /// Record the scheduler's and interrupts' tracepoints on the measured CPUs over the measured window and name what
+    /// ran in each late wakeup's place: the tail's culprits (root; a private tracefs instance; needs --cpus)
+    /// [default: off]
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub trace: Option<OnOff>,
 }
 
 impl RingOptions {
@@ -615,6 +621,7 @@ impl LatencyOptions {
                     load: load.clone(),
                     deadline,
                     schedstat: reads(self.schedstat),
+                    trace: self.trace == Some(OnOff::On),
                 })
             })
             .collect()

@@ -179,6 +179,9 @@ pub struct LatencyOutcome {
     /// the strip plot (empty in runs stored before schedlab kept them).
     #[serde(default)]
     pub outliers: Vec<ThreadOutliers>,
+    /// With `--trace on`: what ran in the spikes' place, or why nothing could be said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribution: Option<crate::model::trace::Attribution>,
 }
 
 /// A SCHED_DEADLINE latency run's jobs beyond their lateness (which is the histogram).

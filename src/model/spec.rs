@@ -144,6 +144,9 @@ pub struct LatencySpec {
     /// existed read it.
     #[serde(default = "reading_on")]
     pub schedstat: bool,
+    /// Record tracepoints over the measured window and attribute the spikes (`--trace`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trace: bool,
 }
 
 /// One trial of any family: what the orchestrator sends a trial process.

@@ -142,3 +142,33 @@ pub struct TailCulprit {
     /// In how many of the spikes it took time.
     pub spikes: usize,
 }
+
+/// What a latency trial's tracing found, stored with its outcome.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Attribution {
+    /// Why nothing was attributed though tracing was asked for ("needs root", ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// One per measuring thread on a pinned CPU.
+    #[serde(default)]
+    pub threads: Vec<ThreadAttribution>,
+}
+
+/// One measuring thread's spikes explained.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadAttribution {
+    pub cpu: usize,
+    /// Events the CPU's trace buffer lost over the window: non-zero makes the split of
+    /// the spikes it touched partial.
+    pub lost_events: u64,
+    /// The p99 the tail's excess is measured above (ns).
+    pub above_ns: u64,
+    /// The kept samples above the p99, largest first (at most `MAX_ATTRIBUTED`), each
+    /// split by what the kernel saw.
+    pub spikes: Vec<SpikeAttribution>,
+    /// The sources of the tail's excess above the p99, largest share first.
+    pub tail: Vec<TailCulprit>,
+}
+
+/// The most spikes of one thread split and stored: the tail's largest.
+pub const MAX_ATTRIBUTED: usize = 100;

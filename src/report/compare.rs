@@ -453,6 +453,7 @@ mod tests {
                 load: None,
                 deadline: None,
                 outliers: Vec::new(),
+                attribution: None,
             }
         };
         values

@@ -190,6 +190,7 @@ pub fn latency_lines(spec: &LatencySpec, o: &LatencyOutcome) -> Vec<Map<String, 
         .map(|(i, t)| {
             let mut line = latency_line(spec, json!(i), t);
             line.extend(spike_keys(spikes.get(i)));
+            line.extend(attribution_keys(o, t.cpu));
             line
         })
         .collect();
@@ -203,6 +204,21 @@ pub fn latency_lines(spec: &LatencySpec, o: &LatencyOutcome) -> Vec<Map<String, 
         put_part(line, figures::of(Family::Latency), Part::Deadline, &whole);
     }
     out
+}
+
+/// With `--trace on`: the thread's tail culprits and its spikes split (`tail_culprits`,
+/// `attributed_spikes`, `trace_lost_events`), or `attribution` saying why there are none.
+fn attribution_keys(o: &LatencyOutcome, cpu: Option<usize>) -> Map<String, Json> {
+    let mut keys = Map::new();
+    let Some(a) = &o.attribution else { return keys };
+    if let Some(reason) = &a.unavailable {
+        keys.insert("attribution".into(), json!(reason));
+    } else if let Some(t) = a.threads.iter().find(|t| Some(t.cpu) == cpu) {
+        keys.insert("tail_culprits".into(), json!(t.tail));
+        keys.insert("attributed_spikes".into(), json!(t.spikes));
+        keys.insert("trace_lost_events".into(), json!(t.lost_events));
+    }
+    keys
 }
 
 /// A stored trial's figures, as one object: what exports and CSV rows carry. A latency

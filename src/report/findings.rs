@@ -744,6 +744,7 @@ mod spike_tests {
             mlockall: true,
             histogram: Vec::new(),
             outliers: vec![ThreadOutliers { cpu: Some(1), span_ns: 4_000_000_000, capacity: 512, samples }],
+            attribution: None,
             load: None,
             deadline: None,
         };
@@ -756,6 +757,7 @@ mod spike_tests {
             hold_dma_latency: true,
             break_ns: None,
             schedstat: true,
+            trace: false,
             load: Default::default(),
             deadline: None,
         };

@@ -1,6 +1,7 @@
 //! Latency statistics: per thread and combined, the classic min/max/avg table per policy
 //! (with the percentiles cyclictest lacks) and the spike-period lines, from stored outcomes.
 
+use crate::analysis::attribution;
 use crate::model::{format_ns, LatencyOutcome, LatencySpec, ThreadStats};
 use crate::report::findings::{spike_periods, Finding};
 use crate::report::table::Table;
@@ -140,7 +141,7 @@ pub fn spike_lines(spec: &LatencySpec, o: &LatencyOutcome) -> String {
                 period::MIN_HELD_OUT_HITS
             ),
             (None, None) => format!(
-                "spikes on {whose}: no period to test (fewer than {} spikes above twice the p99, no grid with {} of \
+                "spikes on {whose}: no period to test (fewer than {} spikes above the lowest level, no grid with {} of \
                  them on its beats in either half of the run, or a run shorter than {} times the shortest period \
                  searched, {:.0} ms)",
                 period::MIN_SPIKES,
@@ -149,6 +150,38 @@ pub fn spike_lines(spec: &LatencySpec, o: &LatencyOutcome) -> String {
                 period::shortest_period_ns(spec.interval_ns) / 1e6
             ),
         });
+    }
+    lines.join("\n")
+}
+
+/// With `--trace on`: each pinned thread's tail culprits (what ran in its spikes' place,
+/// by share of the excess above the p99), or why there are none.
+pub fn culprit_lines(o: &LatencyOutcome) -> String {
+    let Some(a) = &o.attribution else { return String::new() };
+    if let Some(reason) = &a.unavailable {
+        return format!("tracing: {reason}");
+    }
+    let mut lines = Vec::new();
+    for t in &a.threads {
+        let lost = match t.lost_events {
+            0 => String::new(),
+            n => format!("; {n} events lost: the split is partial"),
+        };
+        if t.spikes.is_empty() {
+            lines.push(format!(
+                "tail of CPU {}: no spike above the p99 ({:.1} µs) to explain",
+                t.cpu,
+                t.above_ns as f64 / 1e3
+            ));
+            continue;
+        }
+        lines.push(format!(
+            "tail of CPU {}: what ran in the place of its {} largest spikes above the p99 ({:.1} µs){lost}:",
+            t.cpu,
+            t.spikes.len(),
+            t.above_ns as f64 / 1e3
+        ));
+        lines.extend(attribution::describe_tail(&t.tail, t.spikes.len(), 5).into_iter().map(|l| format!("  {l}")));
     }
     lines.join("\n")
 }

@@ -126,6 +126,7 @@ fn latency(f: &Json, histogram: Vec<(u64, u64)>) -> Option<LatencyOutcome> {
         load: None,
         deadline: None,
         outliers: Vec::new(),
+        attribution: None,
     })
 }
 
