@@ -242,12 +242,30 @@ impl TraceSession {
     fn remove(&mut self) -> Result<()> {
         let removed = match std::mem::replace(&mut self.removed, true) {
             true => Ok(()),
-            false => std::fs::remove_dir(self.dir()),
+            false => remove_instance(&self.dir()),
         };
         if let Some(path) = self.mounted.take() {
             unmount(&path);
         }
         removed.map_err(|e| Error::os(format!("cannot remove trace instance {} (remove it with rmdir)", self.name), e))
+    }
+}
+
+/// Tries at removing an instance that is busy, 5 ms apart.
+const RMDIR_TRIES: u32 = 20;
+
+/// rmdir, again while it is busy (EBUSY): a process forked at the moment one of the
+/// instance's files was open holds that file until it execs or exits.
+fn remove_instance(dir: &Path) -> io::Result<()> {
+    let mut tries = 1;
+    loop {
+        match std::fs::remove_dir(dir) {
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && tries < RMDIR_TRIES => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            done => return done,
+        }
     }
 }
 
