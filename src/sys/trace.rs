@@ -339,7 +339,14 @@ fn find_or_mount_tracefs() -> std::result::Result<(PathBuf, Option<PathBuf>), Un
         return Err(Unavailable::new("this kernel has no tracefs (it needs CONFIG_FTRACE)"));
     }
     let target = PathBuf::from(STANDARD_MOUNT);
-    mount_tracefs(&target).map_err(|e| match e.raw_os_error() {
+    let mounted = mount_tracefs(&target);
+    // EBUSY: another session mounted it since /proc/mounts was read; use theirs.
+    if mounted.as_ref().is_err_and(|e| e.raw_os_error() == Some(libc::EBUSY)) {
+        if let Some(found) = mounts_text().as_deref().and_then(tracefs_mount_point) {
+            return Ok((found, None));
+        }
+    }
+    mounted.map_err(|e| match e.raw_os_error() {
         Some(libc::EPERM | libc::EACCES) => {
             Unavailable::new(format!("needs root (tracefs is not mounted; {MOUNT_HINT})"))
         }
