@@ -242,12 +242,30 @@ impl TraceSession {
     fn remove(&mut self) -> Result<()> {
         let removed = match std::mem::replace(&mut self.removed, true) {
             true => Ok(()),
-            false => std::fs::remove_dir(self.dir()),
+            false => remove_instance(&self.dir()),
         };
         if let Some(path) = self.mounted.take() {
             unmount(&path);
         }
         removed.map_err(|e| Error::os(format!("cannot remove trace instance {} (remove it with rmdir)", self.name), e))
+    }
+}
+
+/// Tries at removing an instance that is busy, 5 ms apart.
+const RMDIR_TRIES: u32 = 20;
+
+/// rmdir, again while it is busy (EBUSY): a process forked at the moment one of the
+/// instance's files was open holds that file until it execs or exits.
+fn remove_instance(dir: &Path) -> io::Result<()> {
+    let mut tries = 1;
+    loop {
+        match std::fs::remove_dir(dir) {
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && tries < RMDIR_TRIES => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            done => return done,
+        }
     }
 }
 
@@ -321,7 +339,14 @@ fn find_or_mount_tracefs() -> std::result::Result<(PathBuf, Option<PathBuf>), Un
         return Err(Unavailable::new("this kernel has no tracefs (it needs CONFIG_FTRACE)"));
     }
     let target = PathBuf::from(STANDARD_MOUNT);
-    mount_tracefs(&target).map_err(|e| match e.raw_os_error() {
+    let mounted = mount_tracefs(&target);
+    // EBUSY: another session mounted it since /proc/mounts was read; use theirs.
+    if mounted.as_ref().is_err_and(|e| e.raw_os_error() == Some(libc::EBUSY)) {
+        if let Some(found) = mounts_text().as_deref().and_then(tracefs_mount_point) {
+            return Ok((found, None));
+        }
+    }
+    mounted.map_err(|e| match e.raw_os_error() {
         Some(libc::EPERM | libc::EACCES) => {
             Unavailable::new(format!("needs root (tracefs is not mounted; {MOUNT_HINT})"))
         }
@@ -906,12 +931,29 @@ mod tests {
         fd_path(instances).join(name).exists()
     }
 
-    #[test]
-    fn a_session_records_a_sleeping_thread_in_monotonic_ns() {
-        let cpu = last_cpu();
+    /// One recording of a thread pinned to `cpu` that sleeps 1 ms 40 times, with the
+    /// clock read before the start and after the stop.
+    struct SleeperTrace {
+        recording: Recording,
+        stats: ReadStats,
+        tid: i32,
+        before: u64,
+        after: u64,
+    }
+
+    fn trace_a_sleeper(cpu: usize) -> Option<SleeperTrace> {
         let before = monotonic_ns();
         let started = std::time::Instant::now();
-        let Some(session) = start_or_needs_root(&[cpu]) else { return };
+        // Large: a neighbour switching at 250 000/s (a ring benchmark) fills 1 MB in 60 ms.
+        let session = match TraceSession::start(&[cpu], 8192) {
+            Ok(session) => session,
+            Err(refusal) => {
+                assert!(!is_root(), "root was refused: {refusal}");
+                assert!(refusal.reason().starts_with("needs root"), "{refusal}");
+                eprintln!("skipped: not root ({refusal})");
+                return None;
+            }
+        };
         let start_cost = started.elapsed();
         let watch = session.instances.try_clone().unwrap();
         let name = session.name.clone();
@@ -939,26 +981,49 @@ mod tests {
             recording.lost
         );
         assert!(!instance_exists(&watch, &name), "{name} is left");
-        assert!(stats.ns_resolution, "the raw pass paired with the text");
-        assert_eq!(recording.lost.len(), 1);
-        assert_eq!(recording.lost[0].0, cpu);
-        let events = &recording.events;
-        assert!(events.iter().all(|e| e.cpu == cpu), "only the CPU asked for");
-        assert!(events.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns), "in time order");
-        assert!(events.iter().all(|e| (before..=after).contains(&e.ts_ns)), "{before}..{after}: not CLOCK_MONOTONIC");
-        assert!(events.iter().any(|e| e.ts_ns % 1000 != 0), "ns, not µs");
-        let slept = events
-            .iter()
-            .filter(|e| {
-                matches!(&e.kind, EventKind::Switch { prev, prev_state, .. }
-                if prev.pid == tid && prev.comm == "trace-sleeper" && prev_state == "S")
-            })
-            .count();
-        let ran =
-            events.iter().filter(|e| matches!(&e.kind, EventKind::Switch { next, .. } if next.pid == tid)).count();
-        assert!(slept >= 30 && ran >= 30, "{slept} sleeps and {ran} runs of 40 seen");
-        let woken = events.iter().filter(|e| matches!(&e.kind, EventKind::Wakeup { task, .. } if task.pid == tid));
-        assert!(woken.count() >= 30);
+        Some(SleeperTrace { recording, stats, tid, before, after })
+    }
+
+    #[test]
+    fn a_session_records_a_sleeping_thread_in_monotonic_ns() {
+        let cpu = last_cpu();
+        // A busy neighbour may still overflow the buffer: then the counts cannot hold, so
+        // try again (a few times) for a recording that lost nothing.
+        let mut lost = Vec::new();
+        for _ in 0..3 {
+            let Some(trace) = trace_a_sleeper(cpu) else { return };
+            let SleeperTrace { recording, stats, tid, before, after } = trace;
+            assert!(stats.ns_resolution, "the raw pass paired with the text");
+            assert_eq!(recording.lost.len(), 1);
+            assert_eq!(recording.lost[0].0, cpu);
+            let events = &recording.events;
+            assert!(events.iter().all(|e| e.cpu == cpu), "only the CPU asked for");
+            assert!(events.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns), "in time order");
+            assert!(
+                events.iter().all(|e| (before..=after).contains(&e.ts_ns)),
+                "{before}..{after}: not CLOCK_MONOTONIC"
+            );
+            assert!(events.iter().any(|e| e.ts_ns % 1000 != 0), "ns, not µs");
+            if recording.lost[0].1 > 0 {
+                lost.push(recording.lost[0].1);
+                continue;
+            }
+            let slept = events
+                .iter()
+                .filter(|e| {
+                    matches!(&e.kind, EventKind::Switch { prev, prev_state, .. }
+                    if prev.pid == tid && prev.comm == "trace-sleeper" && prev_state == "S")
+                })
+                .count();
+            let woken =
+                events.iter().filter(|e| matches!(&e.kind, EventKind::Wakeup { task, .. } if task.pid == tid)).count();
+            // The switches into the thread are not counted: on the test VM (Linux 6.18 under
+            // Firecracker) CPU 1 emitted no sched_switch whose prev is its idle task in any capture, so a
+            // thread woken on an idle CPU 1 appears to run from its wakeup on.
+            assert!(slept >= 30 && woken >= 30, "{slept} sleeps and {woken} wakeups of 40 seen");
+            return;
+        }
+        panic!("every recording lost events ({lost:?}): the buffer is too small for this machine's load");
     }
 
     #[test]
