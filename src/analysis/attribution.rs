@@ -177,15 +177,15 @@ pub fn with_idle_exits(events: &[TraceEvent]) -> Vec<TraceEvent> {
                 cpu.woken = None;
                 cpu.settled = false;
             }
-            EventKind::Waking { task, target_cpu } | EventKind::Wakeup { task, target_cpu } => {
-                if *target_cpu == e.cpu && cpu.idle && !cpu.settled && task.pid != IDLE_PID {
-                    // Of the tasks one handler wakes, the more urgent (lower kernel
-                    // priority) runs first.
-                    if cpu.woken.is_none_or(|(pid, prio, _)| pid == task.pid || task.prio < prio) {
-                        cpu.woken = Some((task.pid, task.prio, e.ts_ns));
-                    }
-                    cpu.settled = cpu.depth == 0;
+            EventKind::Waking { task, target_cpu } | EventKind::Wakeup { task, target_cpu }
+                if *target_cpu == e.cpu && cpu.idle && !cpu.settled && task.pid != IDLE_PID =>
+            {
+                // Of the tasks one handler wakes, the more urgent (lower kernel priority)
+                // runs first.
+                if cpu.woken.is_none_or(|(pid, prio, _)| pid == task.pid || task.prio < prio) {
+                    cpu.woken = Some((task.pid, task.prio, e.ts_ns));
                 }
+                cpu.settled = cpu.depth == 0;
             }
             EventKind::IrqEntry { .. } | EventKind::SoftirqEntry { .. } | EventKind::LocalTimerEntry => {
                 cpu.depth += 1;
