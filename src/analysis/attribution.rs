@@ -33,7 +33,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::AddAssign;
 
-use crate::model::trace::{Culprit, EventKind, Recording, Source, SpikeAttribution, TailCulprit, TaskRef, TraceEvent};
+use crate::analysis::trace::{
+    Culprit, EventKind, Recording, Source, SpikeAttribution, TailCulprit, TaskRef, TraceEvent,
+};
 
 /// The idle task (`swapper/N`) is pid 0 on every CPU.
 const IDLE_PID: i32 = 0;

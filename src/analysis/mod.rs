@@ -8,4 +8,5 @@ pub mod period;
 pub mod random;
 pub mod sequential;
 pub mod stats;
+pub mod trace;
 pub mod verdict;

@@ -23,9 +23,9 @@
 //! read inside it.
 
 use crate::analysis::attribution;
+use crate::analysis::trace::{Attribution, Recording, ThreadAttribution, MAX_ATTRIBUTED};
 use crate::bench::outliers::{LargestSamples, TimedSample};
 use crate::error::{describe_io, Error, Result};
-use crate::model::trace::{Attribution, Recording, ThreadAttribution, MAX_ATTRIBUTED};
 use crate::model::{
     DeadlineFigures, DeadlineParams, LatencyLength, LatencyOutcome, LatencySpec, Policy, SchedInfo, ThreadOutliers,
     ThreadStats,

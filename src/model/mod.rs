@@ -12,7 +12,6 @@ pub mod parse;
 pub mod run;
 pub mod schedinfo;
 pub mod spec;
-pub mod trace;
 
 pub use load::{LoadKind, LoadOutcome, LoadSpec};
 pub use options::{LatencyOptions, RingOptions, WorkloadOptions};

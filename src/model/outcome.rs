@@ -181,7 +181,7 @@ pub struct LatencyOutcome {
     pub outliers: Vec<ThreadOutliers>,
     /// With `--trace on`: what ran in the spikes' place, or why nothing could be said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub attribution: Option<crate::model::trace::Attribution>,
+    pub attribution: Option<crate::analysis::trace::Attribution>,
 }
 
 /// A SCHED_DEADLINE latency run's jobs beyond their lateness (which is the histogram).

@@ -25,8 +25,8 @@
 //! paths go through a descriptor of the `instances` directory, so a session keeps working
 //! when another one unmounts tracefs under it.
 
+use crate::analysis::trace::{EventKind, Recording, TaskRef, TraceEvent};
 use crate::error::{describe_io, Error, Result};
-use crate::model::trace::{EventKind, Recording, TaskRef, TraceEvent};
 use std::fmt;
 use std::fs::File;
 use std::io;
