@@ -162,6 +162,22 @@ pub fn with_idle_exits(events: &[TraceEvent]) -> Vec<TraceEvent> {
     // (index to insert before, event)
     let mut inserts: Vec<(usize, TraceEvent)> = Vec::new();
     for (i, e) in events.iter().enumerate() {
+        // A wakeup done from another CPU (its `sched_wakeup` recorded there): an idle
+        // target runs the task as soon as the reschedule interrupt arrives, about when the
+        // wakeup is recorded. (A waking event's CPU is the task's old one, not yet the
+        // target, so only the wakeup counts.)
+        if let EventKind::Wakeup { task, target_cpu } = &e.kind {
+            if *target_cpu != e.cpu && task.pid != IDLE_PID {
+                let target = cpus.entry(*target_cpu).or_default();
+                if target.idle
+                    && !target.settled
+                    && target.woken.is_none_or(|(pid, prio, _)| pid != task.pid && task.prio < prio)
+                {
+                    target.woken = Some((task.pid, task.prio, e.ts_ns));
+                }
+                continue;
+            }
+        }
         let cpu = cpus.entry(e.cpu).or_default();
         match &e.kind {
             EventKind::Switch { prev, next, .. } => {
@@ -647,6 +663,18 @@ mod tests {
         // A switch out of a task never woken here infers nothing.
         let stray = vec![switch(0, measured(), "S", idle()), switch(50 * US, spinner(), "S", idle())];
         assert_eq!(with_idle_exits(&stray), stray);
+    }
+
+    #[test]
+    fn a_wakeup_from_another_cpu_onto_the_idle_one_puts_its_switch_back_at_the_wakeup() {
+        let mut events = vec![switch(0, measured(), "S", idle())];
+        // Recorded on CPU 0, aimed at the idle CPU: the waking names the old CPU.
+        events.push(TraceEvent { cpu: 0, ts_ns: 5 * US, kind: EventKind::Waking { task: spinner(), target_cpu: 0 } });
+        events.push(TraceEvent { cpu: 0, ts_ns: 6 * US, kind: EventKind::Wakeup { task: spinner(), target_cpu: CPU } });
+        events.push(switch(400 * US, spinner(), "S", idle()));
+        let filled = with_idle_exits(&sorted(events));
+        let inferred = filled.iter().find(|e| matches!(&e.kind, EventKind::Switch { next, .. } if next.pid == 777));
+        assert_eq!(inferred.map(|e| (e.cpu, e.ts_ns)), Some((CPU, 6 * US)));
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! wait and migrations from the child's own schedstat readings at the gate and at its
 //! finish stamp (so a child that waits behind others before it first runs shows it).
 
+use crate::analysis::offcpu::{off_cpu, ChildWindow, WorkloadTrace};
 use crate::analysis::random::SplitMix64;
 use crate::error::{describe_io, Error, Result};
 use crate::model::{ChildRecord, TrialStatus, Usage, WorkloadKind, WorkloadParams, WorkloadSpec, WorkloadTrial};
@@ -20,6 +21,7 @@ use crate::sys::children::{ChildContext, ChildGroup, StartGate};
 use crate::sys::clock::monotonic_ns;
 use crate::sys::schedstat::{SchedBoard, TaskFiles};
 use crate::sys::shm::{Snapshot, UsageBoard};
+use crate::sys::trace::TraceSession;
 use crate::sys::{fd, rusage, sched};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -332,7 +334,9 @@ pub fn run_trial(spec: &WorkloadSpec, repeat: usize, dir: Option<&WorkDir>) -> R
         usage: Usage::default(),
         children: Vec::new(),
         fork_ns: 0,
+        trace: None,
     };
+    let tracing;
     let outcome = {
         let mut group = ChildGroup::new("workload child", spec.procs)?;
         let t_fork = monotonic_ns();
@@ -340,6 +344,9 @@ pub fn run_trial(spec: &WorkloadSpec, repeat: usize, dir: Option<&WorkDir>) -> R
             group.spawn(&[], |ctx| plan.run(ctx))?;
         }
         group.wait_ready(spec.procs)?;
+        // After the forks, whose events are not the trial's: the kernel records, the
+        // trial process reads once every child is done.
+        tracing = spec.trace.then(start_tracing);
         // With RT throttling on, a SCHED_OTHER parent is guaranteed its share while RT
         // children are throttled (an RT parent would be throttled with them); with it
         // off, only a higher RT priority lets the watchdog run.
@@ -355,6 +362,8 @@ pub fn run_trial(spec: &WorkloadSpec, repeat: usize, dir: Option<&WorkDir>) -> R
         drop(watchdog);
         reaped.map(|r| (r, t_start))
     };
+    let recording =
+        tracing.map(|session| session.and_then(|s| s.stop().map_err(|e| format!("reading the trace: {e}"))));
     if let Some(dir) = dir {
         dir.clear_outputs(spec.procs);
     }
@@ -370,6 +379,7 @@ pub fn run_trial(spec: &WorkloadSpec, repeat: usize, dir: Option<&WorkDir>) -> R
         }
         Err(e) => return Err(e),
     };
+    let mut windows = Vec::with_capacity(reaped.len());
     for (index, r) in reaped.iter().enumerate() {
         let usage = r.usage.since(&board.load_usage(index, Snapshot::Start));
         let finish_ns = board.load_extra(index, FINISH_NS).saturating_sub(t_start);
@@ -379,9 +389,29 @@ pub fn run_trial(spec: &WorkloadSpec, repeat: usize, dir: Option<&WorkDir>) -> R
         };
         trial.usage.accumulate(&usage);
         trial.children.push(ChildRecord { finish_ns, usage, pi_estimate, sched: sched.window(index) });
+        windows.push(ChildWindow { pid: r.pid, start_ns: t_start, end_ns: t_start + finish_ns });
     }
     trial.wall_ns = trial.children.iter().map(|c| c.finish_ns).max().unwrap_or(0);
+    trial.trace = recording.map(|r| match r {
+        Err(reason) => WorkloadTrace::unavailable(reason),
+        Ok(recording) => {
+            let (children, outsiders) = off_cpu(&recording.events, &windows);
+            let lost_events = recording.lost.iter().map(|(_, n)| n).sum();
+            WorkloadTrace { unavailable: None, lost_events, children, outsiders }
+        }
+    });
     Ok(trial)
+}
+
+/// Each CPU's trace buffer (KiB) for a workload trial: a child's switch out and back costs
+/// about four events of ~50 bytes, so 32 MiB holds some 150 000 sleeps and preemptions
+/// per CPU; what overflows is counted, never hidden.
+const TRACE_BUFFER_KB: usize = 32 * 1024;
+
+/// A tracing session on every CPU the children may use, or why there is none.
+fn start_tracing() -> std::result::Result<TraceSession, String> {
+    let cpus = sched::allowed_cpus().map_err(|e| format!("no attribution: reading the allowed CPUs: {e}"))?;
+    TraceSession::start(&cpus, TRACE_BUFFER_KB).map_err(|e| format!("no attribution: {}", e.reason()))
 }
 
 /// The watchdog's default: generous, since the right figure depends on the machine.

@@ -86,6 +86,9 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
             if let Some(reservations) = report::reservation_table(&trials) {
                 emit(&reservations)?;
             }
+            if let Some(off_cpu) = report::off_cpu_lines(&trials) {
+                emit(&off_cpu)?;
+            }
         }
         WorkloadFormat::Csv | WorkloadFormat::Markdown => {
             let as_table = if format == WorkloadFormat::Csv { TableFormat::Csv } else { TableFormat::Markdown };

@@ -425,6 +425,9 @@ pub struct WorkloadTrial {
     pub children: Vec<ChildRecord>,
     /// From the first fork to every child waiting at the gate.
     pub fork_ns: u64,
+    /// With `--trace on`: the children's time off the CPU, or why it is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::analysis::offcpu::WorkloadTrace>,
 }
 
 impl WorkloadTrial {
@@ -462,6 +465,7 @@ impl WorkloadTrial {
             }),
             run_delay_min_ns: delays.as_ref().and_then(|d| d.first().copied()),
             migrations: sum.migrations,
+            trace: self.trace.clone(),
         })
     }
 
@@ -547,6 +551,7 @@ mod tests {
             dir: None,
             allow_rt_saturation: false,
             schedstat: true,
+            trace: false,
             load: Default::default(),
             deadline: Some(DeadlineParams { runtime_ns: 300_000, deadline_ns: 1_000_000, period_ns: 1_000_000 }),
         };
@@ -559,6 +564,7 @@ mod tests {
             // 30 %, 31 % and 20 % of a CPU against 30 % reserved: the last is short.
             children: vec![child(300, 1000), child(310, 1000), child(200, 1000)],
             fork_ns: 0,
+            trace: None,
         };
         let r = trial.outcome().unwrap().reservation.unwrap();
         assert!((r.reserved_pct - 30.0).abs() < 1e-9);

@@ -279,6 +279,11 @@ pub struct WorkloadOptions {
     /// off only to measure what the reading costs (the figures are then stored as unknown) [default: on]
     #[arg(long, value_enum, value_name = "on|off")]
     pub schedstat: Option<OnOff>,
+    /// Record the scheduler's tracepoints on the children's CPUs over each trial and split each child's time off the
+    /// CPU: asleep (I/O or otherwise), runnable, and who ran in its place — siblings or other tasks — with its
+    /// preemptions by preemptor (root; a private tracefs instance) [default: off]
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub trace: Option<OnOff>,
 }
 
 /// `schedlab latency` flags and latency experiment keys.
@@ -549,6 +554,7 @@ impl WorkloadOptions {
                     load: load.clone(),
                     deadline: deadline.filter(|_| policy.is_deadline()),
                     schedstat: reads(self.schedstat),
+                    trace: self.trace == Some(OnOff::On),
                 });
             }
         }

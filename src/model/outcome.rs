@@ -107,6 +107,10 @@ pub struct WorkloadOutcome {
     /// CPU-to-CPU moves summed over the children (`se.nr_migrations`).
     #[serde(default)]
     pub migrations: Option<u64>,
+    /// With `--trace on`: each child's time off the CPU and who ran in its place, or why
+    /// that is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::analysis::offcpu::WorkloadTrace>,
 }
 
 /// What SCHED_DEADLINE reservations gave a workload trial's children. A child's CPU % is

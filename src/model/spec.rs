@@ -98,6 +98,10 @@ pub struct WorkloadSpec {
     /// existed read it.
     #[serde(default = "reading_on")]
     pub schedstat: bool,
+    /// Record the scheduler's tracepoints over each trial and split the children's time
+    /// off the CPU (`--trace`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trace: bool,
 }
 
 /// How long one latency measurement goes on.

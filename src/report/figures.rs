@@ -3,6 +3,7 @@
 //! readers. The measured values, their keys and their order come from the figure
 //! registry (`model::figures`); the spec's settings are written beside them here.
 
+use crate::analysis::offcpu::WorkloadTrace;
 use crate::model::figures::{self, Figure, Part};
 use crate::model::{
     ns_to_s, Family, LatencyOutcome, LatencySpec, LoadSpec, Outcome, RingLength, RingOutcome, RingSpec, ThreadStats,
@@ -124,6 +125,7 @@ pub fn workload(
         run_delay_p50_ns: None,
         run_delay_min_ns: None,
         migrations: None,
+        trace: None,
     };
     let o = Outcome::Workload(o.cloned().unwrap_or(zero));
     let io = p.kind == WorkloadKind::Io;
@@ -149,7 +151,27 @@ pub fn workload(
     add_load(&mut m, &spec.load, &o);
     add_reservation(&mut m, spec.deadline);
     put_part(&mut m, figures::of(Family::Workload), Part::Deadline, &o);
+    if let Outcome::Workload(w) = &o {
+        m.extend(off_cpu_keys(w.trace.as_ref()));
+    }
     m
+}
+
+/// With `--trace on`: the children's time off the CPU summed (`off_cpu`), the outsiders
+/// that took their CPUs (`outsiders`), each child's split (`off_cpu_children`) and the
+/// events lost (`trace_lost_events`); or `attribution` saying why there are none.
+fn off_cpu_keys(trace: Option<&WorkloadTrace>) -> Map<String, Json> {
+    let mut keys = Map::new();
+    let Some(t) = trace else { return keys };
+    if let Some(reason) = &t.unavailable {
+        keys.insert("attribution".into(), json!(reason));
+        return keys;
+    }
+    keys.insert("off_cpu".into(), json!(t.totals()));
+    keys.insert("outsiders".into(), json!(t.outsiders));
+    keys.insert("off_cpu_children".into(), json!(t.children));
+    keys.insert("trace_lost_events".into(), json!(t.lost_events));
+    keys
 }
 
 fn latency_line(spec: &LatencySpec, thread: Json, s: &ThreadStats) -> Map<String, Json> {

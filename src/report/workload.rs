@@ -1,6 +1,8 @@
 //! Workload results: the 2014 study's own line per trial, JSON lines, and a summary table
 //! per policy x procs (mean, sd, median, min, max over repeats).
 
+use crate::analysis::attribution::describe_prio;
+use crate::analysis::offcpu::{Outsider, WorkloadTrace};
 use crate::analysis::stats::Summary;
 use crate::model::{ns_to_s, TrialStatus, WorkloadKind, WorkloadOutcome, WorkloadSpec};
 use crate::report::table::Table;
@@ -196,6 +198,113 @@ pub fn table(trials: &[LiveTrial]) -> String {
     text
 }
 
+/// With `--trace on`: per policy x procs cell, each child's time off the CPU and who ran
+/// in its place, over its traced trials (`None` when no trial was traced). Seed 002's
+/// "SCHED_OTHER preempts a process once its time slice is used up", measured: how often
+/// each child was switched out while still runnable, and by whom.
+pub fn off_cpu_lines(trials: &[LiveTrial]) -> Option<String> {
+    let mut cells: Vec<(crate::model::Policy, usize)> = Vec::new();
+    for t in trials.iter().filter(|t| t.spec.trace) {
+        let key = (t.spec.policy, t.spec.procs);
+        if !cells.contains(&key) {
+            cells.push(key);
+        }
+    }
+    if cells.is_empty() {
+        return None;
+    }
+    let mut lines =
+        vec!["What ran instead (--trace on; each child from its gate to its finish, over the cell's trials):"
+            .to_string()];
+    for (policy, procs) in cells {
+        let traces: Vec<&WorkloadTrace> = trials
+            .iter()
+            .filter(|t| t.spec.policy == policy && t.spec.procs == procs)
+            .filter_map(|t| t.outcome.as_ref().and_then(|o| o.trace.as_ref()))
+            .collect();
+        let cell = format!("{} x {procs}", policy.kernel_name());
+        if let Some(reason) = traces.iter().find_map(|t| t.unavailable.as_deref()) {
+            lines.push(format!("  {cell}: {reason}"));
+            continue;
+        }
+        lines.push(format!("  {cell}: {}", describe_off_cpu(&traces)));
+    }
+    Some(lines.join("\n"))
+}
+
+/// One cell's traced trials in a sentence: preemptions per child and by whom, time
+/// runnable and behind whom, time asleep, the outsiders that took the most.
+pub fn describe_off_cpu(traces: &[&WorkloadTrace]) -> String {
+    let pooled = WorkloadTrace {
+        unavailable: None,
+        lost_events: traces.iter().map(|t| t.lost_events).sum(),
+        children: traces.iter().flat_map(|t| t.children.iter().cloned()).collect(),
+        outsiders: Vec::new(),
+    };
+    let t = pooled.totals();
+    let n = pooled.children.len();
+    if n == 0 {
+        return "no child traced".to_string();
+    }
+    let ms = |ns: u64| ns as f64 / 1e6 / n as f64;
+    let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { 100.0 * part as f64 / whole as f64 };
+    let preemptions = t.preempted_by_siblings + t.preempted_by_others;
+    let mut text = if preemptions == 0 {
+        format!("no child was preempted ({n} children)")
+    } else {
+        format!(
+            "a child was preempted a median {} times ({}..{}, {n} children), {:.0} % of them by a sibling",
+            t.preemptions_p50,
+            t.preemptions_min,
+            t.preemptions_max,
+            share(t.preempted_by_siblings, preemptions)
+        )
+    };
+    text.push_str(&format!(
+        "; per child {:.1} ms on a CPU, {:.1} ms runnable ({:.0} % behind siblings, {:.0} % behind other tasks, {:.0} % \
+         with no task traced on its CPU), {:.1} ms asleep in I/O (D), {:.1} ms asleep otherwise",
+        ms(t.on_cpu_ns),
+        ms(t.runnable_ns),
+        share(t.behind_siblings_ns, t.runnable_ns),
+        share(t.behind_others_ns, t.runnable_ns),
+        share(t.runnable_ns.saturating_sub(t.behind_siblings_ns + t.behind_others_ns), t.runnable_ns),
+        ms(t.blocked_ns),
+        ms(t.sleeping_ns),
+    ));
+    let mut outsiders: Vec<Outsider> = Vec::new();
+    for o in traces.iter().flat_map(|t| &t.outsiders) {
+        match outsiders.iter_mut().find(|x| x.comm == o.comm && x.prio == o.prio) {
+            Some(x) => {
+                x.preemptions += o.preemptions;
+                x.behind_ns += o.behind_ns;
+            }
+            None => outsiders.push(o.clone()),
+        }
+    }
+    outsiders.sort_by(|a, b| b.behind_ns.cmp(&a.behind_ns).then(b.preemptions.cmp(&a.preemptions)));
+    if !outsiders.is_empty() {
+        let named: Vec<String> = outsiders
+            .iter()
+            .take(3)
+            .map(|o| {
+                format!(
+                    "{} ({}): {} preemption{}, {:.1} ms",
+                    o.comm,
+                    describe_prio(o.prio),
+                    o.preemptions,
+                    if o.preemptions == 1 { "" } else { "s" },
+                    o.behind_ns as f64 / 1e6
+                )
+            })
+            .collect();
+        text.push_str(&format!("; other tasks: {}", named.join(", ")));
+    }
+    if pooled.lost_events > 0 {
+        text.push_str(&format!("; {} events lost: the split is partial", pooled.lost_events));
+    }
+    text
+}
+
 /// Under SCHED_DEADLINE: a row per deadline cell with what each child's reservation
 /// allowed (runtime / period) beside the CPU % the children got, and how many fell short.
 /// `None` when no cell ran under deadline.
@@ -293,6 +402,7 @@ mod tests {
             load: Default::default(),
             deadline: None,
             schedstat: true,
+            trace: false,
         };
         let children: Vec<ChildRecord> = child_cpu_ns
             .iter()
@@ -320,6 +430,7 @@ mod tests {
             usage,
             children,
             fork_ns: 0,
+            trace: None,
         };
         LiveTrial { spec, repeat: 1, outcome: measured.outcome(), status: measured.status }
     }

@@ -86,6 +86,7 @@ fn workload(f: &Json) -> Option<WorkloadOutcome> {
         run_delay_p50_ns: None,
         run_delay_min_ns: None,
         migrations: None,
+        trace: None,
     })
 }
 

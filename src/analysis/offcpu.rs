@@ -1,0 +1,425 @@
+//! Where a workload's children spent their window, from the scheduler's own tracepoints:
+//! on a CPU, asleep (by the state the switch says they left in), or runnable, and who ran
+//! in their place: the siblings of the same trial or tasks from outside it. Seed 002's "the
+//! scheduler preempts a process once its time slice is used up" becomes a count per child
+//! of switches out while still runnable, by preemptor.
+
+use crate::analysis::attribution::with_idle_exits;
+use crate::analysis::trace::{EventKind, TaskRef, TraceEvent};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+
+/// The idle task's pid on every CPU.
+const IDLE_PID: i32 = 0;
+/// The most outsiders kept per trial: the largest by time taken.
+pub const MAX_OUTSIDERS: usize = 10;
+
+/// One child's window (its gate to its finish) as the scheduler saw it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildOffCpu {
+    pub pid: i32,
+    pub on_cpu_ns: u64,
+    /// Asleep uninterruptibly ("D": waiting for the disk, mostly).
+    pub blocked_ns: u64,
+    /// Asleep interruptibly ("S": a pipe, a futex, a sleep).
+    pub sleeping_ns: u64,
+    /// Runnable but not running ...
+    pub runnable_ns: u64,
+    /// ... of which a sibling ran on its CPU,
+    pub behind_siblings_ns: u64,
+    /// ... and of which a task from outside the trial did.
+    pub behind_others_ns: u64,
+    /// Switched out while still runnable (preempted), by a sibling or by another task.
+    pub preempted_by_siblings: u64,
+    pub preempted_by_others: u64,
+    /// Time before its first traced event: no state is known for it.
+    pub untraced_ns: u64,
+}
+
+impl ChildOffCpu {
+    pub fn preemptions(&self) -> u64 {
+        self.preempted_by_siblings + self.preempted_by_others
+    }
+}
+
+/// A task from outside the trial that took a child's CPU or ran while one waited for it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outsider {
+    pub comm: String,
+    /// The kernel's priority (0-99 real time, 100-139 normal: 120 = nice 0).
+    pub prio: i32,
+    /// Switches of a child out while runnable, to this task.
+    pub preemptions: u64,
+    /// Time it ran on a CPU a child was waiting for (ns).
+    pub behind_ns: u64,
+}
+
+/// A workload trial's trace, stored with its outcome.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadTrace {
+    /// Why nothing was attributed though tracing was asked for ("needs root", ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// Events the trace buffers lost over the window: non-zero makes the split partial.
+    #[serde(default)]
+    pub lost_events: u64,
+    #[serde(default)]
+    pub children: Vec<ChildOffCpu>,
+    /// The outsiders, most time first (at most `MAX_OUTSIDERS`).
+    #[serde(default)]
+    pub outsiders: Vec<Outsider>,
+}
+
+impl WorkloadTrace {
+    pub fn unavailable(reason: impl Into<String>) -> WorkloadTrace {
+        WorkloadTrace { unavailable: Some(reason.into()), ..WorkloadTrace::default() }
+    }
+
+    /// The children's figures summed, and the median child's preemptions.
+    pub fn totals(&self) -> OffCpuTotals {
+        let mut t = OffCpuTotals::default();
+        for c in &self.children {
+            t.on_cpu_ns += c.on_cpu_ns;
+            t.blocked_ns += c.blocked_ns;
+            t.sleeping_ns += c.sleeping_ns;
+            t.runnable_ns += c.runnable_ns;
+            t.behind_siblings_ns += c.behind_siblings_ns;
+            t.behind_others_ns += c.behind_others_ns;
+            t.preempted_by_siblings += c.preempted_by_siblings;
+            t.preempted_by_others += c.preempted_by_others;
+        }
+        let mut per_child: Vec<u64> = self.children.iter().map(ChildOffCpu::preemptions).collect();
+        per_child.sort_unstable();
+        t.preemptions_min = per_child.first().copied().unwrap_or(0);
+        t.preemptions_max = per_child.last().copied().unwrap_or(0);
+        t.preemptions_p50 = match per_child.len() {
+            0 => 0.0,
+            n if n % 2 == 1 => per_child[n / 2] as f64,
+            n => (per_child[n / 2 - 1] + per_child[n / 2]) as f64 / 2.0,
+        };
+        t
+    }
+}
+
+/// A trial's children together.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct OffCpuTotals {
+    pub on_cpu_ns: u64,
+    pub blocked_ns: u64,
+    pub sleeping_ns: u64,
+    pub runnable_ns: u64,
+    pub behind_siblings_ns: u64,
+    pub behind_others_ns: u64,
+    pub preempted_by_siblings: u64,
+    pub preempted_by_others: u64,
+    /// Preemptions of the least, median and most preempted child.
+    pub preemptions_min: u64,
+    pub preemptions_p50: f64,
+    pub preemptions_max: u64,
+}
+
+/// One child as the trial knows it: its pid and its window, CLOCK_MONOTONIC ns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChildWindow {
+    pub pid: i32,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Unknown,
+    Running,
+    Blocked,
+    Sleeping,
+    Runnable { cpu: usize },
+    Gone,
+}
+
+/// What ran on one CPU: from each switch, the task switched in.
+struct Lane {
+    starts: Vec<u64>,
+    tasks: Vec<TaskRef>,
+}
+
+impl Lane {
+    /// Each task that ran within `[a, b)`, with its overlap (ns).
+    fn overlaps(&self, a: u64, b: u64) -> impl Iterator<Item = (&TaskRef, u64)> + '_ {
+        // The segment running at `a` starts at the last switch at or before it.
+        let first = self.starts.partition_point(|&s| s <= a).saturating_sub(1);
+        (first..self.starts.len()).map_while(move |i| {
+            let start = self.starts[i].max(a);
+            let end = self.starts.get(i + 1).copied().unwrap_or(u64::MAX).min(b);
+            (self.starts[i] < b).then(|| (&self.tasks[i], end.saturating_sub(start)))
+        })
+    }
+}
+
+/// The running account of every child while the events are walked.
+struct Books<'a> {
+    children: &'a [ChildWindow],
+    index: HashMap<i32, usize>,
+    lanes: BTreeMap<usize, Lane>,
+    states: Vec<(State, u64)>,
+    out: Vec<ChildOffCpu>,
+    /// (comm, prio) -> (preemptions, behind_ns)
+    outsiders: BTreeMap<(String, i32), (u64, u64)>,
+}
+
+impl Books<'_> {
+    fn is_sibling(&self, pid: i32) -> bool {
+        self.index.contains_key(&pid)
+    }
+
+    /// Book child `i`'s time in its current state up to `at` (within its window), then
+    /// enter `next`. A child that is gone stays gone.
+    fn advance(&mut self, i: usize, at: u64, next: State) {
+        let w = self.children[i];
+        let (state, since) = self.states[i];
+        let (a, b) = (since.max(w.start_ns), at.min(w.end_ns));
+        if b > a {
+            let span = b - a;
+            match state {
+                State::Unknown => self.out[i].untraced_ns += span,
+                State::Running => self.out[i].on_cpu_ns += span,
+                State::Blocked => self.out[i].blocked_ns += span,
+                State::Sleeping => self.out[i].sleeping_ns += span,
+                State::Gone => {}
+                State::Runnable { cpu } => {
+                    self.out[i].runnable_ns += span;
+                    self.book_waiting(i, cpu, a, b);
+                }
+            }
+        }
+        if state != State::Gone {
+            self.states[i] = (next, at.max(since));
+        }
+    }
+
+    /// Who ran on `cpu` while child `i` waited for it from `a` to `b`.
+    fn book_waiting(&mut self, i: usize, cpu: usize, a: u64, b: u64) {
+        let Some(lane) = self.lanes.get(&cpu) else { return };
+        let pid = self.children[i].pid;
+        let (mut siblings, mut others) = (0, 0);
+        for (task, ns) in lane.overlaps(a, b) {
+            if task.pid == IDLE_PID || task.pid == pid {
+                continue;
+            }
+            if self.index.contains_key(&task.pid) {
+                siblings += ns;
+            } else {
+                others += ns;
+                self.outsiders.entry((task.comm.clone(), task.prio)).or_insert((0, 0)).1 += ns;
+            }
+        }
+        self.out[i].behind_siblings_ns += siblings;
+        self.out[i].behind_others_ns += others;
+    }
+}
+
+/// Split each child's window by what the trace says it did, and name who ran in its place.
+/// `events` in time order, as recorded (switches out of idle the kernel did not trace are
+/// put back first).
+pub fn off_cpu(events: &[TraceEvent], children: &[ChildWindow]) -> (Vec<ChildOffCpu>, Vec<Outsider>) {
+    let events = with_idle_exits(events);
+    let mut lanes: BTreeMap<usize, Lane> = BTreeMap::new();
+    for e in &events {
+        if let EventKind::Switch { next, .. } = &e.kind {
+            let lane = lanes.entry(e.cpu).or_insert(Lane { starts: Vec::new(), tasks: Vec::new() });
+            lane.starts.push(e.ts_ns);
+            lane.tasks.push(next.clone());
+        }
+    }
+    let mut books = Books {
+        children,
+        index: children.iter().enumerate().map(|(i, c)| (c.pid, i)).collect(),
+        lanes,
+        states: children.iter().map(|c| (State::Unknown, c.start_ns)).collect(),
+        out: children.iter().map(|c| ChildOffCpu { pid: c.pid, ..Default::default() }).collect(),
+        outsiders: BTreeMap::new(),
+    };
+    for e in &events {
+        match &e.kind {
+            EventKind::Switch { prev, prev_state, next } => {
+                if let Some(&i) = books.index.get(&prev.pid) {
+                    let state = match prev_state.chars().next() {
+                        Some('R') => State::Runnable { cpu: e.cpu },
+                        Some('D') => State::Blocked,
+                        Some('X' | 'Z') => State::Gone,
+                        _ => State::Sleeping,
+                    };
+                    let w = children[i];
+                    let within = e.ts_ns >= w.start_ns && e.ts_ns < w.end_ns;
+                    if within && matches!(state, State::Runnable { .. }) && next.pid != prev.pid {
+                        if books.is_sibling(next.pid) {
+                            books.out[i].preempted_by_siblings += 1;
+                        } else {
+                            books.out[i].preempted_by_others += 1;
+                            books.outsiders.entry((next.comm.clone(), next.prio)).or_insert((0, 0)).0 += 1;
+                        }
+                    }
+                    books.advance(i, e.ts_ns, state);
+                }
+                if let Some(&i) = books.index.get(&next.pid) {
+                    books.advance(i, e.ts_ns, State::Running);
+                }
+            }
+            EventKind::Waking { task, target_cpu } | EventKind::Wakeup { task, target_cpu } => {
+                if let Some(&i) = books.index.get(&task.pid) {
+                    let moved = match books.states[i].0 {
+                        State::Unknown | State::Blocked | State::Sleeping => true,
+                        State::Runnable { cpu } => cpu != *target_cpu,
+                        State::Running | State::Gone => false,
+                    };
+                    if moved {
+                        books.advance(i, e.ts_ns, State::Runnable { cpu: *target_cpu });
+                    }
+                }
+            }
+            EventKind::Migrate { task, dest_cpu, .. } => {
+                if let Some(&i) = books.index.get(&task.pid) {
+                    if matches!(books.states[i].0, State::Runnable { cpu } if cpu != *dest_cpu) {
+                        books.advance(i, e.ts_ns, State::Runnable { cpu: *dest_cpu });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    for (i, w) in children.iter().enumerate() {
+        let state = books.states[i].0;
+        books.advance(i, w.end_ns, state);
+    }
+    let mut named: Vec<Outsider> = books
+        .outsiders
+        .into_iter()
+        .map(|((comm, prio), (preemptions, behind_ns))| Outsider { comm, prio, preemptions, behind_ns })
+        .collect();
+    named.sort_by(|a, b| b.behind_ns.cmp(&a.behind_ns).then(b.preemptions.cmp(&a.preemptions)));
+    named.truncate(MAX_OUTSIDERS);
+    (books.out, named)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(comm: &str, pid: i32, prio: i32) -> TaskRef {
+        TaskRef { comm: comm.into(), pid, prio }
+    }
+
+    fn switch(cpu: usize, ts_ns: u64, prev: TaskRef, state: &str, next: TaskRef) -> TraceEvent {
+        TraceEvent { cpu, ts_ns, kind: EventKind::Switch { prev, prev_state: state.into(), next } }
+    }
+
+    fn wakeup(cpu: usize, ts_ns: u64, t: TaskRef, target_cpu: usize) -> TraceEvent {
+        TraceEvent { cpu, ts_ns, kind: EventKind::Wakeup { task: t, target_cpu } }
+    }
+
+    fn window(pid: i32, end_ns: u64) -> ChildWindow {
+        ChildWindow { pid, start_ns: 0, end_ns }
+    }
+
+    #[test]
+    fn two_siblings_sharing_a_cpu_preempt_each_other_and_wait_behind_each_other() {
+        let (a, b) = (task("schedlab", 10, 120), task("schedlab", 11, 120));
+        let idle = task("swapper/0", 0, 120);
+        let events = vec![
+            wakeup(0, 0, a.clone(), 0),
+            wakeup(0, 0, b.clone(), 0),
+            switch(0, 10, idle.clone(), "R", a.clone()),
+            switch(0, 3_010, a.clone(), "R", b.clone()),
+            switch(0, 6_010, b.clone(), "R+", a.clone()),
+            switch(0, 9_010, a.clone(), "X", b.clone()),
+            switch(0, 12_010, b.clone(), "X", idle),
+        ];
+        let (children, outsiders) = off_cpu(&events, &[window(10, 9_010), window(11, 12_010)]);
+        assert!(outsiders.is_empty());
+        let (ca, cb) = (&children[0], &children[1]);
+        assert_eq!((ca.preempted_by_siblings, ca.preempted_by_others), (1, 0));
+        assert_eq!((cb.preempted_by_siblings, cb.preempted_by_others), (1, 0));
+        assert_eq!(ca.on_cpu_ns, 6_000);
+        assert_eq!(ca.runnable_ns, 3_010);
+        // From 0 to 10 the idle task still ran: waiting, but behind no one.
+        assert_eq!(ca.behind_siblings_ns, 3_000);
+        assert_eq!(cb.on_cpu_ns, 6_000);
+        assert_eq!(cb.runnable_ns, 6_010);
+        assert_eq!(cb.behind_siblings_ns, 6_000);
+        for c in &children {
+            assert_eq!(c.untraced_ns, 0);
+            assert_eq!(
+                c.on_cpu_ns + c.runnable_ns + c.blocked_ns + c.sleeping_ns,
+                [9_010, 12_010][(c.pid - 10) as usize]
+            );
+        }
+    }
+
+    #[test]
+    fn an_outsider_that_preempts_is_named_and_sleep_is_split_by_state() {
+        let child = task("schedlab", 20, 120);
+        let kworker = task("kworker/1:1", 99, 120);
+        let fifo = task("irq/9-acpi", 77, 49);
+        let idle = task("swapper/1", 0, 120);
+        let events = vec![
+            wakeup(1, 0, child.clone(), 1),
+            switch(1, 100, idle.clone(), "R", child.clone()),
+            switch(1, 1_100, child.clone(), "D", idle.clone()),
+            wakeup(1, 2_100, child.clone(), 1),
+            switch(1, 2_100, idle.clone(), "R", kworker.clone()),
+            switch(1, 2_600, kworker.clone(), "S", child.clone()),
+            switch(1, 3_600, child.clone(), "R+", fifo.clone()),
+            switch(1, 3_800, fifo.clone(), "S", child.clone()),
+            switch(1, 4_800, child.clone(), "S", idle.clone()),
+        ];
+        let (children, outsiders) = off_cpu(&events, &[window(20, 5_000)]);
+        let c = &children[0];
+        assert_eq!(c.on_cpu_ns, 3_000);
+        assert_eq!(c.blocked_ns, 1_000);
+        assert_eq!(c.sleeping_ns, 200);
+        assert_eq!(c.runnable_ns, 100 + 500 + 200);
+        assert_eq!(c.behind_others_ns, 700);
+        assert_eq!((c.preempted_by_siblings, c.preempted_by_others), (0, 1));
+        assert_eq!(outsiders.len(), 2);
+        assert_eq!(outsiders[0], Outsider { comm: "kworker/1:1".into(), prio: 120, preemptions: 0, behind_ns: 500 });
+        assert_eq!(outsiders[1], Outsider { comm: "irq/9-acpi".into(), prio: 49, preemptions: 1, behind_ns: 200 });
+    }
+
+    #[test]
+    fn time_outside_the_window_and_before_the_first_event_is_not_booked() {
+        let child = task("schedlab", 30, 120);
+        let other = task("bash", 5, 120);
+        let events = vec![
+            switch(0, 500, other.clone(), "S", child.clone()),
+            switch(0, 2_000, child.clone(), "R", other.clone()),
+            switch(0, 9_000, other, "S", child.clone()),
+        ];
+        let (children, _) = off_cpu(&events, &[ChildWindow { pid: 30, start_ns: 100, end_ns: 5_000 }]);
+        let c = &children[0];
+        assert_eq!(c.untraced_ns, 400);
+        assert_eq!(c.on_cpu_ns, 1_500);
+        assert_eq!(c.runnable_ns, 3_000);
+        assert_eq!(c.behind_others_ns, 3_000);
+        assert_eq!(c.preemptions(), 1);
+    }
+
+    #[test]
+    fn a_migration_moves_the_wait_to_the_new_cpu() {
+        let child = task("schedlab", 40, 120);
+        let (on0, on1) = (task("a", 1, 120), task("b", 2, 120));
+        let events = vec![
+            switch(0, 0, child.clone(), "R", on0.clone()),
+            switch(1, 0, task("swapper/1", 0, 120), "R", on1.clone()),
+            TraceEvent {
+                cpu: 0,
+                ts_ns: 1_000,
+                kind: EventKind::Migrate { task: child.clone(), orig_cpu: 0, dest_cpu: 1 },
+            },
+            switch(1, 4_000, on1, "S", child.clone()),
+            switch(0, 5_000, on0, "S", task("swapper/0", 0, 120)),
+        ];
+        let (children, outsiders) = off_cpu(&events, &[window(40, 4_000)]);
+        assert_eq!(children[0].runnable_ns, 4_000);
+        let by_comm: HashMap<&str, u64> = outsiders.iter().map(|o| (o.comm.as_str(), o.behind_ns)).collect();
+        assert_eq!(by_comm, HashMap::from([("a", 1_000), ("b", 3_000)]));
+    }
+}

@@ -1,0 +1,170 @@
+//! `schedlab workload --trace on`: each child's time off the CPU and who ran in its place,
+//! from the kernel's own tracepoints, checked against the kernel's own counters (wait4's
+//! involuntary switches) on the real kernel.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// One traced cpu workload trial's JSON line.
+fn traced(policy: &str, procs: usize, iterations: &str) -> Value {
+    let procs = procs.to_string();
+    let args = [
+        "workload",
+        "cpu",
+        "--policy",
+        policy,
+        "--procs",
+        &procs,
+        "--iterations",
+        iterations,
+        "--trace",
+        "on",
+        "--json",
+    ];
+    json_lines(stdout_of(&args).as_bytes()).remove(0)
+}
+
+fn total(line: &Value, key: &str) -> u64 {
+    line["off_cpu"][key].as_u64().unwrap_or_else(|| panic!("no off_cpu.{key}: {line}"))
+}
+
+#[test]
+fn under_other_siblings_preempt_each_other_as_often_as_the_kernel_counts() {
+    if !is_root() {
+        return; // the unprivileged test below covers this path
+    }
+    // Three CPU-bound children per CPU, long enough for several time slices each.
+    let line = traced("other", 3 * cpus(), "20000000");
+    assert_eq!(line["trace_lost_events"], 0, "{line}");
+    let children = line["off_cpu_children"].as_array().unwrap();
+    assert_eq!(children.len(), 3 * cpus());
+    let by_siblings = total(&line, "preempted_by_siblings");
+    let by_others = total(&line, "preempted_by_others");
+    assert!(by_siblings > 0, "no sibling ever preempted another: {line}");
+    assert!(line["off_cpu"]["preemptions_p50"].as_f64().unwrap() > 0.0, "{line}");
+    // They waited behind each other.
+    assert!(total(&line, "behind_siblings_ns") > 0, "{line}");
+    // Each switch out while runnable is one the kernel counts as involuntary: the trace
+    // and wait4 agree (a switch may fall just outside the traced window).
+    let nivcsw = line["nivcsw"].as_u64().unwrap();
+    let traced = by_siblings + by_others;
+    assert!(
+        traced.abs_diff(nivcsw) <= 3 + nivcsw / 5,
+        "traced {traced} preemptions, the kernel counted {nivcsw}: {line}"
+    );
+    // Each child's window is split whole: on a CPU, runnable, asleep, or before its first
+    // event, against its own finish.
+    for c in children {
+        let parts: u64 = ["on_cpu_ns", "runnable_ns", "blocked_ns", "sleeping_ns", "untraced_ns"]
+            .iter()
+            .map(|k| c[k].as_u64().unwrap())
+            .sum();
+        assert!(parts > 0, "{c}");
+        assert!(
+            c["behind_siblings_ns"].as_u64().unwrap() + c["behind_others_ns"].as_u64().unwrap()
+                <= c["runnable_ns"].as_u64().unwrap()
+        );
+    }
+    // Nothing of the trace is left behind.
+    assert_no_instance_of_ours();
+}
+
+#[test]
+fn under_fifo_at_one_child_per_cpu_no_child_is_preempted() {
+    if !is_root() {
+        return;
+    }
+    // Short enough that RT throttling (0.95 s of every 1 s) never stops them.
+    let line = traced("fifo", cpus(), "2000000");
+    assert_eq!(line["trace_lost_events"], 0, "{line}");
+    assert_eq!(total(&line, "preempted_by_siblings"), 0, "{line}");
+    assert_eq!(total(&line, "preempted_by_others"), 0, "{line}");
+    assert_eq!(line["nivcsw"], 0, "{line}");
+    // More children than CPUs: they wait behind each other, still never preempted.
+    let line = traced("fifo", 2 * cpus(), "2000000");
+    assert_eq!(total(&line, "preempted_by_siblings") + total(&line, "preempted_by_others"), 0, "{line}");
+    assert!(total(&line, "behind_siblings_ns") > 0, "{line}");
+    assert_no_instance_of_ours();
+}
+
+#[test]
+fn io_children_are_seen_asleep_in_the_disk_and_the_text_says_who_ran() {
+    if !is_root() {
+        return;
+    }
+    let out = stdout_of(&[
+        "workload",
+        "io",
+        "--policy",
+        "other",
+        "--procs",
+        "2",
+        "--transfer-size",
+        "64KiB",
+        "--block-size",
+        "1KiB",
+        "--repeat",
+        "1",
+        "--trace",
+        "on",
+    ]);
+    assert!(out.contains("What ran instead (--trace on"), "{out}");
+    let line = out.lines().find(|l| l.trim_start().starts_with("SCHED_OTHER x 2:")).expect(&out);
+    assert!(line.contains("asleep in I/O (D)") && line.contains("runnable"), "{out}");
+    let json = json_lines(
+        stdout_of(&[
+            "workload",
+            "io",
+            "--policy",
+            "other",
+            "--procs",
+            "2",
+            "--transfer-size",
+            "64KiB",
+            "--block-size",
+            "1KiB",
+            "--trace",
+            "on",
+            "--json",
+        ])
+        .as_bytes(),
+    );
+    // O_SYNC writes sleep uninterruptibly for the disk.
+    assert!(total(&json[0], "blocked_ns") > 0, "{}", json[0]);
+    assert_no_instance_of_ours();
+}
+
+#[test]
+fn off_by_default_and_unprivileged_runs_say_tracing_needs_root() {
+    let plain =
+        json_lines(stdout_of(&["workload", "cpu", "--procs", "2", "--iterations", "100000", "--json"]).as_bytes());
+    assert!(plain[0].get("off_cpu").is_none() && plain[0].get("attribution").is_none(), "{}", plain[0]);
+    let Some(out) =
+        as_nobody(&[], &["workload", "cpu", "--procs", "2", "--iterations", "100000", "--trace", "on", "--json"])
+    else {
+        return;
+    };
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let line = &json_lines(&out.stdout)[0];
+    assert_eq!(line["status"], "ok", "{line}");
+    assert!(line["attribution"].as_str().unwrap().contains("root"), "{line}");
+}
+
+/// No `schedlab-<pid>-*` instance of a schedlab that has exited.
+fn assert_no_instance_of_ours() {
+    let Ok(dir) = std::fs::read_dir("/sys/kernel/tracing/instances") else { return };
+    for entry in dir.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix("schedlab-").and_then(|r| r.split('-').next()).and_then(|p| p.parse().ok())
+        else {
+            continue;
+        };
+        assert!(is_running(pid), "instance {name} of an exited schedlab was left behind");
+    }
+}
