@@ -84,8 +84,14 @@ fn under_fifo_at_one_child_per_cpu_no_child_is_preempted() {
     let line = traced("fifo", cpus(), "2000000");
     assert_eq!(line["trace_lost_events"], 0, "{line}");
     assert_eq!(total(&line, "preempted_by_siblings"), 0, "{line}");
-    assert_eq!(total(&line, "preempted_by_others"), 0, "{line}");
-    assert_eq!(line["nivcsw"], 0, "{line}");
+    // Only the kernel's stop-class threads outrank them: when one moves a child between
+    // CPUs (the other tests of this file run beside it), the trace names it, and the
+    // kernel counts it too. On a quiet machine there is none (bench/trace-workload.sh).
+    let by_others = total(&line, "preempted_by_others");
+    assert_eq!(Some(by_others), line["nivcsw"].as_u64(), "{line}");
+    for o in line["outsiders"].as_array().unwrap().iter().filter(|o| o["preemptions"].as_u64() > Some(0)) {
+        assert!(o["comm"].as_str().unwrap().starts_with("migration/"), "{line}");
+    }
     // More children than CPUs: they wait behind each other, still never preempted.
     let line = traced("fifo", 2 * cpus(), "2000000");
     assert_eq!(total(&line, "preempted_by_siblings") + total(&line, "preempted_by_others"), 0, "{line}");
@@ -167,4 +173,32 @@ fn assert_no_instance_of_ours() {
         };
         assert!(is_running(pid), "instance {name} of an exited schedlab was left behind");
     }
+}
+
+#[test]
+fn a_rings_traced_switches_are_the_ones_the_kernel_counts() {
+    if !is_root() {
+        return;
+    }
+    for procs in ["2", "16"] {
+        let out = stdout_of(&["ring", "--procs", procs, "--laps", "500", "--trace", "on", "--json"]);
+        let line = &json_lines(out.as_bytes())[0];
+        let t = &line["ring_trace"];
+        assert_eq!(t["lost_events"], 0, "{line}");
+        let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("{line}"));
+        // Every switch to a member is a voluntary or involuntary switch wait4 counts, and
+        // each preemption an involuntary one (a switch may fall just outside the window).
+        let (nvcsw, nivcsw) = (n(&line["nvcsw"]), n(&line["nivcsw"]));
+        let switches = n(&t["switches"]);
+        assert!(switches.abs_diff(nvcsw + nivcsw) <= 3 + (nvcsw + nivcsw) / 50, "{line}");
+        let preempted = n(&t["preempted_by_members"]) + n(&t["preempted_by_others"]);
+        assert!(preempted.abs_diff(nivcsw) <= 3 + nivcsw / 50, "{line}");
+        // At least one switch per hop, and every wakeup was followed by its member running.
+        assert!(switches >= n(&line["hops"]), "{line}");
+        assert!(n(&t["wakeups"]) > 0 && n(&t["wake_to_run_p50_ns"]) > 0, "{line}");
+    }
+    // Thread mode says why it is not traced.
+    let out = stdout_of(&["ring", "--procs", "2", "--laps", "100", "--mode", "thread", "--trace", "on", "--json"]);
+    assert!(json_lines(out.as_bytes())[0]["attribution"].as_str().unwrap().contains("thread mode"), "{out}");
+    assert_no_instance_of_ours();
 }

@@ -3,6 +3,10 @@
 //! in their place: the siblings of the same trial or tasks from outside it. Seed 002's "the
 //! scheduler preempts a process once its time slice is used up" becomes a count per child
 //! of switches out while still runnable, by preemptor.
+//!
+//! And a ring's hops: from each member's wakeup to its running, whether the wakeup
+//! crossed CPUs, and what the CPU ran just before it (the waker handing over, the idle
+//! task, or someone else): what lies behind a knee in the cost per switch.
 
 use crate::analysis::attribution::with_idle_exits;
 use crate::analysis::trace::{EventKind, TaskRef, TraceEvent};
@@ -300,6 +304,128 @@ pub fn off_cpu(events: &[TraceEvent], children: &[ChildWindow]) -> (Vec<ChildOff
     (books.out, named)
 }
 
+/// A ring trial's hops as the scheduler saw them, stored with its outcome.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RingTrace {
+    /// Why nothing was recorded though tracing was asked for ("needs root", ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// Events the trace buffers lost over the window: non-zero makes the figures partial.
+    #[serde(default)]
+    pub lost_events: u64,
+    /// Switches to a member within the window: a hop whose receiver slept costs a
+    /// wakeup and a switch; one whose receiver was still runnable (preempted when it woke
+    /// the next member) only the switch.
+    #[serde(default)]
+    pub switches: u64,
+    /// Members switched out while still runnable, by a member (the one each woke: wakeup
+    /// preemption) or by another task.
+    #[serde(default)]
+    pub preempted_by_members: u64,
+    #[serde(default)]
+    pub preempted_by_others: u64,
+    /// Member wakeups followed by the member running, within the window.
+    #[serde(default)]
+    pub wakeups: u64,
+    /// From a member's wakeup to its switch in (ns): median, p90, p99, max.
+    #[serde(default)]
+    pub wake_to_run_p50_ns: u64,
+    #[serde(default)]
+    pub wake_to_run_p90_ns: u64,
+    #[serde(default)]
+    pub wake_to_run_p99_ns: u64,
+    #[serde(default)]
+    pub wake_to_run_max_ns: u64,
+    /// Wakeups done on another CPU than the one the member then ran on.
+    #[serde(default)]
+    pub cross_cpu: u64,
+    /// What the CPU ran just before each woken member: the member that woke it (a direct
+    /// hand-over), the idle task, or another task (a member or an outsider).
+    #[serde(default)]
+    pub after_waker: u64,
+    #[serde(default)]
+    pub after_idle: u64,
+    #[serde(default)]
+    pub after_other: u64,
+    /// Members moved between CPUs (`sched_migrate_task`) within the window.
+    #[serde(default)]
+    pub migrations: u64,
+}
+
+impl RingTrace {
+    pub fn unavailable(reason: impl Into<String>) -> RingTrace {
+        RingTrace { unavailable: Some(reason.into()), ..RingTrace::default() }
+    }
+}
+
+/// A ring's hops from the trace within `[start_ns, end_ns]`: the switches to members, the
+/// members preempted, and each member's wakeup (by whom, on which CPU) paired with its
+/// next switch in.
+pub fn ring_hops(events: &[TraceEvent], members: &[i32], start_ns: u64, end_ns: u64) -> RingTrace {
+    let events = with_idle_exits(events);
+    let index: HashMap<i32, usize> = members.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+    // Per member: its pending wakeup (time, the CPU that did it, the waker's pid).
+    let mut pending: Vec<Option<(u64, usize, i32)>> = vec![None; members.len()];
+    // Per CPU: the task running there (from the last switch), to name the waker.
+    let mut running: BTreeMap<usize, i32> = BTreeMap::new();
+    let mut latencies: Vec<u64> = Vec::new();
+    let mut t = RingTrace::default();
+    for e in &events {
+        let inside = e.ts_ns >= start_ns && e.ts_ns <= end_ns;
+        match &e.kind {
+            EventKind::Waking { task, .. } => {
+                if let Some(&i) = index.get(&task.pid) {
+                    let waker = running.get(&e.cpu).copied().unwrap_or(IDLE_PID);
+                    pending[i] = Some((e.ts_ns, e.cpu, waker));
+                }
+            }
+            EventKind::Switch { prev, prev_state, next } => {
+                running.insert(e.cpu, next.pid);
+                if inside && index.contains_key(&prev.pid) && prev_state.starts_with('R') && prev.pid != next.pid {
+                    if index.contains_key(&next.pid) {
+                        t.preempted_by_members += 1;
+                    } else {
+                        t.preempted_by_others += 1;
+                    }
+                }
+                let Some(&i) = index.get(&next.pid) else { continue };
+                if inside {
+                    t.switches += 1;
+                }
+                let Some((woken_at, waker_cpu, waker)) = pending[i].take() else { continue };
+                if !inside || woken_at < start_ns {
+                    continue;
+                }
+                t.wakeups += 1;
+                latencies.push(e.ts_ns.saturating_sub(woken_at));
+                if waker_cpu != e.cpu {
+                    t.cross_cpu += 1;
+                }
+                match prev.pid {
+                    p if p == waker && p != IDLE_PID => t.after_waker += 1,
+                    IDLE_PID => t.after_idle += 1,
+                    _ => t.after_other += 1,
+                }
+            }
+            EventKind::Migrate { task, .. } if inside && index.contains_key(&task.pid) => t.migrations += 1,
+            _ => {}
+        }
+    }
+    latencies.sort_unstable();
+    let rank = |q: f64| -> u64 {
+        if latencies.is_empty() {
+            return 0;
+        }
+        let at = ((q * latencies.len() as f64).ceil() as usize).clamp(1, latencies.len());
+        latencies[at - 1]
+    };
+    t.wake_to_run_p50_ns = rank(0.5);
+    t.wake_to_run_p90_ns = rank(0.9);
+    t.wake_to_run_p99_ns = rank(0.99);
+    t.wake_to_run_max_ns = latencies.last().copied().unwrap_or(0);
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -400,6 +526,43 @@ mod tests {
         assert_eq!(c.runnable_ns, 3_000);
         assert_eq!(c.behind_others_ns, 3_000);
         assert_eq!(c.preemptions(), 1);
+    }
+
+    #[test]
+    fn ring_hops_pair_each_wakeup_with_the_next_switch_in_and_say_what_ran_before() {
+        let (a, b, c) = (task("m0", 1, 120), task("m1", 2, 120), task("m2", 3, 120));
+        let other = task("kworker/0:1", 9, 120);
+        let idle1 = task("swapper/1", 0, 120);
+        let waking = |cpu, ts_ns, t: &TaskRef| TraceEvent {
+            cpu,
+            ts_ns,
+            kind: EventKind::Waking { task: t.clone(), target_cpu: cpu },
+        };
+        let events = vec![
+            switch(0, 0, other.clone(), "S", a.clone()),
+            switch(1, 0, c.clone(), "S", idle1.clone()),
+            // a wakes b on its own CPU and hands over: 1 µs.
+            waking(0, 1_000, &b),
+            switch(0, 2_000, a.clone(), "S", b.clone()),
+            // b wakes c, which runs on the idle CPU 1: a cross-CPU hop of 5 µs.
+            waking(0, 3_000, &c),
+            switch(1, 8_000, idle1, "R", c.clone()),
+            // c wakes a onto CPU 0, where another task runs first: 10 µs.
+            switch(0, 8_500, b.clone(), "S", other.clone()),
+            waking(1, 9_000, &a),
+            switch(0, 19_000, other, "S", a.clone()),
+            TraceEvent { cpu: 1, ts_ns: 20_000, kind: EventKind::Migrate { task: c, orig_cpu: 1, dest_cpu: 0 } },
+            // After the window: not counted.
+            waking(0, 40_000, &b),
+            switch(0, 41_000, a, "S", b),
+        ];
+        let t = ring_hops(&events, &[1, 2, 3], 500, 30_000);
+        assert_eq!((t.wakeups, t.switches), (3, 3));
+        assert_eq!((t.preempted_by_members, t.preempted_by_others), (0, 0));
+        assert_eq!((t.after_waker, t.after_idle, t.after_other), (1, 1, 1));
+        assert_eq!(t.cross_cpu, 2);
+        assert_eq!(t.migrations, 1);
+        assert_eq!((t.wake_to_run_p50_ns, t.wake_to_run_max_ns), (5_000, 10_000));
     }
 
     #[test]

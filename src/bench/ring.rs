@@ -17,12 +17,15 @@
 //! snapshot.
 //! Nothing in the hop loop allocates, prints, locks or reads the clock.
 
+use crate::analysis::offcpu::{ring_hops, RingTrace};
+use crate::analysis::trace::Recording;
 use crate::error::{Error, Result};
 use crate::model::{Ipc, Pin, RingLength, RingMode, RingOutcome, RingSpec, Usage};
 use crate::sys::children::{ChildContext, ChildGroup, StartGate};
 use crate::sys::clock::monotonic_ns;
 use crate::sys::schedstat::{SchedBoard, TaskFiles};
 use crate::sys::shm::{SharedSlice, Snapshot, UsageBoard};
+use crate::sys::trace::TraceSession;
 use crate::sys::{fd, limits, rusage, sched};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -296,6 +299,8 @@ struct MemberPlan<'a> {
     spec: &'a RingSpec,
     affinity: Vec<Option<Vec<usize>>>,
     board: &'a Board,
+    /// The CPUs the ring may use: what `--trace on` records.
+    cpus: &'a [usize],
 }
 
 impl MemberPlan<'_> {
@@ -416,7 +421,7 @@ pub fn open_files_for_threads(spec: &RingSpec) -> u64 {
 pub fn run_ring(spec: &RingSpec, cpus: &[usize], overhead_ps: u64) -> Result<RingOutcome> {
     let affinity = placement(spec.pin, cpus, spec.procs, spec.cpus.is_some());
     let board = Board::new(spec.procs)?;
-    let plan = MemberPlan { spec, affinity, board: &board };
+    let plan = MemberPlan { spec, affinity, board: &board, cpus };
     let measured = match spec.mode {
         RingMode::Process => run_processes(&plan)?,
         RingMode::Thread => run_threads(&plan)?,
@@ -452,18 +457,47 @@ pub fn run_ring(spec: &RingSpec, cpus: &[usize], overhead_ps: u64) -> Result<Rin
         load: None,
         run_delay_ns: sched.run_delay_ns,
         migrations: sched.migrations,
+        trace: measured.trace.map(|recording| match recording {
+            Err(reason) => RingTrace::unavailable(reason),
+            Ok((recording, members)) => {
+                let mut t = ring_hops(
+                    &recording.events,
+                    &members,
+                    header[T_START].load(Ordering::Relaxed),
+                    header[T_END].load(Ordering::Relaxed),
+                );
+                t.lost_events = recording.lost.iter().map(|(_, n)| n).sum();
+                t
+            }
+        }),
     })
 }
+
+/// Each CPU's trace buffer (KiB) for a ring trial: a hop costs about three events (waking,
+/// wakeup, switch) of ~50 bytes, so 32 MiB holds some 200 000 hops per CPU; what
+/// overflows is counted, never hidden.
+const TRACE_BUFFER_KB: usize = 32 * 1024;
+
+/// A tracing session on every CPU the members may use, or why there is none.
+fn start_tracing(cpus: &[usize]) -> std::result::Result<TraceSession, String> {
+    TraceSession::start(cpus, TRACE_BUFFER_KB).map_err(|e| format!("no attribution: {}", e.reason()))
+}
+
+/// What a traced ring recorded, with its members' pids; or why there is none.
+type RingRecording = std::result::Result<(Recording, Vec<i32>), String>;
 
 struct Lifecycle {
     spawn_ns: u64,
     all_reaped_ns: u64,
+    /// With `--trace on`.
+    trace: Option<RingRecording>,
 }
 
 fn run_processes(plan: &MemberPlan) -> Result<Lifecycle> {
     let spec = plan.spec;
     let procs = spec.procs;
     let mut group = ChildGroup::new("ring member", procs)?;
+    let mut members = Vec::with_capacity(procs);
     let t_fork = monotonic_ns();
     let futex_words: Option<SharedSlice<FutexWord>> = match spec.ipc {
         Ipc::Futex => Some(SharedSlice::new(procs).map_err(|e| Error::os("mapping the futex words", e))?),
@@ -475,7 +509,7 @@ fn run_processes(plan: &MemberPlan) -> Result<Lifecycle> {
     if let Some(words) = &futex_words {
         for index in 0..procs {
             let link = FutexLink { mine: &words[index][0], next: &words[(index + 1) % procs][0], private: false };
-            group.spawn(&[], |ctx| plan.process_member(ctx, link))?;
+            members.push(group.spawn(&[], |ctx| plan.process_member(ctx, link))?);
         }
     } else {
         let (first_r, first_w) = fd_channel(spec.ipc).map_err(|e| Error::os("creating the ring's first channel", e))?;
@@ -501,16 +535,18 @@ fn run_processes(plan: &MemberPlan) -> Result<Lifecycle> {
                 close_in_child.push(r.as_raw_fd());
             }
             let (r, w) = (read_end.as_raw_fd(), w_raw);
-            match spec.ipc {
+            members.push(match spec.ipc {
                 Ipc::Eventfd => group.spawn(&close_in_child, |ctx| plan.process_member(ctx, EventfdLink { r, w }))?,
                 _ => group.spawn(&close_in_child, |ctx| plan.process_member(ctx, PipeLink { r, w }))?,
-            };
+            });
             incoming = next_read;
         }
     }
     // --timeout also bounds the set-up: a member stopped before it is ready must not hang.
     group.wait_ready_until(procs, plan.deadline())?;
     let spawn_ns = monotonic_ns() - t_fork;
+    // Every CPU a member may use; the trial process reads the buffers once all are done.
+    let tracing = spec.trace.then(|| start_tracing(plan.cpus));
     // Before the token moves: real-time members on our CPU would starve us from then on.
     let _watchdog = sched::RtWatchdog::raise_if(spec.policy.is_realtime());
     let stop_at = match spec.length {
@@ -530,7 +566,12 @@ fn run_processes(plan: &MemberPlan) -> Result<Lifecycle> {
     let alarm = stop_at.map(|at| (at, &mut raise_stop as &mut dyn FnMut()));
     group.wait_all(alarm, plan.deadline())?;
     crate::sys::load::mark_window_end();
-    Ok(Lifecycle { spawn_ns, all_reaped_ns: monotonic_ns() })
+    let all_reaped_ns = monotonic_ns();
+    let trace = tracing.map(|session| {
+        let recording = session.and_then(|s| s.stop().map_err(|e| format!("reading the trace: {e}")))?;
+        Ok((recording, members))
+    });
+    Ok(Lifecycle { spawn_ns, all_reaped_ns, trace })
 }
 
 /// Thread mode: one child process hosts every member as a thread, so the orchestrator
@@ -542,7 +583,14 @@ fn run_threads(plan: &MemberPlan) -> Result<Lifecycle> {
     let _watchdog = sched::RtWatchdog::raise_if(plan.spec.policy.is_realtime());
     group.wait_all(None, plan.deadline())?;
     crate::sys::load::mark_window_end();
-    Ok(Lifecycle { spawn_ns: plan.board.header[SPAWN_NS].load(Ordering::Relaxed), all_reaped_ns: monotonic_ns() })
+    let trace = plan.spec.trace.then(|| {
+        Err("no attribution in thread mode: its members are not named to the trial; use --mode process".to_string())
+    });
+    Ok(Lifecycle {
+        spawn_ns: plan.board.header[SPAWN_NS].load(Ordering::Relaxed),
+        all_reaped_ns: monotonic_ns(),
+        trace,
+    })
 }
 
 fn thread_host(plan: &MemberPlan, ctx: &ChildContext) -> i32 {

@@ -90,6 +90,9 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<Vec<RingOutcome>
         if let (false, Some(load)) = (json, &outcome.load) {
             bar.suspend(|| emit(&format!("    {}", crate::report::load_line(load))))?;
         }
+        if let (false, Some(trace)) = (json, &outcome.trace) {
+            bar.suspend(|| emit(&format!("    {}", crate::report::ring::hop_line(trace, outcome.hops))))?;
+        }
         bar.inc(spec.procs as u64);
         results.push(outcome);
     }

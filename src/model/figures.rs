@@ -352,6 +352,7 @@ mod tests {
             load: None,
             run_delay_ns: None,
             migrations: None,
+            trace: None,
         };
         let wakeups = find(Family::Ring, "wakeups_per_s").unwrap();
         // 40 hops in 40 µs: a million a second.

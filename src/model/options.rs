@@ -178,6 +178,11 @@ pub struct RingOptions {
     /// off only to measure what the reading costs (the figures are then stored as unknown) [default: on]
     #[arg(long, value_enum, value_name = "on|off")]
     pub schedstat: Option<OnOff>,
+    /// Record the scheduler's tracepoints on the members' CPUs over the timed region and describe the hops: wakeup
+    /// to running (median, p99), the share that crossed CPUs, what ran just before each member, migrations (root; a
+    /// private tracefs instance; process mode) [default: off]
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub trace: Option<OnOff>,
 }
 
 /// `schedlab workload` flags and workload experiment keys.
@@ -469,6 +474,7 @@ impl RingOptions {
                 load: load.clone(),
                 deadline,
                 schedstat: reads(self.schedstat),
+                trace: self.trace == Some(OnOff::On),
             })
             .collect())
     }

@@ -38,6 +38,9 @@ pub struct RingOutcome {
     /// CPU-to-CPU moves summed over the members in the same windows (`se.nr_migrations`).
     #[serde(default)]
     pub migrations: Option<u64>,
+    /// With `--trace on`: the hops as the scheduler saw them, or why they are unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::analysis::offcpu::RingTrace>,
 }
 
 impl RingOutcome {
@@ -292,6 +295,7 @@ pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (crate::model
         load: Default::default(),
         deadline: None,
         schedstat: true,
+        trace: false,
     };
     let outcome = RingOutcome {
         procs,
@@ -307,6 +311,7 @@ pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (crate::model
         load: None,
         run_delay_ns: Some(4_000),
         migrations: Some(0),
+        trace: None,
     };
     (spec, outcome)
 }

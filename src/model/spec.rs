@@ -55,6 +55,9 @@ pub struct RingSpec {
     /// existed read it.
     #[serde(default = "reading_on")]
     pub schedstat: bool,
+    /// Record tracepoints over the timed region and describe the hops (`--trace`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trace: bool,
 }
 
 /// What each child of a workload trial does, already validated.

@@ -429,6 +429,7 @@ mod tests {
             load: None,
             run_delay_ns: None,
             migrations: None,
+            trace: None,
         };
         measured.iter().enumerate().map(|(i, m)| trial(i, r#"{"procs": 2}"#, Outcome::Ring(ring(m)))).collect()
     }
@@ -609,6 +610,7 @@ mod tests {
                 load: None,
                 run_delay_ns: None,
                 migrations: None,
+                trace: None,
             };
             trial(i, &format!(r#"{{"procs": {procs}}}"#), Outcome::Ring(outcome))
         };

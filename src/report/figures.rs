@@ -97,6 +97,12 @@ pub fn ring(spec: &RingSpec, o: &RingOutcome, projected_cpu_ns: Option<f64>) -> 
     })));
     add_load(&mut m, &spec.load, &o);
     add_reservation(&mut m, spec.deadline);
+    if let Some(t) = o.ring().and_then(|r| r.trace.as_ref()) {
+        match &t.unavailable {
+            Some(reason) => m.insert("attribution".into(), json!(reason)),
+            None => m.insert("ring_trace".into(), json!(t)),
+        };
+    }
     m
 }
 

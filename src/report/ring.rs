@@ -119,6 +119,41 @@ impl RingReport {
     }
 }
 
+/// With `--trace on`: a ring's hops as the scheduler saw them, in a line under its row.
+/// `hops` is the ring's own count of token passes over the same window.
+pub fn hop_line(t: &crate::analysis::offcpu::RingTrace, hops: u64) -> String {
+    if let Some(reason) = &t.unavailable {
+        return format!("tracing: {reason}");
+    }
+    if t.switches == 0 {
+        return "traced: no switch to a member".to_string();
+    }
+    let pct = |n: u64, of: u64| if of == 0 { 0.0 } else { 100.0 * n as f64 / of as f64 };
+    let lost = match t.lost_events {
+        0 => String::new(),
+        n => format!("; {n} events lost: partial"),
+    };
+    format!(
+        "traced: {} switches to members ({:.2} per hop), {} of them after a wakeup (median {:.1} µs to run, p99 {:.1} µs, max {:.1} \
+         µs; {:.0} % woken from another CPU; the CPU ran the waker just before in {:.0} %, idled in {:.0} %, ran \
+         another task in {:.0} %); members preempted {} times by another member, {} by other tasks; {} \
+         migrations{lost}",
+        t.switches,
+        t.switches as f64 / hops.max(1) as f64,
+        t.wakeups,
+        t.wake_to_run_p50_ns as f64 / 1e3,
+        t.wake_to_run_p99_ns as f64 / 1e3,
+        t.wake_to_run_max_ns as f64 / 1e3,
+        pct(t.cross_cpu, t.wakeups),
+        pct(t.after_waker, t.wakeups),
+        pct(t.after_idle, t.wakeups),
+        pct(t.after_other, t.wakeups),
+        t.preempted_by_members,
+        t.preempted_by_others,
+        t.migrations
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,6 +61,7 @@ fn ring(f: &Json) -> Option<RingOutcome> {
         // Format 1 predates the scheduler's per-task figures: unknown.
         run_delay_ns: None,
         migrations: None,
+        trace: None,
     })
 }
 

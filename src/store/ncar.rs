@@ -366,6 +366,7 @@ pub fn to_run(
             deadline: None,
             // The report has no per-task scheduler figures: nothing was read.
             schedstat: false,
+            trace: false,
         };
         let outcome = RingOutcome {
             procs: row.procs,
@@ -381,6 +382,7 @@ pub fn to_run(
             load: None,
             run_delay_ns: None,
             migrations: None,
+            trace: None,
         };
         let mut params = Map::new();
         params.insert("procs".into(), json!(row.procs));
