@@ -473,14 +473,26 @@ pub fn run_ring(spec: &RingSpec, cpus: &[usize], overhead_ps: u64) -> Result<Rin
     })
 }
 
-/// Each CPU's trace buffer (KiB) for a ring trial: a hop costs about three events (waking,
-/// wakeup, switch) of ~50 bytes, so 32 MiB holds some 200 000 hops per CPU; what
-/// overflows is counted, never hidden.
-const TRACE_BUFFER_KB: usize = 32 * 1024;
+/// A ring trial's trace buffer per CPU (KiB): at least this, ...
+const TRACE_BUFFER_MIN_KB: usize = 32 * 1024;
+/// ... room for every hop of a ring of known length on one CPU (a hop costs about three
+/// events, waking, wakeup and switch, of ~60 bytes: 256 bytes is ample) ...
+const TRACE_BYTES_PER_HOP: u64 = 256;
+/// ... but no more than this per CPU, nor than `TRACE_BUFFER_TOTAL_KB` over all CPUs
+/// (the kernel allocates every CPU's buffer). What overflows is counted, never hidden.
+const TRACE_BUFFER_MAX_KB: usize = 256 * 1024;
+const TRACE_BUFFER_TOTAL_KB: usize = 1024 * 1024;
 
 /// A tracing session on every CPU the members may use, or why there is none.
-fn start_tracing(cpus: &[usize]) -> std::result::Result<TraceSession, String> {
-    TraceSession::start(cpus, TRACE_BUFFER_KB).map_err(|e| format!("no attribution: {}", e.reason()))
+fn start_tracing(spec: &RingSpec, cpus: &[usize]) -> std::result::Result<TraceSession, String> {
+    let wanted = match spec.length {
+        RingLength::Laps(laps) => (timed_hops(laps, spec.procs) * TRACE_BYTES_PER_HOP / 1024) as usize,
+        RingLength::Duration(_) => 0,
+    };
+    let online = crate::sys::sched::online_cpus().map_or(cpus.len(), |c| c.len()).max(1);
+    let most = TRACE_BUFFER_MAX_KB.min(TRACE_BUFFER_TOTAL_KB / online);
+    let kb = wanted.clamp(TRACE_BUFFER_MIN_KB, most.max(TRACE_BUFFER_MIN_KB));
+    TraceSession::start(cpus, kb).map_err(|e| format!("no attribution: {}", e.reason()))
 }
 
 /// What a traced ring recorded, with its members' pids; or why there is none.
@@ -546,7 +558,7 @@ fn run_processes(plan: &MemberPlan) -> Result<Lifecycle> {
     group.wait_ready_until(procs, plan.deadline())?;
     let spawn_ns = monotonic_ns() - t_fork;
     // Every CPU a member may use; the trial process reads the buffers once all are done.
-    let tracing = spec.trace.then(|| start_tracing(plan.cpus));
+    let tracing = spec.trace.then(|| start_tracing(spec, plan.cpus));
     // Before the token moves: real-time members on our CPU would starve us from then on.
     let _watchdog = sched::RtWatchdog::raise_if(spec.policy.is_realtime());
     let stop_at = match spec.length {
