@@ -466,7 +466,8 @@ const LATENCY_EXAMPLES: &str = "Examples:\n  \
     schedlab latency --freq 85 --loops 850 --compare-policies other,fifo   # the 2007 hrtimers test\n  \
     schedlab latency --interval 1ms --duration 60s --policy fifo --all-cpus\n  \
     schedlab latency --interval 200us --policy fifo --prio 90 --break-us 500\n  \
-    schedlab latency --loops 10000 --samples lat.txt --histogram hist.txt --json\n\n\
+    schedlab latency --loops 10000 --samples lat.txt --histogram hist.txt --json\n  \
+    schedlab latency --policy fifo --cpus 1 --duration 10s --trace-out trace.json   # what ran, lane by lane\n\n\
     Ctrl-C ends the run early and still prints the statistics of the samples taken.";
 
 #[derive(Args, Debug, Clone)]
@@ -481,6 +482,11 @@ pub struct LatencyArgs {
     /// Write every raw sample in ns, one per line, to FILE (grows with the run)
     #[arg(long, value_name = "FILE")]
     pub samples: Option<PathBuf>,
+
+    /// Write the recorded tracepoints to FILE as a Chrome trace (JSON; open it in ui.perfetto.dev or chrome://tracing):
+    /// per CPU what ran, the interrupts and the late wakeups; implies --trace on
+    #[arg(long, value_name = "FILE")]
+    pub trace_out: Option<PathBuf>,
 
     /// Run once per policy (e.g. other,fifo) and print them side by side
     #[arg(long, value_name = "LIST", value_parser = parse_policies)]

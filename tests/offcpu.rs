@@ -202,3 +202,40 @@ fn a_rings_traced_switches_are_the_ones_the_kernel_counts() {
     assert!(json_lines(out.as_bytes())[0]["attribution"].as_str().unwrap().contains("thread mode"), "{out}");
     assert_no_instance_of_ours();
 }
+
+#[test]
+fn trace_out_writes_a_chrome_trace_of_what_ran_lane_by_lane() {
+    let dir = std::env::temp_dir().join(format!("schedlab-trace-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("trace.json");
+    let path = file.display().to_string();
+    let cpu = (cpus() - 1).to_string();
+    let out = schedlab()
+        .args(["latency", "--policy", "fifo", "--cpus", &cpu, "--duration", "1s", "--trace-out", &path])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The JSON array format, closed: every event has its phase, process and (but for
+    // the metadata) a time; complete events do not run backwards.
+    let events: Vec<Value> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    for e in &events {
+        assert!(e["ph"].is_string() && e["pid"].is_u64(), "{e}");
+        if e["ph"] == "X" {
+            assert!(e["ts"].as_f64().unwrap() > 0.0 && e["dur"].as_f64().unwrap() >= 0.0, "{e}");
+        }
+    }
+    if !is_root() {
+        // Nothing recorded: only the closing metadata, and the run says why.
+        assert!(String::from_utf8_lossy(&out.stdout).contains("needs root"));
+        return;
+    }
+    let lane: usize = cpu.parse().unwrap();
+    let on_lane = |ph: &str| events.iter().filter(|e| e["ph"] == ph && e["tid"] == lane).count();
+    assert!(on_lane("X") > 0, "no task or handler on CPU {lane}'s lane");
+    // The measuring thread ran on its CPU's lane, and the late wakeups have theirs.
+    assert!(events.iter().any(|e| e["ph"] == "X" && e["tid"] == lane && e["name"] == "latency-0"));
+    assert!(events
+        .iter()
+        .any(|e| e["ph"] == "X" && e["tid"] == 1000 + lane && e["name"].as_str().unwrap().starts_with("woke")));
+}

@@ -23,7 +23,7 @@
 //! read inside it.
 
 use crate::analysis::attribution;
-use crate::analysis::trace::{Attribution, Recording, ThreadAttribution, MAX_ATTRIBUTED};
+use crate::analysis::trace::{Attribution, EventKind, Recording, ThreadAttribution, MAX_ATTRIBUTED};
 use crate::bench::outliers::{LargestSamples, TimedSample};
 use crate::error::{describe_io, Error, Result};
 use crate::model::{
@@ -760,6 +760,80 @@ pub fn write_samples(out: &mut dyn std::io::Write, threads: &[ThreadResult]) -> 
     for t in threads {
         for s in &t.samples {
             writeln!(out, "{s}")?;
+        }
+    }
+    Ok(())
+}
+
+/// With `--trace-out`: the run's recording as Chrome trace-event objects (the JSON array
+/// format that chrome://tracing and ui.perfetto.dev open), each followed by ",\n", for the
+/// command to wrap in `[` and `]`. One process per trial (its pid), one lane per CPU with
+/// the tasks that ran from switch to switch and the interrupt, softirq and timer handlers
+/// nested in them, wakeups as instants, and a lane per CPU of the spikes above the p99
+/// (from the ideal wake time to the actual one). Times in µs of CLOCK_MONOTONIC.
+pub fn write_trace_events(out: &mut dyn std::io::Write, run: &LatencyRun) -> std::io::Result<()> {
+    use serde_json::json;
+    let Some(Ok(recording)) = &run.trace else { return Ok(()) };
+    let pid = std::process::id();
+    let us = |ns: u64| ns as f64 / 1e3;
+    let mut emit = |v: serde_json::Value| writeln!(out, "{v},");
+    let name = format!("schedlab latency {} (pid {pid})", run.spec.policy.as_str());
+    emit(json!({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": name}}))?;
+    let spike_lane = |cpu: usize| 1000 + cpu;
+    for &(cpu, lost) in &recording.lost {
+        emit(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": cpu,
+            "args": {"name": format!("CPU {cpu} (lost events: {lost})")}}))?;
+        emit(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": spike_lane(cpu),
+            "args": {"name": format!("CPU {cpu}: wakeups above the p99")}}))?;
+    }
+    let events = attribution::with_idle_exits(&recording.events);
+    let mut running: std::collections::BTreeMap<usize, (u64, crate::analysis::trace::TaskRef)> = Default::default();
+    let mut handlers: std::collections::BTreeMap<usize, Vec<(u64, String)>> = Default::default();
+    for e in &events {
+        let (cpu, ts) = (e.cpu, e.ts_ns);
+        let entered = match &e.kind {
+            EventKind::Switch { next, .. } => {
+                if let Some((start, task)) = running.insert(cpu, (ts, next.clone())) {
+                    if task.pid != 0 {
+                        emit(json!({"ph": "X", "name": task.comm, "pid": pid, "tid": cpu, "ts": us(start),
+                            "dur": us(ts - start), "args": {"pid": task.pid, "prio": attribution::describe_prio(task.prio)}}))?;
+                    }
+                }
+                None
+            }
+            EventKind::Wakeup { task, target_cpu } => {
+                emit(json!({"ph": "i", "s": "t", "name": format!("wakeup {} → CPU {target_cpu}", task.comm),
+                    "pid": pid, "tid": cpu, "ts": us(ts), "args": {"pid": task.pid}}))?;
+                None
+            }
+            EventKind::IrqEntry { irq, name } => Some(format!("irq {irq} {name}")),
+            EventKind::SoftirqEntry { name, .. } => Some(format!("softirq {name}")),
+            EventKind::LocalTimerEntry => Some("local timer interrupt".to_string()),
+            EventKind::HrtimerExpireEntry { function } => Some(format!("hrtimer {function}")),
+            EventKind::IrqExit { .. }
+            | EventKind::SoftirqExit { .. }
+            | EventKind::LocalTimerExit
+            | EventKind::HrtimerExpireExit => {
+                if let Some((start, name)) = handlers.entry(cpu).or_default().pop() {
+                    emit(
+                        json!({"ph": "X", "name": name, "pid": pid, "tid": cpu, "ts": us(start), "dur": us(ts - start)}),
+                    )?;
+                }
+                None
+            }
+            EventKind::Waking { .. } | EventKind::Migrate { .. } => None,
+        };
+        if let Some(name) = entered {
+            handlers.entry(cpu).or_default().push((ts, name));
+        }
+    }
+    for t in &run.threads {
+        let Some(cpu) = t.cpu else { continue };
+        let above = t.histogram.value_at_quantile(0.99);
+        for &(at_ns, latency_ns) in t.largest.iter().filter(|s| s.1 > above) {
+            let actual = t.start_mono_ns + at_ns;
+            emit(json!({"ph": "X", "name": format!("woke {:.1} µs late", us(latency_ns)), "pid": pid,
+                "tid": spike_lane(cpu), "ts": us(actual.saturating_sub(latency_ns)), "dur": us(latency_ns)}))?;
         }
     }
     Ok(())

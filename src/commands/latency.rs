@@ -16,7 +16,10 @@ use std::path::Path;
 use std::time::Duration;
 
 pub fn run(args: &LatencyArgs) -> Result<i32> {
-    let specs = args.options.to_specs(args.compare_policies.as_ref())?;
+    let mut specs = args.options.to_specs(args.compare_policies.as_ref())?;
+    if args.trace_out.is_some() {
+        specs.iter_mut().for_each(|s| s.trace = true);
+    }
     // The signal watch comes first: every thread started later inherits the blocked mask.
     let mut orchestrator = Orchestrator::new(trial_limit(&specs))?;
     // Every policy is checked (and its threads' CPUs resolved) before the first runs.
@@ -31,9 +34,14 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     // run appends its part.
     create_output(args.histogram.as_deref())?;
     create_output(args.samples.as_deref())?;
+    create_output(args.trace_out.as_deref())?;
+    // The Chrome trace's JSON array: opened here, each run appends its events, closed at
+    // the end (a viewer also opens one a failed run left unclosed).
+    append_text(args.trace_out.as_deref(), "[\n")?;
     let extras = Extras {
         histogram: args.histogram.clone(),
         samples: args.samples.clone(),
+        trace_out: args.trace_out.clone(),
         live_line: std::io::stderr().is_terminal(),
         keep_partial: true,
     };
@@ -79,6 +87,13 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
             break;
         }
     }
+    append_text(
+        args.trace_out.as_deref(),
+        &format!(
+            "{}]\n",
+            serde_json::json!({"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "schedlab"}})
+        ),
+    )?;
     if specs.len() > 1 && format == TableFormat::Text {
         emit(&report::compare_table(&outcomes))?;
     }
@@ -103,6 +118,16 @@ fn trial_limit(specs: &[LatencySpec]) -> Duration {
         })
         .max()
         .unwrap_or(grace)
+}
+
+fn append_text(path: Option<&Path>, text: &str) -> Result<()> {
+    use std::io::Write;
+    let Some(path) = path else { return Ok(()) };
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| Error::env(format!("cannot write {}: {}", path.display(), describe_io(&e))))
 }
 
 fn create_output(path: Option<&Path>) -> Result<()> {

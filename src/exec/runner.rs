@@ -27,6 +27,8 @@ pub struct Extras {
     pub histogram: Option<PathBuf>,
     /// Append every raw sample (ns, one a line) to this file.
     pub samples: Option<PathBuf>,
+    /// Append the recorded tracepoints as Chrome trace-event objects to this file.
+    pub trace_out: Option<PathBuf>,
     /// Draw the live line (current, max, samples) on the controlling terminal.
     pub live_line: bool,
     /// Ctrl-C or SIGTERM ends the run with the samples taken, as an ok trial (cyclictest's
@@ -142,6 +144,7 @@ fn measure(spec: &TrialSpec, repeat: u32, extras: &Extras) -> Result<Reply> {
             }
             append_to(extras.histogram.as_deref(), |out| latency::write_histogram(out, &run))?;
             append_to(extras.samples.as_deref(), |out| latency::write_samples(out, &run.threads))?;
+            append_to(extras.trace_out.as_deref(), |out| latency::write_trace_events(out, &run))?;
             let mut outcome = run.outcome();
             outcome.load = load;
             let notes = TrialNotes { description: Some(latency::describe(&run)), interrupted: run.interrupted };
