@@ -99,9 +99,16 @@ fn a_planted_spinner_is_named_the_culprit_of_the_spikes_it_causes() {
         })
         .count();
     assert!(named * 10 >= caused.len() * 9, "{named} of {}: {line}", caused.len());
-    // And it leads the tail.
+    // And of the tasks in the tail it took time in the most spikes (by share it may be
+    // outweighed: one multi-millisecond spike of a neighbour on the shared VM can hold
+    // more of the excess than its ~20).
     let tail = line["tail_culprits"].as_array().unwrap();
-    assert_eq!(tail[0]["source"]["comm"], SPINNER, "{line}");
+    let busiest = tail.iter().filter(|c| c["source"]["kind"] == "task").max_by_key(|c| c["spikes"].as_u64()).unwrap();
+    assert_eq!(busiest["source"]["comm"], SPINNER, "{line}");
+    // When its period is claimed, the finding names it as who ran on the beats.
+    if !line["spike_period_ns"].is_null() {
+        assert_eq!(line["spike_beat_culprits"][0]["source"]["comm"], SPINNER, "{line}");
+    }
     // Nothing of the trace is left behind.
     assert_eq!(schedlab_instances(), Vec::<String>::new());
 }

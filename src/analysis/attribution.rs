@@ -279,6 +279,35 @@ pub fn tail_culprits(spikes: &[SpikeAttribution], p99_ns: u64) -> Vec<TailCulpri
     culprits
 }
 
+/// Who ran on a periodic source's beats: of the attributed `spikes` (times since the
+/// thread's start, as the period's phase), those above `above_ns` within three jitters
+/// (and half an interval, the sampling's own resolution) of a beat, and their culprits
+/// ranked as the tail's are, by share of their excess over `p99_ns`.
+pub fn beat_culprits(
+    spikes: &[SpikeAttribution],
+    period_ns: f64,
+    phase_ns: f64,
+    jitter_ns: f64,
+    interval_ns: u64,
+    above_ns: u64,
+    p99_ns: u64,
+) -> (usize, Vec<TailCulprit>) {
+    if period_ns <= 0.0 {
+        return (0, Vec::new());
+    }
+    let tolerance = 3.0 * jitter_ns + interval_ns as f64 / 2.0;
+    let on_beats: Vec<SpikeAttribution> = spikes
+        .iter()
+        .filter(|s| s.latency_ns > above_ns)
+        .filter(|s| {
+            let off = (s.at_ns as f64 - phase_ns).rem_euclid(period_ns);
+            off.min(period_ns - off) <= tolerance
+        })
+        .cloned()
+        .collect();
+    (on_beats.len(), tail_culprits(&on_beats, p99_ns))
+}
+
 /// One line per culprit, the `top` largest: "ksoftirqd/0 (pid 15, nice 0): 41 % of the
 /// excess, in 38 of 50 spikes", where `n_spikes` is how many spikes the tail has.
 pub fn describe_tail(culprits: &[TailCulprit], n_spikes: usize, top: usize) -> Vec<String> {
@@ -663,6 +692,34 @@ mod tests {
         // A switch out of a task never woken here infers nothing.
         let stray = vec![switch(0, measured(), "S", idle()), switch(50 * US, spinner(), "S", idle())];
         assert_eq!(with_idle_exits(&stray), stray);
+    }
+
+    #[test]
+    fn the_spikes_on_a_periods_beats_name_who_ran_on_them() {
+        let spike = |at_ns: u64, latency_ns: u64, source: Source| SpikeAttribution {
+            at_ns,
+            latency_ns,
+            culprits: vec![Culprit { source, ns: latency_ns - 10 * US }],
+            unseen_ns: 10 * US,
+            ..SpikeAttribution::default()
+        };
+        let beat = task_source(&spinner());
+        let stray = Source::Softirq { name: "RCU".to_string() };
+        let ms = 1_000 * US;
+        let spikes = vec![
+            spike(7 * ms + 20 * US, 300 * US, beat.clone()),
+            spike(57 * ms - 40 * US, 310 * US, beat.clone()),
+            spike(107 * ms, 290 * US, beat.clone()),
+            spike(30 * ms, 400 * US, stray.clone()),
+            // On a beat but below the level: not one of the period's spikes.
+            spike(157 * ms, 60 * US, stray),
+        ];
+        let (n, culprits) =
+            beat_culprits(&spikes, 50.0 * ms as f64, 7.0 * ms as f64, 30.0 * US as f64, ms, 100 * US, 50 * US);
+        assert_eq!(n, 3);
+        assert_eq!(culprits[0].source, beat);
+        assert_eq!(culprits[0].spikes, 3);
+        assert!(culprits[0].share > 0.9, "{culprits:?}");
     }
 
     #[test]

@@ -218,6 +218,10 @@ pub fn latency_lines(spec: &LatencySpec, o: &LatencyOutcome) -> Vec<Map<String, 
         .map(|(i, t)| {
             let mut line = latency_line(spec, json!(i), t);
             line.extend(spike_keys(spikes.get(i)));
+            if let Some((n, culprits)) = spikes.get(i).and_then(|s| crate::report::latency::beat_culprits(spec, o, s)) {
+                line.insert("spike_beat_spikes".into(), json!(n));
+                line.insert("spike_beat_culprits".into(), json!(culprits));
+            }
             line.extend(attribution_keys(o, t.cpu));
             line
         })

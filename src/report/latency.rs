@@ -125,7 +125,14 @@ pub fn spike_lines(spec: &LatencySpec, o: &LatencyOutcome) -> String {
         lines.push(match (t.claimed(), &t.period) {
             (Some(p), _) => {
                 let finding = Finding::SpikePeriod { what: what.clone(), cpu: t.cpu, period: p.clone() };
-                format!("finding: {finding}")
+                let mut text = format!("finding: {finding}");
+                if let Some((n, culprits)) = beat_culprits(spec, o, &t) {
+                    text.push_str(&format!("\n  who ran on its beats ({n} traced spikes on them):"));
+                    for line in attribution::describe_tail(&culprits, n, 3) {
+                        text.push_str(&format!("\n    {line}"));
+                    }
+                }
+                text
             }
             (None, Some(best)) => format!(
                 "spikes on {whose}: no period (the likeliest, {:.1} ms among {} spikes above {:.1} µs, has p = {:.2} \
@@ -152,6 +159,27 @@ pub fn spike_lines(spec: &LatencySpec, o: &LatencyOutcome) -> String {
         });
     }
     lines.join("\n")
+}
+
+/// With `--trace on` and a claimed period: the traced spikes on its beats and who ran in
+/// their place (`None` without either).
+pub fn beat_culprits(
+    spec: &LatencySpec,
+    o: &LatencyOutcome,
+    spikes: &crate::report::findings::ThreadSpikes,
+) -> Option<(usize, Vec<crate::analysis::trace::TailCulprit>)> {
+    let p = spikes.claimed()?;
+    let traced = o.attribution.as_ref()?.threads.iter().find(|a| Some(a.cpu) == spikes.cpu)?;
+    let (n, culprits) = attribution::beat_culprits(
+        &traced.spikes,
+        p.period_ns,
+        p.phase_ns,
+        p.jitter_ns,
+        spec.interval_ns,
+        p.above_ns,
+        traced.above_ns,
+    );
+    (n > 0).then_some((n, culprits))
 }
 
 /// With `--trace on`: each pinned thread's tail culprits (what ran in its spikes' place,
