@@ -239,3 +239,40 @@ fn trace_out_writes_a_chrome_trace_of_what_ran_lane_by_lane() {
         .iter()
         .any(|e| e["ph"] == "X" && e["tid"] == 1000 + lane && e["name"].as_str().unwrap().starts_with("woke")));
 }
+
+#[test]
+fn compare_shows_how_the_tails_culprits_moved() {
+    if !is_root() {
+        return;
+    }
+    let dir = Scratch::new("culprit-diff");
+    let suite = dir.write(
+        "traced.toml",
+        &format!(
+            "name = \"traced\"\n[[experiment]]\nfamily = \"latency\"\npolicy = \"fifo\"\ncpus = \"{}\"\n\
+             interval = \"1ms\"\nduration = \"1s\"\ntrace = \"on\"\n",
+            cpus() - 1
+        ),
+    );
+    let db = dir.path("runs.db");
+    ok_stdout(&db, &["run", &suite]);
+    ok_stdout(&db, &["run", &suite]);
+    // Exit 0, or 1 should noise on this shared machine make a figure a regression.
+    let compared = |extra: &[&str]| {
+        let out = schedlab_in(&db, &[&["compare", "1", "2"][..], extra].concat());
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = compared(&[]);
+    assert!(text.contains("What ran in the tails' place, A → B"), "{text}");
+    assert!(text.contains(&format!("CPU {}:", cpus() - 1)) && text.contains(" % → "), "{text}");
+    let json = json_lines(compared(&["--format", "json"]).as_bytes());
+    let changes: Vec<&Value> = json.iter().filter_map(|l| l.get("culprit_change")).collect();
+    assert!(!changes.is_empty(), "{json:?}");
+    for c in changes {
+        for side in ["share_a", "share_b"] {
+            let share = c[side].as_f64().unwrap();
+            assert!((0.0..=1.0 + 1e-9).contains(&share), "{c}");
+        }
+    }
+}

@@ -53,8 +53,16 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
             }
         }
     }
+    let culprits = compare::culprit_changes(&trials_a, &trials_b, 5);
     if format != TableFormat::Json {
         emit(&format!("\n{}", compare::summary(&rows, mode, threshold, a, b)))?;
+        if let Some(text) = compare::culprit_text(&culprits) {
+            emit(&format!("\n{text}"))?;
+        }
+    } else {
+        for c in &culprits {
+            emit(&serde_json::json!({ "culprit_change": c }).to_string())?;
+        }
     }
     Ok(if rows.iter().any(|r| r.regression) { 1 } else { 0 })
 }

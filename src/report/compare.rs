@@ -301,6 +301,92 @@ fn params_text(params: &Map<String, Json>) -> String {
         .join(" ")
 }
 
+/// One source's share of a latency tail in A and in B (means over the cell's traced
+/// trials), for `--trace on` runs on both sides.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct CulpritChange {
+    /// The cell and CPU: "policy=fifo CPU 1".
+    pub cell: String,
+    /// The source, named without its pid (which differs between runs): "ksoftirqd/1 (nice 0)".
+    pub source: String,
+    pub share_a: f64,
+    pub share_b: f64,
+}
+
+/// How the tails' culprits moved from A to B: for each latency cell and CPU traced on both
+/// sides, every source's mean share of the excess above the p99, largest change first
+/// (at most `top` per cell).
+pub fn culprit_changes(a: &[TrialRecord], b: &[TrialRecord], top: usize) -> Vec<CulpritChange> {
+    use crate::analysis::attribution::{describe_prio, describe_source};
+    use crate::analysis::trace::Source;
+    use std::collections::BTreeMap;
+    type Shares = BTreeMap<(String, usize), BTreeMap<String, Vec<f64>>>;
+    // cell -> source -> per-trial shares (a trial with no share for a source counts 0).
+    let tally = |trials: &[TrialRecord]| -> (Shares, BTreeMap<(String, usize), usize>) {
+        let mut shares: Shares = BTreeMap::new();
+        let mut traced: BTreeMap<(String, usize), usize> = BTreeMap::new();
+        for t in trials.iter().filter(|t| t.is_ok()) {
+            let Some(crate::model::Outcome::Latency(o)) = &t.outcome else { continue };
+            let Some(attribution) = o.attribution.as_ref().filter(|a| a.unavailable.is_none()) else { continue };
+            for thread in &attribution.threads {
+                let cell = (params_text(&t.params), thread.cpu);
+                let n = traced.entry(cell.clone()).or_default();
+                *n += 1;
+                let by_source = shares.entry(cell).or_default();
+                for c in &thread.tail {
+                    let name = match &c.source {
+                        Source::Task { comm, prio, .. } => format!("{comm} ({})", describe_prio(*prio)),
+                        other => describe_source(other),
+                    };
+                    let list = by_source.entry(name).or_default();
+                    list.resize(*n - 1, 0.0);
+                    list.push(c.share);
+                }
+            }
+        }
+        (shares, traced)
+    };
+    let ((shares_a, n_a), (shares_b, n_b)) = (tally(a), tally(b));
+    let mean = |list: Option<&Vec<f64>>, n: usize| list.map_or(0.0, |l| l.iter().sum::<f64>() / n.max(1) as f64);
+    let mut out = Vec::new();
+    for (cell, by_source_a) in &shares_a {
+        let (Some(by_source_b), Some(&na), Some(&nb)) = (shares_b.get(cell), n_a.get(cell), n_b.get(cell)) else {
+            continue;
+        };
+        let sources: std::collections::BTreeSet<&String> = by_source_a.keys().chain(by_source_b.keys()).collect();
+        let mut changes: Vec<CulpritChange> = sources
+            .into_iter()
+            .map(|source| CulpritChange {
+                cell: format!("{} CPU {}", cell.0, cell.1),
+                source: source.clone(),
+                share_a: mean(by_source_a.get(source), na),
+                share_b: mean(by_source_b.get(source), nb),
+            })
+            .collect();
+        changes.sort_by(|x, y| (y.share_b - y.share_a).abs().total_cmp(&(x.share_b - x.share_a).abs()));
+        out.extend(changes.into_iter().take(top));
+    }
+    out
+}
+
+/// The culprit changes as text: a heading, then per cell its sources "A % → B %".
+pub fn culprit_text(changes: &[CulpritChange]) -> Option<String> {
+    if changes.is_empty() {
+        return None;
+    }
+    let mut lines =
+        vec!["What ran in the tails' place, A → B (share of the excess above each run's p99, --trace on):".to_string()];
+    let mut cell = "";
+    for c in changes {
+        if c.cell != cell {
+            cell = &c.cell;
+            lines.push(format!("  {cell}:"));
+        }
+        lines.push(format!("    {}: {:.0} % → {:.0} %", c.source, 100.0 * c.share_a, 100.0 * c.share_b));
+    }
+    Some(lines.join("\n"))
+}
+
 pub fn number(v: f64) -> String {
     if v.abs() >= 100.0 {
         format!("{v:.0}")
