@@ -266,6 +266,13 @@ fn compare_shows_how_the_tails_culprits_moved() {
     let text = compared(&[]);
     assert!(text.contains("What ran in the tails' place, A → B"), "{text}");
     assert!(text.contains(&format!("CPU {}:", cpus() - 1)) && text.contains(" % → "), "{text}");
+    // The report draws what ran around the worst spikes, lane by lane.
+    let svg_dir = dir.path("svg");
+    ok_stdout(&db, &["report", "2", "--svg", &svg_dir.display().to_string()]);
+    let timeline =
+        std::fs::read_to_string(svg_dir.join(format!("latency-1-timeline-1-cpu{}.svg", cpus() - 1))).unwrap();
+    assert!(timeline.starts_with("<svg") && timeline.ends_with("</svg>"), "{timeline}");
+    assert!(timeline.contains("spike 1: woke") && timeline.contains("latency-0"), "{timeline}");
     let json = json_lines(compared(&["--format", "json"]).as_bytes());
     let changes: Vec<&Value> = json.iter().filter_map(|l| l.get("culprit_change")).collect();
     assert!(!changes.is_empty(), "{json:?}");

@@ -34,7 +34,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::AddAssign;
 
 use crate::analysis::trace::{
-    Culprit, EventKind, Recording, Source, SpikeAttribution, TailCulprit, TaskRef, TraceEvent,
+    Culprit, EventKind, Lane, Recording, Segment, Source, SpikeAttribution, SpikeTimeline, TailCulprit, TaskRef,
+    TraceEvent, MAX_TIMELINES,
 };
 
 /// The idle task (`swapper/N`) is pid 0 on every CPU.
@@ -134,6 +135,116 @@ pub fn attribute_spikes(
             let actual_ns = thread_start_mono_ns.saturating_add(at_ns);
             let ideal_ns = actual_ns.saturating_sub(latency_ns);
             SpikeAttribution { at_ns, latency_ns, ..attribute_spike(&events, cpu, tid, ideal_ns, actual_ns, partial) }
+        })
+        .collect()
+}
+
+/// What ran on `cpu` from `from_ns` to `to_ns`, as segments clipped to the window: each
+/// task from the switch to it until the next switch (the idle task left out), each
+/// handler (irq, softirq, local timer, hrtimer callback) from its entry to its exit.
+/// `events` as recorded, in time order, with the idle exits put back.
+pub fn segments(events: &[TraceEvent], cpu: usize, from_ns: u64, to_ns: u64) -> Vec<Segment> {
+    let mut out = Vec::new();
+    let mut push = |lane: Lane, name: &str, detail: &str, start: u64, end: u64| {
+        let (start, end) = (start.max(from_ns), end.min(to_ns));
+        if end > start {
+            out.push(Segment {
+                lane,
+                name: name.to_string(),
+                detail: detail.to_string(),
+                start_ns: start,
+                end_ns: end,
+            });
+        }
+    };
+    // Which kind of handler an entry opens or an exit closes: an exit closes the latest
+    // open entry of its kind (irq and softirq by number), and an entry whose exit the
+    // trace lacks (this VM misses some around idle) is dropped, never stretched to a
+    // later exit.
+    #[derive(PartialEq)]
+    enum Kind {
+        Irq(u32),
+        Softirq(u32),
+        LocalTimer,
+        Hrtimer,
+    }
+    let mut running: Option<(u64, TaskRef)> = None;
+    let mut handlers: Vec<(Kind, u64, String)> = Vec::new();
+    for e in events.iter().filter(|e| e.cpu == cpu) {
+        if e.ts_ns > to_ns {
+            break;
+        }
+        let (entered, exited) = match &e.kind {
+            EventKind::Switch { next, .. } => {
+                if let Some((start, task)) = running.replace((e.ts_ns, next.clone())) {
+                    if task.pid != IDLE_PID {
+                        let detail = format!("pid {}, {}", task.pid, describe_prio(task.prio));
+                        push(Lane::Task, &task.comm, &detail, start, e.ts_ns);
+                    }
+                }
+                // No handler spans a switch: any still open lost its exit.
+                handlers.clear();
+                (None, None)
+            }
+            EventKind::IrqEntry { irq, name } => (Some((Kind::Irq(*irq), format!("irq {irq} {name}"))), None),
+            EventKind::SoftirqEntry { vec, name } => (Some((Kind::Softirq(*vec), format!("softirq {name}"))), None),
+            EventKind::LocalTimerEntry => (Some((Kind::LocalTimer, "local timer interrupt".to_string())), None),
+            EventKind::HrtimerExpireEntry { function } => (Some((Kind::Hrtimer, format!("hrtimer {function}"))), None),
+            EventKind::IrqExit { irq } => (None, Some(Kind::Irq(*irq))),
+            EventKind::SoftirqExit { vec } => (None, Some(Kind::Softirq(*vec))),
+            EventKind::LocalTimerExit => (None, Some(Kind::LocalTimer)),
+            EventKind::HrtimerExpireExit => (None, Some(Kind::Hrtimer)),
+            EventKind::Waking { .. } | EventKind::Wakeup { .. } | EventKind::Migrate { .. } => (None, None),
+        };
+        if let Some((kind, name)) = entered {
+            // The same handler cannot be entered again inside itself: the open one lost
+            // its exit.
+            if let Some(at) = handlers.iter().position(|h| h.0 == kind) {
+                handlers.truncate(at);
+            }
+            handlers.push((kind, e.ts_ns, name));
+        }
+        if let Some(kind) = exited {
+            if let Some(at) = handlers.iter().rposition(|h| h.0 == kind) {
+                let (_, start, name) = handlers.remove(at);
+                handlers.truncate(at);
+                push(Lane::Handler, &name, "", start, e.ts_ns);
+            }
+        }
+    }
+    // Still running, or in a handler, when the window (or the recording) ends.
+    if let Some((start, task)) = running.filter(|(_, t)| t.pid != IDLE_PID) {
+        let detail = format!("pid {}, {}", task.pid, describe_prio(task.prio));
+        push(Lane::Task, &task.comm, &detail, start, to_ns);
+    }
+    for (_, start, name) in handlers {
+        push(Lane::Handler, &name, "", start, to_ns);
+    }
+    out.sort_by_key(|s| (s.start_ns, s.lane == Lane::Handler));
+    out
+}
+
+/// The surroundings of the `MAX_TIMELINES` largest `spikes` (at, latency; times since the
+/// thread's start): from a millisecond (or half the spike, if longer) before its ideal
+/// wake time to half a millisecond after the actual one.
+pub fn spike_timelines(
+    recording: &Recording,
+    cpu: usize,
+    thread_start_mono_ns: u64,
+    spikes: &[(u64, u64)],
+) -> Vec<SpikeTimeline> {
+    let events = with_idle_exits(&recording.events);
+    let mut largest: Vec<(u64, u64)> = spikes.to_vec();
+    largest.sort_by_key(|s| std::cmp::Reverse(s.1));
+    largest
+        .into_iter()
+        .take(MAX_TIMELINES)
+        .map(|(at_ns, latency_ns)| {
+            let actual_ns = thread_start_mono_ns.saturating_add(at_ns);
+            let ideal_ns = actual_ns.saturating_sub(latency_ns);
+            let from_ns = ideal_ns.saturating_sub((latency_ns / 2).max(1_000_000));
+            let to_ns = actual_ns + 500_000;
+            SpikeTimeline { ideal_ns, actual_ns, from_ns, to_ns, segments: segments(&events, cpu, from_ns, to_ns) }
         })
         .collect()
 }
@@ -692,6 +803,24 @@ mod tests {
         // A switch out of a task never woken here infers nothing.
         let stray = vec![switch(0, measured(), "S", idle()), switch(50 * US, spinner(), "S", idle())];
         assert_eq!(with_idle_exits(&stray), stray);
+    }
+
+    #[test]
+    fn segments_are_the_tasks_from_switch_to_switch_and_the_handlers_inside_clipped_to_the_window() {
+        let mut events = spinner_run();
+        events.extend(irq(500 * US, 503 * US, 24, "virtio0-input.0"));
+        let events = sorted(events);
+        let all = segments(&events, CPU, 0, u64::MAX);
+        let tasks: Vec<&Segment> = all.iter().filter(|s| s.lane == Lane::Task).collect();
+        assert!(tasks.iter().any(|s| s.name == spinner().comm && s.detail.starts_with("pid 777")), "{all:?}");
+        let handler = all.iter().find(|s| s.lane == Lane::Handler && s.name == "irq 24 virtio0-input.0").unwrap();
+        assert_eq!((handler.start_ns, handler.end_ns), (500 * US, 503 * US));
+        // Clipped: nothing outside, and the handler cut at the window's end.
+        let window = segments(&events, CPU, 400 * US, 501 * US);
+        assert!(window.iter().all(|s| s.start_ns >= 400 * US && s.end_ns <= 501 * US && s.end_ns > s.start_ns));
+        assert!(window.iter().any(|s| s.lane == Lane::Handler && s.end_ns == 501 * US), "{window:?}");
+        // No task on another CPU's lane.
+        assert!(segments(&events, CPU + 1, 0, u64::MAX).is_empty());
     }
 
     #[test]

@@ -168,7 +168,47 @@ pub struct ThreadAttribution {
     pub spikes: Vec<SpikeAttribution>,
     /// The sources of the tail's excess above the p99, largest share first.
     pub tail: Vec<TailCulprit>,
+    /// What ran on the CPU around its worst spikes (at most `MAX_TIMELINES`), for the
+    /// report's timeline.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timelines: Vec<SpikeTimeline>,
 }
+
+/// One CPU's events around one late wakeup, as lanes of segments.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SpikeTimeline {
+    /// The spike's ideal and actual wake times, and the window shown (CLOCK_MONOTONIC ns).
+    pub ideal_ns: u64,
+    pub actual_ns: u64,
+    pub from_ns: u64,
+    pub to_ns: u64,
+    pub segments: Vec<Segment>,
+}
+
+/// What ran on a CPU from `start_ns` to `end_ns` (CLOCK_MONOTONIC).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Segment {
+    pub lane: Lane,
+    /// A task's command name, or a handler's ("irq 24 virtio0-input.0", "softirq TIMER").
+    pub name: String,
+    /// A task's pid and policy/priority ("pid 75, nice -10"); empty for handlers.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// A timeline's lanes: the tasks that ran, from switch to switch, and the interrupt,
+/// softirq and timer handlers nested in them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lane {
+    Task,
+    Handler,
+}
+
+/// The most spikes per thread whose surroundings are kept for the timeline.
+pub const MAX_TIMELINES: usize = 3;
 
 /// The most spikes of one thread split and stored: the tail's largest.
 pub const MAX_ATTRIBUTED: usize = 100;

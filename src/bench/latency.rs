@@ -203,6 +203,7 @@ impl LatencyRun {
                 let mut spikes: Vec<(u64, u64)> = t.largest.iter().copied().filter(|s| s.1 > above_ns).collect();
                 spikes.sort_by_key(|s| std::cmp::Reverse(s.1));
                 spikes.truncate(MAX_ATTRIBUTED);
+                let timelines = attribution::spike_timelines(recording, cpu, t.start_mono_ns, &spikes);
                 let spikes = attribution::attribute_spikes(recording, cpu, t.tid, t.start_mono_ns, &spikes);
                 Some(ThreadAttribution {
                     cpu,
@@ -210,6 +211,7 @@ impl LatencyRun {
                     above_ns,
                     tail: attribution::tail_culprits(&spikes, above_ns),
                     spikes,
+                    timelines,
                 })
             })
             .collect();
@@ -787,44 +789,18 @@ pub fn write_trace_events(out: &mut dyn std::io::Write, run: &LatencyRun) -> std
             "args": {"name": format!("CPU {cpu}: wakeups above the p99")}}))?;
     }
     let events = attribution::with_idle_exits(&recording.events);
-    let mut running: std::collections::BTreeMap<usize, (u64, crate::analysis::trace::TaskRef)> = Default::default();
-    let mut handlers: std::collections::BTreeMap<usize, Vec<(u64, String)>> = Default::default();
+    let last_ns = events.last().map_or(0, |e| e.ts_ns);
+    for &(cpu, _) in &recording.lost {
+        for seg in attribution::segments(&events, cpu, 0, last_ns) {
+            let args = if seg.detail.is_empty() { json!({}) } else { json!({"task": seg.detail}) };
+            emit(json!({"ph": "X", "name": seg.name, "pid": pid, "tid": cpu, "ts": us(seg.start_ns),
+                "dur": us(seg.end_ns - seg.start_ns), "args": args}))?;
+        }
+    }
     for e in &events {
-        let (cpu, ts) = (e.cpu, e.ts_ns);
-        let entered = match &e.kind {
-            EventKind::Switch { next, .. } => {
-                if let Some((start, task)) = running.insert(cpu, (ts, next.clone())) {
-                    if task.pid != 0 {
-                        emit(json!({"ph": "X", "name": task.comm, "pid": pid, "tid": cpu, "ts": us(start),
-                            "dur": us(ts - start), "args": {"pid": task.pid, "prio": attribution::describe_prio(task.prio)}}))?;
-                    }
-                }
-                None
-            }
-            EventKind::Wakeup { task, target_cpu } => {
-                emit(json!({"ph": "i", "s": "t", "name": format!("wakeup {} → CPU {target_cpu}", task.comm),
-                    "pid": pid, "tid": cpu, "ts": us(ts), "args": {"pid": task.pid}}))?;
-                None
-            }
-            EventKind::IrqEntry { irq, name } => Some(format!("irq {irq} {name}")),
-            EventKind::SoftirqEntry { name, .. } => Some(format!("softirq {name}")),
-            EventKind::LocalTimerEntry => Some("local timer interrupt".to_string()),
-            EventKind::HrtimerExpireEntry { function } => Some(format!("hrtimer {function}")),
-            EventKind::IrqExit { .. }
-            | EventKind::SoftirqExit { .. }
-            | EventKind::LocalTimerExit
-            | EventKind::HrtimerExpireExit => {
-                if let Some((start, name)) = handlers.entry(cpu).or_default().pop() {
-                    emit(
-                        json!({"ph": "X", "name": name, "pid": pid, "tid": cpu, "ts": us(start), "dur": us(ts - start)}),
-                    )?;
-                }
-                None
-            }
-            EventKind::Waking { .. } | EventKind::Migrate { .. } => None,
-        };
-        if let Some(name) = entered {
-            handlers.entry(cpu).or_default().push((ts, name));
+        if let EventKind::Wakeup { task, target_cpu } = &e.kind {
+            emit(json!({"ph": "i", "s": "t", "name": format!("wakeup {} → CPU {target_cpu}", task.comm),
+                "pid": pid, "tid": e.cpu, "ts": us(e.ts_ns), "args": {"pid": task.pid}}))?;
         }
     }
     for t in &run.threads {

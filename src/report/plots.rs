@@ -689,7 +689,151 @@ fn latency_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
         Chart { name: format!("latency-{n}-tail"), title: tail.title.clone(), svg: tail.render() },
     ];
     charts.extend(latency_strip_charts(n, gs, axes));
+    charts.extend(latency_timeline_charts(n, gs, axes));
     charts
+}
+
+/// With `--trace on`: per configuration and CPU, what ran around the worst spikes of the
+/// repeat that had the worst one: a panel per spike with a lane of the tasks (switch to
+/// switch) and one of the handlers nested in them, the late window shaded from the ideal
+/// wake time to the actual one.
+fn latency_timeline_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
+    use crate::analysis::trace::{SpikeTimeline, ThreadAttribution};
+    let mut charts = Vec::new();
+    for (i, g) in gs.iter().enumerate() {
+        // CPU -> (repeat, the thread's attribution) with the worst spike.
+        let mut worst: BTreeMap<usize, (i64, &ThreadAttribution)> = BTreeMap::new();
+        let latency_of = |t: &ThreadAttribution| t.timelines.first().map_or(0, |s| s.actual_ns - s.ideal_ns);
+        for trial in g.ok() {
+            let Some(Outcome::Latency(o)) = &trial.outcome else { continue };
+            let Some(a) = &o.attribution else { continue };
+            for t in a.threads.iter().filter(|t| !t.timelines.is_empty()) {
+                let entry = worst.entry(t.cpu).or_insert((trial.repeat, t));
+                if latency_of(t) > latency_of(entry.1) {
+                    *entry = (trial.repeat, t);
+                }
+            }
+        }
+        let label: Vec<String> = axes.iter().map(|k| format!("{k}={}", param_text(g.params.get(k)))).collect();
+        for (cpu, (repeat, t)) in worst {
+            let title = format!(
+                "Experiment {n}{}: what ran on CPU {cpu} around the worst spikes (repeat {repeat})",
+                if label.is_empty() { String::new() } else { format!(" ({})", label.join(" ")) }
+            );
+            let panels: Vec<&SpikeTimeline> = t.timelines.iter().collect();
+            charts.push(Chart {
+                name: format!("latency-{n}-timeline-{}-cpu{cpu}", i + 1),
+                svg: timeline_svg(&title, &panels),
+                title,
+            });
+        }
+    }
+    charts
+}
+
+/// The timeline chart: one panel per spike, time in µs from its ideal wake time.
+fn timeline_svg(title: &str, panels: &[&crate::analysis::trace::SpikeTimeline]) -> String {
+    use crate::analysis::trace::Lane;
+    const W: f64 = 900.0;
+    const LEFT: f64 = 90.0;
+    const RIGHT: f64 = 20.0;
+    const PANEL: f64 = 120.0;
+    const TOP: f64 = 40.0;
+    let height = TOP + PANEL * panels.len() as f64 + 24.0;
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="white"/><text x="{}" y="20" font-size="14" text-anchor="middle">{}</text>"#,
+        W / 2.0,
+        esc(title)
+    );
+    // One colour per name, the same in every panel.
+    let mut colours: BTreeMap<&str, &str> = BTreeMap::new();
+    for s in panels.iter().flat_map(|p| &p.segments) {
+        let next = COLORS[colours.len() % COLORS.len()];
+        colours.entry(s.name.as_str()).or_insert(next);
+    }
+    for (k, p) in panels.iter().enumerate() {
+        let y0 = TOP + PANEL * k as f64;
+        let (lo, hi) = (p.from_ns as f64 - p.ideal_ns as f64, p.to_ns as f64 - p.ideal_ns as f64);
+        let x = |ns: u64| LEFT + (ns as f64 - p.ideal_ns as f64 - lo) / (hi - lo).max(1.0) * (W - LEFT - RIGHT);
+        let late_us = (p.actual_ns - p.ideal_ns) as f64 / 1e3;
+        let _ = write!(
+            svg,
+            r##"<text x="{LEFT}" y="{}" font-size="12">spike {}: woke {late_us:.1} µs late</text><rect x="{}" y="{}" width="{}" height="50" fill="#fdd" /><text x="4" y="{}">tasks</text><text x="4" y="{}">handlers</text>"##,
+            y0 + 12.0,
+            k + 1,
+            x(p.ideal_ns),
+            y0 + 18.0,
+            (x(p.actual_ns) - x(p.ideal_ns)).max(1.0),
+            y0 + 34.0,
+            y0 + 58.0,
+        );
+        for s in &p.segments {
+            let (x0, x1) = (x(s.start_ns), x(s.end_ns));
+            let (y, h) = match s.lane {
+                Lane::Task => (y0 + 20.0, 22.0),
+                Lane::Handler => (y0 + 46.0, 18.0),
+            };
+            let colour = colours.get(s.name.as_str()).copied().unwrap_or("#999");
+            let detail = if s.detail.is_empty() { String::new() } else { format!(" ({})", s.detail) };
+            let tip = format!(
+                "{}{detail}: {:.1} .. {:.1} µs, {:.1} µs",
+                s.name,
+                (s.start_ns as f64 - p.ideal_ns as f64) / 1e3,
+                (s.end_ns as f64 - p.ideal_ns as f64) / 1e3,
+                (s.end_ns - s.start_ns) as f64 / 1e3
+            );
+            let _ = write!(
+                svg,
+                r#"<rect x="{x0:.1}" y="{y}" width="{:.1}" height="{h}" fill="{colour}" fill-opacity="0.8"><title>{}</title></rect>"#,
+                (x1 - x0).max(0.5),
+                esc(&tip)
+            );
+            // A label where it fits (about 6 px a character).
+            let room = ((x1 - x0) / 6.0) as usize;
+            if room >= 4 {
+                let name: String = s.name.chars().take(room).collect();
+                let _ =
+                    write!(svg, r#"<text x="{:.1}" y="{}" fill="white">{}</text>"#, x0 + 2.0, y + h - 6.0, esc(&name));
+            }
+        }
+        // The ideal and actual wake times, and the time axis in µs from the ideal one.
+        for (at, what) in [(p.ideal_ns, "ideal"), (p.actual_ns, "woke")] {
+            let _ = write!(
+                svg,
+                r##"<line x1="{0:.1}" x2="{0:.1}" y1="{1}" y2="{2}" stroke="#000" stroke-dasharray="3,2"/><text x="{0:.1}" y="{1}" font-size="9" text-anchor="middle">{what}</text>"##,
+                x(at),
+                y0 + 17.0,
+                y0 + 68.0
+            );
+        }
+        let axis_y = y0 + 72.0;
+        let _ = write!(svg, r##"<line x1="{LEFT}" x2="{}" y1="{axis_y}" y2="{axis_y}" stroke="#444"/>"##, W - RIGHT);
+        for t in ticks(lo / 1e3, hi / 1e3, false) {
+            let tx = LEFT + (t * 1e3 - lo) / (hi - lo).max(1.0) * (W - LEFT - RIGHT);
+            let _ = write!(
+                svg,
+                r##"<line x1="{tx:.1}" x2="{tx:.1}" y1="{axis_y}" y2="{}" stroke="#444"/><text x="{tx:.1}" y="{}" text-anchor="middle">{}</text>"##,
+                axis_y + 4.0,
+                axis_y + 15.0,
+                tick_label(t)
+            );
+        }
+        let _ = write!(
+            svg,
+            r#"<text x="{}" y="{}" text-anchor="middle">µs from the ideal wake time</text>"#,
+            W / 2.0,
+            axis_y + 29.0
+        );
+    }
+    let _ = write!(
+        svg,
+        r##"<text x="{LEFT}" y="{}" fill="#555">shaded: from the ideal wake time to the actual one; a gap in the tasks lane: the CPU idle, or a switch the kernel did not trace</text>"##,
+        height - 8.0
+    );
+    svg.push_str("</svg>");
+    svg
 }
 
 /// The largest samples over time, one strip plot per configuration: a series of dots
