@@ -283,3 +283,25 @@ fn compare_shows_how_the_tails_culprits_moved() {
         }
     }
 }
+
+#[test]
+fn a_traced_suites_best_policy_finding_says_how_often_each_policy_preempted_a_child() {
+    if !is_root() {
+        return;
+    }
+    let dir = Scratch::new("preempt-finding");
+    let suite = dir.write(
+        "w.toml",
+        &format!(
+            "name = \"w\"\n[[experiment]]\nfamily = \"workload\"\nworkload = \"cpu\"\nprocs = {}\n\
+             iterations = 5000000\npolicy = [\"other\", \"fifo\"]\nrepeat = 2\ntrace = \"on\"\n",
+            3 * cpus()
+        ),
+    );
+    let db = dir.path("runs.db");
+    ok_stdout(&db, &["run", &suite]);
+    let report = ok_stdout(&db, &["report", "1"]);
+    let line = report.lines().find(|l| l.contains("lowest median wall time")).expect(&report);
+    assert!(line.contains("traced: a child was preempted a median") && line.contains("under OTHER"), "{line}");
+    assert!(line.contains("under FIFO"), "{line}");
+}

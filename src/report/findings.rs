@@ -95,6 +95,10 @@ pub enum Finding {
         next_wall_s: f64,
         answer: Answer,
         switches: Option<SwitchContrast>,
+        /// With `--trace on`: each policy's preemptions per child, and the share by a
+        /// sibling, from the scheduler's tracepoints (policy, median per child, share).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        preempted: Vec<(String, f64, f64)>,
     },
     /// The latency leaders by p99 and by maximum (medians over repeats), each tested
     /// against the other policies, and every policy's overruns.
@@ -385,7 +389,7 @@ impl fmt::Display for Finding {
                      {above_projection:.2}x the linear projection"
                 )
             }
-            Finding::BestPolicy { what, best, best_wall_s, next, next_wall_s, answer, switches } => {
+            Finding::BestPolicy { what, best, best_wall_s, next, next_wall_s, answer, switches, preempted } => {
                 write!(
                     f,
                     "{what}: {} had the lowest median wall time, {best_wall_s:.4} s, {:.1}% below {} \
@@ -402,7 +406,22 @@ impl fmt::Display for Finding {
                         write!(f, "; OTHER had {n:.0} involuntary switches, the real-time policies none")
                     }
                     None => Ok(()),
+                }?;
+                if !preempted.is_empty() {
+                    let each: Vec<String> = preempted
+                        .iter()
+                        .map(|(policy, per_child, by_sibling)| match *per_child {
+                            0.0 => format!("never under {}", policy.to_uppercase()),
+                            n => format!(
+                                "{n} times under {} ({:.0} % of them by a sibling)",
+                                policy.to_uppercase(),
+                                100.0 * by_sibling
+                            ),
+                        })
+                        .collect();
+                    write!(f, "; traced: a child was preempted a median {}", each.join(", "))?;
                 }
+                Ok(())
             }
             Finding::LatencyLeader {
                 what,
@@ -555,6 +574,7 @@ fn answers(all: &[Group], axes: &[Option<String>]) -> Vec<Finding> {
                 next_wall_s: level(fig, c.runner_up),
                 answer: ans.clone(),
                 switches: switch_contrast(&a.set),
+                preempted: preempted_per_policy(&a.set),
             }),
             (Family::Latency, "policy", [(p99, c99, a99), (max, cmax, amax)]) => out.push(Finding::LatencyLeader {
                 what,
@@ -622,6 +642,33 @@ fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, claims: usize) -> Ans
 }
 
 /// How OTHER's involuntary switches compare with the real-time policies' in one question.
+/// Per policy of a question's traced workload cells: the median child's preemptions (over
+/// every traced child of the cell) and the share of all preemptions by a sibling.
+fn preempted_per_policy(set: &[&Group]) -> Vec<(String, f64, f64)> {
+    set.iter()
+        .filter_map(|g| {
+            let traces: Vec<&crate::analysis::offcpu::WorkloadTrace> = g
+                .outcomes()
+                .filter_map(|o| match o {
+                    Outcome::Workload(w) => w.trace.as_ref().filter(|t| t.unavailable.is_none()),
+                    _ => None,
+                })
+                .collect();
+            let per_child: Vec<f64> =
+                traces.iter().flat_map(|t| t.children.iter().map(|c| c.preemptions() as f64)).collect();
+            if per_child.is_empty() {
+                return None;
+            }
+            let (siblings, all) = traces
+                .iter()
+                .flat_map(|t| &t.children)
+                .fold((0u64, 0u64), |(s, a), c| (s + c.preempted_by_siblings, a + c.preemptions()));
+            let share = if all == 0 { 0.0 } else { siblings as f64 / all as f64 };
+            Some((g.policy().to_string(), median(&per_child), share))
+        })
+        .collect()
+}
+
 fn switch_contrast(set: &[&Group]) -> Option<SwitchContrast> {
     let involuntary = figures::named(Family::Workload, "nivcsw");
     let invol =
