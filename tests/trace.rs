@@ -4,8 +4,13 @@
 mod common;
 
 use common::*;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 /// The command name the planted source runs under: what the attribution must name.
 const SPINNER: &str = "sl-spinner";
@@ -184,4 +189,178 @@ fn an_unprivileged_run_still_measures_and_says_tracing_needs_root() {
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("T0") && stdout.contains("tracing: no attribution:"), "{stdout}");
     assert!(stdout.contains("root"), "{stdout}");
+}
+
+// Signals: a traced run removes its instance however it is stopped, and one that could
+// not (SIGKILLed with its trial process) is removed by the next traced run.
+
+/// Where the tests look for instances (schedlab mounts tracefs here when nothing has).
+const INSTANCES: &str = "/sys/kernel/tracing/instances";
+
+/// The pid in a schedlab instance's name, `schedlab-<pid>-<n>`.
+fn instance_owner(name: &str) -> Option<i32> {
+    name.strip_prefix("schedlab-")?.split_once('-')?.0.parse().ok()
+}
+
+/// The schedlab instances in a held `instances` directory: read through the descriptor,
+/// they stay visible after a run unmounts the tracefs it mounted.
+fn instances_in(dir: &File) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd()))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| instance_owner(n).is_some())
+        .collect()
+}
+
+/// The instances whose owner has ended (gone, or a zombie): stale ones.
+fn stale_in(dir: &File) -> Vec<String> {
+    instances_in(dir).into_iter().filter(|n| !instance_owner(n).is_some_and(is_running)).collect()
+}
+
+fn owned_by(dir: &File, pid: i32) -> Vec<String> {
+    instances_in(dir).into_iter().filter(|n| instance_owner(n) == Some(pid)).collect()
+}
+
+/// A 10 s traced SCHED_FIFO run on `cpu` in a process group of its own (what a terminal
+/// gives a command), caught once its trial process has made its instance.
+struct TracedRun {
+    child: Child,
+    /// The `schedlab __trial` process that measures, and owns the instance.
+    trial: i32,
+    /// The tracefs `instances` directory, held open.
+    instances: File,
+}
+
+fn start_traced_run(cpu: usize) -> TracedRun {
+    let cpu = cpu.to_string();
+    let child = std::process::Command::new(binary_path())
+        .args(["latency", "--policy", "fifo", "--cpus", &cpu, "--duration", "10s", "--trace", "on"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let mut trial = None;
+    // Generous: a trial process starts in a few ms, but the machine is shared.
+    let made = wait_until(Duration::from_secs(30), || {
+        let trials = children_of(pid);
+        trial = std::fs::read_dir(INSTANCES)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| instance_owner(&e.file_name().to_string_lossy()))
+            .find(|owner| trials.contains(owner));
+        trial.is_some()
+    });
+    assert!(made, "no instance of a trial of {pid} appeared in {INSTANCES}");
+    // Held from here on: the run unmounts tracefs at its end if it mounted it.
+    let instances = File::open(INSTANCES).unwrap();
+    TracedRun { child, trial: trial.unwrap(), instances }
+}
+
+impl TracedRun {
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Wait for the command to end (a minute at most); its status and stderr.
+    fn wait(&mut self) -> (std::process::ExitStatus, String) {
+        let ended = wait_until(Duration::from_secs(60), || self.child.try_wait().unwrap().is_some());
+        if !ended {
+            let _ = self.child.kill();
+        }
+        let status = self.child.wait().unwrap();
+        let mut err = String::new();
+        if let Some(mut pipe) = self.child.stderr.take() {
+            std::io::Read::read_to_string(&mut pipe, &mut err).unwrap();
+        }
+        assert!(ended, "still running a minute after the signal: {err}");
+        (status, err)
+    }
+
+    /// Wait until the trial process has ended too (it is not ours to reap).
+    fn wait_for_trial(&self) {
+        let trial = self.trial;
+        assert!(wait_until(Duration::from_secs(30), || !is_running(trial)), "trial process {trial} still runs");
+    }
+}
+
+/// tracefs was mounted (anywhere) when this was read.
+fn tracefs_mounted() -> bool {
+    std::fs::read_to_string("/proc/mounts").unwrap().lines().any(|l| l.split(' ').nth(2) == Some("tracefs"))
+}
+
+/// Stop a traced run with `sig` (to the whole group: a Ctrl-C; else to the command) and
+/// check that its instance went with it.
+fn stopped_by(sig: i32, whole_group: bool) {
+    if !is_root() {
+        eprintln!("skipped: not root (tracing needs it)");
+        return;
+    }
+    let _serial = one_at_a_time();
+    let mut run = start_traced_run(last_cpu());
+    assert_eq!(owned_by(&run.instances, run.trial).len(), 1);
+    // SAFETY: signalling our own child (or its process group, which it leads).
+    unsafe { libc::kill(if whole_group { -run.pid() } else { run.pid() }, sig) };
+    let (status, err) = run.wait();
+    run.wait_for_trial();
+    if sig != libc::SIGKILL {
+        // Stopped early, it reports the samples taken.
+        assert!(status.success(), "{status}: {err}");
+    }
+    assert_eq!(owned_by(&run.instances, run.trial), Vec::<String>::new(), "{err}");
+    assert_eq!(owned_by(&run.instances, run.pid()), Vec::<String>::new(), "{err}");
+}
+
+#[test]
+fn sigterm_leaves_no_trace_instance() {
+    stopped_by(libc::SIGTERM, false);
+}
+
+#[test]
+fn ctrl_c_leaves_no_trace_instance() {
+    stopped_by(libc::SIGINT, true);
+}
+
+/// SIGKILL to the command alone: its trial process gets SIGTERM (the parent-death signal)
+/// and removes the instance itself.
+#[test]
+fn sigkill_of_the_command_leaves_no_trace_instance() {
+    stopped_by(libc::SIGKILL, false);
+}
+
+/// SIGKILL to the command and its trial process at once (`kill -9 -PGID`, the OOM killer,
+/// a cgroup's end): nothing of schedlab runs to remove the instance, so it is left, with its
+/// owner dead; the next traced run removes it and leaves none of its own.
+#[test]
+fn an_instance_left_by_sigkill_is_removed_by_the_next_traced_run() {
+    if !is_root() {
+        eprintln!("skipped: not root (tracing needs it)");
+        return;
+    }
+    let _serial = one_at_a_time();
+    let mounted_before = tracefs_mounted();
+    let cpu = last_cpu();
+    let mut run = start_traced_run(cpu);
+    // SAFETY: signalling the process group our child leads.
+    unsafe { libc::kill(-run.pid(), libc::SIGKILL) };
+    run.wait();
+    run.wait_for_trial();
+    let left = owned_by(&run.instances, run.trial);
+    assert_eq!(left.len(), 1, "the SIGKILLed trial's instance: {:?}", instances_in(&run.instances));
+    // The next traced run, right away: the trial may still be a zombie (its new parent,
+    // init, reaps it when it gets to it), which owns nothing.
+    let cpu_arg = cpu.to_string();
+    let out = stdout_of(&["latency", "--policy", "fifo", "--duration", "1s", "--cpus", &cpu_arg, "--trace", "on"]);
+    assert!(out.contains("tail of CPU") && !out.contains("no attribution"), "{out}");
+    assert_eq!(owned_by(&run.instances, run.trial), Vec::<String>::new(), "{left:?} is left");
+    assert_eq!(stale_in(&run.instances), Vec::<String>::new(), "a traced run left its instance");
+    // The killed run had mounted tracefs (nothing unmounted it): put that back as it was.
+    if !mounted_before && tracefs_mounted() {
+        let target = std::ffi::CString::new("/sys/kernel/tracing").unwrap();
+        // SAFETY: a NUL-terminated path; a lazy unmount leaves anyone inside working.
+        unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
+    }
 }
