@@ -312,7 +312,10 @@ fn pid_alive(pid: u64) -> bool {
     }
     // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
     let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    let exists = rc == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
+    // A zombie has ended and will never remove its instance: only its exit status is
+    // left to collect, which an orphan's init may do seconds later (or never).
+    exists && !matches!(crate::sys::process::comm_and_state(pid), Some((_, 'Z' | 'X' | 'x')))
 }
 
 /// Make `instances/schedlab-<pid>-<n>`, passing over names a dead process with our pid
@@ -901,6 +904,23 @@ mod tests {
         }
         assert!(pid_alive(std::process::id() as u64));
         assert!(!pid_alive(u64::MAX));
+    }
+
+    /// A SIGKILLed schedlab's trial process is reparented to init, which may reap it late:
+    /// until then it is a zombie, and its instance is stale all the same.
+    #[test]
+    fn a_zombie_owns_no_live_instance() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while crate::sys::process::comm_and_state(pid as i32).is_some_and(|(_, s)| s != 'Z')
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!pid_alive(u64::from(pid)), "zombie {pid} counted alive");
+        child.wait().unwrap();
+        assert!(!pid_alive(u64::from(pid)));
     }
 
     fn is_root() -> bool {
