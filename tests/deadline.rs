@@ -141,7 +141,9 @@ fn a_deadline_latency_run_gives_plausible_lateness() {
     // Lateness against the period's start: ordered, and typically far below a period
     // (a job that started a period late would have been a skipped period instead).
     assert!(v("min_ns") <= v("p50_ns") && v("p50_ns") <= v("p99_ns") && v("p99_ns") <= v("max_ns"), "{l}");
-    assert!(v("max_ns") < 1_000_000, "a sample at least a period late should have been a skipped period: {l}");
+    // The histogram keeps three significant digits: a job 999.8 µs late reads back as up to
+    // 0.1 % more, so the bound is a period plus that resolution.
+    assert!(v("max_ns") < 1_001_000, "a sample at least a period late should have been a skipped period: {l}");
     assert!(v("p50_ns") < 250_000, "median lateness above a quarter period: {l}");
     assert!(v("missed_deadlines") <= v("samples"), "{l}");
     assert!(l.get("runtime_overruns").is_some(), "{l}");

@@ -104,43 +104,19 @@ fn io_children_are_seen_asleep_in_the_disk_and_the_text_says_who_ran() {
     if !is_root() {
         return;
     }
-    let out = stdout_of(&[
-        "workload",
-        "io",
-        "--policy",
-        "other",
-        "--procs",
-        "2",
-        "--transfer-size",
-        "64KiB",
-        "--block-size",
-        "1KiB",
-        "--repeat",
-        "1",
-        "--trace",
-        "on",
-    ]);
+    let io = |extra: &str| {
+        let mut args: Vec<&str> =
+            "workload io --policy other --procs 2 --transfer-size 64KiB --block-size 1KiB --trace on"
+                .split(' ')
+                .collect();
+        args.extend(extra.split_whitespace());
+        stdout_of(&args)
+    };
+    let out = io("--repeat 1");
     assert!(out.contains("What ran instead (--trace on"), "{out}");
     let line = out.lines().find(|l| l.trim_start().starts_with("SCHED_OTHER x 2:")).expect(&out);
     assert!(line.contains("asleep in I/O (D)") && line.contains("runnable"), "{out}");
-    let json = json_lines(
-        stdout_of(&[
-            "workload",
-            "io",
-            "--policy",
-            "other",
-            "--procs",
-            "2",
-            "--transfer-size",
-            "64KiB",
-            "--block-size",
-            "1KiB",
-            "--trace",
-            "on",
-            "--json",
-        ])
-        .as_bytes(),
-    );
+    let json = json_lines(io("--json").as_bytes());
     // O_SYNC writes sleep uninterruptibly for the disk.
     assert!(total(&json[0], "blocked_ns") > 0, "{}", json[0]);
     assert_no_instance_of_ours();
