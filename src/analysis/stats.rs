@@ -207,12 +207,63 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
     Some((u, p))
 }
 
-/// Two-sided exact p of U for sizes n1, n2: the share of all C(n1+n2, n1) arrangements
-/// whose U is at least as far from the mean.
-fn exact_u_p(n1: usize, n2: usize, u: f64) -> f64 {
-    // counts[k] = arrangements with U = k, built up one element at a time.
+/// The distribution-free interval of the shift between two samples (Moses; the
+/// Hodges-Lehmann estimate's interval): of the n1 × n2 differences b − a, sorted, the k-th
+/// from each end, where k − 1 is the largest U whose lower tail is at most (1 − confidence)/2
+/// (exact without ties for n1 × n2 ≤ 400, else the normal approximation). `None` when the
+/// samples are too small for any interval at that confidence.
+pub fn shift_ci(a: &[f64], b: &[f64], confidence: f64) -> Option<(f64, f64)> {
+    let (n1, n2) = (a.len(), b.len());
+    if n1 == 0 || n2 == 0 {
+        return None;
+    }
+    let tail = (1.0 - confidence) / 2.0;
+    let m = n1 * n2;
+    let k = if m <= 400 {
+        let counts = exact_u_counts(n1, n2);
+        let total: f64 = counts.iter().sum();
+        let mut below = 0.0;
+        let mut k = 0;
+        for (u, c) in counts.iter().enumerate() {
+            below += c;
+            if below / total > tail {
+                break;
+            }
+            k = u + 1;
+        }
+        k
+    } else {
+        let nf = (n1 + n2) as f64;
+        let sd = ((m as f64) * (nf + 1.0) / 12.0).sqrt();
+        (m as f64 / 2.0 - inverse_normal_upper_tail(tail) * sd).floor().max(0.0) as usize
+    };
+    if k == 0 || k > m / 2 {
+        return None;
+    }
+    let mut d: Vec<f64> = a.iter().flat_map(|x| b.iter().map(move |y| y - x)).collect();
+    d.sort_by(f64::total_cmp);
+    Some((d[k - 1], d[m - k]))
+}
+
+/// The z above which the standard normal has `tail` of its mass (bisection on the upper
+/// tail; |error| < 1e-9).
+fn inverse_normal_upper_tail(tail: f64) -> f64 {
+    let (mut lo, mut hi) = (-10.0, 10.0);
+    for _ in 0..100 {
+        let mid = (lo + hi) / 2.0;
+        if normal_upper_tail(mid) > tail {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo + hi) / 2.0
+}
+
+/// How many of the C(n1+n2, n1) arrangements of two samples without ties give each U
+/// (0..=n1 × n2).
+fn exact_u_counts(n1: usize, n2: usize) -> Vec<f64> {
     let max_u = n1 * n2;
-    // ways[i][j][k]: i of a and j of b placed, U = k. Rolled into two layers over i.
     let mut prev = vec![vec![0f64; max_u + 1]; n2 + 1];
     for row in prev.iter_mut() {
         row[0] = 1.0;
@@ -221,7 +272,6 @@ fn exact_u_p(n1: usize, n2: usize, u: f64) -> f64 {
         let mut next = vec![vec![0f64; max_u + 1]; n2 + 1];
         for j in 0..=n2 {
             for k in 0..=max_u {
-                // The largest element is from a (it beats all j of b) or from b.
                 let from_a = if k >= j { prev[j][k - j] } else { 0.0 };
                 let from_b = if j > 0 { next[j - 1][k] } else { 0.0 };
                 next[j][k] = from_a + from_b;
@@ -229,7 +279,14 @@ fn exact_u_p(n1: usize, n2: usize, u: f64) -> f64 {
         }
         prev = next;
     }
-    let counts = &prev[n2];
+    prev.swap_remove(n2)
+}
+
+/// Two-sided exact p of U for sizes n1, n2: the share of all C(n1+n2, n1) arrangements
+/// whose U is at least as far from the mean.
+fn exact_u_p(n1: usize, n2: usize, u: f64) -> f64 {
+    let max_u = n1 * n2;
+    let counts = exact_u_counts(n1, n2);
     let total: f64 = counts.iter().sum();
     let mean = max_u as f64 / 2.0;
     let distance = (u - mean).abs();
@@ -284,6 +341,22 @@ fn normal_upper_tail(z: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_shift_interval_takes_the_kth_differences_from_each_end() {
+        // 5 against 5 at 90 %: k = 5 (P(U <= 4) = 12/252 <= 5 % < P(U <= 5) = 19/252).
+        let a: Vec<f64> = (1..=5).map(f64::from).collect();
+        let b: Vec<f64> = a.iter().map(|x| x + 10.0).collect();
+        assert_eq!(shift_ci(&a, &b, 0.90), Some((8.0, 12.0)));
+        // Too few values for 99 %: no interval.
+        assert_eq!(shift_ci(&a[..2], &b[..2], 0.99), None);
+        // Large samples: the normal approximation, still around the shift.
+        let a: Vec<f64> = (0..40).map(|i| i as f64 * 0.37 % 5.0).collect();
+        let b: Vec<f64> = a.iter().map(|x| x + 3.0).collect();
+        let (lo, hi) = shift_ci(&a, &b, 0.95).unwrap();
+        assert!(lo < 3.0 && 3.0 < hi && hi - lo < 3.0, "{lo} {hi}");
+    }
+
     use super::*;
 
     #[test]

@@ -335,6 +335,9 @@ fn write_report(store: &Store, run_id: i64) {
                 emit(&format!("  - {f}"))?;
             }
         }
+        if let Some(claims) = crate::report::claims::for_run(&run, &trials) {
+            emit(&format!("\n{}", crate::report::claims::text(&claims)))?;
+        }
         let charts = crate::report::plots::plots(&trials);
         let page = crate::report::html::run_page(&run, &trials, &charts, &found)?;
         crate::commands::write_atomically(&path, page.as_bytes())

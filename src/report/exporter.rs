@@ -62,6 +62,9 @@ impl Exporter for Text {
                 out.push_str(&format!("  - {f}\n"));
             }
         }
+        if let Some(claims) = crate::report::claims::for_run(v.run, v.trials) {
+            out.push_str(&format!("\n{}\n", crate::report::claims::text(&claims)));
+        }
         out
     }
 }
@@ -195,6 +198,7 @@ impl Exporter for JsonReport {
             "experiments": experiments,
             "findings": v.findings,
             "questions": questions,
+            "claims": crate::report::claims::for_run(v.run, v.trials),
             "not_ok": not_ok,
         });
         let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();

@@ -88,6 +88,9 @@ struct RunView {
     not_ok: usize,
     planned: i64,
     tool_version: String,
+    /// A seed suite's claims, decided on the seed's data and on this run: the page opens
+    /// with them.
+    claims: Option<TableView>,
     findings: Vec<String>,
     warnings: Vec<String>,
     experiments: Vec<TableView>,
@@ -223,6 +226,10 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
         not_ok: trials.len() - ok,
         planned: run.planned,
         tool_version: run.tool_version.clone(),
+        claims: crate::report::claims::for_run(run, trials).map(|c| {
+            let title = format!("{} (seed data: {}, built in; this run)", c.title, c.seed);
+            TableView::of(Some(title), &crate::report::claims::as_table(&c), 1)
+        }),
         findings: crate::report::findings::questions_line(findings)
             .into_iter()
             .chain(findings.iter().map(ToString::to_string))

@@ -1,0 +1,787 @@
+//! The seeds' own conclusions, written down as claims and decided twice: on the seed's
+//! published data and on this run. A claim is a set of comparisons ("OTHER's wall time
+//! below FIFO's and RR's, at 10, 50 and 100 processes"); it **holds** when every one of
+//! them is significant in its direction (the claim's p is the largest of theirs, an
+//! intersection-union test), is **refuted** when one is significant the other way (or,
+//! for "alike", clearly apart), and is **undecided** otherwise. A claim whose cells a data
+//! set lacks is **not covered** there, never counted as holding; one the published data
+//! cannot test (one run a cell, no samples) is **untestable** there.
+//!
+//! The tests differ with the data: a seed's runs are independent repeats (five a cell in
+//! 2014), so two cells are compared by an exact Mann-Whitney test and "alike" by the
+//! distribution-free 90 % interval of their log ratio; a schedlab run ran its cells in
+//! paired blocks, so they are compared by the run's own anytime-valid betting test on the
+//! within-block ratios (valid however many blocks it chose to run). Each table's claims
+//! are one family: their p-values are Holm-adjusted together and the verdicts use that.
+
+use crate::analysis::knee::{self, Shape};
+use crate::analysis::sequential::{pair_blocks, Paired, MARGIN};
+use crate::analysis::stats::{holm, mann_whitney, median, shift_ci};
+use crate::model::Outcome;
+use crate::store::TrialRecord;
+use serde::Serialize;
+use serde_json::Value as Json;
+
+/// The level each table's family of claims is held to.
+pub const ALPHA: f64 = 0.05;
+/// "Alike" on a seed's data: its 90 % interval of the ratio lies within 1 ± this.
+pub const ALIKE: f64 = 0.10;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Holds,
+    Refuted,
+    Undecided,
+    NotCovered,
+    Untestable,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Holds => "holds",
+            Verdict::Refuted => "refuted",
+            Verdict::Undecided => "undecided",
+            Verdict::NotCovered => "not covered",
+            Verdict::Untestable => "untestable",
+        }
+    }
+}
+
+/// One claim's verdict on one data set, with what decided it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Evidence {
+    pub verdict: Verdict,
+    /// The test: "Mann-Whitney, exact", "betting confidence sequence on paired blocks".
+    pub test: String,
+    /// How many values: "5 v 5 a cell, 6 comparisons".
+    pub n: String,
+    /// The effect: "OTHER / FIFO wall 0.87..0.95".
+    pub effect: String,
+    /// The claim's p (the largest of its comparisons' for a claim that holds or is
+    /// undecided, the refuting comparison's for one refuted), and Holm-adjusted over the
+    /// table's claims.
+    pub p: Option<f64>,
+    pub p_adjusted: Option<f64>,
+}
+
+impl Evidence {
+    fn without_test(verdict: Verdict, why: impl Into<String>) -> Evidence {
+        Evidence { verdict, test: why.into(), n: String::new(), effect: String::new(), p: None, p_adjusted: None }
+    }
+}
+
+/// A claim and its two verdicts.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClaimRow {
+    pub id: &'static str,
+    pub claim: &'static str,
+    pub seed_data: Evidence,
+    pub this_run: Evidence,
+}
+
+/// A seed's claims, decided on its data and on a run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClaimsTable {
+    pub seed: &'static str,
+    pub title: &'static str,
+    pub rows: Vec<ClaimRow>,
+}
+
+/// A figure a claim compares.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Figure {
+    Wall,
+    Involuntary,
+    Voluntary,
+    LatencyAvg,
+    LatencyMax,
+}
+
+impl Figure {
+    fn label(self) -> &'static str {
+        match self {
+            Figure::Wall => "wall",
+            Figure::Involuntary => "involuntary switches",
+            Figure::Voluntary => "voluntary switches",
+            Figure::LatencyAvg => "average latency",
+            Figure::LatencyMax => "worst latency",
+        }
+    }
+
+    fn of(self, o: &Outcome) -> Option<f64> {
+        match (self, o) {
+            (Figure::Wall, Outcome::Workload(w)) => Some(w.wall_ns as f64),
+            (Figure::Involuntary, Outcome::Workload(w)) => Some(w.usage.nivcsw as f64),
+            (Figure::Voluntary, Outcome::Workload(w)) => Some(w.usage.nvcsw as f64),
+            (Figure::LatencyAvg, Outcome::Latency(l)) => Some(l.all.avg_ns),
+            (Figure::LatencyMax, Outcome::Latency(l)) => Some(l.all.max_ns as f64),
+            _ => None,
+        }
+    }
+}
+
+/// How a data set's cells are compared.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Method {
+    /// Independent repeats: exact Mann-Whitney, distribution-free interval.
+    Ranks,
+    /// Paired blocks: the run's betting test on within-block ratios.
+    Blocks,
+}
+
+/// A data set: its trials, and how its cells are compared.
+struct Data<'a> {
+    trials: &'a [TrialRecord],
+    method: Method,
+}
+
+/// A parameter's value as text: "fifo", "10".
+fn param(t: &TrialRecord, key: &str) -> Option<String> {
+    t.params.get(key).map(|v| match v {
+        Json::String(s) => s.to_lowercase(),
+        other => other.to_string(),
+    })
+}
+
+impl Data<'_> {
+    /// The figure's values (with their block) of the ok trials whose parameters match.
+    fn cell(&self, want: &[(&str, String)], figure: Figure) -> Vec<(u32, f64)> {
+        self.trials
+            .iter()
+            .filter(|t| t.is_ok() && want.iter().all(|(k, v)| param(t, k).as_ref() == Some(v)))
+            .filter_map(|t| Some((t.repeat as u32, figure.of(t.outcome.as_ref()?)?)))
+            .filter(|(_, v)| v.is_finite())
+            .collect()
+    }
+
+    /// A against B: two-sided p, whether A is the lower, the ratio B / A, the sizes, and
+    /// whether they are alike (within the margin).
+    fn compare(&self, a: &[(u32, f64)], b: &[(u32, f64)]) -> Option<Comparison> {
+        match self.method {
+            Method::Ranks => {
+                let (xa, xb): (Vec<f64>, Vec<f64>) = (a.iter().map(|x| x.1).collect(), b.iter().map(|x| x.1).collect());
+                let (_, p) = mann_whitney(&xa, &xb)?;
+                let (ma, mb) = (median(&xa), median(&xb));
+                let logs = |v: &[f64]| v.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect::<Vec<f64>>();
+                let alike = shift_ci(&logs(&xa), &logs(&xb), 0.90)
+                    .map(|(lo, hi)| lo >= (1.0 - ALIKE).ln() && hi <= (1.0 + ALIKE).ln());
+                Some(Comparison {
+                    p,
+                    a_lower: ma < mb,
+                    ratio: if ma > 0.0 { mb / ma } else { f64::NAN },
+                    sizes: format!("{} v {}", xa.len(), xb.len()),
+                    alike: alike.unwrap_or(false),
+                    p_alike: None,
+                })
+            }
+            Method::Blocks => {
+                let paired = Paired::of(&pair_blocks(a, b))?;
+                Some(Comparison {
+                    p: paired.p_differ,
+                    a_lower: paired.ratio > 1.0,
+                    ratio: paired.ratio,
+                    sizes: format!("{} blocks", paired.blocks),
+                    alike: paired.p_equivalent <= ALPHA,
+                    p_alike: Some(paired.p_equivalent),
+                })
+            }
+        }
+    }
+
+    fn test_name(&self) -> String {
+        match self.method {
+            Method::Ranks => "Mann-Whitney, exact (independent repeats)".to_string(),
+            Method::Blocks => "betting confidence sequence on paired blocks".to_string(),
+        }
+    }
+
+    fn margin(&self) -> f64 {
+        match self.method {
+            Method::Ranks => ALIKE,
+            Method::Blocks => MARGIN,
+        }
+    }
+}
+
+struct Comparison {
+    p: f64,
+    a_lower: bool,
+    ratio: f64,
+    sizes: String,
+    alike: bool,
+    /// The equivalence test's own p, where the method has one.
+    p_alike: Option<f64>,
+}
+
+/// The cells a claim looks at: each a set of parameter values ("workload" = "cpu",
+/// "procs" = "10").
+type Cells = Vec<Vec<(&'static str, String)>>;
+
+fn workload_cells(workload: &str, procs: &[u32]) -> Cells {
+    procs.iter().map(|n| vec![("workload", workload.to_string()), ("procs", n.to_string())]).collect()
+}
+
+fn with_policy(cell: &[(&'static str, String)], policy: &str) -> Vec<(&'static str, String)> {
+    let mut c = cell.to_vec();
+    c.push(("policy", policy.to_string()));
+    c
+}
+
+/// "The first policies' figure is below each of the second's, in every cell."
+fn lower(data: &Data, cells: &Cells, lows: &[&str], highs: &[&str], figure: Figure) -> Evidence {
+    let mut ps = Vec::new();
+    let mut ratios = Vec::new();
+    let mut sizes = Vec::new();
+    let mut refuted: Option<f64> = None;
+    let mut missing = 0;
+    for cell in cells {
+        for low in lows {
+            for high in highs {
+                let (a, b) = (data.cell(&with_policy(cell, low), figure), data.cell(&with_policy(cell, high), figure));
+                let Some(c) = (!a.is_empty() && !b.is_empty()).then(|| data.compare(&a, &b)).flatten() else {
+                    missing += 1;
+                    continue;
+                };
+                if c.p <= ALPHA && !c.a_lower {
+                    refuted = Some(refuted.map_or(c.p, |r: f64| r.min(c.p)));
+                }
+                ps.push(if c.a_lower { c.p } else { 1.0 });
+                ratios.push(1.0 / c.ratio);
+                sizes.push(c.sizes);
+            }
+        }
+    }
+    let comparisons = ps.len() + missing;
+    let effect = range_text(&format!("{} / {} {}", names(lows), names(highs), figure.label()), &ratios);
+    let n = sizes_text(&sizes, comparisons, missing);
+    let (verdict, p) = match (refuted, missing, ps.iter().copied().reduce(f64::max)) {
+        (Some(p), _, _) => (Verdict::Refuted, Some(p)),
+        (None, m, _) if m > 0 => (Verdict::NotCovered, None),
+        (None, _, Some(p)) => (if p <= ALPHA { Verdict::Holds } else { Verdict::Undecided }, Some(p)),
+        (None, _, None) => (Verdict::NotCovered, None),
+    };
+    Evidence { verdict, test: data.test_name(), n, effect, p, p_adjusted: None }
+}
+
+/// "The two policies' figures are alike (within the margin), in every cell."
+fn alike(data: &Data, cells: &Cells, x: &str, y: &str, figure: Figure) -> Evidence {
+    let mut ratios = Vec::new();
+    let mut sizes = Vec::new();
+    let (mut all_alike, mut apart, mut missing) = (true, None::<f64>, 0);
+    let mut p_alike: Option<f64> = None;
+    for cell in cells {
+        let (a, b) = (data.cell(&with_policy(cell, x), figure), data.cell(&with_policy(cell, y), figure));
+        let Some(c) = (!a.is_empty() && !b.is_empty()).then(|| data.compare(&a, &b)).flatten() else {
+            missing += 1;
+            continue;
+        };
+        all_alike &= c.alike;
+        if let Some(p) = c.p_alike {
+            p_alike = Some(p_alike.map_or(p, |q| q.max(p)));
+        }
+        if c.p <= ALPHA && (c.ratio - 1.0).abs() > data.margin() {
+            apart = Some(apart.map_or(c.p, |q| q.min(c.p)));
+        }
+        ratios.push(c.ratio);
+        sizes.push(c.sizes);
+    }
+    let how = match data.method {
+        Method::Ranks => format!("; alike: the 90 % interval of the ratio within ±{:.0} %", ALIKE * 100.0),
+        Method::Blocks => format!("; alike: equivalence within ±{:.0} %", MARGIN * 100.0),
+    };
+    let effect = range_text(&format!("{} / {} {}", y.to_uppercase(), x.to_uppercase(), figure.label()), &ratios);
+    let n = sizes_text(&sizes, sizes.len() + missing, missing);
+    let (verdict, p) = match (apart, missing) {
+        (Some(p), _) => (Verdict::Refuted, Some(p)),
+        (None, m) if m > 0 => (Verdict::NotCovered, None),
+        (None, _) if sizes.is_empty() => (Verdict::NotCovered, None),
+        (None, _) if all_alike => (Verdict::Holds, p_alike),
+        (None, _) => (Verdict::Undecided, p_alike),
+    };
+    Evidence { verdict, test: format!("{}{how}", data.test_name()), n, effect, p, p_adjusted: None }
+}
+
+fn names(policies: &[&str]) -> String {
+    policies.iter().map(|p| p.to_uppercase()).collect::<Vec<_>>().join("+")
+}
+
+fn range_text(what: &str, ratios: &[f64]) -> String {
+    let finite: Vec<f64> = ratios.iter().copied().filter(|r| r.is_finite()).collect();
+    match (finite.iter().copied().reduce(f64::min), finite.iter().copied().reduce(f64::max)) {
+        (Some(lo), Some(hi)) if (hi - lo).abs() < 0.005 => format!("{what} {lo:.2}"),
+        (Some(lo), Some(hi)) => format!("{what} {lo:.2}..{hi:.2}"),
+        _ => String::new(),
+    }
+}
+
+fn sizes_text(sizes: &[String], comparisons: usize, missing: usize) -> String {
+    let mut distinct: Vec<&String> = sizes.iter().collect();
+    distinct.sort();
+    distinct.dedup();
+    let each = distinct.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
+    let mut text = format!("{each}; {comparisons} comparison{}", if comparisons == 1 { "" } else { "s" });
+    if missing > 0 {
+        text.push_str(&format!(", {missing} not in the data"));
+    }
+    text
+}
+
+/// Holm over one data set's claims: the adjusted p, and a verdict that no longer holds
+/// (or is refuted) once adjusted is undecided.
+fn adjust(evidence: &mut [&mut Evidence]) {
+    let adjusted = holm(&evidence.iter().map(|e| e.p).collect::<Vec<_>>());
+    for (e, q) in evidence.iter_mut().zip(adjusted) {
+        e.p_adjusted = q;
+        if matches!(e.verdict, Verdict::Holds | Verdict::Refuted) && q.is_some_and(|q| q > ALPHA) {
+            e.verdict = Verdict::Undecided;
+        }
+    }
+}
+
+/// The seed a run's suite replicates, by the suite's name.
+pub fn seed_of_suite(suite_name: &str) -> Option<&'static str> {
+    match suite_name {
+        "policy-study" => Some("csci3753-2014"),
+        "hrtimers-2007" => Some("hrtimers-2007"),
+        "pipeline-1992" => Some("ncar-1992"),
+        _ => None,
+    }
+}
+
+/// The 2014 study's conclusions on its own data (`seed`, five runs a cell) and on a
+/// `run` of `policy-study` (paired blocks).
+pub fn csci3753_2014(seed: &[TrialRecord], run: &[TrialRecord]) -> ClaimsTable {
+    let seed = Data { trials: seed, method: Method::Ranks };
+    let run = Data { trials: run, method: Method::Blocks };
+    type Decide = dyn Fn(&Data) -> Evidence;
+    let claims: Vec<(&'static str, &'static str, Box<Decide>)> = vec![
+        (
+            "cpu-other-fastest",
+            "CPU-bound: SCHED_OTHER has the lowest wall time, at 10, 50 and 100 processes",
+            Box::new(|d: &Data| {
+                lower(d, &workload_cells("cpu", &[10, 50, 100]), &["other"], &["fifo", "rr"], Figure::Wall)
+            }),
+        ),
+        (
+            "io-rt-faster",
+            "I/O-bound: SCHED_FIFO and SCHED_RR are faster than SCHED_OTHER (\"nearly double\"), at 10, 50 and 100",
+            Box::new(|d: &Data| {
+                lower(d, &workload_cells("io", &[10, 50, 100]), &["fifo", "rr"], &["other"], Figure::Wall)
+            }),
+        ),
+        (
+            "io-fifo-rr-alike",
+            "I/O-bound: SCHED_FIFO and SCHED_RR perform alike, at 10, 50 and 100",
+            Box::new(|d: &Data| alike(d, &workload_cells("io", &[10, 50, 100]), "fifo", "rr", Figure::Wall)),
+        ),
+        (
+            "mixed-rt-lead-at-10",
+            "Mixed: at 10 processes the real-time policies are faster than SCHED_OTHER",
+            Box::new(|d: &Data| lower(d, &workload_cells("mixed", &[10]), &["fifo", "rr"], &["other"], Figure::Wall)),
+        ),
+        (
+            "mixed-lead-gone-at-500",
+            "Mixed: at 500 processes the advantage is gone: SCHED_FIFO and SCHED_RR alike SCHED_OTHER",
+            Box::new(|d: &Data| {
+                let cells = workload_cells("mixed", &[500]);
+                let (fifo, rr) =
+                    (alike(d, &cells, "other", "fifo", Figure::Wall), alike(d, &cells, "other", "rr", Figure::Wall));
+                both(fifo, rr)
+            }),
+        ),
+        (
+            "other-more-involuntary",
+            "SCHED_OTHER makes more involuntary switches than SCHED_FIFO and SCHED_RR, in every workload and count",
+            Box::new(|d: &Data| lower(d, &all_cells(), &["fifo", "rr"], &["other"], Figure::Involuntary)),
+        ),
+        (
+            "other-more-voluntary",
+            "SCHED_OTHER makes more voluntary switches than SCHED_FIFO and SCHED_RR, in every workload and count",
+            Box::new(|d: &Data| lower(d, &all_cells(), &["fifo", "rr"], &["other"], Figure::Voluntary)),
+        ),
+    ];
+    let mut rows: Vec<ClaimRow> = claims
+        .iter()
+        .map(|(id, claim, decide)| ClaimRow { id, claim, seed_data: decide(&seed), this_run: decide(&run) })
+        .collect();
+    adjust(&mut rows.iter_mut().map(|r| &mut r.seed_data).collect::<Vec<_>>());
+    adjust(&mut rows.iter_mut().map(|r| &mut r.this_run).collect::<Vec<_>>());
+    ClaimsTable { seed: "csci3753-2014", title: "The 2014 policy study's conclusions (CSCI 3753)", rows }
+}
+
+/// Every workload at 10, 50 and 100 processes.
+fn all_cells() -> Cells {
+    ["cpu", "io", "mixed"].iter().flat_map(|w| workload_cells(w, &[10, 50, 100])).collect()
+}
+
+/// Two parts of one claim: both must hold; either refuted refutes it.
+fn both(a: Evidence, b: Evidence) -> Evidence {
+    let verdict = match (a.verdict, b.verdict) {
+        (Verdict::Refuted, _) | (_, Verdict::Refuted) => Verdict::Refuted,
+        (Verdict::NotCovered, _) | (_, Verdict::NotCovered) => Verdict::NotCovered,
+        (Verdict::Holds, Verdict::Holds) => Verdict::Holds,
+        _ => Verdict::Undecided,
+    };
+    let p = match verdict {
+        Verdict::Refuted => [a.p, b.p].into_iter().flatten().reduce(f64::min),
+        _ => [a.p, b.p].into_iter().flatten().reduce(f64::max),
+    };
+    let join = |x: &str, y: &str| {
+        if x == y {
+            x.to_string()
+        } else {
+            [x, y].iter().filter(|s| !s.is_empty()).cloned().collect::<Vec<_>>().join("; ")
+        }
+    };
+    Evidence {
+        verdict,
+        test: a.test.clone(),
+        n: join(&a.n, &b.n),
+        effect: join(&a.effect, &b.effect),
+        p,
+        p_adjusted: None,
+    }
+}
+
+/// The 2007 post's conclusion (SCHED_FIFO lowers the average and the worst wakeup
+/// latency) on its published figures, one run per kernel and policy (`seed`), and on a run
+/// of `hrtimers-2007`.
+pub fn hrtimers_2007(seed: &[TrialRecord], run: &[TrialRecord]) -> ClaimsTable {
+    let run_data = Data { trials: run, method: Method::Blocks };
+    let published = |figure: Figure| -> Evidence {
+        // One run a kernel and policy, and no samples: nothing to test, only to show.
+        let value = |policy: &str| -> Vec<f64> {
+            seed.iter()
+                .filter(|t| t.is_ok() && param(t, "policy").as_deref() == Some(policy))
+                .filter_map(|t| figure.of(t.outcome.as_ref()?))
+                .collect()
+        };
+        let (other, fifo) = (value("other"), value("fifo"));
+        let ratios: Vec<f64> = other.iter().zip(&fifo).map(|(o, f)| f / o).collect();
+        Evidence {
+            verdict: Verdict::Untestable,
+            test: "one run a kernel and policy, no samples published: no test possible".to_string(),
+            n: format!("{} v {} runs", fifo.len(), other.len()),
+            effect: range_text(&format!("FIFO / OTHER {}", figure.label()), &ratios),
+            p: None,
+            p_adjusted: None,
+        }
+    };
+    let cells: Cells = vec![Vec::new()];
+    let mut rows = vec![
+        ClaimRow {
+            id: "fifo-lowers-average",
+            claim: "SCHED_FIFO lowers the average wakeup latency against a normal (SCHED_OTHER) task",
+            seed_data: published(Figure::LatencyAvg),
+            this_run: lower(&run_data, &cells, &["fifo"], &["other"], Figure::LatencyAvg),
+        },
+        ClaimRow {
+            id: "fifo-lowers-worst",
+            claim: "SCHED_FIFO lowers the worst wakeup latency against a normal (SCHED_OTHER) task",
+            seed_data: published(Figure::LatencyMax),
+            this_run: lower(&run_data, &cells, &["fifo"], &["other"], Figure::LatencyMax),
+        },
+        ClaimRow {
+            id: "hrtimers-lower-latency",
+            claim: "High-resolution timers cut the worst case from about 10 ms to about 0.4 ms, the average from about 6 ms to 0.04 ms",
+            seed_data: Evidence::without_test(Verdict::Untestable, "one run a kernel, no samples published: no test possible"),
+            this_run: Evidence::without_test(Verdict::NotCovered, "a claim about two 2007 kernels: one kernel here"),
+        },
+    ];
+    adjust(&mut rows.iter_mut().map(|r| &mut r.this_run).collect::<Vec<_>>());
+    ClaimsTable { seed: "hrtimers-2007", title: "The 2007 hrtimers post's conclusions", rows }
+}
+
+/// A curve's verdict on "the cost rises", what was read, and the rising knee's p.
+type Reading = (Verdict, String, Option<f64>);
+
+/// Whether a ring curve's cost per hop rises: a rising knee or a steady rise; flat
+/// (linear total) with no knee says it does not.
+fn rises(points: &[(f64, Vec<f64>)]) -> Option<Reading> {
+    let s = knee::analyse(points)?;
+    let up = s.knees.iter().filter(|k| k.jump > 0.0).count();
+    // The strongest rising knee's p, where its test has one (repeats on both sides).
+    let p = s
+        .knees
+        .iter()
+        .filter(|k| k.jump > 0.0)
+        .filter_map(|k| match k.test {
+            knee::StepTest::MannWhitney { p, .. } => Some(p),
+            knee::StepTest::RobustZ { .. } => None,
+        })
+        .reduce(f64::min);
+    let verdict = if up > 0 || s.shape == Shape::SteadyRise {
+        Verdict::Holds
+    } else if s.shape == Shape::Linear || s.shape == Shape::SteadyFall {
+        Verdict::Refuted
+    } else {
+        Verdict::Undecided
+    };
+    let knees: Vec<String> =
+        s.knees.iter().map(|k| format!("{}→{} {:+.0} % ({})", k.before, k.after, k.jump * 100.0, k.test)).collect();
+    let text = format!(
+        "{:+.0} % across {}..{} ({:?}){}",
+        s.trend * 100.0,
+        s.from,
+        s.to,
+        s.shape,
+        if knees.is_empty() { String::new() } else { format!(", knees {}", knees.join(", ")) }
+    );
+    Some((verdict, text, p))
+}
+
+/// Each ring curve of `trials` (one per run given): CPU ns per hop against processes.
+fn ring_curve(trials: &[TrialRecord]) -> Vec<(f64, Vec<f64>)> {
+    let mut by_procs: std::collections::BTreeMap<u64, Vec<f64>> = Default::default();
+    for t in trials.iter().filter(|t| t.is_ok()) {
+        let Some(Outcome::Ring(r)) = &t.outcome else { continue };
+        if r.hops > 0 {
+            by_procs.entry(r.procs as u64).or_default().push(r.cpu_ns() as f64 / r.hops as f64);
+        }
+    }
+    by_procs.into_iter().map(|(n, v)| (n as f64, v)).collect()
+}
+
+/// The 1992 report's conclusions on its nine machines (`machines`: each machine's name
+/// and trials) and on a run of `pipeline-1992`.
+pub fn ncar_1992(machines: &[(String, Vec<TrialRecord>)], run: &[TrialRecord]) -> ClaimsTable {
+    let read: Vec<(&str, Option<Reading>)> = machines
+        .iter()
+        .map(|(name, trials)| (name.split(" (").next().unwrap_or(name), rises(&ring_curve(trials))))
+        .collect();
+    let rising: Vec<&str> =
+        read.iter().filter(|(_, r)| r.as_ref().is_some_and(|r| r.0 == Verdict::Holds)).map(|(n, _)| *n).collect();
+    // "Not constant for many systems": rising on several of the machines, and not a
+    // property of every machine (the report shows linear ones too).
+    let seed_grows = Evidence {
+        verdict: match rising.len() {
+            0 => Verdict::Refuted,
+            n if n >= 2 && n < read.len() => Verdict::Holds,
+            _ => Verdict::Undecided,
+        },
+        test: "schedlab's ring reading per machine (knees by step test, trend by fit)".to_string(),
+        n: format!("{} machines, one value a size", read.len()),
+        effect: format!("rising on {} of {}: {}", rising.len(), read.len(), rising.join("; ")),
+        p: None,
+        p_adjusted: None,
+    };
+    let run_grows = match rises(&ring_curve(run)) {
+        Some((verdict, text, p)) => Evidence {
+            verdict,
+            test: "schedlab's ring reading (knees by step test, trend by fit)".to_string(),
+            n: format!("{} ring sizes", ring_curve(run).len()),
+            effect: text,
+            p,
+            p_adjusted: None,
+        },
+        None => Evidence::without_test(Verdict::NotCovered, "too few ring sizes in this run"),
+    };
+    let sun = |name: &str, banks: f64| -> Option<String> {
+        let trials = &machines.iter().find(|(n, _)| n.contains(name))?.1;
+        let s = knee::analyse(&ring_curve(trials))?;
+        // At or past the bank count (the system's other processes hold windows too), and
+        // not far beyond it.
+        s.knees
+            .iter()
+            .find(|k| k.jump > 0.0 && k.after >= banks && k.before <= 2.0 * banks)
+            .map(|k| format!("{name}: knee {}→{} {:+.0} % ({})", k.before, k.after, k.jump * 100.0, k.test))
+    };
+    let found: Vec<String> = [sun("4/280", 16.0), sun("4/470", 32.0)].into_iter().flatten().collect();
+    let seed_knees = Evidence {
+        verdict: if found.len() == 2 { Verdict::Holds } else { Verdict::Undecided },
+        test: "schedlab's knee step test on each machine's curve".to_string(),
+        n: "2 machines, one value a size".to_string(),
+        effect: if found.is_empty() { "no knee at or past 16 or 32".to_string() } else { found.join("; ") },
+        p: None,
+        p_adjusted: None,
+    };
+    ClaimsTable {
+        seed: "ncar-1992",
+        title: "The 1992 NCAR report's conclusions",
+        rows: vec![
+            ClaimRow {
+                id: "switch-cost-grows",
+                claim: "Context switch time is not constant: on several systems (not all) it grows with the number of processes",
+                seed_data: seed_grows,
+                this_run: run_grows,
+            },
+            ClaimRow {
+                id: "sun4-knees",
+                claim: "The Sun-4/280 and Sun-4/470 have knees once their 16 and 32 register-window banks are in use",
+                seed_data: seed_knees,
+                this_run: Evidence::without_test(Verdict::NotCovered, "a claim about two 1992 machines"),
+            },
+        ],
+    }
+}
+
+/// The claims table of a run of one of the seed suites (`policy-study`, `hrtimers-2007`,
+/// `pipeline-1992`), its seed's data built in; `None` for other suites.
+pub fn for_run(run: &crate::store::RunRecord, trials: &[TrialRecord]) -> Option<ClaimsTable> {
+    match seed_of_suite(&run.suite_name)? {
+        "ncar-1992" => {
+            let machines = crate::store::ncar::reference_runs(crate::store::ncar::REFERENCE_NAME).ok()?;
+            let named: Vec<(String, Vec<TrialRecord>)> = machines
+                .into_iter()
+                .map(|(r, t)| (r.machine.hostname().unwrap_or(&r.suite_name).to_string(), t))
+                .collect();
+            Some(ncar_1992(&named, trials))
+        }
+        _ => None,
+    }
+}
+
+/// One cell of the HTML and text tables: "holds (test; n; effect; p = …)".
+pub fn evidence_text(e: &Evidence) -> String {
+    let p = match (e.p, e.p_adjusted) {
+        (Some(p), Some(q)) => {
+            format!("; p = {}, Holm {}", crate::report::compare::p_text(p), crate::report::compare::p_text(q))
+        }
+        (Some(p), None) => format!("; p = {}", crate::report::compare::p_text(p)),
+        _ => String::new(),
+    };
+    let parts: Vec<&str> =
+        [e.test.as_str(), e.n.as_str(), e.effect.as_str()].into_iter().filter(|s| !s.is_empty()).collect();
+    format!("{} ({}{p})", e.verdict.as_str(), parts.join("; "))
+}
+
+/// The table as a `Table`: claim, its verdict on the seed's data, on this run.
+pub fn as_table(table: &ClaimsTable) -> crate::report::table::Table {
+    let mut t = crate::report::table::Table::new(["Claim", "On the seed's data", "On this run"])
+        .left_align(0)
+        .left_align(1)
+        .left_align(2);
+    for r in &table.rows {
+        t.push(vec![r.claim.to_string(), evidence_text(&r.seed_data), evidence_text(&r.this_run)]);
+    }
+    t
+}
+
+/// The table as text: a block per claim, the two verdicts with their evidence.
+pub fn text(table: &ClaimsTable) -> String {
+    let mut lines = vec![format!("{} (seed data: {}, built in; this run):", table.title, table.seed)];
+    for r in &table.rows {
+        lines.push(format!("  - {}", r.claim));
+        lines.push(format!("      seed data: {}", evidence_text(&r.seed_data)));
+        lines.push(format!("      this run:  {}", evidence_text(&r.this_run)));
+    }
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Family, TrialStatus, Usage, WorkloadOutcome};
+
+    /// A workload trial of `policy` × `procs` with `wall_s` and switch counts.
+    fn trial(workload: &str, policy: &str, procs: u32, repeat: i64, wall_s: f64, invol: u64) -> TrialRecord {
+        let outcome = WorkloadOutcome {
+            children: procs as usize,
+            wall_ns: (wall_s * 1e9) as u64,
+            usage: Usage { nivcsw: invol, nvcsw: 10, ..Usage::default() },
+            fork_ns: 0,
+            first_finish_ns: 0,
+            last_finish_ns: 0,
+            fairness: 1.0,
+            pi_min: None,
+            pi_max: None,
+            load: None,
+            reservation: None,
+            run_delay_ns: None,
+            run_delay_max_ns: None,
+            run_delay_p50_ns: None,
+            run_delay_min_ns: None,
+            migrations: None,
+            trace: None,
+        };
+        TrialRecord {
+            seq: repeat,
+            experiment: 0,
+            family: Family::Workload,
+            repeat,
+            params: serde_json::from_value(serde_json::json!({"workload": workload, "policy": policy, "procs": procs}))
+                .unwrap(),
+            spec: None,
+            outcome: Some(Outcome::Workload(outcome)),
+            status: TrialStatus::Ok,
+            started: String::new(),
+            elapsed_s: 0.0,
+        }
+    }
+
+    /// The 2014 appendix's CPU-bound 10-process cells (wall s, i-switched).
+    fn cpu_10() -> Vec<TrialRecord> {
+        let cells: [(&str, [(f64, u64); 5]); 3] = [
+            ("fifo", [(17.34, 44), (16.95, 42), (16.61, 47), (16.10, 46), (16.93, 51)]),
+            ("other", [(14.28, 5961), (14.79, 6348), (14.43, 6153), (16.20, 6637), (16.59, 6661)]),
+            ("rr", [(16.48, 188), (15.86, 180), (15.95, 180), (16.04, 186), (16.32, 182)]),
+        ];
+        cells
+            .iter()
+            .flat_map(|(policy, runs)| {
+                runs.iter()
+                    .enumerate()
+                    .map(move |(i, &(wall, invol))| trial("cpu", policy, 10, i as i64 + 1, wall, invol))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn overlapping_cells_are_decided_by_the_exact_rank_test() {
+        // OTHER 14.28..16.59 s against FIFO 16.10..17.34 s: U = 2 of 25, two-sided exact
+        // p = 8/252; against RR 15.86..16.48: U = 6, p = 0.15 — not significant.
+        let seed = Data { trials: &cpu_10(), method: Method::Ranks };
+        let cells = workload_cells("cpu", &[10]);
+        let fifo = lower(&seed, &cells, &["other"], &["fifo"], Figure::Wall);
+        assert_eq!(fifo.verdict, Verdict::Holds);
+        assert!((fifo.p.unwrap() - 8.0 / 252.0).abs() < 1e-12, "{fifo:?}");
+        assert!(fifo.n.starts_with("5 v 5"), "{fifo:?}");
+        let rr = lower(&seed, &cells, &["other"], &["rr"], Figure::Wall);
+        assert_eq!(rr.verdict, Verdict::Undecided, "{rr:?}");
+        // Both together: the claim is as strong as its weakest comparison.
+        let both = lower(&seed, &cells, &["other"], &["fifo", "rr"], Figure::Wall);
+        assert_eq!((both.verdict, both.p), (Verdict::Undecided, rr.p));
+        // The switches are apart beyond doubt, and the claim "more" is about OTHER.
+        let switches = lower(&seed, &cells, &["fifo", "rr"], &["other"], Figure::Involuntary);
+        assert_eq!(switches.verdict, Verdict::Holds, "{switches:?}");
+        // A claim the other way round is refuted by the same data.
+        let wrong = lower(&seed, &cells, &["fifo"], &["other"], Figure::Wall);
+        assert_eq!(wrong.verdict, Verdict::Refuted, "{wrong:?}");
+    }
+
+    #[test]
+    fn cells_a_data_set_lacks_are_not_covered_never_holding() {
+        let seed = Data { trials: &cpu_10(), method: Method::Ranks };
+        let e = lower(&seed, &workload_cells("cpu", &[10, 500]), &["fifo", "rr"], &["other"], Figure::Involuntary);
+        assert_eq!(e.verdict, Verdict::NotCovered, "{e:?}");
+        assert!(e.n.contains("2 not in the data"), "{e:?}");
+        let none = alike(&seed, &workload_cells("io", &[10]), "fifo", "rr", Figure::Wall);
+        assert_eq!(none.verdict, Verdict::NotCovered);
+    }
+
+    #[test]
+    fn alike_needs_the_interval_inside_the_margin() {
+        // FIFO and RR at 10 processes: RR / FIFO 0.96, its 90 % interval inside ±10 %.
+        let seed = Data { trials: &cpu_10(), method: Method::Ranks };
+        let e = alike(&seed, &workload_cells("cpu", &[10]), "fifo", "rr", Figure::Wall);
+        assert_eq!(e.verdict, Verdict::Holds, "{e:?}");
+        // OTHER against FIFO differs by 12 %: significant and beyond the margin.
+        let apart = alike(&seed, &workload_cells("cpu", &[10]), "fifo", "other", Figure::Wall);
+        assert_eq!(apart.verdict, Verdict::Refuted, "{apart:?}");
+    }
+
+    #[test]
+    fn a_whole_table_is_one_family_and_says_what_it_could_not_cover() {
+        let table = csci3753_2014(&cpu_10(), &[]);
+        assert_eq!(table.rows.len(), 7);
+        for r in &table.rows {
+            // This run has nothing: every claim is not covered there.
+            assert_eq!(r.this_run.verdict, Verdict::NotCovered, "{r:?}");
+        }
+        let text = text(&table);
+        assert!(text.contains("CPU-bound: SCHED_OTHER has the lowest wall time"), "{text}");
+        assert!(text.contains("seed data: not covered"), "{text}");
+    }
+}
