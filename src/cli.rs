@@ -155,12 +155,15 @@ const COMPARE_EXAMPLES: &str = "Examples:\n  \
 const IMPORT_EXAMPLES: &str = "Examples:\n  \
     schedlab import run3.json                          # runs exported elsewhere\n  \
     schedlab import --reference ncar-1992              # the 1992 report's nine machines\n  \
+    schedlab import --reference csci3753-2014          # the 2014 policy study's raw data\n  \
+    schedlab import --reference hrtimers-2007          # the 2007 hrtimers table, two kernels\n  \
     schedlab import --ncar sun4.txt --machine \"Sun-4/280, SunOS 4.1.1\"\n  \
     schedlab import --ncar mine.txt --machine lab-box --laps 2000\n\n\
     An NCAR table is a header line naming its columns, then one row of seconds per process count, \
     tab- or space-separated; text before the header and after a blank line that ends the table \
     is skipped. Its figures are stored as a ring run marked as imported (never as measured here), \
-    and importing the same figures again stores nothing.";
+    and importing the same figures again stores nothing. A reference set is stored the same way, \
+    each run marked as imported; importing it again stores nothing.";
 
 const PUSH_EXAMPLES: &str = "Examples:\n  \
     schedlab push latest --to postgresql://lab@db.example.org/schedlab\n  \
@@ -455,11 +458,26 @@ pub struct ImportArgs {
     /// Laps per ring in the --ncar table [default: 1000000, the report's]
     #[arg(long, value_name = "N", requires = "ncar", value_parser = clap::value_parser!(u64).range(1..))]
     pub laps: Option<u64>,
-    /// A reference set built into schedlab: ncar-1992, the 1992 report's nine machines as published
-    #[arg(long, value_name = "NAME", value_parser = [crate::store::ncar::REFERENCE_NAME])]
+    /// A reference set built into schedlab, as published: ncar-1992, csci3753-2014 or hrtimers-2007
+    #[arg(long, value_name = "NAME", value_parser = reference_sets())]
     pub reference: Option<String>,
     #[command(flatten)]
     pub db: DbArg,
+}
+
+/// The reference sets `import --reference` takes, each with what it holds (every name of
+/// `store::seeds::REFERENCE_NAMES`).
+fn reference_sets() -> clap::builder::PossibleValuesParser {
+    use crate::store::seeds;
+    use clap::builder::PossibleValue;
+    let help = |name: &str| match name {
+        seeds::CSCI3753_2014 => "the 2014 CSCI 3753 policy study's Appendix A: 150 workload runs, one run",
+        seeds::HRTIMERS_2007 => "the 2007 hrtimers post's min/max/avg table: two kernels, two runs",
+        _ => "the 1992 NCAR report's nine machines: nine ring runs",
+    };
+    clap::builder::PossibleValuesParser::new(
+        seeds::REFERENCE_NAMES.map(|name| PossibleValue::new(name).help(help(name))),
+    )
 }
 
 const LATENCY_EXAMPLES: &str = "Examples:\n  \
