@@ -177,10 +177,14 @@ const REPORT_EXAMPLES: &str = "Examples:\n  \
     schedlab report latest\n  \
     schedlab report 3 --format markdown > run3.md\n  \
     schedlab report 3 --svg plots/ --html run3.html\n  \
-    schedlab import --reference ncar-1992 && schedlab report 1 2 3 4 5 6 7 8 9 latest --html vs-1992.html\n\n\
+    schedlab import --reference ncar-1992 && schedlab report 1 2 3 4 5 6 7 8 9 latest --html vs-1992.html\n  \
+    schedlab report latest --against csci3753-2014      # workload medians beside the 2014 study's\n  \
+    schedlab report latest --against hrtimers-2007 --html vs-2007.html\n\n\
     With several runs, each run is reported in turn, then the ring runs are overlaid: CPU time per \
     hop (median over repeats) against processes, one line per run, each run's knees marked, on a \
-    log scale when the runs differ by more than a factor of 20.";
+    log scale when the runs differ by more than a factor of 20. With --against, the run's report \
+    ends with it set beside a seed document's figures (built in; nothing to import), in the \
+    document's own form.";
 
 pub use crate::report::exporter::Format as TableFormat;
 
@@ -307,6 +311,23 @@ pub struct ReportArgs {
     /// first when there are several runs)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Set the run beside a seed document's own figures, in its own form: csci3753-2014
+    /// (workload trials) or hrtimers-2007 (latency trials); one run only
+    #[arg(long, value_name = "NAME", value_parser = against_sets())]
+    pub against: Option<String>,
+}
+
+/// The reference sets `report --against` takes, each with what it sets beside what.
+fn against_sets() -> clap::builder::PossibleValuesParser {
+    use crate::store::seeds;
+    use clap::builder::PossibleValue;
+    let help = |name: &str| match name {
+        seeds::CSCI3753_2014 => "per program, wall time and switches by processes per policy beside the 2014 study's",
+        _ => "the min/max/avg latency table beside the 2007 kernels' columns",
+    };
+    clap::builder::PossibleValuesParser::new(
+        crate::report::against::AGAINST_NAMES.map(|name| PossibleValue::new(name).help(help(name))),
+    )
 }
 
 #[derive(Args, Debug, Clone)]

@@ -313,3 +313,96 @@ fn reference_names_are_listed_and_others_refused_with_exit_2() {
     }
     assert_eq!(listed(&db).len(), 12);
 }
+
+/// `schedlab report ARGS --db DB`: exit code, stdout and stderr.
+fn report(db: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut all = vec!["report"];
+    all.extend_from_slice(args);
+    let out = schedlab_in(db, &all);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_run_is_reported_against_the_seeds_in_their_own_form() {
+    let dir = Scratch::new("seeds-against");
+    let db = dir.path("a.db");
+    // A small measured run (SCHED_OTHER only: no privilege needed) with both families.
+    let suite = dir.write(
+        "mini.toml",
+        "name = \"mini\"\n\
+         [[experiment]]\nfamily = \"workload\"\nworkload = \"cpu\"\npolicy = \"other\"\nprocs = [10]\n\
+         iterations = 200_000\nrepeat = 2\n\
+         [[experiment]]\nfamily = \"latency\"\npolicy = \"other\"\nfreq = 85\nloops = 17\nrepeat = 1\n",
+    );
+    let out = schedlab_in(&db, &["run", &suite]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    for name in ["csci3753-2014", "hrtimers-2007"] {
+        assert_eq!(import(&db, &["--reference", name]).0, Some(0));
+    }
+    // Run 1 is measured, run 2 the study, runs 3 and 4 the post's kernels.
+
+    let (code, text, err) = report(&db, &["1", "--against", "csci3753-2014"]);
+    assert_eq!(code, Some(0), "{err}");
+    let section = text.split("against csci3753-2014:").nth(1).expect("the section after the report");
+    assert!(section.contains("cpu: wall time and switches") && section.contains("200000 pi samples"), "{section}");
+    assert!(section.contains("2014: 100000000 pi samples"), "{section}");
+    let row = section.lines().find(|l| l.starts_with("SCHED_OTHER") && l.split_whitespace().nth(1) == Some("10"));
+    let cells: Vec<&str> = row.expect("OTHER at 10 processes").split_whitespace().collect();
+    // Policy, procs, this run's wall, the study's median wall (14.79 s), ..., n, 2014 n.
+    assert_eq!((cells[3], cells[8], cells[9]), ("14.79", "2", "5"), "{cells:?}");
+    assert!(cells[2].parse::<f64>().unwrap() > 0.0, "{cells:?}");
+    assert!(!section.contains("io: wall time"), "no io trials in this run: {section}");
+
+    let (code, text, err) = report(&db, &["1", "--against", "hrtimers-2007"]);
+    assert_eq!(code, Some(0), "{err}");
+    let section = text.split("against hrtimers-2007:").nth(1).expect("the section");
+    let header = section.lines().find(|l| l.starts_with("ns ")).unwrap();
+    assert!(header.contains("SCHED_OTHER") && header.contains("2.6.19-rc6 user"), "{header}");
+    let min: Vec<&str> = section.lines().find(|l| l.starts_with("min")).unwrap().split_whitespace().collect();
+    assert_eq!(min[2..], ["2809853", "2331812", "2939", "2803"], "{section}");
+    let samples: Vec<&str> = section.lines().find(|l| l.starts_with("samples")).unwrap().split_whitespace().collect();
+    assert_eq!(samples[1..], ["17", "850", "850", "850", "850"]);
+    let p99: Vec<&str> = section.lines().find(|l| l.starts_with("p99")).unwrap().split_whitespace().collect();
+    assert!(p99[1] != "-" && p99[2..].iter().all(|c| *c == "-"), "measured p99, the post's unknown: {p99:?}");
+
+    // JSON: the run's document with `against` added.
+    let (code, text, _) = report(&db, &["1", "--against", "hrtimers-2007", "--format", "json"]);
+    assert_eq!(code, Some(0));
+    let doc: Json = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["run"]["id"], 1);
+    let columns = doc["against"]["columns"].as_array().unwrap();
+    assert_eq!(columns.len(), 5);
+    assert_eq!((columns[0]["imported"].as_bool(), columns[1]["imported"].as_bool()), (Some(false), Some(true)));
+    assert_eq!((columns[4]["min_ns"].as_u64(), columns[4]["p99_ns"].is_null()), (Some(2803), true));
+    let (code, text, _) = report(&db, &["2", "--against", "csci3753-2014", "--format", "json"]);
+    assert_eq!(code, Some(0));
+    let doc: Json = serde_json::from_str(&text).unwrap();
+    let best = doc["against"]["sections"][0]["best"].as_array().unwrap().clone();
+    assert!(best.iter().all(|b| b["agree"] == true), "the study against itself: {best:?}");
+
+    // HTML: the section through the templates.
+    let html = dir.path("a.html");
+    let (code, _, err) = report(&db, &["3", "--against", "hrtimers-2007", "--html", &html.display().to_string()]);
+    assert_eq!(code, Some(0), "{err}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<section id=\"against\">") && page.contains("<td>10877151</td>"), "{page}");
+
+    // Refusals: exit 2, saying why, printing no report.
+    let (code, text, err) = report(&db, &["2", "--against", "hrtimers-2007"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("no latency trial") && text.is_empty(), "{err}");
+    let (code, _, err) = report(&db, &["3", "--against", "csci3753-2014"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("no workload trial"), "{err}");
+    let (code, _, err) = report(&db, &["1", "--against", "ncar-1993"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("csci3753-2014") && err.contains("hrtimers-2007"), "the names: {err}");
+    let (code, _, err) = report(&db, &["1", "2", "--against", "csci3753-2014"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("one run"), "{err}");
+    assert!(!err.contains("panicked"));
+}
