@@ -155,12 +155,15 @@ const COMPARE_EXAMPLES: &str = "Examples:\n  \
 const IMPORT_EXAMPLES: &str = "Examples:\n  \
     schedlab import run3.json                          # runs exported elsewhere\n  \
     schedlab import --reference ncar-1992              # the 1992 report's nine machines\n  \
+    schedlab import --reference csci3753-2014          # the 2014 policy study's raw data\n  \
+    schedlab import --reference hrtimers-2007          # the 2007 hrtimers table, two kernels\n  \
     schedlab import --ncar sun4.txt --machine \"Sun-4/280, SunOS 4.1.1\"\n  \
     schedlab import --ncar mine.txt --machine lab-box --laps 2000\n\n\
     An NCAR table is a header line naming its columns, then one row of seconds per process count, \
     tab- or space-separated; text before the header and after a blank line that ends the table \
     is skipped. Its figures are stored as a ring run marked as imported (never as measured here), \
-    and importing the same figures again stores nothing.";
+    and importing the same figures again stores nothing. A reference set is stored the same way, \
+    each run marked as imported; importing it again stores nothing.";
 
 const PUSH_EXAMPLES: &str = "Examples:\n  \
     schedlab push latest --to postgresql://lab@db.example.org/schedlab\n  \
@@ -174,10 +177,14 @@ const REPORT_EXAMPLES: &str = "Examples:\n  \
     schedlab report latest\n  \
     schedlab report 3 --format markdown > run3.md\n  \
     schedlab report 3 --svg plots/ --html run3.html\n  \
-    schedlab import --reference ncar-1992 && schedlab report 1 2 3 4 5 6 7 8 9 latest --html vs-1992.html\n\n\
+    schedlab import --reference ncar-1992 && schedlab report 1 2 3 4 5 6 7 8 9 latest --html vs-1992.html\n  \
+    schedlab report latest --against csci3753-2014      # workload medians beside the 2014 study's\n  \
+    schedlab report latest --against hrtimers-2007 --html vs-2007.html\n\n\
     With several runs, each run is reported in turn, then the ring runs are overlaid: CPU time per \
     hop (median over repeats) against processes, one line per run, each run's knees marked, on a \
-    log scale when the runs differ by more than a factor of 20.";
+    log scale when the runs differ by more than a factor of 20. With --against, the run's report \
+    ends with it set beside a seed document's figures (built in; nothing to import), in the \
+    document's own form.";
 
 pub use crate::report::exporter::Format as TableFormat;
 
@@ -304,6 +311,23 @@ pub struct ReportArgs {
     /// first when there are several runs)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Set the run beside a seed document's own figures, in its own form: csci3753-2014
+    /// (workload trials) or hrtimers-2007 (latency trials); one run only
+    #[arg(long, value_name = "NAME", value_parser = against_sets())]
+    pub against: Option<String>,
+}
+
+/// The reference sets `report --against` takes, each with what it sets beside what.
+fn against_sets() -> clap::builder::PossibleValuesParser {
+    use crate::store::seeds;
+    use clap::builder::PossibleValue;
+    let help = |name: &str| match name {
+        seeds::CSCI3753_2014 => "per program, wall time and switches by processes per policy beside the 2014 study's",
+        _ => "the min/max/avg latency table beside the 2007 kernels' columns",
+    };
+    clap::builder::PossibleValuesParser::new(
+        crate::report::against::AGAINST_NAMES.map(|name| PossibleValue::new(name).help(help(name))),
+    )
 }
 
 #[derive(Args, Debug, Clone)]
@@ -455,11 +479,26 @@ pub struct ImportArgs {
     /// Laps per ring in the --ncar table [default: 1000000, the report's]
     #[arg(long, value_name = "N", requires = "ncar", value_parser = clap::value_parser!(u64).range(1..))]
     pub laps: Option<u64>,
-    /// A reference set built into schedlab: ncar-1992, the 1992 report's nine machines as published
-    #[arg(long, value_name = "NAME", value_parser = [crate::store::ncar::REFERENCE_NAME])]
+    /// A reference set built into schedlab, as published: ncar-1992, csci3753-2014 or hrtimers-2007
+    #[arg(long, value_name = "NAME", value_parser = reference_sets())]
     pub reference: Option<String>,
     #[command(flatten)]
     pub db: DbArg,
+}
+
+/// The reference sets `import --reference` takes, each with what it holds (every name of
+/// `store::seeds::REFERENCE_NAMES`).
+fn reference_sets() -> clap::builder::PossibleValuesParser {
+    use crate::store::seeds;
+    use clap::builder::PossibleValue;
+    let help = |name: &str| match name {
+        seeds::CSCI3753_2014 => "the 2014 CSCI 3753 policy study's Appendix A: 150 workload runs, one run",
+        seeds::HRTIMERS_2007 => "the 2007 hrtimers post's min/max/avg table: two kernels, two runs",
+        _ => "the 1992 NCAR report's nine machines: nine ring runs",
+    };
+    clap::builder::PossibleValuesParser::new(
+        seeds::REFERENCE_NAMES.map(|name| PossibleValue::new(name).help(help(name))),
+    )
 }
 
 const LATENCY_EXAMPLES: &str = "Examples:\n  \

@@ -229,7 +229,17 @@ fn with_sched(stats: ThreadStats, sched: &SchedInfo) -> ThreadStats {
 /// fraction of samples at or below it.
 pub fn stats_of(h: &Histogram<u64>, cpu: Option<usize>, overruns: u64) -> ThreadStats {
     if h.is_empty() {
-        return ThreadStats { cpu, overruns, ..ThreadStats::default() };
+        let zero = Some(0);
+        return ThreadStats {
+            cpu,
+            overruns,
+            p50_ns: zero,
+            p90_ns: zero,
+            p99_ns: zero,
+            p999_ns: zero,
+            p9999_ns: zero,
+            ..ThreadStats::default()
+        };
     }
     ThreadStats {
         cpu,
@@ -237,11 +247,11 @@ pub fn stats_of(h: &Histogram<u64>, cpu: Option<usize>, overruns: u64) -> Thread
         overruns,
         min_ns: h.min(),
         avg_ns: h.mean(),
-        p50_ns: h.value_at_quantile(0.50),
-        p90_ns: h.value_at_quantile(0.90),
-        p99_ns: h.value_at_quantile(0.99),
-        p999_ns: h.value_at_quantile(0.999),
-        p9999_ns: h.value_at_quantile(0.9999),
+        p50_ns: Some(h.value_at_quantile(0.50)),
+        p90_ns: Some(h.value_at_quantile(0.90)),
+        p99_ns: Some(h.value_at_quantile(0.99)),
+        p999_ns: Some(h.value_at_quantile(0.999)),
+        p9999_ns: Some(h.value_at_quantile(0.9999)),
         max_ns: h.max(),
         run_delay_ns: None,
         migrations: None,
@@ -840,11 +850,12 @@ mod tests {
         assert_eq!((s.samples, s.min_ns, s.cpu, s.overruns), (1000, 1000, Some(1), 2));
         // Three significant digits: each figure within 0.1 %.
         let near = |got: u64, want: u64| (got as f64 - want as f64).abs() <= want as f64 * 0.001;
-        assert!(near(s.p50_ns, 500_000), "{}", s.p50_ns);
-        assert!(near(s.p99_ns, 990_000), "{}", s.p99_ns);
+        let (p50, p90, p99) = (s.p50_ns.unwrap(), s.p90_ns.unwrap(), s.p99_ns.unwrap());
+        assert!(near(p50, 500_000), "{p50}");
+        assert!(near(p99, 990_000), "{p99}");
         assert!(near(s.max_ns, 1_000_000), "{}", s.max_ns);
         assert!((s.avg_ns - 500_500.0).abs() < 500.0, "{}", s.avg_ns);
-        assert!(s.min_ns <= s.p50_ns && s.p50_ns <= s.p90_ns && s.p90_ns <= s.p99_ns && s.p99_ns <= s.max_ns);
+        assert!(s.min_ns <= p50 && p50 <= p90 && p90 <= p99 && p99 <= s.max_ns);
         assert_eq!(stats_of(&new_histogram(), None, 0).samples, 0);
     }
 }

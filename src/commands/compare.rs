@@ -102,14 +102,31 @@ pub fn report(args: &ReportArgs) -> Result<()> {
     let store = Store::open_arg(args.db.db.as_deref(), Access::Read)?;
     let ids = super::report::resolve_runs(&store, &args.runs)?;
     if ids.len() > 1 {
+        if let Some(name) = &args.against {
+            return Err(Error::usage(format!(
+                "--against {name} sets one run beside the reference set; name one run, not {}",
+                ids.len()
+            )));
+        }
         return super::report::many(&store, &ids, args);
     }
     let id = ids[0];
     let run = store.run(id)?;
     let trials = store.trials(id)?;
+    // Checked before anything is printed: a run without the family it compares is refused.
+    let against = match &args.against {
+        Some(name) => Some(crate::report::against::against(name, &run, &trials)?),
+        None => None,
+    };
     let found = findings::findings_of_run(&run, &trials);
     let view = RunView { run: &run, trials: &trials, findings: &found };
-    let text = exporter::for_format(args.format).render(&view);
+    let mut text = exporter::for_format(args.format).render(&view);
+    if let Some(a) = &against {
+        text = match args.format {
+            TableFormat::Json => crate::report::against::with_report(&text, a),
+            format => format!("{}\n\n{}", text.trim_end(), a.render(format)),
+        };
+    }
     emit(text.trim_end())?;
     let charts = plots::plots(&trials);
     if let Some(dir) = &args.svg {
@@ -122,7 +139,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
         eprintln!("schedlab: wrote {} SVG plots to {}", charts.len(), dir.display());
     }
     if let Some(path) = &args.html {
-        let page = html::run_page(&run, &trials, &charts, &found)?;
+        let page = html::run_page_against(&run, &trials, &charts, &found, against.as_ref())?;
         crate::commands::write_atomically(path, page.as_bytes())?;
         eprintln!("schedlab: wrote {}", path.display());
     }

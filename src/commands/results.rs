@@ -6,7 +6,7 @@ use crate::commands::emit;
 use crate::error::{describe_io, Error, Result};
 use crate::report::stored;
 use crate::report::table::Table;
-use crate::store::{export, ncar};
+use crate::store::{export, ncar, seeds};
 use crate::store::{Access, Location, RunRecord, RunStatus, Store};
 use crate::sys::machine::{self, Machine};
 use serde_json::json;
@@ -207,7 +207,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
 pub fn import(args: &ImportArgs) -> Result<()> {
     // Everything is read and checked before the database is opened: bad input writes nothing.
     let runs = if let Some(reference) = &args.reference {
-        ncar::reference_runs(reference)?
+        seeds::reference_runs(reference)?
     } else if let Some(path) = &args.ncar {
         let file = path.display().to_string();
         let text = read_text(path)?;

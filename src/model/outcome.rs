@@ -81,12 +81,14 @@ pub struct WorkloadOutcome {
     pub wall_ns: u64,
     /// Summed over every child.
     pub usage: Usage,
-    /// From the first fork to every child waiting at the gate.
-    pub fork_ns: u64,
-    pub first_finish_ns: u64,
-    pub last_finish_ns: u64,
+    /// From the first fork to every child waiting at the gate. This, the finish times
+    /// and the fairness are `None` where unknown (published figures that give none);
+    /// every run schedlab measured has them.
+    pub fork_ns: Option<u64>,
+    pub first_finish_ns: Option<u64>,
+    pub last_finish_ns: Option<u64>,
     /// Jain's index over the children's CPU time: 1 when every child got the same share.
-    pub fairness: f64,
+    pub fairness: Option<f64>,
     /// The children's pi estimates (cpu and mixed), lowest and highest.
     pub pi_min: Option<f64>,
     pub pi_max: Option<f64>,
@@ -150,11 +152,13 @@ pub struct ThreadStats {
     pub overruns: u64,
     pub min_ns: u64,
     pub avg_ns: f64,
-    pub p50_ns: u64,
-    pub p90_ns: u64,
-    pub p99_ns: u64,
-    pub p999_ns: u64,
-    pub p9999_ns: u64,
+    /// The percentiles: `None` where they are unknown (a published table that gives only
+    /// min, avg and max), never made up. Every run schedlab measured has them.
+    pub p50_ns: Option<u64>,
+    pub p90_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub p999_ns: Option<u64>,
+    pub p9999_ns: Option<u64>,
     pub max_ns: u64,
     /// Run-queue wait over the run (the sum over threads on the combined line); unknown
     /// where the kernel lacks it or `--schedstat off`. Older stored runs have none.

@@ -522,13 +522,22 @@ mod tests {
 
     /// Latency trials from each one's p50 (its p99 and max left at 0: never tested).
     fn latencies(p50_ns: &[u64]) -> Vec<TrialRecord> {
-        latency_trials(p50_ns, |stats, p50_ns| stats.p50_ns = p50_ns)
+        latency_trials(p50_ns, |stats, p50_ns| stats.p50_ns = Some(p50_ns))
     }
 
     /// Latency trials with one figure of each set from `values` (the others left at 0).
     fn latency_trials(values: &[u64], set: fn(&mut ThreadStats, u64)) -> Vec<TrialRecord> {
         let latency = |value: u64| {
-            let mut all = ThreadStats { samples: 500, ..ThreadStats::default() };
+            let zero = Some(0);
+            let mut all = ThreadStats {
+                samples: 500,
+                p50_ns: zero,
+                p90_ns: zero,
+                p99_ns: zero,
+                p999_ns: zero,
+                p9999_ns: zero,
+                ..ThreadStats::default()
+            };
             set(&mut all, value);
             LatencyOutcome {
                 threads: Vec::new(),
@@ -645,7 +654,7 @@ mod tests {
 
     #[test]
     fn other_runs_on_the_machine_show_drift_that_two_runs_cannot() {
-        let p99 = |values: &[u64]| latency_trials(values, |stats, p99_ns| stats.p99_ns = p99_ns);
+        let p99 = |values: &[u64]| latency_trials(values, |stats, p99_ns| stats.p99_ns = Some(p99_ns));
         let (a, b) = (p99(&P99_1), p99(&P99_2));
         // Alone, the two runs' halves allow ±41 %: run 2's 6x p99 reads as a regression.
         let alone = compare(&a, &b, 0.05, Mode::Separate { history_runs: 0 }, &[]);

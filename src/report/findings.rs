@@ -171,16 +171,19 @@ pub const SPIKE_BODY_SPREADS: u64 = 10;
 fn spike_levels(stats: &ThreadStats, kept: &ThreadOutliers) -> Vec<Level> {
     let smallest_kept = kept.samples.iter().map(|s| s.1).min().unwrap_or(0);
     let full = kept.capacity > 0 && kept.samples.len() >= kept.capacity;
-    let twice_p99 = SPIKE_OVER_P99 * stats.p99_ns;
-    let body = stats.p50_ns + SPIKE_BODY_SPREADS * stats.p90_ns.saturating_sub(stats.p50_ns);
+    // Without the percentiles (published figures that give none) there is no level.
+    let (Some(p50), Some(p90), Some(p99)) = (stats.p50_ns, stats.p90_ns, stats.p99_ns) else { return Vec::new() };
+    let twice_p99 = SPIKE_OVER_P99 * p99;
+    let body = p50 + SPIKE_BODY_SPREADS * p90.saturating_sub(p50);
     let floor = body.min(twice_p99);
     let below_twice_p99 = (body < twice_p99).then_some(("p50 + 10 × (p90 − p50)", body));
     let mut levels: Vec<Level> = Vec::new();
-    for (name, value) in below_twice_p99.into_iter().chain([
-        ("2 × p99", twice_p99),
-        ("p99.9", stats.p999_ns),
-        ("p99.99", stats.p9999_ns),
-    ]) {
+    let tail = [("p99.9", stats.p999_ns), ("p99.99", stats.p9999_ns)];
+    for (name, value) in below_twice_p99
+        .into_iter()
+        .chain([("2 × p99", twice_p99)])
+        .chain(tail.into_iter().filter_map(|(name, v)| Some((name, v?))))
+    {
         let value = value.max(floor);
         let above_ns = if full && smallest_kept > value { smallest_kept - 1 } else { value };
         // The same spikes as a level before: one test, not two.
@@ -778,9 +781,9 @@ mod spike_tests {
         let stats = ThreadStats {
             cpu: Some(1),
             samples: 20_000,
-            p50_ns: 18_000,
-            p90_ns: 30_000,
-            p99_ns: 35_000,
+            p50_ns: Some(18_000),
+            p90_ns: Some(30_000),
+            p99_ns: Some(35_000),
             ..Default::default()
         };
         let outcome = LatencyOutcome {
@@ -860,11 +863,11 @@ mod spike_tests {
     #[test]
     fn levels_start_at_twice_the_p99_and_rise_to_the_smallest_kept_when_the_buffer_is_full() {
         let stats = ThreadStats {
-            p50_ns: 20_000,
-            p90_ns: 30_000,
-            p99_ns: 40_000,
-            p999_ns: 60_000,
-            p9999_ns: 500_000,
+            p50_ns: Some(20_000),
+            p90_ns: Some(30_000),
+            p99_ns: Some(40_000),
+            p999_ns: Some(60_000),
+            p9999_ns: Some(500_000),
             ..Default::default()
         };
         let kept = ThreadOutliers { cpu: None, span_ns: 1, capacity: 4, samples: vec![(1, 100_000), (2, 900_000)] };
@@ -879,11 +882,11 @@ mod spike_tests {
     fn a_source_that_is_the_p99_is_searched_above_the_body_of_the_distribution() {
         // 1.5 ms every 100 ms at 1 kHz: 1.5 % of the samples, so the p99 is the source's.
         let stats = ThreadStats {
-            p50_ns: 13_000,
-            p90_ns: 20_000,
-            p99_ns: 1_200_000,
-            p999_ns: 1_500_000,
-            p9999_ns: 1_500_000,
+            p50_ns: Some(13_000),
+            p90_ns: Some(20_000),
+            p99_ns: Some(1_200_000),
+            p999_ns: Some(1_500_000),
+            p9999_ns: Some(1_500_000),
             ..Default::default()
         };
         let kept = ThreadOutliers { cpu: None, span_ns: 1, capacity: 512, samples: vec![(1, 1_500_000)] };

@@ -10,6 +10,7 @@
 //! (`run_view`, `compare_view`) and one that renders it.
 
 use crate::error::{Error, Result};
+use crate::report::against::Against;
 use crate::report::compare::{self, Row};
 use crate::report::findings::Finding;
 use crate::report::overlay::Overlay;
@@ -103,11 +104,41 @@ struct RunView {
     suite_text: String,
 }
 
-/// The context of `templates/run.html`: one run.
+/// The context of `templates/run.html`: one run, and what it is set beside, if anything.
 #[derive(Serialize)]
 struct RunPage {
     title: String,
     run: RunView,
+    against: Option<AgainstView>,
+}
+
+/// `report --against`: the run beside a seed document's figures (`report::against`).
+#[derive(Serialize)]
+struct AgainstView {
+    name: String,
+    heading: String,
+    sections: Vec<AgainstSection>,
+}
+
+#[derive(Serialize)]
+struct AgainstSection {
+    table: TableView,
+    lines: Vec<String>,
+}
+
+fn against_view(a: &Against) -> AgainstView {
+    AgainstView {
+        name: a.name.clone(),
+        heading: a.heading.clone(),
+        sections: a
+            .sections
+            .iter()
+            .map(|s| AgainstSection {
+                table: TableView::of(Some(s.title.clone()), &s.table, s.left_columns),
+                lines: s.lines.clone(),
+            })
+            .collect(),
+    }
 }
 
 /// The overlay section of `templates/runs.html`.
@@ -305,8 +336,19 @@ fn render(name: &str, context: impl Serialize) -> Result<String> {
 }
 
 pub fn run_page(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings: &[Finding]) -> Result<String> {
+    run_page_against(run, trials, charts, findings, None)
+}
+
+/// `run_page`, ending with the run set beside a reference set (`report --against`).
+pub fn run_page_against(
+    run: &RunRecord,
+    trials: &[TrialRecord],
+    charts: &[Chart],
+    findings: &[Finding],
+    against: Option<&Against>,
+) -> Result<String> {
     let view = run_view(run, trials, charts, findings);
-    render("run.html", RunPage { title: view.title.clone(), run: view })
+    render("run.html", RunPage { title: view.title.clone(), run: view, against: against.map(against_view) })
 }
 
 /// One page for several runs: their overlay (`chart`, drawn from `overlay`), then each

@@ -10,6 +10,16 @@ fn us(ns: f64) -> String {
     format!("{:.1}", ns / 1000.0)
 }
 
+/// A percentile in µs, "-" where it is unknown.
+fn known_us(ns: Option<u64>) -> String {
+    ns.map_or("-".to_string(), |ns| us(ns as f64))
+}
+
+/// A percentile in ns, "-" where it is unknown.
+fn known(ns: Option<u64>) -> String {
+    ns.map_or("-".to_string(), |ns| ns.to_string())
+}
+
 fn row(label: String, s: &ThreadStats) -> Vec<String> {
     let mut r = latency_cells(label, s);
     r.push(s.run_delay_ns.map_or("-".to_string(), |ns| us(ns as f64)));
@@ -32,11 +42,11 @@ fn latency_cells(label: String, s: &ThreadStats) -> Vec<String> {
             s.samples.to_string(),
             us(s.min_ns as f64),
             us(s.avg_ns),
-            us(s.p50_ns as f64),
-            us(s.p90_ns as f64),
-            us(s.p99_ns as f64),
-            us(s.p999_ns as f64),
-            us(s.p9999_ns as f64),
+            known_us(s.p50_ns),
+            known_us(s.p90_ns),
+            known_us(s.p99_ns),
+            known_us(s.p999_ns),
+            known_us(s.p9999_ns),
             us(s.max_ns as f64),
             s.overruns.to_string(),
         ],
@@ -97,11 +107,11 @@ pub fn compare_table(runs: &[(LatencySpec, LatencyOutcome)]) -> String {
     table.push(figure("min", &|s| s.min_ns.to_string()));
     table.push(figure("max", &|s| s.max_ns.to_string()));
     table.push(figure("avg", &|s| format!("{:.0}", s.avg_ns)));
-    table.push(figure("p50", &|s| s.p50_ns.to_string()));
-    table.push(figure("p90", &|s| s.p90_ns.to_string()));
-    table.push(figure("p99", &|s| s.p99_ns.to_string()));
-    table.push(figure("p99.9", &|s| s.p999_ns.to_string()));
-    table.push(figure("p99.99", &|s| s.p9999_ns.to_string()));
+    table.push(figure("p50", &|s| known(s.p50_ns)));
+    table.push(figure("p90", &|s| known(s.p90_ns)));
+    table.push(figure("p99", &|s| known(s.p99_ns)));
+    table.push(figure("p99.9", &|s| known(s.p999_ns)));
+    table.push(figure("p99.99", &|s| known(s.p9999_ns)));
     table.push(figure("samples", &|s| s.samples.to_string()));
     let mut overruns = vec!["overruns".to_string()];
     overruns.extend(runs.iter().map(|(_, o)| o.all.overruns.to_string()));

@@ -1,6 +1,7 @@
 //! Rendering results: terminal tables, JSON lines, CSV and Markdown, HTML and plots,
 //! findings, compare and trend. Reports read results; they never run a benchmark.
 
+pub mod against;
 pub mod claims;
 pub mod compare;
 pub mod exporter;

@@ -64,9 +64,10 @@ impl Group<'_> {
         self.params.get("policy").and_then(Json::as_str).unwrap_or("other")
     }
 
-    /// The headline figure (`Outcome::headline`) of every ok trial.
+    /// The headline figure (`Outcome::headline`) of every ok trial that has one (published
+    /// latency figures give no p99).
     pub fn headlines(&self) -> Vec<f64> {
-        self.values(|o| Some(o.headline()))
+        self.values(|o| Some(o.headline()).filter(|v| !v.is_nan()))
     }
 }
 
@@ -134,6 +135,9 @@ pub fn headline(g: &Group, rule: &RunRule) -> Headline {
     let ci_missing = match (&ci, values.len()) {
         (Some(_), _) if half_width.is_none() => Some("the median is 0: no relative width".to_string()),
         (Some(_), _) => None,
+        (None, 0) if g.ok().next().is_some() => {
+            Some(format!("the ok repeats do not give {} (published figures)", g.family.headline_figure()))
+        }
         (None, 0) => Some("no ok repeats".to_string()),
         (None, n) => Some(format!(
             "a distribution-free 95% interval of a median needs at least {MEDIAN_CI_MIN_N} ok repeats; this cell has {n}"
@@ -563,7 +567,7 @@ fn workload_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str
                 fixed(mean(WorkloadOutcome::cpu_pct), 0),
                 fixed(mean(|o| o.usage.nivcsw as f64), 1),
                 fixed(mean(|o| o.usage.nvcsw as f64), 1),
-                fixed(mean(|o| o.fairness), 3),
+                fixed(Summary::of(&g.values(|o| o.workload()?.fairness)).map(|s| s.mean), 3),
                 fixed(known(|o| o.run_delay_ns).map(|ns| ns / 1e9), 3),
                 fixed(known(|o| o.run_delay_max_ns).map(|ns| ns / 1e9), 3),
                 fixed(known(|o| o.migrations), 1),
@@ -594,15 +598,14 @@ fn latency_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>
                 Summary::of(&g.values(|o| o.latency().and_then(|l| f(&l.all)).map(|v| v as f64))).map(|s| s.median)
             };
             let summary = |f: fn(&LatencyOutcome) -> f64| Summary::of(&g.latency(f));
-            let med = |f: fn(&LatencyOutcome) -> f64| summary(f).map(|s| s.median);
             vec![
                 fixed(Some(g.latency(|o| o.all.samples as f64).iter().sum()), 0),
                 us(summary(|o| o.all.min_ns as f64).map(|s| s.min)),
                 us(summary(|o| o.all.avg_ns).map(|s| s.mean)),
-                us(med(|o| o.all.p50_ns as f64)),
-                us(med(|o| o.all.p99_ns as f64)),
+                us(known(|s| s.p50_ns)),
+                us(known(|s| s.p99_ns)),
                 ci_cell(&headline(g, rule)),
-                us(med(|o| o.all.p999_ns as f64)),
+                us(known(|s| s.p999_ns)),
                 us(summary(|o| o.all.max_ns as f64).map(|s| s.max)),
                 fixed(Some(g.latency(|o| o.all.overruns as f64).iter().sum()), 0),
                 us(known(|s| s.run_delay_ns)),

@@ -74,6 +74,12 @@ fn mean_known(trials: &[&WorkloadOutcome], f: impl Fn(&WorkloadOutcome) -> Optio
     Summary::of(&values?).map(|s| s.mean)
 }
 
+/// `mean_known` of a real-valued figure.
+fn mean_known_f64(trials: &[&WorkloadOutcome], f: impl Fn(&WorkloadOutcome) -> Option<f64>) -> Option<f64> {
+    let values: Option<Vec<f64>> = trials.iter().map(|t| f(t)).collect();
+    Summary::of(&values?).map(|s| s.mean)
+}
+
 /// A known figure with `decimals`, or "-".
 pub fn known_cell(v: Option<f64>, decimals: usize) -> String {
     v.map_or("-".to_string(), |v| format!("{v:.decimals$}"))
@@ -167,8 +173,12 @@ pub fn table(trials: &[LiveTrial]) -> String {
             table.push(row);
             continue;
         };
-        let first = mean_of(&ok, |t| ns_to_s(t.first_finish_ns as f64));
-        let last = mean_of(&ok, |t| ns_to_s(t.last_finish_ns as f64));
+        let first = mean_known(&ok, |t| t.first_finish_ns).map(ns_to_s);
+        let last = mean_known(&ok, |t| t.last_finish_ns).map(ns_to_s);
+        let finish = match first.zip(last) {
+            Some((first, last)) => format!("{first:.2}..{last:.2}"),
+            None => "-".to_string(),
+        };
         table.push(vec![
             policy.kernel_name().to_string(),
             procs.to_string(),
@@ -182,8 +192,8 @@ pub fn table(trials: &[LiveTrial]) -> String {
             format!("{:.0}", mean_of(&ok, WorkloadOutcome::cpu_pct)),
             format!("{:.0}", mean_of(&ok, |t| t.usage.nivcsw as f64)),
             format!("{:.0}", mean_of(&ok, |t| t.usage.nvcsw as f64)),
-            format!("{:.3}", mean_of(&ok, |t| t.fairness)),
-            format!("{first:.2}..{last:.2}"),
+            known_cell(mean_known_f64(&ok, |t| t.fairness), 3),
+            finish,
             known_cell(mean_known(&ok, |t| t.run_delay_ns).map(|ns| ns / 1e9), 3),
             known_cell(mean_known(&ok, |t| t.run_delay_max_ns).map(|ns| ns / 1e9), 3),
             known_cell(mean_known(&ok, |t| t.migrations), 0),
@@ -447,8 +457,8 @@ mod tests {
     #[test]
     fn fairness_is_jain_over_child_cpu() {
         let fairness = |cpu: &[u64]| trial(Policy::Other, 1.0, cpu, TrialStatus::Ok).outcome.unwrap().fairness;
-        assert_eq!(fairness(&[5, 5, 5, 5]), 1.0);
-        assert_eq!(fairness(&[8, 0, 0, 0]), 0.25);
+        assert_eq!(fairness(&[5, 5, 5, 5]), Some(1.0));
+        assert_eq!(fairness(&[8, 0, 0, 0]), Some(0.25));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! in flight, never a stored one.
 //!
 //! Data in and out of the store lives here too: export and import (`export`) and the
-//! 1992 NCAR reference set (`ncar`).
+//! reference sets: the 1992 NCAR report (`ncar`) and the other seed documents (`seeds`).
 //!
 //! All the store's SQL is here, once, in SQLite's dialect; the PostgreSQL backend
 //! translates it (`backend::postgres_dialect`). The schema is versioned and upgraded by
@@ -17,6 +17,7 @@ pub mod legacy;
 mod location;
 pub mod ncar;
 mod pg;
+pub mod seeds;
 mod sqlite;
 mod timestamp;
 

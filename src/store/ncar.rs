@@ -512,7 +512,10 @@ fn reference_machines() -> Result<Vec<ReferenceMachine>> {
 /// its published figures. Their uuids are fixed, so a second import stores nothing.
 pub fn reference_runs(name: &str) -> Result<Vec<(RunRecord, Vec<TrialRecord>)>> {
     if name != REFERENCE_NAME {
-        return Err(Error::usage(format!("there is no reference set '{name}': the one built in is {REFERENCE_NAME}")));
+        return Err(Error::usage(format!(
+            "there is no reference set '{name}' of the NCAR report (it is {REFERENCE_NAME}); the ones built in are {}",
+            crate::store::seeds::REFERENCE_NAMES.join(", ")
+        )));
     }
     let mut out = Vec::new();
     for m in reference_machines()? {

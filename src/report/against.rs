@@ -1,0 +1,603 @@
+//! `schedlab report RUN --against NAME`: one run set beside a seed document's own figures,
+//! in that document's own form, so a reader sees at once where this machine agrees with
+//! the classic result and where it does not.
+//!
+//! - `csci3753-2014`: for each program (cpu, io, mixed), wall time by processes per
+//!   policy, and the involuntary and voluntary switches: this run's medians beside the
+//!   2014 study's medians of its five runs.
+//! - `hrtimers-2007`: the post's min / max / avg table, one column per latency
+//!   configuration of this run beside the two 2007 kernels' columns (as a normal user and
+//!   as root, SCHED_FIFO 99). What the post does not give (its percentiles) is "-".
+//!
+//! The reference figures come from `store::seeds`, built into the binary: no database
+//! holds them. Their sizes differ from this run's (the study's 100,000,000 pi samples,
+//! the post's 85 Hz): every section says both, so the absolute figures are read as what
+//! they are, and the order of the policies is what carries over.
+
+use crate::analysis::stats::median;
+use crate::error::{Error, Result};
+use crate::model::{Family, Outcome, Policy, TrialSpec, WorkloadKind, WorkloadSpec};
+use crate::report::exporter::Format;
+use crate::report::stored::{self, param_text};
+use crate::report::table::Table;
+use crate::store::seeds;
+use crate::store::{RunRecord, TrialRecord};
+use serde_json::{json, Map, Value as Json};
+
+/// The reference sets `--against` takes, in the order help texts list them.
+pub const AGAINST_NAMES: [&str; 2] = [seeds::CSCI3753_2014, seeds::HRTIMERS_2007];
+
+/// One table of the comparison, with what is said under it.
+pub struct Section {
+    pub title: String,
+    pub table: Table,
+    /// The first this many columns name the row (left-aligned).
+    pub left_columns: usize,
+    pub lines: Vec<String>,
+}
+
+/// A run beside a reference set: the tables and the same figures as numbers.
+pub struct Against {
+    pub name: String,
+    /// What is set beside what, and where the reference's figures come from.
+    pub heading: String,
+    pub sections: Vec<Section>,
+    pub json: Json,
+}
+
+/// Set `run` beside the reference set `name`; a name that is not one, or a run without
+/// the trials the set compares, is refused (exit 2) saying what is needed.
+pub fn against(name: &str, run: &RunRecord, trials: &[TrialRecord]) -> Result<Against> {
+    match name {
+        seeds::CSCI3753_2014 => csci(run, trials),
+        seeds::HRTIMERS_2007 => hrtimers(run, trials),
+        _ => Err(Error::usage(format!(
+            "--against {name}: there is no such reference set to report against; the names are {}",
+            AGAINST_NAMES.join(", ")
+        ))),
+    }
+}
+
+fn median_of(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| median(values))
+}
+
+fn cell(v: Option<f64>, decimals: usize) -> String {
+    v.filter(|x| x.is_finite()).map_or("-".into(), |x| format!("{x:.decimals$}"))
+}
+
+/// The parameters of a trial that are neither the cell's policy and processes nor its
+/// size: what else sets one of this run's rows apart (a load, a nice value, ...).
+fn setting(t: &TrialRecord, also: &[&str]) -> String {
+    let mut parts: Vec<String> = t
+        .params
+        .iter()
+        .filter(|(k, _)| !["workload", "policy", "procs"].contains(&k.as_str()) && !also.contains(&k.as_str()))
+        .map(|(k, v)| format!("{k}={}", param_text(Some(v))))
+        .collect();
+    parts.sort();
+    parts.join(" ")
+}
+
+fn policy_rank(p: Policy) -> usize {
+    Policy::ALL.iter().position(|x| *x == p).unwrap_or(Policy::ALL.len())
+}
+
+// ---------------------------------------------------------------------------------------
+// csci3753-2014
+
+/// A program's size, as its section names it: iterations (cpu, mixed) or bytes (io).
+fn size_text(spec: &WorkloadSpec) -> String {
+    match spec.params.kind {
+        WorkloadKind::Io => {
+            format!("{} bytes per child in {}-byte blocks", spec.params.transfer_size, spec.params.block_size)
+        }
+        WorkloadKind::Cpu => format!("{} pi samples per child", spec.params.iterations),
+        WorkloadKind::Mixed => format!("{} iterations per child", spec.params.iterations),
+    }
+}
+
+/// The medians of one policy x processes cell.
+#[derive(Clone, Debug, Default)]
+struct Cell {
+    wall_s: Vec<f64>,
+    nivcsw: Vec<f64>,
+    nvcsw: Vec<f64>,
+}
+
+impl Cell {
+    fn add(&mut self, o: &crate::model::WorkloadOutcome) {
+        self.wall_s.push(o.wall_ns as f64 / 1e9);
+        self.nivcsw.push(o.usage.nivcsw as f64);
+        self.nvcsw.push(o.usage.nvcsw as f64);
+    }
+
+    fn json(&self) -> Json {
+        json!({
+            "n": self.wall_s.len(),
+            "wall_s_median": median_of(&self.wall_s),
+            "nivcsw_median": median_of(&self.nivcsw),
+            "nvcsw_median": median_of(&self.nvcsw),
+        })
+    }
+}
+
+/// Cells by (policy, setting, procs), in the order first seen.
+type Cells = Vec<((Policy, String, usize), Cell)>;
+
+fn add_to(cells: &mut Cells, key: (Policy, String, usize), o: &crate::model::WorkloadOutcome) {
+    match cells.iter_mut().find(|(k, _)| *k == key) {
+        Some((_, c)) => c.add(o),
+        None => {
+            let mut c = Cell::default();
+            c.add(o);
+            cells.push((key, c));
+        }
+    }
+}
+
+/// The ok workload trials of a run with their spec and outcome.
+fn workload_trials(trials: &[TrialRecord]) -> Vec<(&TrialRecord, &WorkloadSpec, &crate::model::WorkloadOutcome)> {
+    trials
+        .iter()
+        .filter(|t| t.is_ok() && t.family == Family::Workload)
+        .filter_map(|t| match (t.spec.as_ref()?, t.outcome.as_ref()?) {
+            (TrialSpec::Workload(s), Outcome::Workload(o)) => Some((t, s, o)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn csci(run: &RunRecord, trials: &[TrialRecord]) -> Result<Against> {
+    let mine = workload_trials(trials);
+    if mine.is_empty() {
+        return Err(Error::usage(format!(
+            "run {} has no workload trial that finished ok: --against {} sets workload trials (cpu, io, mixed by \
+             policy and processes) beside the 2014 study's; run a suite with workload experiments (e.g. \
+             `schedlab run policy-study`)",
+            run.id,
+            seeds::CSCI3753_2014
+        )));
+    }
+    let (_, study) = seeds::csci3753_2014()?;
+    let theirs = workload_trials(&study);
+    let kinds = [WorkloadKind::Cpu, WorkloadKind::Io, WorkloadKind::Mixed];
+    let mut sections = Vec::new();
+    let mut json_sections = Vec::new();
+    for kind in kinds {
+        // This run's trials of the program, by size: one section each.
+        let mut sizes: Vec<String> = Vec::new();
+        for (_, s, _) in mine.iter().filter(|(_, s, _)| s.params.kind == kind) {
+            let size = size_text(s);
+            if !sizes.contains(&size) {
+                sizes.push(size);
+            }
+        }
+        let reference_size = theirs
+            .iter()
+            .find(|(_, s, _)| s.params.kind == kind)
+            .map(|(_, s, _)| match kind {
+                // The study's io headings give no size: rw-sched's defaults.
+                WorkloadKind::Io => format!("{} (rw-sched's defaults; the headings give none)", size_text(s)),
+                _ => size_text(s),
+            })
+            .unwrap_or_default();
+        let mut reference: Cells = Vec::new();
+        for (_, s, o) in theirs.iter().filter(|(_, s, _)| s.params.kind == kind) {
+            add_to(&mut reference, (s.policy, String::new(), s.procs), o);
+        }
+        for size in sizes {
+            let mut here: Cells = Vec::new();
+            for (t, s, o) in mine.iter().filter(|(_, s, _)| s.params.kind == kind && size_text(s) == size) {
+                let key = (s.policy, setting(t, &["iterations", "transfer_size", "block_size"]), s.procs);
+                add_to(&mut here, key, o);
+            }
+            let (section, json) = csci_section(run, kind, &size, &reference_size, &here, &reference);
+            sections.push(section);
+            json_sections.push(json);
+        }
+    }
+    let heading = format!(
+        "against {}: run {}'s medians beside the 2014 study's (Appendix A: five runs per cell on a 4-core \
+         VirtualBox VM, Linux 3.8.0-38-generic; imported, not measured by schedlab; {})",
+        seeds::CSCI3753_2014,
+        run.id,
+        seeds::CSCI_CITATION
+    );
+    let json = json!({
+        "against": seeds::CSCI3753_2014,
+        "source": seeds::CSCI_CITATION,
+        "statistic": "median over ok repeats",
+        "sections": json_sections,
+    });
+    Ok(Against { name: seeds::CSCI3753_2014.into(), heading, sections, json })
+}
+
+fn csci_section(
+    run: &RunRecord,
+    kind: WorkloadKind,
+    size: &str,
+    reference_size: &str,
+    here: &Cells,
+    reference: &Cells,
+) -> (Section, Json) {
+    // Every row either side has: this run's (policy, setting), then the study's policies.
+    let mut rows: Vec<(Policy, String, usize)> = here.iter().map(|(k, _)| k.clone()).collect();
+    for ((policy, _, procs), _) in reference {
+        let shown = rows.iter().any(|(p, s, n)| p == policy && s.is_empty() && n == procs);
+        if !shown {
+            rows.push((*policy, String::new(), *procs));
+        }
+    }
+    rows.sort_by(|a, b| (policy_rank(a.0), &a.1, a.2).cmp(&(policy_rank(b.0), &b.1, b.2)));
+    fn find<'a>(cells: &'a Cells, key: &(Policy, String, usize)) -> Option<&'a Cell> {
+        cells.iter().find(|(k, _)| k == key).map(|(_, c)| c)
+    }
+    let settings = rows.iter().any(|(_, s, _)| !s.is_empty());
+    let mut headers = vec!["Policy"];
+    if settings {
+        headers.push("Setting");
+    }
+    headers.extend([
+        "Procs",
+        "Wall s",
+        "2014 wall s",
+        "Invol sw",
+        "2014 invol sw",
+        "Vol sw",
+        "2014 vol sw",
+        "n",
+        "2014 n",
+    ]);
+    let mut table = Table::new(headers.iter().copied()).left_align(0);
+    if settings {
+        table = table.left_align(1);
+    }
+    let mut json_rows = Vec::new();
+    for key in &rows {
+        let mine = find(here, key);
+        // The study ran every policy with nothing else set.
+        let theirs = key.1.is_empty().then(|| find(reference, key)).flatten();
+        let med = |c: Option<&Cell>, f: fn(&Cell) -> &Vec<f64>| c.and_then(|c| median_of(f(c)));
+        let mut row = vec![key.0.kernel_name().to_string()];
+        if settings {
+            row.push(key.1.clone());
+        }
+        row.extend([
+            key.2.to_string(),
+            cell(med(mine, |c| &c.wall_s), 3),
+            cell(med(theirs, |c| &c.wall_s), 2),
+            cell(med(mine, |c| &c.nivcsw), 0),
+            cell(med(theirs, |c| &c.nivcsw), 0),
+            cell(med(mine, |c| &c.nvcsw), 0),
+            cell(med(theirs, |c| &c.nvcsw), 0),
+            mine.map_or(0, |c| c.wall_s.len()).to_string(),
+            theirs.map_or(0, |c| c.wall_s.len()).to_string(),
+        ]);
+        table.push(row);
+        json_rows.push(json!({
+            "policy": key.0.as_str(),
+            "setting": key.1,
+            "procs": key.2,
+            "this_run": mine.map(Cell::json),
+            "reference": theirs.map(Cell::json),
+        }));
+    }
+    let (lines, best) = best_lines(here, reference);
+    let title = format!(
+        "{}: wall time and switches by processes, per policy (run {}: {size}; 2014: {reference_size})",
+        kind.as_str(),
+        run.id
+    );
+    let json = json!({
+        "workload": kind.as_str(),
+        "size": size,
+        "reference_size": reference_size,
+        "rows": json_rows,
+        "best": best,
+    });
+    (Section { title, table, left_columns: if settings { 2 } else { 1 }, lines }, json)
+}
+
+/// The policy with the lowest median wall time at each of this run's process counts
+/// (among its rows with nothing else set), beside the study's at the same count.
+fn best_lines(here: &Cells, reference: &Cells) -> (Vec<String>, Vec<Json>) {
+    let best = |cells: &Cells, procs: usize| -> Option<(Policy, f64, usize)> {
+        let candidates: Vec<(Policy, f64)> = cells
+            .iter()
+            .filter(|((_, s, n), _)| s.is_empty() && *n == procs)
+            .filter_map(|((p, _, _), c)| Some((*p, median_of(&c.wall_s)?)))
+            .collect();
+        let n = candidates.len();
+        candidates.into_iter().min_by(|a, b| a.1.total_cmp(&b.1)).map(|(p, w)| (p, w, n))
+    };
+    let mut procs: Vec<usize> = here.iter().filter(|((_, s, _), _)| s.is_empty()).map(|((_, _, n), _)| *n).collect();
+    procs.sort_unstable();
+    procs.dedup();
+    let mut lines = Vec::new();
+    let mut out = Vec::new();
+    for n in procs {
+        let Some((p, wall, of)) = best(here, n).filter(|b| b.2 > 1) else { continue };
+        let theirs = best(reference, n);
+        let theirs_text = match theirs {
+            Some((q, w, _)) if q == p => format!("the same in 2014 ({}, {w:.2} s)", q.kernel_name()),
+            Some((q, w, _)) => format!("in 2014 {} ({w:.2} s)", q.kernel_name()),
+            None => "the study has no cell of this size".to_string(),
+        };
+        lines.push(format!(
+            "lowest median wall time at {n} processes: {} ({wall:.3} s, of {of} policies); {theirs_text}",
+            p.kernel_name()
+        ));
+        out.push(json!({
+            "procs": n,
+            "this_run": p.as_str(),
+            "reference": theirs.map(|(q, _, _)| q.as_str()),
+            "agree": theirs.map(|(q, _, _)| q == p),
+        }));
+    }
+    (lines, out)
+}
+
+// ---------------------------------------------------------------------------------------
+// hrtimers-2007
+
+/// One column of the classic table.
+struct Column {
+    label: String,
+    source: String,
+    imported: bool,
+    policy: Policy,
+    prio: i32,
+    interval_ns: u64,
+    samples: u64,
+    overruns: u64,
+    min_ns: Option<u64>,
+    max_ns: Option<u64>,
+    avg_ns: Option<f64>,
+    p50_ns: Option<f64>,
+    p99_ns: Option<f64>,
+}
+
+impl Column {
+    /// A column from latency trials of one configuration: min and max over the repeats,
+    /// avg their mean, the percentiles their medians (as the run's own table has them).
+    fn of(label: String, source: String, imported: bool, trials: &[&TrialRecord]) -> Option<Column> {
+        let mut pairs =
+            trials.iter().filter(|t| t.is_ok()).filter_map(|t| match (t.spec.as_ref()?, t.outcome.as_ref()?) {
+                (TrialSpec::Latency(s), Outcome::Latency(o)) => Some((s, o)),
+                _ => None,
+            });
+        let (spec, first) = pairs.next()?;
+        let all: Vec<&crate::model::ThreadStats> =
+            std::iter::once(&first.all).chain(pairs.map(|(_, o)| &o.all)).filter(|s| s.samples > 0).collect();
+        let known = |f: fn(&crate::model::ThreadStats) -> Option<u64>| {
+            median_of(&all.iter().filter_map(|s| f(s)).map(|v| v as f64).collect::<Vec<_>>())
+        };
+        let avgs: Vec<f64> = all.iter().map(|s| s.avg_ns).collect();
+        Some(Column {
+            label,
+            source,
+            imported,
+            policy: spec.policy,
+            prio: spec.prio,
+            interval_ns: spec.interval_ns,
+            samples: all.iter().map(|s| s.samples).sum(),
+            overruns: all.iter().map(|s| s.overruns).sum(),
+            min_ns: all.iter().map(|s| s.min_ns).min(),
+            max_ns: all.iter().map(|s| s.max_ns).max(),
+            avg_ns: (!avgs.is_empty()).then(|| avgs.iter().sum::<f64>() / avgs.len() as f64),
+            p50_ns: known(|s| s.p50_ns),
+            p99_ns: known(|s| s.p99_ns),
+        })
+    }
+
+    fn json(&self) -> Json {
+        json!({
+            "label": self.label,
+            "source": self.source,
+            "imported": self.imported,
+            "policy": self.policy.as_str(),
+            "prio": self.prio,
+            "interval_ns": self.interval_ns,
+            "samples": self.samples,
+            "overruns": self.overruns,
+            "min_ns": self.min_ns,
+            "max_ns": self.max_ns,
+            "avg_ns": self.avg_ns,
+            "p50_ns": self.p50_ns,
+            "p99_ns": self.p99_ns,
+        })
+    }
+}
+
+/// "SCHED_FIFO 95", "SCHED_OTHER": a policy as the classic table heads it.
+fn policy_label(policy: Policy, prio: i32) -> String {
+    if policy.is_realtime() {
+        format!("{} {prio}", policy.kernel_name())
+    } else {
+        policy.kernel_name().to_string()
+    }
+}
+
+fn hrtimers(run: &RunRecord, trials: &[TrialRecord]) -> Result<Against> {
+    let latency: Vec<TrialRecord> = trials.iter().filter(|t| t.family == Family::Latency).cloned().collect();
+    let groups = stored::groups(&latency);
+    let refs: Vec<&stored::Group> = groups.iter().collect();
+    let varying: Vec<String> = stored::varying(&refs).into_iter().filter(|k| k != "policy").collect();
+    let mut columns: Vec<Column> = Vec::new();
+    for g in &groups {
+        let Some(spec) = g.trials.iter().find_map(|t| match t.spec.as_ref()? {
+            TrialSpec::Latency(s) => Some(s),
+            _ => None,
+        }) else {
+            continue;
+        };
+        let mut label = policy_label(spec.policy, spec.prio);
+        let what: Vec<String> = varying.iter().map(|k| format!("{k}={}", param_text(g.params.get(k)))).collect();
+        if !what.is_empty() {
+            label = format!("{label} [{}]", what.join(" "));
+        }
+        if let Some(c) = Column::of(label, format!("run {}", run.id), run.machine.is_imported(), &g.trials) {
+            columns.push(c);
+        }
+    }
+    if columns.is_empty() {
+        return Err(Error::usage(format!(
+            "run {} has no latency trial that finished ok: --against {} sets latency trials beside the 2007 \
+             post's min/max/avg table; run a suite with a latency experiment (e.g. `schedlab run hrtimers-2007`)",
+            run.id,
+            seeds::HRTIMERS_2007
+        )));
+    }
+    let here = columns.len();
+    for (record, reference) in seeds::hrtimers_2007()? {
+        let kernel = record.machine.kernel_release().unwrap_or("2007").to_string();
+        for t in &reference {
+            let Some(TrialSpec::Latency(spec)) = &t.spec else { continue };
+            let label = if spec.policy.is_realtime() {
+                format!("{kernel} root ({} {})", spec.policy.as_str().to_uppercase(), spec.prio)
+            } else {
+                format!("{kernel} user")
+            };
+            if let Some(c) = Column::of(label, format!("2007, {kernel}"), true, &[t]) {
+                columns.push(c);
+            }
+        }
+    }
+    let mut table =
+        Table::new(std::iter::once("ns".to_string()).chain(columns.iter().map(|c| c.label.clone()))).left_align(0);
+    type Row = (&'static str, fn(&Column) -> String);
+    let rows: [Row; 8] = [
+        ("min", |c| c.min_ns.map_or("-".into(), |v| v.to_string())),
+        ("max", |c| c.max_ns.map_or("-".into(), |v| v.to_string())),
+        ("avg", |c| cell(c.avg_ns, 0)),
+        ("p50", |c| cell(c.p50_ns, 0)),
+        ("p99", |c| cell(c.p99_ns, 0)),
+        ("samples", |c| c.samples.to_string()),
+        ("overruns", |c| c.overruns.to_string()),
+        ("interval", |c| crate::model::format_ns(c.interval_ns)),
+    ];
+    for (name, value) in rows {
+        table.push(std::iter::once(name.to_string()).chain(columns.iter().map(value)).collect());
+    }
+    let mut lines = vec![format!(
+        "the first {here} column{} run {}'s ({}), the last four the 2007 post's (imported, not measured by \
+         schedlab: \"user\" is a normal user's run at SCHED_OTHER, \"root\" one at SCHED_FIFO 99; 850 wakeups at \
+         85 Hz); min and max over \
+         repeats, avg their mean, p50 and p99 the median over repeats; the post gives no percentiles (-)",
+        if here == 1 { " is" } else { "s are" },
+        run.id,
+        crate::report::overlay::machine_label(run)
+    )];
+    lines.push(
+        "the post's table ran its digits together; its split is data/hrtimers-2007.toml's (max and avg from the \
+         post's own words, min from reasoning)"
+            .to_string(),
+    );
+    let heading = format!(
+        "against {}: the 2007 hrtimers table, run {}'s latency beside 2.6.19-rc6 (without high-resolution timers) \
+         and 2.6.20-hrt-dynticks1 (with them); {}",
+        seeds::HRTIMERS_2007,
+        run.id,
+        seeds::HRTIMERS_CITATION
+    );
+    let json = json!({
+        "against": seeds::HRTIMERS_2007,
+        "source": seeds::HRTIMERS_CITATION,
+        "columns": columns.iter().map(Column::json).collect::<Vec<_>>(),
+    });
+    let section =
+        Section { title: "wakeup latency, ns: this run beside the 2007 kernels".into(), table, left_columns: 1, lines };
+    Ok(Against { name: seeds::HRTIMERS_2007.into(), heading, sections: vec![section], json })
+}
+
+impl Against {
+    /// The comparison as text, Markdown or CSV (after the run's report); JSON is `json`.
+    pub fn render(&self, format: Format) -> String {
+        let mut out = String::new();
+        match format {
+            Format::Text => {
+                out.push_str(&format!("{}\n", self.heading));
+                for s in &self.sections {
+                    out.push_str(&format!("\n{}\n{}", s.title, s.table.render()));
+                    for l in &s.lines {
+                        out.push_str(&format!("  {l}\n"));
+                    }
+                }
+            }
+            Format::Markdown => {
+                out.push_str(&format!("## Against {}\n\n{}\n\n", self.name, self.heading));
+                for s in &self.sections {
+                    out.push_str(&format!("### {}\n\n{}\n", s.title, s.table.render_markdown()));
+                    for l in &s.lines {
+                        out.push_str(&format!("- {l}\n"));
+                    }
+                    out.push('\n');
+                }
+            }
+            Format::Csv => {
+                for s in &self.sections {
+                    out.push_str(&format!("# against {}: {}\n{}", self.name, s.title, s.table.render_csv()));
+                }
+            }
+            Format::Json => out.push_str(&format!("{}\n", self.json)),
+        }
+        out
+    }
+}
+
+/// The keys of `--format json`'s document: the run's report, then `against`.
+pub fn with_report(report: &str, against: &Against) -> String {
+    let mut doc: Map<String, Json> = serde_json::from_str(report).unwrap_or_default();
+    doc.insert("against".into(), against.json.clone());
+    let mut text = serde_json::to_string_pretty(&Json::Object(doc)).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_study_against_itself_agrees_everywhere() {
+        let (run, trials) = seeds::csci3753_2014().unwrap();
+        let a = against(seeds::CSCI3753_2014, &run, &trials).unwrap();
+        assert_eq!(a.sections.len(), 3);
+        let text = a.render(Format::Text);
+        assert!(text.contains("cpu: wall time") && text.contains("mixed: wall time"), "{text}");
+        // OTHER at 10 CPU-bound processes: a median of 14.79 s both sides.
+        let row = text.lines().find(|l| l.starts_with("SCHED_OTHER") && l.contains(" 14.790 ")).expect("the row");
+        assert!(row.contains("14.79 ") && row.contains("6348"), "{row}");
+        let best = &a.json["sections"][0]["best"];
+        assert!(best.as_array().unwrap().iter().all(|b| b["agree"] == true), "{best}");
+        assert_eq!(best[0]["this_run"], "other");
+    }
+
+    #[test]
+    fn the_2007_table_against_its_own_kernel() {
+        let runs = seeds::hrtimers_2007().unwrap();
+        let (run, trials) = &runs[1];
+        let a = against(seeds::HRTIMERS_2007, run, trials).unwrap();
+        let text = a.render(Format::Text);
+        let min = text.lines().find(|l| l.starts_with("min")).unwrap();
+        let cells: Vec<&str> = min.split_whitespace().collect();
+        assert_eq!(cells, ["min", "2939", "2803", "2809853", "2331812", "2939", "2803"], "{text}");
+        let p99 = text.lines().find(|l| l.starts_with("p99")).unwrap();
+        assert!(p99.split_whitespace().skip(1).all(|c| c == "-"), "{p99}");
+        assert_eq!(a.json["columns"].as_array().unwrap().len(), 6);
+        assert_eq!(a.json["columns"][2]["p99_ns"], Json::Null);
+    }
+
+    #[test]
+    fn a_run_without_the_family_is_refused_saying_what_is_needed() {
+        let (run, trials) = seeds::hrtimers_2007().unwrap().remove(0);
+        let err = against(seeds::CSCI3753_2014, &run, &trials).err().unwrap().to_string();
+        assert!(err.contains("no workload trial") && err.contains("policy-study"), "{err}");
+        let (run, trials) = seeds::csci3753_2014().unwrap();
+        let err = against(seeds::HRTIMERS_2007, &run, &trials).err().unwrap().to_string();
+        assert!(err.contains("no latency trial"), "{err}");
+        let err = against("ncar-1992", &run, &trials).err().unwrap().to_string();
+        assert!(err.contains("csci3753-2014, hrtimers-2007"), "{err}");
+    }
+}
