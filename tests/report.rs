@@ -319,3 +319,43 @@ fn several_runs_are_overlaid_with_the_1992_machines_and_their_knees() {
     assert!(!without_namespace.contains("http://") && !without_namespace.contains("src="));
     render_in_chromium(&html, page.matches("<figure").count());
 }
+
+/// A run of a seed suite (here a tiny one named `policy-study`) ends with the seed's
+/// claims, decided on the study's built-in data and on the run: in the text, the JSON and
+/// the HTML page, which opens with them.
+#[test]
+fn a_seed_suite_run_carries_the_seeds_claims_in_text_json_and_html() {
+    let dir = Scratch::new("claims");
+    let suite = dir.write(
+        "policy-study.toml",
+        "name = \"policy-study\"\n[[experiment]]\nfamily = \"workload\"\nworkload = \"cpu\"\npolicy = [\"other\", \"fifo\", \"rr\"]\n\
+         procs = 10\niterations = 200000\nrepeat = 6\n",
+    );
+    let db = dir.path("runs.db");
+    let out = ok_stdout(&db, &["run", &suite]);
+    assert!(out.contains("The 2014 policy study's conclusions (CSCI 3753)"), "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&ok_stdout(&db, &["report", "1", "--format", "json"])).unwrap();
+    let rows = doc["claims"]["rows"].as_array().expect("claims in the JSON");
+    assert_eq!(rows.len(), 7);
+    let row = |id: &str| rows.iter().find(|r| r["id"] == id).unwrap_or_else(|| panic!("no claim {id}"));
+    // On the study's own five runs a cell (built in, so always the same): the I/O lead of
+    // the real-time policies holds, OTHER's CPU-bound lead does not reach significance.
+    assert_eq!(row("io-rt-faster")["seed_data"]["verdict"], "holds");
+    assert_eq!(row("cpu-other-fastest")["seed_data"]["verdict"], "undecided");
+    for r in rows {
+        let seed = &r["seed_data"];
+        assert!(seed["test"].as_str().unwrap().contains("Mann-Whitney"), "{r}");
+        assert!(seed["n"].as_str().unwrap().contains("5 v 5"), "{r}");
+    }
+    // This run covers only CPU-bound work at 10 processes: every other claim says so.
+    assert_eq!(row("mixed-lead-gone-at-500")["this_run"]["verdict"], "not_covered");
+    assert_eq!(row("io-fifo-rr-alike")["this_run"]["verdict"], "not_covered");
+    assert!(row("cpu-other-fastest")["this_run"]["test"].as_str().unwrap().contains("paired blocks"));
+    let html = dir.path("claims.html");
+    ok_stdout(&db, &["report", "1", "--html", &html.display().to_string()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    let claims_at = page.find("Does the seed's conclusion hold here?").expect("the claims section");
+    assert!(claims_at < page.find("Results").unwrap(), "the page opens with the claims");
+    assert!(page.contains("SCHED_FIFO and SCHED_RR are faster than SCHED_OTHER"));
+    render_in_chromium(&html, page.matches("<figure").count());
+}
