@@ -359,3 +359,35 @@ fn a_seed_suite_run_carries_the_seeds_claims_in_text_json_and_html() {
     assert!(page.contains("SCHED_FIFO and SCHED_RR are faster than SCHED_OTHER"));
     render_in_chromium(&html, page.matches("<figure").count());
 }
+
+/// The other two seed suites carry theirs too (tiny runs under the suites' names).
+#[test]
+fn hrtimers_and_pipeline_runs_carry_their_seeds_claims() {
+    let dir = Scratch::new("claims-others");
+    let db = dir.path("runs.db");
+    let hrtimers = dir.write(
+        "hrtimers-2007.toml",
+        "name = \"hrtimers-2007\"\n[[experiment]]\nfamily = \"latency\"\npolicy = [\"other\", \"fifo\"]\ninterval = \"1ms\"\nloops = 50\nrepeat = 2\n",
+    );
+    let pipeline = dir.write(
+        "pipeline-1992.toml",
+        "name = \"pipeline-1992\"\n[[experiment]]\nfamily = \"ring\"\nprocs = [2, 3, 4, 6, 8]\nlaps = 200\npin = \"same\"\nrepeat = 2\n",
+    );
+    ok_stdout(&db, &["run", &hrtimers]);
+    ok_stdout(&db, &["run", &pipeline]);
+    let claims = |run: &str| -> Vec<serde_json::Value> {
+        let doc: serde_json::Value =
+            serde_json::from_str(&ok_stdout(&db, &["report", run, "--format", "json"])).unwrap();
+        doc["claims"]["rows"].as_array().cloned().expect("claims in the JSON")
+    };
+    let h = claims("1");
+    assert_eq!(h.len(), 3);
+    // One run a kernel and policy in 2007: nothing to test there, ever counted as holding.
+    assert!(h.iter().all(|r| r["seed_data"]["verdict"] == "untestable"), "{h:?}");
+    assert_eq!(h[2]["this_run"]["verdict"], "not_covered");
+    let p = claims("2");
+    assert_eq!(p.len(), 2);
+    // The 1992 machines, built in: several rise, the Sun-4s have their knees.
+    assert!(p.iter().all(|r| r["seed_data"]["verdict"] == "holds"), "{p:?}");
+    assert_eq!(p[1]["this_run"]["verdict"], "not_covered");
+}
