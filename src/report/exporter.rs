@@ -178,7 +178,7 @@ impl Exporter for JsonReport {
         let run = v.run;
         let (answered, asked) = crate::report::findings::questions_answered(v.findings);
         let questions = json!({ "asked": asked, "answered": answered, "method": crate::analysis::sequential::METHOD });
-        let doc = json!({
+        let mut doc = json!({
             "run": {
                 "id": run.id,
                 "uuid": run.uuid,
@@ -198,9 +198,12 @@ impl Exporter for JsonReport {
             "experiments": experiments,
             "findings": v.findings,
             "questions": questions,
-            "claims": crate::report::claims::for_run(v.run, v.trials),
             "not_ok": not_ok,
         });
+        // A seed suite's run carries the seed's claims; other runs have no such key.
+        if let (Some(claims), Some(map)) = (crate::report::claims::for_run(v.run, v.trials), doc.as_object_mut()) {
+            map.insert("claims".to_string(), json!(claims));
+        }
         let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
         text.push('\n');
         text
