@@ -254,7 +254,10 @@ pub fn off_cpu(events: &[TraceEvent], children: &[ChildWindow]) -> (Vec<ChildOff
                     };
                     let w = children[i];
                     let within = e.ts_ns >= w.start_ns && e.ts_ns < w.end_ns;
-                    if within && matches!(state, State::Runnable { .. }) && next.pid != prev.pid {
+                    // A switch to the idle task with the child still runnable took it off
+                    // for no one (RT or bandwidth throttling): no preemptor to count.
+                    if within && matches!(state, State::Runnable { .. }) && next.pid != prev.pid && next.pid != IDLE_PID
+                    {
                         if books.is_sibling(next.pid) {
                             books.out[i].preempted_by_siblings += 1;
                         } else {
@@ -381,7 +384,12 @@ pub fn ring_hops(events: &[TraceEvent], members: &[i32], start_ns: u64, end_ns: 
             }
             EventKind::Switch { prev, prev_state, next } => {
                 running.insert(e.cpu, next.pid);
-                if inside && index.contains_key(&prev.pid) && prev_state.starts_with('R') && prev.pid != next.pid {
+                if inside
+                    && index.contains_key(&prev.pid)
+                    && prev_state.starts_with('R')
+                    && prev.pid != next.pid
+                    && next.pid != IDLE_PID
+                {
                     if index.contains_key(&next.pid) {
                         t.preempted_by_members += 1;
                     } else {

@@ -219,7 +219,8 @@ pub fn mann_whitney_exact(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
         return None;
     }
     let splits = (0..n1).fold(1.0, |c, k| c * (n1 + n2 - k) as f64 / (k + 1) as f64);
-    if splits > MAX_SPLITS {
+    // Each split costs n1 × (n1 + n2) comparisons.
+    if splits * (n1 * (n1 + n2)) as f64 > MAX_SPLITS * 100.0 {
         return mann_whitney(a, b);
     }
     let pooled: Vec<f64> = a.iter().chain(b).copied().collect();
@@ -262,6 +263,30 @@ pub fn mann_whitney_exact(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
     Some((observed, extreme as f64 / all as f64))
 }
 
+/// The p of "the shift from `a` to `b` lies within [low, high]" (two one-sided tests): the
+/// smallest tail (1 − confidence)/2 whose `shift_ci` lies inside the bounds — the k-th
+/// differences from each end, for the smallest k that fits, have lower tail P(U <= k − 1)
+/// (exact for n1 × n2 <= 400, else the normal approximation). `None` when no interval fits.
+pub fn shift_equivalence_p(a: &[f64], b: &[f64], low: f64, high: f64) -> Option<f64> {
+    let (n1, n2) = (a.len(), b.len());
+    let m = n1 * n2;
+    if m == 0 {
+        return None;
+    }
+    let mut d: Vec<f64> = a.iter().flat_map(|x| b.iter().map(move |y| y - x)).collect();
+    d.sort_by(f64::total_cmp);
+    let k = (1..=m.div_ceil(2)).find(|&k| d[k - 1] >= low && d[m - k] <= high)?;
+    if m <= 400 {
+        let counts = exact_u_counts(n1, n2);
+        let total: f64 = counts.iter().sum();
+        Some(counts[..k].iter().sum::<f64>() / total)
+    } else {
+        let nf = (n1 + n2) as f64;
+        let sd = ((m as f64) * (nf + 1.0) / 12.0).sqrt();
+        Some(1.0 - normal_upper_tail(((k as f64 - 0.5) - m as f64 / 2.0) / sd))
+    }
+}
+
 /// The distribution-free interval of the shift between two samples (Moses; the
 /// Hodges-Lehmann estimate's interval): of the n1 × n2 differences b − a, sorted, the k-th
 /// from each end, where k − 1 is the largest U whose lower tail is at most (1 − confidence)/2
@@ -281,7 +306,8 @@ pub fn shift_ci(a: &[f64], b: &[f64], confidence: f64) -> Option<(f64, f64)> {
         let mut k = 0;
         for (u, c) in counts.iter().enumerate() {
             below += c;
-            if below / total > tail {
+            // A tail of exactly (1 − confidence)/2 is allowed (0.1/2 is 0.04999… in binary).
+            if below / total > tail + 1e-12 {
                 break;
             }
             k = u + 1;
@@ -410,6 +436,20 @@ mod tests {
         assert!((p - 4.0 / 252.0).abs() < 1e-12, "{p}");
         // All equal: nothing to tell them apart.
         assert_eq!(mann_whitney_exact(&[1.0; 3], &[1.0; 3]).unwrap().1, 1.0);
+    }
+
+    #[test]
+    fn equivalence_is_the_tail_of_the_first_interval_inside_the_bounds() {
+        let a: Vec<f64> = (1..=5).map(f64::from).collect();
+        let b: Vec<f64> = a.iter().map(|x| x + 0.1).collect();
+        // Differences −3.9..4.1 (25, sorted): k = 4 gives −1.9..2.1, inside ±2.5; k = 3
+        // (−2.9..3.1) is not: p = P(U <= 3) = 7/252.
+        let p = shift_equivalence_p(&a, &b, -2.5, 2.5).unwrap();
+        assert!((p - 7.0 / 252.0).abs() < 1e-12, "{p}");
+        // Tight bounds: only the middle difference fits, at no useful level.
+        assert!(shift_equivalence_p(&a, &b, -0.5, 0.5).unwrap() > 0.3);
+        // Bounds even the estimate is outside: none.
+        assert_eq!(shift_equivalence_p(&a, &b, -0.05, 0.05), None);
     }
 
     #[test]
