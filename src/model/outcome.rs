@@ -74,7 +74,9 @@ impl RingOutcome {
 }
 
 /// What one workload trial measured, summed or summarised over its children.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// `Default` is an outcome with nothing known but its zeros: what an import that lacks
+/// the figures fills in with `..WorkloadOutcome::default()`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadOutcome {
     pub children: usize,
     /// From the start gate opening to the last child's finish.

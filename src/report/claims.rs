@@ -750,20 +750,7 @@ mod tests {
             children: procs as usize,
             wall_ns: (wall_s * 1e9) as u64,
             usage: Usage { nivcsw: invol, nvcsw: 10, ..Usage::default() },
-            fork_ns: None,
-            first_finish_ns: None,
-            last_finish_ns: None,
-            fairness: None,
-            pi_min: None,
-            pi_max: None,
-            load: None,
-            reservation: None,
-            run_delay_ns: None,
-            run_delay_max_ns: None,
-            run_delay_p50_ns: None,
-            run_delay_min_ns: None,
-            migrations: None,
-            trace: None,
+            ..WorkloadOutcome::default()
         };
         TrialRecord {
             seq: repeat,

@@ -122,16 +122,7 @@ pub fn workload(
         first_finish_ns: Some(0),
         last_finish_ns: Some(0),
         fairness: Some(1.0),
-        pi_min: None,
-        pi_max: None,
-        load: None,
-        reservation: None,
-        run_delay_ns: None,
-        run_delay_max_ns: None,
-        run_delay_p50_ns: None,
-        run_delay_min_ns: None,
-        migrations: None,
-        trace: None,
+        ..WorkloadOutcome::default()
     };
     let o = Outcome::Workload(o.cloned().unwrap_or(zero));
     let io = p.kind == WorkloadKind::Io;

@@ -80,14 +80,8 @@ fn workload(f: &Json) -> Option<WorkloadOutcome> {
         fairness: f.get("fairness").and_then(Json::as_f64),
         pi_min: f.get("pi_min").and_then(Json::as_f64),
         pi_max: f.get("pi_max").and_then(Json::as_f64),
-        load: None,
-        reservation: None,
-        run_delay_ns: None,
-        run_delay_max_ns: None,
-        run_delay_p50_ns: None,
-        run_delay_min_ns: None,
-        migrations: None,
-        trace: None,
+        // Format 1 predates the scheduler's per-task figures: unknown.
+        ..WorkloadOutcome::default()
     })
 }
 

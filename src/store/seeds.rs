@@ -410,20 +410,7 @@ pub fn csci3753_2014() -> Result<(RunRecord, Vec<TrialRecord>)> {
                 nivcsw: l.i_switched,
                 ..Usage::default()
             },
-            fork_ns: None,
-            first_finish_ns: None,
-            last_finish_ns: None,
-            fairness: None,
-            pi_min: None,
-            pi_max: None,
-            load: None,
-            reservation: None,
-            run_delay_ns: None,
-            run_delay_max_ns: None,
-            run_delay_p50_ns: None,
-            run_delay_min_ns: None,
-            migrations: None,
-            trace: None,
+            ..WorkloadOutcome::default()
         };
         trials.push(TrialRecord {
             seq: seq as i64,
