@@ -9,6 +9,7 @@
 //! task, or someone else): what lies behind a knee in the cost per switch.
 
 use crate::analysis::attribution::with_idle_exits;
+use crate::analysis::stats::median;
 use crate::analysis::trace::{EventKind, TaskRef, TraceEvent};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -18,10 +19,10 @@ const IDLE_PID: i32 = 0;
 /// The most outsiders kept per trial: the largest by time taken.
 pub const MAX_OUTSIDERS: usize = 10;
 
-/// One child's window (its gate to its finish) as the scheduler saw it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChildOffCpu {
-    pub pid: i32,
+/// Where time went and who preempted: for one child's window (its gate to its finish)
+/// as the scheduler saw it, or summed over a trial's children.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OffCpuTimes {
     pub on_cpu_ns: u64,
     /// Asleep uninterruptibly ("D": waiting for the disk, mostly).
     pub blocked_ns: u64,
@@ -36,14 +37,37 @@ pub struct ChildOffCpu {
     /// Switched out while still runnable (preempted), by a sibling or by another task.
     pub preempted_by_siblings: u64,
     pub preempted_by_others: u64,
-    /// Time before its first traced event: no state is known for it.
+    /// Time before the first traced event: no state is known for it.
+    #[serde(default)]
     pub untraced_ns: u64,
 }
 
-impl ChildOffCpu {
+impl OffCpuTimes {
     pub fn preemptions(&self) -> u64 {
         self.preempted_by_siblings + self.preempted_by_others
     }
+}
+
+impl std::ops::AddAssign for OffCpuTimes {
+    fn add_assign(&mut self, o: OffCpuTimes) {
+        self.on_cpu_ns += o.on_cpu_ns;
+        self.blocked_ns += o.blocked_ns;
+        self.sleeping_ns += o.sleeping_ns;
+        self.runnable_ns += o.runnable_ns;
+        self.behind_siblings_ns += o.behind_siblings_ns;
+        self.behind_others_ns += o.behind_others_ns;
+        self.preempted_by_siblings += o.preempted_by_siblings;
+        self.preempted_by_others += o.preempted_by_others;
+        self.untraced_ns += o.untraced_ns;
+    }
+}
+
+/// One child's times, by pid.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildOffCpu {
+    pub pid: i32,
+    #[serde(flatten)]
+    pub times: OffCpuTimes,
 }
 
 /// A task from outside the trial that took a child's CPU or ran while one waited for it.
@@ -79,43 +103,28 @@ impl WorkloadTrace {
         WorkloadTrace { unavailable: Some(reason.into()), ..WorkloadTrace::default() }
     }
 
-    /// The children's figures summed, and the median child's preemptions.
+    /// The children's figures summed, and the least, median and most preempted child's
+    /// preemptions.
     pub fn totals(&self) -> OffCpuTotals {
-        let mut t = OffCpuTotals::default();
-        for c in &self.children {
-            t.on_cpu_ns += c.on_cpu_ns;
-            t.blocked_ns += c.blocked_ns;
-            t.sleeping_ns += c.sleeping_ns;
-            t.runnable_ns += c.runnable_ns;
-            t.behind_siblings_ns += c.behind_siblings_ns;
-            t.behind_others_ns += c.behind_others_ns;
-            t.preempted_by_siblings += c.preempted_by_siblings;
-            t.preempted_by_others += c.preempted_by_others;
-        }
-        let mut per_child: Vec<u64> = self.children.iter().map(ChildOffCpu::preemptions).collect();
+        let mut sum = OffCpuTimes::default();
+        self.children.iter().for_each(|c| sum += c.times);
+        let mut per_child: Vec<u64> = self.children.iter().map(|c| c.times.preemptions()).collect();
         per_child.sort_unstable();
-        t.preemptions_min = per_child.first().copied().unwrap_or(0);
-        t.preemptions_max = per_child.last().copied().unwrap_or(0);
-        t.preemptions_p50 = match per_child.len() {
-            0 => 0.0,
-            n if n % 2 == 1 => per_child[n / 2] as f64,
-            n => (per_child[n / 2 - 1] + per_child[n / 2]) as f64 / 2.0,
-        };
-        t
+        let as_f64: Vec<f64> = per_child.iter().map(|&n| n as f64).collect();
+        OffCpuTotals {
+            sum,
+            preemptions_min: per_child.first().copied().unwrap_or(0),
+            preemptions_p50: if as_f64.is_empty() { 0.0 } else { median(&as_f64) },
+            preemptions_max: per_child.last().copied().unwrap_or(0),
+        }
     }
 }
 
 /// A trial's children together.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct OffCpuTotals {
-    pub on_cpu_ns: u64,
-    pub blocked_ns: u64,
-    pub sleeping_ns: u64,
-    pub runnable_ns: u64,
-    pub behind_siblings_ns: u64,
-    pub behind_others_ns: u64,
-    pub preempted_by_siblings: u64,
-    pub preempted_by_others: u64,
+    #[serde(flatten)]
+    pub sum: OffCpuTimes,
     /// Preemptions of the least, median and most preempted child.
     pub preemptions_min: u64,
     pub preemptions_p50: f64,
@@ -184,13 +193,13 @@ impl Books<'_> {
         if b > a {
             let span = b - a;
             match state {
-                State::Unknown => self.out[i].untraced_ns += span,
-                State::Running => self.out[i].on_cpu_ns += span,
-                State::Blocked => self.out[i].blocked_ns += span,
-                State::Sleeping => self.out[i].sleeping_ns += span,
+                State::Unknown => self.out[i].times.untraced_ns += span,
+                State::Running => self.out[i].times.on_cpu_ns += span,
+                State::Blocked => self.out[i].times.blocked_ns += span,
+                State::Sleeping => self.out[i].times.sleeping_ns += span,
                 State::Gone => {}
                 State::Runnable { cpu } => {
-                    self.out[i].runnable_ns += span;
+                    self.out[i].times.runnable_ns += span;
                     self.book_waiting(i, cpu, a, b);
                 }
             }
@@ -216,8 +225,8 @@ impl Books<'_> {
                 self.outsiders.entry((task.comm.clone(), task.prio)).or_insert((0, 0)).1 += ns;
             }
         }
-        self.out[i].behind_siblings_ns += siblings;
-        self.out[i].behind_others_ns += others;
+        self.out[i].times.behind_siblings_ns += siblings;
+        self.out[i].times.behind_others_ns += others;
     }
 }
 
@@ -259,9 +268,9 @@ pub fn off_cpu(events: &[TraceEvent], children: &[ChildWindow]) -> (Vec<ChildOff
                     if within && matches!(state, State::Runnable { .. }) && next.pid != prev.pid && next.pid != IDLE_PID
                     {
                         if books.is_sibling(next.pid) {
-                            books.out[i].preempted_by_siblings += 1;
+                            books.out[i].times.preempted_by_siblings += 1;
                         } else {
-                            books.out[i].preempted_by_others += 1;
+                            books.out[i].times.preempted_by_others += 1;
                             books.outsiders.entry((next.comm.clone(), next.prio)).or_insert((0, 0)).0 += 1;
                         }
                     }
@@ -470,19 +479,19 @@ mod tests {
         let (children, outsiders) = off_cpu(&events, &[window(10, 9_010), window(11, 12_010)]);
         assert!(outsiders.is_empty());
         let (ca, cb) = (&children[0], &children[1]);
-        assert_eq!((ca.preempted_by_siblings, ca.preempted_by_others), (1, 0));
-        assert_eq!((cb.preempted_by_siblings, cb.preempted_by_others), (1, 0));
-        assert_eq!(ca.on_cpu_ns, 6_000);
-        assert_eq!(ca.runnable_ns, 3_010);
+        assert_eq!((ca.times.preempted_by_siblings, ca.times.preempted_by_others), (1, 0));
+        assert_eq!((cb.times.preempted_by_siblings, cb.times.preempted_by_others), (1, 0));
+        assert_eq!(ca.times.on_cpu_ns, 6_000);
+        assert_eq!(ca.times.runnable_ns, 3_010);
         // From 0 to 10 the idle task still ran: waiting, but behind no one.
-        assert_eq!(ca.behind_siblings_ns, 3_000);
-        assert_eq!(cb.on_cpu_ns, 6_000);
-        assert_eq!(cb.runnable_ns, 6_010);
-        assert_eq!(cb.behind_siblings_ns, 6_000);
+        assert_eq!(ca.times.behind_siblings_ns, 3_000);
+        assert_eq!(cb.times.on_cpu_ns, 6_000);
+        assert_eq!(cb.times.runnable_ns, 6_010);
+        assert_eq!(cb.times.behind_siblings_ns, 6_000);
         for c in &children {
-            assert_eq!(c.untraced_ns, 0);
+            assert_eq!(c.times.untraced_ns, 0);
             assert_eq!(
-                c.on_cpu_ns + c.runnable_ns + c.blocked_ns + c.sleeping_ns,
+                c.times.on_cpu_ns + c.times.runnable_ns + c.times.blocked_ns + c.times.sleeping_ns,
                 [9_010, 12_010][(c.pid - 10) as usize]
             );
         }
@@ -507,12 +516,12 @@ mod tests {
         ];
         let (children, outsiders) = off_cpu(&events, &[window(20, 5_000)]);
         let c = &children[0];
-        assert_eq!(c.on_cpu_ns, 3_000);
-        assert_eq!(c.blocked_ns, 1_000);
-        assert_eq!(c.sleeping_ns, 200);
-        assert_eq!(c.runnable_ns, 100 + 500 + 200);
-        assert_eq!(c.behind_others_ns, 700);
-        assert_eq!((c.preempted_by_siblings, c.preempted_by_others), (0, 1));
+        assert_eq!(c.times.on_cpu_ns, 3_000);
+        assert_eq!(c.times.blocked_ns, 1_000);
+        assert_eq!(c.times.sleeping_ns, 200);
+        assert_eq!(c.times.runnable_ns, 100 + 500 + 200);
+        assert_eq!(c.times.behind_others_ns, 700);
+        assert_eq!((c.times.preempted_by_siblings, c.times.preempted_by_others), (0, 1));
         assert_eq!(outsiders.len(), 2);
         assert_eq!(outsiders[0], Outsider { comm: "kworker/1:1".into(), prio: 120, preemptions: 0, behind_ns: 500 });
         assert_eq!(outsiders[1], Outsider { comm: "irq/9-acpi".into(), prio: 49, preemptions: 1, behind_ns: 200 });
@@ -529,11 +538,11 @@ mod tests {
         ];
         let (children, _) = off_cpu(&events, &[ChildWindow { pid: 30, start_ns: 100, end_ns: 5_000 }]);
         let c = &children[0];
-        assert_eq!(c.untraced_ns, 400);
-        assert_eq!(c.on_cpu_ns, 1_500);
-        assert_eq!(c.runnable_ns, 3_000);
-        assert_eq!(c.behind_others_ns, 3_000);
-        assert_eq!(c.preemptions(), 1);
+        assert_eq!(c.times.untraced_ns, 400);
+        assert_eq!(c.times.on_cpu_ns, 1_500);
+        assert_eq!(c.times.runnable_ns, 3_000);
+        assert_eq!(c.times.behind_others_ns, 3_000);
+        assert_eq!(c.times.preemptions(), 1);
     }
 
     #[test]
@@ -589,7 +598,7 @@ mod tests {
             switch(0, 5_000, on0, "S", task("swapper/0", 0, 120)),
         ];
         let (children, outsiders) = off_cpu(&events, &[window(40, 4_000)]);
-        assert_eq!(children[0].runnable_ns, 4_000);
+        assert_eq!(children[0].times.runnable_ns, 4_000);
         let by_comm: HashMap<&str, u64> = outsiders.iter().map(|o| (o.comm.as_str(), o.behind_ns)).collect();
         assert_eq!(by_comm, HashMap::from([("a", 1_000), ("b", 3_000)]));
     }

@@ -658,14 +658,14 @@ fn preempted_per_policy(set: &[&Group]) -> Vec<(String, f64, f64)> {
                 })
                 .collect();
             let per_child: Vec<f64> =
-                traces.iter().flat_map(|t| t.children.iter().map(|c| c.preemptions() as f64)).collect();
+                traces.iter().flat_map(|t| t.children.iter().map(|c| c.times.preemptions() as f64)).collect();
             if per_child.is_empty() {
                 return None;
             }
             let (siblings, all) = traces
                 .iter()
                 .flat_map(|t| &t.children)
-                .fold((0u64, 0u64), |(s, a), c| (s + c.preempted_by_siblings, a + c.preemptions()));
+                .fold((0u64, 0u64), |(s, a), c| (s + c.times.preempted_by_siblings, a + c.times.preemptions()));
             let share = if all == 0 { 0.0 } else { siblings as f64 / all as f64 };
             Some((g.policy().to_string(), median(&per_child), share))
         })

@@ -258,7 +258,7 @@ pub fn describe_off_cpu(traces: &[&WorkloadTrace]) -> String {
     }
     let ms = |ns: u64| ns as f64 / 1e6 / n as f64;
     let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { 100.0 * part as f64 / whole as f64 };
-    let preemptions = t.preempted_by_siblings + t.preempted_by_others;
+    let preemptions = t.sum.preempted_by_siblings + t.sum.preempted_by_others;
     let mut text = if preemptions == 0 {
         format!("no child was preempted ({n} children)")
     } else {
@@ -267,19 +267,19 @@ pub fn describe_off_cpu(traces: &[&WorkloadTrace]) -> String {
             t.preemptions_p50,
             t.preemptions_min,
             t.preemptions_max,
-            share(t.preempted_by_siblings, preemptions)
+            share(t.sum.preempted_by_siblings, preemptions)
         )
     };
     text.push_str(&format!(
         "; per child {:.1} ms on a CPU, {:.1} ms runnable ({:.0} % behind siblings, {:.0} % behind other tasks, {:.0} % \
          with no task traced on its CPU), {:.1} ms asleep in I/O (D), {:.1} ms asleep otherwise",
-        ms(t.on_cpu_ns),
-        ms(t.runnable_ns),
-        share(t.behind_siblings_ns, t.runnable_ns),
-        share(t.behind_others_ns, t.runnable_ns),
-        share(t.runnable_ns.saturating_sub(t.behind_siblings_ns + t.behind_others_ns), t.runnable_ns),
-        ms(t.blocked_ns),
-        ms(t.sleeping_ns),
+        ms(t.sum.on_cpu_ns),
+        ms(t.sum.runnable_ns),
+        share(t.sum.behind_siblings_ns, t.sum.runnable_ns),
+        share(t.sum.behind_others_ns, t.sum.runnable_ns),
+        share(t.sum.runnable_ns.saturating_sub(t.sum.behind_siblings_ns + t.sum.behind_others_ns), t.sum.runnable_ns),
+        ms(t.sum.blocked_ns),
+        ms(t.sum.sleeping_ns),
     ));
     let mut outsiders: Vec<Outsider> = Vec::new();
     for o in traces.iter().flat_map(|t| &t.outsiders) {
