@@ -169,8 +169,12 @@ fn a_rings_traced_switches_are_the_ones_the_kernel_counts() {
         assert!(switches.abs_diff(nvcsw + nivcsw) <= 3 + (nvcsw + nivcsw) / 50, "{line}");
         let preempted = n(&t["preempted_by_members"]) + n(&t["preempted_by_others"]);
         assert!(preempted.abs_diff(nivcsw) <= 3 + nivcsw / 50, "{line}");
-        // At least one switch per hop, and every wakeup was followed by its member running.
-        assert!(switches >= n(&line["hops"]), "{line}");
+        // About a switch per hop or more, and every wakeup was followed by its member
+        // running. Not strictly one a hop: under heavy load a 2-member ring once passed
+        // 1001 hops in 1000 switches, and wait4 counted the same 1000 (a hop at a member's
+        // window edge); so at most one hop per member goes without.
+        let procs: u64 = procs.parse().unwrap();
+        assert!(switches + procs >= n(&line["hops"]), "{line}");
         assert!(n(&t["wakeups"]) > 0 && n(&t["wake_to_run_p50_ns"]) > 0, "{line}");
     }
     // Thread mode says why it is not traced.
