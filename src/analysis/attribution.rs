@@ -118,6 +118,7 @@ pub fn attribute_spike(
 /// Attributes each spike of a thread that ran on `cpu`: a spike is (ns since the thread
 /// started of its actual wake, its latency ns), so its window is from start + at − latency
 /// to start + at. A spike is partial when its CPU lost events, or was not recorded at all.
+/// `recording` with its idle exits put back (`Recording::with_idle_exits`).
 pub fn attribute_spikes(
     recording: &Recording,
     cpu: usize,
@@ -128,13 +129,13 @@ pub fn attribute_spikes(
     let recorded = recording.lost.iter().any(|&(recorded_cpu, _)| recorded_cpu == cpu);
     let lost_events = recording.lost.iter().any(|&(recorded_cpu, lost)| recorded_cpu == cpu && lost > 0);
     let partial = !recorded || lost_events;
-    let events = with_idle_exits(&recording.events);
     spikes
         .iter()
         .map(|&(at_ns, latency_ns)| {
             let actual_ns = thread_start_mono_ns.saturating_add(at_ns);
             let ideal_ns = actual_ns.saturating_sub(latency_ns);
-            SpikeAttribution { at_ns, latency_ns, ..attribute_spike(&events, cpu, tid, ideal_ns, actual_ns, partial) }
+            let split = attribute_spike(&recording.events, cpu, tid, ideal_ns, actual_ns, partial);
+            SpikeAttribution { at_ns, latency_ns, ..split }
         })
         .collect()
 }
@@ -226,14 +227,15 @@ pub fn segments(events: &[TraceEvent], cpu: usize, from_ns: u64, to_ns: u64) -> 
 
 /// The surroundings of the `MAX_TIMELINES` largest `spikes` (at, latency; times since the
 /// thread's start): from a millisecond (or half the spike, if longer) before its ideal
-/// wake time to half a millisecond after the actual one.
+/// wake time to half a millisecond after the actual one. `recording` with its idle exits
+/// put back.
 pub fn spike_timelines(
     recording: &Recording,
     cpu: usize,
     thread_start_mono_ns: u64,
     spikes: &[(u64, u64)],
 ) -> Vec<SpikeTimeline> {
-    let events = with_idle_exits(&recording.events);
+    let events = &recording.events;
     let mut largest: Vec<(u64, u64)> = spikes.to_vec();
     largest.sort_by_key(|s| std::cmp::Reverse(s.1));
     largest
@@ -244,7 +246,7 @@ pub fn spike_timelines(
             let ideal_ns = actual_ns.saturating_sub(latency_ns);
             let from_ns = ideal_ns.saturating_sub((latency_ns / 2).max(1_000_000));
             let to_ns = actual_ns + 500_000;
-            SpikeTimeline { ideal_ns, actual_ns, from_ns, to_ns, segments: segments(&events, cpu, from_ns, to_ns) }
+            SpikeTimeline { ideal_ns, actual_ns, from_ns, to_ns, segments: segments(events, cpu, from_ns, to_ns) }
         })
         .collect()
 }
@@ -259,6 +261,18 @@ pub fn spike_timelines(
 /// task at once, or at the wakeup itself outside any handler. Without such a wakeup nothing
 /// is inferred: that time stays idle (unseen), never guessed at.
 pub fn with_idle_exits(events: &[TraceEvent]) -> Vec<TraceEvent> {
+    fill_idle_exits(events)
+}
+
+impl Recording {
+    /// The recording with its idle exits put back (`with_idle_exits`): what every analysis
+    /// of it reads, made once when the trial reads its trace.
+    pub fn with_idle_exits(self) -> Recording {
+        Recording { events: fill_idle_exits(&self.events), lost: self.lost }
+    }
+}
+
+fn fill_idle_exits(events: &[TraceEvent]) -> Vec<TraceEvent> {
     #[derive(Default)]
     struct Cpu {
         idle: bool,
@@ -798,7 +812,7 @@ mod tests {
         assert_eq!(filled[inferred.unwrap()].ts_ns, 10 * US, "at the timer interrupt's return");
         // The measured thread's later wakeup on the busy CPU changes nothing: the spinner
         // is the culprit, as if the switch had been traced.
-        let a = &attribute_spikes(&recording, CPU, TID, 0, &[(1_012 * US, 992 * US)])[0];
+        let a = &attribute_spikes(&recording.with_idle_exits(), CPU, TID, 0, &[(1_012 * US, 992 * US)])[0];
         assert_eq!(a.culprits[0], Culprit { source: task_source(&spinner()), ns: 989 * US });
         // A switch out of a task never woken here infers nothing.
         let stray = vec![switch(0, measured(), "S", idle()), switch(50 * US, spinner(), "S", idle())];

@@ -8,7 +8,6 @@
 //! crossed CPUs, and what the CPU ran just before it (the waker handing over, the idle
 //! task, or someone else): what lies behind a knee in the cost per switch.
 
-use crate::analysis::attribution::with_idle_exits;
 use crate::analysis::stats::median;
 use crate::analysis::trace::{EventKind, TaskRef, TraceEvent};
 use serde::{Deserialize, Serialize};
@@ -231,12 +230,11 @@ impl Books<'_> {
 }
 
 /// Split each child's window by what the trace says it did, and name who ran in its place.
-/// `events` in time order, as recorded (switches out of idle the kernel did not trace are
-/// put back first).
+/// `events` in time order, with the switches out of idle the kernel did not trace put back
+/// (`Recording::with_idle_exits`).
 pub fn off_cpu(events: &[TraceEvent], children: &[ChildWindow]) -> (Vec<ChildOffCpu>, Vec<Outsider>) {
-    let events = with_idle_exits(events);
     let mut lanes: BTreeMap<usize, Lane> = BTreeMap::new();
-    for e in &events {
+    for e in events {
         if let EventKind::Switch { next, .. } = &e.kind {
             let lane = lanes.entry(e.cpu).or_insert(Lane { starts: Vec::new(), tasks: Vec::new() });
             lane.starts.push(e.ts_ns);
@@ -251,7 +249,7 @@ pub fn off_cpu(events: &[TraceEvent], children: &[ChildWindow]) -> (Vec<ChildOff
         out: children.iter().map(|c| ChildOffCpu { pid: c.pid, ..Default::default() }).collect(),
         outsiders: BTreeMap::new(),
     };
-    for e in &events {
+    for e in events {
         match &e.kind {
             EventKind::Switch { prev, prev_state, next } => {
                 if let Some(&i) = books.index.get(&prev.pid) {
@@ -372,9 +370,8 @@ impl RingTrace {
 
 /// A ring's hops from the trace within `[start_ns, end_ns]`: the switches to members, the
 /// members preempted, and each member's wakeup (by whom, on which CPU) paired with its
-/// next switch in.
+/// next switch in. `events` with their idle exits put back.
 pub fn ring_hops(events: &[TraceEvent], members: &[i32], start_ns: u64, end_ns: u64) -> RingTrace {
-    let events = with_idle_exits(events);
     let index: HashMap<i32, usize> = members.iter().enumerate().map(|(i, &p)| (p, i)).collect();
     // Per member: its pending wakeup (time, the CPU that did it, the waker's pid).
     let mut pending: Vec<Option<(u64, usize, i32)>> = vec![None; members.len()];
@@ -382,7 +379,7 @@ pub fn ring_hops(events: &[TraceEvent], members: &[i32], start_ns: u64, end_ns: 
     let mut running: BTreeMap<usize, i32> = BTreeMap::new();
     let mut latencies: Vec<u64> = Vec::new();
     let mut t = RingTrace::default();
-    for e in &events {
+    for e in events {
         let inside = e.ts_ns >= start_ns && e.ts_ns <= end_ns;
         match &e.kind {
             EventKind::Waking { task, .. } => {

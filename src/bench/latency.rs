@@ -654,7 +654,7 @@ pub fn run(spec: &LatencyPlan, mut progress: impl FnMut(&[Live])) -> Result<Late
             .collect()
     });
     crate::sys::load::mark_window_end();
-    let trace = tracing.map(|session| session.and_then(|s| s.stop().map_err(|e| format!("reading the trace: {e}"))));
+    let trace = tracing.map(crate::bench::read_trace);
     drop(dma);
     munlockall();
     let mut threads = Vec::new();
@@ -684,7 +684,7 @@ fn start_tracing(spec: &LatencyPlan) -> std::result::Result<TraceSession, String
     };
     cpus.sort_unstable();
     cpus.dedup();
-    TraceSession::start(&cpus, TRACE_BUFFER_KB).map_err(|e| format!("no attribution: {}", e.reason()))
+    crate::bench::start_trace(&cpus, TRACE_BUFFER_KB)
 }
 
 // What a run states beside its figures, and its raw data in the files `--histogram` and
@@ -798,16 +798,16 @@ pub fn write_trace_events(out: &mut dyn std::io::Write, run: &LatencyRun) -> std
         emit(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": spike_lane(cpu),
             "args": {"name": format!("CPU {cpu}: wakeups above the p99")}}))?;
     }
-    let events = attribution::with_idle_exits(&recording.events);
+    let events = &recording.events;
     let last_ns = events.last().map_or(0, |e| e.ts_ns);
     for &(cpu, _) in &recording.lost {
-        for seg in attribution::segments(&events, cpu, 0, last_ns) {
+        for seg in attribution::segments(events, cpu, 0, last_ns) {
             let args = if seg.detail.is_empty() { json!({}) } else { json!({"task": seg.detail}) };
             emit(json!({"ph": "X", "name": seg.name, "pid": pid, "tid": cpu, "ts": us(seg.start_ns),
                 "dur": us(seg.end_ns - seg.start_ns), "args": args}))?;
         }
     }
-    for e in &events {
+    for e in events {
         if let EventKind::Wakeup { task, target_cpu } = &e.kind {
             emit(json!({"ph": "i", "s": "t", "name": format!("wakeup {} → CPU {target_cpu}", task.comm),
                 "pid": pid, "tid": e.cpu, "ts": us(e.ts_ns), "args": {"pid": task.pid}}))?;

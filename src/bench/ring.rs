@@ -492,7 +492,7 @@ fn start_tracing(spec: &RingSpec, cpus: &[usize]) -> std::result::Result<TraceSe
     let online = crate::sys::sched::online_cpus().map_or(cpus.len(), |c| c.len()).max(1);
     let most = TRACE_BUFFER_MAX_KB.min(TRACE_BUFFER_TOTAL_KB / online);
     let kb = wanted.clamp(TRACE_BUFFER_MIN_KB, most.max(TRACE_BUFFER_MIN_KB));
-    TraceSession::start(cpus, kb).map_err(|e| format!("no attribution: {}", e.reason()))
+    crate::bench::start_trace(cpus, kb)
 }
 
 /// What a traced ring recorded, with its members' pids; or why there is none.
@@ -580,7 +580,7 @@ fn run_processes(plan: &MemberPlan) -> Result<Lifecycle> {
     crate::sys::load::mark_window_end();
     let all_reaped_ns = monotonic_ns();
     let trace = tracing.map(|session| {
-        let recording = session.and_then(|s| s.stop().map_err(|e| format!("reading the trace: {e}")))?;
+        let recording = crate::bench::read_trace(session)?;
         Ok((recording, members))
     });
     Ok(Lifecycle { spawn_ns, all_reaped_ns, trace })

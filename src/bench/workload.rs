@@ -362,8 +362,7 @@ pub fn run_trial(spec: &WorkloadSpec, repeat: usize, dir: Option<&WorkDir>) -> R
         drop(watchdog);
         reaped.map(|r| (r, t_start))
     };
-    let recording =
-        tracing.map(|session| session.and_then(|s| s.stop().map_err(|e| format!("reading the trace: {e}"))));
+    let recording = tracing.map(crate::bench::read_trace);
     if let Some(dir) = dir {
         dir.clear_outputs(spec.procs);
     }
@@ -411,7 +410,7 @@ const TRACE_BUFFER_KB: usize = 32 * 1024;
 /// A tracing session on every CPU the children may use, or why there is none.
 fn start_tracing() -> std::result::Result<TraceSession, String> {
     let cpus = sched::allowed_cpus().map_err(|e| format!("no attribution: reading the allowed CPUs: {e}"))?;
-    TraceSession::start(&cpus, TRACE_BUFFER_KB).map_err(|e| format!("no attribution: {}", e.reason()))
+    crate::bench::start_trace(&cpus, TRACE_BUFFER_KB)
 }
 
 /// The watchdog's default: generous, since the right figure depends on the machine.
