@@ -161,6 +161,31 @@ pub fn bootstrap_ratio_ci(a: &[f64], b: &[f64], rounds: usize, seed: u64) -> Opt
     Some((mb / ma, at(0.025), at(0.975)))
 }
 
+/// Each value's rank among `values` (1-based, in their order), ties sharing their mean
+/// rank; and the ties' correction term, the sum of t³ − t over groups of t equal values.
+fn mid_ranks(values: &[f64]) -> (Vec<f64>, f64) {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&x, &y| values[x].total_cmp(&values[y]));
+    let n = values.len();
+    let mut ranks = vec![0.0; n];
+    let mut tie_term = 0.0;
+    let mut i = 0;
+    while i < n {
+        let mut j = i;
+        while j + 1 < n && values[order[j + 1]] == values[order[i]] {
+            j += 1;
+        }
+        let rank = (i + j) as f64 / 2.0 + 1.0;
+        for &at in &order[i..=j] {
+            ranks[at] = rank;
+        }
+        let t = (j - i + 1) as f64;
+        tie_term += t * t * t - t;
+        i = j + 1;
+    }
+    (ranks, tie_term)
+}
+
 /// The Mann-Whitney U test, two-sided: U of sample `a` and the p-value. Exact (by
 /// counting every arrangement) for small samples without ties, else the normal
 /// approximation with tie and continuity corrections.
@@ -169,27 +194,10 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
     if n1 == 0 || n2 == 0 {
         return None;
     }
-    // Ranks of the pooled sample, ties sharing their mean rank.
-    let mut pooled: Vec<(f64, usize)> = a.iter().map(|&x| (x, 0)).chain(b.iter().map(|&x| (x, 1))).collect();
-    pooled.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let pooled: Vec<f64> = a.iter().chain(b).copied().collect();
     let n = pooled.len();
-    let mut ranks = vec![0.0; n];
-    let mut tie_term = 0.0;
-    let mut i = 0;
-    while i < n {
-        let mut j = i;
-        while j + 1 < n && pooled[j + 1].0 == pooled[i].0 {
-            j += 1;
-        }
-        let rank = (i + j) as f64 / 2.0 + 1.0;
-        for r in ranks.iter_mut().take(j + 1).skip(i) {
-            *r = rank;
-        }
-        let t = (j - i + 1) as f64;
-        tie_term += t * t * t - t;
-        i = j + 1;
-    }
-    let rank_sum_a: f64 = pooled.iter().zip(&ranks).filter(|(p, _)| p.1 == 0).map(|(_, r)| r).sum();
+    let (ranks, tie_term) = mid_ranks(&pooled);
+    let rank_sum_a: f64 = ranks[..n1].iter().sum();
     let u = rank_sum_a - (n1 * (n1 + 1)) as f64 / 2.0;
     let mean = (n1 * n2) as f64 / 2.0;
     let p = if tie_term == 0.0 && n1 * n2 <= 400 {
@@ -213,47 +221,34 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
 /// small table. Enumerates the C(n1 + n2, n1) splits up to `MAX_SPLITS`, beyond which it is
 /// `mann_whitney`'s.
 pub fn mann_whitney_exact(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
-    const MAX_SPLITS: f64 = 200_000.0;
+    const MAX_WORK: f64 = 2e7;
     let (n1, n2) = (a.len(), b.len());
     if n1 == 0 || n2 == 0 {
         return None;
     }
     let splits = (0..n1).fold(1.0, |c, k| c * (n1 + n2 - k) as f64 / (k + 1) as f64);
-    // Each split costs n1 × (n1 + n2) comparisons.
-    if splits * (n1 * (n1 + n2)) as f64 > MAX_SPLITS * 100.0 {
+    // Each split sums n1 ranks.
+    if splits * n1 as f64 > MAX_WORK {
         return mann_whitney(a, b);
     }
+    // U of a group is its rank sum less n1(n1 + 1)/2, ties sharing their mean rank (so a
+    // tie across the groups counts ½).
     let pooled: Vec<f64> = a.iter().chain(b).copied().collect();
-    // wins[i][j]: what pooled[i] scores against pooled[j] (1, ½ or 0).
-    let score = |x: f64, y: f64| {
-        if x > y {
-            1.0
-        } else if x == y {
-            0.5
-        } else {
-            0.0
-        }
-    };
-    let u_of = |chosen: &[usize]| -> f64 {
-        let mut inside = vec![false; pooled.len()];
-        chosen.iter().for_each(|&i| inside[i] = true);
-        chosen
-            .iter()
-            .map(|&i| (0..pooled.len()).filter(|&j| !inside[j]).map(|j| score(pooled[i], pooled[j])).sum::<f64>())
-            .sum()
-    };
+    let (ranks, _) = mid_ranks(&pooled);
+    let floor = (n1 * (n1 + 1)) as f64 / 2.0;
+    let u_of = |chosen: &[usize]| chosen.iter().map(|&i| ranks[i]).sum::<f64>() - floor;
     let mean = (n1 * n2) as f64 / 2.0;
-    let observed = u_of(&(0..n1).collect::<Vec<_>>());
+    let mut chosen: Vec<usize> = (0..n1).collect();
+    let observed = u_of(&chosen);
     let distance = (observed - mean).abs();
     let (mut extreme, mut all) = (0u64, 0u64);
-    let mut chosen: Vec<usize> = (0..n1).collect();
+    let n = pooled.len();
     loop {
         all += 1;
         if (u_of(&chosen) - mean).abs() >= distance - 1e-9 {
             extreme += 1;
         }
         // The next combination in lexicographic order.
-        let n = pooled.len();
         let Some(i) = (0..n1).rev().find(|&i| chosen[i] < n - n1 + i) else { break };
         chosen[i] += 1;
         for k in i + 1..n1 {
