@@ -495,11 +495,10 @@ pub fn hrtimers_2007(seed: &[TrialRecord], run: &[TrialRecord]) -> ClaimsTable {
     let run_data = Data { trials: run, method: Method::Blocks };
     let published = |figure: Figure| -> Evidence {
         // One run a kernel and policy, and no samples: nothing to test, only to show.
+        let published = Data { trials: seed, method: Method::Ranks };
+        // One value a kernel, in the kernels' order.
         let value = |policy: &str| -> Vec<f64> {
-            seed.iter()
-                .filter(|t| t.is_ok() && param(t, "policy").as_deref() == Some(policy))
-                .filter_map(|t| figure.of(t.outcome.as_ref()?))
-                .collect()
+            published.cell(&[("policy", policy.to_string())], figure).into_iter().map(|(_, v)| v).collect()
         };
         let (other, fifo) = (value("other"), value("fifo"));
         let ratios: Vec<f64> = other.iter().zip(&fifo).map(|(o, f)| f / o).collect();
@@ -616,12 +615,13 @@ pub fn ncar_1992(machines: &[(String, Vec<TrialRecord>)], run: &[TrialRecord]) -
         p: None,
         p_adjusted: None,
     };
-    let run_grows = match rises(&ring_curve(run)) {
+    let run_curve = ring_curve(run);
+    let run_grows = match rises(&run_curve) {
         // One machine: rising bears the claim out; a flat one is one of the "not all".
         Some((verdict, text, p)) => Evidence {
             verdict: if verdict == Verdict::Holds { Verdict::Holds } else { Verdict::Undecided },
             test: "schedlab's ring reading (knees by step test, trend by fit)".to_string(),
-            n: format!("{} ring sizes", ring_curve(run).len()),
+            n: format!("{} ring sizes", run_curve.len()),
             effect: text,
             p,
             p_adjusted: None,
