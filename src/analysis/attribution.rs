@@ -261,18 +261,6 @@ pub fn spike_timelines(
 /// task at once, or at the wakeup itself outside any handler. Without such a wakeup nothing
 /// is inferred: that time stays idle (unseen), never guessed at.
 pub fn with_idle_exits(events: &[TraceEvent]) -> Vec<TraceEvent> {
-    fill_idle_exits(events)
-}
-
-impl Recording {
-    /// The recording with its idle exits put back (`with_idle_exits`): what every analysis
-    /// of it reads, made once when the trial reads its trace.
-    pub fn with_idle_exits(self) -> Recording {
-        Recording { events: fill_idle_exits(&self.events), lost: self.lost }
-    }
-}
-
-fn fill_idle_exits(events: &[TraceEvent]) -> Vec<TraceEvent> {
     #[derive(Default)]
     struct Cpu {
         idle: bool,
@@ -359,6 +347,14 @@ fn fill_idle_exits(events: &[TraceEvent]) -> Vec<TraceEvent> {
     }
     out.extend(pending.map(|x| x.1));
     out
+}
+
+impl Recording {
+    /// The recording with its idle exits put back (`with_idle_exits`): what every analysis
+    /// of it reads, made once when the trial reads its trace.
+    pub fn with_idle_exits(self) -> Recording {
+        Recording { events: with_idle_exits(&self.events), lost: self.lost }
+    }
 }
 
 /// The tail's culprits: each spike's excess over `p99_ns` (spikes at or below it are
