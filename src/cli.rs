@@ -3,6 +3,7 @@
 //! definition; this file adds what only the command line has (output formats, files,
 //! the lab's commands). Nothing here makes a system call.
 
+use crate::model::options::OnOff;
 use crate::model::parse::{
     parse_budget, parse_duration, parse_max_repeat, parse_policies, parse_target_ci, parse_threshold, PolicyList,
 };
@@ -280,6 +281,11 @@ pub struct AbArgs {
     /// every trial's own duration)
     #[arg(long, value_name = "TIME", default_value = "10m", value_parser = parse_duration, allow_hyphen_values = true)]
     pub trial_timeout: Duration,
+
+    /// Probe this machine's noise for about 3 s before the session (steal per CPU, an idle
+    /// wakeup p99, the 2-member ring's cost); stored with the fingerprint [default: on]
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub noise_probe: Option<OnOff>,
 
     #[command(flatten)]
     pub db: DbArg,
@@ -675,6 +681,13 @@ pub struct RunArgs {
     /// least the minimum's estimate [default: the suite's budget, else 3x the planned estimate, at least 1 min]
     #[arg(long, value_name = "TIME", value_parser = parse_budget, conflicts_with = "resume", allow_hyphen_values = true)]
     pub budget: Option<Duration>,
+
+    /// Probe this machine's noise for about 3 s before the trials: steal per CPU, an idle
+    /// SCHED_OTHER thread's wakeup p99 on the trials' CPUs, the 2-member ring's cost per hop.
+    /// Stored with the fingerprint, printed in the run's header, and set beside another run's
+    /// by compare, trend and ab [default: on]
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub noise_probe: Option<OnOff>,
 
     #[command(flatten)]
     pub db: DbArg,

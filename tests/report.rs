@@ -190,6 +190,10 @@ fn planted_regression(dbs: &Dbs) {
     assert!(text.contains("B slower REGRESSION") && text.contains("ns/switch"), "{text}");
     // Two separate runs: the hog's slowdown had to clear their drift band too.
     assert!(text.contains("mode: separate runs") && text.contains("p Holm"), "{text}");
+    // Each run probed the machine's noise first, the second beside the hog on the ring's
+    // CPU: the floors differ beyond their repeats' spread, and compare says so.
+    assert!(text.contains("noise floors (probed before each run's trials)"), "{text}");
+    assert!(text.contains("the floors differ") && text.contains("2-member ring"), "{text}");
     // The other way round it is an improvement, and a huge threshold forgives it.
     let out = schedlab_in(&db, &["compare", "2", "1"]);
     assert_eq!(out.status.code(), Some(0));
@@ -201,7 +205,11 @@ fn planted_regression(dbs: &Dbs) {
         &["compare", "1", "2", "--format", "json", "--html", &dir.path("cmp.html").display().to_string()],
     );
     assert_eq!(out.status.code(), Some(1));
-    let rows = json_lines(&out.stdout);
+    let lines = json_lines(&out.stdout);
+    // The rows, then one line with both runs' noise floors.
+    let floors = lines.iter().find_map(|l| l.get("noise_floors")).expect("a noise_floors line");
+    assert_eq!(floors["runs"].as_array().unwrap().len(), 2, "{floors}");
+    let rows: Vec<&serde_json::Value> = lines.iter().filter(|l| l.get("noise_floors").is_none()).collect();
     assert!(rows
         .iter()
         .any(|r| r["regression"] == true && r["verdict"] == "slower" && r["ci_low"].as_f64().unwrap() > 1.0));

@@ -11,7 +11,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 
-const PERIOD_NS: u64 = 100_000_000;
+/// 73 ms: no multiple of the 100 ms beat this VM's host puts on its guests (seen in plain
+/// runs: 35-40 µs that no tracepoint explains, every 100 ms), so the planted period is
+/// told apart from the machine's own.
+const PERIOD_NS: u64 = 73_000_000;
 const SPIN_NS: u64 = 300_000;
 
 fn now_ns() -> u64 {
@@ -21,7 +24,7 @@ fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// A thread of this test at SCHED_FIFO 99 on one CPU that wakes every 100 ms and spins
+/// A thread of this test at SCHED_FIFO 99 on one CPU that wakes every 73 ms and spins
 /// 300 µs: the periodic source to be found. Dropping it stops it and waits for it, so it
 /// never outlives the test, a failed assertion included (the drop runs while the panic
 /// unwinds; a killed test process takes the thread with it).
@@ -116,25 +119,28 @@ fn a_planted_periodic_interferer_is_found_and_plain_runs_claim_no_period() {
         return;
     }
     let cpu = last_allowed_cpu();
-    // Without the interferer: no run claims a period on this machine's own noise — unless
-    // the machine has a periodic source of its own (this VM's kdamond samples memory on a
-    // 100 ms beat now and then): the runs are traced, and a period claimed must be one
-    // whose beats a named task, interrupt or softirq ran on, never noise the kernel
-    // cannot see.
+    // Without the interferer: no run claims a period out of this machine's noise. The
+    // machine may have periodic sources of its own (this VM's kdamond samples memory on a
+    // 100 ms beat now and then; its host takes 35-40 µs every 100 ms, which no tracepoint
+    // sees). The runs are traced, and a period claimed must be one whose beats a named
+    // task, interrupt or softirq ran on, or the machine's own: claimed again, at the same
+    // period, by another of the plain runs (noise does not repeat its period).
     let plain: Vec<serde_json::Value> = (0..4).map(|_| fifo_run_with(cpu, &["--trace", "on"])).collect();
+    let periods: Vec<f64> = plain.iter().filter_map(|l| l["spike_period_ns"].as_f64()).collect();
     for l in &plain {
-        if l["spike_period_ns"].is_null() {
-            continue;
-        }
+        let Some(period) = l["spike_period_ns"].as_f64() else { continue };
         let on_beats = &l["spike_beat_culprits"][0];
-        let named = ["task", "irq", "softirq"].contains(&on_beats["source"]["kind"].as_str().unwrap_or(""));
+        let named = ["task", "irq", "softirq"].contains(&on_beats["source"]["kind"].as_str().unwrap_or(""))
+            && on_beats["share"].as_f64().unwrap_or(0.0) >= 0.5;
+        let recurs = periods.iter().filter(|&&p| (p / period - 1.0).abs() <= 0.05).count() >= 2;
         assert!(
-            named && on_beats["share"].as_f64().unwrap_or(0.0) >= 0.5,
-            "a period claimed with nothing planted and nothing named on its beats: {l}"
+            named || recurs,
+            "a period claimed with nothing planted, nothing named on its beats and no other plain run \
+             claiming it ({periods:?}): {l}"
         );
-        eprintln!("a period of this machine's own: {} on its beats", on_beats["source"]);
+        eprintln!("a period of this machine's own: {period} ns, {} on its beats", on_beats["source"]);
     }
-    // With it: the period is 100 ms within ±5 %. A run in which the machine's own noise
+    // With it: the period is 73 ms within ±5 %. A run in which the machine's own noise
     // (another tenant's, the host's) reaches the interferer's 300 µs in over 1 % of the
     // wakeups leaves its spikes inside the body of the distribution, not above it: such a
     // run may claim nothing, but never another period, and most runs find it.
@@ -158,7 +164,7 @@ fn a_planted_periodic_interferer_is_found_and_plain_runs_claim_no_period() {
     assert!(found.len() >= 2, "the planted period was found in {} of 3 runs\n{summary}", found.len());
     for l in planted.iter().filter(|l| !l["spike_period_ns"].is_null()) {
         let (fits, count) = (l["spike_fits"].as_u64().unwrap(), l["spike_count"].as_u64().unwrap());
-        // 40 beats in 4 s, each delaying one wakeup: most of them fit.
+        // 54 beats in 4 s, each delaying one wakeup: most of them fit.
         assert!(fits >= 20 && fits <= count, "{l}");
         assert!(l["spike_period_p"].as_f64().unwrap() < 0.001, "{l}");
     }

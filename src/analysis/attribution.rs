@@ -33,6 +33,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::AddAssign;
 
+use serde::{Deserialize, Serialize};
+
 use crate::analysis::trace::{
     Culprit, EventKind, Lane, Recording, Segment, Source, SpikeAttribution, SpikeTimeline, TailCulprit, TaskRef,
     TraceEvent, MAX_TIMELINES,
@@ -398,6 +400,78 @@ pub fn tail_culprits(spikes: &[SpikeAttribution], p99_ns: u64) -> Vec<TailCulpri
         b.share.total_cmp(&a.share).then_with(|| b.spikes.cmp(&a.spikes)).then_with(|| a.source.cmp(&b.source))
     });
     culprits
+}
+
+/// How much of a tail the attribution explains: the excess above the p99 summed over the
+/// spikes, the share of it named sources took (tasks, handlers, the wait for the CPU), the
+/// share not visible to the kernel, and how much of that the CPU's steal over the run can
+/// cover at most. The guest accounts steal per tick (and shows it per USER_HZ tick), never
+/// per spike, so steal is a bound on the not-visible part, never a named source of a spike.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TailAccount {
+    pub excess_ns: f64,
+    pub named_share: f64,
+    pub unseen_share: f64,
+    /// The CPU's steal over the run as the kernel counted it (whole ticks), and one tick.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steal_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steal_resolution_ns: Option<u64>,
+    /// The largest share of the tail's excess that steal could be: the counted steal plus
+    /// one tick, at most the not-visible share.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steal_at_most_share: Option<f64>,
+}
+
+impl TailAccount {
+    /// `tail` as `tail_culprits` made it from `spikes` above `p99_ns`; `steal` the CPU's
+    /// (counted ns, one tick ns) over the run, where known.
+    pub fn of(
+        tail: &[TailCulprit],
+        spikes: &[SpikeAttribution],
+        p99_ns: u64,
+        steal: Option<(u64, u64)>,
+    ) -> TailAccount {
+        let excess_ns: f64 = spikes.iter().map(|s| s.latency_ns.saturating_sub(p99_ns) as f64).sum();
+        let unseen_share: f64 = tail.iter().filter(|c| c.source == Source::Unseen).map(|c| c.share).sum();
+        let named_share = if tail.is_empty() { 0.0 } else { (1.0 - unseen_share).max(0.0) };
+        let steal_at_most_share = steal.filter(|_| excess_ns > 0.0).map(|(counted, tick)| {
+            let bound = (counted + tick) as f64 / excess_ns;
+            bound.min(unseen_share)
+        });
+        TailAccount {
+            excess_ns,
+            named_share,
+            unseen_share,
+            steal_ns: steal.map(|s| s.0),
+            steal_resolution_ns: steal.map(|s| s.1),
+            steal_at_most_share,
+        }
+    }
+
+    /// "named sources 39 % of the excess; not visible to the kernel 61 %; steal on this CPU
+    /// over the run 20 ms (± 10): at most 61 % of the excess, so at least 0 % is neither".
+    pub fn describe(&self) -> String {
+        let mut text = format!(
+            "named sources: {} of the excess ({:.1} µs); not visible to the kernel: {}",
+            percent(self.named_share),
+            self.excess_ns / 1e3,
+            percent(self.unseen_share)
+        );
+        if let (Some(steal), Some(tick), Some(most)) =
+            (self.steal_ns, self.steal_resolution_ns, self.steal_at_most_share)
+        {
+            text.push_str(&format!(
+                "; the hypervisor's steal on this CPU over the run: {:.0} ms (± {:.0}; counted per tick, not per spike), \
+                 at most {} of the excess, so at least {} is not visible and not steal",
+                steal as f64 / 1e6,
+                tick as f64 / 1e6,
+                percent(most),
+                percent((self.unseen_share - most).max(0.0))
+            ));
+        }
+        text
+    }
 }
 
 /// Who ran on a periodic source's beats: of the attributed `spikes` (times since the
@@ -1258,5 +1332,25 @@ mod tests {
         assert_eq!(describe_prio(-1), "DEADLINE");
         assert_eq!(describe_prio(99), "prio 99");
         assert_eq!(describe_source(&Source::Irq { irq: 3, name: String::new() }), "irq 3");
+    }
+    #[test]
+    fn a_tail_account_names_against_not_visible_and_bounds_steal() {
+        let hog = Source::Task { comm: "hog".into(), pid: 7, prio: 120 };
+        let spikes = [spike(300, &[(hog.clone(), 150)], 50), spike(200, &[], 100)];
+        let tail = tail_culprits(&spikes, 100);
+        let account = TailAccount::of(&tail, &spikes, 100, Some((0, 10)));
+        // Excess 200 + 100 = 300: the hog 200 * 150/200 = 150, unseen 50 + 100 = 150.
+        assert_eq!(account.excess_ns, 300.0);
+        assert!((account.named_share - 0.5).abs() < 1e-9 && (account.unseen_share - 0.5).abs() < 1e-9);
+        // No steal counted, so at most one tick (10 of 300) of it.
+        assert!((account.steal_at_most_share.unwrap() - 10.0 / 300.0).abs() < 1e-9);
+        // Steal counted beyond the not-visible time covers no more than it.
+        let lots = TailAccount::of(&tail, &spikes, 100, Some((1_000_000, 10)));
+        assert_eq!(lots.steal_at_most_share, Some(0.5));
+        assert!(lots.describe().contains("at most 50 % of the excess, so at least 0 % is not visible and not steal"));
+        // Unknown steal: no bound, and none made up.
+        let unknown = TailAccount::of(&tail, &spikes, 100, None);
+        assert_eq!(unknown.steal_at_most_share, None);
+        assert!(!unknown.describe().contains("steal"));
     }
 }

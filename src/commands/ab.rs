@@ -253,10 +253,14 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     let blocks = plan(&suite, blocks_per_side, seed);
     run::preflight(&suite)?;
     let mut store = Store::open(&db_path, Access::Create)?;
-    let machine = Machine::capture();
+    let mut machine = Machine::capture();
     let warnings = machine.noise_warnings();
     for w in &warnings {
         eprintln!("schedlab: warning: {w}");
+    }
+    // One floor for the session, before either side's setup: both sides' runs carry it.
+    if args.noise_probe != Some(crate::model::options::OnOff::Off) {
+        machine.noise_floor = Some(run::probe_noise(&mut orchestrator, suite.trials.iter())?);
     }
     let stored_machine = StoredMachine::from(&machine);
     let order: String = blocks.iter().map(|b| b.side.label()).collect();

@@ -54,14 +54,22 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
         }
     }
     let culprits = compare::culprit_changes(&trials_a, &trials_b, 5);
+    let noise = [compare::RunNoise::of(run_a, &trials_a), compare::RunNoise::of(run_b, &trials_b)];
+    let noise_differences = compare::noise_differences(run_a, run_b);
     if format != TableFormat::Json {
         emit(&format!("\n{}", compare::summary(&rows, mode, threshold, a, b)))?;
+        emit(&format!("\n{}", compare::noise_text(&noise[0], &noise[1], &noise_differences)))?;
         if let Some(text) = compare::culprit_text(&culprits) {
             emit(&format!("\n{text}"))?;
         }
     } else {
         for c in &culprits {
             emit(&serde_json::json!({ "culprit_change": c }).to_string())?;
+        }
+        // A line of its own, like the culprits', only where a run has a floor.
+        if noise.iter().any(|n| n.floor.is_some()) {
+            let floors = serde_json::json!({ "noise_floors": { "runs": noise, "differences": noise_differences } });
+            emit(&floors.to_string())?;
         }
     }
     Ok(if rows.iter().any(|r| r.regression) { 1 } else { 0 })

@@ -8,12 +8,14 @@ use crate::cli::{RunArgs, SuitesArgs};
 use crate::commands::{emit, results};
 use crate::error::{Error, Result};
 use crate::exec::adaptive::{self, AdaptivePlan};
+use crate::exec::noise;
 use crate::exec::runner::{Ended, Orchestrator};
 use crate::exec::suite::{self, format_estimate, QuestionKey, Suite, Trial};
+use crate::model::options::OnOff;
 use crate::model::run::RunOptions;
 use crate::report::table::Table;
 use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, Store, TrialRecord};
-use crate::sys::machine::{Machine, StoredMachine};
+use crate::sys::machine::{Machine, NoiseFloor, StoredMachine};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
@@ -234,10 +236,14 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         Some(s) => s,
         None => Store::open(&db_path, Access::Create)?,
     };
-    let machine = Machine::capture();
+    let mut machine = Machine::capture();
     let warnings = machine.noise_warnings();
     for w in &warnings {
         eprintln!("schedlab: warning: {w}");
+    }
+    // A new run's noise floor, before its first trial (a resumed run keeps its own).
+    if run_id.is_none() && args.noise_probe != Some(OnOff::Off) {
+        machine.noise_floor = Some(probe_noise(&mut orchestrator, suite.trials.iter())?);
     }
     let pid = i64::from(std::process::id());
     let run_id = match run_id {
@@ -316,6 +322,23 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             Err(e)
         }
     }
+}
+
+/// The noise floor on the CPUs `trials` use, announced first (it takes a few seconds) and
+/// printed when measured.
+pub fn probe_noise<'a>(
+    orchestrator: &mut Orchestrator,
+    trials: impl IntoIterator<Item = &'a Trial>,
+) -> Result<NoiseFloor> {
+    let cpus = noise::trial_cpus(trials);
+    eprintln!(
+        "schedlab: probing this machine's noise on CPU {} (about {} s; --noise-probe off skips it)",
+        crate::model::parse::format_cpu_list(&cpus),
+        noise::PROBE_ESTIMATE.as_secs()
+    );
+    let floor = noise::probe(orchestrator, &cpus)?;
+    eprintln!("schedlab: noise floor: {}", floor.summary());
+    Ok(floor)
 }
 
 /// The HTML report beside the database; a failure to write it loses no result, so it is

@@ -4,6 +4,7 @@
 //! cell gets (`adaptive`).
 
 pub mod adaptive;
+pub mod noise;
 pub mod preflight;
 pub mod runner;
 pub mod suite;

@@ -276,8 +276,10 @@ impl Orchestrator {
             timeout: Some(self.trial_timeout),
             ..process::Options::default()
         };
+        let steal_from = crate::sys::steal::StealMark::now();
         let running = process::spawn(&mut command, options).map_err(|e| Error::os("starting a trial process", e))?;
         let finished = running.supervise(Some(&self.signals)).map_err(|e| Error::os("waiting for a trial", e))?;
+        let steal = steal_from.until_now();
         if !matches!(finished.exit, ExitKind::Code(0)) {
             // Killed outright, it could not remove its work directory: do it for it.
             if let TrialSpec::Workload(spec) = &trial.spec {
@@ -334,8 +336,11 @@ impl Orchestrator {
         }
         match finished.exit {
             ExitKind::Code(0) => match serde_json::from_slice::<Reply>(out) {
-                Ok(reply) => {
+                Ok(mut reply) => {
                     self.last_notes = reply.notes;
+                    if let Some(o) = reply.outcome.as_mut() {
+                        o.set_steal(steal);
+                    }
                     Ok(Ended::Stored(Box::new(record(reply.status, reply.outcome))))
                 }
                 Err(e) => failed(format!("unreadable trial outcome: {e}")),

@@ -350,6 +350,7 @@ mod tests {
             spawn_ns: 0,
             teardown_ns: 0,
             load: None,
+            steal: None,
             run_delay_ns: None,
             migrations: None,
             trace: None,

@@ -18,8 +18,8 @@ pub use options::{LatencyOptions, RingOptions, WorkloadOptions};
 #[cfg(test)]
 pub(crate) use outcome::sample_ring;
 pub use outcome::{
-    DeadlineFigures, LatencyOutcome, Outcome, ReservationFigures, RingOutcome, ThreadOutliers, ThreadStats,
-    WorkloadOutcome,
+    CpuSteal, DeadlineFigures, LatencyOutcome, Outcome, ReservationFigures, RingOutcome, Steal, ThreadOutliers,
+    ThreadStats, WorkloadOutcome,
 };
 pub use schedinfo::SchedInfo;
 pub use spec::{
@@ -456,6 +456,7 @@ impl WorkloadTrial {
             pi_min: pis().reduce(f64::min),
             pi_max: pis().reduce(f64::max),
             load: None,
+            steal: None,
             reservation: self.spec.deadline.map(|dl| self.reservation_figures(&dl)),
             run_delay_ns: sum.run_delay_ns,
             run_delay_max_ns: delays.as_ref().and_then(|d| d.last().copied()),

@@ -30,6 +30,10 @@ pub struct RingOutcome {
     /// What the background load did during the measured window (none without a load).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<LoadOutcome>,
+    /// Each CPU's steal over the trial (the hypervisor's, as the guest accounts it); none in
+    /// runs stored before schedlab read it, or where the kernel shows none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal: Option<Steal>,
     /// Run-queue wait summed over the members, each from just before it first waits for
     /// the token to its leaving (`/proc/<tid>/schedstat`); unknown where the kernel lacks it or
     /// `--schedstat off`. Older stored runs have none.
@@ -97,6 +101,10 @@ pub struct WorkloadOutcome {
     /// What the background load did during the measured window (none without a load).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<LoadOutcome>,
+    /// Each CPU's steal over the trial (the hypervisor's, as the guest accounts it); none in
+    /// runs stored before schedlab read it, or where the kernel shows none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal: Option<Steal>,
     /// Under SCHED_DEADLINE: what each child's reservation let it have.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reservation: Option<ReservationFigures>,
@@ -185,6 +193,10 @@ pub struct LatencyOutcome {
     /// What the background load did during the measured window (none without a load).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<LoadOutcome>,
+    /// Each CPU's steal over the trial (the hypervisor's, as the guest accounts it); none in
+    /// runs stored before schedlab read it, or where the kernel shows none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal: Option<Steal>,
     /// Under SCHED_DEADLINE: what the jobs did besides start late.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<DeadlineFigures>,
@@ -218,6 +230,44 @@ pub struct ThreadOutliers {
     pub capacity: usize,
     /// (time since the thread's start, latency), both ns, in time order.
     pub samples: Vec<(u64, u64)>,
+}
+
+/// Steal over one window: per CPU, the time the hypervisor kept it from running while it
+/// was ready, as `/proc/stat` accounts it (whole USER_HZ ticks, `resolution_ns` each).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Steal {
+    /// The window's length.
+    pub window_ns: u64,
+    /// One accounting tick: each CPU's figure is known to ± this.
+    pub resolution_ns: u64,
+    pub cpus: Vec<CpuSteal>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuSteal {
+    pub cpu: usize,
+    pub steal_ns: u64,
+}
+
+impl Steal {
+    /// One CPU's steal in the window.
+    pub fn of_cpu(&self, cpu: usize) -> Option<u64> {
+        self.cpus.iter().find(|c| c.cpu == cpu).map(|c| c.steal_ns)
+    }
+
+    /// The CPUs' steal summed, of `cpus` or of every CPU when `cpus` is empty.
+    pub fn total_ns(&self, cpus: &[usize]) -> u64 {
+        self.cpus.iter().filter(|c| cpus.is_empty() || cpus.contains(&c.cpu)).map(|c| c.steal_ns).sum()
+    }
+
+    /// Steal as a share of the window's CPU time over `cpus` (every CPU when empty).
+    pub fn fraction(&self, cpus: &[usize]) -> f64 {
+        let n = self.cpus.iter().filter(|c| cpus.is_empty() || cpus.contains(&c.cpu)).count();
+        if n == 0 || self.window_ns == 0 {
+            return 0.0;
+        }
+        self.total_ns(cpus) as f64 / (n as f64 * self.window_ns as f64)
+    }
 }
 
 /// A finished trial's measurement, of whichever family.
@@ -257,6 +307,24 @@ impl Outcome {
             Outcome::Ring(o) => o.load.as_ref(),
             Outcome::Workload(o) => o.load.as_ref(),
             Outcome::Latency(o) => o.load.as_ref(),
+        }
+    }
+
+    /// The steal over the trial, if it was read.
+    pub fn steal(&self) -> Option<&Steal> {
+        match self {
+            Outcome::Ring(o) => o.steal.as_ref(),
+            Outcome::Workload(o) => o.steal.as_ref(),
+            Outcome::Latency(o) => o.steal.as_ref(),
+        }
+    }
+
+    /// Record the steal over the trial beside its figures.
+    pub fn set_steal(&mut self, steal: Option<Steal>) {
+        match self {
+            Outcome::Ring(o) => o.steal = steal,
+            Outcome::Workload(o) => o.steal = steal,
+            Outcome::Latency(o) => o.steal = steal,
         }
     }
 
@@ -315,6 +383,7 @@ pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (crate::model
         spawn_ns: 0,
         teardown_ns: 0,
         load: None,
+        steal: None,
         run_delay_ns: Some(4_000),
         migrations: Some(0),
         trace: None,

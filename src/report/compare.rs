@@ -387,6 +387,75 @@ pub fn culprit_text(changes: &[CulpritChange]) -> Option<String> {
     Some(lines.join("\n"))
 }
 
+/// How each run's machine sat and what each run decided: its noise floor (steal, idle
+/// wakeup p99, the 2-member ring) and its questions answered, with the trials it took. A
+/// difference between two runs' figures reads against these: a run on a noisier machine
+/// answers fewer questions and moves further by itself.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct RunNoise {
+    pub run: i64,
+    /// The floor's one-line summary; `None` for a run without one (probe off, older run).
+    pub floor: Option<String>,
+    pub questions_answered: usize,
+    pub questions_asked: usize,
+    pub trials: usize,
+    /// The most repeats (blocks) any cell ran.
+    pub blocks: i64,
+}
+
+impl RunNoise {
+    pub fn of(run: &RunRecord, trials: &[TrialRecord]) -> RunNoise {
+        let found = crate::report::findings::findings_of_run(run, trials);
+        let (answered, asked) = crate::report::findings::questions_answered(&found);
+        RunNoise {
+            run: run.id,
+            floor: run.machine.fields().noise_floor.as_ref().map(|f| f.summary()),
+            questions_answered: answered,
+            questions_asked: asked,
+            trials: trials.len(),
+            blocks: trials.iter().map(|t| t.repeat).max().unwrap_or(0),
+        }
+    }
+
+    fn line(&self) -> String {
+        let decided = if self.questions_asked > 0 {
+            format!("{} of {} questions answered, ", self.questions_answered, self.questions_asked)
+        } else {
+            String::new()
+        };
+        format!(
+            "  run {}: {}; {decided}{} trials, up to {} repeats a cell",
+            self.run,
+            self.floor.as_deref().unwrap_or("no noise floor recorded"),
+            self.trials,
+            self.blocks
+        )
+    }
+}
+
+/// Where two runs' noise floors differ by more than their own spread (see
+/// `NoiseFloor::differences`); empty when alike or when either run has none.
+pub fn noise_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
+    match (&a.machine.fields().noise_floor, &b.machine.fields().noise_floor) {
+        (Some(x), Some(y)) => x.differences(y, &format!("run {}", a.id), &format!("run {}", b.id)),
+        _ => Vec::new(),
+    }
+}
+
+/// The noise floors and decisions of two runs, and whether the floors differ.
+pub fn noise_text(a: &RunNoise, b: &RunNoise, differences: &[String]) -> String {
+    let mut out = vec!["noise floors (probed before each run's trials):".to_string(), a.line(), b.line()];
+    if a.floor.is_none() || b.floor.is_none() {
+        out.push("  (a run without a floor cannot be set beside the other's noise)".into());
+    } else if differences.is_empty() {
+        out.push("  the floors agree within their repeats' spread: the runs saw alike machines".into());
+    } else {
+        out.push("  the floors differ: the machine was not as quiet for both runs, so part of any difference may be its noise".into());
+        out.extend(differences.iter().map(|d| format!("  - {d}")));
+    }
+    out.join("\n")
+}
+
 pub fn number(v: f64) -> String {
     if v.abs() >= 100.0 {
         format!("{v:.0}")
@@ -513,6 +582,7 @@ mod tests {
             spawn_ns: 0,
             teardown_ns: 0,
             load: None,
+            steal: None,
             run_delay_ns: None,
             migrations: None,
             trace: None,
@@ -547,6 +617,7 @@ mod tests {
                 mlockall: true,
                 histogram: Vec::new(),
                 load: None,
+                steal: None,
                 deadline: None,
                 outliers: Vec::new(),
                 attribution: None,
@@ -703,6 +774,7 @@ mod tests {
                 spawn_ns: 0,
                 teardown_ns: 0,
                 load: None,
+                steal: None,
                 run_delay_ns: None,
                 migrations: None,
                 trace: None,

@@ -200,6 +200,12 @@ impl Exporter for JsonReport {
             "questions": questions,
             "not_ok": not_ok,
         });
+        // A run that probed its machine's noise carries its floor; other runs have no such key.
+        if let (Some(floor), Some(map)) =
+            (&run.machine.fields().noise_floor, doc.get_mut("run").and_then(|r| r.as_object_mut()))
+        {
+            map.insert("noise_floor".to_string(), json!(floor));
+        }
         // A seed suite's run carries the seed's claims; other runs have no such key.
         if let (Some(claims), Some(map)) = (crate::report::claims::for_run(v.run, v.trials), doc.as_object_mut()) {
             map.insert("claims".to_string(), json!(claims));

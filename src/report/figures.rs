@@ -238,6 +238,7 @@ fn attribution_keys(o: &LatencyOutcome, cpu: Option<usize>) -> Map<String, Json>
         keys.insert("attribution".into(), json!(reason));
     } else if let Some(t) = a.threads.iter().find(|t| Some(t.cpu) == cpu) {
         keys.insert("tail_culprits".into(), json!(t.tail));
+        keys.insert("tail_account".into(), json!(crate::report::latency::tail_account(o, t)));
         keys.insert("attributed_spikes".into(), json!(t.spikes));
         keys.insert("trace_lost_events".into(), json!(t.lost_events));
     }

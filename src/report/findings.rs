@@ -796,6 +796,7 @@ mod spike_tests {
             outliers: vec![ThreadOutliers { cpu: Some(1), span_ns: 4_000_000_000, capacity: 512, samples }],
             attribution: None,
             load: None,
+            steal: None,
             deadline: None,
         };
         let spec = LatencySpec {

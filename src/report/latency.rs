@@ -220,6 +220,13 @@ pub fn culprit_lines(o: &LatencyOutcome) -> String {
             t.above_ns as f64 / 1e3
         ));
         lines.extend(attribution::describe_tail(&t.tail, t.spikes.len(), 5).into_iter().map(|l| format!("  {l}")));
+        lines.push(format!("  {}", tail_account(o, t).describe()));
     }
     lines.join("\n")
+}
+
+/// A traced thread's tail, named against not visible, with its CPU's steal over the run.
+pub fn tail_account(o: &LatencyOutcome, t: &crate::analysis::trace::ThreadAttribution) -> attribution::TailAccount {
+    let steal = o.steal.as_ref().and_then(|s| Some((s.of_cpu(t.cpu)?, s.resolution_ns)));
+    attribution::TailAccount::of(&t.tail, &t.spikes, t.above_ns, steal)
 }

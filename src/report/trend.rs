@@ -10,6 +10,7 @@ use crate::report::compare::{number, p_text};
 use crate::report::stored::{groups, param_text};
 use crate::report::table::Table;
 use crate::store::{RunRecord, TrialRecord};
+use crate::sys::machine::NoiseFloor;
 use serde_json::{json, Map, Value as Json};
 
 /// The Holm-adjusted p below which the newest run's departure from its segment counts:
@@ -24,7 +25,9 @@ pub const METHOD_TEXT: &str = "Each point is the median of a run's ok repeats of
     prediction, one-sided, Holm-adjusted over all series, p < 0.05); it is a regression when \
     also slower by more than the threshold.";
 /// Fingerprint fields that change between any two runs and say nothing about the machine.
-const VOLATILE_FIELDS: &[&str] = &["load_average"];
+/// The noise floor changes with every run too: `noise_differences` says when it moved by
+/// more than its own spread.
+const VOLATILE_FIELDS: &[&str] = &["load_average", "noise_floor"];
 
 /// Which figures a trend follows.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,6 +81,8 @@ pub struct Shift {
     pub run: i64,
     pub point: ChangePoint,
     pub changed: Vec<FieldChange>,
+    /// Where the noise floor of the run at the shift differs from the run's before it.
+    pub noise: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -87,6 +92,8 @@ pub struct Newest {
     pub p_holm: Option<f64>,
     /// Significant (Holm p below `NEWEST_ALPHA`) and slower by more than the threshold.
     pub regression: bool,
+    /// Where the newest run's noise floor differs from the run's before it.
+    pub noise: Vec<String>,
 }
 
 /// One cell's figure over the runs of one machine, in time order.
@@ -170,15 +177,28 @@ pub fn series(runs: &[(RunRecord, Vec<TrialRecord>)], choice: &FigureChoice, thr
             .into_iter()
             .map(|point| {
                 let (before, at) = (s.points[point.index - 1].run, s.points[point.index].run);
-                Shift { run: at, changed: changed_fields(fingerprint[&before], fingerprint[&at]), point }
+                Shift {
+                    run: at,
+                    changed: changed_fields(fingerprint[&before], fingerprint[&at]),
+                    noise: noise_differences(fingerprint[&before], fingerprint[&at], before, at),
+                    point,
+                }
             })
             .collect();
         let segment_start = s.shifts.last().map_or(0, |c| c.point.index);
+        let (previous, last) = match s.points.as_slice() {
+            [.., p, l] => (Some(p.run), l.run),
+            [l] => (None, l.run),
+            [] => (None, 0),
+        };
+        let noise =
+            previous.map(|p| noise_differences(fingerprint[&p], fingerprint[&last], p, last)).unwrap_or_default();
         s.newest = changepoint::newest_shift(&values, segment_start).map(|test| Newest {
-            run: s.points.last().map_or(0, |p| p.run),
+            run: last,
             test,
             p_holm: None,
             regression: false,
+            noise,
         });
         newest_p.push(s.newest.as_ref().map(|n| n.test.p));
     }
@@ -189,6 +209,25 @@ pub fn series(runs: &[(RunRecord, Vec<TrialRecord>)], choice: &FigureChoice, thr
         }
     }
     out
+}
+
+/// Where two stored fingerprints' noise floors differ beyond their spread (none when
+/// either lacks one).
+fn noise_differences(before: &Json, after: &Json, run_before: i64, run_after: i64) -> Vec<String> {
+    let floor = |fp: &Json| -> Option<NoiseFloor> { serde_json::from_value(fp.get("noise_floor")?.clone()).ok() };
+    match (floor(before), floor(after)) {
+        (Some(a), Some(b)) => a.differences(&b, &format!("run {run_before}"), &format!("run {run_after}")),
+        _ => Vec::new(),
+    }
+}
+
+/// " · noise floor moved: ..." for a shift or newest run whose floor differs.
+fn noise_note(noise: &[String]) -> String {
+    if noise.is_empty() {
+        String::new()
+    } else {
+        format!("; the noise floor moved too ({})", noise.join("; "))
+    }
 }
 
 /// The fields of two fingerprints that differ (nested objects by dotted key), volatile
@@ -256,7 +295,7 @@ pub fn changed_text(changed: &[FieldChange]) -> String {
 pub fn shift_text(s: &TrendSeries, shift: &Shift) -> String {
     let c = &shift.point;
     format!(
-        "run {}: {} → {} {} ({}; t = {:.1}, p = {} over {} candidate splits, {} runs before, {} after); {}",
+        "run {}: {} → {} {} ({}; t = {:.1}, p = {} over {} candidate splits, {} runs before, {} after); {}{}",
         shift.run,
         number(c.before),
         number(c.after),
@@ -267,7 +306,8 @@ pub fn shift_text(s: &TrendSeries, shift: &Shift) -> String {
         c.candidates,
         c.n_before,
         c.n_after,
-        changed_text(&shift.changed)
+        changed_text(&shift.changed),
+        noise_note(&shift.noise)
     )
 }
 
@@ -280,12 +320,13 @@ pub fn newest_text(n: &Newest, threshold: f64) -> String {
         "in line".into()
     };
     format!(
-        "run {}: {} against the {} runs before it (p = {}, Holm {}): {verdict}",
+        "run {}: {} against the {} runs before it (p = {}, Holm {}): {verdict}{}",
         n.run,
         signed_percent(n.test.ratio - 1.0),
         n.test.n,
         p_text(n.test.p),
         n.p_holm.map_or("-".into(), p_text),
+        noise_note(&n.noise)
     )
 }
 
@@ -344,6 +385,7 @@ pub fn json(series: &[TrendSeries], threshold: f64) -> Json {
                     "n_before": c.point.n_before,
                     "n_after": c.point.n_after,
                     "changed_fields": c.changed.iter().map(|f| json!({"field": f.field, "from": f.from, "to": f.to})).collect::<Vec<_>>(),
+                    "noise_floor_differences": c.noise,
                 })).collect::<Vec<_>>(),
                 "newest": s.newest.as_ref().map(|n| json!({
                     "run": n.run,
@@ -354,6 +396,7 @@ pub fn json(series: &[TrendSeries], threshold: f64) -> Json {
                     "p_holm": n.p_holm,
                     "n": n.test.n,
                     "regression": n.regression,
+                    "noise_floor_differences": n.noise,
                 })),
             })
         })

@@ -58,6 +58,7 @@ fn ring(f: &Json) -> Option<RingOutcome> {
         spawn_ns: ns(f, "spawn_s").unwrap_or(0),
         teardown_ns: ns(f, "teardown_s").unwrap_or(0),
         load: None,
+        steal: None,
         // Format 1 predates the scheduler's per-task figures: unknown.
         run_delay_ns: None,
         migrations: None,
@@ -120,6 +121,7 @@ fn latency(f: &Json, histogram: Vec<(u64, u64)>) -> Option<LatencyOutcome> {
         mlockall: f.get("mlockall").and_then(Json::as_bool).unwrap_or(false),
         histogram,
         load: None,
+        steal: None,
         deadline: None,
         outliers: Vec::new(),
         attribution: None,

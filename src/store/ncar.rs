@@ -380,6 +380,7 @@ pub fn to_run(
             spawn_ns: 0,
             teardown_ns: 0,
             load: None,
+            steal: None,
             run_delay_ns: None,
             migrations: None,
             trace: None,

@@ -606,6 +606,7 @@ pub fn hrtimers_2007() -> Result<Vec<(RunRecord, Vec<TrialRecord>)>> {
                 mlockall: false,
                 histogram: Vec::new(),
                 load: None,
+                steal: None,
                 deadline: None,
                 outliers: Vec::new(),
                 attribution: None,

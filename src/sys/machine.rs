@@ -53,11 +53,120 @@ pub struct Machine {
     pub dmi_product: Option<String>,
     pub memory_total_kb: Option<u64>,
     pub load_average: Option<[f64; 3]>,
+    /// This machine's noise just before the run's trials, by a short probe; none where the
+    /// run was started with `--noise-probe off`, or by a schedlab before the probe.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_floor: Option<NoiseFloor>,
     pub schedlab_version: String,
     /// Set by `import` on a run whose figures were published, not measured here; never
     /// captured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub imported: Option<bool>,
+}
+
+/// How noisy the machine was just before a run, measured by `exec::noise::probe` in a few
+/// seconds: steal per CPU, an idle SCHED_OTHER thread's wakeup latency on the CPUs the
+/// trials use, and a 2-member ring's cost per hop. Each timed figure is kept per repeat, so
+/// that its spread (lowest to highest) says how far it moves by itself.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct NoiseFloor {
+    /// The probe's length (s).
+    pub probe_s: f64,
+    /// Each CPU's steal over the probe, ms per s ("0": 1.2), known to ± `steal_resolution`.
+    pub steal_ms_per_s: BTreeMap<String, f64>,
+    pub steal_resolution_ms_per_s: f64,
+    /// The CPUs the wakeup latency was measured on, one thread each (the trials' CPUs).
+    pub wakeup_cpus: String,
+    /// Each repeat's p99 wakeup latency of the worst of those CPUs (µs), at 1 kHz.
+    pub wakeup_p99_us: Vec<f64>,
+    /// The CPU both ring members share.
+    pub ring_cpu: Option<usize>,
+    /// Each repeat's cost of one hop of the 2-member ring (ns).
+    pub ring_ns_per_hop: Vec<f64>,
+}
+
+/// A figure's repeats: the median and the spread (lowest, highest); `None` when empty.
+pub fn median_and_spread(values: &[f64]) -> Option<(f64, f64, f64)> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+    Some((median, v[0], v[n - 1]))
+}
+
+impl NoiseFloor {
+    /// The steal rate of the busiest CPU (ms per s).
+    pub fn worst_steal(&self) -> Option<(String, f64)> {
+        self.steal_ms_per_s.iter().max_by(|a, b| a.1.total_cmp(b.1)).map(|(c, v)| (c.clone(), *v))
+    }
+
+    /// "steal ≤ 4.0 ms/s on every CPU; idle wakeup p99 62 µs (48-80) on CPUs 0-1; 2-member
+    /// ring 3.9 µs/hop (3.8-4.1) on CPU 0": the run header's line.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        match self.worst_steal() {
+            Some((cpu, rate)) if rate > 0.0 => {
+                let per_cpu: Vec<String> = self.steal_ms_per_s.iter().map(|(c, v)| format!("CPU {c} {v:.1}")).collect();
+                parts.push(format!(
+                    "steal {} ms/s (± {:.1}; worst CPU {cpu})",
+                    per_cpu.join(", "),
+                    self.steal_resolution_ms_per_s
+                ));
+            }
+            Some(_) => parts.push(format!("no steal (< {:.1} ms/s on every CPU)", self.steal_resolution_ms_per_s)),
+            None => parts.push("steal unknown".into()),
+        }
+        if let Some((m, lo, hi)) = median_and_spread(&self.wakeup_p99_us) {
+            parts.push(format!("idle wakeup p99 {m:.0} µs ({lo:.0}-{hi:.0}) on CPU {}", self.wakeup_cpus));
+        }
+        if let Some((m, lo, hi)) = median_and_spread(&self.ring_ns_per_hop) {
+            let cpu = self.ring_cpu.map_or(String::new(), |c| format!(" on CPU {c}"));
+            parts.push(format!("2-member ring {:.2} µs/hop ({:.2}-{:.2}){cpu}", m / 1000.0, lo / 1000.0, hi / 1000.0));
+        }
+        parts.join("; ")
+    }
+
+    /// Where this floor and `other` differ by more than their own spread: a timed figure
+    /// whose repeats' ranges are further apart than either range is wide, or a CPU's steal
+    /// rates further apart than both probes' resolutions. Each as a sentence naming both values; empty when alike.
+    pub fn differences(&self, other: &NoiseFloor, a: &str, b: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut timed = |what: &str, unit: &str, scale: f64, x: &[f64], y: &[f64]| {
+            let (Some((mx, lx, hx)), Some((my, ly, hy))) = (median_and_spread(x), median_and_spread(y)) else {
+                return;
+            };
+            // Apart by more than their own spread: the gap between the two ranges is wider
+            // than either range (merely disjoint ranges of 3 repeats happen by chance).
+            let gap = (ly - hx).max(lx - hy);
+            if gap > 0.0 && gap > (hx - lx).max(hy - ly) {
+                let fmt =
+                    |m: f64, l: f64, h: f64| format!("{:.2} {unit} ({:.2}-{:.2})", m / scale, l / scale, h / scale);
+                out.push(format!(
+                    "{what}: {} in {a}, {} in {b} ({:.2}×): further apart than either's repeats spread",
+                    fmt(mx, lx, hx),
+                    fmt(my, ly, hy),
+                    my / mx
+                ));
+            }
+        };
+        timed("idle wakeup p99", "µs", 1.0, &self.wakeup_p99_us, &other.wakeup_p99_us);
+        timed("2-member ring", "µs/hop", 1000.0, &self.ring_ns_per_hop, &other.ring_ns_per_hop);
+        let resolution = self.steal_resolution_ms_per_s + other.steal_resolution_ms_per_s;
+        for (cpu, x) in &self.steal_ms_per_s {
+            if let Some(y) = other.steal_ms_per_s.get(cpu) {
+                if (x - y).abs() > resolution {
+                    out.push(format!(
+                        "steal on CPU {cpu}: {x:.1} ms/s in {a}, {y:.1} ms/s in {b} (each known to ± its probe's tick)"
+                    ));
+                }
+            }
+        }
+        out
+    }
 }
 
 /// A run's fingerprint as stored: typed for reading, and kept as stored (its fields, their
@@ -256,6 +365,7 @@ impl Machine {
             dmi_product: read("/sys/class/dmi/id/product_name"),
             memory_total_kb,
             load_average,
+            noise_floor: None,
             schedlab_version: env!("CARGO_PKG_VERSION").to_string(),
             imported: None,
         }
@@ -334,6 +444,48 @@ pub fn describe(machine: &serde_json::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn floor(wakeup: &[f64], ring: &[f64], steal: &[(&str, f64)]) -> NoiseFloor {
+        NoiseFloor {
+            probe_s: 2.0,
+            steal_ms_per_s: steal.iter().map(|(c, v)| (c.to_string(), *v)).collect(),
+            steal_resolution_ms_per_s: 5.0,
+            wakeup_cpus: "0-1".into(),
+            wakeup_p99_us: wakeup.to_vec(),
+            ring_cpu: Some(0),
+            ring_ns_per_hop: ring.to_vec(),
+        }
+    }
+
+    #[test]
+    fn floors_differ_only_by_more_than_their_own_spread() {
+        let quiet = floor(&[60.0, 70.0, 80.0], &[3200.0, 3250.0, 3300.0], &[("0", 0.0), ("1", 5.0)]);
+        // Disjoint, but closer than either spread: alike.
+        let near = floor(&[85.0, 88.0, 95.0], &[3320.0, 3350.0, 3400.0], &[("0", 5.0), ("1", 5.0)]);
+        assert_eq!(quiet.differences(&near, "run 1", "run 2"), Vec::<String>::new());
+        // Beside a hog: far apart on both timed figures, and a CPU's steal beyond both ticks.
+        let loud = floor(&[3600.0, 3700.0, 3690.0], &[370_000.0, 405_000.0, 414_000.0], &[("0", 0.0), ("1", 25.0)]);
+        let d = quiet.differences(&loud, "run 1", "run 2");
+        assert_eq!(d.len(), 3, "{d:?}");
+        assert!(d[0].starts_with("idle wakeup p99: 70.00 µs (60.00-80.00) in run 1"), "{d:?}");
+        assert!(d[1].contains("2-member ring") && d[2].starts_with("steal on CPU 1"), "{d:?}");
+        // Either way round.
+        assert_eq!(loud.differences(&quiet, "a", "b").len(), 3);
+        // A floor without a figure says nothing of it.
+        assert_eq!(floor(&[], &[], &[]).differences(&loud, "a", "b"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_floor_summary_names_each_figure_with_its_spread() {
+        let f = floor(&[60.0, 70.0, 80.0], &[3200.0, 3250.0, 3300.0], &[("0", 0.0), ("1", 5.0)]);
+        assert_eq!(
+            f.summary(),
+            "steal CPU 0 0.0, CPU 1 5.0 ms/s (± 5.0; worst CPU 1); idle wakeup p99 70 µs (60-80) on CPU 0-1; \
+             2-member ring 3.25 µs/hop (3.20-3.30) on CPU 0"
+        );
+        assert!(floor(&[], &[], &[("0", 0.0)]).summary().starts_with("no steal (< 5.0 ms/s"));
+        assert_eq!(median_and_spread(&[3.0, 1.0, 2.0, 10.0]), Some((2.5, 1.0, 10.0)));
+    }
 
     #[test]
     fn preemption_from_version_string() {

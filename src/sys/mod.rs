@@ -15,6 +15,7 @@ pub mod sched;
 pub mod schedstat;
 pub mod shm;
 pub mod signals;
+pub mod steal;
 pub mod trace;
 
 /// For tests that need a single-threaded process (the harness runs each test on a thread
