@@ -38,7 +38,7 @@ for ((i = 1; i <= rounds; i++)); do
   ((rc == 1)) && ones=$((ones + 1))
   python3 - "$work/round-$i.json" "$i" "$rc" "$t0" "$t1" <<'PY'
 import collections, json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rows = [r for r in (json.loads(l) for l in open(sys.argv[1]) if l.strip()) if "verdict" in r]
 verdicts = collections.Counter(r["verdict"] for r in rows)
 flagged = [f"{r['family']} {r['figure']} x{r['ratio']:.3f} (p Holm {r['p_adjusted']:.4f})" for r in rows if r["regression"]]
 print(f"round {sys.argv[2]}: exit {sys.argv[3]}, {float(sys.argv[5]) - float(sys.argv[4]):.0f} s, mode {rows[0]['mode']}; "

@@ -62,7 +62,7 @@ for ((i = 1; i <= rounds; i++)); do
   ((rc == 1)) && detected=$((detected + 1))
   python3 - "$work/round-$i.json" "$i" "$rc" <<'PY'
 import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rows = [r for r in (json.loads(l) for l in open(sys.argv[1]) if l.strip()) if "verdict" in r]
 flagged = [f"{r['family']} {r['figure']} x{r['ratio']:.2f} [{r['ci_low']:.2f}..{r['ci_high']:.2f}]" for r in rows if r["regression"]]
 print(f"round {sys.argv[2]}: exit {sys.argv[3]}; REGRESSION in {len(flagged)} of {len(rows)} figures: {'; '.join(flagged) or '-'}")
 PY

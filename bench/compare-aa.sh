@@ -54,7 +54,7 @@ for ((a = 1; a <= runs; a++)); do
     ((alone == 1)) && alone_ones=$((alone_ones + 1))
     python3 - "$work/cmp.json" "$a" "$b" "$rc" "$alone" <<'PY'
 import collections, json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rows = [r for r in (json.loads(l) for l in open(sys.argv[1]) if l.strip()) if "verdict" in r]
 verdicts = collections.Counter(r["verdict"] for r in rows)
 print(f"compare {sys.argv[2]} {sys.argv[3]}: exit {sys.argv[4]} (alone: {sys.argv[5]}); "
       + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())))

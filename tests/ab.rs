@@ -81,12 +81,19 @@ fn a_a_session(dbs: &Dbs) {
             "11",
             "--format",
             "json",
+            "--noise-probe",
+            "on",
         ],
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     // stdout carries only the comparison: the setups' output went to stderr.
-    let rows = json_lines(&out.stdout);
+    let lines = json_lines(&out.stdout);
+    // The rows, then the session's noise floor: one probe before it, carried by both sides,
+    // so never a difference between them.
+    let floors = lines.iter().find_map(|l| l.get("noise_floors")).expect("a noise_floors line");
+    assert_eq!(floors["differences"], serde_json::json!([]), "{floors}");
+    let rows: Vec<&serde_json::Value> = lines.iter().filter(|l| l.get("noise_floors").is_none()).collect();
     assert_eq!(rows.len(), 7, "3 ring and 4 latency figures (each with its run-queue wait)");
     assert!(rows.iter().all(|r| r["mode"] == "interleaved" && r["drift"].is_null() && r["regression"] == false));
     assert!(err.contains("setup-stdout"), "{err}");

@@ -474,3 +474,62 @@ fn a_run_from_another_machine_is_not_resumed_here() {
     refused(&["run", "--resume", "2", "--db", &db_text], "was started on lab-box-elsewhere");
     assert_eq!(stored_seqs(&db, "2"), [0]);
 }
+
+/// Every run probes the machine's noise before its first trial (unless told not to) and
+/// keeps the floor with its fingerprint; every trial keeps its CPUs' steal.
+#[test]
+fn a_run_probes_its_noise_floor_first_and_keeps_it() {
+    let dir = Scratch::new("lab-noise-floor");
+    let cpu = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
+    let suite = dir.write(
+        "floor.toml",
+        &format!("name = \"floor\"\n[[experiment]]\nfamily = \"ring\"\nprocs = 2\nlaps = 200\ncpus = \"{cpu}\"\npin = \"same\"\n"),
+    );
+    let db = dir.path("floor.db");
+    let out = schedlab_in(&db, &["run", &suite, "--noise-probe", "on"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // Announced, measured and printed before the run's first trial.
+    let floor_at = err.find("schedlab: noise floor: ").expect("the floor in the header");
+    assert!(floor_at < err.find("schedlab: run 1:").unwrap(), "{err}");
+    assert!(err.contains(&format!("probing this machine's noise on CPU {cpu}")), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("noise floor (probed before the trials): "));
+
+    let export = export_json(&db, "1");
+    let run = &export["runs"][0];
+    let floor = &run["machine"]["noise_floor"];
+    assert_eq!(floor["wakeup_cpus"], cpu.to_string(), "the trials' CPU: {floor}");
+    assert_eq!(floor["ring_cpu"], cpu, "{floor}");
+    for key in ["wakeup_p99_us", "ring_ns_per_hop"] {
+        let repeats = floor[key].as_array().unwrap();
+        assert_eq!(repeats.len(), 3, "{key}: {floor}");
+        assert!(repeats.iter().all(|v| v.as_f64().unwrap() > 0.0), "{key}: {floor}");
+    }
+    let online = std::fs::read_to_string("/proc/stat")
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
+        .count();
+    assert_eq!(floor["steal_ms_per_s"].as_object().unwrap().len(), online, "{floor}");
+    assert!(floor["probe_s"].as_f64().unwrap() > 1.0, "{floor}");
+    // Each trial's steal, per CPU, over its own window.
+    for trial in run["trials"].as_array().unwrap() {
+        let steal = &trial["outcome"]["steal"];
+        assert_eq!(steal["cpus"].as_array().unwrap().len(), online, "{trial}");
+        assert!(steal["window_ns"].as_u64().unwrap() > 0 && steal["resolution_ns"].as_u64().unwrap() > 0, "{steal}");
+    }
+    let report: Value = serde_json::from_str(&ok_stdout(&db, &["report", "1", "--format", "json"])).unwrap();
+    assert_eq!(report["run"]["noise_floor"], *floor);
+
+    // Off: no probe, no floor; compare says a floor is missing rather than guess.
+    let out = schedlab_in(&db, &["run", &suite, "--noise-probe", "off"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("noise floor"));
+    assert!(export_json(&db, "2")["runs"][0]["machine"].get("noise_floor").is_none());
+    let compared = String::from_utf8(schedlab_in(&db, &["compare", "1", "2"]).stdout).unwrap();
+    assert!(
+        compared.contains("run 2: no noise floor recorded") && compared.contains("cannot be set beside"),
+        "{compared}"
+    );
+    refused(&["run", &suite, "--noise-probe", "maybe", "--db", &db.display().to_string()], "--noise-probe");
+}

@@ -164,7 +164,7 @@ fn planted_regression(dbs: &Dbs) {
     // The last CPU, away from the other tests' rings on CPU 0.
     let cpu = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
     let suite = dir.write("ring.toml", &ring_suite(cpu));
-    ok_stdout(&db, &["run", &suite]);
+    ok_stdout(&db, &["run", &suite, "--noise-probe", "on"]);
     // The heavier setting: the same ring, sharing its CPU with a busy loop at nice -20,
     // which takes almost all of it.
     struct Hog(std::process::Child);
@@ -180,7 +180,7 @@ fn planted_regression(dbs: &Dbs) {
         .map(Hog)
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
-    let loaded = schedlab_in(&db, &["run", &suite]);
+    let loaded = schedlab_in(&db, &["run", &suite, "--noise-probe", "on"]);
     drop(hog);
     assert_eq!(loaded.status.code(), Some(0), "{}", String::from_utf8_lossy(&loaded.stderr));
 

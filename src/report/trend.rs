@@ -243,7 +243,7 @@ pub fn changed_fields(before: &Json, after: &Json) -> Vec<FieldChange> {
         list.iter().find(|(k, _)| k == key).map_or_else(|| "absent".to_string(), |(_, v)| v.clone())
     };
     keys.into_iter()
-        .filter(|k| !VOLATILE_FIELDS.contains(&k.as_str()))
+        .filter(|k| !VOLATILE_FIELDS.iter().any(|v| k.as_str() == *v || k.starts_with(&format!("{v}."))))
         .filter_map(|k| {
             let (from, to) = (find(&a, k), find(&b, k));
             (from != to).then(|| FieldChange { field: k.clone(), from, to })
@@ -424,6 +424,21 @@ mod tests {
         assert_eq!(fields, vec!["gone", "kernel_release", "v.x"]);
         assert_eq!((changed[0].from.as_str(), changed[0].to.as_str()), ("true", "absent"));
         assert_eq!(changed_text(&changed[1..2]), "kernel_release 6.1→6.6");
+    }
+
+    #[test]
+    fn a_noise_floor_is_no_changed_field_but_its_move_is_said() {
+        let floor = |ring: [f64; 3]| json!({"kernel_release": "6.1", "noise_floor": {"ring_ns_per_hop": ring, "wakeup_p99_us": [50.0, 55.0, 60.0]}});
+        let (quiet, loud) = (floor([3200.0, 3250.0, 3300.0]), floor([9000.0, 9100.0, 9300.0]));
+        assert_eq!(changed_fields(&quiet, &loud), Vec::<FieldChange>::new());
+        let moved = noise_differences(&quiet, &loud, 4, 5);
+        assert_eq!(moved.len(), 1, "{moved:?}");
+        assert!(moved[0].starts_with("2-member ring: 3.25 µs/hop (3.20-3.30) in run 4, 9.10 µs/hop"), "{moved:?}");
+        assert!(noise_note(&moved).starts_with("; the noise floor moved too (2-member ring"));
+        assert_eq!(noise_differences(&quiet, &floor([3210.0, 3260.0, 3290.0]), 4, 5), Vec::<String>::new());
+        // A run without a floor (older, or probed off) moves nothing.
+        assert_eq!(noise_differences(&json!({}), &loud, 4, 5), Vec::<String>::new());
+        assert_eq!(noise_note(&[]), "");
     }
 
     #[test]

@@ -11,7 +11,11 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 pub fn schedlab() -> Command {
-    Command::cargo_bin("schedlab").expect("the schedlab binary is built")
+    let mut command = Command::cargo_bin("schedlab").expect("the schedlab binary is built");
+    // Runs skip the few seconds' noise probe unless a test asks for it (`--noise-probe on`):
+    // the tests of the floor do, the others test what runs after it.
+    command.env("SCHEDLAB_NOISE_PROBE", "off");
+    command
 }
 
 /// Run schedlab with `args`, require success, and return its stdout as text.
