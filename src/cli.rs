@@ -283,7 +283,8 @@ pub struct AbArgs {
     pub trial_timeout: Duration,
 
     /// Probe this machine's noise for about 3 s before the session (steal per CPU, an idle
-    /// wakeup p99, the 2-member ring's cost); stored with the fingerprint [default: on, or
+    /// wakeup p99, the 2-member ring's cost, a busy loop's share of a CPU); stored with the
+    /// fingerprint [default: on, or
     /// $SCHEDLAB_NOISE_PROBE]
     #[arg(long, value_enum, value_name = "on|off", env = "SCHEDLAB_NOISE_PROBE", hide_env = true)]
     pub noise_probe: Option<OnOff>,
@@ -684,7 +685,8 @@ pub struct RunArgs {
     pub budget: Option<Duration>,
 
     /// Probe this machine's noise for about 3 s before the trials: steal per CPU, an idle
-    /// SCHED_OTHER thread's wakeup p99 on the trials' CPUs, the 2-member ring's cost per hop.
+    /// SCHED_OTHER thread's wakeup p99 on the trials' CPUs, the 2-member ring's cost per hop,
+    /// the share of the busiest of those CPUs a busy loop gets.
     /// Stored with the fingerprint, printed in the run's header, and set beside another run's
     /// by compare, trend and ab [default: on, or $SCHEDLAB_NOISE_PROBE]
     #[arg(long, value_enum, value_name = "on|off", env = "SCHEDLAB_NOISE_PROBE", hide_env = true)]

@@ -500,7 +500,7 @@ fn a_run_probes_its_noise_floor_first_and_keeps_it() {
     let floor = &run["machine"]["noise_floor"];
     assert_eq!(floor["wakeup_cpus"], cpu.to_string(), "the trials' CPU: {floor}");
     assert_eq!(floor["ring_cpu"], cpu, "{floor}");
-    for key in ["wakeup_p99_us", "ring_ns_per_hop"] {
+    for key in ["wakeup_p99_us", "ring_ns_per_hop", "cpu_share_pct"] {
         let repeats = floor[key].as_array().unwrap();
         assert_eq!(repeats.len(), 3, "{key}: {floor}");
         assert!(repeats.iter().all(|v| v.as_f64().unwrap() > 0.0), "{key}: {floor}");

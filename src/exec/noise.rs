@@ -5,7 +5,11 @@
 //! - steal per CPU, from `/proc/stat`, over the whole probe;
 //! - an idle SCHED_OTHER thread's wakeup latency at 1 kHz, one thread on each CPU the
 //!   trials use, `REPEATS` times: each repeat's p99 of the worst CPU;
-//! - the 2-member ring's cost per hop on the first of those CPUs, `REPEATS` times.
+//! - the 2-member ring's cost per hop on the first of those CPUs, `REPEATS` times;
+//! - the share of each of those CPUs a SCHED_OTHER busy loop gets in `SPIN` (one thread
+//!   of this process pinned to each, side by side), `REPEATS` times: each repeat's worst
+//!   CPU. Another tenant's job or a forgotten hog on a CPU leaves the idle figures
+//!   alone (a waking thread preempts it at once) but takes half of this.
 //!
 //! Nothing in it runs at a real-time priority, and it ends before the first trial starts.
 
@@ -17,8 +21,8 @@ use crate::model::{
     Ipc, LatencyLength, LatencySpec, Outcome, Pin, Placement, Policy, RingLength, RingMode, RingSpec, TrialSpec,
 };
 use crate::sys::machine::NoiseFloor;
-use crate::sys::sched;
 use crate::sys::steal::StealMark;
+use crate::sys::{clock, sched};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -27,6 +31,7 @@ const REPEATS: usize = 3;
 const WAKEUP_INTERVAL_NS: u64 = 1_000_000;
 const WAKEUP_REPEAT: Duration = Duration::from_millis(500);
 const RING_REPEAT: Duration = Duration::from_millis(150);
+const SPIN: Duration = Duration::from_millis(150);
 
 /// About how long the probe takes (its trials' spawn and teardown included).
 pub const PROBE_ESTIMATE: Duration = Duration::from_secs(3);
@@ -97,6 +102,29 @@ fn probe_trial(orchestrator: &mut Orchestrator, spec: &TrialSpec) -> Result<Opti
     }
 }
 
+/// The smallest share (%) of its CPU that a busy loop pinned to each of `cpus` got over
+/// `SPIN`, all side by side; `None` when no thread could be pinned.
+fn worst_cpu_share(cpus: &[usize]) -> Option<f64> {
+    let shares: Vec<Option<f64>> = std::thread::scope(|scope| {
+        let spinners: Vec<_> = cpus
+            .iter()
+            .map(|&cpu| {
+                scope.spawn(move || {
+                    sched::set_affinity(&[cpu]).ok()?;
+                    let (wall, cpu_start) = (std::time::Instant::now(), clock::thread_cpu_ns());
+                    while wall.elapsed() < SPIN {
+                        std::hint::spin_loop();
+                    }
+                    let got = clock::thread_cpu_ns().saturating_sub(cpu_start) as f64;
+                    Some(100.0 * got / wall.elapsed().as_nanos() as f64)
+                })
+            })
+            .collect();
+        spinners.into_iter().map(|s| s.join().ok().flatten()).collect()
+    });
+    shares.into_iter().flatten().min_by(f64::total_cmp)
+}
+
 /// Probe the machine's noise on `cpus` (the CPUs the run's trials use).
 pub fn probe(orchestrator: &mut Orchestrator, cpus: &[usize]) -> Result<NoiseFloor> {
     let steal_from = StealMark::now();
@@ -117,6 +145,7 @@ pub fn probe(orchestrator: &mut Orchestrator, cpus: &[usize]) -> Result<NoiseFlo
                 floor.ring_ns_per_hop.extend(o.ring().map(|r| r.ns_per_hop()));
             }
         }
+        floor.cpu_share_pct.extend(worst_cpu_share(cpus));
     }
     if let Some(steal) = steal_from.until_now() {
         let seconds = steal.window_ns as f64 / 1e9;

@@ -66,7 +66,7 @@ pub struct Machine {
 
 /// How noisy the machine was just before a run, measured by `exec::noise::probe` in a few
 /// seconds: steal per CPU, an idle SCHED_OTHER thread's wakeup latency on the CPUs the
-/// trials use, and a 2-member ring's cost per hop. Each timed figure is kept per repeat, so
+/// trials use, a 2-member ring's cost per hop, and the share of a CPU a busy loop gets. Each timed figure is kept per repeat, so
 /// that its spread (lowest to highest) says how far it moves by itself.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
@@ -84,6 +84,9 @@ pub struct NoiseFloor {
     pub ring_cpu: Option<usize>,
     /// Each repeat's cost of one hop of the 2-member ring (ns).
     pub ring_ns_per_hop: Vec<f64>,
+    /// Each repeat's share (%) of its CPU that a SCHED_OTHER busy loop got, on the worst of
+    /// the wakeup CPUs: under 100 where something else wants the CPU too.
+    pub cpu_share_pct: Vec<f64>,
 }
 
 /// A figure's repeats: the median and the spread (lowest, highest); `None` when empty.
@@ -127,12 +130,15 @@ impl NoiseFloor {
             let cpu = self.ring_cpu.map_or(String::new(), |c| format!(" on CPU {c}"));
             parts.push(format!("2-member ring {:.2} µs/hop ({:.2}-{:.2}){cpu}", m / 1000.0, lo / 1000.0, hi / 1000.0));
         }
+        if let Some((m, lo, hi)) = median_and_spread(&self.cpu_share_pct) {
+            parts.push(format!("a busy loop gets {m:.0} % ({lo:.0}-{hi:.0}) of the worst CPU"));
+        }
         parts.join("; ")
     }
 
     /// Where this floor and `other` differ by more than their own spread: a timed figure
-    /// whose repeats' ranges are further apart than either range is wide, or a CPU's steal
-    /// rates further apart than both probes' resolutions. Each as a sentence naming both values; empty when alike.
+    /// whose repeats' ranges are further apart than either range is wide (and than 5 % of
+    /// its median), or a CPU's steal rates further apart than both probes' resolutions. Each as a sentence naming both values; empty when alike.
     pub fn differences(&self, other: &NoiseFloor, a: &str, b: &str) -> Vec<String> {
         let mut out = Vec::new();
         let mut timed = |what: &str, unit: &str, scale: f64, x: &[f64], y: &[f64]| {
@@ -140,9 +146,12 @@ impl NoiseFloor {
                 return;
             };
             // Apart by more than their own spread: the gap between the two ranges is wider
-            // than either range (merely disjoint ranges of 3 repeats happen by chance).
+            // than either range (merely disjoint ranges of 3 repeats happen by chance),
+            // and than 5 % of the larger median (3 repeats can agree closer than the
+            // figure moves from one minute to the next).
             let gap = (ly - hx).max(lx - hy);
-            if gap > 0.0 && gap > (hx - lx).max(hy - ly) {
+            let spread = (hx - lx).max(hy - ly).max(0.05 * mx.max(my));
+            if gap > spread {
                 let fmt =
                     |m: f64, l: f64, h: f64| format!("{:.2} {unit} ({:.2}-{:.2})", m / scale, l / scale, h / scale);
                 out.push(format!(
@@ -155,6 +164,7 @@ impl NoiseFloor {
         };
         timed("idle wakeup p99", "µs", 1.0, &self.wakeup_p99_us, &other.wakeup_p99_us);
         timed("2-member ring", "µs/hop", 1000.0, &self.ring_ns_per_hop, &other.ring_ns_per_hop);
+        timed("a busy loop's share of the worst CPU", "%", 1.0, &self.cpu_share_pct, &other.cpu_share_pct);
         let resolution = self.steal_resolution_ms_per_s + other.steal_resolution_ms_per_s;
         for (cpu, x) in &self.steal_ms_per_s {
             if let Some(y) = other.steal_ms_per_s.get(cpu) {
@@ -463,6 +473,7 @@ mod tests {
             wakeup_p99_us: wakeup.to_vec(),
             ring_cpu: Some(0),
             ring_ns_per_hop: ring.to_vec(),
+            cpu_share_pct: Vec::new(),
         }
     }
 
@@ -480,6 +491,16 @@ mod tests {
         assert!(d[1].contains("2-member ring") && d[2].starts_with("steal on CPU 1"), "{d:?}");
         // Either way round.
         assert_eq!(loud.differences(&quiet, "a", "b").len(), 3);
+        // Ranges apart by more than their width but within 5 % of the median: alike.
+        let tight = floor(&[70.0, 70.1, 70.2], &[3100.0, 3101.0, 3102.0], &[]);
+        let close = floor(&[71.0, 71.1, 71.2], &[3110.0, 3111.0, 3112.0], &[]);
+        assert_eq!(tight.differences(&close, "a", "b"), Vec::<String>::new());
+        // A CPU shared with a hog: half of it for a busy loop.
+        let (mut alone, mut shared) = (tight.clone(), tight.clone());
+        alone.cpu_share_pct = vec![99.4, 99.8, 99.9];
+        shared.cpu_share_pct = vec![49.3, 49.3, 51.3];
+        let d = alone.differences(&shared, "run 1", "run 2");
+        assert!(d.len() == 1 && d[0].starts_with("a busy loop's share of the worst CPU: 99.80 %"), "{d:?}");
         // A floor without a figure says nothing of it.
         assert_eq!(floor(&[], &[], &[]).differences(&loud, "a", "b"), Vec::<String>::new());
     }
