@@ -17,10 +17,12 @@
 #   cost     ROUNDS pairs of plain 4 s runs at 5 kHz, --trace off and on in random order:
 #            the median p50 and p99 ratio on/off (within the A/A noise: tracing may be on
 #            by default) and, with tracing on, the share of the tail's excess above the
-#            p99 attributed to a named source or to "not visible to the kernel";
+#            p99 named (a task, an irq, a softirq, the timer, the wait for the CPU), with
+#            the share not visible to the kernel beside it;
 #   plain    ROUNDS plain 10 s runs at 1 kHz (the defaults) with --trace on: per run the
-#            share of the tail's excess above the p99 attributed to a named source or to
-#            "not visible to the kernel" (target ≥ 80 %) and the events lost (target 0).
+#            share of the tail's excess above the p99 named, the share not visible to the
+#            kernel, the most of it the CPU's steal over the run could be (the guest
+#            counts steal per tick, never per spike), and the events lost (target 0).
 #
 #   bench/trace-culprits.sh [ROUNDS]     (default 5; CPU=N picks the CPU, default the last)
 # Needs root (SCHED_FIFO, tracefs).
@@ -169,35 +171,42 @@ for line in sys.stdin:
     l = json.loads(doc)
     runs[mode].append((l["p50_ns"], l["p99_ns"]))
     if mode == "on":
-        tail = l.get("tail_culprits") or []
-        # Every source but "runnable" is named (a task, an irq, a softirq, the timer) or
-        # the class the kernel cannot see; runnable time is the wait itself.
-        attributed.append(sum(c["share"] for c in tail if c["source"]["kind"] != "runnable"))
+        # Named: every source the kernel saw (a task, an irq, a softirq, the timer, the
+        # wait for the CPU); "not visible to the kernel" is reported beside it.
+        attributed.append(l["tail_account"]["named_share"])
 for mode in ("off", "on"):
     print("  %-3s p50 %s  p99 %s" % (mode, " ".join("%.1f" % (r[0] / 1e3) for r in runs[mode]), " ".join("%.1f" % (r[1] / 1e3) for r in runs[mode])))
 p50 = statistics.median(on[0] / off[0] for on, off in zip(runs["on"], runs["off"]))
 p99 = statistics.median(on[1] / off[1] for on, off in zip(runs["on"], runs["off"]))
 print("median ratio on/off: p50 %.3f, p99 %.3f" % (p50, p99))
-print("tail excess attributed (named or not visible to the kernel): median %.0f %% (min %.0f %%)" % (100 * statistics.median(attributed), 100 * min(attributed)))'
+print("tail excess named: median %.0f %% (min %.0f %%); the rest not visible to the kernel" % (100 * statistics.median(attributed), 100 * min(attributed)))'
 
-echo "plain: 10 s runs at 1 kHz: p99, spikes, the tail's excess attributed (named or not visible to the kernel), runnable, lost events, the top culprits"
+echo "plain: 10 s runs at 1 kHz: p99, spikes, the tail's excess named / runnable (of it) / not visible to the kernel / the most of that steal could be, lost events, the top culprits"
 for ((i = 1; i <= rounds; i++)); do
   latency 10s --trace on | python3 -c '
 import json, sys
 l = json.loads(sys.stdin.readline())
 tail = l["tail_culprits"]
-named = lambda s: s.get("comm") or s.get("name") or s["kind"]
-attributed = sum(c["share"] for c in tail if c["source"]["kind"] != "runnable")
+account = l["tail_account"]
+label = lambda s: s.get("comm") or s.get("name") or s["kind"]
 runnable = sum(c["share"] for c in tail if c["source"]["kind"] == "runnable")
-print("  p99 %6.1f µs  spikes %3d  attributed %5.1f %%  runnable %4.1f %%  lost %d  %s" % (
-    l["p99_ns"] / 1e3, len(l["attributed_spikes"]), 100 * attributed, 100 * runnable, l["trace_lost_events"],
-    ", ".join("%s %.0f %%" % (named(c["source"]), 100 * c["share"]) for c in tail[:3])))'
+steal = account.get("steal_at_most_share")
+steal_text = "unknown" if steal is None else "%.1f" % (100 * steal)
+print("  p99 %6.1f µs  spikes %3d  named %5.1f %%  runnable %4.1f %%  unseen %5.1f %%  steal<= %s %%  steal_ms %s  lost %d  %s" % (
+    l["p99_ns"] / 1e3, len(l["attributed_spikes"]), 100 * account["named_share"], 100 * runnable,
+    100 * account["unseen_share"], steal_text, "%.0f" % (account.get("steal_ns", 0) / 1e6), l["trace_lost_events"],
+    ", ".join("%s %.0f %%" % (label(c["source"]), 100 * c["share"]) for c in tail[:3])))'
 done | tee /tmp/trace-culprits.$$
 python3 - /tmp/trace-culprits.$$ <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
-shares = [float(r[r.index("attributed") + 1]) for r in rows]
-lost = [int(r[r.index("lost") + 1]) for r in rows]
-print(f"plain 10 s: tail excess attributed (named or not visible to the kernel): median {statistics.median(shares):.0f} % (min {min(shares):.0f} %) in {len(rows)} runs, {sum(s >= 80 for s in shares)} at 80 % or more; events lost: {sum(lost)} (most in a run {max(lost)})")
+col = lambda name: [float(r[r.index(name) + 1]) for r in rows]
+named, unseen, lost = col("named"), col("unseen"), [int(x) for x in col("lost")]
+steal = [float(x) for x in (r[r.index("steal<=") + 1] for r in rows) if x != "unknown"]
+left = [u - s for u, s in zip(unseen, steal)] if len(steal) == len(unseen) else []
+print(f"plain 10 s, {len(rows)} runs: tail excess named {statistics.median(named):.0f} % median ({min(named):.0f}-{max(named):.0f} %); "
+      f"not visible to the kernel {statistics.median(unseen):.0f} % ({min(unseen):.0f}-{max(unseen):.0f} %); "
+      + (f"steal could be at most {statistics.median(steal):.0f} % ({min(steal):.0f}-{max(steal):.0f} %), so not visible and not steal at least {statistics.median(left):.0f} % ({min(left):.0f}-{max(left):.0f} %); " if left else "steal unknown; ")
+      + f"events lost: {sum(lost)} (most in a run {max(lost)})")
 PY
 rm -f /tmp/trace-culprits.$$

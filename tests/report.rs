@@ -216,7 +216,13 @@ fn planted_regression(dbs: &Dbs) {
     assert!(rows
         .iter()
         .all(|r| r["mode"] == "separate" && r["drift"].as_f64().is_some() && r["p_adjusted"].is_number()));
-    assert!(std::fs::read_to_string(dir.path("cmp.html")).unwrap().contains("REGRESSION"));
+    let page = std::fs::read_to_string(dir.path("cmp.html")).unwrap();
+    assert!(page.contains("REGRESSION"));
+    assert!(page.contains("<h2>Noise floors</h2>") && page.contains("The floors differ"), "{page}");
+    // And each run's own page says what its floor was.
+    let run_page = dir.path("run2.html");
+    ok_stdout(&db, &["report", "2", "--html", &run_page.display().to_string()]);
+    assert!(std::fs::read_to_string(&run_page).unwrap().contains("Noise floor (probed before the trials): "));
     let md = String::from_utf8(schedlab_in(&db, &["compare", "1", "2", "--format", "markdown"]).stdout).unwrap();
     assert!(md.starts_with("| Family |"), "{md}");
 }

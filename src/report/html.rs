@@ -80,6 +80,8 @@ struct RunView {
     title: String,
     run_id: i64,
     suite_name: String,
+    /// The noise floor's one-line summary, where the run probed it.
+    noise_floor: Option<String>,
     host: String,
     kernel: String,
     started: String,
@@ -175,6 +177,9 @@ pub struct ReportedRun<'a> {
 #[derive(Serialize)]
 struct CompareView {
     title: String,
+    /// Both runs' noise floors and, where they differ beyond their spread, how.
+    noise: Vec<String>,
+    noise_differs: bool,
     /// "run 3 (quick, 2024-... on host, kernel 6.8)"
     a: String,
     b: String,
@@ -208,7 +213,7 @@ fn machine_view(machine: &Json) -> TableView {
         .map(|(k, v)| {
             vec![
                 CellView { text: k.clone(), bad: false },
-                CellView { text: crate::sys::machine::field_text(v), bad: false },
+                CellView { text: crate::sys::machine::field_display(k, v), bad: false },
             ]
         })
         .collect();
@@ -248,6 +253,7 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
         title: format!("schedlab run {} ({})", run.id, run.suite_name),
         run_id: run.id,
         suite_name: run.suite_name.clone(),
+        noise_floor: run.machine.fields().noise_floor.as_ref().map(|f| f.summary()),
         host: machine_field(run.machine.hostname()),
         kernel: machine_field(run.machine.kernel_release()),
         started: run.started.clone(),
@@ -298,6 +304,16 @@ fn compare_view(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64, mode
     }
     CompareView {
         title: format!("schedlab compare {} {}", a.id, b.id),
+        noise: {
+            let floor = |r: &RunRecord| {
+                let summary = r.machine.fields().noise_floor.as_ref().map(|f| f.summary());
+                format!("run {}: {}", r.id, summary.as_deref().unwrap_or("no noise floor recorded"))
+            };
+            let mut lines = vec![floor(a), floor(b)];
+            lines.extend(compare::noise_differences(a, b));
+            lines
+        },
+        noise_differs: !compare::noise_differences(a, b).is_empty(),
         a: who(a),
         b: who(b),
         alpha: compare::ALPHA.to_string(),

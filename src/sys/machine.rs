@@ -448,16 +448,14 @@ pub fn field_text(value: &serde_json::Value) -> String {
 pub fn describe(machine: &serde_json::Value) -> String {
     let Some(fields) = machine.as_object() else { return "machine: unknown\n".into() };
     let width = fields.keys().map(String::len).max().unwrap_or(0);
-    fields
-        .iter()
-        .map(|(key, value)| {
-            // The floor reads as its summary, not as its repeats' raw numbers.
-            let floor =
-                (key == "noise_floor").then(|| serde_json::from_value::<NoiseFloor>(value.clone()).ok()).flatten();
-            let text = floor.map_or_else(|| field_text(value), |f| f.summary());
-            format!("{key:<width$}  {text}\n")
-        })
-        .collect()
+    fields.iter().map(|(key, value)| format!("{key:<width$}  {}\n", field_display(key, value))).collect()
+}
+
+/// A stored field as a reader sees it: the noise floor as its summary, not its repeats'
+/// raw numbers; any other field as `field_text` writes it.
+pub fn field_display(key: &str, value: &serde_json::Value) -> String {
+    let floor = (key == "noise_floor").then(|| serde_json::from_value::<NoiseFloor>(value.clone()).ok()).flatten();
+    floor.map_or_else(|| field_text(value), |f| f.summary())
 }
 
 #[cfg(test)]
