@@ -10,7 +10,23 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+/// A test binary started with SIGINT ignored (a background job of a script: the shell
+/// ignores SIGINT and SIGQUIT for such jobs, and an ignored signal stays ignored across
+/// exec) would pass that on to every schedlab it starts, and the tests that stop one with
+/// Ctrl-C would see it go on. The defaults are put back once, before the first spawn.
+fn default_signal_dispositions() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: setting a signal's disposition to its default is always valid.
+        unsafe {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+        }
+    });
+}
+
 pub fn schedlab() -> Command {
+    default_signal_dispositions();
     let mut command = Command::cargo_bin("schedlab").expect("the schedlab binary is built");
     // Runs skip the few seconds' noise probe unless a test asks for it (`--noise-probe on`):
     // the tests of the floor do, the others test what runs after it.
@@ -72,6 +88,7 @@ pub fn stored_seqs(db: &std::path::Path, run: &str) -> Vec<i64> {
 }
 
 pub fn binary_path() -> PathBuf {
+    default_signal_dispositions();
     assert_cmd::cargo::cargo_bin("schedlab")
 }
 
