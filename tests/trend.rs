@@ -115,20 +115,35 @@ fn a_planted_shift_is_one_change_point_at_its_run_and_a_plain_history_has_none()
     assert_eq!(newest["regression"], true);
     assert_eq!(newest["run"], 6);
 
-    // Four more beside the hog: one change point, at run 6, and the newest is in line.
+    // Four more beside the hog: one change point, at run 6, and the newest is in line. A
+    // ring sharing its CPU with a busy loop moves much more from run to run than a quiet
+    // one (14 to 19 µs a switch on this VM): a newest run that drew the hog's worst is
+    // followed by one more run beside it, once, and the same is asked of the history then.
     {
         let _hog = Hog::on(last_cpu());
         for _ in 0..4 {
             ok_stdout(&planted, &["run", &suite]);
         }
     }
-    let (code, doc) = trend_json(&planted, "25%");
-    let series = the_series(&doc);
-    let points = series["change_points"].as_array().unwrap();
-    assert_eq!(points.len(), 1, "{series}");
-    assert_eq!(points[0]["run"], 6);
-    assert!(points[0]["change"].as_f64().unwrap() > 0.25 && points[0]["p"].as_f64().unwrap() < 0.001, "{}", points[0]);
-    assert_eq!(code, 0, "the shift began at run 6, not at the newest run: {series}");
+    for attempt in 0..2 {
+        let (code, doc) = trend_json(&planted, "25%");
+        let series = the_series(&doc);
+        let points = series["change_points"].as_array().unwrap();
+        assert_eq!(points.len(), 1, "{series}");
+        assert_eq!(points[0]["run"], 6);
+        assert!(
+            points[0]["change"].as_f64().unwrap() > 0.25 && points[0]["p"].as_f64().unwrap() < 0.001,
+            "{}",
+            points[0]
+        );
+        if code == 0 {
+            break;
+        }
+        assert!(attempt == 0, "the shift began at run 6, not at the newest run: {series}");
+        eprintln!("the newest run beside the hog was its slowest: one more run beside it");
+        let _hog = Hog::on(last_cpu());
+        ok_stdout(&planted, &["run", &suite]);
+    }
 
     // The text table and the HTML page say the same.
     let text = ok_stdout(&planted, &["trend"]);

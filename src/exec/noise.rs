@@ -1,8 +1,8 @@
 //! The noise floor: a few seconds' probe of how noisy this machine is, just before a run's
 //! trials, so that two runs' figures can be read beside how quiet each machine was.
 //!
-//! Four things, the timed ones through the same executor as any trial (a fresh `__trial`
-//! process):
+//! Four things; the wakeups and the ring run through the same executor as any trial (a
+//! fresh `__trial` process), the busy loops in threads of schedlab itself:
 //! - steal per CPU, from `/proc/stat`, over the whole probe;
 //! - an idle SCHED_OTHER thread's wakeup latency at 1 kHz, one thread on each CPU the
 //!   trials use, `REPEATS` times: each repeat's p99 of the worst CPU;
