@@ -254,20 +254,6 @@ impl Steal {
     pub fn of_cpu(&self, cpu: usize) -> Option<u64> {
         self.cpus.iter().find(|c| c.cpu == cpu).map(|c| c.steal_ns)
     }
-
-    /// The CPUs' steal summed, of `cpus` or of every CPU when `cpus` is empty.
-    pub fn total_ns(&self, cpus: &[usize]) -> u64 {
-        self.cpus.iter().filter(|c| cpus.is_empty() || cpus.contains(&c.cpu)).map(|c| c.steal_ns).sum()
-    }
-
-    /// Steal as a share of the window's CPU time over `cpus` (every CPU when empty).
-    pub fn fraction(&self, cpus: &[usize]) -> f64 {
-        let n = self.cpus.iter().filter(|c| cpus.is_empty() || cpus.contains(&c.cpu)).count();
-        if n == 0 || self.window_ns == 0 {
-            return 0.0;
-        }
-        self.total_ns(cpus) as f64 / (n as f64 * self.window_ns as f64)
-    }
 }
 
 /// A finished trial's measurement, of whichever family.

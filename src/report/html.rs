@@ -295,6 +295,7 @@ fn compare_view(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64, mode
             machine_field(r.machine.kernel_release())
         )
     };
+    let noise_differences = compare::noise_differences(a, b);
     let mut table = TableView::of(None, &compare::table(rows), 3);
     // compare::table has one line per row, in order, and the verdict last.
     for (cells, row) in table.rows.iter_mut().zip(rows) {
@@ -304,16 +305,15 @@ fn compare_view(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64, mode
     }
     CompareView {
         title: format!("schedlab compare {} {}", a.id, b.id),
-        noise: {
-            let floor = |r: &RunRecord| {
+        noise: [a, b]
+            .iter()
+            .map(|r| {
                 let summary = r.machine.fields().noise_floor.as_ref().map(|f| f.summary());
                 format!("run {}: {}", r.id, summary.as_deref().unwrap_or("no noise floor recorded"))
-            };
-            let mut lines = vec![floor(a), floor(b)];
-            lines.extend(compare::noise_differences(a, b));
-            lines
-        },
-        noise_differs: !compare::noise_differences(a, b).is_empty(),
+            })
+            .chain(noise_differences.iter().cloned())
+            .collect(),
+        noise_differs: !noise_differences.is_empty(),
         a: who(a),
         b: who(b),
         alpha: compare::ALPHA.to_string(),
