@@ -8,6 +8,7 @@ pub mod offcpu;
 pub mod period;
 pub mod random;
 pub mod sequential;
+pub mod simulate;
 pub mod stats;
 pub mod trace;
 pub mod verdict;
