@@ -15,11 +15,14 @@
 //!   is as narrow as `target_ci`, a precision rule that never looks at a verdict.
 //!
 //! 1. The plan's minimum (the experiment's `repeat`) runs first, in blocks.
-//! 2. Then one block (or one lone trial) at a time: the open item *closest to being
-//!    decided*, in seconds: a question's blocks still needed if its blocks go on as so far
-//!    (`Comparison::blocks_to_answer`) times what a block takes, a lone cell's repeats
-//!    still needed at its current width (which narrows as 1/√n) times its trial; ties
-//!    (nothing in sight) round-robin. Effort goes where it soonest buys an answer.
+//! 2. Then one block (or one lone trial) at a time: the open item *cheapest to answer in
+//!    all*, in seconds: what it has taken so far plus what it still needs — a question's
+//!    blocks still needed if its blocks go on as so far (`Comparison::blocks_to_answer`)
+//!    times what a block takes, a lone cell's repeats still needed at its current width
+//!    (which narrows as 1/√n) times its trial; ties round-robin. Effort goes where it
+//!    soonest buys an answer, and the time already spent shares the budget: a question
+//!    whose projection keeps saying "a few more blocks" cannot take the run while others
+//!    are a few blocks from an answer.
 //! 3. An item runs only if the time the run has used plus its typical trial times fits the
 //!    budget; when none fits, the run ends. Items left open are reported as stopped by
 //!    `max_repeat` or by the budget, never dropped.
@@ -419,16 +422,24 @@ impl Session {
             && self.answer(question) == Answer::Open
     }
 
-    /// Every item with work left, each with the time it is expected to need until it is
-    /// done (shortest first is "closest to being decided") and what its next step takes.
+    /// Every item with work left, each with the time it is projected to cost in all (what
+    /// it has taken so far plus what it is expected to need until it is done: least first
+    /// is "cheapest to answer") and what its next step takes. Counting what an item has
+    /// already taken shares the budget: a question whose projection keeps saying "a few
+    /// more" while its blocks pile up yields to one a few blocks from an answer, instead of
+    /// spending the run on itself.
     fn open_items(&self) -> Vec<(Item, f64, Duration)> {
         let mut items = Vec::new();
         for (i, q) in self.questions.iter().enumerate() {
             if self.question_open(i) {
                 let block: Duration = q.cells.iter().map(|&c| self.cells[c].typical).sum();
-                let blocks = self.comparison(i).and_then(|c| c.blocks_to_answer(self.alpha_each()));
-                let to_go = blocks.map_or(f64::INFINITY, |b| b as f64 * block.as_secs_f64());
-                items.push((Item::Question(i), to_go, block));
+                let comparison = self.comparison(i);
+                let run = comparison.as_ref().map_or(0, Comparison::blocks);
+                // Nothing in sight: as if it needed the longest projection.
+                let to_go = comparison
+                    .and_then(|c| c.blocks_to_answer(self.alpha_each()))
+                    .unwrap_or(crate::analysis::sequential::MAX_PROJECTED);
+                items.push((Item::Question(i), (run + to_go) as f64 * block.as_secs_f64(), block));
             }
         }
         for (i, cell) in self.cells.iter().enumerate() {
@@ -438,7 +449,7 @@ impl Session {
                 let trials = interval(&cell.headlines)
                     .and_then(|ci| ci.relative_half_width())
                     .map_or(1.0, |w| (n * (w / cell.target.ci).powi(2) - n).max(1.0));
-                items.push((Item::Cell(i), trials * cell.typical.as_secs_f64(), cell.typical));
+                items.push((Item::Cell(i), (n + trials) * cell.typical.as_secs_f64(), cell.typical));
             }
         }
         items
@@ -451,8 +462,7 @@ impl Session {
         if items.is_empty() {
             return Err(Next::Done);
         }
-        // The item expected to be done soonest; ties (none in sight, say) round-robin
-        // after the last item run.
+        // The item projected to cost least in all; ties round-robin after the last item run.
         let start = self.cursor.and_then(|c| items.iter().position(|(i, ..)| *i == c)).map_or(0, |p| p + 1);
         let mut best: Option<(Item, f64)> = None;
         for step in 0..items.len() {
@@ -800,5 +810,51 @@ mod tests {
         let c = session.comparison(0).unwrap();
         assert_eq!((c.leader, c.blocks()), (0, fewest));
         assert!((c.closest().unwrap().ratio - 1.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_question_that_has_taken_many_blocks_yields_to_one_a_few_blocks_from_an_answer() {
+        // Two questions of 2 cells each, 4 claims; equal trial times.
+        let s = suite(
+            "[[experiment]]\nfamily = \"ring\"\nprocs = [2, 3]\nlaps = 10\nrepeat = 6\ntarget_ci = \"5%\"\n\
+             max_repeat = 200\ncompare = \"procs\"\n[[experiment]]\nfamily = \"ring\"\nprocs = [4, 5]\nlaps = 10\n\
+             repeat = 6\ntarget_ci = \"5%\"\nmax_repeat = 200\ncompare = \"procs\"\n",
+        );
+        let plan = AdaptivePlan::resolve(&s, &Overrides::default()).unwrap();
+        let template = |procs: i64| s.trials.iter().find(|t| t.params["procs"].as_i64() == Some(procs)).unwrap();
+        // The first question: 60 blocks, the most of them up that still leave it open, so
+        // that its projection says a few more; the second: its 6 planned blocks, 5 up.
+        let stored_with = |ups: usize| {
+            let mut stored = Vec::new();
+            let mut seq = 0;
+            let mut push = |procs: i64, repeat: u32, value: f64, stored: &mut Vec<TrialRecord>| {
+                let mut t = template(procs).clone();
+                t.repeat = repeat;
+                stored.push(record(&t, seq, value, true));
+                seq += 1;
+            };
+            for r in 1..=60 {
+                push(2, r, 1000.0, &mut stored);
+                push(
+                    3,
+                    r,
+                    if (r as usize * ups) / 60 > ((r as usize - 1) * ups) / 60 { 1100.0 } else { 970.0 },
+                    &mut stored,
+                );
+            }
+            for r in 1..=6 {
+                push(4, r, 1000.0, &mut stored);
+                push(5, r, if r <= 5 { 1300.0 } else { 990.0 }, &mut stored);
+            }
+            Session::new(&s, &plan, &stored, 1)
+        };
+        let ups = (30..=60).rev().find(|&k| stored_with(k).answer(0) == Answer::Open).unwrap();
+        let mut session = stored_with(ups);
+        let alpha = session.alpha_each();
+        let first = session.comparison(0).unwrap().blocks_to_answer(alpha).unwrap();
+        let second = session.comparison(1).unwrap().blocks_to_answer(alpha).unwrap();
+        assert!(first < second, "the first is nearer by its projection alone: {first} vs {second}");
+        let block = session.next_trials(Duration::ZERO).unwrap();
+        assert!(block.iter().all(|t| t.experiment == 1), "the second question goes first: {block:?}");
     }
 }

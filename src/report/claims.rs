@@ -10,7 +10,7 @@
 //! The tests differ with the data: a seed's runs are independent repeats (five a cell in
 //! 2014), so two cells are compared by an exact Mann-Whitney test and "alike" by the
 //! distribution-free 90 % interval of their log ratio; a schedlab run ran its cells in
-//! paired blocks, so they are compared by the run's own anytime-valid betting test on the
+//! paired blocks, so they are compared by the run's own anytime-valid sign test on the
 //! within-block ratios (valid however many blocks it chose to run). Each claim is judged
 //! at p < 0.05 on its own, as the question "does this data support this claim?" asks;
 //! beside it stands its p Holm-adjusted over the table's claims, and the table says how
@@ -56,7 +56,7 @@ impl Verdict {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Evidence {
     pub verdict: Verdict,
-    /// The test: "Mann-Whitney, exact", "betting confidence sequence on paired blocks".
+    /// The test: "Mann-Whitney, exact", "sign-test confidence sequence on paired blocks".
     pub test: String,
     /// How many values: "5 v 5 a cell, 6 comparisons".
     pub n: String,
@@ -136,7 +136,7 @@ impl Figure {
 enum Method {
     /// Independent repeats: exact Mann-Whitney, distribution-free interval.
     Ranks,
-    /// Paired blocks: the run's betting test on within-block ratios.
+    /// Paired blocks: the run's sign test on within-block ratios.
     Blocks,
 }
 
@@ -217,7 +217,7 @@ impl Data<'_> {
     fn test_name(&self) -> String {
         match self.method {
             Method::Ranks => "Mann-Whitney, exact (independent repeats)".to_string(),
-            Method::Blocks => "betting confidence sequence on paired blocks".to_string(),
+            Method::Blocks => "sign-test confidence sequence on paired blocks".to_string(),
         }
     }
 }

@@ -270,6 +270,13 @@ pub struct Answer {
     pub claims: usize,
     /// The fewest blocks that could show a lead in a family of this size.
     pub fewest_blocks: usize,
+    /// What an open question already shows: the narrowest margin of equivalence its
+    /// interval supports at the per-claim level (0.07: "within ±7 %"), and the blocks it
+    /// would likely still need for an answer if its blocks go on as so far, with what one
+    /// block took (the median trial time of each cell, summed).
+    pub supported_margin: Option<f64>,
+    pub more_blocks: Option<usize>,
+    pub block_s: Option<f64>,
     pub test: &'static str,
 }
 
@@ -286,7 +293,7 @@ pub enum Verdict {
     Undecided,
 }
 
-pub const TEST: &str = "betting confidence sequence on paired blocks";
+pub const TEST: &str = "sign-test confidence sequence on paired blocks";
 
 impl Answer {
     pub fn decided(&self) -> bool {
@@ -331,6 +338,9 @@ impl fmt::Display for Answer {
                      ({evidence})",
                     self.p_leads, self.p_equivalent
                 )?;
+                if let Some(supported) = self.supported_margin.filter(|m| *m < 1.0) {
+                    write!(f, "; already shown within ±{}%", (supported * 100.0).ceil())?;
+                }
                 if self.blocks < self.fewest_blocks {
                     write!(
                         f,
@@ -338,6 +348,16 @@ impl fmt::Display for Answer {
                          where they decide",
                         self.claims, self.fewest_blocks
                     )?;
+                } else if let Some(more) = self.more_blocks {
+                    let seconds =
+                        self.block_s.map_or(String::new(), |b| format!(" (~{:.0} s)", (b * more as f64).ceil()));
+                    write!(
+                        f,
+                        "; likely about {more} more blocks{seconds} if they go on as so far: a longer --budget (and \
+                         --max-repeat if its cells reached it)"
+                    )?;
+                } else {
+                    write!(f, "; no answer in sight at this rate: the two are close to the margin")?;
                 }
                 Ok(())
             }
@@ -560,7 +580,7 @@ fn answers(all: &[Group], axes: &[Option<String>]) -> Vec<Finding> {
             let ps = next_p.next().unwrap_or(&[]);
             let Some(c) = c else { continue };
             let (Some(Some(leads)), Some(Some(tie))) = (ps.first(), ps.get(1)) else { continue };
-            answered.push((fig, c.clone(), answer(c, *leads, *tie, claims)));
+            answered.push((fig, c.clone(), answer(c, *leads, *tie, claims, block_seconds(&a.set))));
         }
         let label = |i: usize| param_text(a.set[i].params.get(&a.axis));
         let level = |fig: &Figure, i: usize| {
@@ -614,8 +634,20 @@ fn answers(all: &[Group], axes: &[Option<String>]) -> Vec<Finding> {
     out
 }
 
+/// What one block of a question takes: each cell's median trial time, summed.
+fn block_seconds(set: &[&Group]) -> Option<f64> {
+    let per_cell: Vec<f64> = set
+        .iter()
+        .filter_map(|g| {
+            let times: Vec<f64> = g.ok().map(|t| t.elapsed_s).filter(|s| *s > 0.0).collect();
+            (!times.is_empty()).then(|| median(&times))
+        })
+        .collect();
+    (per_cell.len() == set.len()).then(|| per_cell.iter().sum())
+}
+
 /// A comparison's answer from its Holm-adjusted p values.
-fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, claims: usize) -> Answer {
+fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, claims: usize, block_s: Option<f64>) -> Answer {
     let closest = c.closest();
     let blocks = c.blocks();
     let verdict = if blocks < MIN_BLOCKS {
@@ -627,7 +659,9 @@ fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, claims: usize) -> Ans
     } else {
         Verdict::Undecided
     };
-    let (ci_low, ci_high) = closest.map_or((None, None), |p| p.interval(sequential::per_claim_alpha(claims)));
+    let alpha_each = sequential::per_claim_alpha(claims);
+    let (ci_low, ci_high) = closest.map_or((None, None), |p| p.interval(alpha_each));
+    let open = verdict == Verdict::Undecided;
     Answer {
         verdict,
         blocks,
@@ -639,7 +673,10 @@ fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, claims: usize) -> Ans
         p_equivalent,
         margin: MARGIN,
         claims,
-        fewest_blocks: sequential::fewest_blocks(sequential::per_claim_alpha(claims)),
+        fewest_blocks: sequential::fewest_blocks(alpha_each),
+        supported_margin: closest.filter(|_| open).and_then(|p| p.supported_margin(alpha_each)),
+        more_blocks: c.blocks_to_answer(alpha_each).filter(|_| open),
+        block_s,
         test: TEST,
     }
 }
