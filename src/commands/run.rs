@@ -463,7 +463,7 @@ fn extend_adaptively(
     let mut line = format!("schedlab: adaptive repeats: {extra} extra trial(s)");
     let questions = session.questions().len();
     if questions > 0 {
-        let answers: Vec<adaptive::Answer> = (0..questions).map(|q| session.answer(q)).collect();
+        let answers = session.answers();
         let count = |a: adaptive::Answer| answers.iter().filter(|x| **x == a).count();
         let open = count(adaptive::Answer::Open);
         line.push_str(&format!(

@@ -32,7 +32,8 @@
 //! assumption.
 
 use crate::analysis::random::SplitMix64;
-use crate::analysis::sequential::{per_claim_alpha, Comparison};
+use crate::analysis::sequential::{decide, per_claim_alpha, Comparison, Decision, ALPHA, MIN_BLOCKS};
+use crate::analysis::stats::holm;
 use crate::analysis::stats::{median, median_ci, MedianCi};
 use crate::error::{Error, Result};
 use crate::exec::suite::{QuestionKey, Suite, Trial};
@@ -396,7 +397,7 @@ impl Session {
         self.questions.iter().any(|q| q.cells.contains(&cell))
     }
 
-    /// The per-claim level a question must reach to stop.
+    /// The per-claim level of Holm's first step: α over the run's family of claims.
     pub fn alpha_each(&self) -> f64 {
         per_claim_alpha(self.family)
     }
@@ -407,19 +408,53 @@ impl Session {
         Comparison::of(&cells)
     }
 
-    pub fn answer(&self, question: usize) -> Answer {
-        let alpha = self.alpha_each();
-        match self.comparison(question) {
-            Some(c) if c.decided_at(alpha) && c.p_leads() <= alpha => Answer::Differs,
-            Some(c) if c.decided_at(alpha) => Answer::Equivalent,
-            _ => Answer::Open,
-        }
+    /// Every question's standing, by Holm over the run's family of claims as the report
+    /// applies it: each question's two claims (a lead, a tie) on its headline figure, and
+    /// the family's other claims (a second figure a question tests) at p = 1 until the
+    /// report sees them, which can only make the report's adjusted p smaller. Holm steps
+    /// down: each claim shown lowers the bar for the rest from α/m towards α, so a run's
+    /// later questions stop sooner. The p-values are anytime-valid, so a claim shown at
+    /// one block stays shown.
+    pub fn answers(&self) -> Vec<Answer> {
+        let comparisons: Vec<Option<Comparison>> = (0..self.questions.len()).map(|q| self.comparison(q)).collect();
+        let mut p: Vec<Option<f64>> = comparisons
+            .iter()
+            .flat_map(|c| match c {
+                Some(c) if c.blocks() >= MIN_BLOCKS => [Some(c.p_leads()), Some(c.p_tie())],
+                _ => [Some(1.0), Some(1.0)],
+            })
+            .collect();
+        p.resize(p.len().max(self.family), Some(1.0));
+        let adjusted = holm(&p);
+        comparisons
+            .iter()
+            .enumerate()
+            .map(|(q, c)| {
+                let at = |k: usize| adjusted[2 * q + k].unwrap_or(1.0);
+                match c.as_ref().map(|c| decide(c.blocks(), at(0), at(1), ALPHA)) {
+                    Some(Decision::Lead) => Answer::Differs,
+                    Some(Decision::Equivalent) => Answer::Equivalent,
+                    _ => Answer::Open,
+                }
+            })
+            .collect()
     }
 
-    fn question_open(&self, question: usize) -> bool {
+    pub fn answer(&self, question: usize) -> Answer {
+        self.answers()[question]
+    }
+
+    /// The per-claim level the open questions must reach now: α over the claims not yet
+    /// shown (Holm's next step).
+    pub fn alpha_now(&self, answers: &[Answer]) -> f64 {
+        let shown = answers.iter().filter(|a| **a != Answer::Open).count();
+        per_claim_alpha(self.family.saturating_sub(shown).max(1))
+    }
+
+    fn question_open(&self, question: usize, answers: &[Answer]) -> bool {
         let q = &self.questions[question];
         q.cells.iter().all(|&c| self.cells[c].attempts < self.cells[c].target.max_repeat)
-            && self.answer(question) == Answer::Open
+            && answers[question] == Answer::Open
     }
 
     /// Every item with work left, each with the time it is projected to cost in all (what
@@ -430,14 +465,16 @@ impl Session {
     /// spending the run on itself.
     fn open_items(&self) -> Vec<(Item, f64, Duration)> {
         let mut items = Vec::new();
+        let answers = self.answers();
+        let alpha = self.alpha_now(&answers);
         for (i, q) in self.questions.iter().enumerate() {
-            if self.question_open(i) {
+            if self.question_open(i, &answers) {
                 let block: Duration = q.cells.iter().map(|&c| self.cells[c].typical).sum();
                 let comparison = self.comparison(i);
                 let run = comparison.as_ref().map_or(0, Comparison::blocks);
                 // Nothing in sight: as if it needed the longest projection.
                 let to_go = comparison
-                    .and_then(|c| c.blocks_to_answer(self.alpha_each()))
+                    .and_then(|c| c.blocks_to_answer(alpha))
                     .unwrap_or(crate::analysis::sequential::MAX_PROJECTED);
                 items.push((Item::Question(i), (run + to_go) as f64 * block.as_secs_f64(), block));
             }
@@ -535,7 +572,8 @@ impl Session {
     }
 
     pub fn open_questions(&self) -> usize {
-        (0..self.questions.len()).filter(|&q| self.question_open(q)).count()
+        let answers = self.answers();
+        (0..self.questions.len()).filter(|&q| self.question_open(q, &answers)).count()
     }
 }
 
