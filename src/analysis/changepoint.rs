@@ -74,8 +74,8 @@ pub struct ChangePoint {
     pub p: f64,
     /// How many splits were candidates where this one was found.
     pub candidates: usize,
-    /// The level `p` was held to: `SPLIT_ALPHA`, or `LARGE_SPLIT_ALPHA` for a shift of at
-    /// least `LARGE_SHIFT`.
+    /// The level `p` is held to: `SPLIT_ALPHA` when it is below that (whatever the size),
+    /// else `LARGE_SPLIT_ALPHA` for a shift of at least `LARGE_SHIFT`, else `SPLIT_ALPHA`.
     pub alpha: f64,
     /// Runs in the segments before and after.
     pub n_before: usize,
@@ -161,15 +161,16 @@ fn test_cut(values: &[f64], logs: &[f64], cuts: &[usize], i: usize, level: fn(f6
     let candidates = candidates(to - from).max(1);
     let before = crate::analysis::stats::median(&values[from..cut]);
     let after = crate::analysis::stats::median(&values[cut..to]);
+    let p = (p * candidates as f64).min(1.0);
     Some(ChangePoint {
         index: cut,
         before,
         after,
         t,
         df,
-        p: (p * candidates as f64).min(1.0),
+        p,
         candidates,
-        alpha: level(before, after),
+        alpha: if p < SPLIT_ALPHA { SPLIT_ALPHA } else { level(before, after) },
         n_before: cut - from,
         n_after: to - cut,
     })
@@ -323,6 +324,7 @@ mod tests {
         assert_eq!(found[0].index, 5);
         assert!((found[0].change() - 1.0).abs() < 0.2 && found[0].p < SPLIT_ALPHA);
         assert_eq!((found[0].n_before, found[0].n_after), (5, 5));
+        assert_eq!(found[0].alpha, SPLIT_ALPHA, "a large shift that passes the strict level says so");
     }
 
     #[test]
