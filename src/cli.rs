@@ -106,8 +106,8 @@ const TREND_EXAMPLES: &str = "Examples:\n  \
     A series is one cell (family and parameters) of one machine (by hostname), one point per \
     run: the median of its ok repeats, in the order the runs started. Runs of `schedlab ab` \
     sessions are left out (their B side ran in a changed state). Change points come from \
-    E-Divisive with means, each kept when a t-test between its two sides gives p < 0.001 (times the candidate splits) \
-    with at least 3 runs a side; each names the run where the new level began, its size and \
+    E-Divisive with means, each kept when a t-test between its two sides gives p < 0.001 (times the candidate splits), \
+    or p < 0.05 for a shift of 1.5x or more either way, with at least 3 runs a side; each names the run where the new level began, its size and \
     the fingerprint fields (kernel, tool version, ...) that changed at that run. The newest run \
     is also tested against the runs since the last change point. Exit status 1 when it starts \
     a regression: significant (Holm over all series, p < 0.05) and slower by more than \

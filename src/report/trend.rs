@@ -21,7 +21,9 @@ pub const NEWEST_ALPHA: f64 = crate::report::compare::ALPHA;
 pub const METHOD_TEXT: &str = "Each point is the median of a run's ok repeats of the cell. Change points: \
     E-Divisive with means (Matteson & James 2014) proposes each split of the log values, and a \
     two-sample t-test keeps it (as in MongoDB's Hunter) at p < 0.001 after multiplying by the \
-    number of candidate splits, with at least 3 runs on each side. The newest run is tested against the runs since the last change point (Student-t \
+    number of candidate splits, or at p < 0.05 when the segments' medians differ by a ratio of \
+    1.5 or more either way (a short history cannot reach 0.001 even with a doubled cost), with \
+    at least 3 runs on each side. The newest run is tested against the runs since the last change point (Student-t \
     prediction, one-sided, Holm-adjusted over all series, p < 0.05); it is a regression when \
     also slower by more than the threshold.";
 /// Fingerprint fields that change between any two runs and say nothing about the machine.
@@ -291,11 +293,20 @@ pub fn changed_text(changed: &[FieldChange]) -> String {
     format!("{}{more}", shown.join(", "))
 }
 
+/// The level a change point was held to, as the text says it.
+fn level_text(alpha: f64) -> String {
+    if alpha == changepoint::LARGE_SPLIT_ALPHA {
+        format!("{alpha} for a shift of {}× or more", 1.0 + changepoint::LARGE_SHIFT)
+    } else {
+        alpha.to_string()
+    }
+}
+
 /// One line per change point: the run, the size, the evidence, what changed.
 pub fn shift_text(s: &TrendSeries, shift: &Shift) -> String {
     let c = &shift.point;
     format!(
-        "run {}: {} → {} {} ({}; t = {:.1}, p = {} over {} candidate splits, {} runs before, {} after); {}{}",
+        "run {}: {} → {} {} ({}; t = {:.1}, p = {} over {} candidate splits, below {}, {} runs before, {} after); {}{}",
         shift.run,
         number(c.before),
         number(c.after),
@@ -304,6 +315,7 @@ pub fn shift_text(s: &TrendSeries, shift: &Shift) -> String {
         c.t,
         p_text(c.p),
         c.candidates,
+        level_text(c.alpha),
         c.n_before,
         c.n_after,
         changed_text(&shift.changed),
@@ -379,6 +391,7 @@ pub fn json(series: &[TrendSeries], threshold: f64) -> Json {
                     "change": c.point.change(),
                     "test": "student_t_bonferroni",
                     "candidates": c.point.candidates,
+                    "alpha": c.point.alpha,
                     "t": c.point.t,
                     "df": c.point.df,
                     "p": c.point.p,
@@ -404,6 +417,8 @@ pub fn json(series: &[TrendSeries], threshold: f64) -> Json {
     json!({
         "method": "e_divisive_means_t_test",
         "split_alpha": changepoint::SPLIT_ALPHA,
+        "large_shift": changepoint::LARGE_SHIFT,
+        "large_shift_alpha": changepoint::LARGE_SPLIT_ALPHA,
         "min_segment": changepoint::MIN_SEGMENT,
         "newest_alpha": NEWEST_ALPHA,
         "threshold": threshold,
