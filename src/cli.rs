@@ -270,6 +270,13 @@ pub struct AbArgs {
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
 
+    /// After the planned blocks, add block pairs of the cells whose figures are still
+    /// undecided (neither a difference nor equivalence within ±5 %, by the paired sign test,
+    /// Holm over the figures) until all are decided or this much time, the planned blocks
+    /// included, is spent [default: no blocks added]
+    #[arg(long, value_name = "TIME", value_parser = parse_budget, allow_hyphen_values = true)]
+    pub budget: Option<Duration>,
+
     /// Use the suite's full-size parameters (its [experiment.full] tables)
     #[arg(long)]
     pub full: bool,

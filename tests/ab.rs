@@ -10,9 +10,9 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-/// A ring and a latency cell, 4 repeats each: 4 blocks a side by default. With 4 values
-/// a side and 7 figures, Holm's first step (p < 0.0071) is out of reach of a rank test
-/// (0.029 at best), so an A/A of this suite can never exit 1: its exit status is fixed.
+/// A ring and a latency cell, 4 repeats each: 4 blocks a side by default. With 4 paired
+/// blocks the sign test can show nothing (8 are the fewest for one figure), so an A/A of
+/// this suite without `--budget` can never exit 1: its exit status is fixed.
 const TINY: &str = r#"
 name = "tiny-ab"
 [[experiment]]
@@ -147,10 +147,50 @@ fn a_a_session(dbs: &Dbs) {
     assert!(ok_stdout(&db, &["list"]).contains("B, pair with run 1"));
     let compared = ok_stdout(&db, &["compare", "1", "2"]);
     assert!(compared.contains("mode: interleaved A/B"), "{compared}");
-    // Holm's first step is out of reach with 4 repeats, and the output says so.
-    assert!(compared.contains("warning: with 7 figures tested, Holm needs p < 0.0071"), "{compared}");
+    // Four paired blocks decide nothing, and the output says so for every figure.
+    let undecidable = compared.matches("cannot decide: 4 paired blocks; the sign test needs at least 8").count();
+    assert!(undecidable >= 6, "{compared}");
     // A side of a session cannot be resumed without its setup.
     refused(&["run", "--resume", "1", "--db", &db_arg(&db)], "one side of an A/B session");
+}
+
+#[test]
+fn a_budget_adds_block_pairs_of_the_undecided_cells_until_decided_or_spent() {
+    let dir = Scratch::new("ab-budget");
+    let db = dir.path("ab.db");
+    let suite = dir.write("tiny.toml", TINY);
+    let log = dir.path("log");
+    let log_text = log.display().to_string();
+    let out = schedlab_in(
+        &db,
+        &[
+            "ab",
+            &suite,
+            "--a-setup",
+            &format!("echo A >> {log_text}"),
+            "--b-setup",
+            &format!("echo B >> {log_text}"),
+            "--budget",
+            "20s",
+            "--seed",
+            "5",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{err}");
+    // The 4 planned blocks decide nothing: block pairs were added, each with its setups.
+    assert!(err.contains("schedlab: A/B: extra block pair 5:"), "{err}");
+    let ended = err.contains("every figure decided after") || err.contains("does not fit --budget 20 s");
+    assert!(ended, "{err}");
+    let listed = runs(&db);
+    let (a, b) = (listed[0]["ok"].as_i64().unwrap(), listed[1]["ok"].as_i64().unwrap());
+    assert!(a > 8 && a == b, "{a} and {b} trials");
+    let setups = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(setups.matches('A').count(), setups.matches('B').count(), "{setups}");
+    assert!(setups.lines().count() > 8, "{setups}");
+    // Every cell's repeats pair up: no figure is left with 4 blocks.
+    let compared = ok_stdout(&db, &["compare", "1", "2"]);
+    assert!(!compared.contains("cannot decide: 4 paired blocks"), "{compared}");
 }
 
 #[test]

@@ -1,9 +1,12 @@
-//! The verdict on one figure of two sides: the ratio of medians B/A with a 95 % bootstrap
-//! interval, a Mann-Whitney p (adjusted by Holm over every figure tested, `stats::holm`),
-//! and the drift band a difference between separate runs must clear. Pure functions over
+//! The verdict on one figure of two sides. Separate runs: the ratio of medians B/A with a
+//! 95 % bootstrap interval and a Mann-Whitney p; interleaved runs (`ab`): paired blocks
+//! and the run's sign-test confidence sequence (`evidence_paired`). Either p is adjusted
+//! by Holm over every figure tested (`stats::holm`); separate runs' intervals must also
+//! clear the drift band. Pure functions over
 //! numbers; `report::compare` matches the trials, calls these and renders (its module doc
 //! states the rule).
 
+use crate::analysis::sequential::{fewest_blocks, sign_e, Paired};
 use crate::analysis::stats::{bootstrap_ratio_ci, mann_whitney, median, smallest_possible_p};
 
 pub const ALPHA: f64 = 0.05;
@@ -37,6 +40,8 @@ pub enum Verdict {
     Faster,
     Slower,
     NoDifference,
+    /// Interleaved only: the median within-block ratio shown within 1 ± the run's margin.
+    Equivalent,
     /// Significant, but the interval does not clear the drift between two separate runs.
     Drift,
     /// Too few ok repeats on a side for any test to decide; the reason says how many.
@@ -49,6 +54,9 @@ impl Verdict {
             Verdict::Faster => "B faster".into(),
             Verdict::Slower => "B slower".into(),
             Verdict::NoDifference => "no significant difference".into(),
+            Verdict::Equivalent => {
+                format!("equivalent within ±{:.0}%", crate::analysis::sequential::MARGIN * 100.0)
+            }
             Verdict::Drift => "cannot separate from drift".into(),
             Verdict::TooFew(why) => format!("cannot decide: {why}"),
         }
@@ -60,6 +68,7 @@ impl Verdict {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
             Verdict::NoDifference => "no_difference",
+            Verdict::Equivalent => "equivalent",
             Verdict::Drift => "cannot_separate_from_drift",
             Verdict::TooFew(_) => "too_few_repeats",
         }
@@ -73,6 +82,10 @@ pub struct Evidence {
     pub ci: Option<(f64, f64)>,
     pub p: Option<f64>,
     pub too_few: Option<String>,
+    /// Paired blocks only: how many, and the p that the median ratio is within
+    /// 1 ± `sequential::MARGIN` (what lets `ab` stop adding blocks on a tie).
+    pub blocks: Option<usize>,
+    pub p_equivalent: Option<f64>,
 }
 
 pub fn evidence(a: &[f64], b: &[f64]) -> Evidence {
@@ -80,12 +93,45 @@ pub fn evidence(a: &[f64], b: &[f64]) -> Evidence {
     let (ratio, ci) = (ci.map(|c| c.0), ci.map(|c| (c.1, c.2)));
     if a.len() < 2 || b.len() < 2 {
         let why = format!("{} and {} ok repeats; a single sample decides nothing", a.len(), b.len());
-        return Evidence { ratio, ci, p: None, too_few: Some(why) };
+        return Evidence { ratio, ci, p: None, too_few: Some(why), blocks: None, p_equivalent: None };
     }
     let p = mann_whitney(a, b).map(|r| r.1);
     let too_few = (smallest_possible_p(a.len(), b.len()) > ALPHA)
         .then(|| format!("{} and {} ok repeats; at least 4 on each side are needed", a.len(), b.len()));
-    Evidence { ratio, ci, p, too_few }
+    Evidence { ratio, ci, p, too_few, blocks: None, p_equivalent: None }
+}
+
+/// Interleaved sides (one `schedlab ab` session): A's and B's values of a cell paired by
+/// the block pair they ran in, and tested as a run's questions are
+/// (`analysis::sequential`): the median within-block ratio B / A, its confidence sequence
+/// at `ALPHA`, and the sign test's anytime-valid p of a difference of that median — valid
+/// at whatever block the session stopped, so `ab` may add blocks until it is decided.
+pub fn evidence_paired(pairs: &[(f64, f64)]) -> Evidence {
+    let fewest = fewest_blocks(ALPHA);
+    let Some(paired) = Paired::of(pairs) else {
+        let why = "no block in which both sides have a value".to_string();
+        return Evidence { ratio: None, ci: None, p: None, too_few: Some(why), blocks: Some(0), p_equivalent: None };
+    };
+    let ci = match paired.interval(ALPHA) {
+        (Some(low), Some(high)) => Some((low, high)),
+        _ => None,
+    };
+    let too_few = (paired.blocks < fewest).then(|| {
+        format!("{} paired blocks; the sign test needs at least {fewest} to show a difference", paired.blocks)
+    });
+    Evidence {
+        ratio: Some(paired.ratio),
+        ci,
+        p: Some(paired.p_differ),
+        too_few,
+        blocks: Some(paired.blocks),
+        p_equivalent: Some(paired.p_equivalent),
+    }
+}
+
+/// The smallest p paired blocks can give: every one of `blocks` on one side.
+pub fn smallest_paired_p(blocks: usize) -> f64 {
+    (2.0 / sign_e(blocks, blocks)).min(1.0)
 }
 
 /// The verdict from the evidence, the adjusted p and the drift band, and whether it is a
@@ -190,6 +236,8 @@ mod tests {
             ci: Some((lo, hi)),
             p: Some(0.001),
             too_few: None,
+            blocks: None,
+            p_equivalent: None,
         };
         let band = Drift::Estimated(1.10f64.ln());
         let judged = |lo, hi, drift| judge(&significant(lo, hi), Some(0.001), 0.05, drift);

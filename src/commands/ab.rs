@@ -21,6 +21,13 @@
 //! schedlab itself leaves it unrun. A setup or cleanup that fails stops the session
 //! (exit 2): the machine's state is then unknown.
 //!
+//! With `--budget`, the planned blocks are followed by extra block pairs (a coin for which
+//! side goes first, setups and cleanups as before) of the cells whose figures are still
+//! undecided — neither a difference nor equivalence within ±5 % by the paired sign test
+//! that the comparison applies, Holm over both claims of every figure — until every
+//! figure is decided or the next pair would not fit the budget. The test is anytime-valid,
+//! so adding blocks until decided keeps its error rate.
+//!
 //! Each side is stored as a run of its own, each naming the other as its pair in its
 //! options (`{"ab": {"side", "pair", "blocks", "seed", "setup", "cleanup", "order"}}`), and
 //! the pair is compared as `schedlab compare` does, in its interleaved mode (no drift
@@ -35,6 +42,7 @@ use crate::error::{Error, Result};
 use crate::exec::runner::Orchestrator;
 use crate::exec::suite::{self, format_estimate, Suite};
 use crate::model::run::{AbSide, RunOptions};
+use crate::report::compare::{self, Verdict};
 use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, Store};
 use crate::sys::machine::{Machine, StoredMachine};
 use crate::sys::process;
@@ -214,6 +222,96 @@ fn session(
     result
 }
 
+/// Where extra block pairs start and what limits them.
+struct Extension {
+    first_pair: usize,
+    budget: Duration,
+    started: std::time::Instant,
+    seed: u64,
+}
+
+/// The cells (family and parameters) with a figure still undecided: neither a difference
+/// nor equivalence (the comparison's verdicts, Holm over both claims of every figure). A
+/// figure that has both sides' values in fewer than half its blocks (a count that is
+/// mostly 0, whose ratio is undefined) cannot be decided by more blocks and is left out.
+fn undecided_cells(rows: &[compare::Row]) -> Vec<(crate::model::Family, serde_json::Map<String, serde_json::Value>)> {
+    let mut out: Vec<(crate::model::Family, serde_json::Map<String, serde_json::Value>)> = Vec::new();
+    for row in rows {
+        let testable = row.blocks.is_some_and(|b| 2 * b >= row.a.len().min(row.b.len()) && b > 0);
+        let decided = matches!(row.verdict, Verdict::Faster | Verdict::Slower | Verdict::Equivalent);
+        if testable && !decided && !out.iter().any(|(f, p)| *f == row.family && *p == row.params) {
+            out.push((row.family, row.params.clone()));
+        }
+    }
+    out
+}
+
+/// Extra block pairs after the planned ones (`--budget`), each of the cells still
+/// undecided, until none is or the next pair would not fit the budget.
+fn extend(
+    orchestrator: &mut Orchestrator,
+    store: &mut Store,
+    suite: &Suite,
+    ids: [i64; 2],
+    commands: &[Commands; 2],
+    plan: &Extension,
+) -> Result<()> {
+    let mut rng = SplitMix64::new(plan.seed.rotate_left(29));
+    let mut next_seq = suite.trials.len();
+    for pair in plan.first_pair.. {
+        let stored = [store.trials(ids[0])?, store.trials(ids[1])?];
+        let rows = compare::compare(&stored[0], &stored[1], 0.05, compare::Mode::Interleaved, &[]);
+        let open = undecided_cells(&rows);
+        if open.is_empty() {
+            eprintln!("schedlab: A/B: every figure decided after {pair} block pairs");
+            return Ok(());
+        }
+        // One trial of each open cell, numbered after the last repeat either side holds.
+        let mut extra = suite.clone();
+        extra.warmups.clear();
+        extra.trials = open
+            .iter()
+            .filter_map(|(family, params)| {
+                let mut t = suite.trials.iter().find(|t| t.family == *family && t.params == *params)?.clone();
+                let mine = stored.iter().flatten().filter(|r| r.family == *family && r.params == *params);
+                let times: Vec<f64> = mine.clone().map(|r| r.elapsed_s).collect();
+                t.repeat = mine.map(|r| r.repeat).max().unwrap_or(0) as u32 + 1;
+                if !times.is_empty() {
+                    t.estimate = Duration::from_secs_f64(crate::analysis::stats::median(&times).max(0.0));
+                }
+                t.seq = next_seq;
+                next_seq += 1;
+                Some(t)
+            })
+            .collect();
+        let takes = 2 * extra.trials.iter().map(|t| t.estimate).sum::<Duration>();
+        if extra.trials.is_empty() || plan.started.elapsed() + takes > plan.budget {
+            eprintln!(
+                "schedlab: A/B: {} cell(s) still undecided after {pair} block pairs; the next pair (~{}) does not fit \
+                 --budget {}",
+                open.len(),
+                format_estimate(takes),
+                format_estimate(plan.budget)
+            );
+            return Ok(());
+        }
+        let first = if rng.next_u64() & 1 == 0 { Side::A } else { Side::B };
+        let blocks: Vec<Block> = [first, first.other()]
+            .into_iter()
+            .map(|side| {
+                let mut trials: Vec<usize> = (0..extra.trials.len()).collect();
+                for i in (1..trials.len()).rev() {
+                    trials.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+                }
+                Block { side, pair, trials }
+            })
+            .collect();
+        eprintln!("schedlab: A/B: extra block pair {}: {} undecided cell(s)", pair + 1, open.len());
+        session(orchestrator, store, &extra, &blocks, ids, commands)?;
+    }
+    Ok(())
+}
+
 /// After a session that stopped early: keep what was stored, marked interrupted, or
 /// remove both runs when they hold nothing.
 fn stopped(store: &mut Store, ids: [i64; 2]) {
@@ -312,7 +410,12 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         format_estimate(2 * suite.estimate()),
         store.location()
     );
+    let started = std::time::Instant::now();
     let mut outcome = session(&mut orchestrator, &mut store, &suite, &blocks, ids, &commands);
+    if let (Ok(()), Some(budget)) = (&outcome, args.budget) {
+        let plan = Extension { first_pair: blocks_per_side as usize, budget, started, seed };
+        outcome = extend(&mut orchestrator, &mut store, &suite, ids, &commands, &plan);
+    }
     // A signal held while a cleanup ran is still queued: read it now, or it would kill
     // this process the moment the watch is dropped and its mask restored.
     if let Some(sig) = orchestrator.pending_signal() {

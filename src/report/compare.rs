@@ -19,8 +19,11 @@
 //! interval must clear:
 //!
 //! - *Interleaved* (`schedlab ab`): A's and B's blocks alternated in random order within
-//!   one session, so the machine's drift fell on both sides alike and is part of the
-//!   spread the test already sees. Nothing more is added.
+//!   one session, so the machine's drift fell on both sides alike. Each cell's values are
+//!   paired by the block pair they ran in and tested as a run's questions are: the ratio
+//!   is the median within-pair ratio, its interval the sign test's confidence sequence,
+//!   the p anytime-valid (`verdict::evidence_paired`), so a session may add blocks until
+//!   decided. Nothing more is added.
 //! - *Separate runs*: each side saw the machine at a different time, and a shared, noisy
 //!   machine moves between runs (another job, a warm or cold cache, a frequency change).
 //!   That is estimated in two ways, and the larger is the figure's drift band:
@@ -41,8 +44,11 @@
 //!   history, drift slower than one run (a whole run in one noisy stretch) is invisible:
 //!   for a verdict on a small difference, interleave the two states with `schedlab ab`.
 
+use crate::analysis::sequential::pair_blocks;
 use crate::analysis::stats::{median, smallest_possible_p};
-use crate::analysis::verdict::{drift_band, evidence, half_shift, history_band, judge, pooled_log_sd, Evidence};
+use crate::analysis::verdict::{
+    drift_band, evidence, evidence_paired, half_shift, history_band, judge, pooled_log_sd, smallest_paired_p, Evidence,
+};
 pub use crate::analysis::verdict::{Drift, Verdict, ALPHA};
 use crate::model::figures::{self, Figure};
 use crate::model::Family;
@@ -119,14 +125,28 @@ pub struct Row {
     pub not_ok_b: usize,
     pub ratio: Option<f64>,
     pub ci: Option<(f64, f64)>,
-    /// The Mann-Whitney p of this figure alone.
+    /// The p of this figure alone (Mann-Whitney, or the paired sign test when interleaved).
     pub p: Option<f64>,
+    /// Interleaved: the block pairs in which both sides have a value, and the p that the
+    /// median ratio is within ±5 % (what ends a session's extra blocks on a tie).
+    pub blocks: Option<usize>,
+    pub p_equivalent: Option<f64>,
     /// Holm-adjusted over every figure tested; `None` for a figure not tested (too few).
     pub p_adjusted: Option<f64>,
     pub drift: Drift,
     pub verdict: Verdict,
     /// Slower by more than the threshold (and the drift), significantly.
     pub regression: bool,
+}
+
+/// A figure of a group's ok trials keyed by the repeat (in an `ab` session, the block pair)
+/// they ran in.
+fn by_block(group: &Group, figure: &Figure) -> Vec<(u32, f64)> {
+    group
+        .ok()
+        .filter_map(|t| Some((u32::try_from(t.repeat).ok()?, figure.value(t.outcome.as_ref()?)?)))
+        .filter(|(_, v)| v.is_finite())
+        .collect()
 }
 
 /// A figure of a group's ok trials in the order they ran (start time, then plan order).
@@ -178,7 +198,12 @@ pub fn compare(
             if va.is_empty() && vb.is_empty() && left.outcomes().next().is_some() && right.outcomes().next().is_some() {
                 continue;
             }
-            let e = evidence(&va, &vb);
+            let e = match mode {
+                Mode::Interleaved => {
+                    evidence_paired(&pair_blocks(&by_block(left, compared), &by_block(right, compared)))
+                }
+                Mode::Separate { .. } => evidence(&va, &vb),
+            };
             let row = Row {
                 family: left.family,
                 params: left.params.clone(),
@@ -191,6 +216,8 @@ pub fn compare(
                 ratio: e.ratio,
                 ci: e.ci,
                 p: e.p,
+                blocks: e.blocks,
+                p_equivalent: e.p_equivalent,
                 p_adjusted: None,
                 drift: Drift::Shared,
                 verdict: Verdict::NoDifference,
@@ -199,8 +226,20 @@ pub fn compare(
             found.push((row, e, (left.experiment, right.experiment)));
         }
     }
-    let tested: Vec<Option<f64>> = found.iter().map(|(_, e, _)| if e.too_few.is_some() { None } else { e.p }).collect();
-    let adjusted = crate::analysis::stats::holm(&tested);
+    // One family: each figure's difference, and in an interleaved session also its
+    // equivalence within ±5 % (the two claims a run's question makes, and what `ab`
+    // stops adding blocks on).
+    let claims_per_row = if mode == Mode::Interleaved { 2 } else { 1 };
+    let tested: Vec<Option<f64>> = found
+        .iter()
+        .flat_map(|(_, e, _)| {
+            let p = if e.too_few.is_some() { [None, None] } else { [e.p, e.p_equivalent] };
+            p.into_iter().take(claims_per_row)
+        })
+        .collect();
+    let all_adjusted = crate::analysis::stats::holm(&tested);
+    let equivalent_adjusted: Vec<Option<f64>> = all_adjusted.iter().skip(1).step_by(claims_per_row).copied().collect();
+    let adjusted: Vec<Option<f64>> = all_adjusted.iter().step_by(claims_per_row).copied().collect();
     // The band of a figure pools the cells of the row's experiment in each run, which did
     // the same kind of work; each is computed once (a suite may have hundreds of cells).
     let shifts_of = |groups: &[Group], experiment: i64, figure: &Figure| -> Vec<f64> {
@@ -214,7 +253,8 @@ pub fn compare(
     found
         .into_iter()
         .zip(adjusted)
-        .map(|((mut row, e, experiments), p_adjusted)| {
+        .enumerate()
+        .map(|(i, ((mut row, e, experiments), p_adjusted))| {
             row.drift = match mode {
                 Mode::Interleaved => Drift::Shared,
                 Mode::Separate { .. } => {
@@ -242,6 +282,12 @@ pub fn compare(
             };
             row.p_adjusted = p_adjusted;
             (row.verdict, row.regression) = judge(&e, p_adjusted, threshold, row.drift);
+            let shown_equivalent = mode == Mode::Interleaved
+                && equivalent_adjusted.get(i).copied().flatten().is_some_and(|p| p <= ALPHA)
+                && e.blocks.is_some_and(|b| b >= crate::analysis::sequential::MIN_BLOCKS);
+            if row.verdict == Verdict::NoDifference && shown_equivalent {
+                row.verdict = Verdict::Equivalent;
+            }
             row
         })
         .collect()
@@ -252,11 +298,22 @@ pub fn compare(
 pub fn power_note(rows: &[Row]) -> Option<String> {
     let tested: Vec<&Row> = rows.iter().filter(|r| r.p_adjusted.is_some()).collect();
     let m = tested.len();
-    let best = tested.iter().map(|r| smallest_possible_p(r.a.len(), r.b.len())).fold(f64::INFINITY, f64::min);
+    let best_of = |r: &Row| match r.blocks {
+        Some(blocks) => smallest_paired_p(blocks),
+        None => smallest_possible_p(r.a.len(), r.b.len()),
+    };
+    let best = tested.iter().map(|r| best_of(r)).fold(f64::INFINITY, f64::min);
+    let paired = tested.iter().any(|r| r.blocks.is_some());
+    let more = if paired {
+        let enough = crate::analysis::sequential::fewest_blocks(ALPHA / m as f64);
+        format!("{enough} paired blocks can (`ab --blocks`, or `ab --budget` to add blocks until decided)")
+    } else {
+        "more repeats per side (8 reach p = 0.0002) can".to_string()
+    };
     (m > 1 && best * m as f64 >= ALPHA).then(|| {
         format!(
             "with {m} figures tested, Holm needs p < {:.4} for the first, and these repeats reach at best p = {best:.4}: \
-             no figure can be called different; more repeats per side (8 reach p = 0.0002) can",
+             no figure can be called different; {more}",
             ALPHA / m as f64
         )
     })
@@ -269,10 +326,16 @@ pub fn summary(rows: &[Row], mode: Mode, threshold: f64, a: i64, b: i64) -> Stri
     let drift = count(&|r| r.verdict == Verdict::Drift);
     let undecided = count(&|r| matches!(r.verdict, Verdict::TooFew(_)));
     let tested = count(&|r| r.p_adjusted.is_some());
+    let equivalent = count(&|r| r.verdict == Verdict::Equivalent);
+    let equivalent = if mode == Mode::Interleaved {
+        format!("{equivalent} equivalent within ±{:.0}%; ", crate::analysis::sequential::MARGIN * 100.0)
+    } else {
+        String::new()
+    };
     let mut out = format!(
         "{} figures compared (A = run {a}, B = run {b}), {tested} tested, judged at Holm-adjusted p < {ALPHA}; \
-         {regressions} regression(s) beyond {:.1}%; {drift} cannot be separated from drift; {undecided} undecided for \
-         lack of repeats\n{}",
+         {regressions} regression(s) beyond {:.1}%; {equivalent}{drift} cannot be separated from drift; {undecided} \
+         undecided for lack of repeats\n{}",
         rows.len(),
         threshold * 100.0,
         mode.describe()
@@ -664,32 +727,28 @@ mod tests {
     #[test]
     fn separate_runs_do_not_call_drift_a_regression() {
         let (a, b) = (rings(&RING_3), rings(&RING_1));
-        // Read as if drift were shared, run 1's slow stretch is a regression of 16 %...
-        let shared = compare(&a, &b, 0.05, Mode::Interleaved, &[]);
-        let switch = row(&shared, "ns_per_switch");
-        assert!(switch.regression && switch.ratio.unwrap() > 1.15, "{:?}", switch.ci);
-        // ...but as separate runs it must also clear the drift the runs show of themselves.
+        // Run 1's slow stretch: 16 % higher, and significant by Mann-Whitney...
         let separate = compare(&a, &b, 0.05, Mode::Separate { history_runs: 0 }, &[]);
+        let switch = row(&separate, "ns_per_switch");
+        assert!(switch.ratio.unwrap() > 1.15 && switch.p_adjusted.unwrap() < ALPHA, "{:?}", switch.p_adjusted);
+        // ...but as separate runs it must also clear the drift the runs show of themselves.
         assert!(
             separate.iter().all(|r| !r.regression),
             "{:?}",
             separate.iter().map(|r| &r.verdict).collect::<Vec<_>>()
         );
-        let switch = row(&separate, "ns_per_switch");
         let band = switch.drift.fraction().unwrap();
         assert!(band > 0.03 && band < 0.2, "{band}");
-        // The evidence is the same in both modes; only the verdict changes.
-        assert_eq!(
-            (switch.p, switch.p_adjusted),
-            (row(&shared, "ns_per_switch").p, row(&shared, "ns_per_switch").p_adjusted)
-        );
+        // Interleaved, the same values are paired blocks: 7 of 8 higher is not enough for
+        // the sign test, which needs all of 8 at the least.
+        let shared = compare(&a, &b, 0.05, Mode::Interleaved, &[]);
+        let paired = row(&shared, "ns_per_switch");
+        assert_eq!((paired.blocks, paired.verdict.clone()), (Some(8), Verdict::NoDifference));
     }
 
     #[test]
     fn a_significant_shift_inside_the_drift_band_cannot_be_separated() {
         let (a, b) = (latencies(&P50_3), latencies(&P50_4));
-        let shared = compare(&a, &b, 0.05, Mode::Interleaved, &[]);
-        assert_eq!(row(&shared, "p50_ns").verdict, Verdict::Faster);
         let separate = compare(&a, &b, 0.05, Mode::Separate { history_runs: 0 }, &[]);
         let p50 = row(&separate, "p50_ns");
         // Run 4's own halves differ by 9 %: a 21 % lower p50 is within twice that.
@@ -790,8 +849,9 @@ mod tests {
                 })
                 .collect()
         };
-        // B = run 1 against A = run 2, as the issue's A/A comparisons did.
-        let rows = compare(&run(2), &run(1), 0.05, Mode::Interleaved, &[]);
+        // B = run 1 against A = run 2, as the issue's A/A comparisons did (separate runs
+        // without history: Mann-Whitney on the repeats).
+        let rows = compare(&run(2), &run(1), 0.05, Mode::Separate { history_runs: 0 }, &[]);
         assert_eq!(rows.len(), 10);
         assert!(rows.iter().all(|r| !r.regression && r.verdict == Verdict::NoDifference));
         let lucky = rows.iter().find(|r| r.params["procs"] == 32 && r.figure == "ns_per_switch").unwrap();

@@ -660,7 +660,17 @@ fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, claims: usize, block_
         Verdict::Undecided
     };
     let alpha_each = sequential::per_claim_alpha(claims);
-    let (ci_low, ci_high) = closest.map_or((None, None), |p| p.interval(alpha_each));
+    // The interval at the level its claim passed Holm at (α × raw p / adjusted p), so that
+    // a lead's interval excludes 1 and a tie's lies within the margin; an open question's
+    // at Holm's first step. Equivalence tests each side at its level: the interval of
+    // twice it.
+    let level = |raw: f64, adjusted: f64| if adjusted > 0.0 { ALPHA * raw / adjusted } else { alpha_each };
+    let interval_level = match verdict {
+        Verdict::Leads => level(c.p_leads(), p_leads),
+        Verdict::Equivalent => 2.0 * level(c.p_tie(), p_equivalent),
+        _ => alpha_each,
+    };
+    let (ci_low, ci_high) = closest.map_or((None, None), |p| p.interval(interval_level.min(1.0)));
     let open = verdict == Verdict::Undecided;
     Answer {
         verdict,

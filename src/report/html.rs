@@ -479,6 +479,8 @@ mod tests {
             ratio: Some(2.0),
             ci: Some((1.5, 2.5)),
             p: Some(0.01),
+            blocks: None,
+            p_equivalent: None,
             p_adjusted: Some(0.03),
             drift: compare::Drift::Shared,
             verdict,
