@@ -401,6 +401,33 @@ pub fn holm(p_values: &[Option<f64>]) -> Vec<Option<f64>> {
     adjusted
 }
 
+/// Holm's step-down where the hypotheses come in groups of which at most `capacity[g]` can
+/// be true at once (Shaffer's refinement): a question's lead ("the median ratio is 1") and
+/// its equivalence ("the median ratio is at or beyond the margin") cannot both be true, so
+/// a two-cell question holds at most one true null. At each step the p is multiplied by the
+/// most true nulls the hypotheses not yet rejected can hold, Σ_g min(capacity, left in g),
+/// never more than Holm's count. Valid by Holm's argument: when the first true null is
+/// reached, every true null is still left, so the multiplier is at least their number.
+/// `group[i]` names each p's group; `None` p's are untested (no adjusted p, not counted).
+pub fn holm_grouped(p_values: &[Option<f64>], group: &[usize], capacity: &[usize]) -> Vec<Option<f64>> {
+    assert_eq!(p_values.len(), group.len());
+    let mut order: Vec<(usize, f64)> = p_values.iter().enumerate().filter_map(|(i, p)| p.map(|p| (i, p))).collect();
+    order.sort_by(|x, y| x.1.total_cmp(&y.1));
+    let mut left = vec![0usize; capacity.len()];
+    for &(i, _) in &order {
+        left[group[i]] += 1;
+    }
+    let mut adjusted = vec![None; p_values.len()];
+    let mut running_max = 0.0f64;
+    for (index, p) in order {
+        let could_be_true: usize = left.iter().zip(capacity).map(|(&l, &c)| l.min(c)).sum();
+        running_max = running_max.max((could_be_true as f64 * p).min(1.0));
+        adjusted[index] = Some(running_max);
+        left[group[index]] -= 1;
+    }
+    adjusted
+}
+
 /// P(Z > z) for a standard normal (Abramowitz and Stegun 7.1.26, error < 1.5e-7).
 fn normal_upper_tail(z: f64) -> f64 {
     let x = z / std::f64::consts::SQRT_2;
@@ -588,5 +615,27 @@ mod tests {
         let same = bootstrap_ratio_ci(&a, &a, 2000, 1).unwrap();
         assert!(same.1 <= 1.0 && same.2 >= 1.0);
         assert!(bootstrap_ratio_ci(&[], &b, 10, 1).is_none());
+    }
+
+    #[test]
+    fn grouped_holm_counts_at_most_one_true_null_of_a_disjoint_pair() {
+        use super::{holm, holm_grouped};
+        let p = [Some(0.01), Some(0.5), Some(0.02), Some(0.6), Some(0.04), None];
+        // Three pairs that cannot both be true, the last with one p untested.
+        let grouped = holm_grouped(&p, &[0, 0, 1, 1, 2, 2], &[1, 1, 1]);
+        // Step 1: 3 could be true (one a pair), not 5: 0.03; step 2: pairs 1 and 2 and
+        // pair 0's 0.5 left, still 3: 0.06; step 3: 0.04 x 3 = 0.12.
+        let want = [0.03, 1.0, 0.06, 1.0, 0.12];
+        for (got, want) in grouped.iter().zip(want) {
+            assert!((got.unwrap() - want).abs() < 1e-12, "{grouped:?}");
+        }
+        assert_eq!(grouped[5], None);
+        // Groups that can hold all their hypotheses are plain Holm.
+        let plain = holm_grouped(&p, &[0, 1, 2, 3, 4, 5], &[1; 6]);
+        assert_eq!(plain, holm(&p));
+        // Never above Holm.
+        for (g, h) in grouped.iter().zip(holm(&p)) {
+            assert!(g.unwrap_or(0.0) <= h.unwrap_or(0.0) + 1e-12);
+        }
     }
 }

@@ -33,7 +33,7 @@
 
 use crate::analysis::random::SplitMix64;
 use crate::analysis::sequential::{decide, per_claim_alpha, Comparison, Decision, ALPHA, MIN_BLOCKS};
-use crate::analysis::stats::holm;
+use crate::analysis::stats::holm_grouped;
 use crate::analysis::stats::{median, median_ci, MedianCi};
 use crate::error::{Error, Result};
 use crate::exec::suite::{QuestionKey, Suite, Trial};
@@ -305,6 +305,9 @@ pub fn next_cell(cells: &[Cell], after: Option<usize>, used: Duration, budget: O
 pub struct Question {
     pub key: QuestionKey,
     pub cells: Vec<usize>,
+    /// The figures the report tests it on (latency: p99 and the maximum); the runner
+    /// decides on the first, the headline.
+    pub figures: usize,
 }
 
 /// Where a question stands.
@@ -330,8 +333,6 @@ pub struct Session {
     templates: Vec<Trial>,
     cells: Vec<Cell>,
     questions: Vec<Question>,
-    /// Hypotheses in the run's family of claims, for the per-claim level.
-    family: usize,
     /// The elapsed time of every trial of each cell, for `typical`.
     elapsed: Vec<Vec<f64>>,
     cursor: Option<Item>,
@@ -365,7 +366,10 @@ impl Session {
             if let Some(key) = suite.question_of(trial) {
                 match questions.iter_mut().find(|q| q.key == key) {
                     Some(q) => q.cells.push(cells.len()),
-                    None => questions.push(Question { key, cells: vec![cells.len()] }),
+                    None => {
+                        let figures = crate::model::figures::questioned(trial.family).len().max(1);
+                        questions.push(Question { key, cells: vec![cells.len()], figures })
+                    }
                 }
             }
             cells.push(Cell {
@@ -384,7 +388,6 @@ impl Session {
             templates,
             cells,
             questions,
-            family: suite.family_of_claims(),
             elapsed,
             cursor: None,
             next_seq: after_stored.max(suite.trials.len()),
@@ -397,9 +400,10 @@ impl Session {
         self.questions.iter().any(|q| q.cells.contains(&cell))
     }
 
-    /// The per-claim level of Holm's first step: α over the run's family of claims.
+    /// The per-claim level of Holm's first step: α over the claims that can be true nulls
+    /// at once.
     pub fn alpha_each(&self) -> f64 {
-        per_claim_alpha(self.family)
+        self.alpha_now(&vec![Answer::Open; self.questions.len()])
     }
 
     pub fn comparison(&self, question: usize) -> Option<Comparison> {
@@ -409,46 +413,71 @@ impl Session {
     }
 
     /// Every question's standing, by Holm over the run's family of claims as the report
-    /// applies it: each question's two claims (a lead, a tie) on its headline figure, and
-    /// the family's other claims (a second figure a question tests) at p = 1 until the
-    /// report sees them, which can only make the report's adjusted p smaller. Holm steps
-    /// down: each claim shown lowers the bar for the rest from α/m towards α, so a run's
-    /// later questions stop sooner. The p-values are anytime-valid, so a claim shown at
-    /// one block stays shown.
+    /// applies it (`stats::holm_grouped`: a two-cell question's lead and equivalence
+    /// cannot both be true nulls): each question's two claims (a lead, a tie) on its
+    /// headline figure, and its other figures' claims at p = 1 until the report sees them,
+    /// which can only make the report's adjusted p smaller. Holm steps down: each claim
+    /// shown lowers the bar for the rest, so a run's later questions stop sooner. The
+    /// p-values are anytime-valid, so a claim shown at one block stays shown.
     pub fn answers(&self) -> Vec<Answer> {
         let comparisons: Vec<Option<Comparison>> = (0..self.questions.len()).map(|q| self.comparison(q)).collect();
-        let mut p: Vec<Option<f64>> = comparisons
-            .iter()
-            .flat_map(|c| match c {
-                Some(c) if c.blocks() >= MIN_BLOCKS => [Some(c.p_leads()), Some(c.p_tie())],
-                _ => [Some(1.0), Some(1.0)],
-            })
-            .collect();
-        p.resize(p.len().max(self.family), Some(1.0));
-        let adjusted = holm(&p);
+        let (p, group, capacity) = self.claims(&comparisons);
+        let adjusted = holm_grouped(&p, &group, &capacity);
+        // The headline's two claims open each question's run of claims.
+        let mut first = 0;
         comparisons
             .iter()
-            .enumerate()
-            .map(|(q, c)| {
-                let at = |k: usize| adjusted[2 * q + k].unwrap_or(1.0);
-                match c.as_ref().map(|c| decide(c.blocks(), at(0), at(1), ALPHA)) {
+            .zip(&self.questions)
+            .map(|(c, q)| {
+                let at = |k: usize| adjusted[first + k].unwrap_or(1.0);
+                let answer = match c.as_ref().map(|c| decide(c.blocks(), at(0), at(1), ALPHA)) {
                     Some(Decision::Lead) => Answer::Differs,
                     Some(Decision::Equivalent) => Answer::Equivalent,
                     _ => Answer::Open,
-                }
+                };
+                first += 2 * q.figures;
+                answer
             })
             .collect()
     }
 
+    /// The run's claims as the runner sees them (two per question and figure), each pair's
+    /// group, and each group's capacity (1 for a two-cell question, 2 otherwise).
+    #[allow(clippy::type_complexity)]
+    fn claims(&self, comparisons: &[Option<Comparison>]) -> (Vec<Option<f64>>, Vec<usize>, Vec<usize>) {
+        let (mut p, mut group, mut capacity) = (Vec::new(), Vec::new(), Vec::new());
+        for (c, q) in comparisons.iter().zip(&self.questions) {
+            for figure in 0..q.figures {
+                let pair = match c {
+                    Some(c) if figure == 0 && c.blocks() >= MIN_BLOCKS => [Some(c.p_leads()), Some(c.p_tie())],
+                    _ => [Some(1.0), Some(1.0)],
+                };
+                p.extend(pair);
+                group.extend([capacity.len(); 2]);
+                capacity.push(if q.cells.len() == 2 { 1 } else { 2 });
+            }
+        }
+        (p, group, capacity)
+    }
     pub fn answer(&self, question: usize) -> Answer {
         self.answers()[question]
     }
 
-    /// The per-claim level the open questions must reach now: α over the claims not yet
-    /// shown (Holm's next step).
+    /// The per-claim level the open questions must reach now: α over the claims that can
+    /// still be true nulls, a two-cell question's open pair counting once (Holm's next
+    /// step, as `holm_grouped` takes it).
     pub fn alpha_now(&self, answers: &[Answer]) -> f64 {
-        let shown = answers.iter().filter(|a| **a != Answer::Open).count();
-        per_claim_alpha(self.family.saturating_sub(shown).max(1))
+        let could_be_true: usize = self
+            .questions
+            .iter()
+            .zip(answers)
+            .map(|(q, a)| {
+                let per_figure = if q.cells.len() == 2 { 1 } else { 2 };
+                let shown = usize::from(*a != Answer::Open && q.cells.len() > 2);
+                per_figure * q.figures - shown
+            })
+            .sum();
+        per_claim_alpha(could_be_true.max(1))
     }
 
     fn question_open(&self, question: usize, answers: &[Answer]) -> bool {

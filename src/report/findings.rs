@@ -12,7 +12,7 @@
 use crate::analysis::knee::{self, Shape, StepTest};
 use crate::analysis::period::{self, Level, SpikePeriod};
 use crate::analysis::sequential::{self, Comparison, ALPHA, MARGIN, MIN_BLOCKS};
-use crate::analysis::stats::{holm, median};
+use crate::analysis::stats::{holm_grouped, median};
 use crate::model::figures::{self, Figure};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, TrialSpec};
 use crate::report::stored::{groups, param_text, Group};
@@ -266,8 +266,11 @@ pub struct Answer {
     pub p_leads: f64,
     pub p_equivalent: f64,
     pub margin: f64,
-    /// Hypotheses in the run's family of claims.
+    /// Hypotheses in the run's family of claims, and how many of them can be true nulls at
+    /// once (a two-cell question's lead and equivalence cannot both be): Holm's first
+    /// multiplier.
     pub claims: usize,
+    pub at_once: usize,
     /// The fewest blocks that could show a lead in a family of this size.
     pub fewest_blocks: usize,
     /// What an open question already shows: the narrowest margin of equivalence its
@@ -314,13 +317,18 @@ impl Answer {
 impl fmt::Display for Answer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let evidence = format!(
-            "ratio {:.3} ({}; higher in {} of {} blocks); {}, Holm over {} claims",
+            "ratio {:.3} ({}; higher in {} of {} blocks); {}, Holm over {} claims{}",
             self.ratio,
             self.interval_text(),
             self.next_higher,
             self.blocks,
             self.test,
-            self.claims
+            self.claims,
+            if self.at_once < self.claims {
+                format!(" (at most {} of them true at once)", self.at_once)
+            } else {
+                String::new()
+            }
         );
         let margin = self.margin * 100.0;
         match self.verdict {
@@ -357,7 +365,11 @@ impl fmt::Display for Answer {
                          --max-repeat if its cells reached it)"
                     )?;
                 } else {
-                    write!(f, "; no answer in sight at this rate: the two are close to the margin")?;
+                    write!(
+                        f,
+                        "; no answer in sight at this rate: its blocks split too evenly for a lead, and spread too \
+                         far for equivalence"
+                    )?;
                 }
                 Ok(())
             }
@@ -570,7 +582,18 @@ fn answers(all: &[Group], axes: &[Option<String>]) -> Vec<Finding> {
         .flat_map(|(_, c)| [c.as_ref().map(Comparison::p_leads), c.as_ref().map(Comparison::p_tie)])
         .collect();
     let claims = raw.iter().flatten().count();
-    let adjusted = holm(&raw);
+    // A two-cell question's lead and equivalence cannot both be true nulls: one group of
+    // capacity 1 per question and figure (`stats::holm_grouped`); with more cells the lead
+    // is against every other cell and both may be.
+    let capacity: Vec<usize> = asked
+        .iter()
+        .zip(&tested)
+        .flat_map(|(a, figs)| std::iter::repeat_n(if a.set.len() == 2 { 1 } else { 2 }, figs.len()))
+        .collect();
+    let group: Vec<usize> = (0..raw.len()).map(|i| i / 2).collect();
+    let adjusted = holm_grouped(&raw, &group, &capacity);
+    let at_once: usize =
+        capacity.iter().enumerate().map(|(g, &c)| c.min(raw[2 * g..2 * g + 2].iter().flatten().count())).sum();
     let mut next_p = adjusted.chunks(2);
     let mut out = Vec::new();
     for (a, figures_tested) in asked.iter().zip(&tested) {
@@ -580,7 +603,8 @@ fn answers(all: &[Group], axes: &[Option<String>]) -> Vec<Finding> {
             let ps = next_p.next().unwrap_or(&[]);
             let Some(c) = c else { continue };
             let (Some(Some(leads)), Some(Some(tie))) = (ps.first(), ps.get(1)) else { continue };
-            answered.push((fig, c.clone(), answer(c, *leads, *tie, claims, block_seconds(&a.set))));
+            let family = ClaimFamily { claims, at_once };
+            answered.push((fig, c.clone(), answer(c, *leads, *tie, family, block_seconds(&a.set))));
         }
         let label = |i: usize| param_text(a.set[i].params.get(&a.axis));
         let level = |fig: &Figure, i: usize| {
@@ -647,7 +671,16 @@ fn block_seconds(set: &[&Group]) -> Option<f64> {
 }
 
 /// A comparison's answer from its Holm-adjusted p values.
-fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, claims: usize, block_s: Option<f64>) -> Answer {
+/// A run's family of claims: how many, and how many of them can be true nulls at once
+/// (Holm's first multiplier).
+#[derive(Clone, Copy)]
+struct ClaimFamily {
+    claims: usize,
+    at_once: usize,
+}
+
+fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, family: ClaimFamily, block_s: Option<f64>) -> Answer {
+    let ClaimFamily { claims, at_once } = family;
     let closest = c.closest();
     let blocks = c.blocks();
     let verdict = if blocks < MIN_BLOCKS {
@@ -659,7 +692,7 @@ fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, claims: usize, block_
     } else {
         Verdict::Undecided
     };
-    let alpha_each = sequential::per_claim_alpha(claims);
+    let alpha_each = sequential::per_claim_alpha(at_once);
     // The interval at the level its claim passed Holm at (α × raw p / adjusted p), so that
     // a lead's interval excludes 1 and a tie's lies within the margin; an open question's
     // at Holm's first step. Equivalence tests each side at its level: the interval of
@@ -683,6 +716,7 @@ fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, claims: usize, block_
         p_equivalent,
         margin: MARGIN,
         claims,
+        at_once,
         fewest_blocks: sequential::fewest_blocks(alpha_each),
         supported_margin: closest.filter(|_| open).and_then(|p| p.supported_margin(alpha_each)),
         more_blocks: c.blocks_to_answer(alpha_each).filter(|_| open),
