@@ -496,6 +496,13 @@ mod tests {
         assert!(p.decided_at(alpha_each) && p.blocks_to_answer(alpha_each) == Some(1));
         let (lo, hi) = p.interval(alpha_each);
         assert!(lo.unwrap() > 0.95 && hi.unwrap() < 1.05 && lo.unwrap() < p.ratio && p.ratio < hi.unwrap());
+        // The margin it supports is the interval's reach at the equivalence test's level:
+        // inside ±5 % (the tie is shown), and wider for a 6 % difference in 2 % noise.
+        let supported = p.supported_margin(alpha_each).unwrap();
+        assert!(supported < MARGIN && supported >= (1.0 - lo.unwrap()).max(hi.unwrap() - 1.0) - 0.02, "{supported}");
+        let apart: Vec<(f64, f64)> = (0..40).map(|_| (1.0, 1.06 * (0.02 * normal(&mut rng)).exp())).collect();
+        let apart = Paired::of(&apart).unwrap().supported_margin(alpha_each).unwrap();
+        assert!((0.06..0.15).contains(&apart), "{apart}");
         // Too few blocks bound nothing.
         let few = Paired::of(&blocks[..3]).unwrap();
         assert_eq!(few.interval(alpha_each), (None, None));
