@@ -300,11 +300,13 @@ fn bad_flags_exit_2() {
     let db = dir.path("ab.db").display().to_string();
     let base = ["ab", suite.as_str(), "--db", db.as_str()];
     let with = |extra: &[&str]| -> Vec<String> { base.iter().chain(extra).map(|s| s.to_string()).collect() };
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["--a-setup", "true"], "--b-setup"),
         (&["--a-setup", "", "--b-setup", "true"], "an empty command"),
         (&["--a-setup", "true", "--b-setup", "true", "--blocks", "1"], "--blocks"),
         (&["--a-setup", "true", "--b-setup", "true", "--blocks", "many"], "--blocks"),
+        (&["--a-setup", "true", "--b-setup", "true", "--blocks", "2"], "below the suite's largest repeat (4)"),
+        (&["--a-setup", "true", "--b-setup", "true", "--budget", "soon"], "--budget"),
         (&["--a-setup", "true", "--b-setup", "true", "--threshold", "fast"], "not a threshold"),
         (&["--a-setup", "true", "--b-setup", "true", "--html", "/nonexistent-dir/x.html"], "not a directory"),
         (&["--a-setup", "true", "--b-setup", "true", "--seed", "x"], "--seed"),

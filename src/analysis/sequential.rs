@@ -23,9 +23,14 @@
 //!    the smaller one-sided p). *Equivalence*: the median ratio lies within 1 ± `MARGIN`,
 //!    shown by rejecting both "≤ 1 − margin" and "≥ 1 + margin" (intersection-union: the
 //!    larger of the two p). Either one decides the question (`verdict`).
-//! 4. **One family.** A run's claims are corrected together with Holm (`stats::holm`)
-//!    over every hypothesis tested, two per question; the run stops extending a question
-//!    once a p is below α over the family's size, which Holm then always accepts.
+//! 4. **One family.** A run's claims are corrected together by Holm with Shaffer's
+//!    refinement (`stats::holm_grouped`) over every hypothesis tested, two per question
+//!    and figure: a two-cell question's "the median ratio is 1" and "it is at or beyond
+//!    the margin" cannot both be true, so the pair counts once in Holm's multipliers.
+//!    (A wrong-way lead is covered too: a block below 0 is also below the upper margin,
+//!    so that test's evidence is never stronger than the same side's equivalence test.)
+//!    The runner stops a question when that Holm, applied as the report applies it,
+//!    accepts one of its claims.
 
 use serde::Serialize;
 
@@ -37,8 +42,9 @@ pub const MARGIN: f64 = 0.05;
 pub const METHOD: &str = "paired blocks in random order; sign-test confidence sequence for the median within-block \
                           ratio (anytime-valid, so stopping when decided is allowed; no symmetry assumed); Holm \
                           across the run's claims";
-/// A question needs at least this many blocks before it is judged: the fewest with which
-/// a unanimous sign sequence can clear a family of a few questions.
+/// A question needs at least this many blocks before it is judged: fewer say too little
+/// about a noisy machine to be read (6 unanimous blocks reach e = 18, below even one
+/// claim's 20 for equivalence; the sign tests' own bars decide when it is enough).
 pub const MIN_BLOCKS: usize = 6;
 
 /// The sign martingale after `n` observations of which `k` went the alternative's way:
@@ -210,7 +216,7 @@ pub fn projected_blocks(hits: usize, n: usize, bar: f64) -> Option<usize> {
     if share <= 0.5 {
         return None;
     }
-    (1..=MAX_PROJECTED).find(|&m| sign_e((share * m as f64).round() as usize, m) >= bar)
+    (1..=MAX_PROJECTED).find(|&m| sign_e_cached((share * m as f64).round() as usize, m) >= bar)
 }
 
 /// The longest projection `projected_blocks` makes.

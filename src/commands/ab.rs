@@ -284,8 +284,11 @@ fn extend(
                 Some(t)
             })
             .collect();
+        if extra.trials.is_empty() {
+            return Ok(());
+        }
         let takes = 2 * extra.trials.iter().map(|t| t.estimate).sum::<Duration>();
-        if extra.trials.is_empty() || plan.started.elapsed() + takes > plan.budget {
+        if plan.started.elapsed() + takes > plan.budget {
             eprintln!(
                 "schedlab: A/B: {} cell(s) still undecided after {pair} block pairs; the next pair (~{}) does not fit \
                  --budget {}",
@@ -347,6 +350,16 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         }
     }
     let blocks_per_side = args.blocks.unwrap_or_else(|| default_blocks(&suite));
+    let most_repeats = default_blocks(&suite);
+    if blocks_per_side < most_repeats {
+        // The comparison pairs A's and B's values by repeat, one pair a block pair: with
+        // fewer blocks, repeats of one block pair would pass for separate pairs.
+        return Err(Error::usage(format!(
+            "--blocks {blocks_per_side} is below the suite's largest repeat ({most_repeats}): each block pair must hold \
+             at most one repeat of a cell, since A's and B's values are compared pair by pair; give --blocks \
+             {most_repeats} or more"
+        )));
+    }
     let seed = args.seed.unwrap_or_else(|| u64::from_le_bytes(crate::sys::random::bytes()));
     let blocks = plan(&suite, blocks_per_side, seed);
     run::preflight(&suite)?;

@@ -8,8 +8,8 @@
 //!   processes?". Its cells run in *blocks*, one trial of each back to back in random
 //!   order, and it is answered by `analysis::sequential` (a difference or equivalence,
 //!   anytime-valid, so stopping as soon as it is answered is allowed). A question is open
-//!   until answered at α over the run's family of claims, or until its cells reach
-//!   `max_repeat`.
+//!   until answered by Holm over the run's family of claims as the report applies it
+//!   (`stats::holm_grouped`), or until its cells reach `max_repeat`.
 //! - A lone cell (a ring size of a sweep, any cell of an experiment without a compared
 //!   axis): repeated until the 95 % interval of its headline median (`Outcome::headline`)
 //!   is as narrow as `target_ci`, a precision rule that never looks at a verdict.
@@ -333,6 +333,11 @@ pub struct Session {
     templates: Vec<Trial>,
     cells: Vec<Cell>,
     questions: Vec<Question>,
+    /// The report's questions that no adaptive experiment asks (experiments of fixed
+    /// repeats): their cells and figures. Their claims are in the run's family too, at
+    /// p = 1 here (the runner does not run them), so the runner never stops a question
+    /// the report would call open.
+    outside: Vec<(usize, usize)>,
     /// The elapsed time of every trial of each cell, for `typical`.
     elapsed: Vec<Vec<f64>>,
     cursor: Option<Item>,
@@ -383,11 +388,27 @@ impl Session {
             templates.push(trial.clone());
         }
         questions.retain(|q| q.cells.len() >= 2);
+        // A fixed-repeat question: its key, its cells' parameters, its figures.
+        type Fixed<'a> = (QuestionKey, Vec<&'a serde_json::Map<String, serde_json::Value>>, usize);
+        let mut fixed: Vec<Fixed> = Vec::new();
+        for trial in suite.trials.iter().filter(|t| plan.target(t.experiment).is_none()) {
+            let Some(key) = suite.question_of(trial) else { continue };
+            match fixed.iter_mut().find(|(k, ..)| *k == key) {
+                Some((_, cells, _)) if !cells.contains(&&trial.params) => cells.push(&trial.params),
+                Some(_) => {}
+                None => {
+                    let figures = crate::model::figures::questioned(trial.family).len().max(1);
+                    fixed.push((key, vec![&trial.params], figures));
+                }
+            }
+        }
+        let outside = fixed.into_iter().filter(|(_, c, _)| c.len() >= 2).map(|(_, c, f)| (c.len(), f)).collect();
         let after_stored = stored.iter().map(|r| r.seq + 1).max().unwrap_or(0).max(0) as usize;
         Session {
             templates,
             cells,
             questions,
+            outside,
             elapsed,
             cursor: None,
             next_seq: after_stored.max(suite.trials.len()),
@@ -457,6 +478,13 @@ impl Session {
                 capacity.push(if q.cells.len() == 2 { 1 } else { 2 });
             }
         }
+        for &(cells, figures) in &self.outside {
+            for _ in 0..figures {
+                p.extend([Some(1.0); 2]);
+                group.extend([capacity.len(); 2]);
+                capacity.push(if cells == 2 { 1 } else { 2 });
+            }
+        }
         (p, group, capacity)
     }
     pub fn answer(&self, question: usize) -> Answer {
@@ -476,7 +504,12 @@ impl Session {
                 let shown = usize::from(*a != Answer::Open && q.cells.len() > 2);
                 per_figure * q.figures - shown
             })
-            .sum();
+            .sum::<usize>()
+            + self
+                .outside
+                .iter()
+                .map(|&(cells, figures)| if cells == 2 { figures } else { 2 * figures })
+                .sum::<usize>();
         per_claim_alpha(could_be_true.max(1))
     }
 
@@ -923,5 +956,20 @@ mod tests {
         assert!(first < second, "the first is nearer by its projection alone: {first} vs {second}");
         let block = session.next_trials(Duration::ZERO).unwrap();
         assert!(block.iter().all(|t| t.experiment == 1), "the second question goes first: {block:?}");
+    }
+
+    #[test]
+    fn questions_of_fixed_repeat_experiments_stay_in_the_runners_family() {
+        // One adaptive question of 2 cells and one of fixed repeats: the runner's first
+        // Holm step counts both (0.05 / 2), as the report's does.
+        let adaptive = "[[experiment]]\nfamily = \"ring\"\nprocs = [2, 3]\nlaps = 10\nrepeat = 6\n\
+                        target_ci = \"5%\"\nmax_repeat = 40\ncompare = \"procs\"\n";
+        let fixed = "[[experiment]]\nfamily = \"ring\"\nprocs = [4, 5]\nlaps = 10\nrepeat = 6\ncompare = \"procs\"\n";
+        let alone = suite(adaptive);
+        let both = suite(&format!("{adaptive}{fixed}"));
+        let session = |s: &Suite| Session::new(s, &AdaptivePlan::resolve(s, &Overrides::default()).unwrap(), &[], 1);
+        assert_eq!(session(&alone).alpha_each(), 0.05);
+        assert_eq!(session(&both).questions().len(), 1);
+        assert_eq!(session(&both).alpha_each(), 0.025);
     }
 }

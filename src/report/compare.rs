@@ -228,18 +228,25 @@ pub fn compare(
     }
     // One family: each figure's difference, and in an interleaved session also its
     // equivalence within ±5 % (the two claims a run's question makes, and what `ab`
-    // stops adding blocks on).
-    let claims_per_row = if mode == Mode::Interleaved { 2 } else { 1 };
-    let tested: Vec<Option<f64>> = found
-        .iter()
-        .flat_map(|(_, e, _)| {
-            let p = if e.too_few.is_some() { [None, None] } else { [e.p, e.p_equivalent] };
-            p.into_iter().take(claims_per_row)
-        })
-        .collect();
-    let all_adjusted = crate::analysis::stats::holm(&tested);
-    let equivalent_adjusted: Vec<Option<f64>> = all_adjusted.iter().skip(1).step_by(claims_per_row).copied().collect();
-    let adjusted: Vec<Option<f64>> = all_adjusted.iter().step_by(claims_per_row).copied().collect();
+    // stops adding blocks on). A figure's two cannot both be true nulls (its median ratio
+    // is 1, or at or beyond the margin, not both), so each pair counts once in Holm's
+    // multipliers (`stats::holm_grouped`): m figures, first step α/m.
+    let (adjusted, equivalent_adjusted): (Vec<Option<f64>>, Vec<Option<f64>>) = match mode {
+        Mode::Interleaved => {
+            let claims: Vec<Option<f64>> = found
+                .iter()
+                .flat_map(|(_, e, _)| if e.too_few.is_some() { [None, None] } else { [e.p, e.p_equivalent] })
+                .collect();
+            let group: Vec<usize> = (0..claims.len()).map(|i| i / 2).collect();
+            let all = crate::analysis::stats::holm_grouped(&claims, &group, &vec![1; found.len()]);
+            all.chunks(2).map(|pair| (pair[0], pair[1])).unzip()
+        }
+        Mode::Separate { .. } => {
+            let tested: Vec<Option<f64>> =
+                found.iter().map(|(_, e, _)| if e.too_few.is_some() { None } else { e.p }).collect();
+            (crate::analysis::stats::holm(&tested), vec![None; found.len()])
+        }
+    };
     // The band of a figure pools the cells of the row's experiment in each run, which did
     // the same kind of work; each is computed once (a suite may have hundreds of cells).
     let shifts_of = |groups: &[Group], experiment: i64, figure: &Figure| -> Vec<f64> {
@@ -282,8 +289,7 @@ pub fn compare(
             };
             row.p_adjusted = p_adjusted;
             (row.verdict, row.regression) = judge(&e, p_adjusted, threshold, row.drift);
-            let shown_equivalent = mode == Mode::Interleaved
-                && equivalent_adjusted.get(i).copied().flatten().is_some_and(|p| p <= ALPHA)
+            let shown_equivalent = equivalent_adjusted[i].is_some_and(|p| p <= ALPHA)
                 && e.blocks.is_some_and(|b| b >= crate::analysis::sequential::MIN_BLOCKS);
             if row.verdict == Verdict::NoDifference && shown_equivalent {
                 row.verdict = Verdict::Equivalent;

@@ -261,6 +261,10 @@ pub struct Answer {
     pub ratio: f64,
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// The interval's α: a decided claim's level at its Holm step (α × raw p / adjusted
+    /// p; twice that for equivalence, whose two sides are each tested at it), an open
+    /// question's Holm's first step.
+    pub ci_level: f64,
     /// Holm-adjusted p of a lead (the leader below every other cell) and of equivalence
     /// with the runner-up within ±`margin`.
     pub p_leads: f64,
@@ -308,7 +312,8 @@ impl Answer {
             (None, None) => "no interval yet".to_string(),
             (low, high) => {
                 let end = |x: Option<f64>, none: &str| x.map_or(none.to_string(), |v| format!("{v:.3}"));
-                format!("{}..{} at the family level", end(low, "0"), end(high, "∞"))
+                let confidence = (1.0 - self.ci_level) * 100.0;
+                format!("{}..{} at {confidence:.1}%, its claim's level in the family", end(low, "0"), end(high, "∞"))
             }
         }
     }
@@ -352,9 +357,9 @@ impl fmt::Display for Answer {
                 if self.blocks < self.fewest_blocks {
                     write!(
                         f,
-                        "; with {} claims a lead needs at least {} blocks: more repeats, or target_ci to add them \
-                         where they decide",
-                        self.claims, self.fewest_blocks
+                        "; with {} of its {} claims possibly true at once a lead needs at least {} blocks: more \
+                         repeats, or target_ci to add them where they decide",
+                        self.at_once, self.claims, self.fewest_blocks
                     )?;
                 } else if let Some(more) = self.more_blocks {
                     let seconds =
@@ -703,7 +708,8 @@ fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, family: ClaimFamily, 
         Verdict::Equivalent => 2.0 * level(c.p_tie(), p_equivalent),
         _ => alpha_each,
     };
-    let (ci_low, ci_high) = closest.map_or((None, None), |p| p.interval(interval_level.min(1.0)));
+    let ci_level = interval_level.min(1.0);
+    let (ci_low, ci_high) = closest.map_or((None, None), |p| p.interval(ci_level));
     let open = verdict == Verdict::Undecided;
     Answer {
         verdict,
@@ -712,6 +718,7 @@ fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, family: ClaimFamily, 
         ratio: closest.map_or(f64::NAN, |p| p.ratio),
         ci_low,
         ci_high,
+        ci_level,
         p_leads,
         p_equivalent,
         margin: MARGIN,
