@@ -347,12 +347,6 @@ mod tests {
         assert!(change_points(&[1.0, 0.0, 2.0, 3.0, 4.0, 5.0]).is_empty(), "no log of 0");
     }
 
-    /// A standard normal by Box-Muller.
-    fn normal(rng: &mut SplitMix64) -> f64 {
-        let (u, v) = (rng.next_f64(), rng.next_f64());
-        (-2.0 * (1.0 - u).ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-
     /// A simulated history: one run per level, each of `REPEATS` repeats, lognormal noise
     /// on two levels. Each run draws its own conditions (log sd `RUN_SD`, shared by all its
     /// repeats), each repeat its own (log sd `REPEAT_SD`): the run medians' log sd is then
@@ -364,8 +358,8 @@ mod tests {
         levels
             .iter()
             .map(|level| {
-                let run = level.ln() + RUN_SD * normal(rng);
-                (0..REPEATS).map(|_| (run + REPEAT_SD * normal(rng)).exp()).collect()
+                let run = level.ln() + RUN_SD * rng.next_normal();
+                (0..REPEATS).map(|_| (run + REPEAT_SD * rng.next_normal()).exp()).collect()
             })
             .collect()
     }

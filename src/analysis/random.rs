@@ -25,4 +25,11 @@ impl SplitMix64 {
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
+
+    /// A standard normal, by Box-Muller from two uniforms (the tests' and the simulations'
+    /// synthetic noise).
+    pub fn next_normal(&mut self) -> f64 {
+        let (u, v) = (self.next_f64(), self.next_f64());
+        (-2.0 * (1.0 - u).ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
 }

@@ -426,13 +426,6 @@ mod tests {
     use super::*;
     use crate::analysis::random::SplitMix64;
 
-    /// A standard normal by Box-Muller.
-    fn normal(rng: &mut SplitMix64) -> f64 {
-        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        let v = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        (-2.0 * (1.0 - u).ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-
     #[test]
     fn the_closed_form_is_the_integral() {
         for (k, n) in [(0, 0), (0, 1), (1, 1), (3, 7), (10, 10), (12, 20)] {
@@ -474,7 +467,7 @@ mod tests {
         let sims = 2000;
         let mut false_claims = 0;
         for _ in 0..sims {
-            let blocks: Vec<(f64, f64)> = (0..80).map(|_| (1.0, (0.05 * normal(&mut rng)).exp())).collect();
+            let blocks: Vec<(f64, f64)> = (0..80).map(|_| (1.0, (0.05 * rng.next_normal()).exp())).collect();
             false_claims += usize::from(Paired::of(&blocks).unwrap().p_differ <= ALPHA);
         }
         assert!((false_claims as f64) < 0.05 * sims as f64, "{false_claims} of {sims}");
@@ -488,7 +481,7 @@ mod tests {
         for _ in 0..200 {
             let mut blocks = Vec::new();
             let decided = (1..=30).any(|_| {
-                blocks.push((1.0, 1.1 * (0.05 * normal(&mut rng)).exp()));
+                blocks.push((1.0, 1.1 * (0.05 * rng.next_normal()).exp()));
                 blocks.len() >= MIN_BLOCKS && Paired::of(&blocks).unwrap().p_differ <= alpha_each
             });
             assert!(decided, "{blocks:?}");
@@ -496,7 +489,7 @@ mod tests {
             assert!(p.ratio > 1.0 && p.b_larger > p.blocks / 2);
         }
         // A tie with 1 % noise: equivalent within ±5 %, not different.
-        let blocks: Vec<(f64, f64)> = (0..20).map(|_| (1.0, (0.01 * normal(&mut rng)).exp())).collect();
+        let blocks: Vec<(f64, f64)> = (0..20).map(|_| (1.0, (0.01 * rng.next_normal()).exp())).collect();
         let p = Paired::of(&blocks).unwrap();
         assert!(p.p_equivalent <= alpha_each, "{p:?}");
         assert!(p.decided_at(alpha_each) && p.blocks_to_answer(alpha_each) == Some(1));
@@ -506,7 +499,7 @@ mod tests {
         // inside ±5 % (the tie is shown), and wider for a 6 % difference in 2 % noise.
         let supported = p.supported_margin(alpha_each).unwrap();
         assert!(supported < MARGIN && supported >= (1.0 - lo.unwrap()).max(hi.unwrap() - 1.0) - 0.02, "{supported}");
-        let apart: Vec<(f64, f64)> = (0..40).map(|_| (1.0, 1.06 * (0.02 * normal(&mut rng)).exp())).collect();
+        let apart: Vec<(f64, f64)> = (0..40).map(|_| (1.0, 1.06 * (0.02 * rng.next_normal()).exp())).collect();
         let apart = Paired::of(&apart).unwrap().supported_margin(alpha_each).unwrap();
         assert!((0.06..0.15).contains(&apart), "{apart}");
         // Too few blocks bound nothing.
@@ -519,7 +512,7 @@ mod tests {
     fn a_question_of_three_names_its_leader_and_needs_it_below_both_others() {
         let mut rng = SplitMix64::new(3);
         let cell = |level: f64, rng: &mut SplitMix64| -> Vec<(u32, f64)> {
-            (1..=20).map(|r| (r, level * (0.01 * normal(rng)).exp())).collect()
+            (1..=20).map(|r| (r, level * (0.01 * rng.next_normal()).exp())).collect()
         };
         let (a, b, c) = (cell(1.3, &mut rng), cell(1.0, &mut rng), cell(1.01, &mut rng));
         let q = Comparison::of(&[a.clone(), b.clone(), c.clone()]).unwrap();

@@ -31,10 +31,10 @@ pub enum Noise {
 impl Noise {
     fn draw(self, rng: &mut SplitMix64) -> f64 {
         match self {
-            Noise::Normal(sd) => sd * normal(rng),
+            Noise::Normal(sd) => sd * rng.next_normal(),
             Noise::Outliers { core, share, shift } => {
                 let outlier = rng.next_f64() < share;
-                core * normal(rng) + if outlier { shift } else { 0.0 }
+                core * rng.next_normal() + if outlier { shift } else { 0.0 }
             }
             Noise::Skewed(scale) => scale * -(1.0 - rng.next_f64()).ln(),
         }
@@ -47,12 +47,6 @@ impl Noise {
         let draws: Vec<f64> = (0..200_001).map(|_| self.draw(&mut rng)).collect();
         median(&draws)
     }
-}
-
-/// A standard normal by Box-Muller.
-pub fn normal(rng: &mut SplitMix64) -> f64 {
-    let (u, v) = (rng.next_f64(), rng.next_f64());
-    (-2.0 * (1.0 - u).ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
 }
 
 /// One simulated situation: B's true median ratio to A and the noise of d.
