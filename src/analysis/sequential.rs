@@ -304,11 +304,6 @@ impl Paired {
         }?;
         Some(total.saturating_sub(n).max(1))
     }
-
-    /// Decided at a per-claim level: a difference or equivalence.
-    pub fn decided_at(&self, alpha_each: f64) -> bool {
-        decide(self.blocks, self.p_differ, self.p_equivalent, alpha_each) != Decision::Open
-    }
 }
 
 /// A question over two or more cells (policies, or the values of another compared axis):
@@ -373,12 +368,9 @@ impl Comparison {
         self.closest().map_or(0, |p| p.blocks)
     }
 
+    /// The runner's rule at one per-claim level, before the run's other claims are seen.
     pub fn decision(&self, alpha_each: f64) -> Decision {
         decide(self.blocks(), self.p_leads(), self.p_tie(), alpha_each)
-    }
-
-    pub fn decided_at(&self, alpha_each: f64) -> bool {
-        self.decision(alpha_each) != Decision::Open
     }
 
     /// Blocks still needed for a lead (its slowest pair) or a tie, whichever is nearer;
@@ -492,7 +484,8 @@ mod tests {
         let blocks: Vec<(f64, f64)> = (0..20).map(|_| (1.0, (0.01 * rng.next_normal()).exp())).collect();
         let p = Paired::of(&blocks).unwrap();
         assert!(p.p_equivalent <= alpha_each, "{p:?}");
-        assert!(p.decided_at(alpha_each) && p.blocks_to_answer(alpha_each) == Some(1));
+        assert_eq!(decide(p.blocks, p.p_differ, p.p_equivalent, alpha_each), Decision::Equivalent);
+        assert_eq!(p.blocks_to_answer(alpha_each), Some(1));
         let (lo, hi) = p.interval(alpha_each);
         assert!(lo.unwrap() > 0.95 && hi.unwrap() < 1.05 && lo.unwrap() < p.ratio && p.ratio < hi.unwrap());
         // The margin it supports is the interval's reach at the equivalence test's level:
@@ -505,7 +498,8 @@ mod tests {
         // Too few blocks bound nothing.
         let few = Paired::of(&blocks[..3]).unwrap();
         assert_eq!(few.interval(alpha_each), (None, None));
-        assert!(!few.decided_at(alpha_each) && few.blocks_to_answer(alpha_each).unwrap() > 3);
+        assert_eq!(decide(few.blocks, few.p_differ, few.p_equivalent, alpha_each), Decision::Open);
+        assert!(few.blocks_to_answer(alpha_each).unwrap() > 3);
     }
 
     #[test]
@@ -519,10 +513,10 @@ mod tests {
         assert_eq!((q.leader, q.runner_up, q.blocks()), (1, 2, 20));
         // B and C tie: no lead, but equivalence.
         let alpha_each = per_claim_alpha(4);
-        assert!(q.p_leads() > alpha_each && q.p_tie() <= alpha_each && q.decided_at(alpha_each), "{q:?}");
+        assert_eq!(q.decision(alpha_each), Decision::Equivalent, "{q:?}");
         // Without C, B leads A.
         let q = Comparison::of(&[a, b, Vec::new()]).unwrap();
-        assert!(q.p_leads() <= alpha_each && q.decided_at(alpha_each));
+        assert_eq!(q.decision(alpha_each), Decision::Lead);
         assert!(Comparison::of(&[c, Vec::new()]).is_none());
     }
 

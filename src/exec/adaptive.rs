@@ -388,21 +388,14 @@ impl Session {
             templates.push(trial.clone());
         }
         questions.retain(|q| q.cells.len() >= 2);
-        // A fixed-repeat question: its key, its cells' parameters, its figures.
-        type Fixed<'a> = (QuestionKey, Vec<&'a serde_json::Map<String, serde_json::Value>>, usize);
-        let mut fixed: Vec<Fixed> = Vec::new();
-        for trial in suite.trials.iter().filter(|t| plan.target(t.experiment).is_none()) {
-            let Some(key) = suite.question_of(trial) else { continue };
-            match fixed.iter_mut().find(|(k, ..)| *k == key) {
-                Some((_, cells, _)) if !cells.contains(&&trial.params) => cells.push(&trial.params),
-                Some(_) => {}
-                None => {
-                    let figures = crate::model::figures::questioned(trial.family).len().max(1);
-                    fixed.push((key, vec![&trial.params], figures));
-                }
-            }
-        }
-        let outside = fixed.into_iter().filter(|(_, c, _)| c.len() >= 2).map(|(_, c, f)| (c.len(), f)).collect();
+        let outside = suite
+            .questions_with_cells()
+            .into_iter()
+            .filter(|(key, _)| plan.target(key.experiment).is_none())
+            .map(|(key, cells)| {
+                (cells, crate::model::figures::questioned(suite.experiments[key.experiment].family).len().max(1))
+            })
+            .collect();
         let after_stored = stored.iter().map(|r| r.seq + 1).max().unwrap_or(0).max(0) as usize;
         Session {
             templates,
@@ -442,74 +435,62 @@ impl Session {
     /// p-values are anytime-valid, so a claim shown at one block stays shown.
     pub fn answers(&self) -> Vec<Answer> {
         let comparisons: Vec<Option<Comparison>> = (0..self.questions.len()).map(|q| self.comparison(q)).collect();
-        let (p, group, capacity) = self.claims(&comparisons);
-        let adjusted = holm_grouped(&p, &group, &capacity);
-        // The headline's two claims open each question's run of claims.
-        let mut first = 0;
-        comparisons
+        let groups = self.claim_groups();
+        // Each group's two claims: a question's headline from its blocks, every other
+        // figure (and every fixed-repeat question) at p = 1.
+        let p: Vec<Option<f64>> = groups
             .iter()
-            .zip(&self.questions)
-            .map(|(c, q)| {
-                let at = |k: usize| adjusted[first + k].unwrap_or(1.0);
-                let answer = match c.as_ref().map(|c| decide(c.blocks(), at(0), at(1), ALPHA)) {
-                    Some(Decision::Lead) => Answer::Differs,
-                    Some(Decision::Equivalent) => Answer::Equivalent,
-                    _ => Answer::Open,
-                };
-                first += 2 * q.figures;
-                answer
+            .flat_map(|(headline, _)| match headline.and_then(|q| comparisons[q].as_ref()) {
+                Some(c) if c.blocks() >= MIN_BLOCKS => [Some(c.p_leads()), Some(c.p_tie())],
+                _ => [Some(1.0); 2],
             })
-            .collect()
+            .collect();
+        let group: Vec<usize> = (0..p.len()).map(|i| i / 2).collect();
+        let capacity: Vec<usize> = groups.iter().map(|g| g.1).collect();
+        let adjusted = holm_grouped(&p, &group, &capacity);
+        let mut answers = vec![Answer::Open; self.questions.len()];
+        for (g, (headline, _)) in groups.iter().enumerate() {
+            let Some(q) = *headline else { continue };
+            let at = |k: usize| adjusted[2 * g + k].unwrap_or(1.0);
+            answers[q] = match comparisons[q].as_ref().map(|c| decide(c.blocks(), at(0), at(1), ALPHA)) {
+                Some(Decision::Lead) => Answer::Differs,
+                Some(Decision::Equivalent) => Answer::Equivalent,
+                _ => Answer::Open,
+            };
+        }
+        answers
     }
 
-    /// The run's claims as the runner sees them (two per question and figure), each pair's
-    /// group, and each group's capacity (1 for a two-cell question, 2 otherwise).
-    #[allow(clippy::type_complexity)]
-    fn claims(&self, comparisons: &[Option<Comparison>]) -> (Vec<Option<f64>>, Vec<usize>, Vec<usize>) {
-        let (mut p, mut group, mut capacity) = (Vec::new(), Vec::new(), Vec::new());
-        for (c, q) in comparisons.iter().zip(&self.questions) {
-            for figure in 0..q.figures {
-                let pair = match c {
-                    Some(c) if figure == 0 && c.blocks() >= MIN_BLOCKS => [Some(c.p_leads()), Some(c.p_tie())],
-                    _ => [Some(1.0), Some(1.0)],
-                };
-                p.extend(pair);
-                group.extend([capacity.len(); 2]);
-                capacity.push(if q.cells.len() == 2 { 1 } else { 2 });
-            }
-        }
-        for &(cells, figures) in &self.outside {
-            for _ in 0..figures {
-                p.extend([Some(1.0); 2]);
-                group.extend([capacity.len(); 2]);
-                capacity.push(if cells == 2 { 1 } else { 2 });
-            }
-        }
-        (p, group, capacity)
+    /// The run's claims in groups of two (a lead, a tie) per question and figure, as the
+    /// report makes them: each group's question when it is that question's headline (the
+    /// figure the runner decides on), and its capacity, the most of its two claims that
+    /// can be true nulls at once (1 for a two-cell question, 2 otherwise).
+    fn claim_groups(&self) -> Vec<(Option<usize>, usize)> {
+        let capacity = |cells: usize| if cells == 2 { 1 } else { 2 };
+        let asked = self.questions.iter().enumerate().flat_map(|(q, question)| {
+            (0..question.figures).map(move |figure| ((figure == 0).then_some(q), capacity(question.cells.len())))
+        });
+        let fixed =
+            self.outside.iter().flat_map(|&(cells, figures)| (0..figures).map(move |_| (None, capacity(cells))));
+        asked.chain(fixed).collect()
     }
+
     pub fn answer(&self, question: usize) -> Answer {
         self.answers()[question]
     }
 
-    /// The per-claim level the open questions must reach now: α over the claims that can
-    /// still be true nulls, a two-cell question's open pair counting once (Holm's next
-    /// step, as `holm_grouped` takes it).
+    /// The per-claim level the open questions must reach now (Holm's next step, as
+    /// `holm_grouped` takes it): α over the claims that can still be true nulls, each
+    /// group's capacity or, for an answered question, its one claim left.
     pub fn alpha_now(&self, answers: &[Answer]) -> f64 {
         let could_be_true: usize = self
-            .questions
+            .claim_groups()
             .iter()
-            .zip(answers)
-            .map(|(q, a)| {
-                let per_figure = if q.cells.len() == 2 { 1 } else { 2 };
-                let shown = usize::from(*a != Answer::Open && q.cells.len() > 2);
-                per_figure * q.figures - shown
+            .map(|&(headline, capacity)| {
+                let shown = headline.is_some_and(|q| answers[q] != Answer::Open);
+                capacity.min(2 - usize::from(shown))
             })
-            .sum::<usize>()
-            + self
-                .outside
-                .iter()
-                .map(|&(cells, figures)| if cells == 2 { figures } else { 2 * figures })
-                .sum::<usize>();
+            .sum();
         per_claim_alpha(could_be_true.max(1))
     }
 

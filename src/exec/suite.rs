@@ -159,6 +159,11 @@ impl Suite {
 
     /// Every question of the plan with at least two cells, in plan order.
     pub fn questions(&self) -> Vec<QuestionKey> {
+        self.questions_with_cells().into_iter().map(|(k, _)| k).collect()
+    }
+
+    /// Each question with how many cells it compares (2 or more).
+    pub fn questions_with_cells(&self) -> Vec<(QuestionKey, usize)> {
         let mut out: Vec<(QuestionKey, Vec<&Map<String, Json>>)> = Vec::new();
         for trial in &self.trials {
             let Some(key) = self.question_of(trial) else { continue };
@@ -171,7 +176,7 @@ impl Suite {
                 None => out.push((key, vec![&trial.params])),
             }
         }
-        out.into_iter().filter(|(_, cells)| cells.len() >= 2).map(|(k, _)| k).collect()
+        out.into_iter().filter(|(_, cells)| cells.len() >= 2).map(|(k, cells)| (k, cells.len())).collect()
     }
 
     /// Hypotheses in the run's family of claims: two (a difference, equivalence) for each

@@ -139,16 +139,6 @@ pub struct Row {
     pub regression: bool,
 }
 
-/// A figure of a group's ok trials keyed by the repeat (in an `ab` session, the block pair)
-/// they ran in.
-fn by_block(group: &Group, figure: &Figure) -> Vec<(u32, f64)> {
-    group
-        .ok()
-        .filter_map(|t| Some((u32::try_from(t.repeat).ok()?, figure.value(t.outcome.as_ref()?)?)))
-        .filter(|(_, v)| v.is_finite())
-        .collect()
-}
-
 /// A figure of a group's ok trials in the order they ran (start time, then plan order).
 fn values_in_time_order(group: &Group, figure: &Figure) -> Vec<f64> {
     let mut ok: Vec<&TrialRecord> = group.ok().collect();
@@ -200,7 +190,7 @@ pub fn compare(
             }
             let e = match mode {
                 Mode::Interleaved => {
-                    evidence_paired(&pair_blocks(&by_block(left, compared), &by_block(right, compared)))
+                    evidence_paired(&pair_blocks(&left.by_repeat(compared), &right.by_repeat(compared)))
                 }
                 Mode::Separate { .. } => evidence(&va, &vb),
             };

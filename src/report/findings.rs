@@ -11,7 +11,7 @@
 
 use crate::analysis::knee::{self, Shape, StepTest};
 use crate::analysis::period::{self, Level, SpikePeriod};
-use crate::analysis::sequential::{self, Comparison, ALPHA, MARGIN, MIN_BLOCKS};
+use crate::analysis::sequential::{self, Comparison, Decision, ALPHA, MARGIN, MIN_BLOCKS};
 use crate::analysis::stats::{holm_grouped, median};
 use crate::model::figures::{self, Figure};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, TrialSpec};
@@ -558,14 +558,7 @@ fn questions<'b, 'a>(all: &'b [Group<'a>], axes: &[Option<String>]) -> Vec<Asked
 
 /// Each group's values of a figure keyed by the block (repeat) its trial ran in.
 fn blocks_of(set: &[&Group], figure: &Figure) -> Vec<Vec<(u32, f64)>> {
-    set.iter()
-        .map(|g| {
-            g.ok()
-                .filter_map(|t| Some((u32::try_from(t.repeat).ok()?, figure.value(t.outcome.as_ref()?)?)))
-                .filter(|(_, v)| v.is_finite())
-                .collect()
-        })
-        .collect()
+    set.iter().map(|g| g.by_repeat(figure)).collect()
 }
 
 /// The answers to a run's questions, corrected together.
@@ -688,14 +681,12 @@ fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, family: ClaimFamily, 
     let ClaimFamily { claims, at_once } = family;
     let closest = c.closest();
     let blocks = c.blocks();
-    let verdict = if blocks < MIN_BLOCKS {
-        Verdict::TooFewBlocks
-    } else if p_leads <= ALPHA {
-        Verdict::Leads
-    } else if p_equivalent <= ALPHA {
-        Verdict::Equivalent
-    } else {
-        Verdict::Undecided
+    // The runner's rule (`sequential::decide`), on the Holm-adjusted p at α.
+    let verdict = match sequential::decide(blocks, p_leads, p_equivalent, ALPHA) {
+        Decision::Lead => Verdict::Leads,
+        Decision::Equivalent => Verdict::Equivalent,
+        Decision::Open if blocks < MIN_BLOCKS => Verdict::TooFewBlocks,
+        Decision::Open => Verdict::Undecided,
     };
     let alpha_each = sequential::per_claim_alpha(at_once);
     // The interval at the level its claim passed Holm at (α × raw p / adjusted p), so that

@@ -29,6 +29,15 @@ impl Group<'_> {
         self.ok().filter_map(|t| t.outcome.as_ref())
     }
 
+    /// A figure of every ok trial that has a finite one, keyed by the repeat it ran in
+    /// (a run's block, or an `ab` session's block pair): what paired blocks are made of.
+    pub fn by_repeat(&self, figure: &crate::model::figures::Figure) -> Vec<(u32, f64)> {
+        self.ok()
+            .filter_map(|t| Some((u32::try_from(t.repeat).ok()?, figure.value(t.outcome.as_ref()?)?)))
+            .filter(|(_, v)| v.is_finite())
+            .collect()
+    }
+
     /// A figure of every ok trial that has one.
     pub fn values(&self, figure: impl Fn(&Outcome) -> Option<f64>) -> Vec<f64> {
         self.outcomes().filter_map(figure).collect()
