@@ -86,19 +86,20 @@ print(f"ns/switch {points}; change points: {said}; {int(hit)}")
 PY
 }
 
-found=0
-for ((h = 1; h <= planted; h++)); do
-  history "$work/planted-$h.db" yes
-  v=$(verdict "$work/planted-$h.db.json" planted)
-  echo "planted $h: ${v%; *}"
-  found=$((found + ${v##*; }))
-done
-alarms=0
-for ((h = 1; h <= quiet; h++)); do
-  history "$work/quiet-$h.db" no
-  v=$(verdict "$work/quiet-$h.db.json" quiet)
-  echo "quiet $h: ${v%; *}"
-  alarms=$((alarms + ${v##*; }))
-done
+# COUNT histories of KIND (planted or quiet; HOG yes or no): a line each; their hits in $tally.
+histories() {
+  local kind=$1 count=$2 hog=$3 h v
+  tally=0
+  for ((h = 1; h <= count; h++)); do
+    history "$work/$kind-$h.db" "$hog"
+    v=$(verdict "$work/$kind-$h.db.json" "$kind")
+    echo "$kind $h: ${v%; *}"
+    tally=$((tally + ${v##*; }))
+  done
+}
+histories planted "$planted" yes
+found=$tally
+histories quiet "$quiet" no
+alarms=$tally
 echo "planted (a busy loop on each of $((last + 1)) CPUs from run $shift_at of $runs): a change point at run $shift_at in $found of $planted"
 echo "quiet ($runs runs): any change point in $alarms of $quiet"
