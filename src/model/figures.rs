@@ -5,6 +5,11 @@
 //!
 //! Each family's list is in the order its trial lines have always written the figures
 //! (report JSON keeps that order), which is why a compared figure carries its own rank.
+//!
+//! Each figure is a static in its family's module (`ring`, `workload`, `latency`,
+//! `load`), named as its key in capitals: code that needs one figure names it
+//! (`workload::NIVCSW`, `latency::MAX_NS.key`) rather than spelling its key, so the key
+//! is written once, here, and a mistyped name does not compile.
 
 use crate::model::{ns_to_s, Family, Outcome, ThreadStats};
 
@@ -153,158 +158,234 @@ impl Figure {
 use Read::{Outcome as O, Thread as T};
 use Unit::*;
 
-static RING: [Figure; 19] = [
-    count("laps", "laps", Count, O(|o| Some(o.ring()?.laps as f64))),
-    count("hops", "hops", Count, O(|o| Some(o.ring()?.hops as f64))),
-    figure("real_s", "real s", Seconds, O(|o| Some(ns_to_s(o.ring()?.real_ns as f64)))),
-    figure("cpu_s", "cpu s", Seconds, O(|o| Some(ns_to_s(o.ring()?.cpu_ns() as f64)))).lower(),
-    figure("user_s", "user s", Seconds, O(|o| Some(ns_to_s(o.ring()?.usage.utime_ns as f64)))),
-    figure("sys_s", "sys s", Seconds, O(|o| Some(ns_to_s(o.ring()?.usage.stime_ns as f64)))),
-    count("nvcsw", "vol sw", Count, O(|o| Some(o.ring()?.usage.nvcsw as f64))),
-    count("nivcsw", "invol sw", Count, O(|o| Some(o.ring()?.usage.nivcsw as f64))).lower(),
-    figure("ns_per_hop", "ns/hop", Ns, O(|o| Some(o.ring()?.ns_per_hop()))).compared(1),
-    figure("overhead_ns", "overhead ns", Ns, O(|o| Some(o.ring()?.overhead_ns()))),
-    figure("ns_per_switch", "ns/switch", Ns, O(|o| Some(o.ring()?.ns_per_switch()))).compared(0).headline(),
-    figure("run_delay_ns_per_hop", "rq ns/hop", Ns, O(|o| o.ring()?.run_delay_ns_per_hop())).compared(2),
-    count("migrations", "migrations", Count, O(|o| Some(o.ring()?.migrations? as f64))),
-    figure("spawn_s", "spawn s", Seconds, O(|o| Some(ns_to_s(o.ring()?.spawn_ns as f64)))),
-    figure("teardown_s", "teardown s", Seconds, O(|o| Some(ns_to_s(o.ring()?.teardown_ns as f64)))),
-    count("member_maxrss_kb", "max RSS KiB", KiB, O(|o| Some(o.ring()?.member_maxrss_kb as f64))),
-    count("minflt", "minor faults", Count, O(|o| Some(o.ring()?.usage.minflt as f64))),
-    count("majflt", "major faults", Count, O(|o| Some(o.ring()?.usage.majflt as f64))),
-    // Each hop wakes the next member: hops over the timed region's real time.
-    figure(
-        "wakeups_per_s",
-        "wakeups/s",
-        PerSecond,
-        O(|o| {
-            let r = o.ring()?;
-            (r.real_ns > 0).then(|| r.hops as f64 * 1e9 / r.real_ns as f64)
-        }),
-    ),
-];
+/// Declares a family's figures: each a `pub static` named as its key in capitals, so
+/// code that picks one figure (a finding, a plot, a claim) names it and the compiler
+/// checks the name; and `ALL`, the figures in line order. One entry a figure.
+macro_rules! family {
+    ($($(#[$doc:meta])* $name:ident = $figure:expr;)+) => {
+        $($(#[$doc])* pub static $name: Figure = $figure;)+
 
-static WORKLOAD: [Figure; 25] = [
-    figure("wall_s", "wall s", Seconds, O(|o| Some(ns_to_s(o.workload()?.wall_ns as f64)))).compared(0).headline(),
-    figure("user_s", "user s", Seconds, O(|o| Some(ns_to_s(o.workload()?.usage.utime_ns as f64)))),
-    figure("sys_s", "sys s", Seconds, O(|o| Some(ns_to_s(o.workload()?.usage.stime_ns as f64)))),
-    figure("cpu_pct", "cpu %", Percent, O(|o| Some(o.workload()?.cpu_pct()))),
-    count("nvcsw", "vol sw", Count, O(|o| Some(o.workload()?.usage.nvcsw as f64))),
-    count("nivcsw", "invol sw", Count, O(|o| Some(o.workload()?.usage.nivcsw as f64))).compared(1),
-    figure("fairness", "fairness", Ratio, O(|o| o.workload()?.fairness)).higher(),
-    figure("run_delay_s", "rq s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_ns? as f64)))).lower(),
-    figure("run_delay_max_s", "rq max s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_max_ns? as f64))))
-        .compared(2),
-    figure("run_delay_p50_s", "rq p50 s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_p50_ns? as f64))))
-        .lower(),
-    figure("run_delay_min_s", "rq min s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_min_ns? as f64))))
-        .lower(),
-    count("migrations", "migrations", Count, O(|o| Some(o.workload()?.migrations? as f64))),
-    figure("first_finish_s", "first s", Seconds, O(|o| Some(ns_to_s(o.workload()?.first_finish_ns? as f64)))),
-    figure("last_finish_s", "last s", Seconds, O(|o| Some(ns_to_s(o.workload()?.last_finish_ns? as f64)))),
-    figure("fork_s", "fork s", Seconds, O(|o| Some(ns_to_s(o.workload()?.fork_ns? as f64)))),
-    count("minflt", "minor faults", Count, O(|o| Some(o.workload()?.usage.minflt as f64))),
-    count("majflt", "major faults", Count, O(|o| Some(o.workload()?.usage.majflt as f64))),
-    count("inblock", "blocks in", Count, O(|o| Some(o.workload()?.usage.inblock as f64))),
-    count("oublock", "blocks out", Count, O(|o| Some(o.workload()?.usage.oublock as f64))),
-    figure("pi_min", "pi min", Number, O(|o| o.workload()?.pi_min)),
-    figure("pi_max", "pi max", Number, O(|o| o.workload()?.pi_max)),
-    // What each child's SCHED_DEADLINE reservation let it have.
-    figure("reserved_pct", "reserved %", Percent, O(|o| Some(o.workload()?.reservation?.reserved_pct)))
-        .part(Part::Deadline),
-    figure("child_cpu_pct_mean", "child cpu %", Percent, O(|o| Some(o.workload()?.reservation?.child_cpu_pct_mean)))
-        .part(Part::Deadline)
-        .higher(),
-    figure("child_cpu_pct_min", "child cpu % min", Percent, O(|o| Some(o.workload()?.reservation?.child_cpu_pct_min)))
-        .part(Part::Deadline)
-        .higher(),
-    count("children_short", "children short", Count, O(|o| Some(o.workload()?.reservation?.children_short? as f64)))
-        .part(Part::Deadline)
-        .lower(),
-];
+        /// The figures in line order.
+        pub static ALL: &[&Figure] = &[$(&$name),+];
 
-static LATENCY: [Figure; 16] = [
-    count("samples", "samples", Count, T(|s| Some(s.samples as f64))),
-    count("min_ns", "min ns", Ns, T(|s| Some(s.min_ns as f64))).lower(),
-    figure("avg_ns", "avg ns", Ns, T(|s| Some(s.avg_ns))).lower(),
-    count("p50_ns", "p50 ns", Ns, T(|s| Some(s.p50_ns? as f64))).compared(0),
-    count("p90_ns", "p90 ns", Ns, T(|s| Some(s.p90_ns? as f64))).lower(),
-    count("p99_ns", "p99 ns", Ns, T(|s| Some(s.p99_ns? as f64))).compared(1).headline(),
-    count("p999_ns", "p99.9 ns", Ns, T(|s| Some(s.p999_ns? as f64))).lower(),
-    count("p9999_ns", "p99.99 ns", Ns, T(|s| Some(s.p9999_ns? as f64))).lower(),
-    count("max_ns", "max ns", Ns, T(|s| Some(s.max_ns as f64))).compared(2),
-    count("overruns", "overruns", Count, T(|s| Some(s.overruns as f64))).lower(),
-    count("run_delay_ns", "rq wait ns", Ns, T(|s| Some(s.run_delay_ns? as f64))).compared(3),
-    count("migrations", "migrations", Count, T(|s| Some(s.migrations? as f64))),
-    count("missed_deadlines", "missed deadlines", Count, O(|o| Some(o.latency()?.deadline?.missed_deadlines as f64)))
+        /// Each figure with the name it is declared by, for the test that the name is
+        /// its key in capitals.
+        #[cfg(test)]
+        pub(super) static DECLARED: &[(&str, &Figure)] = &[$((stringify!($name), &$name)),+];
+    };
+}
+
+pub mod ring {
+    use super::*;
+
+    family! {
+        LAPS = count("laps", "laps", Count, O(|o| Some(o.ring()?.laps as f64)));
+        HOPS = count("hops", "hops", Count, O(|o| Some(o.ring()?.hops as f64)));
+        REAL_S = figure("real_s", "real s", Seconds, O(|o| Some(ns_to_s(o.ring()?.real_ns as f64))));
+        CPU_S = figure("cpu_s", "cpu s", Seconds, O(|o| Some(ns_to_s(o.ring()?.cpu_ns() as f64)))).lower();
+        USER_S = figure("user_s", "user s", Seconds, O(|o| Some(ns_to_s(o.ring()?.usage.utime_ns as f64))));
+        SYS_S = figure("sys_s", "sys s", Seconds, O(|o| Some(ns_to_s(o.ring()?.usage.stime_ns as f64))));
+        NVCSW = count("nvcsw", "vol sw", Count, O(|o| Some(o.ring()?.usage.nvcsw as f64)));
+        NIVCSW = count("nivcsw", "invol sw", Count, O(|o| Some(o.ring()?.usage.nivcsw as f64))).lower();
+        NS_PER_HOP = figure("ns_per_hop", "ns/hop", Ns, O(|o| Some(o.ring()?.ns_per_hop()))).compared(1);
+        OVERHEAD_NS = figure("overhead_ns", "overhead ns", Ns, O(|o| Some(o.ring()?.overhead_ns())));
+        NS_PER_SWITCH =
+            figure("ns_per_switch", "ns/switch", Ns, O(|o| Some(o.ring()?.ns_per_switch()))).compared(0).headline();
+        RUN_DELAY_NS_PER_HOP =
+            figure("run_delay_ns_per_hop", "rq ns/hop", Ns, O(|o| o.ring()?.run_delay_ns_per_hop())).compared(2);
+        MIGRATIONS = count("migrations", "migrations", Count, O(|o| Some(o.ring()?.migrations? as f64)));
+        SPAWN_S = figure("spawn_s", "spawn s", Seconds, O(|o| Some(ns_to_s(o.ring()?.spawn_ns as f64))));
+        TEARDOWN_S = figure("teardown_s", "teardown s", Seconds, O(|o| Some(ns_to_s(o.ring()?.teardown_ns as f64))));
+        MEMBER_MAXRSS_KB =
+            count("member_maxrss_kb", "max RSS KiB", KiB, O(|o| Some(o.ring()?.member_maxrss_kb as f64)));
+        MINFLT = count("minflt", "minor faults", Count, O(|o| Some(o.ring()?.usage.minflt as f64)));
+        MAJFLT = count("majflt", "major faults", Count, O(|o| Some(o.ring()?.usage.majflt as f64)));
+        // Each hop wakes the next member: hops over the timed region's real time.
+        WAKEUPS_PER_S = figure(
+            "wakeups_per_s",
+            "wakeups/s",
+            PerSecond,
+            O(|o| {
+                let r = o.ring()?;
+                (r.real_ns > 0).then(|| r.hops as f64 * 1e9 / r.real_ns as f64)
+            }),
+        );
+    }
+}
+
+pub mod workload {
+    use super::*;
+
+    family! {
+        WALL_S =
+            figure("wall_s", "wall s", Seconds, O(|o| Some(ns_to_s(o.workload()?.wall_ns as f64))))
+                .compared(0)
+                .headline();
+        USER_S = figure("user_s", "user s", Seconds, O(|o| Some(ns_to_s(o.workload()?.usage.utime_ns as f64))));
+        SYS_S = figure("sys_s", "sys s", Seconds, O(|o| Some(ns_to_s(o.workload()?.usage.stime_ns as f64))));
+        CPU_PCT = figure("cpu_pct", "cpu %", Percent, O(|o| Some(o.workload()?.cpu_pct())));
+        NVCSW = count("nvcsw", "vol sw", Count, O(|o| Some(o.workload()?.usage.nvcsw as f64)));
+        NIVCSW = count("nivcsw", "invol sw", Count, O(|o| Some(o.workload()?.usage.nivcsw as f64))).compared(1);
+        FAIRNESS = figure("fairness", "fairness", Ratio, O(|o| o.workload()?.fairness)).higher();
+        RUN_DELAY_S =
+            figure("run_delay_s", "rq s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_ns? as f64)))).lower();
+        RUN_DELAY_MAX_S =
+            figure("run_delay_max_s", "rq max s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_max_ns? as f64))))
+                .compared(2);
+        RUN_DELAY_P50_S =
+            figure("run_delay_p50_s", "rq p50 s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_p50_ns? as f64))))
+                .lower();
+        RUN_DELAY_MIN_S =
+            figure("run_delay_min_s", "rq min s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_min_ns? as f64))))
+                .lower();
+        MIGRATIONS = count("migrations", "migrations", Count, O(|o| Some(o.workload()?.migrations? as f64)));
+        FIRST_FINISH_S =
+            figure("first_finish_s", "first s", Seconds, O(|o| Some(ns_to_s(o.workload()?.first_finish_ns? as f64))));
+        LAST_FINISH_S =
+            figure("last_finish_s", "last s", Seconds, O(|o| Some(ns_to_s(o.workload()?.last_finish_ns? as f64))));
+        FORK_S = figure("fork_s", "fork s", Seconds, O(|o| Some(ns_to_s(o.workload()?.fork_ns? as f64))));
+        MINFLT = count("minflt", "minor faults", Count, O(|o| Some(o.workload()?.usage.minflt as f64)));
+        MAJFLT = count("majflt", "major faults", Count, O(|o| Some(o.workload()?.usage.majflt as f64)));
+        INBLOCK = count("inblock", "blocks in", Count, O(|o| Some(o.workload()?.usage.inblock as f64)));
+        OUBLOCK = count("oublock", "blocks out", Count, O(|o| Some(o.workload()?.usage.oublock as f64)));
+        PI_MIN = figure("pi_min", "pi min", Number, O(|o| o.workload()?.pi_min));
+        PI_MAX = figure("pi_max", "pi max", Number, O(|o| o.workload()?.pi_max));
+        // What each child's SCHED_DEADLINE reservation let it have.
+        RESERVED_PCT =
+            figure("reserved_pct", "reserved %", Percent, O(|o| Some(o.workload()?.reservation?.reserved_pct)))
+                .part(Part::Deadline);
+        CHILD_CPU_PCT_MEAN = figure(
+            "child_cpu_pct_mean",
+            "child cpu %",
+            Percent,
+            O(|o| Some(o.workload()?.reservation?.child_cpu_pct_mean)),
+        )
         .part(Part::Deadline)
-        .lower(),
-    count("runtime_overruns", "runtime overruns", Count, O(|o| Some(o.latency()?.deadline?.runtime_overruns? as f64)))
+        .higher();
+        CHILD_CPU_PCT_MIN = figure(
+            "child_cpu_pct_min",
+            "child cpu % min",
+            Percent,
+            O(|o| Some(o.workload()?.reservation?.child_cpu_pct_min)),
+        )
         .part(Part::Deadline)
-        .lower(),
-    count("threads", "threads", Count, O(|o| Some(o.latency()?.threads.len() as f64))).part(Part::Run),
-    count("timer_slack_ns", "timer slack ns", Ns, O(|o| Some(o.latency()?.timer_slack_ns as f64))).part(Part::Run),
-];
+        .higher();
+        CHILDREN_SHORT = count(
+            "children_short",
+            "children short",
+            Count,
+            O(|o| Some(o.workload()?.reservation?.children_short? as f64)),
+        )
+        .part(Part::Deadline)
+        .lower();
+    }
+}
 
-/// What the background load achieved during the trial's window: the same for every family.
-pub static LOAD: [Figure; 7] = [
-    count("load_nice", "load nice", Number, O(|o| Some(o.load()?.nice as f64))).part(Part::Load),
-    count("load_instances", "load instances", Count, O(|o| Some(o.load()?.instances as f64))).part(Part::Load),
-    count("load_processes", "load processes", Count, O(|o| Some(o.load()?.processes as f64))).part(Part::Load),
-    figure("load_window_s", "load window s", Seconds, O(|o| Some(ns_to_s(o.load()?.window_ns as f64))))
-        .part(Part::Load),
-    figure("load_loops_per_s", "load loops/s", PerSecond, O(|o| Some(o.load()?.loops_per_s()))).part(Part::Load),
-    figure("load_io_bytes_per_s", "load io B/s", BytesPerSecond, O(|o| Some(o.load()?.io_bytes_per_s())))
-        .part(Part::Load),
-    figure("load_messages_per_s", "load msgs/s", PerSecond, O(|o| Some(o.load()?.messages_per_s()))).part(Part::Load),
-];
+pub mod latency {
+    use super::*;
 
-/// The load's CPU time, written after its rates (kept apart from every measured figure).
-pub static LOAD_CPU: Figure =
-    figure("load_cpu_s", "load cpu s", Seconds, O(|o| Some(ns_to_s(o.load()?.cpu_ns as f64)))).part(Part::Load);
+    family! {
+        SAMPLES = count("samples", "samples", Count, T(|s| Some(s.samples as f64)));
+        MIN_NS = count("min_ns", "min ns", Ns, T(|s| Some(s.min_ns as f64))).lower();
+        AVG_NS = figure("avg_ns", "avg ns", Ns, T(|s| Some(s.avg_ns))).lower();
+        P50_NS = count("p50_ns", "p50 ns", Ns, T(|s| Some(s.p50_ns? as f64))).compared(0);
+        P90_NS = count("p90_ns", "p90 ns", Ns, T(|s| Some(s.p90_ns? as f64))).lower();
+        P99_NS = count("p99_ns", "p99 ns", Ns, T(|s| Some(s.p99_ns? as f64))).compared(1).headline();
+        P999_NS = count("p999_ns", "p99.9 ns", Ns, T(|s| Some(s.p999_ns? as f64))).lower();
+        P9999_NS = count("p9999_ns", "p99.99 ns", Ns, T(|s| Some(s.p9999_ns? as f64))).lower();
+        MAX_NS = count("max_ns", "max ns", Ns, T(|s| Some(s.max_ns as f64))).compared(2);
+        OVERRUNS = count("overruns", "overruns", Count, T(|s| Some(s.overruns as f64))).lower();
+        RUN_DELAY_NS = count("run_delay_ns", "rq wait ns", Ns, T(|s| Some(s.run_delay_ns? as f64))).compared(3);
+        MIGRATIONS = count("migrations", "migrations", Count, T(|s| Some(s.migrations? as f64)));
+        MISSED_DEADLINES = count(
+            "missed_deadlines",
+            "missed deadlines",
+            Count,
+            O(|o| Some(o.latency()?.deadline?.missed_deadlines as f64)),
+        )
+        .part(Part::Deadline)
+        .lower();
+        RUNTIME_OVERRUNS = count(
+            "runtime_overruns",
+            "runtime overruns",
+            Count,
+            O(|o| Some(o.latency()?.deadline?.runtime_overruns? as f64)),
+        )
+        .part(Part::Deadline)
+        .lower();
+        THREADS = count("threads", "threads", Count, O(|o| Some(o.latency()?.threads.len() as f64))).part(Part::Run);
+        TIMER_SLACK_NS =
+            count("timer_slack_ns", "timer slack ns", Ns, O(|o| Some(o.latency()?.timer_slack_ns as f64)))
+                .part(Part::Run);
+    }
+}
 
-/// A family's own figures, in line order (the load's are in `LOAD`).
-pub fn of(family: Family) -> &'static [Figure] {
+/// What the background load achieved during the trial's window: the same for every
+/// family, written after the family's own figures.
+pub mod load {
+    use super::*;
+
+    family! {
+        LOAD_NICE = count("load_nice", "load nice", Number, O(|o| Some(o.load()?.nice as f64))).part(Part::Load);
+        LOAD_INSTANCES =
+            count("load_instances", "load instances", Count, O(|o| Some(o.load()?.instances as f64))).part(Part::Load);
+        LOAD_PROCESSES =
+            count("load_processes", "load processes", Count, O(|o| Some(o.load()?.processes as f64))).part(Part::Load);
+        LOAD_WINDOW_S =
+            figure("load_window_s", "load window s", Seconds, O(|o| Some(ns_to_s(o.load()?.window_ns as f64))))
+                .part(Part::Load);
+        LOAD_LOOPS_PER_S =
+            figure("load_loops_per_s", "load loops/s", PerSecond, O(|o| Some(o.load()?.loops_per_s())))
+                .part(Part::Load);
+        LOAD_IO_BYTES_PER_S =
+            figure("load_io_bytes_per_s", "load io B/s", BytesPerSecond, O(|o| Some(o.load()?.io_bytes_per_s())))
+                .part(Part::Load);
+        LOAD_MESSAGES_PER_S =
+            figure("load_messages_per_s", "load msgs/s", PerSecond, O(|o| Some(o.load()?.messages_per_s())))
+                .part(Part::Load);
+        // The load's CPU time, written after its rates.
+        LOAD_CPU_S =
+            figure("load_cpu_s", "load cpu s", Seconds, O(|o| Some(ns_to_s(o.load()?.cpu_ns as f64)))).part(Part::Load);
+    }
+}
+
+/// A family's own figures, in line order (the load's are in `load::ALL`).
+pub fn of(family: Family) -> &'static [&'static Figure] {
     match family {
-        Family::Ring => &RING,
-        Family::Workload => &WORKLOAD,
-        Family::Latency => &LATENCY,
+        Family::Ring => ring::ALL,
+        Family::Workload => workload::ALL,
+        Family::Latency => latency::ALL,
     }
 }
 
 /// Every figure a trial of `family` can carry: its own, then the load's.
 pub fn all(family: Family) -> impl Iterator<Item = &'static Figure> {
-    of(family).iter().chain(LOAD.iter()).chain(std::iter::once(&LOAD_CPU))
+    of(family).iter().chain(load::ALL).copied()
 }
 
-/// The figure of `family` named `key`, if it has one.
+/// The figure of `family` named `key`, if it has one: for keys read back from stored
+/// data. Code that wants a figure names its static (`workload::NIVCSW`).
 pub fn find(family: Family, key: &str) -> Option<&'static Figure> {
     all(family).find(|f| f.key == key)
 }
 
-/// The figure of `family` named `key`, for code that picks one figure by name (a
-/// finding, a plot); a key the registry lacks is a bug the registry's tests catch.
-pub fn named(family: Family, key: &str) -> &'static Figure {
-    find(family, key).unwrap_or_else(|| panic!("the figure registry has no {key} for {family:?}"))
-}
-
 /// The family's headline figure.
 pub fn headline(family: Family) -> &'static Figure {
-    of(family).iter().find(|f| f.headline).expect("every family's registry marks one headline figure")
+    of(family).iter().copied().find(|f| f.headline).expect("every family's registry marks one headline figure")
 }
 
 /// The figures a run's question tests between the cells it compares: the headline, and
 /// for latency the maximum too (the worst case is half of a latency question).
 pub fn questioned(family: Family) -> Vec<&'static Figure> {
     match family {
-        Family::Latency => vec![headline(family), named(family, "max_ns")],
+        Family::Latency => vec![headline(family), &latency::MAX_NS],
         _ => vec![headline(family)],
     }
 }
 
 /// The figures `compare`, `trend` and `ab` test for `family`, in their row order.
 pub fn compared(family: Family) -> Vec<&'static Figure> {
-    let mut out: Vec<&Figure> = of(family).iter().filter(|f| f.compared.is_some()).collect();
+    let mut out: Vec<&Figure> = of(family).iter().copied().filter(|f| f.compared.is_some()).collect();
     out.sort_by_key(|f| f.compared);
     out
 }
@@ -327,13 +408,24 @@ mod tests {
         assert_eq!(headline(Family::Ring).key, "ns_per_switch");
         assert_eq!(headline(Family::Workload).key, "wall_s");
         assert_eq!(headline(Family::Latency).key, "p99_ns");
-        // The figures findings and plots pick by name.
-        for (family, key) in [(Family::Workload, "nivcsw"), (Family::Latency, "max_ns"), (Family::Latency, "overruns")]
-        {
-            assert_eq!(named(family, key).key, key);
-        }
+        assert!(std::ptr::eq(headline(Family::Workload), &workload::WALL_S));
         let keys: Vec<&str> = compared(Family::Ring).iter().map(|f| f.key).collect();
         assert_eq!(keys, ["ns_per_switch", "ns_per_hop", "run_delay_ns_per_hop"]);
+    }
+
+    #[test]
+    fn a_figure_is_declared_by_its_key_in_capitals() {
+        for (declared, list) in [
+            (ring::DECLARED, ring::ALL),
+            (workload::DECLARED, workload::ALL),
+            (latency::DECLARED, latency::ALL),
+            (load::DECLARED, load::ALL),
+        ] {
+            assert_eq!(declared.len(), list.len());
+            for (name, figure) in declared {
+                assert_eq!(name.to_lowercase(), figure.key);
+            }
+        }
     }
 
     #[test]
@@ -355,7 +447,7 @@ mod tests {
             migrations: None,
             trace: None,
         };
-        let wakeups = find(Family::Ring, "wakeups_per_s").unwrap();
+        let wakeups = &ring::WAKEUPS_PER_S;
         // 40 hops in 40 µs: a million a second.
         assert_eq!(wakeups.value(&Outcome::Ring(o.clone())), Some(1e6));
         o.real_ns = 0;

@@ -28,14 +28,14 @@ fn number(f: &Figure, value: Option<f64>) -> Json {
 /// its times, the load's CPUs beside its size) comes in `beside` as (after, key, value).
 fn put(
     m: &mut Map<String, Json>,
-    figures: impl IntoIterator<Item = &'static Figure>,
+    figures: &[&'static Figure],
     part: Part,
     value: impl Fn(&Figure) -> Option<f64>,
-    beside: Vec<(&str, &str, Json)>,
+    beside: Vec<(&Figure, &str, Json)>,
 ) {
-    for f in figures.into_iter().filter(|f| f.part == part) {
+    for f in figures.iter().filter(|f| f.part == part) {
         m.insert(f.key.into(), number(f, value(f)));
-        for (_, key, v) in beside.iter().filter(|(after, _, _)| *after == f.key) {
+        for (_, key, v) in beside.iter().filter(|(after, _, _)| std::ptr::eq(*after, *f)) {
             m.insert((*key).into(), v.clone());
         }
     }
@@ -43,7 +43,7 @@ fn put(
 
 /// Write a part's figures only when the trial has that part (any of them is known):
 /// a load's when one ran, SCHED_DEADLINE's when the kernel gave them.
-fn put_part(m: &mut Map<String, Json>, figures: &'static [Figure], part: Part, o: &Outcome) {
+fn put_part(m: &mut Map<String, Json>, figures: &[&'static Figure], part: Part, o: &Outcome) {
     if figures.iter().filter(|f| f.part == part).any(|f| f.value(o).is_some()) {
         put(m, figures, part, |f| f.value(o), Vec::new());
     }
@@ -56,10 +56,11 @@ fn add_load(m: &mut Map<String, Json>, spec: &LoadSpec, o: &Outcome) {
         return;
     }
     m.insert("load".into(), json!(spec.kind.as_str()));
-    m.insert("load_nice".into(), json!(spec.nice));
+    // The load's nice is the spec's, known even when the load's figures are not.
+    m.insert(figures::load::LOAD_NICE.key.into(), json!(spec.nice));
     let Some(load) = o.load() else { return };
-    let cpus = vec![("load_processes", "load_cpus", json!(load.cpus))];
-    put(m, figures::LOAD.iter().chain([&figures::LOAD_CPU]), Part::Load, |f| f.value(o), cpus);
+    let cpus = vec![(&figures::load::LOAD_PROCESSES, "load_cpus", json!(load.cpus))];
+    put(m, figures::load::ALL, Part::Load, |f| f.value(o), cpus);
 }
 
 /// A deadline trial's reservation as keys (`runtime_ns`, `deadline_ns`, `period_ns`);
@@ -83,7 +84,7 @@ fn object(value: Json) -> Map<String, Json> {
 pub fn ring(spec: &RingSpec, o: &RingOutcome, projected_cpu_ns: Option<f64>) -> Map<String, Json> {
     let o = Outcome::Ring(o.clone());
     let mut m = object(json!({"family": "ring", "procs": spec.procs}));
-    let projected = projected_cpu_ns.map(|p| ("sys_s", "projected_s", json!(ns_to_s(p))));
+    let projected = projected_cpu_ns.map(|p| (&figures::ring::SYS_S, "projected_s", json!(ns_to_s(p))));
     put(&mut m, figures::of(Family::Ring), Part::Always, |f| f.value(&o), projected.into_iter().collect());
     m.extend(object(json!({
         "mode": spec.mode.as_str(),
@@ -257,8 +258,9 @@ pub fn stored(t: &TrialRecord) -> Option<Map<String, Json>> {
             let mut lines = latency_lines(spec, o);
             let mut combined = lines.pop().unwrap_or_default();
             // Each thread's line sits after the count of threads, as it always has.
-            let per_thread = (!lines.is_empty())
-                .then(|| ("threads", "per_thread", Json::Array(lines.into_iter().map(Json::Object).collect())));
+            let per_thread = (!lines.is_empty()).then(|| {
+                (&figures::latency::THREADS, "per_thread", Json::Array(lines.into_iter().map(Json::Object).collect()))
+            });
             let whole = Outcome::Latency(o.clone());
             let figures = figures::of(Family::Latency);
             put(&mut combined, figures, Part::Run, |f| f.value(&whole), per_thread.into_iter().collect());

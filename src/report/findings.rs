@@ -630,7 +630,7 @@ fn answers(all: &[Group], axes: &[Option<String>]) -> Vec<Finding> {
                 max_ns: level(max, cmax.leader),
                 max_answer: amax.clone(),
                 overruns: {
-                    let overruns = figures::named(Family::Latency, "overruns");
+                    let overruns = &figures::latency::OVERRUNS;
                     a.set
                         .iter()
                         .map(|g| (g.policy().to_string(), g.values(|o| overruns.value(o)).iter().sum::<f64>() as u64))
@@ -752,7 +752,7 @@ fn preempted_per_policy(set: &[&Group]) -> Vec<(String, f64, f64)> {
 }
 
 fn switch_contrast(set: &[&Group]) -> Option<SwitchContrast> {
-    let involuntary = figures::named(Family::Workload, "nivcsw");
+    let involuntary = &figures::workload::NIVCSW;
     let invol =
         |policy: &str| set.iter().find(|g| g.policy() == policy).map(|g| median(&g.values(|o| involuntary.value(o))));
     let rt: Vec<f64> = ["fifo", "rr"].iter().filter_map(|p| invol(p)).filter(|v| v.is_finite()).collect();

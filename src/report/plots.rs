@@ -599,7 +599,7 @@ fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
     }
     for (workload, set) in by_workload {
         let wall_s = figures::headline(Family::Workload);
-        let involuntary = figures::named(Family::Workload, "nivcsw");
+        let involuntary = &figures::workload::NIVCSW;
         for (figure, what, log) in
             [(wall_s, "wall time, s (mean ± sd)", false), (involuntary, "involuntary switches (log)", true)]
         {
