@@ -20,6 +20,7 @@
 use crate::analysis::knee::{self, Shape};
 use crate::analysis::sequential::{pair_blocks, Paired, MARGIN};
 use crate::analysis::stats::{holm, mann_whitney_exact, median, shift_ci, shift_equivalence_p};
+use crate::model::figures::{latency, workload, Figure, Unit};
 use crate::model::Outcome;
 use crate::store::TrialRecord;
 use serde::Serialize;
@@ -92,42 +93,29 @@ pub struct ClaimsTable {
     pub rows: Vec<ClaimRow>,
 }
 
-/// A figure a claim compares.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Figure {
-    Wall,
-    Involuntary,
-    Voluntary,
-    LatencyAvg,
-    LatencyMax,
+/// A figure a claim compares: the registry's figure, and the words the claim's effect
+/// names it by ("FIFO / OTHER average latency 0.52").
+#[derive(Clone, Copy)]
+struct ClaimFigure {
+    figure: &'static Figure,
+    words: &'static str,
 }
 
-impl Figure {
-    fn label(self) -> &'static str {
-        match self {
-            Figure::Wall => "wall",
-            Figure::Involuntary => "involuntary switches",
-            Figure::Voluntary => "voluntary switches",
-            Figure::LatencyAvg => "average latency",
-            Figure::LatencyMax => "worst latency",
-        }
-    }
+impl ClaimFigure {
+    const WALL: ClaimFigure = ClaimFigure { figure: &workload::WALL_S, words: "wall" };
+    const INVOLUNTARY: ClaimFigure = ClaimFigure { figure: &workload::NIVCSW, words: "involuntary switches" };
+    const VOLUNTARY: ClaimFigure = ClaimFigure { figure: &workload::NVCSW, words: "voluntary switches" };
+    const LATENCY_AVG: ClaimFigure = ClaimFigure { figure: &latency::AVG_NS, words: "average latency" };
+    const LATENCY_MAX: ClaimFigure = ClaimFigure { figure: &latency::MAX_NS, words: "worst latency" };
 
     /// A count, which may be 0: a ratio of two is taken with half a count added to each
     /// (so that "none against some" still has a direction and a size).
     fn is_count(self) -> bool {
-        matches!(self, Figure::Involuntary | Figure::Voluntary)
+        self.figure.unit == Unit::Count
     }
 
     fn of(self, o: &Outcome) -> Option<f64> {
-        match (self, o) {
-            (Figure::Wall, Outcome::Workload(w)) => Some(w.wall_ns as f64),
-            (Figure::Involuntary, Outcome::Workload(w)) => Some(w.usage.nivcsw as f64),
-            (Figure::Voluntary, Outcome::Workload(w)) => Some(w.usage.nvcsw as f64),
-            (Figure::LatencyAvg, Outcome::Latency(l)) => Some(l.all.avg_ns),
-            (Figure::LatencyMax, Outcome::Latency(l)) => Some(l.all.max_ns as f64),
-            _ => None,
-        }
+        self.figure.value(o)
     }
 }
 
@@ -157,7 +145,7 @@ fn param(t: &TrialRecord, key: &str) -> Option<String> {
 impl Data<'_> {
     /// The figure's values (with their block) of the ok trials whose parameters match.
     /// Counts compared by their within-block ratio get half a count added.
-    fn cell(&self, want: &[(&str, String)], figure: Figure) -> Vec<(u32, f64)> {
+    fn cell(&self, want: &[(&str, String)], figure: ClaimFigure) -> Vec<(u32, f64)> {
         let shift = if figure.is_count() && self.method == Method::Blocks { 0.5 } else { 0.0 };
         self.trials
             .iter()
@@ -250,7 +238,7 @@ fn with_policy(cell: &[(&'static str, String)], policy: &str) -> Vec<(&'static s
 }
 
 /// "The first policies' figure is below each of the second's, in every cell."
-fn lower(data: &Data, cells: &Cells, lows: &[&str], highs: &[&str], figure: Figure) -> Evidence {
+fn lower(data: &Data, cells: &Cells, lows: &[&str], highs: &[&str], figure: ClaimFigure) -> Evidence {
     let mut ps = Vec::new();
     let mut ratios = Vec::new();
     let mut sizes = Vec::new();
@@ -274,7 +262,7 @@ fn lower(data: &Data, cells: &Cells, lows: &[&str], highs: &[&str], figure: Figu
         }
     }
     let comparisons = ps.len() + missing;
-    let effect = range_text(&format!("{} / {} {}", names(lows), names(highs), figure.label()), &ratios);
+    let effect = range_text(&format!("{} / {} {}", names(lows), names(highs), figure.words), &ratios);
     let n = sizes_text(&sizes, comparisons, missing);
     let (verdict, p) = match (refuted, missing, ps.iter().copied().reduce(f64::max)) {
         (Some(p), _, _) => (Verdict::Refuted, Some(p)),
@@ -286,7 +274,7 @@ fn lower(data: &Data, cells: &Cells, lows: &[&str], highs: &[&str], figure: Figu
 }
 
 /// "The two policies' figures are alike (within the margin), in every cell."
-fn alike(data: &Data, cells: &Cells, x: &str, y: &str, figure: Figure) -> Evidence {
+fn alike(data: &Data, cells: &Cells, x: &str, y: &str, figure: ClaimFigure) -> Evidence {
     let mut ratios = Vec::new();
     let mut sizes = Vec::new();
     let (mut all_alike, mut apart, mut missing) = (true, None::<f64>, 0);
@@ -311,7 +299,7 @@ fn alike(data: &Data, cells: &Cells, x: &str, y: &str, figure: Figure) -> Eviden
         Method::Ranks => format!("; alike: the 90 % interval of the ratio within ±{:.0} %", ALIKE * 100.0),
         Method::Blocks => format!("; alike: equivalence within ±{:.0} %", MARGIN * 100.0),
     };
-    let effect = range_text(&format!("{} / {} {}", y.to_uppercase(), x.to_uppercase(), figure.label()), &ratios);
+    let effect = range_text(&format!("{} / {} {}", y.to_uppercase(), x.to_uppercase(), figure.words), &ratios);
     let n = sizes_text(&sizes, sizes.len() + missing, missing);
     let (verdict, p) = match (apart, missing) {
         (Some(p), _) => (Verdict::Refuted, Some(p)),
@@ -400,45 +388,49 @@ pub fn csci3753_2014(seed: &[TrialRecord], run: &[TrialRecord]) -> ClaimsTable {
             "cpu-other-fastest",
             "CPU-bound: SCHED_OTHER has the lowest wall time, at 10, 50 and 100 processes",
             Box::new(|d: &Data| {
-                lower(d, &workload_cells("cpu", &[10, 50, 100]), &["other"], &["fifo", "rr"], Figure::Wall)
+                lower(d, &workload_cells("cpu", &[10, 50, 100]), &["other"], &["fifo", "rr"], ClaimFigure::WALL)
             }),
         ),
         (
             "io-rt-faster",
             "I/O-bound: SCHED_FIFO and SCHED_RR are faster than SCHED_OTHER (\"nearly double\"), at 10, 50 and 100",
             Box::new(|d: &Data| {
-                lower(d, &workload_cells("io", &[10, 50, 100]), &["fifo", "rr"], &["other"], Figure::Wall)
+                lower(d, &workload_cells("io", &[10, 50, 100]), &["fifo", "rr"], &["other"], ClaimFigure::WALL)
             }),
         ),
         (
             "io-fifo-rr-alike",
             "I/O-bound: SCHED_FIFO and SCHED_RR perform alike, at 10, 50 and 100",
-            Box::new(|d: &Data| alike(d, &workload_cells("io", &[10, 50, 100]), "fifo", "rr", Figure::Wall)),
+            Box::new(|d: &Data| alike(d, &workload_cells("io", &[10, 50, 100]), "fifo", "rr", ClaimFigure::WALL)),
         ),
         (
             "mixed-rt-lead-at-10",
             "Mixed: at 10 processes the real-time policies are faster than SCHED_OTHER",
-            Box::new(|d: &Data| lower(d, &workload_cells("mixed", &[10]), &["fifo", "rr"], &["other"], Figure::Wall)),
+            Box::new(|d: &Data| {
+                lower(d, &workload_cells("mixed", &[10]), &["fifo", "rr"], &["other"], ClaimFigure::WALL)
+            }),
         ),
         (
             "mixed-lead-gone-at-500",
             "Mixed: at 500 processes the advantage is gone: SCHED_FIFO and SCHED_RR alike SCHED_OTHER",
             Box::new(|d: &Data| {
                 let cells = workload_cells("mixed", &[500]);
-                let (fifo, rr) =
-                    (alike(d, &cells, "other", "fifo", Figure::Wall), alike(d, &cells, "other", "rr", Figure::Wall));
+                let (fifo, rr) = (
+                    alike(d, &cells, "other", "fifo", ClaimFigure::WALL),
+                    alike(d, &cells, "other", "rr", ClaimFigure::WALL),
+                );
                 both(fifo, rr)
             }),
         ),
         (
             "other-more-involuntary",
             "SCHED_OTHER makes more involuntary switches than SCHED_FIFO and SCHED_RR, in every workload and count",
-            Box::new(|d: &Data| lower(d, &all_cells(), &["fifo", "rr"], &["other"], Figure::Involuntary)),
+            Box::new(|d: &Data| lower(d, &all_cells(), &["fifo", "rr"], &["other"], ClaimFigure::INVOLUNTARY)),
         ),
         (
             "other-more-voluntary",
             "SCHED_OTHER makes more voluntary switches than SCHED_FIFO and SCHED_RR, in every workload and count",
-            Box::new(|d: &Data| lower(d, &all_cells(), &["fifo", "rr"], &["other"], Figure::Voluntary)),
+            Box::new(|d: &Data| lower(d, &all_cells(), &["fifo", "rr"], &["other"], ClaimFigure::VOLUNTARY)),
         ),
     ];
     let mut rows: Vec<ClaimRow> = claims
@@ -493,7 +485,7 @@ fn both(a: Evidence, b: Evidence) -> Evidence {
 /// of `hrtimers-2007`.
 pub fn hrtimers_2007(seed: &[TrialRecord], run: &[TrialRecord]) -> ClaimsTable {
     let run_data = Data { trials: run, method: Method::Blocks };
-    let published = |figure: Figure| -> Evidence {
+    let published = |figure: ClaimFigure| -> Evidence {
         // One run a kernel and policy, and no samples: nothing to test, only to show.
         let published = Data { trials: seed, method: Method::Ranks };
         // One value a kernel, in the kernels' order.
@@ -506,7 +498,7 @@ pub fn hrtimers_2007(seed: &[TrialRecord], run: &[TrialRecord]) -> ClaimsTable {
             verdict: Verdict::Untestable,
             test: "one run a kernel and policy, no samples published: no test possible".to_string(),
             n: format!("{} v {} runs", fifo.len(), other.len()),
-            effect: range_text(&format!("FIFO / OTHER {}", figure.label()), &ratios),
+            effect: range_text(&format!("FIFO / OTHER {}", figure.words), &ratios),
             p: None,
             p_adjusted: None,
         }
@@ -516,14 +508,14 @@ pub fn hrtimers_2007(seed: &[TrialRecord], run: &[TrialRecord]) -> ClaimsTable {
         ClaimRow {
             id: "fifo-lowers-average",
             claim: "SCHED_FIFO lowers the average wakeup latency against a normal (SCHED_OTHER) task",
-            seed_data: published(Figure::LatencyAvg),
-            this_run: lower(&run_data, &cells, &["fifo"], &["other"], Figure::LatencyAvg),
+            seed_data: published(ClaimFigure::LATENCY_AVG),
+            this_run: lower(&run_data, &cells, &["fifo"], &["other"], ClaimFigure::LATENCY_AVG),
         },
         ClaimRow {
             id: "fifo-lowers-worst",
             claim: "SCHED_FIFO lowers the worst wakeup latency against a normal (SCHED_OTHER) task",
-            seed_data: published(Figure::LatencyMax),
-            this_run: lower(&run_data, &cells, &["fifo"], &["other"], Figure::LatencyMax),
+            seed_data: published(ClaimFigure::LATENCY_MAX),
+            this_run: lower(&run_data, &cells, &["fifo"], &["other"], ClaimFigure::LATENCY_MAX),
         },
         ClaimRow {
             id: "hrtimers-lower-latency",
@@ -790,30 +782,30 @@ mod tests {
         // p = 8/252; against RR 15.86..16.48: U = 6, p = 0.15 — not significant.
         let seed = Data { trials: &cpu_10(), method: Method::Ranks };
         let cells = workload_cells("cpu", &[10]);
-        let fifo = lower(&seed, &cells, &["other"], &["fifo"], Figure::Wall);
+        let fifo = lower(&seed, &cells, &["other"], &["fifo"], ClaimFigure::WALL);
         assert_eq!(fifo.verdict, Verdict::Holds);
         assert!((fifo.p.unwrap() - 8.0 / 252.0).abs() < 1e-12, "{fifo:?}");
         assert!(fifo.n.starts_with("5 v 5"), "{fifo:?}");
-        let rr = lower(&seed, &cells, &["other"], &["rr"], Figure::Wall);
+        let rr = lower(&seed, &cells, &["other"], &["rr"], ClaimFigure::WALL);
         assert_eq!(rr.verdict, Verdict::Undecided, "{rr:?}");
         // Both together: the claim is as strong as its weakest comparison.
-        let both = lower(&seed, &cells, &["other"], &["fifo", "rr"], Figure::Wall);
+        let both = lower(&seed, &cells, &["other"], &["fifo", "rr"], ClaimFigure::WALL);
         assert_eq!((both.verdict, both.p), (Verdict::Undecided, rr.p));
         // The switches are apart beyond doubt, and the claim "more" is about OTHER.
-        let switches = lower(&seed, &cells, &["fifo", "rr"], &["other"], Figure::Involuntary);
+        let switches = lower(&seed, &cells, &["fifo", "rr"], &["other"], ClaimFigure::INVOLUNTARY);
         assert_eq!(switches.verdict, Verdict::Holds, "{switches:?}");
         // A claim the other way round is refuted by the same data.
-        let wrong = lower(&seed, &cells, &["fifo"], &["other"], Figure::Wall);
+        let wrong = lower(&seed, &cells, &["fifo"], &["other"], ClaimFigure::WALL);
         assert_eq!(wrong.verdict, Verdict::Refuted, "{wrong:?}");
     }
 
     #[test]
     fn cells_a_data_set_lacks_are_not_covered_never_holding() {
         let seed = Data { trials: &cpu_10(), method: Method::Ranks };
-        let e = lower(&seed, &workload_cells("cpu", &[10, 500]), &["fifo", "rr"], &["other"], Figure::Involuntary);
+        let e = lower(&seed, &workload_cells("cpu", &[10, 500]), &["fifo", "rr"], &["other"], ClaimFigure::INVOLUNTARY);
         assert_eq!(e.verdict, Verdict::NotCovered, "{e:?}");
         assert!(e.n.contains("2 not in the data"), "{e:?}");
-        let none = alike(&seed, &workload_cells("io", &[10]), "fifo", "rr", Figure::Wall);
+        let none = alike(&seed, &workload_cells("io", &[10]), "fifo", "rr", ClaimFigure::WALL);
         assert_eq!(none.verdict, Verdict::NotCovered);
     }
 
@@ -821,16 +813,16 @@ mod tests {
     fn alike_needs_the_interval_inside_the_margin() {
         // FIFO and RR at 10 processes: RR / FIFO 0.96, its 90 % interval inside ±10 %.
         let seed = Data { trials: &cpu_10(), method: Method::Ranks };
-        let e = alike(&seed, &workload_cells("cpu", &[10]), "fifo", "rr", Figure::Wall);
+        let e = alike(&seed, &workload_cells("cpu", &[10]), "fifo", "rr", ClaimFigure::WALL);
         assert_eq!(e.verdict, Verdict::Holds, "{e:?}");
         // OTHER against FIFO: 13 % apart and significant, but with five runs a side the
         // interval still reaches inside ±10 %: not shown apart either way.
-        let near = alike(&seed, &workload_cells("cpu", &[10]), "fifo", "other", Figure::Wall);
+        let near = alike(&seed, &workload_cells("cpu", &[10]), "fifo", "other", ClaimFigure::WALL);
         assert_eq!(near.verdict, Verdict::Undecided, "{near:?}");
         // Their involuntary switches (about 46 against 6,300): apart beyond doubt, whichever
         // side is named first.
         for (x, y) in [("fifo", "other"), ("other", "fifo")] {
-            let apart = alike(&seed, &workload_cells("cpu", &[10]), x, y, Figure::Involuntary);
+            let apart = alike(&seed, &workload_cells("cpu", &[10]), x, y, ClaimFigure::INVOLUNTARY);
             assert_eq!(apart.verdict, Verdict::Refuted, "{apart:?}");
         }
     }
@@ -899,7 +891,7 @@ mod tests {
                         && param(t, "policy").as_deref() == Some(policy)
                         && param(t, "procs") == Some(procs.to_string())
                 })
-                .filter_map(|t| Figure::Wall.of(t.outcome.as_ref()?))
+                .filter_map(|t| ClaimFigure::WALL.of(t.outcome.as_ref()?))
                 .collect()
         };
         // "I/O: FIFO and RR faster than OTHER at 10, 50, 100": the largest of the six p.
