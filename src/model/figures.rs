@@ -103,6 +103,12 @@ impl Figure {
         }
     }
 
+    /// The label without its unit ("min ns" reads "min"): a row's name in a table whose
+    /// heading gives the unit.
+    pub fn name(&self) -> &'static str {
+        self.label.strip_suffix(self.unit.suffix()).map_or(self.label, str::trim_end)
+    }
+
     /// The figure of one latency histogram; `None` for a figure of the whole outcome.
     pub fn thread_value(&self, s: &ThreadStats) -> Option<f64> {
         match self.read {
@@ -411,6 +417,15 @@ mod tests {
         assert!(std::ptr::eq(headline(Family::Workload), &workload::WALL_S));
         let keys: Vec<&str> = compared(Family::Ring).iter().map(|f| f.key).collect();
         assert_eq!(keys, ["ns_per_switch", "ns_per_hop", "run_delay_ns_per_hop"]);
+    }
+
+    #[test]
+    fn a_name_is_the_label_without_its_unit() {
+        assert_eq!(latency::P999_NS.name(), "p99.9");
+        assert_eq!(latency::MISSED_DEADLINES.name(), "missed deadlines");
+        assert_eq!(workload::WALL_S.name(), "wall");
+        // A unit that does not end the label stays.
+        assert_eq!(ring::NS_PER_HOP.name(), "ns/hop");
     }
 
     #[test]

@@ -16,6 +16,7 @@
 
 use crate::analysis::stats::median;
 use crate::error::{Error, Result};
+use crate::model::figures::latency;
 use crate::model::{Family, Outcome, Policy, TrialSpec, WorkloadKind, WorkloadSpec};
 use crate::report::exporter::Format;
 use crate::report::stored::{self, param_text};
@@ -399,13 +400,14 @@ impl Column {
             "policy": self.policy.as_str(),
             "prio": self.prio,
             "interval_ns": self.interval_ns,
-            "samples": self.samples,
-            "overruns": self.overruns,
-            "min_ns": self.min_ns,
-            "max_ns": self.max_ns,
-            "avg_ns": self.avg_ns,
-            "p50_ns": self.p50_ns,
-            "p99_ns": self.p99_ns,
+            // The registry's figures, summarised over the repeats as `Column::of` says.
+            (latency::SAMPLES.key): self.samples,
+            (latency::OVERRUNS.key): self.overruns,
+            (latency::MIN_NS.key): self.min_ns,
+            (latency::MAX_NS.key): self.max_ns,
+            (latency::AVG_NS.key): self.avg_ns,
+            (latency::P50_NS.key): self.p50_ns,
+            (latency::P99_NS.key): self.p99_ns,
         })
     }
 }
@@ -468,13 +470,13 @@ fn hrtimers(run: &RunRecord, trials: &[TrialRecord]) -> Result<Against> {
         Table::new(std::iter::once("ns".to_string()).chain(columns.iter().map(|c| c.label.clone()))).left_align(0);
     type Row = (&'static str, fn(&Column) -> String);
     let rows: [Row; 8] = [
-        ("min", |c| c.min_ns.map_or("-".into(), |v| v.to_string())),
-        ("max", |c| c.max_ns.map_or("-".into(), |v| v.to_string())),
-        ("avg", |c| cell(c.avg_ns, 0)),
-        ("p50", |c| cell(c.p50_ns, 0)),
-        ("p99", |c| cell(c.p99_ns, 0)),
-        ("samples", |c| c.samples.to_string()),
-        ("overruns", |c| c.overruns.to_string()),
+        (latency::MIN_NS.name(), |c| c.min_ns.map_or("-".into(), |v| v.to_string())),
+        (latency::MAX_NS.name(), |c| c.max_ns.map_or("-".into(), |v| v.to_string())),
+        (latency::AVG_NS.name(), |c| cell(c.avg_ns, 0)),
+        (latency::P50_NS.name(), |c| cell(c.p50_ns, 0)),
+        (latency::P99_NS.name(), |c| cell(c.p99_ns, 0)),
+        (latency::SAMPLES.name(), |c| c.samples.to_string()),
+        (latency::OVERRUNS.name(), |c| c.overruns.to_string()),
         ("interval", |c| crate::model::format_ns(c.interval_ns)),
     ];
     for (name, value) in rows {

@@ -2,6 +2,7 @@
 //! (with the percentiles cyclictest lacks) and the spike-period lines, from stored outcomes.
 
 use crate::analysis::attribution;
+use crate::model::figures::latency;
 use crate::model::{format_ns, LatencyOutcome, LatencySpec, ThreadStats};
 use crate::report::findings::{spike_periods, Finding};
 use crate::report::table::Table;
@@ -104,20 +105,20 @@ pub fn compare_table(runs: &[(LatencySpec, LatencyOutcome)]) -> String {
         r.extend(stats.iter().map(|s| s.map_or("-".to_string(), f)));
         r
     };
-    table.push(figure("min", &|s| s.min_ns.to_string()));
-    table.push(figure("max", &|s| s.max_ns.to_string()));
-    table.push(figure("avg", &|s| format!("{:.0}", s.avg_ns)));
-    table.push(figure("p50", &|s| known(s.p50_ns)));
-    table.push(figure("p90", &|s| known(s.p90_ns)));
-    table.push(figure("p99", &|s| known(s.p99_ns)));
-    table.push(figure("p99.9", &|s| known(s.p999_ns)));
-    table.push(figure("p99.99", &|s| known(s.p9999_ns)));
-    table.push(figure("samples", &|s| s.samples.to_string()));
-    let mut overruns = vec!["overruns".to_string()];
+    table.push(figure(latency::MIN_NS.name(), &|s| s.min_ns.to_string()));
+    table.push(figure(latency::MAX_NS.name(), &|s| s.max_ns.to_string()));
+    table.push(figure(latency::AVG_NS.name(), &|s| format!("{:.0}", s.avg_ns)));
+    table.push(figure(latency::P50_NS.name(), &|s| known(s.p50_ns)));
+    table.push(figure(latency::P90_NS.name(), &|s| known(s.p90_ns)));
+    table.push(figure(latency::P99_NS.name(), &|s| known(s.p99_ns)));
+    table.push(figure(latency::P999_NS.name(), &|s| known(s.p999_ns)));
+    table.push(figure(latency::P9999_NS.name(), &|s| known(s.p9999_ns)));
+    table.push(figure(latency::SAMPLES.name(), &|s| s.samples.to_string()));
+    let mut overruns = vec![latency::OVERRUNS.name().to_string()];
     overruns.extend(runs.iter().map(|(_, o)| o.all.overruns.to_string()));
     table.push(overruns);
     if runs.iter().any(|(_, o)| o.deadline.is_some()) {
-        let mut missed = vec!["missed deadlines".to_string()];
+        let mut missed = vec![latency::MISSED_DEADLINES.name().to_string()];
         missed.extend(runs.iter().map(|(_, o)| o.deadline.map_or("-".to_string(), |d| d.missed_deadlines.to_string())));
         table.push(missed);
     }
