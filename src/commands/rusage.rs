@@ -76,31 +76,48 @@ fn command_line(command: &[OsString]) -> String {
     command.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ")
 }
 
+/// What Linux leaves at 0 in `struct rusage`.
+const NOT_MAINTAINED: &str = "(not maintained by Linux)";
+
+/// The `struct rusage` fields after its times and maxrss, by the kernel's names (the JSON
+/// keys and the text rows both), with what each counts.
+fn counters(u: &Usage) -> [(&'static str, u64, &'static str); 13] {
+    [
+        ("ixrss", u.ixrss, NOT_MAINTAINED),
+        ("idrss", u.idrss, NOT_MAINTAINED),
+        ("isrss", u.isrss, NOT_MAINTAINED),
+        ("minflt", u.minflt, "page faults served without I/O"),
+        ("majflt", u.majflt, "page faults that needed I/O"),
+        ("nswap", u.nswap, NOT_MAINTAINED),
+        ("inblock", u.inblock, "512-byte blocks read from storage"),
+        ("oublock", u.oublock, "512-byte blocks written to storage"),
+        ("msgsnd", u.msgsnd, NOT_MAINTAINED),
+        ("msgrcv", u.msgrcv, NOT_MAINTAINED),
+        ("nsignals", u.nsignals, NOT_MAINTAINED),
+        ("nvcsw", u.nvcsw, "voluntary context switches"),
+        ("nivcsw", u.nivcsw, "involuntary context switches"),
+    ]
+}
+
 pub fn to_json(m: &CommandUsage) -> serde_json::Value {
     let u = &m.usage;
-    json!({
+    let mut out = json!({
         "command": m.command.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
         "wall_s": ns_to_s(m.wall_ns as f64),
         "utime_s": ns_to_s(u.utime_ns as f64),
         "stime_s": ns_to_s(u.stime_ns as f64),
         "cpu_s": ns_to_s(u.cpu_ns() as f64),
         "maxrss_kb": u.maxrss_kb,
-        "ixrss": u.ixrss,
-        "idrss": u.idrss,
-        "isrss": u.isrss,
-        "minflt": u.minflt,
-        "majflt": u.majflt,
-        "nswap": u.nswap,
-        "inblock": u.inblock,
-        "oublock": u.oublock,
-        "msgsnd": u.msgsnd,
-        "msgrcv": u.msgrcv,
-        "nsignals": u.nsignals,
-        "nvcsw": u.nvcsw,
-        "nivcsw": u.nivcsw,
-        "exit_code": m.exit.shell_code(),
-        "signal": match m.exit { ExitKind::Signal(s) => Some(signal_name(s)), ExitKind::Code(_) => None },
-    })
+    });
+    let fields = out.as_object_mut().expect("json! of braces is an object");
+    fields.extend(counters(u).map(|(name, value, _)| (name.to_string(), json!(value))));
+    fields.insert("exit_code".into(), json!(m.exit.shell_code()));
+    let signal = match m.exit {
+        ExitKind::Signal(s) => Some(signal_name(s)),
+        ExitKind::Code(_) => None,
+    };
+    fields.insert("signal".into(), json!(signal));
+    out
 }
 
 pub fn to_text(m: &CommandUsage) -> String {
@@ -111,27 +128,15 @@ pub fn to_text(m: &CommandUsage) -> String {
         ExitKind::Signal(s) => format!("{} (killed by {})", 128 + s, signal_name(s)),
     };
     let mut out = format!("command   {}\nexit      {exit}\n", command_line(&m.command));
-    let rows: Vec<(&str, String, &str)> = vec![
+    let mut rows: Vec<(&str, String, &str)> = vec![
         ("wall", format!("{:.6}", ns_to_s(m.wall_ns as f64)), "s"),
         ("utime", format!("{:.6}", ns_to_s(u.utime_ns as f64)), "s  user CPU"),
         ("stime", format!("{:.6}", ns_to_s(u.stime_ns as f64)), "s  system CPU"),
         ("cpu", format!("{:.6}", ns_to_s(u.cpu_ns() as f64)), "s  utime+stime"),
         ("cpu%", format!("{cpu_pct:.0}"), "%  (utime+stime)/wall"),
         ("maxrss", u.maxrss_kb.to_string(), "KiB  largest resident set"),
-        ("ixrss", u.ixrss.to_string(), "(not maintained by Linux)"),
-        ("idrss", u.idrss.to_string(), "(not maintained by Linux)"),
-        ("isrss", u.isrss.to_string(), "(not maintained by Linux)"),
-        ("minflt", u.minflt.to_string(), "page faults served without I/O"),
-        ("majflt", u.majflt.to_string(), "page faults that needed I/O"),
-        ("nswap", u.nswap.to_string(), "(not maintained by Linux)"),
-        ("inblock", u.inblock.to_string(), "512-byte blocks read from storage"),
-        ("oublock", u.oublock.to_string(), "512-byte blocks written to storage"),
-        ("msgsnd", u.msgsnd.to_string(), "(not maintained by Linux)"),
-        ("msgrcv", u.msgrcv.to_string(), "(not maintained by Linux)"),
-        ("nsignals", u.nsignals.to_string(), "(not maintained by Linux)"),
-        ("nvcsw", u.nvcsw.to_string(), "voluntary context switches"),
-        ("nivcsw", u.nivcsw.to_string(), "involuntary context switches"),
     ];
+    rows.extend(counters(u).map(|(name, value, note)| (name, value.to_string(), note)));
     for (name, value, note) in rows {
         let line = format!("{name:<9} {value:>12} {note}");
         out.push_str(line.trim_end());
