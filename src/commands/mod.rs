@@ -19,7 +19,7 @@ use std::io::{IsTerminal, Write};
 /// Run the chosen subcommand; the `Ok` value is the process exit code.
 pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
-        Command::Ring(args) => ring::run(&args).map(|_| 0),
+        Command::Ring(args) => ring::run(&args),
         Command::Rusage(args) => rusage::run(&args),
         Command::Workload(args) => workload::run(&args),
         Command::Latency(args) => latency::run(&args),

@@ -77,6 +77,13 @@ pub struct Trial {
 }
 
 impl Trial {
+    /// A trial of a family command (`schedlab ring|workload|latency`) or of the noise
+    /// probe: one spec outside any suite, its cell named by `params` (what `show`'s tables
+    /// group by), numbered `seq` in the command's sequence.
+    pub fn of_command(seq: usize, spec: TrialSpec, repeat: u32, params: Map<String, Json>) -> Trial {
+        Trial { seq, experiment: 0, family: spec.family(), params, spec, repeat, estimate: Duration::ZERO }
+    }
+
     pub fn is_warmup(&self) -> bool {
         self.repeat == 0
     }
