@@ -1,5 +1,5 @@
-//! The source's layers point one way: a module may use only modules below it (see the
-//! README's architecture section). This test reads every `crate::<module>` and `super::` path
+//! The source's layers point one way: a module may use only modules below it (see
+//! docs/architecture.md). This test reads every `crate::<module>` and `super::` path
 //! in `src/` (`use` lines, grouped `use crate::{a, b}` however wrapped or nested, and inline
 //! paths alike, test code included; comments and string literals are not code) and fails on
 //! each one that points up or sideways, so the shape cannot erode unnoticed.
