@@ -1,6 +1,7 @@
 //! One function per subcommand: from validated arguments to printed results.
 
 pub mod ab;
+pub mod command;
 pub mod compare;
 pub mod latency;
 pub mod report;
@@ -22,6 +23,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Ring(args) => ring::run(&args),
         Command::Rusage(args) => rusage::run(&args),
         Command::Workload(args) => workload::run(&args),
+        Command::Command(args) => command::run(&args),
         Command::Latency(args) => latency::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Ab(args) => ab::run(&args),

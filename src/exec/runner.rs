@@ -112,6 +112,15 @@ fn measure(spec: &TrialSpec, repeat: u32, extras: &Extras) -> Result<Reply> {
             }
             Ok(Reply { outcome, status: trial.status, notes: TrialNotes::default() })
         }
+        TrialSpec::Command(spec) => {
+            preflight::command(spec)?;
+            let cpus = spec.cpus.as_deref().map(|c| sched::resolve_cpus(Some(c))).transpose()?;
+            let load_plan = preflight::load(&spec.load)?;
+            let (mut outcome, load) =
+                load::beside(load_plan.as_ref(), || crate::bench::command::run(spec, cpus.as_deref()))?;
+            outcome.load = load;
+            ok(Outcome::Command(outcome))
+        }
         TrialSpec::Latency(spec) => {
             let cpus = preflight::latency(spec)?;
             let load_plan = preflight::load(&spec.load)?;

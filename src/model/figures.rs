@@ -22,6 +22,8 @@ pub enum Unit {
     KiB,
     /// A plain number with no unit (a workload's pi estimate).
     Number,
+    /// The unit a user declared for a figure parsed from a command's output ("us").
+    Declared(&'static str),
 }
 
 impl Unit {
@@ -35,6 +37,7 @@ impl Unit {
             Unit::PerSecond => "/s",
             Unit::BytesPerSecond => "B/s",
             Unit::KiB => "KiB",
+            Unit::Declared(unit) => unit,
         }
     }
 }
@@ -56,6 +59,8 @@ pub enum Read {
     /// From one latency histogram's figures: a thread's on its own line, all threads'
     /// together (`LatencyOutcome::all`) for the trial.
     Thread(fn(&ThreadStats) -> Option<f64>),
+    /// A figure declared for a command and parsed from its output, under its key.
+    Parsed,
 }
 
 /// Which part of an outcome a figure belongs to, which decides when a line carries it.
@@ -95,6 +100,7 @@ impl Figure {
         match self.read {
             Read::Outcome(read) => read(o),
             Read::Thread(read) => read(&o.latency()?.all),
+            Read::Parsed => o.command()?.parsed.get(self.key).copied(),
         }
     }
 
@@ -102,7 +108,7 @@ impl Figure {
     pub fn thread_value(&self, s: &ThreadStats) -> Option<f64> {
         match self.read {
             Read::Thread(read) => read(s),
-            Read::Outcome(_) => None,
+            Read::Outcome(_) | Read::Parsed => None,
         }
     }
 }
@@ -246,6 +252,57 @@ static LATENCY: [Figure; 16] = [
     count("timer_slack_ns", "timer slack ns", Ns, O(|o| Some(o.latency()?.timer_slack_ns as f64))).part(Part::Run),
 ];
 
+/// Figures of a command's whole process tree (wait4 after it ends), and its time waiting
+/// for a CPU where a cgroup of its own could be made.
+static COMMAND: [Figure; 9] = [
+    figure("wall_s", "wall s", Seconds, O(|o| Some(ns_to_s(o.command()?.wall_ns as f64)))).compared(0).headline(),
+    figure("user_s", "user s", Seconds, O(|o| Some(ns_to_s(o.command()?.usage.utime_ns as f64)))),
+    figure("sys_s", "sys s", Seconds, O(|o| Some(ns_to_s(o.command()?.usage.stime_ns as f64)))),
+    figure(
+        "cpu_pct",
+        "cpu %",
+        Percent,
+        O(|o| {
+            let c = o.command()?;
+            (c.wall_ns > 0).then(|| 100.0 * c.cpu_ns() as f64 / c.wall_ns as f64)
+        }),
+    ),
+    count("nvcsw", "vol sw", Count, O(|o| Some(o.command()?.usage.nvcsw as f64))),
+    count("nivcsw", "invol sw", Count, O(|o| Some(o.command()?.usage.nivcsw as f64))).compared(1),
+    count("minflt", "minor faults", Count, O(|o| Some(o.command()?.usage.minflt as f64))),
+    count("majflt", "major faults", Count, O(|o| Some(o.command()?.usage.majflt as f64))).lower(),
+    figure("cpu_wait_s", "cpu wait s", Seconds, O(|o| Some(ns_to_s(o.command()?.cpu_wait_ns? as f64)))).compared(2),
+];
+
+/// The figures users declared for commands in this process (`--figure`, a suite's
+/// `figures`, or a stored run's spec as it is read), one per key, in the order first
+/// declared. Each is made once and kept for the process's life, like the static ones.
+static DECLARED: std::sync::Mutex<Vec<&'static Figure>> = std::sync::Mutex::new(Vec::new());
+
+/// The registry's figure for a declared one: made on its first declaration; a later one
+/// of the same key keeps the first's unit and direction.
+pub fn declare(name: &str, unit: Option<&str>, better: Better) -> &'static Figure {
+    let mut declared = DECLARED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(f) = declared.iter().find(|f| f.key == name) {
+        return f;
+    }
+    let key: &'static str = Box::leak(name.to_string().into_boxed_str());
+    let unit = unit.map_or(Number, |u| Declared(Box::leak(u.to_string().into_boxed_str())));
+    let made = Figure {
+        better,
+        compared: (better == Better::Lower).then_some(u8::MAX),
+        ..figure(key, key, unit, Read::Parsed)
+    };
+    let made: &'static Figure = Box::leak(Box::new(made));
+    declared.push(made);
+    made
+}
+
+/// The declared figures so far.
+pub fn declared() -> Vec<&'static Figure> {
+    DECLARED.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 /// What the background load achieved during the trial's window: the same for every family.
 pub static LOAD: [Figure; 7] = [
     count("load_nice", "load nice", Number, O(|o| Some(o.load()?.nice as f64))).part(Part::Load),
@@ -269,12 +326,15 @@ pub fn of(family: Family) -> &'static [Figure] {
         Family::Ring => &RING,
         Family::Workload => &WORKLOAD,
         Family::Latency => &LATENCY,
+        Family::Command => &COMMAND,
     }
 }
 
-/// Every figure a trial of `family` can carry: its own, then the load's.
+/// Every figure a trial of `family` can carry: its own (a command's declared ones after
+/// its built-in ones), then the load's.
 pub fn all(family: Family) -> impl Iterator<Item = &'static Figure> {
-    of(family).iter().chain(LOAD.iter()).chain(std::iter::once(&LOAD_CPU))
+    let declared = if family == Family::Command { declared() } else { Vec::new() };
+    of(family).iter().chain(declared).chain(LOAD.iter()).chain(std::iter::once(&LOAD_CPU))
 }
 
 /// The figure of `family` named `key`, if it has one.
@@ -288,8 +348,14 @@ pub fn named(family: Family, key: &str) -> &'static Figure {
     find(family, key).unwrap_or_else(|| panic!("the figure registry has no {key} for {family:?}"))
 }
 
-/// The family's headline figure.
+/// The family's headline figure. A command's is the first figure declared for it with
+/// better = lower (its p99, say), else its wall time.
 pub fn headline(family: Family) -> &'static Figure {
+    if family == Family::Command {
+        if let Some(f) = declared().into_iter().find(|f| f.better == Better::Lower) {
+            return f;
+        }
+    }
     of(family).iter().find(|f| f.headline).expect("every family's registry marks one headline figure")
 }
 
@@ -304,7 +370,7 @@ pub fn questioned(family: Family) -> Vec<&'static Figure> {
 
 /// The figures `compare`, `trend` and `ab` test for `family`, in their row order.
 pub fn compared(family: Family) -> Vec<&'static Figure> {
-    let mut out: Vec<&Figure> = of(family).iter().filter(|f| f.compared.is_some()).collect();
+    let mut out: Vec<&Figure> = all(family).filter(|f| f.compared.is_some()).collect();
     out.sort_by_key(|f| f.compared);
     out
 }
