@@ -10,7 +10,7 @@
 #           on one side of 0 or by the magnitude bettor's growth rate, equivalence by the
 #           share inside ±5 %; whichever is fewer (inf: more than 400);
 #   ~s      those blocks times the block's seconds.
-# The length with the fewest ~s is the quick suite's default (README, "Trial length").
+# The length with the fewest ~s is the quick suite's default (docs/questions.md, "Trial length").
 #
 #   bench/trial-length.sh [BLOCKS]     (default 10; needs root for FIFO)
 set -euo pipefail

@@ -7,7 +7,7 @@ use crate::model::options::OnOff;
 use crate::model::parse::{
     parse_budget, parse_duration, parse_max_repeat, parse_policies, parse_target_ci, parse_threshold, PolicyList,
 };
-use crate::model::{LatencyOptions, RingOptions, WorkloadOptions};
+use crate::model::{CommandOptions, LatencyOptions, RingOptions, WorkloadOptions};
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -39,6 +39,9 @@ pub enum Command {
     /// Policy x workload matrix: N children of CPU-, I/O- or mixed-bound work per policy
     #[command(after_help = WORKLOAD_EXAMPLES)]
     Workload(WorkloadArgs),
+    /// Your own program as a family: run it under each policy (nice, CPUs, load), in blocks, and say which is best
+    #[command(after_help = COMMAND_EXAMPLES)]
+    Command(CommandArgs),
     /// Timer wakeup latency: periodic absolute sleeps, actual − ideal (hrtimers 2007, cyclictest)
     #[command(after_help = LATENCY_EXAMPLES)]
     Latency(LatencyArgs),
@@ -578,6 +581,23 @@ pub enum WorkloadFormat {
 }
 
 #[derive(Args, Debug, Clone)]
+pub struct CommandArgs {
+    #[command(flatten)]
+    pub options: CommandOptions,
+
+    /// Blocks: each runs every policy once, in random order
+    #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub repeat: u32,
+
+    /// Seed of the order within blocks [default: from the clock]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args, Debug, Clone)]
 pub struct WorkloadArgs {
     #[command(flatten)]
     pub options: WorkloadOptions,
@@ -611,6 +631,15 @@ const RING_EXAMPLES: &str = "Examples:\n  \
     schedlab ring --procs 2..=16 --mode thread --ipc futex --json\n  \
     schedlab ring --procs 1000 --duration 5s --pin spread\n  \
     schedlab ring --procs 8 --policy fifo --prio 80 --work-kb 64";
+
+const COMMAND_EXAMPLES: &str = "Examples:\n  \
+    schedlab command --policy other,fifo --repeat 8 -- hackbench -g 2 -l 100\n  \
+    schedlab command --policy other,batch --cpus 0 --repeat 10 -- make -j2\n  \
+    schedlab command --policy other,fifo --repeat 12 --figure 'p99_us,unit=us,better=lower=regex:99\\.0th: +(\\d+)' -- schbench -r 5\n  \
+    schedlab command --repeat 5 --figure 'rps,better=higher=json:/rps' --json -- ./loadtest\n\n\
+    Each repeat is a block: every policy runs once, in random order. Figures are of the whole process tree; \
+    cpu wait s comes from a cgroup v2 group of the command's own (root). A non-zero exit, a declared figure \
+    missing from the output, or a timeout fails that run (exit 3); whatever the command leaves running is killed.";
 
 const RUSAGE_EXAMPLES: &str = "Examples:\n  \
     schedlab rusage -- make -j4\n  \

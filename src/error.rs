@@ -1,6 +1,6 @@
 //! One error type for the whole tool, and the exit code each kind maps to.
 //!
-//! Exit codes (README): 0 ok, 1 a comparison found a regression, 2 usage or
+//! Exit codes (docs/errors.md): 0 ok, 1 a comparison found a regression, 2 usage or
 //! environment error (nothing was measured), 3 the measurement started but failed
 //! (a member died, a timeout), 128+N interrupted by signal N.
 

@@ -1,6 +1,6 @@
 //! schedlab: measure the Linux scheduler and keep the evidence.
 //!
-//! Layers, lowest first; a module uses only those before it (README "Architecture";
+//! Layers, lowest first; a module uses only those before it (docs/architecture.md;
 //! `tests/layers.rs` enforces it): `error`; `analysis` (statistics over numbers);
 //! `model` (the domain: options, specs, outcomes, the figure registry; no I/O); `sys`
 //! (OS wrappers); `bench` (measurement kernels); `store` (the results store, export and

@@ -1,7 +1,8 @@
-//! The source's layers point one way: a module may use only modules below it (see the
-//! README's architecture section). This test reads every `crate::<module>` path in `src/`
-//! (`use` lines, grouped `use crate::{a, b}` and inline paths alike, test code included)
-//! and fails on each one that points up or sideways, so the shape cannot erode unnoticed.
+//! The source's layers point one way: a module may use only modules below it (see
+//! docs/architecture.md). This test reads every `crate::<module>` and `super::` path
+//! in `src/` (`use` lines, grouped `use crate::{a, b}` however wrapped or nested, and inline
+//! paths alike, test code included; comments and string literals are not code) and fails on
+//! each one that points up or sideways, so the shape cannot erode unnoticed.
 
 use std::path::{Path, PathBuf};
 
@@ -37,70 +38,298 @@ fn rank(module: &str) -> Option<u32> {
     RANKS.iter().find(|(m, _)| *m == module).map(|(_, r)| *r)
 }
 
-/// The top-level module a source file belongs to: `src/x.rs` and `src/x/**` are `x`.
-fn module_of(src: &Path, file: &Path) -> String {
-    let rel = file.strip_prefix(src).unwrap();
-    let first = rel.components().next().unwrap().as_os_str().to_string_lossy().to_string();
-    first.trim_end_matches(".rs").to_string()
+/// Where a source file (`src/…`, `/`-separated) sits: its top-level module (`lib` and `main`
+/// for the crate roots) and the modules from the crate root down to it: `src/report/x.rs` and
+/// `src/report/x/mod.rs` are `report::x`, `src/report.rs` is `report`, the roots are empty.
+fn place(file: &str) -> (String, Vec<String>) {
+    let rel = file.strip_prefix("src/").unwrap_or(file);
+    let mut path: Vec<String> = rel.split('/').map(|part| part.trim_end_matches(".rs").to_string()).collect();
+    if path.len() > 1 && path.last().is_some_and(|last| last == "mod") {
+        path.pop();
+    }
+    if path.len() == 1 && (path[0] == "lib" || path[0] == "main") {
+        return (path.remove(0), Vec::new());
+    }
+    (path[0].clone(), path)
 }
 
-/// The modules a line names as `crate::<module>`, including each member of a grouped
-/// `use crate::{a, b::c}`.
-fn modules_named(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = line;
-    while let Some(at) = rest.find("crate::") {
-        let before_ok = at == 0 || !rest[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$');
-        rest = &rest[at + "crate::".len()..];
-        if !before_ok {
-            continue;
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
+}
+
+/// The length of the UTF-8 character that starts with byte `lead`.
+fn char_len(lead: u8) -> usize {
+    match lead {
+        0xF0.. => 4,
+        0xE0.. => 3,
+        0xC0.. => 2,
+        _ => 1,
+    }
+}
+
+/// Where a raw string literal (`r"…"`, `r#"…"#`, `br##"…"##`) that starts at `at` ends, if one
+/// does; `r#name` (a raw identifier) is none.
+fn raw_string_end(b: &[u8], at: usize) -> Option<usize> {
+    if b[at] != b'r' {
+        return None;
+    }
+    let starts_word = |i: usize| i == 0 || !is_ident(b[i - 1]);
+    let prefixed = at > 0 && matches!(b[at - 1], b'b' | b'c') && starts_word(at - 1);
+    if !starts_word(at) && !prefixed {
+        return None;
+    }
+    let hashes = b[at + 1..].iter().take_while(|&&c| c == b'#').count();
+    let open = at + 1 + hashes;
+    if b.get(open) != Some(&b'"') {
+        return None;
+    }
+    let mut i = open + 1;
+    while i < b.len() {
+        if b[i] == b'"' && b[i + 1..].iter().take(hashes).filter(|&&c| c == b'#').count() == hashes {
+            return Some(i + 1 + hashes);
         }
-        if let Some(group) = rest.strip_prefix('{') {
-            let inner = group.split('}').next().unwrap_or("");
-            for part in inner.split(',') {
-                let name: String = part.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-                if !name.is_empty() && name != "self" {
-                    out.push(name);
-                }
-            }
-            continue;
+        i += 1;
+    }
+    Some(b.len())
+}
+
+/// Where a character literal (`'x'`, `'\''`, `'\u{1F600}'`, `'é'`) that starts at `at` ends, if
+/// one does; a lifetime or a label (`'a`, `'outer:`) is none.
+fn char_literal_end(b: &[u8], at: usize) -> Option<usize> {
+    match b.get(at + 1)? {
+        b'\\' => {
+            // The escaped character, then the closing quote within a `\u{…}`'s length.
+            let from = at + 3;
+            b.get(from..)?.iter().take(10).position(|&c| c == b'\'').map(|p| from + p + 1)
         }
-        let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-        if !name.is_empty() {
-            out.push(name);
+        &lead => {
+            let close = at + 1 + char_len(lead);
+            (b.get(close) == Some(&b'\'')).then_some(close + 1)
         }
     }
-    out
+}
+
+/// The source with every comment (line, block, nested block, doc) and every string or
+/// character literal (raw strings included) blanked to spaces byte for byte, newlines kept:
+/// what is left is the code, at the same offsets and on the same lines.
+fn code_only(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    while i < b.len() {
+        let end = if b[i..].starts_with(b"//") {
+            Some(b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p))
+        } else if b[i..].starts_with(b"/*") {
+            let (mut depth, mut j) = (0, i);
+            while j < b.len() {
+                if b[j..].starts_with(b"/*") {
+                    depth += 1;
+                    j += 2;
+                } else if b[j..].starts_with(b"*/") {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    j += 1;
+                }
+            }
+            Some(j.min(b.len()))
+        } else if let Some(end) = raw_string_end(b, i) {
+            Some(end)
+        } else if b[i] == b'"' {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            Some((j + 1).min(b.len()))
+        } else if b[i] == b'\'' {
+            char_literal_end(b, i)
+        } else {
+            None
+        };
+        match end {
+            Some(end) => {
+                for c in &mut out[i..end] {
+                    if *c != b'\n' {
+                        *c = b' ';
+                    }
+                }
+                i = end;
+            }
+            None => i += 1,
+        }
+    }
+    String::from_utf8(out).expect("only whole literals and comments are blanked")
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+/// The identifier that starts at `i` (empty if none does) and where it ends.
+fn word_at(b: &[u8], i: usize) -> (&str, usize) {
+    let i = i.min(b.len());
+    let end = i + b[i..].iter().take_while(|&&c| is_ident(c)).count();
+    (std::str::from_utf8(&b[i..end]).unwrap(), end)
+}
+
+/// Past a `::` at `i` (spaces allowed around it), if there is one.
+fn colons(b: &[u8], i: usize) -> Option<usize> {
+    let at = skip_ws(b, i);
+    b[at..].starts_with(b"::").then(|| skip_ws(b, at + 2))
+}
+
+/// Where the member of a `{…}` group that starts at `i` ends: at the `,` or `}` that closes it,
+/// past any group nested in it.
+fn member_end(b: &[u8], mut i: usize) -> usize {
+    let mut depth = 0;
+    while i < b.len() {
+        match b[i] {
+            b'{' => depth += 1,
+            b'}' if depth == 0 => break,
+            b'}' => depth -= 1,
+            b',' if depth == 0 => break,
+            _ => {}
+        }
+        i += 1;
+    }
+    i
+}
+
+/// The modules a path that continues at `i` from the crate root names, with their offsets: the
+/// next segment, or the first segment of each member of a group, however nested.
+fn names_from_root(b: &[u8], i: usize, out: &mut Vec<(usize, String)>) {
+    if b.get(i) != Some(&b'{') {
+        let (name, _) = word_at(b, i);
+        if !name.is_empty() && name != "self" {
+            out.push((i, name.to_string()));
+        }
+        return;
+    }
+    let mut j = i + 1;
+    loop {
+        j = skip_ws(b, j);
+        if b.get(j) == Some(&b'{') {
+            names_from_root(b, j, out);
+        } else {
+            let (name, _) = word_at(b, j);
+            if !name.is_empty() && name != "self" {
+                out.push((j, name.to_string()));
+            }
+        }
+        j = member_end(b, j);
+        if b.get(j) != Some(&b',') {
+            break;
+        }
+        j += 1;
+    }
+}
+
+/// The top-level modules `text`, the source of `file`, names by `crate::` and `super::` paths,
+/// each with the line it is named on. Each member of a group counts, wrapped over lines or
+/// nested; `super::` climbs from where the file sits in the module tree (inline `mod x { … }`
+/// blocks included), and a path that stays inside the file's own top-level module names that
+/// module. Comments and string and character literals are not read.
+fn modules_named(file: &str, text: &str) -> Vec<(usize, String)> {
+    let (own, path) = place(file);
+    let code = code_only(text);
+    let b = code.as_bytes();
+    let newlines: Vec<usize> = b.iter().enumerate().filter(|(_, &c)| c == b'\n').map(|(at, _)| at).collect();
+    let mut named = Vec::new();
+    // The inline `mod x { … }` blocks open here, each with the brace depth inside it.
+    let mut inline: Vec<usize> = Vec::new();
+    let mut depth: usize = 0;
+    let mut mod_opens = false;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'{' => {
+                depth += 1;
+                if std::mem::take(&mut mod_opens) {
+                    inline.push(depth);
+                }
+                i += 1;
+                continue;
+            }
+            b'}' => {
+                if inline.last() == Some(&depth) {
+                    inline.pop();
+                }
+                depth = depth.saturating_sub(1);
+                i += 1;
+                continue;
+            }
+            c if !is_ident(c) || (i > 0 && (is_ident(b[i - 1]) || b[i - 1] == b'$')) => {
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let (word, after) = word_at(b, i);
+        i = after;
+        if word == "mod" {
+            let (name, end) = word_at(b, skip_ws(b, after));
+            mod_opens = !name.is_empty() && b.get(skip_ws(b, end)) == Some(&b'{');
+            continue;
+        }
+        if word != "crate" && word != "super" {
+            continue;
+        }
+        // Climb: `crate::` to the root, each `super::` one module up.
+        let mut up = usize::from(word == "super");
+        let mut next = colons(b, after);
+        while let Some(at) = next {
+            let (segment, end) = word_at(b, at);
+            if segment != "super" {
+                break;
+            }
+            up += 1;
+            next = colons(b, end);
+        }
+        let Some(at) = next else { continue };
+        i = at;
+        let below_root = if word == "crate" { Some(0) } else { (path.len() + inline.len()).checked_sub(up) };
+        match below_root {
+            // Above the crate root: not a path Rust accepts.
+            None => {}
+            Some(0) => names_from_root(b, at, &mut named),
+            Some(_) => named.push((at, own.clone())),
+        }
+    }
+    named.into_iter().map(|(at, module)| (newlines.partition_point(|&n| n < at) + 1, module)).collect()
 }
 
 /// Pairs a rank alone would allow but the design forbids: (module, what it must not use).
 const FORBIDDEN: &[(&str, &str, &str)] = &[("report", "bench", "reports read results; they never run a benchmark")];
 
-/// One message per import against the direction in `text`, a file of `module`.
-fn violations(module: &str, file: &str, text: &str) -> Vec<String> {
+/// One message per import against the direction in `text`, the source of `file` (`src/…`).
+fn violations(file: &str, text: &str) -> Vec<String> {
+    let (module, _) = place(file);
     let mut out = Vec::new();
-    let Some(own) = rank(module) else {
+    let Some(own) = rank(&module) else {
         return vec![format!(
             "{file}: module `{module}` has no place in the layers (add it to RANKS in tests/layers.rs)"
         )];
     };
-    for (i, line) in text.lines().enumerate() {
-        let code = line.split("//").next().unwrap_or("");
-        for target in modules_named(code) {
-            if target == module {
-                continue;
+    for (line, target) in modules_named(file, text) {
+        if target == module {
+            continue;
+        }
+        if let Some((_, _, why)) = FORBIDDEN.iter().find(|(m, t, _)| *m == module && *t == target) {
+            out.push(format!("{file}:{line}: {module} imports {target}: {why}"));
+            continue;
+        }
+        match rank(&target) {
+            None => out.push(format!("{file}:{line}: `{target}` has no place in the layers")),
+            Some(r) if r >= own && target != "error" => {
+                out.push(format!("{file}:{line}: {module} imports {target} against the allowed direction"))
             }
-            if let Some((_, _, why)) = FORBIDDEN.iter().find(|(m, t, _)| *m == module && *t == target) {
-                out.push(format!("{file}:{}: {module} imports {target}: {why}", i + 1));
-                continue;
-            }
-            match rank(&target) {
-                None => out.push(format!("{file}:{}: `{target}` has no place in the layers", i + 1)),
-                Some(r) if r >= own && target != "error" => {
-                    out.push(format!("{file}:{}: {module} imports {target} against the allowed direction", i + 1))
-                }
-                Some(_) => {}
-            }
+            Some(_) => {}
         }
     }
     out
@@ -127,23 +356,102 @@ fn every_import_points_down() {
     let mut all = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
-        let name = file.strip_prefix(&src).unwrap().display().to_string();
-        all.extend(violations(&module_of(&src, file), &format!("src/{name}"), &text));
+        let parts: Vec<String> = file
+            .strip_prefix(&src)
+            .unwrap()
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().to_string())
+            .collect();
+        all.extend(violations(&format!("src/{}", parts.join("/")), &text));
     }
     assert!(all.is_empty(), "{} import(s) against the layers:\n{}", all.len(), all.join("\n"));
 }
 
+/// The modules `text`, as the source of `file`, names, without their lines.
+fn names(file: &str, text: &str) -> Vec<String> {
+    modules_named(file, text).into_iter().map(|(_, module)| module).collect()
+}
+
 #[test]
 fn the_check_sees_each_form_of_import() {
-    assert_eq!(modules_named("use crate::report::table::Table;"), ["report"]);
-    assert_eq!(modules_named("use crate::{error::Result, model::Policy, self};"), ["error", "model"]);
-    assert_eq!(modules_named("    let x = crate::sys::load::plan(spec) + crate::bench::f();"), ["sys", "bench"]);
-    assert_eq!(modules_named("$crate::sys::x"), Vec::<String>::new());
+    assert_eq!(names("src/f.rs", "use crate::report::table::Table;"), ["report"]);
+    assert_eq!(names("src/f.rs", "use crate::{error::Result, model::Policy, self};"), ["error", "model"]);
+    assert_eq!(names("src/f.rs", "    let x = crate::sys::load::plan(spec) + crate::bench::f();"), ["sys", "bench"]);
+    assert_eq!(names("src/f.rs", "$crate::sys::x"), Vec::<String>::new());
     // Up is refused, down and sideways-into-itself are fine, and a module must be placed.
-    assert_eq!(violations("sys", "f.rs", "use crate::report::table::Table;").len(), 1);
-    assert_eq!(violations("bench", "f.rs", "use crate::exec::preflight;").len(), 1);
-    assert!(violations("report", "f.rs", "use crate::{model::Policy, sys::sched, error::Result};").is_empty());
-    assert!(violations("sys", "f.rs", "use crate::sys::fd;\n// crate::report::x in a comment").is_empty());
-    assert_eq!(violations("newthing", "f.rs", "").len(), 1);
-    assert_eq!(violations("report", "f.rs", "let x = crate::bench::latency::X;").len(), 1);
+    assert_eq!(violations("src/sys/f.rs", "use crate::report::table::Table;").len(), 1);
+    assert_eq!(violations("src/bench/f.rs", "use crate::exec::preflight;").len(), 1);
+    assert!(violations("src/report/f.rs", "use crate::{model::Policy, sys::sched, error::Result};").is_empty());
+    assert!(violations("src/sys/f.rs", "use crate::sys::fd;\n// crate::report::x in a comment").is_empty());
+    assert_eq!(violations("src/newthing.rs", "").len(), 1);
+    assert_eq!(violations("src/report/f.rs", "let x = crate::bench::latency::X;").len(), 1);
+}
+
+#[test]
+fn a_group_wrapped_over_lines_is_read_whole() {
+    let text = "use crate::{\n    analysis::x,\n    report::y,\n};\n";
+    assert_eq!(modules_named("src/sys/f.rs", text), [(2, "analysis".to_string()), (3, "report".to_string())]);
+    assert_eq!(violations("src/sys/f.rs", text), ["src/sys/f.rs:3: sys imports report against the allowed direction"]);
+}
+
+#[test]
+fn a_nested_group_names_only_its_first_segments() {
+    assert_eq!(names("src/sys/f.rs", "use crate::{model::{a, b::{c, d}}, report::e};"), ["model", "report"]);
+    assert_eq!(
+        names("src/sys/f.rs", "use crate::{\n    {analysis::a, model::b},\n    self,\n};"),
+        ["analysis", "model"]
+    );
+    assert_eq!(violations("src/sys/f.rs", "use crate::{model::{a, b}, report::c};").len(), 1);
+}
+
+#[test]
+fn super_climbs_from_where_the_file_sits() {
+    // Inside the file's own top-level module: named as that module.
+    assert_eq!(names("src/report/x.rs", "use super::table::Table;"), ["report"]);
+    assert_eq!(names("src/report/x/y.rs", "use super::super::table::Table;"), ["report"]);
+    assert_eq!(names("src/report/x/mod.rs", "use super::{table, html};"), ["report"]);
+    // Out to the crate root, then into another top-level module.
+    assert_eq!(names("src/report.rs", "use super::exec::Plan;"), ["exec"]);
+    assert_eq!(names("src/report/mod.rs", "let p = super::exec::plan();"), ["exec"]);
+    assert_eq!(names("src/report/x.rs", "use super::super::{exec::Plan, model::{a, b}};"), ["exec", "model"]);
+    assert_eq!(names("src/report/x/y.rs", "use super::super::super::sys::fd;"), ["sys"]);
+    assert_eq!(violations("src/exec/x.rs", "use super::super::report::y;").len(), 1);
+    assert_eq!(violations("src/sys/mod.rs", "fn f() { super::report::y() }").len(), 1);
+    // An inline `mod` is one more level to climb, and only until its block closes.
+    let text = "mod tests {\n    use super::*;\n    mod deep { use super::super::super::exec::x; }\n}\nuse super::super::exec::y;";
+    let store = |line: usize| (line, "store".to_string());
+    assert_eq!(modules_named("src/store/x.rs", text), [store(2), store(3), (5, "exec".to_string())]);
+    assert_eq!(names("src/store/mod.rs", "#[cfg(test)]\nmod tests {\n    use super::super::exec::x;\n}"), ["exec"]);
+}
+
+#[test]
+fn a_string_with_slashes_does_not_hide_the_rest_of_its_line() {
+    let text = r#"let url = "http://x"; let t = crate::report::Table::new();"#;
+    assert_eq!(names("src/sys/f.rs", text), ["report"]);
+    assert_eq!(violations("src/sys/f.rs", text).len(), 1);
+}
+
+#[test]
+fn paths_in_strings_and_comments_are_not_imports() {
+    let text = concat!(
+        "let s = \"crate::report::x\";\n",
+        "let e = \"a \\\" quote, then crate::report::y\";\n",
+        "/* crate::report::z */ let m = crate::model::M;\n",
+        "/* a block /* nested */ still\n   crate::exec::q over lines */\n",
+        "let q = '\"'; let a = '\\''; let s = \"crate::cli::c\";\n",
+        "fn f<'a>(x: &'a str) -> &'a str { crate::analysis::f(x) }\n",
+    );
+    assert_eq!(modules_named("src/sys/f.rs", text), [(3, "model".to_string()), (7, "analysis".to_string())]);
+    assert!(violations("src/sys/f.rs", text).is_empty());
+}
+
+#[test]
+fn raw_strings_are_not_code() {
+    let text = concat!(
+        "let s = r#\"a \"quoted\" crate::report::x // \"#; let t = crate::model::M;\n",
+        "let h = r\"crate::exec::y\"; let b = br##\"\n  crate::cli::z \"# still\n\"##;\n",
+        "let r#type = crate::analysis::a;\n",
+    );
+    assert_eq!(modules_named("src/sys/f.rs", text), [(1, "model".to_string()), (5, "analysis".to_string())]);
+    assert!(violations("src/sys/f.rs", text).is_empty());
 }

@@ -345,3 +345,18 @@ fn csv_and_markdown_print_shows_table_and_json_is_an_alias() {
     }
     schedlab().args(["ring", "--json", "--format", "csv"]).assert().code(2);
 }
+
+#[test]
+fn a_size_that_fails_is_said_and_the_sweep_goes_on_to_exit_3() {
+    // Laps that would take hours: each size ends at its --timeout, one after the other.
+    let out = std::process::Command::new(binary_path())
+        .args(["ring", "--procs", "2,3", "--laps", "1000000000", "--timeout", "1s", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    for size in ["procs=2", "procs=3"] {
+        assert!(err.lines().any(|l| l.contains(size) && l.contains("(timed_out)")), "{size}: {err}");
+    }
+    assert!(out.stdout.is_empty(), "no row for a ring that did not finish");
+}

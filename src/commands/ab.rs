@@ -39,7 +39,8 @@ use crate::analysis::random::SplitMix64;
 use crate::cli::AbArgs;
 use crate::commands::{compare as compare_cmd, run};
 use crate::error::{Error, Result};
-use crate::exec::runner::Orchestrator;
+use crate::exec::pipeline::{Pipeline, StoreSink};
+use crate::exec::runner::{Extras, Orchestrator};
 use crate::exec::suite::{self, format_estimate, Suite};
 use crate::model::run::{AbSide, RunOptions};
 use crate::report::compare::{self, Verdict};
@@ -175,10 +176,11 @@ fn session(
     let total_ms: u64 =
         2 * suite.warmups.iter().chain(&suite.trials).map(|t| t.estimate.as_millis() as u64).sum::<u64>();
     let bar = super::run::progress_bar(total_ms);
+    let mut pipeline = Pipeline::new(orchestrator, &bar, Extras::default());
     let mut warmed = [false; 2];
     let mut result = Ok(());
     for (k, block) in blocks.iter().enumerate() {
-        if let Some(sig) = orchestrator.pending_signal() {
+        if let Some(sig) = pipeline.orchestrator().pending_signal() {
             result = Err(Error::Interrupted(sig));
             break;
         }
@@ -186,13 +188,14 @@ fn session(
         let at = format!("before block {} of {}", k + 1, blocks.len());
         let cmds = &commands[block.side.index()];
         bar.suspend(|| eprintln!("schedlab: block {}/{}: {side}, setup `{}`", k + 1, blocks.len(), cmds.setup));
-        let mut body = shell(orchestrator, block.side, cmds.setup, false, &at);
+        let mut body = shell(pipeline.orchestrator(), block.side, cmds.setup, false, &at);
         if body.is_ok() {
             let warmups = if warmed[block.side.index()] { &[][..] } else { &suite.warmups[..] };
             warmed[block.side.index()] = true;
+            let run_id = ids[block.side.index()];
             for trial in warmups.iter().chain(block.trials.iter().map(|&i| &suite.trials[i])) {
                 bar.set_message(format!("block {}/{} {side}: {}", k + 1, blocks.len(), trial.label()));
-                if let Err(e) = run::run_and_store(orchestrator, store, ids[block.side.index()], trial, &bar) {
+                if let Err(e) = pipeline.trial(trial, &mut [&mut StoreSink { store, run_id }]) {
                     body = Err(e);
                     break;
                 }
@@ -200,9 +203,13 @@ fn session(
             }
         }
         let cleaned = match cmds.cleanup {
-            Some(text) => {
-                shell(orchestrator, block.side, text, true, &format!("after block {} of {}", k + 1, blocks.len()))
-            }
+            Some(text) => shell(
+                pipeline.orchestrator(),
+                block.side,
+                text,
+                true,
+                &format!("after block {} of {}", k + 1, blocks.len()),
+            ),
             None => Ok(()),
         };
         match (body, cleaned) {

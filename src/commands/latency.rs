@@ -4,12 +4,16 @@
 use crate::cli::{LatencyArgs, TableFormat};
 use crate::commands::emit;
 use crate::error::{describe_io, Error, Result};
+use crate::exec::pipeline::Pipeline;
 use crate::exec::preflight;
-use crate::exec::runner::{Ended, Extras, Orchestrator};
+use crate::exec::runner::{Extras, Orchestrator, TrialNotes};
+use crate::exec::suite::Trial;
 use crate::model::{LatencyLength, LatencyOutcome, LatencySpec, Outcome, TrialSpec};
 use crate::report::exporter::tables_text;
 use crate::report::stored::RunRule;
 use crate::report::{figures, latency as report};
+use crate::store::TrialRecord;
+use indicatif::ProgressBar;
 use serde_json::Value;
 use std::io::IsTerminal;
 use std::path::Path;
@@ -50,39 +54,45 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     let streaming = matches!(format, TableFormat::Text | TableFormat::Json);
     let mut outcomes: Vec<(LatencySpec, LatencyOutcome)> = Vec::new();
     let mut records = Vec::with_capacity(specs.len());
-    for spec in &specs {
-        let trial = TrialSpec::Latency(spec.clone());
-        let params = serde_json::Map::from_iter([("policy".to_string(), Value::from(spec.policy.as_str()))]);
-        let record = match orchestrator.run_spec(&trial, 1, params, &extras, &mut |w| eprintln!("{w}"))? {
-            Ended::Stored(record) => record,
-            Ended::Stop(e) => return Err(e),
+    // The run draws its own live line on the terminal; no bar.
+    let bar = ProgressBar::hidden();
+    let mut pipeline = Pipeline::new(&mut orchestrator, &bar, extras);
+    // Each policy's report as soon as it is measured (text, json); csv and markdown wait.
+    let several = specs.len() > 1;
+    let mut live = |trial: &Trial, record: &TrialRecord, notes: &TrialNotes, _: &ProgressBar| -> Result<()> {
+        let (TrialSpec::Latency(spec), Some(Outcome::Latency(outcome))) = (&trial.spec, &record.outcome) else {
+            return Ok(());
         };
-        let notes = orchestrator.take_notes();
-        let outcome = match (&record.status, &record.outcome) {
-            (status, Some(Outcome::Latency(o))) if status.is_ok() => o.clone(),
-            (status, _) => return Err(Error::failed(status.reason().unwrap_or("no outcome").to_string())),
-        };
-        records.push(*record);
-        if !streaming {
-        } else if format == TableFormat::Json {
-            for line in figures::latency_lines(spec, &outcome) {
+        if !record.is_ok() {
+            return Ok(());
+        }
+        if format == TableFormat::Json {
+            for line in figures::latency_lines(spec, outcome) {
                 emit(&Value::Object(line).to_string())?;
             }
-        } else {
+        } else if streaming {
             emit(notes.description.as_deref().unwrap_or_default())?;
             if let Some(load) = &outcome.load {
                 emit(&crate::report::load_line(load))?;
             }
-            if specs.len() == 1 {
-                emit(&report::thread_table(&outcome))?;
+            if !several {
+                emit(&report::thread_table(outcome))?;
             }
-            emit(&report::spike_lines(spec, &outcome))?;
-            let culprits = report::culprit_lines(&outcome);
+            emit(&report::spike_lines(spec, outcome))?;
+            let culprits = report::culprit_lines(outcome);
             if !culprits.is_empty() {
                 emit(&culprits)?;
             }
         }
-        outcomes.push((spec.clone(), outcome));
+        outcomes.push((spec.clone(), outcome.clone()));
+        Ok(())
+    };
+    for (seq, spec) in specs.iter().enumerate() {
+        let params = serde_json::Map::from_iter([("policy".to_string(), Value::from(spec.policy.as_str()))]);
+        let trial = Trial::of_command(seq, TrialSpec::Latency(spec.clone()), 1, params);
+        let (record, notes) = pipeline.trial(&trial, &mut [&mut live])?;
+        records.push(record);
+        // Ctrl-C ends the run with the samples taken: the policies after it are not run.
         if notes.interrupted.is_some() {
             break;
         }
@@ -100,7 +110,7 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     if !streaming {
         emit(tables_text(&records, &RunRule::default(), format).trim_end())?;
     }
-    Ok(0)
+    Ok(pipeline.exit_code())
 }
 
 /// The executor's hard limit for one run: its duration (or a generous bound on its

@@ -1,6 +1,7 @@
 //! One function per subcommand: from validated arguments to printed results.
 
 pub mod ab;
+pub mod command;
 pub mod compare;
 pub mod latency;
 pub mod report;
@@ -19,9 +20,10 @@ use std::io::{IsTerminal, Write};
 /// Run the chosen subcommand; the `Ok` value is the process exit code.
 pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
-        Command::Ring(args) => ring::run(&args).map(|_| 0),
+        Command::Ring(args) => ring::run(&args),
         Command::Rusage(args) => rusage::run(&args),
         Command::Workload(args) => workload::run(&args),
+        Command::Command(args) => command::run(&args),
         Command::Latency(args) => latency::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Ab(args) => ab::run(&args),

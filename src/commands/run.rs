@@ -9,7 +9,8 @@ use crate::commands::{emit, results};
 use crate::error::{Error, Result};
 use crate::exec::adaptive::{self, AdaptivePlan};
 use crate::exec::noise;
-use crate::exec::runner::{Ended, Orchestrator};
+use crate::exec::pipeline::{Pipeline, StoreSink};
+use crate::exec::runner::{Extras, Orchestrator};
 use crate::exec::suite::{self, format_estimate, QuestionKey, Suite, Trial};
 use crate::model::options::OnOff;
 use crate::model::run::RunOptions;
@@ -392,15 +393,16 @@ fn execute(
     let total_ms: u64 = suite.warmups.iter().chain(order.iter().copied()).map(|t| t.estimate.as_millis() as u64).sum();
     let bar = progress_bar(total_ms);
     let count = suite.warmups.len() + order.len();
+    let mut pipeline = Pipeline::new(orchestrator, &bar, Extras::default());
     let result = (|| {
         for (i, trial) in suite.warmups.iter().chain(order.iter().copied()).enumerate() {
             bar.set_message(format!("{}/{count} {}{}", i + 1, trial.label(), adaptive_tag(plan, trial)));
-            run_and_store(orchestrator, store, run_id, trial, &bar)?;
+            pipeline.trial(trial, &mut [&mut StoreSink { store, run_id }])?;
             bar.inc(trial.estimate.as_millis() as u64);
         }
         if plan.is_adaptive() {
             let used = || used_before + started.elapsed();
-            extend_adaptively(orchestrator, store, run_id, suite, plan, &bar, block_seed, used)?;
+            extend_adaptively(&mut pipeline, store, run_id, suite, plan, block_seed, used)?;
         }
         Ok(())
     })();
@@ -428,17 +430,16 @@ pub(crate) fn progress_bar(total_ms: u64) -> indicatif::ProgressBar {
 
 /// After the planned minimum: extra blocks and trials, as `adaptive::Session` decides
 /// from everything the run has stored (so a resumed run picks up where it was).
-#[allow(clippy::too_many_arguments)]
 fn extend_adaptively(
-    orchestrator: &mut Orchestrator,
+    pipeline: &mut Pipeline,
     store: &mut Store,
     run_id: i64,
     suite: &Suite,
     plan: &AdaptivePlan,
-    bar: &indicatif::ProgressBar,
     block_seed: u64,
     used: impl Fn() -> Duration,
 ) -> Result<()> {
+    let bar = pipeline.bar();
     let mut session = adaptive::Session::new(suite, plan, &store.trials(run_id)?, block_seed.rotate_left(17));
     let mut extra = 0;
     loop {
@@ -455,7 +456,7 @@ fn extend_adaptively(
                 trial.label(),
                 adaptive_tag(plan, trial)
             ));
-            let record = run_and_store(orchestrator, store, run_id, trial, bar)?;
+            let (record, _) = pipeline.trial(trial, &mut [&mut StoreSink { store, run_id }])?;
             session.record(trial, &record);
             bar.inc(Duration::from_secs_f64(record.elapsed_s.max(0.0)).as_millis() as u64);
         }
@@ -490,31 +491,4 @@ fn extend_adaptively(
     }
     bar.suspend(|| eprintln!("{line}"));
     Ok(())
-}
-
-/// Run one trial and store it unless it is a warm-up; a signal that arrived before it
-/// stops the run instead.
-pub(crate) fn run_and_store(
-    orchestrator: &mut Orchestrator,
-    store: &mut Store,
-    run_id: i64,
-    trial: &Trial,
-    bar: &indicatif::ProgressBar,
-) -> Result<TrialRecord> {
-    if let Some(sig) = orchestrator.pending_signal() {
-        return Err(Error::Interrupted(sig));
-    }
-    let record = match orchestrator.run_trial(trial, &mut |w| bar.suspend(|| eprintln!("{w}")))? {
-        Ended::Stop(e) => return Err(e),
-        Ended::Stored(record) => record,
-    };
-    if !record.is_ok() {
-        bar.suspend(|| {
-            eprintln!("schedlab: {} {}: {}", trial.label(), record.status.label(), record.status.reason().unwrap_or(""))
-        });
-    }
-    if !trial.is_warmup() {
-        store.insert_trial(run_id, &record)?;
-    }
-    Ok(*record)
 }

@@ -4,13 +4,17 @@
 use crate::cli::{TableFormat, WorkloadArgs, WorkloadFormat};
 use crate::commands::{emit, progress_bar};
 use crate::error::Result;
+use crate::exec::pipeline::Pipeline;
 use crate::exec::preflight;
-use crate::exec::runner::{Ended, Extras, Orchestrator};
-use crate::model::{Outcome, TrialSpec, TrialStatus};
+use crate::exec::runner::{Extras, Orchestrator, TrialNotes};
+use crate::exec::suite::Trial;
+use crate::model::{Outcome, TrialSpec};
 use crate::report::exporter::tables_text;
 use crate::report::figures;
 use crate::report::stored::RunRule;
 use crate::report::workload::{self as report, LiveTrial};
+use crate::store::TrialRecord;
+use indicatif::ProgressBar;
 use serde_json::Value;
 
 pub fn run(args: &WorkloadArgs) -> Result<i32> {
@@ -34,52 +38,49 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
         emit(&report::describe(&specs[0], args.repeat))?;
     }
     let mut trials = Vec::with_capacity(specs.len() * repeats);
-    for spec in &specs {
-        if classic {
-            bar.suspend(|| emit(&report::classic_heading(spec)))?;
+    let mut pipeline = Pipeline::new(&mut orchestrator, &bar, Extras::default());
+    // Each trial, failed ones too, as a JSON or classic line at once and a row of the table
+    // at the end.
+    let mut live = |trial: &Trial, record: &TrialRecord, _: &TrialNotes, bar: &ProgressBar| -> Result<()> {
+        let TrialSpec::Workload(spec) = &trial.spec else { return Ok(()) };
+        let outcome = match &record.outcome {
+            Some(Outcome::Workload(o)) => Some(o.clone()),
+            _ => None,
+        };
+        let repeat = trial.repeat as usize;
+        let live = LiveTrial { spec: spec.clone(), repeat, outcome, status: record.status.clone() };
+        if json {
+            let line = figures::workload(spec, repeat, &live.status, live.outcome.as_ref());
+            bar.suspend(|| emit(&Value::Object(line).to_string()))?;
+        } else if classic {
+            bar.suspend(|| emit(&report::classic_line(&live.status, live.outcome.as_ref())))?;
         }
-        for repeat in 1..=repeats {
-            bar.set_message(format!("{} x {} ({}/{repeats})", spec.policy.kernel_name(), spec.procs, repeat));
-            let spec_of = TrialSpec::Workload(spec.clone());
-            let warn = &mut |w: &str| bar.suspend(|| eprintln!("{w}"));
-            let params = serde_json::Map::from_iter([
-                ("policy".to_string(), Value::from(spec.policy.as_str())),
-                ("procs".to_string(), Value::from(spec.procs)),
-            ]);
-            let record = match orchestrator.run_spec(&spec_of, repeat as u32, params, &Extras::default(), warn) {
-                Ok(Ended::Stored(record)) => record,
-                Ok(Ended::Stop(e)) | Err(e) => {
-                    bar.finish_and_clear();
-                    return Err(e);
-                }
-            };
-            let outcome = match &record.outcome {
-                Some(Outcome::Workload(o)) => Some(o.clone()),
-                _ => None,
-            };
-            let trial = LiveTrial { spec: spec.clone(), repeat, outcome, status: record.status.clone() };
-            records.push(*record);
-            if let TrialStatus::TimedOut(reason) | TrialStatus::Failed(reason) = &trial.status {
-                bar.suspend(|| {
-                    eprintln!(
-                        "schedlab: trial {} x {} #{repeat} {}: {reason}",
-                        spec.policy.kernel_name(),
-                        spec.procs,
-                        trial.status.label()
-                    )
-                });
+        trials.push(live);
+        Ok(())
+    };
+    let result = (|| -> Result<()> {
+        for (cell, spec) in specs.iter().enumerate() {
+            if classic {
+                bar.suspend(|| emit(&report::classic_heading(spec)))?;
             }
-            if json {
-                let line = figures::workload(spec, repeat, &trial.status, trial.outcome.as_ref());
-                bar.suspend(|| emit(&Value::Object(line).to_string()))?;
-            } else if classic {
-                bar.suspend(|| emit(&report::classic_line(&trial.status, trial.outcome.as_ref())))?;
+            for repeat in 1..=repeats {
+                bar.set_message(format!("{} x {} ({}/{repeats})", spec.policy.kernel_name(), spec.procs, repeat));
+                let params = serde_json::Map::from_iter([
+                    ("policy".to_string(), Value::from(spec.policy.as_str())),
+                    ("procs".to_string(), Value::from(spec.procs)),
+                ]);
+                let seq = cell * repeats + repeat - 1;
+                let trial = Trial::of_command(seq, TrialSpec::Workload(spec.clone()), repeat as u32, params);
+                let (record, _) = pipeline.trial(&trial, &mut [&mut live])?;
+                records.push(record);
+                bar.inc(1);
             }
-            bar.inc(1);
-            trials.push(trial);
         }
-    }
+        Ok(())
+    })();
     bar.finish_and_clear();
+    result?;
+    let exit_code = pipeline.exit_code();
     match format {
         WorkloadFormat::Text => {
             emit(&report::table(&trials))?;
@@ -96,5 +97,5 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
         }
         WorkloadFormat::Json | WorkloadFormat::Classic => {}
     }
-    Ok(if trials.iter().all(|t| t.status.is_ok()) { 0 } else { 3 })
+    Ok(exit_code)
 }

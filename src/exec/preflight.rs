@@ -6,7 +6,9 @@
 use crate::bench::workload::{bytes_needed, prepare_input, sweep_orphaned_work_dirs, WorkDir};
 use crate::bench::{latency as latency_bench, ring as ring_bench};
 use crate::error::{Error, Result};
-use crate::model::{DeadlineParams, LatencySpec, LoadSpec, Placement, Policy, TrialSpec, WorkloadKind, WorkloadSpec};
+use crate::model::{
+    CommandSpec, DeadlineParams, LatencySpec, LoadSpec, Placement, Policy, TrialSpec, WorkloadKind, WorkloadSpec,
+};
 use crate::sys::load::LoadPlan;
 use crate::sys::{fs, limits, sched};
 use std::path::Path;
@@ -195,7 +197,25 @@ pub fn trial(spec: &TrialSpec) -> Result<()> {
         TrialSpec::Ring(s) => ring(s).map(|_| ()),
         TrialSpec::Workload(s) => workload(std::slice::from_ref(s)),
         TrialSpec::Latency(s) => latency(s).map(|_| ()),
+        TrialSpec::Command(s) => command(s),
     }
+}
+
+/// A command: its program can be found, and its policy, nice value and CPUs can be had.
+pub fn command(spec: &CommandSpec) -> Result<()> {
+    let program = spec.argv.first().map(String::as_str).unwrap_or_default();
+    if crate::sys::process::find_program(program).is_none() {
+        return Err(Error::usage(format!(
+            "cannot run '{program}': no such program{} (install it, or give its path)",
+            if program.contains('/') { "" } else { " on PATH" }
+        )));
+    }
+    sched::resolve_cpus(spec.cpus.as_deref())?;
+    scheduling(spec.policy, spec.prio, None, 1)?;
+    if let Some(nice) = spec.nice {
+        sched::probe_nice(nice)?;
+    }
+    Ok(())
 }
 
 /// The CPUs a trial measures on, where its spec pins them (for the orchestrator to stay
@@ -212,6 +232,9 @@ pub fn measured_cpus(spec: &TrialSpec) -> Vec<usize> {
             }
         }
         TrialSpec::Workload(_) => Vec::new(),
+        TrialSpec::Command(s) => {
+            s.cpus.as_ref().map(|c| sched::resolve_cpus(Some(c)).unwrap_or_default()).unwrap_or_default()
+        }
     }
 }
 

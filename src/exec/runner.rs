@@ -112,6 +112,15 @@ fn measure(spec: &TrialSpec, repeat: u32, extras: &Extras) -> Result<Reply> {
             }
             Ok(Reply { outcome, status: trial.status, notes: TrialNotes::default() })
         }
+        TrialSpec::Command(spec) => {
+            preflight::command(spec)?;
+            let cpus = spec.cpus.as_deref().map(|c| sched::resolve_cpus(Some(c))).transpose()?;
+            let load_plan = preflight::load(&spec.load)?;
+            let (mut outcome, load) =
+                load::beside(load_plan.as_ref(), || crate::bench::command::run(spec, cpus.as_deref()))?;
+            outcome.load = load;
+            ok(Outcome::Command(outcome))
+        }
         TrialSpec::Latency(spec) => {
             let cpus = preflight::latency(spec)?;
             let load_plan = preflight::load(&spec.load)?;
@@ -184,7 +193,8 @@ fn draw_live_line(tty: &mut std::fs::File, label: &str, lives: &[latency::Live])
 
 /// How a trial ended, from the orchestrator's side.
 pub enum Ended {
-    Stored(Box<TrialRecord>),
+    /// The trial ended, well or not: its record (what a command's sinks receive).
+    Recorded(Box<TrialRecord>),
     /// The run must stop: a signal arrived, or the trial could not be set up.
     Stop(Error),
 }
@@ -216,47 +226,22 @@ impl Orchestrator {
         self.signals.drain().into_iter().next()
     }
 
-    /// Run one trial to its end and say what to store, or why the run must stop.
-    ///
-    /// While the trial runs, this process sleeps in one poll over the trial's pidfd,
-    /// its output, the signals and a deadline timer: no thread, no periodic wakeup. It
-    /// keeps off the CPUs the trial measures on, and stays SCHED_OTHER unless RT
-    /// throttling is off and the trial is real-time: only then could a runaway trial
-    /// starve it, so only then does it wait at SCHED_FIFO 99, raised after the spawn.
-    pub fn run_trial(&mut self, trial: &Trial, on_warning: &mut dyn FnMut(&str)) -> Result<Ended> {
-        self.run_trial_with(trial, &Extras::default(), on_warning)
-    }
-
-    /// A family command's trial (`schedlab ring|workload|latency`): one spec, not stored,
-    /// run by the same executor as a suite's, with the command's `extras`; `params` name
-    /// the cell it belongs to (what `show`'s tables group by).
-    pub fn run_spec(
-        &mut self,
-        spec: &TrialSpec,
-        repeat: u32,
-        params: serde_json::Map<String, serde_json::Value>,
-        extras: &Extras,
-        on_warning: &mut dyn FnMut(&str),
-    ) -> Result<Ended> {
-        let trial = Trial {
-            seq: 0,
-            experiment: 0,
-            family: spec.family(),
-            params,
-            spec: spec.clone(),
-            repeat,
-            estimate: Duration::ZERO,
-        };
-        self.run_trial_with(&trial, extras, on_warning)
-    }
-
     /// What the last trial said beside its outcome (a latency run's description, the
     /// signal that ended it early).
     pub fn take_notes(&mut self) -> TrialNotes {
         std::mem::take(&mut self.last_notes)
     }
 
-    fn run_trial_with(&mut self, trial: &Trial, extras: &Extras, on_warning: &mut dyn FnMut(&str)) -> Result<Ended> {
+    /// Run one trial to its end and say what to record, or why the run must stop; a family
+    /// command's trial asks for its `extras` (a suite's ask for none). Commands call it
+    /// through `exec::pipeline`, which applies the rule for a failed trial.
+    ///
+    /// While the trial runs, this process sleeps in one poll over the trial's pidfd,
+    /// its output, the signals and a deadline timer: no thread, no periodic wakeup. It
+    /// keeps off the CPUs the trial measures on, and stays SCHED_OTHER unless RT
+    /// throttling is off and the trial is real-time: only then could a runaway trial
+    /// starve it, so only then does it wait at SCHED_FIFO 99, raised after the spawn.
+    pub fn run_trial(&mut self, trial: &Trial, extras: &Extras, on_warning: &mut dyn FnMut(&str)) -> Result<Ended> {
         self.last_notes = TrialNotes::default();
         let started = now_utc();
         let t0 = Instant::now();
@@ -324,15 +309,15 @@ impl Orchestrator {
                 None => return Ok(Ended::Stop(Error::Interrupted(sig))),
                 Some(reply) => {
                     self.last_notes = TrialNotes { interrupted: Some(sig), ..reply.notes };
-                    return Ok(Ended::Stored(Box::new(record(reply.status, reply.outcome))));
+                    return Ok(Ended::Recorded(Box::new(record(reply.status, reply.outcome))));
                 }
             }
         }
-        let failed = |reason: String| Ok(Ended::Stored(Box::new(record(TrialStatus::Failed(reason), None))));
+        let failed = |reason: String| Ok(Ended::Recorded(Box::new(record(TrialStatus::Failed(reason), None))));
         if timed_out {
             let reason =
                 format!("ran past the trial timeout of {:.0} s and was stopped", self.trial_timeout.as_secs_f64());
-            return Ok(Ended::Stored(Box::new(record(TrialStatus::TimedOut(reason), None))));
+            return Ok(Ended::Recorded(Box::new(record(TrialStatus::TimedOut(reason), None))));
         }
         match finished.exit {
             ExitKind::Code(0) => match serde_json::from_slice::<Reply>(out) {
@@ -341,7 +326,7 @@ impl Orchestrator {
                     if let Some(o) = reply.outcome.as_mut() {
                         o.set_steal(steal);
                     }
-                    Ok(Ended::Stored(Box::new(record(reply.status, reply.outcome))))
+                    Ok(Ended::Recorded(Box::new(record(reply.status, reply.outcome))))
                 }
                 Err(e) => failed(format!("unreadable trial outcome: {e}")),
             },

@@ -51,6 +51,7 @@ fn family_flags(family: Family) -> Vec<(String, bool)> {
         Family::Ring => RingOptions::augment_args(command),
         Family::Workload => WorkloadOptions::augment_args(command),
         Family::Latency => LatencyOptions::augment_args(command),
+        Family::Command => crate::model::CommandOptions::augment_args(command),
     };
     command
         .get_arguments()
@@ -77,6 +78,13 @@ pub struct Trial {
 }
 
 impl Trial {
+    /// A trial of a family command (`schedlab ring|workload|latency`) or of the noise
+    /// probe: one spec outside any suite, its cell named by `params` (what `show`'s tables
+    /// group by), numbered `seq` in the command's sequence.
+    pub fn of_command(seq: usize, spec: TrialSpec, repeat: u32, params: Map<String, Json>) -> Trial {
+        Trial { seq, experiment: 0, family: spec.family(), params, spec, repeat, estimate: Duration::ZERO }
+    }
+
     pub fn is_warmup(&self) -> bool {
         self.repeat == 0
     }
@@ -288,7 +296,7 @@ pub fn parse(file: &str, text: &str, default_name: &str, full: bool) -> Result<S
     })?;
     if doc.experiment.is_empty() {
         return Err(Error::usage(format!(
-            "{file}: the suite has no experiments: add an [[experiment]] table with a family (ring, workload or latency)"
+            "{file}: the suite has no experiments: add an [[experiment]] table with a family (ring, workload, latency or command)"
         )));
     }
     let read_budget = |value: &Spanned<Toml>, key: &str| -> Result<(Duration, String)> {
@@ -375,14 +383,15 @@ fn check_experiment(
     let entries = table.get_ref();
     let family_value = entries.iter().find(|(k, _)| k.get_ref() == "family").map(|(_, v)| v);
     let Some(family_value) = family_value else {
-        return Err(
-            origin.at(start, "an [[experiment]] has no family: add family = \"ring\", \"workload\" or \"latency\"")
-        );
+        return Err(origin.at(
+            start,
+            "an [[experiment]] has no family: add family = \"ring\", \"workload\", \"latency\" or \"command\"",
+        ));
     };
     let family = family_value.get_ref().as_str().and_then(Family::parse).ok_or_else(|| {
         origin.at(
             family_value.span().start,
-            format!("unknown family {}: expected one of ring, workload, latency", family_value.get_ref()),
+            format!("unknown family {}: expected one of ring, workload, latency, command", family_value.get_ref()),
         )
     })?;
     let flags = family_flags(family);
@@ -394,6 +403,8 @@ fn check_experiment(
     // key -> (values, offset of the value), in a stable order: the file's keys sorted.
     let mut params: Vec<(String, Vec<Json>, usize)> = Vec::new();
     let mut overrides: Option<&Spanned<Toml>> = None;
+    // Keys that are one value however they are written (a command's `cmd` and `figures`).
+    let mut whole_values: Vec<(String, Json)> = Vec::new();
     for (key, value) in entries {
         let name = key.get_ref().as_str();
         let at = value.span().start;
@@ -438,6 +449,14 @@ fn check_experiment(
                 compare = Some((key_name(&normalise(axis)), at));
             }
             "full" => overrides = Some(value),
+            // A command's program line and its declared figures are one value each, never axes.
+            "cmd" | "figures" if family == Family::Command => {
+                let whole = serde_json::to_value(value.get_ref()).map_err(|e| origin.at(at, format!("{name}: {e}")))?;
+                let mut one = Map::new();
+                one.insert(name.to_string(), whole.clone());
+                FamilyOptions::from_keys(family, &one).map_err(|msg| origin.at(at, format!("{name}: {msg}")))?;
+                whole_values.push((name.to_string(), whole));
+            }
             _ => params.push((check_key(origin, family, &flags, key)?, values_of(origin, name, value)?, at)),
         }
     }
@@ -531,8 +550,11 @@ fn check_experiment(
         combos = kept;
     }
     let mut out = Vec::with_capacity(combos.len());
-    for (combo, _) in combos {
+    for (mut combo, _) in combos {
+        combo.extend(whole_values.iter().cloned());
         let spec = to_spec(origin, family, &combo, &params, start)?;
+        // The figures say how to read the output, not what ran: the spec keeps them.
+        combo.remove("figures");
         out.push((combo, spec));
     }
     let experiment = Experiment { family, repeat, warmup, target_ci, max_repeat, axes, compare };
@@ -725,6 +747,8 @@ fn estimate(spec: &TrialSpec) -> Duration {
             LatencyLength::Loops(n) => n as f64 * spec.interval_ns as f64 * 1e-9,
             LatencyLength::Duration(d) => d.as_secs_f64(),
         },
+        // Nothing says how long a program takes until it has run once: a second, a guess.
+        TrialSpec::Command(_) => 1.0,
     };
     Duration::from_secs_f64(secs + START_S)
 }

@@ -27,6 +27,8 @@ pub enum Unit {
     KiB,
     /// A plain number with no unit (a workload's pi estimate).
     Number,
+    /// The unit a user declared for a figure parsed from a command's output ("us").
+    Declared(&'static str),
 }
 
 impl Unit {
@@ -40,6 +42,7 @@ impl Unit {
             Unit::PerSecond => "/s",
             Unit::BytesPerSecond => "B/s",
             Unit::KiB => "KiB",
+            Unit::Declared(unit) => unit,
         }
     }
 }
@@ -61,6 +64,8 @@ pub enum Read {
     /// From one latency histogram's figures: a thread's on its own line, all threads'
     /// together (`LatencyOutcome::all`) for the trial.
     Thread(fn(&ThreadStats) -> Option<f64>),
+    /// A figure declared for a command and parsed from its output, under its key.
+    Parsed,
 }
 
 /// Which part of an outcome a figure belongs to, which decides when a line carries it.
@@ -100,6 +105,7 @@ impl Figure {
         match self.read {
             Read::Outcome(read) => read(o),
             Read::Thread(read) => read(&o.latency()?.all),
+            Read::Parsed => o.command()?.parsed.get(self.key).copied(),
         }
     }
 
@@ -113,7 +119,7 @@ impl Figure {
     pub fn thread_value(&self, s: &ThreadStats) -> Option<f64> {
         match self.read {
             Read::Thread(read) => read(s),
-            Read::Outcome(_) => None,
+            Read::Outcome(_) | Read::Parsed => None,
         }
     }
 }
@@ -287,6 +293,66 @@ pub mod workload {
     }
 }
 
+/// Figures of a command's whole process tree (wait4 after it ends), and its time waiting
+/// for a CPU where a cgroup of its own could be made; the figures declared for its output
+/// come after them (`declare`).
+pub mod command {
+    use super::*;
+
+    family! {
+        WALL_S = figure("wall_s", "wall s", Seconds, O(|o| Some(ns_to_s(o.command()?.wall_ns as f64))))
+            .compared(0)
+            .headline();
+        USER_S = figure("user_s", "user s", Seconds, O(|o| Some(ns_to_s(o.command()?.usage.utime_ns as f64))));
+        SYS_S = figure("sys_s", "sys s", Seconds, O(|o| Some(ns_to_s(o.command()?.usage.stime_ns as f64))));
+        CPU_PCT = figure(
+            "cpu_pct",
+            "cpu %",
+            Percent,
+            O(|o| {
+                let c = o.command()?;
+                (c.wall_ns > 0).then(|| 100.0 * c.cpu_ns() as f64 / c.wall_ns as f64)
+            }),
+        );
+        NVCSW = count("nvcsw", "vol sw", Count, O(|o| Some(o.command()?.usage.nvcsw as f64)));
+        NIVCSW = count("nivcsw", "invol sw", Count, O(|o| Some(o.command()?.usage.nivcsw as f64))).compared(1);
+        MINFLT = count("minflt", "minor faults", Count, O(|o| Some(o.command()?.usage.minflt as f64)));
+        MAJFLT = count("majflt", "major faults", Count, O(|o| Some(o.command()?.usage.majflt as f64))).lower();
+        CPU_WAIT_S =
+            figure("cpu_wait_s", "cpu wait s", Seconds, O(|o| Some(ns_to_s(o.command()?.cpu_wait_ns? as f64))))
+                .compared(2);
+    }
+}
+
+/// The figures users declared for commands in this process (`--figure`, a suite's
+/// `figures`, or a stored run's spec as it is read), one per key, in the order first
+/// declared. Each is made once and kept for the process's life, like the static ones.
+static USER_DECLARED: std::sync::Mutex<Vec<&'static Figure>> = std::sync::Mutex::new(Vec::new());
+
+/// The registry's figure for a declared one: made on its first declaration; a later one
+/// of the same key keeps the first's unit and direction.
+pub fn declare(name: &str, unit: Option<&str>, better: Better) -> &'static Figure {
+    let mut declared = USER_DECLARED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(f) = declared.iter().find(|f| f.key == name) {
+        return f;
+    }
+    let key: &'static str = Box::leak(name.to_string().into_boxed_str());
+    let unit = unit.map_or(Number, |u| Declared(Box::leak(u.to_string().into_boxed_str())));
+    let made = Figure {
+        better,
+        compared: (better == Better::Lower).then_some(u8::MAX),
+        ..figure(key, key, unit, Read::Parsed)
+    };
+    let made: &'static Figure = Box::leak(Box::new(made));
+    declared.push(made);
+    made
+}
+
+/// The declared figures so far.
+pub fn declared() -> Vec<&'static Figure> {
+    USER_DECLARED.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 pub mod latency {
     use super::*;
 
@@ -361,12 +427,15 @@ pub fn of(family: Family) -> &'static [&'static Figure] {
         Family::Ring => ring::ALL,
         Family::Workload => workload::ALL,
         Family::Latency => latency::ALL,
+        Family::Command => command::ALL,
     }
 }
 
-/// Every figure a trial of `family` can carry: its own, then the load's.
+/// Every figure a trial of `family` can carry: its own (a command's declared ones after
+/// its built-in ones), then the load's.
 pub fn all(family: Family) -> impl Iterator<Item = &'static Figure> {
-    of(family).iter().chain(load::ALL).copied()
+    let declared = if family == Family::Command { declared() } else { Vec::new() };
+    of(family).iter().copied().chain(declared).chain(load::ALL.iter().copied())
 }
 
 /// The figure of `family` named `key`, if it has one: for keys read back from stored
@@ -375,8 +444,14 @@ pub fn find(family: Family, key: &str) -> Option<&'static Figure> {
     all(family).find(|f| f.key == key)
 }
 
-/// The family's headline figure.
+/// The family's headline figure. A command's is the first figure declared for it with
+/// better = lower (its p99, say), else its wall time.
 pub fn headline(family: Family) -> &'static Figure {
+    if family == Family::Command {
+        if let Some(f) = declared().into_iter().find(|f| f.better == Better::Lower) {
+            return f;
+        }
+    }
     of(family).iter().copied().find(|f| f.headline).expect("every family's registry marks one headline figure")
 }
 
@@ -391,7 +466,7 @@ pub fn questioned(family: Family) -> Vec<&'static Figure> {
 
 /// The figures `compare`, `trend` and `ab` test for `family`, in their row order.
 pub fn compared(family: Family) -> Vec<&'static Figure> {
-    let mut out: Vec<&Figure> = of(family).iter().copied().filter(|f| f.compared.is_some()).collect();
+    let mut out: Vec<&Figure> = all(family).filter(|f| f.compared.is_some()).collect();
     out.sort_by_key(|f| f.compared);
     out
 }
@@ -434,6 +509,7 @@ mod tests {
             (ring::DECLARED, ring::ALL),
             (workload::DECLARED, workload::ALL),
             (latency::DECLARED, latency::ALL),
+            (command::DECLARED, command::ALL),
             (load::DECLARED, load::ALL),
         ] {
             assert_eq!(declared.len(), list.len());

@@ -4,6 +4,7 @@
 //! ns with units in the field names). Seconds and ratios are derived at the edge, so a
 //! figure is never rounded before it is stored.
 
+pub mod command;
 pub mod figures;
 pub mod load;
 pub mod options;
@@ -13,6 +14,7 @@ pub mod run;
 pub mod schedinfo;
 pub mod spec;
 
+pub use command::{CommandOptions, CommandOutcome, CommandSpec};
 pub use load::{LoadKind, LoadOutcome, LoadSpec};
 pub use options::{LatencyOptions, RingOptions, WorkloadOptions};
 #[cfg(test)]

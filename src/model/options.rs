@@ -664,7 +664,7 @@ fn check_latency_length(length: LatencyLength, interval_ns: u64) -> Result<()> {
 /// The load a trial runs beside it, from `--load`, `--load-cpus`, `--load-nice` and
 /// `--load-dir`. Without a load the other three are ignored, so a suite may vary
 /// `load = ["none", "cpu"]` with `load_cpus` set once for the experiment.
-fn load_spec(
+pub(crate) fn load_spec(
     load: Option<LoadArg>,
     cpus: &Option<CpuList>,
     nice: Option<i32>,
@@ -749,6 +749,7 @@ pub enum FamilyOptions {
     Ring(RingOptions),
     Workload(WorkloadOptions),
     Latency(LatencyOptions),
+    Command(crate::model::CommandOptions),
 }
 
 impl FamilyOptions {
@@ -760,6 +761,7 @@ impl FamilyOptions {
             Family::Ring => serde_json::from_value(value).map(FamilyOptions::Ring),
             Family::Workload => serde_json::from_value(value).map(FamilyOptions::Workload),
             Family::Latency => serde_json::from_value(value).map(FamilyOptions::Latency),
+            Family::Command => serde_json::from_value(value).map(FamilyOptions::Command),
         };
         parsed.map_err(|e| e.to_string())
     }
@@ -770,6 +772,7 @@ impl FamilyOptions {
             FamilyOptions::Ring(o) => o.to_specs()?.into_iter().map(TrialSpec::Ring).collect(),
             FamilyOptions::Workload(o) => o.to_specs()?.into_iter().map(TrialSpec::Workload).collect(),
             FamilyOptions::Latency(o) => o.to_specs(None)?.into_iter().map(TrialSpec::Latency).collect(),
+            FamilyOptions::Command(o) => o.to_specs()?.into_iter().map(TrialSpec::Command).collect(),
         })
     }
 }

@@ -263,6 +263,7 @@ pub enum Outcome {
     Ring(RingOutcome),
     Workload(WorkloadOutcome),
     Latency(LatencyOutcome),
+    Command(crate::model::CommandOutcome),
 }
 
 impl Outcome {
@@ -287,12 +288,20 @@ impl Outcome {
         }
     }
 
+    pub fn command(&self) -> Option<&crate::model::CommandOutcome> {
+        match self {
+            Outcome::Command(o) => Some(o),
+            _ => None,
+        }
+    }
+
     /// What the background load did during the trial, if it ran one.
     pub fn load(&self) -> Option<&LoadOutcome> {
         match self {
             Outcome::Ring(o) => o.load.as_ref(),
             Outcome::Workload(o) => o.load.as_ref(),
             Outcome::Latency(o) => o.load.as_ref(),
+            Outcome::Command(o) => o.load.as_ref(),
         }
     }
 
@@ -302,6 +311,7 @@ impl Outcome {
             Outcome::Ring(o) => o.steal.as_ref(),
             Outcome::Workload(o) => o.steal.as_ref(),
             Outcome::Latency(o) => o.steal.as_ref(),
+            Outcome::Command(o) => o.steal.as_ref(),
         }
     }
 
@@ -311,6 +321,7 @@ impl Outcome {
             Outcome::Ring(o) => o.steal = steal,
             Outcome::Workload(o) => o.steal = steal,
             Outcome::Latency(o) => o.steal = steal,
+            Outcome::Command(o) => o.steal = steal,
         }
     }
 
@@ -320,6 +331,7 @@ impl Outcome {
             Outcome::Ring(o) => o.load = load,
             Outcome::Workload(o) => o.load = load,
             Outcome::Latency(o) => o.load = load,
+            Outcome::Command(o) => o.load = load,
         }
     }
 
@@ -328,6 +340,7 @@ impl Outcome {
             Outcome::Ring(_) => Family::Ring,
             Outcome::Workload(_) => Family::Workload,
             Outcome::Latency(_) => Family::Latency,
+            Outcome::Command(_) => Family::Command,
         }
     }
 

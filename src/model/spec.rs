@@ -2,6 +2,7 @@
 //! travel to the trial process as JSON; whatever needs the machine to be checked or
 //! resolved (CPUs, privileges, limits, work directories) is done by the preflight.
 
+use crate::model::command::CommandSpec;
 use crate::model::load::LoadSpec;
 use crate::model::{DeadlineParams, Ipc, Pin, Policy, RingMode, WorkloadKind};
 use serde::{Deserialize, Serialize};
@@ -163,6 +164,7 @@ pub enum TrialSpec {
     Ring(RingSpec),
     Workload(WorkloadSpec),
     Latency(LatencySpec),
+    Command(CommandSpec),
 }
 
 impl TrialSpec {
@@ -171,6 +173,7 @@ impl TrialSpec {
             TrialSpec::Ring(_) => Family::Ring,
             TrialSpec::Workload(_) => Family::Workload,
             TrialSpec::Latency(_) => Family::Latency,
+            TrialSpec::Command(_) => Family::Command,
         }
     }
 
@@ -180,6 +183,7 @@ impl TrialSpec {
             TrialSpec::Ring(s) => &s.load,
             TrialSpec::Workload(s) => &s.load,
             TrialSpec::Latency(s) => &s.load,
+            TrialSpec::Command(s) => &s.load,
         }
     }
 
@@ -189,6 +193,7 @@ impl TrialSpec {
             TrialSpec::Ring(s) => s.deadline,
             TrialSpec::Workload(s) => s.deadline,
             TrialSpec::Latency(s) => s.deadline,
+            TrialSpec::Command(_) => None,
         }
     }
 
@@ -197,6 +202,7 @@ impl TrialSpec {
             TrialSpec::Ring(s) => s.policy,
             TrialSpec::Workload(s) => s.policy,
             TrialSpec::Latency(s) => s.policy,
+            TrialSpec::Command(s) => s.policy,
         }
     }
 
@@ -206,7 +212,7 @@ impl TrialSpec {
     pub fn least_length(&self) -> Option<Duration> {
         match self {
             TrialSpec::Ring(s) => s.length.duration(),
-            TrialSpec::Workload(_) => None,
+            TrialSpec::Workload(_) | TrialSpec::Command(_) => None,
             TrialSpec::Latency(s) => Some(match s.length {
                 LatencyLength::Duration(d) => d,
                 LatencyLength::Loops(n) => Duration::from_nanos(n.saturating_mul(s.interval_ns)),
@@ -219,28 +225,30 @@ impl TrialSpec {
         match self {
             TrialSpec::Ring(s) => Some(s.procs),
             TrialSpec::Workload(s) => Some(s.procs),
-            TrialSpec::Latency(_) => None,
+            TrialSpec::Latency(_) | TrialSpec::Command(_) => None,
         }
     }
 }
 
-/// The three benchmark families.
+/// The benchmark families: the three classic experiments, and any program (`command`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Family {
     Ring,
     Workload,
     Latency,
+    Command,
 }
 
 impl Family {
-    pub const ALL: [Family; 3] = [Family::Ring, Family::Workload, Family::Latency];
+    pub const ALL: [Family; 4] = [Family::Ring, Family::Workload, Family::Latency, Family::Command];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Family::Ring => "ring",
             Family::Workload => "workload",
             Family::Latency => "latency",
+            Family::Command => "command",
         }
     }
 

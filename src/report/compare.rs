@@ -608,11 +608,7 @@ mod tests {
 
     /// A stored trial of `family` with `outcome`, the `i`-th of its run (a second apart).
     fn trial(i: usize, params: &str, outcome: Outcome) -> TrialRecord {
-        let family = match outcome {
-            Outcome::Ring(_) => Family::Ring,
-            Outcome::Workload(_) => Family::Workload,
-            Outcome::Latency(_) => Family::Latency,
-        };
+        let family = outcome.family();
         TrialRecord {
             seq: i as i64,
             experiment: 0,

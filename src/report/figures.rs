@@ -6,8 +6,8 @@
 use crate::analysis::offcpu::WorkloadTrace;
 use crate::model::figures::{self, Figure, Part};
 use crate::model::{
-    ns_to_s, Family, LatencyOutcome, LatencySpec, LoadSpec, Outcome, RingLength, RingOutcome, RingSpec, ThreadStats,
-    TrialSpec, TrialStatus, WorkloadKind, WorkloadOutcome, WorkloadSpec,
+    ns_to_s, CommandSpec, Family, LatencyOutcome, LatencySpec, LoadSpec, Outcome, RingLength, RingOutcome, RingSpec,
+    ThreadStats, TrialSpec, TrialStatus, WorkloadKind, WorkloadOutcome, WorkloadSpec,
 };
 use crate::report::findings::{spike_periods, ThreadSpikes};
 use crate::store::TrialRecord;
@@ -248,8 +248,34 @@ fn attribution_keys(o: &LatencyOutcome, cpu: Option<usize>) -> Map<String, Json>
 
 /// A stored trial's figures, as one object: what exports and CSV rows carry. A latency
 /// trial's is its combined line with each thread's under `per_thread`.
+/// One run of a command: its settings, then every figure of the family and those declared
+/// for it (null where the run failed or a figure is unknown), then the load's.
+pub fn command(spec: &CommandSpec, repeat: usize, status: &TrialStatus, o: Option<&Outcome>) -> Map<String, Json> {
+    let mut m = object(json!({
+        "family": "command",
+        "cmd": spec.argv,
+        "policy": spec.policy.as_str(),
+        "prio": spec.prio,
+        "nice": spec.nice,
+        "cpus": spec.cpus,
+        "repeat": repeat,
+        "status": status.label(),
+        "reason": status.reason(),
+    }));
+    let mine: Vec<&'static Figure> = figures::all(Family::Command).collect();
+    put(&mut m, &mine, Part::Always, |f| o.and_then(|o| f.value(o)), Vec::new());
+    let command = o.and_then(Outcome::command);
+    m.insert("cpu_wait_source".into(), json!(command.and_then(|c| c.cpu_wait_source)));
+    m.insert("leftovers_killed".into(), json!(command.map(|c| c.leftovers_killed)));
+    if let Some(o) = o {
+        add_load(&mut m, &spec.load, o);
+    }
+    m
+}
+
 pub fn stored(t: &TrialRecord) -> Option<Map<String, Json>> {
     match (t.spec.as_ref()?, t.outcome.as_ref()) {
+        (TrialSpec::Command(spec), o) => Some(command(spec, t.repeat.max(0) as usize, &t.status, o)),
         (TrialSpec::Ring(spec), Some(Outcome::Ring(o))) => Some(ring(spec, o, None)),
         (TrialSpec::Workload(spec), o) => {
             Some(workload(spec, t.repeat.max(0) as usize, &t.status, o.and_then(|o| o.workload())))

@@ -546,6 +546,8 @@ pub fn plots(trials: &[TrialRecord]) -> Vec<Chart> {
             Family::Ring => charts.extend(ring_chart(n, &gs, &axes)),
             Family::Workload => charts.extend(workload_charts(n, &gs, &axes)),
             Family::Latency => charts.extend(latency_charts(n, &gs, &axes)),
+            // A command's figures are the user's: the tables and findings say them.
+            Family::Command => {}
         }
     }
     charts

@@ -342,6 +342,7 @@ pub fn experiment_tables_for(trials: &[TrialRecord], rule: &RunRule) -> Vec<(Str
             Family::Ring => ring_rows(&groups, rule),
             Family::Workload => workload_rows(&groups, rule),
             Family::Latency => latency_rows(&groups, rule),
+            Family::Command => command_rows(&groups, rule),
         };
         // How hard a background load pushed, where one ran: the median over ok repeats.
         let loaded = groups.iter().any(|g| g.outcomes().any(|o| o.load().is_some()));
@@ -396,6 +397,12 @@ fn footnote(title: &str) -> Option<&'static str> {
             "Wall s is mean ± sd over repeats; the other columns are means; 95% CI of the median wall time; RQ wait s \
              = run-queue wait summed over children, RQ max s = the longest-waiting child's, Migr = migrations (- where \
              unknown)",
+        )
+    } else if title.contains("(command)") {
+        Some(
+            "medians over repeats, of the command's whole process tree; 95% CI of the median of the headline (the first \
+             figure declared with better = lower, else the wall time); cpu wait s = time its tasks waited for a CPU, \
+             from its own cgroup's PSI (- where none could be made)",
         )
     } else if title.contains("(latency)") {
         Some(
@@ -581,6 +588,36 @@ fn workload_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str
                 fixed(known(|o| o.run_delay_max_ns).map(|ns| ns / 1e9), 3),
                 fixed(known(|o| o.migrations), 1),
             ]
+        })
+        .collect();
+    (headers, rows)
+}
+
+/// A command's cells, every column from the figure registry: the median over ok repeats
+/// of each of the family's figures and of those declared for it, and the 95% CI of the
+/// headline's median (a declared figure with better = lower, else the wall time).
+fn command_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let shown: Vec<&'static crate::model::figures::Figure> =
+        crate::model::figures::all(Family::Command).filter(|f| f.part == crate::model::figures::Part::Always).collect();
+    let mut headers: Vec<&'static str> = shown.iter().map(|f| f.label).collect();
+    headers.insert(1, "95% CI");
+    let rows = groups
+        .iter()
+        .map(|g| {
+            let mut cells: Vec<String> = shown
+                .iter()
+                .map(|f| {
+                    let median = Summary::of(&g.values(|o| f.value(o))).map(|s| s.median);
+                    let places = match f.unit {
+                        _ if f.integer => 0,
+                        crate::model::figures::Unit::Percent => 1,
+                        _ => 3,
+                    };
+                    fixed(median, places)
+                })
+                .collect();
+            cells.insert(1, ci_cell(&headline(g, rule)));
+            cells
         })
         .collect();
     (headers, rows)

@@ -1,6 +1,7 @@
 //! Thin safe wrappers over the OS, one concern a file. Everything `unsafe` in schedlab
 //! lives here or in the measurement kernels, with the reason it is sound beside it.
 
+pub mod cgroup;
 pub mod children;
 pub mod clock;
 pub mod fd;

@@ -458,6 +458,23 @@ pub fn user_shell(text: &str, own_group: bool) -> Command {
     cmd
 }
 
+/// Where `program` would be run from: itself when it names a path, else the first
+/// executable of that name on PATH.
+pub fn find_program(program: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable =
+        |p: &std::path::Path| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if program.is_empty() {
+        return None;
+    }
+    if program.contains('/') {
+        let path = std::path::PathBuf::from(program);
+        return executable(&path).then_some(path);
+    }
+    let search = std::env::var_os("PATH")?;
+    std::env::split_paths(&search).map(|dir| dir.join(program)).find(|p| executable(p))
+}
+
 /// The command name (comm, at most 15 bytes) and state letter of process `pid`, from
 /// one read of /proc/<pid>/stat; `None` when there is no such process.
 pub fn comm_and_state(pid: i32) -> Option<(String, char)> {

@@ -1,0 +1,187 @@
+//! The `command` family's kernel: start the user's program with the policy, priority,
+//! nice value and CPUs of the spec (set between fork and exec, so every process it starts
+//! inherits them), in a cgroup v2 group of its own where one can be made (else a process
+//! group), wait for it with wait4, then kill whatever of its tree is left and read the
+//! figures: the tree's usage, its time waiting for a CPU (the group's PSI), and the
+//! figures declared for its output.
+
+use crate::error::{signal_name, Error, Result};
+use crate::model::command::{CommandOutcome, CommandSpec, CpuWaitSource};
+use crate::model::Policy;
+use crate::sys::cgroup::PrivateGroup;
+use crate::sys::process::{self, Input};
+use crate::sys::rusage::ExitKind;
+use crate::sys::signals::SignalWatch;
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::time::Duration;
+
+/// How long a command gets to stop after SIGTERM (a timeout, Ctrl-C) before SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// Run the command once; `cpus` are its resolved CPUs (`None`: wherever it may run).
+/// A failed run (non-zero exit, a declared figure missing) is `Error::Failed`, one past
+/// its timeout `Error::TimedOut`, a signal to schedlab `Error::Interrupted`.
+pub fn run(spec: &CommandSpec, cpus: Option<&[usize]>) -> Result<CommandOutcome> {
+    let watch = SignalWatch::new(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP])
+        .map_err(|e| Error::os("watching for Ctrl-C and SIGTERM", e))?;
+    let group = PrivateGroup::create(0);
+    let (program, args) = spec.argv.split_first().ok_or_else(|| Error::usage("no command to run"))?;
+    let mut command = std::process::Command::new(program);
+    command.args(args);
+    let setup = ChildSetup::new(spec, cpus, group.as_ref().map(PrivateGroup::procs_fd));
+    // SAFETY: between fork and exec only async-signal-safe calls run (write, setpgid,
+    // sched_setaffinity, setpriority, sched_setscheduler) on values made before the fork.
+    unsafe {
+        command.pre_exec(move || setup.apply());
+    }
+    let options = process::Options {
+        die_with_parent: Some(libc::SIGTERM),
+        stdin: Input::Null,
+        capture_output: true,
+        forward_signals: vec![libc::SIGINT, libc::SIGTERM, libc::SIGHUP],
+        kill_after_signal: Some(STOP_GRACE),
+        timeout: Some(spec.timeout),
+        kill_after_timeout: STOP_GRACE,
+        ..process::Options::default()
+    };
+    // A background load's window is the command's life, from just before its start.
+    crate::sys::load::mark_window_start();
+    let running = process::spawn(&mut command, options)
+        .map_err(|e| Error::env(format!("cannot run '{program}': {}", crate::error::describe_io(&e))))?;
+    let pgid = running.pid();
+    let finished = running.supervise(Some(&watch)).map_err(|e| Error::os("waiting for the command", e));
+    crate::sys::load::mark_window_end();
+    let finished = finished?;
+    // The command has exited: what it left running is no part of the measurement.
+    let leftovers_killed = match &group {
+        Some(g) => g.kill_all(),
+        None => kill_process_group(pgid),
+    };
+    let cpu_wait_ns = group.as_ref().and_then(PrivateGroup::cpu_waiting_us).map(|us| us * 1000);
+    drop(group);
+    if let Some(sig) = finished.stop_signal {
+        return Err(Error::Interrupted(sig));
+    }
+    let line = spec.command_line();
+    if finished.timed_out {
+        return Err(Error::TimedOut(format!(
+            "`{line}` was still running after {}; its process tree was killed",
+            crate::model::parse::duration_arg(spec.timeout.as_nanos() as u64)
+        )));
+    }
+    let stdout = String::from_utf8_lossy(&finished.stdout);
+    let stderr = String::from_utf8_lossy(&finished.stderr);
+    let exit_code = match finished.exit {
+        ExitKind::Code(0) => 0,
+        ExitKind::Code(code) => {
+            let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+            let said = if last.is_empty() { String::new() } else { format!(" ({})", last.trim()) };
+            return Err(Error::Failed(format!("`{line}` exited with status {code}{said}")));
+        }
+        ExitKind::Signal(sig) => {
+            return Err(Error::Failed(format!("`{line}` was killed by {}", signal_name(sig))));
+        }
+    };
+    let mut parsed = std::collections::BTreeMap::new();
+    for figure in &spec.figures {
+        let Some(value) = figure.read(&stdout, &stderr) else {
+            let source = match &figure.source {
+                crate::model::command::FigureSource::Regex(r) => format!("regex '{r}'"),
+                crate::model::command::FigureSource::Json(p) => format!("JSON pointer {p} in a line of JSON"),
+            };
+            return Err(Error::Failed(format!(
+                "the figure '{}' was not in the output of `{line}` ({source} matched nothing)",
+                figure.name
+            )));
+        };
+        parsed.insert(figure.name.clone(), value);
+    }
+    Ok(CommandOutcome {
+        wall_ns: finished.elapsed.as_nanos() as u64,
+        usage: finished.usage,
+        exit_code,
+        cpu_wait_ns,
+        cpu_wait_source: cpu_wait_ns.map(|_| CpuWaitSource::CgroupPsi),
+        leftovers_killed,
+        parsed,
+        load: None,
+        steal: None,
+    })
+}
+
+/// Kill what is left of the command's process group (it was made its leader); 1 if
+/// anything was, else 0.
+fn kill_process_group(pgid: libc::pid_t) -> u32 {
+    // SAFETY: a signal to the process group the command was made the leader of.
+    let killed = unsafe { libc::kill(-pgid, libc::SIGKILL) } == 0;
+    u32::from(killed)
+}
+
+/// What the child does to itself between fork and exec, prepared before the fork so that
+/// nothing there allocates.
+struct ChildSetup {
+    group_procs: Option<libc::c_int>,
+    cpus: Option<libc::cpu_set_t>,
+    nice: Option<i32>,
+    policy: libc::c_int,
+    prio: libc::c_int,
+}
+
+impl ChildSetup {
+    fn new(spec: &CommandSpec, cpus: Option<&[usize]>, group_procs: Option<libc::c_int>) -> ChildSetup {
+        let cpus = cpus.map(|list| {
+            // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET stays within it.
+            let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+            for &cpu in list {
+                unsafe { libc::CPU_SET(cpu, &mut set) };
+            }
+            set
+        });
+        let policy = match spec.policy {
+            Policy::Other | Policy::Deadline => libc::SCHED_OTHER,
+            Policy::Fifo => libc::SCHED_FIFO,
+            Policy::Rr => libc::SCHED_RR,
+            Policy::Batch => libc::SCHED_BATCH,
+            Policy::Idle => libc::SCHED_IDLE,
+        };
+        ChildSetup { group_procs, cpus, nice: spec.nice, policy, prio: spec.prio }
+    }
+
+    /// In the child: join the group (or lead a process group), then CPUs, nice value and
+    /// policy, the policy last so no schedlab code runs at a real-time priority.
+    fn apply(&self) -> io::Result<()> {
+        let fail = || Err(io::Error::last_os_error());
+        // SAFETY (the calls below): async-signal-safe system calls on values owned by
+        // `self`, made before the fork.
+        unsafe {
+            match self.group_procs {
+                Some(fd) => {
+                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                        return fail();
+                    }
+                }
+                None => {
+                    if libc::setpgid(0, 0) != 0 {
+                        return fail();
+                    }
+                }
+            }
+            if let Some(set) = &self.cpus {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
+                    return fail();
+                }
+            }
+            if let Some(nice) = self.nice {
+                if libc::setpriority(libc::PRIO_PROCESS, 0, nice) != 0 {
+                    return fail();
+                }
+            }
+            let param = libc::sched_param { sched_priority: self.prio };
+            if libc::sched_setscheduler(0, self.policy, &param) != 0 {
+                return fail();
+            }
+        }
+        Ok(())
+    }
+}

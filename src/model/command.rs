@@ -1,0 +1,448 @@
+//! The `command` family: any program, run as one trial under the policy, priority, nice
+//! value, CPUs and background load asked for, which its children inherit. Its figures are
+//! those of the whole process tree (wall, CPU, switches, faults, time waiting for a CPU)
+//! and any the user declares, parsed from the program's output (`--figure`, or
+//! `figures = [...]` in a suite).
+
+use crate::error::{Error, Result};
+use crate::model::figures::Better;
+use crate::model::load::{parse_load, LoadArg, LoadSpec};
+use crate::model::options::load_spec;
+use crate::model::parse::from_text::text_value;
+use crate::model::parse::*;
+use crate::model::{Policy, Usage};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// How long a command may run unless told otherwise.
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The most output of a command that is kept for parsing its figures (the rest is read
+/// and dropped, so a chatty program never blocks on a full pipe).
+pub const OUTPUT_KEPT_BYTES: usize = 16 << 20;
+
+text_value!(de_policies, PolicyList, parse_policies);
+text_value!(de_i32, i32, parse_whole::<i32>);
+text_value!(de_cpus, CpuList, parse_cpu_list);
+text_value!(de_duration, Duration, parse_duration);
+text_value!(de_load, LoadArg, parse_load);
+
+/// `schedlab command` flags and command experiment keys.
+#[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct CommandOptions {
+    /// Policies to compare: one or a list of other,fifo,rr,batch,idle [default: other]
+    #[arg(long, value_name = "LIST", value_parser = parse_policies)]
+    #[serde(deserialize_with = "de_policies")]
+    pub policy: Option<PolicyList>,
+
+    /// Static priority for fifo/rr (1-99) [default: 50]
+    #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "de_i32")]
+    pub prio: Option<i32>,
+
+    /// Nice value (-20..19) for the other and batch policies
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[serde(deserialize_with = "de_i32")]
+    pub nice: Option<i32>,
+
+    /// CPUs the command (and every process it starts) may run on (e.g. 0 or 0-3) [default: every allowed CPU]
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
+    #[serde(deserialize_with = "de_cpus")]
+    pub cpus: Option<CpuList>,
+
+    /// Stop a run that goes on longer than this (its whole process tree is killed) and record it as timed out [default: 10m]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[serde(deserialize_with = "de_duration")]
+    pub timeout: Option<Duration>,
+
+    /// Background load during each run: none, cpu, io, pipe or mixed, optionally :N instances [default: none]
+    #[arg(long, value_name = "KIND[:N]", value_parser = parse_load)]
+    #[serde(deserialize_with = "de_load")]
+    pub load: Option<LoadArg>,
+
+    /// CPUs the load may run on [default: every allowed CPU]
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
+    #[serde(deserialize_with = "de_cpus")]
+    pub load_cpus: Option<CpuList>,
+
+    /// Nice value (-20..19) of the load processes [default: schedlab's own]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[serde(deserialize_with = "de_i32")]
+    pub load_nice: Option<i32>,
+
+    /// A figure parsed from the command's output (stdout, then stderr): NAME[,unit=U][,better=lower|higher]=regex:PATTERN
+    /// (the first capture group of the last match) or NAME[,…]=json:/POINTER (into the last line that is a JSON
+    /// object); repeat for more. In a suite: figures = [{ name = "p99_us", regex = '99\.0th: +(\d+)', unit = "us",
+    /// better = "lower" }]
+    #[arg(long = "figure", value_name = "DECLARATION", value_parser = parse_figure_flag)]
+    pub figures: Vec<FigureDecl>,
+
+    /// The program and its arguments (after `--` on the command line; `cmd = ["hackbench", "-g", "4"]` in a suite)
+    #[arg(last = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
+}
+
+/// Where a declared figure is read from in the command's output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FigureSource {
+    /// The first capture group of the pattern's last match.
+    Regex(String),
+    /// An RFC 6901 pointer into the last output line that is a JSON object.
+    Json(String),
+}
+
+/// Which way a declared figure is better, if either.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Lower,
+    Higher,
+    #[default]
+    Neither,
+}
+
+/// A figure the user declares for a command: its name (a figure key), where to read it,
+/// its unit and which way is better.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FigureDecl {
+    pub name: String,
+    pub source: FigureSource,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    pub better: Direction,
+}
+
+/// The suite's spelling: `{ name = "p99_us", regex = '…', unit = "us", better = "lower" }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FigureTable {
+    name: String,
+    regex: Option<String>,
+    json: Option<String>,
+    unit: Option<String>,
+    better: Option<String>,
+    /// The stored form's source (`{"regex": "…"}`), read back from a stored spec.
+    source: Option<FigureSource>,
+}
+
+impl<'de> Deserialize<'de> for FigureDecl {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<FigureDecl, D::Error> {
+        let t = FigureTable::deserialize(d)?;
+        let source = match (t.regex, t.json, t.source) {
+            (Some(r), None, None) => FigureSource::Regex(r),
+            (None, Some(j), None) => FigureSource::Json(j),
+            (None, None, Some(s)) => s,
+            _ => {
+                return Err(serde::de::Error::custom(format!(
+                    "figure '{}' needs exactly one of regex = '…' or json = \"/pointer\"",
+                    t.name
+                )))
+            }
+        };
+        let better = match t.better.as_deref() {
+            None | Some("neither") => Direction::Neither,
+            Some("lower") => Direction::Lower,
+            Some("higher") => Direction::Higher,
+            Some(other) => {
+                return Err(serde::de::Error::custom(format!(
+                    "figure '{}': better = \"{other}\" is not one of \"lower\", \"higher\"",
+                    t.name
+                )))
+            }
+        };
+        FigureDecl::new(t.name, source, t.unit, better).map_err(serde::de::Error::custom)
+    }
+}
+
+impl FigureDecl {
+    /// A checked declaration: a key-like name, a pattern that compiles with one capture
+    /// group, or a JSON pointer.
+    pub fn new(
+        name: String,
+        source: FigureSource,
+        unit: Option<String>,
+        better: Direction,
+    ) -> std::result::Result<FigureDecl, String> {
+        let key_like = !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && name.starts_with(|c: char| c.is_ascii_alphabetic());
+        if !key_like {
+            return Err(format!(
+                "figure name '{name}' must be letters, digits and _, starting with a letter (it becomes a column and a \
+                 JSON key), e.g. p99_us"
+            ));
+        }
+        let mut taken = crate::model::figures::command::ALL.iter().chain(crate::model::figures::load::ALL);
+        if taken.any(|f| f.key == name) {
+            return Err(format!("figure name '{name}' is one of the command family's own figures: choose another"));
+        }
+        match &source {
+            FigureSource::Regex(pattern) => {
+                let re = regex::Regex::new(pattern).map_err(|e| format!("figure '{name}': regex: {e}"))?;
+                if re.captures_len() < 2 {
+                    return Err(format!(
+                        "figure '{name}': the regex '{pattern}' has no capture group: put the number in one, e.g. \
+                         'p99: +(\\d+)'"
+                    ));
+                }
+            }
+            FigureSource::Json(pointer) => {
+                if !pointer.is_empty() && !pointer.starts_with('/') {
+                    return Err(format!(
+                        "figure '{name}': '{pointer}' is not a JSON pointer: it starts with /, e.g. json:/rps or \
+                         json:/latency/p99"
+                    ));
+                }
+            }
+        }
+        if let Some(u) = unit.as_deref().filter(|u| u.is_empty() || u.len() > 16 || u.contains(char::is_whitespace)) {
+            return Err(format!("figure '{name}': unit '{u}' must be a short word such as us, ms, s or ops/s"));
+        }
+        // Every declaration, from a flag, a suite or a stored spec, enters the registry, so
+        // tables, findings, compare and exports know the figure wherever it is read.
+        let registered = match better {
+            Direction::Lower => Better::Lower,
+            Direction::Higher => Better::Higher,
+            Direction::Neither => Better::Neither,
+        };
+        crate::model::figures::declare(&name, unit.as_deref(), registered);
+        Ok(FigureDecl { name, source, unit, better })
+    }
+
+    /// The figure's value in a command's output: stdout first, then stderr.
+    pub fn read(&self, stdout: &str, stderr: &str) -> Option<f64> {
+        [stdout, stderr].into_iter().find_map(|text| self.read_one(text))
+    }
+
+    fn read_one(&self, text: &str) -> Option<f64> {
+        match &self.source {
+            FigureSource::Regex(pattern) => {
+                let re = regex::Regex::new(pattern).ok()?;
+                let caps = re.captures_iter(text).last()?;
+                number(caps.get(1)?.as_str())
+            }
+            FigureSource::Json(pointer) => text.lines().rev().find_map(|line| {
+                let value: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
+                let found = value.is_object().then(|| value.pointer(pointer)).flatten()?;
+                found.as_f64().or_else(|| found.as_str().and_then(number))
+            }),
+        }
+    }
+}
+
+/// A number as programs print them: "1,234.5" or "12.3".
+fn number(text: &str) -> Option<f64> {
+    text.trim().replace(',', "").parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// `--figure NAME[,unit=U][,better=lower|higher]=regex:PATTERN|json:/POINTER`.
+pub fn parse_figure_flag(text: &str) -> std::result::Result<FigureDecl, String> {
+    let split = ["=regex:", "=json:"].iter().filter_map(|m| text.find(m).map(|at| (at, *m))).min();
+    let Some((at, marker)) = split else {
+        return Err(format!(
+            "'{text}' names no source: write NAME=regex:PATTERN (e.g. p99_us=regex:'99\\.0th: +(\\d+)') or \
+             NAME=json:/POINTER (e.g. rps=json:/rps)"
+        ));
+    };
+    let rest = &text[at + marker.len()..];
+    let source =
+        if marker == "=regex:" { FigureSource::Regex(rest.to_string()) } else { FigureSource::Json(rest.to_string()) };
+    let mut head = text[..at].split(',');
+    let name = head.next().unwrap_or_default().to_string();
+    let (mut unit, mut better) = (None, Direction::Neither);
+    for part in head {
+        match part.split_once('=') {
+            Some(("unit", u)) => unit = Some(u.to_string()),
+            Some(("better", "lower")) => better = Direction::Lower,
+            Some(("better", "higher")) => better = Direction::Higher,
+            Some(("better", b)) => return Err(format!("better={b} is not one of lower, higher")),
+            _ => return Err(format!("'{part}' in '{text}' is neither unit=U nor better=lower|higher")),
+        }
+    }
+    FigureDecl::new(name, source, unit, better)
+}
+
+impl CommandOptions {
+    /// One spec per policy, in the order given.
+    pub fn to_specs(&self) -> Result<Vec<CommandSpec>> {
+        let (program, _) = self.cmd.split_first().ok_or_else(|| {
+            Error::usage(
+                "no command to run: give it after --, e.g. `schedlab command -- hackbench -g 2` (cmd = [\"hackbench\", \
+                 \"-g\", \"2\"] in a suite)",
+            )
+        })?;
+        if program.is_empty() {
+            return Err(Error::usage("the command's program name is empty"));
+        }
+        let policies = self.policy.as_ref().map_or(vec![Policy::Other], |p| p.0.clone());
+        if let Some(p) = policies.iter().find(|p| p.is_deadline()) {
+            return Err(Error::usage(format!(
+                "--policy {p} is not offered for a command: a SCHED_DEADLINE reservation fits a periodic task, which \
+                 an arbitrary program is not; use other, fifo, rr, batch or idle"
+            )));
+        }
+        if self.prio.is_some() && !policies.iter().any(|p| p.is_realtime()) {
+            return Err(Error::usage("--prio applies only to fifo and rr, and no real-time policy was chosen"));
+        }
+        if let Some(nice) = self.nice {
+            if !(-20..=19).contains(&nice) {
+                return Err(Error::usage(format!("--nice {nice} is out of range: use -20 to 19")));
+            }
+            if !policies.iter().any(|p| matches!(p, Policy::Other | Policy::Batch)) {
+                return Err(Error::usage("--nice applies only to other and batch, and neither was chosen"));
+            }
+        }
+        if matches!(&self.cpus, Some(c) if c.0.is_empty()) {
+            return Err(Error::usage("--cpus names no CPU"));
+        }
+        let mut names: Vec<&str> = self.figures.iter().map(|f| f.name.as_str()).collect();
+        names.sort_unstable();
+        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+            return Err(Error::usage(format!("the figure '{}' is declared twice", w[0])));
+        }
+        let load = load_spec(self.load, &self.load_cpus, self.load_nice, &None)?;
+        let mut specs = Vec::new();
+        for &policy in &policies {
+            let prio = if policy.is_realtime() { resolve_priority(policy, self.prio)? } else { 0 };
+            specs.push(CommandSpec {
+                argv: self.cmd.clone(),
+                policy,
+                prio,
+                nice: self.nice.filter(|_| matches!(policy, Policy::Other | Policy::Batch)),
+                cpus: self.cpus.as_ref().map(|c| c.0.clone()),
+                timeout: self.timeout.unwrap_or(DEFAULT_COMMAND_TIMEOUT),
+                load: load.clone(),
+                figures: self.figures.clone(),
+            });
+        }
+        Ok(specs)
+    }
+}
+
+/// One run of a command: what to start and how.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandSpec {
+    pub argv: Vec<String>,
+    pub policy: Policy,
+    pub prio: i32,
+    /// Nice value for OTHER/BATCH; `None` leaves it as inherited.
+    pub nice: Option<i32>,
+    pub cpus: Option<Vec<usize>>,
+    pub timeout: Duration,
+    #[serde(default, skip_serializing_if = "LoadSpec::is_none")]
+    pub load: LoadSpec,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<FigureDecl>,
+}
+
+impl CommandSpec {
+    /// The command line as a shell would show it (arguments with spaces quoted).
+    pub fn command_line(&self) -> String {
+        self.argv
+            .iter()
+            .map(|a| if a.is_empty() || a.contains(char::is_whitespace) { format!("'{a}'") } else { a.clone() })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Where the tree's time waiting for a CPU was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CpuWaitSource {
+    /// The `some` total of `cpu.pressure` in a cgroup v2 group of the command's own.
+    CgroupPsi,
+}
+
+/// What one run of a command measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommandOutcome {
+    /// From just before the start to the reap of the command (the tree's leftovers are
+    /// killed after that and not counted).
+    pub wall_ns: u64,
+    /// wait4's figures: the command and the descendants it waited for.
+    pub usage: Usage,
+    pub exit_code: i32,
+    /// Time the tree had a task runnable but not running, where it could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_source: Option<CpuWaitSource>,
+    /// Processes of the tree still alive when the command exited, killed by schedlab.
+    #[serde(default)]
+    pub leftovers_killed: u32,
+    /// The declared figures, parsed from the output.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub parsed: BTreeMap<String, f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<crate::model::LoadOutcome>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal: Option<crate::model::Steal>,
+}
+
+impl CommandOutcome {
+    pub fn cpu_ns(&self) -> u64 {
+        self.usage.utime_ns + self.usage.stime_ns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figure_flags_parse_and_refuse_what_cannot_work() {
+        let f = parse_figure_flag(r"p99_us,unit=us,better=lower=regex:99\.0th: +(\d+)").unwrap();
+        assert_eq!((f.name.as_str(), f.unit.as_deref(), f.better), ("p99_us", Some("us"), Direction::Lower));
+        assert_eq!(f.read("50.0th: 7\n99.0th: 120\n", ""), Some(120.0));
+        let j = parse_figure_flag("rps,better=higher=json:/rps").unwrap();
+        assert_eq!(j.read("starting\n{\"rps\": 1234.5}\ndone\n", ""), Some(1234.5));
+        assert_eq!(j.read("no json here", "{\"rps\": \"7\"}"), Some(7.0), "stderr is read too, numbers as text");
+        for (bad, says) in [
+            ("p99=regex:99th: \\d+", "no capture group"),
+            ("p99=regex:(", "regex"),
+            ("rps=json:rps", "not a JSON pointer"),
+            ("rps", "names no source"),
+            ("9x=json:/a", "must be letters"),
+            ("wall_s=json:/a", "command family's own"),
+            ("a,better=up=json:/a", "better=up"),
+        ] {
+            let e = parse_figure_flag(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn suite_tables_and_stored_specs_read_the_same_declaration() {
+        let opts: CommandOptions = serde_json::from_value(serde_json::json!({
+            "cmd": ["true"],
+            "figures": [{"name": "p99_us", "regex": "p99: (\\d+)", "unit": "us", "better": "lower"}]
+        }))
+        .unwrap();
+        let spec = &opts.to_specs().unwrap()[0];
+        let stored = serde_json::to_value(spec).unwrap();
+        let back: CommandSpec = serde_json::from_value(stored).unwrap();
+        assert_eq!(&back, spec);
+        let e = serde_json::from_value::<CommandOptions>(serde_json::json!({
+            "cmd": ["true"], "figures": [{"name": "x", "regex": "(1)", "json": "/x"}]
+        }))
+        .unwrap_err();
+        assert!(e.to_string().contains("exactly one of"), "{e}");
+    }
+
+    #[test]
+    fn an_empty_command_and_deadline_are_refused() {
+        let e = CommandOptions::default().to_specs().unwrap_err().to_string();
+        assert!(e.contains("no command to run"), "{e}");
+        let opts = CommandOptions {
+            cmd: vec!["true".into()],
+            policy: Some(parse_policies("deadline").unwrap()),
+            ..Default::default()
+        };
+        assert!(opts.to_specs().unwrap_err().to_string().contains("not offered"));
+    }
+}

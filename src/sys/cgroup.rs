@@ -1,0 +1,139 @@
+//! A cgroup v2 group of a command's own, made for one run: every process the command
+//! starts lands in it, so its time waiting for a CPU can be read from the group's PSI
+//! (`cpu.pressure`), and whatever is still alive when the command exits is killed at once
+//! (`cgroup.kill`). Made only where a cgroup v2 hierarchy is mounted and writable (root);
+//! elsewhere callers fall back to a process group and say the figure is absent.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The prefix of the groups schedlab makes: `schedlab-<pid>-<n>`.
+const PREFIX: &str = "schedlab-";
+
+/// Where the cgroup v2 hierarchy is mounted (`/sys/fs/cgroup`, or `/sys/fs/cgroup/unified`
+/// beside a v1 hierarchy), from this process's mount table.
+pub fn v2_mount() -> Option<PathBuf> {
+    let table = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    table.lines().find_map(|line| {
+        // "36 25 0:30 / /sys/fs/cgroup/unified rw,... shared:9 - cgroup2 cgroup2 rw,..."
+        let (left, right) = line.split_once(" - ")?;
+        let mount_point = left.split_whitespace().nth(4)?;
+        (right.split_whitespace().next()? == "cgroup2").then(|| PathBuf::from(mount_point))
+    })
+}
+
+/// One command's group. Dropping it kills what is left in it and removes it.
+pub struct PrivateGroup {
+    path: PathBuf,
+    procs: OwnedFd,
+}
+
+impl PrivateGroup {
+    /// A fresh group under the hierarchy's root; `None` where none can be made. Groups
+    /// left by a schedlab that was killed outright are removed first.
+    pub fn create(serial: u64) -> Option<PrivateGroup> {
+        let root = v2_mount()?;
+        sweep_orphans(&root);
+        // SAFETY: getpid cannot fail.
+        let pid = unsafe { libc::getpid() };
+        let path = root.join(format!("{PREFIX}{pid}-{serial}"));
+        std::fs::create_dir(&path).ok()?;
+        let procs = std::fs::OpenOptions::new().write(true).open(path.join("cgroup.procs")).map(OwnedFd::from);
+        match procs {
+            Ok(procs) => Some(PrivateGroup { path, procs }),
+            Err(_) => {
+                let _ = std::fs::remove_dir(&path);
+                None
+            }
+        }
+    }
+
+    /// The open `cgroup.procs`: a child writes "0" to it between fork and exec to move
+    /// itself in, so nothing it starts is ever outside the group.
+    pub fn procs_fd(&self) -> RawFd {
+        self.procs.as_raw_fd()
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The group's `some` CPU pressure total: the time in µs at least one of its tasks was
+    /// runnable but not running.
+    pub fn cpu_waiting_us(&self) -> Option<u64> {
+        let text = std::fs::read_to_string(self.path.join("cpu.pressure")).ok()?;
+        let some = text.lines().find(|l| l.starts_with("some "))?;
+        some.split_whitespace().find_map(|f| f.strip_prefix("total="))?.parse().ok()
+    }
+
+    /// Kill every process still in the group and wait (up to 2 s) until they are gone;
+    /// how many there were.
+    pub fn kill_all(&self) -> u32 {
+        let members = self.members();
+        if members == 0 {
+            return 0;
+        }
+        if std::fs::write(self.path.join("cgroup.kill"), "1").is_err() {
+            // Kernels before 5.14 have no cgroup.kill: each member by pid.
+            for pid in self.pids() {
+                // SAFETY: a signal to a process of the group we made.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+        let until = Instant::now() + Duration::from_secs(2);
+        while self.members() > 0 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        members
+    }
+
+    fn pids(&self) -> Vec<i32> {
+        let text = std::fs::read_to_string(self.path.join("cgroup.procs")).unwrap_or_default();
+        text.lines().filter_map(|l| l.trim().parse().ok()).collect()
+    }
+
+    fn members(&self) -> u32 {
+        self.pids().len() as u32
+    }
+}
+
+impl Drop for PrivateGroup {
+    fn drop(&mut self) {
+        self.kill_all();
+        // An empty group is removed with rmdir; its files go with it.
+        let _ = remove_when_empty(&self.path);
+    }
+}
+
+fn remove_when_empty(path: &Path) -> io::Result<()> {
+    let until = Instant::now() + Duration::from_secs(2);
+    loop {
+        match std::fs::remove_dir(path) {
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Remove the groups of schedlab processes that no longer run (killed before they could
+/// clean up), killing anything still inside them.
+fn sweep_orphans(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    let comm = crate::sys::process::own_comm();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(owner) = name.strip_prefix(PREFIX).and_then(|r| r.split('-').next()?.parse::<i32>().ok()) else {
+            continue;
+        };
+        if crate::sys::process::is_running_as(owner, comm.as_deref()) {
+            continue;
+        }
+        let path = entry.path();
+        let _ = std::fs::write(path.join("cgroup.kill"), "1");
+        let _ = remove_when_empty(&path);
+    }
+}
