@@ -64,15 +64,15 @@ pub fn attribute_spike(
 /// One measuring thread's spikes: its CPU, its tid, when it started (CLOCK_MONOTONIC ns),
 /// and each spike as (ns since the thread started of its actual wake, its latency ns), so
 /// its window is from start + at − latency to start + at.
-#[derive(Clone, Copy, Debug)]
-pub struct ThreadSpikes<'s> {
+#[derive(Clone, Debug)]
+pub struct ThreadSpikes {
     pub cpu: usize,
     pub tid: i32,
     pub start_mono_ns: u64,
-    pub spikes: &'s [(u64, u64)],
+    pub spikes: Vec<(u64, u64)>,
 }
 
-impl ThreadSpikes<'_> {
+impl ThreadSpikes {
     /// A spike's (ideal, actual) wake times, CLOCK_MONOTONIC ns.
     fn window(&self, (at_ns, latency_ns): (u64, u64)) -> (u64, u64) {
         let actual_ns = self.start_mono_ns.saturating_add(at_ns);
@@ -91,7 +91,7 @@ impl ThreadSpikes<'_> {
         let splits = splits.into_attributions(!recorded || lost_events);
         splits
             .into_iter()
-            .zip(self.spikes)
+            .zip(&self.spikes)
             .map(|(split, &(at_ns, latency_ns))| SpikeAttribution { at_ns, latency_ns, ..split })
             .collect()
     }
@@ -99,32 +99,20 @@ impl ThreadSpikes<'_> {
     /// The surroundings of the `MAX_TIMELINES` largest spikes: from a millisecond (or half
     /// the spike, if longer) before its ideal wake time to half a millisecond after the
     /// actual one.
-    fn timelines(&self) -> Vec<(u64, u64, TimelineLanes)> {
-        let mut largest: Vec<(u64, u64)> = self.spikes.to_vec();
+    fn timelines(&self) -> Vec<(SpikeTimeline, TimelineLanes)> {
+        let mut largest: Vec<(u64, u64)> = self.spikes.clone();
         largest.sort_by_key(|s| std::cmp::Reverse(s.1));
         largest
             .into_iter()
             .take(MAX_TIMELINES)
             .map(|spike| {
                 let (ideal_ns, actual_ns) = self.window(spike);
-                let from_ns = ideal_ns.saturating_sub((spike.1 / 2).max(1_000_000));
-                (ideal_ns, actual_ns, TimelineLanes::new(self.cpu, from_ns, actual_ns + 500_000))
+                let (from_ns, to_ns) = (ideal_ns.saturating_sub((spike.1 / 2).max(1_000_000)), actual_ns + 500_000);
+                let timeline = SpikeTimeline { ideal_ns, actual_ns, from_ns, to_ns, segments: Vec::new() };
+                (timeline, TimelineLanes::new(self.cpu, from_ns, to_ns))
             })
             .collect()
     }
-}
-
-fn into_timelines(lanes: Vec<(u64, u64, TimelineLanes)>) -> Vec<SpikeTimeline> {
-    lanes
-        .into_iter()
-        .map(|(ideal_ns, actual_ns, lanes)| SpikeTimeline {
-            ideal_ns,
-            actual_ns,
-            from_ns: lanes.from_ns,
-            to_ns: lanes.to_ns,
-            segments: lanes.segments,
-        })
-        .collect()
 }
 
 /// Attributes each spike of a thread that ran on `cpu` (see `ThreadSpikes`). `recording`
@@ -136,7 +124,7 @@ pub fn attribute_spikes(
     thread_start_mono_ns: u64,
     spikes: &[(u64, u64)],
 ) -> Vec<SpikeAttribution> {
-    let thread = ThreadSpikes { cpu, tid, start_mono_ns: thread_start_mono_ns, spikes };
+    let thread = ThreadSpikes { cpu, tid, start_mono_ns: thread_start_mono_ns, spikes: spikes.to_vec() };
     let mut splits = thread.splits();
     replay(&recording.events, &mut [&mut splits]);
     thread.attributions(splits, recording)
@@ -149,15 +137,18 @@ pub fn attribute_threads(
     threads: &[ThreadSpikes],
 ) -> Vec<(Vec<SpikeAttribution>, Vec<SpikeTimeline>)> {
     let mut splits: Vec<SpikeSplits> = threads.iter().map(ThreadSpikes::splits).collect();
-    let mut timelines: Vec<Vec<(u64, u64, TimelineLanes)>> = threads.iter().map(ThreadSpikes::timelines).collect();
+    let mut timelines: Vec<Vec<(SpikeTimeline, TimelineLanes)>> = threads.iter().map(ThreadSpikes::timelines).collect();
     let mut handlers: Vec<&mut dyn Handler> = Vec::new();
     handlers.extend(splits.iter_mut().map(|s| s as &mut dyn Handler));
-    handlers.extend(timelines.iter_mut().flatten().map(|(_, _, lanes)| lanes as &mut dyn Handler));
+    handlers.extend(timelines.iter_mut().flatten().map(|(_, lanes)| lanes as &mut dyn Handler));
     replay(&recording.events, &mut handlers);
+    let filled = |timelines: Vec<(SpikeTimeline, TimelineLanes)>| {
+        timelines.into_iter().map(|(timeline, lanes)| SpikeTimeline { segments: lanes.segments, ..timeline }).collect()
+    };
     threads
         .iter()
         .zip(splits.into_iter().zip(timelines))
-        .map(|(thread, (splits, lanes))| (thread.attributions(splits, recording), into_timelines(lanes)))
+        .map(|(thread, (splits, timelines))| (thread.attributions(splits, recording), filled(timelines)))
         .collect()
 }
 
@@ -166,28 +157,18 @@ pub fn attribute_threads(
 /// handler (irq, softirq, local timer, hrtimer callback) from its entry to its exit.
 /// `events` as recorded, in time order, with the idle exits put back.
 pub fn segments(events: &[TraceEvent], cpu: usize, from_ns: u64, to_ns: u64) -> Vec<Segment> {
-    let mut lanes = TimelineLanes::new(cpu, from_ns, to_ns);
-    replay(events, &mut [&mut lanes]);
-    lanes.segments
+    cpus_segments(events, &[cpu], from_ns, to_ns).remove(0)
 }
 
-/// The surroundings of the `MAX_TIMELINES` largest `spikes` (at, latency; times since the
-/// thread's start): see `ThreadSpikes`. `recording` with its idle exits put back.
-pub fn spike_timelines(
-    recording: &Recording,
-    cpu: usize,
-    thread_start_mono_ns: u64,
-    spikes: &[(u64, u64)],
-) -> Vec<SpikeTimeline> {
-    let thread = ThreadSpikes { cpu, tid: IDLE_PID, start_mono_ns: thread_start_mono_ns, spikes };
-    let mut timelines = thread.timelines();
-    let mut handlers: Vec<&mut dyn Handler> =
-        timelines.iter_mut().map(|(_, _, lanes)| lanes as &mut dyn Handler).collect();
-    replay(&recording.events, &mut handlers);
-    into_timelines(timelines)
+/// `segments` of each of `cpus`, from one replay.
+pub fn cpus_segments(events: &[TraceEvent], cpus: &[usize], from_ns: u64, to_ns: u64) -> Vec<Vec<Segment>> {
+    let mut lanes: Vec<TimelineLanes> = cpus.iter().map(|&cpu| TimelineLanes::new(cpu, from_ns, to_ns)).collect();
+    let mut handlers: Vec<&mut dyn Handler> = lanes.iter_mut().map(|lanes| lanes as &mut dyn Handler).collect();
+    replay(events, &mut handlers);
+    lanes.into_iter().map(|lanes| lanes.segments).collect()
 }
 
-/// One timeline's lanes on one CPU: the tasks from the core's switches, and the handlers
+/// One timeline's lanes on one CPU: the tasks from the replay's switches, and the handlers
 /// kept here. An exit closes the latest open entry of its kind (irq and softirq by number),
 /// and an entry whose exit the trace lacks (this VM misses some around idle) is dropped,
 /// never stretched to a later exit.
