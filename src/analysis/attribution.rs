@@ -754,7 +754,10 @@ struct SpikeSplits<'a> {
     measured_tid: i32,
     /// Open handler contexts, each with what its time is blamed on.
     contexts: OpenContexts<Blame<'a>>,
+    /// The CPU's first switch's `prev`: who ran before it (`Blame::FirstPrev`).
     first_prev: Option<&'a TaskRef>,
+    /// The thread as the events since the CPU's last switch say: where a window not
+    /// reached yet starts.
     since_last_switch: Measured,
     windows: Vec<Window<'a>>,
     /// The windows not reached yet, the soonest last.
@@ -821,7 +824,8 @@ impl<'a> SpikeSplits<'a> {
         }
     }
 
-    /// The windows reached by an event at `at` leave the shared state with their copy.
+    /// The windows an event at `at` is past the start of go on alone, from a copy of the
+    /// shared state.
     fn reach(&mut self, at: u64) {
         while let Some(&i) = self.waiting.last() {
             let window = &mut self.windows[i];
@@ -891,9 +895,9 @@ impl<'a> Handler<'a> for SpikeSplits<'a> {
                 window.blame_until(window.actual_ns, blame);
                 return false;
             }
-            // A window takes no event after its actual wake time, and starts over at a switch
-            // up to its ideal one (a later last switch before it: only an inverted window
-            // sees one after it is reached).
+            // Up to its actual wake time an event ends a stretch and is then applied. A
+            // switch up to the ideal time is a later start (only an inverted window, actual
+            // before ideal, meets one once it is reached).
             if at <= window.actual_ns {
                 window.blame_until(at, blame);
             }

@@ -137,8 +137,9 @@ impl<'a> Sched<'a> {
     fn step(&self, event: &'a TraceEvent) -> Step<'a> {
         let mut step = Step { event, prev_state: None, changes: [None, None] };
         let at = event.ts_ns;
-        // Every switch of a task counts as a change, even to the state it had: the time
-        // since is booked up to it (which `off_cpu` keeps exactly, zero-length runs included).
+        // Every switch of a task is a change, even to the state it had: `off_cpu` books a
+        // wait in pieces cut at the child's switches, and where they are cut decides which
+        // zero-length runs (switches sharing a timestamp) it names.
         let change = |pid: i32, from: (TaskState, u64), to: TaskState| {
             (from.0 != TaskState::Gone).then_some(TaskChange { pid, from: from.0, since: from.1, to })
         };
