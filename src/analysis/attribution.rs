@@ -5,11 +5,12 @@
 //! to its actual one (when its user code ran). The events recorded on that CPU say what ran
 //! through it, so the window can be split without guessing:
 //!
-//! 1. The state at the window's start: the CPU's events are replayed from the last
-//!    `sched_switch` before it (a binary search by time, then a scan back). The switch names
+//! 1. The state at the window's start: the CPU's state from the last `sched_switch` before
+//!    it (`analysis::replay` walks the recording once for all the windows). The switch names
 //!    the running task; a handler entered and not yet left is a context still open at the
 //!    start. No handler context outlives a switch (switches happen in task context), so the
-//!    switch is a clean point to start from.
+//!    switch is a clean point to start from: what the thread did before it is not the
+//!    window's.
 //! 2. Each stretch between two events goes to the innermost open context: an IRQ handler
 //!    (by number and name), a softirq (by vector) or the local timer interrupt. An hrtimer
 //!    callback is its enclosing context's time, the local timer's when it has none.
@@ -35,13 +36,13 @@ use std::ops::AddAssign;
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::replay::{
+    replay, ContextEdge, ContextKind, CpuState, Handler, OpenContexts, PrevState, Sched, Step, IDLE_PID,
+};
 use crate::analysis::trace::{
     Culprit, EventKind, Lane, Recording, Segment, Source, SpikeAttribution, SpikeTimeline, TailCulprit, TaskRef,
     TraceEvent, MAX_TIMELINES,
 };
-
-/// The idle task (`swapper/N`) is pid 0 on every CPU.
-const IDLE_PID: i32 = 0;
 
 /// Splits one late wakeup's window on `cpu`, from `ideal_ns` (when the thread `measured_tid`
 /// was due to wake) to `actual_ns` (when its user code ran), both CLOCK_MONOTONIC.
@@ -55,72 +56,67 @@ pub fn attribute_spike(
     actual_ns: u64,
     partial: bool,
 ) -> SpikeAttribution {
-    let window_ns = actual_ns.saturating_sub(ideal_ns);
-    let after_start = events.partition_point(|e| e.ts_ns <= ideal_ns);
-    let anchor = events[..after_start].iter().rposition(|e| e.cpu == cpu && matches!(e.kind, EventKind::Switch { .. }));
-    let mut state = CpuState::new(cpu, measured_tid);
-    let replay_from = match anchor {
-        Some(index) => index,
-        None => {
-            // No switch before the window: the first one's `prev` had the CPU from the
-            // CPU's first event on (the time before that is not seen).
-            state.running_before_first_switch = events.iter().find_map(|e| match &e.kind {
-                EventKind::Switch { prev, .. } if e.cpu == cpu => Some(prev),
-                _ => None,
-            });
-            0
-        }
-    };
+    let mut splits = SpikeSplits::new(cpu, measured_tid, [(ideal_ns, actual_ns)]);
+    replay(events, &mut [&mut splits]);
+    splits.into_attributions(partial).remove(0)
+}
 
-    let mut blamed: BTreeMap<Blame, u64> = BTreeMap::new();
-    // Time up to `clock` is accounted for; nothing before the window is.
-    let mut clock = ideal_ns;
-    for event in &events[replay_from..] {
-        if !state.concerns(event) {
-            continue;
-        }
-        if event.ts_ns > actual_ns {
-            break;
-        }
-        if event.ts_ns > clock {
-            *blamed.entry(state.blame()).or_default() += event.ts_ns - clock;
-            clock = event.ts_ns;
-        }
-        state.apply(event);
-    }
-    if actual_ns > clock {
-        *blamed.entry(state.blame()).or_default() += actual_ns - clock;
+/// One measuring thread's spikes: its CPU, its tid, when it started (CLOCK_MONOTONIC ns),
+/// and each spike as (ns since the thread started of its actual wake, its latency ns), so
+/// its window is from start + at − latency to start + at.
+#[derive(Clone, Debug)]
+pub struct ThreadSpikes {
+    pub cpu: usize,
+    pub tid: i32,
+    pub start_mono_ns: u64,
+    pub spikes: Vec<(u64, u64)>,
+}
+
+impl ThreadSpikes {
+    /// A spike's (ideal, actual) wake times, CLOCK_MONOTONIC ns.
+    fn window(&self, (at_ns, latency_ns): (u64, u64)) -> (u64, u64) {
+        let actual_ns = self.start_mono_ns.saturating_add(at_ns);
+        (actual_ns.saturating_sub(latency_ns), actual_ns)
     }
 
-    let mut unseen_ns = 0;
-    let mut tally = Tally::default();
-    for (blame, ns) in blamed {
-        match blame.source() {
-            Some(source) => {
-                tally.add(&source, ns);
-            }
-            None => unseen_ns += ns,
-        }
+    fn splits<'a>(&self) -> SpikeSplits<'a> {
+        SpikeSplits::new(self.cpu, self.tid, self.spikes.iter().map(|&spike| self.window(spike)))
     }
-    let mut culprits: Vec<Culprit> =
-        tally.into_sources().map(|(source, entry)| Culprit { source, ns: entry.total }).collect();
-    culprits.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.source.cmp(&b.source)));
 
-    SpikeAttribution {
-        at_ns: 0,
-        latency_ns: 0,
-        // A wakeup timestamped just before the ideal time (µs resolution) is no delay.
-        timer_delay_ns: state.woken_at.map(|t| t.saturating_sub(ideal_ns).min(window_ns)),
-        culprits,
-        unseen_ns,
-        partial,
+    /// The split spikes with their own times. A spike is partial when its CPU lost events,
+    /// or was not recorded at all.
+    fn attributions(&self, splits: SpikeSplits, recording: &Recording) -> Vec<SpikeAttribution> {
+        let recorded = recording.lost.iter().any(|&(recorded_cpu, _)| recorded_cpu == self.cpu);
+        let lost_events = recording.lost.iter().any(|&(recorded_cpu, lost)| recorded_cpu == self.cpu && lost > 0);
+        let splits = splits.into_attributions(!recorded || lost_events);
+        splits
+            .into_iter()
+            .zip(&self.spikes)
+            .map(|(split, &(at_ns, latency_ns))| SpikeAttribution { at_ns, latency_ns, ..split })
+            .collect()
+    }
+
+    /// The surroundings of the `MAX_TIMELINES` largest spikes: from a millisecond (or half
+    /// the spike, if longer) before its ideal wake time to half a millisecond after the
+    /// actual one.
+    fn timelines(&self) -> Vec<(SpikeTimeline, TimelineLanes)> {
+        let mut largest: Vec<(u64, u64)> = self.spikes.clone();
+        largest.sort_by_key(|s| std::cmp::Reverse(s.1));
+        largest
+            .into_iter()
+            .take(MAX_TIMELINES)
+            .map(|spike| {
+                let (ideal_ns, actual_ns) = self.window(spike);
+                let (from_ns, to_ns) = (ideal_ns.saturating_sub((spike.1 / 2).max(1_000_000)), actual_ns + 500_000);
+                let timeline = SpikeTimeline { ideal_ns, actual_ns, from_ns, to_ns, segments: Vec::new() };
+                (timeline, TimelineLanes::new(self.cpu, from_ns, to_ns))
+            })
+            .collect()
     }
 }
 
-/// Attributes each spike of a thread that ran on `cpu`: a spike is (ns since the thread
-/// started of its actual wake, its latency ns), so its window is from start + at − latency
-/// to start + at. A spike is partial when its CPU lost events, or was not recorded at all.
-/// `recording` with its idle exits put back (`Recording::with_idle_exits`).
+/// Attributes each spike of a thread that ran on `cpu` (see `ThreadSpikes`). `recording`
+/// with its idle exits put back (`Recording::with_idle_exits`).
 pub fn attribute_spikes(
     recording: &Recording,
     cpu: usize,
@@ -128,17 +124,31 @@ pub fn attribute_spikes(
     thread_start_mono_ns: u64,
     spikes: &[(u64, u64)],
 ) -> Vec<SpikeAttribution> {
-    let recorded = recording.lost.iter().any(|&(recorded_cpu, _)| recorded_cpu == cpu);
-    let lost_events = recording.lost.iter().any(|&(recorded_cpu, lost)| recorded_cpu == cpu && lost > 0);
-    let partial = !recorded || lost_events;
-    spikes
+    let thread = ThreadSpikes { cpu, tid, start_mono_ns: thread_start_mono_ns, spikes: spikes.to_vec() };
+    let mut splits = thread.splits();
+    replay(&recording.events, &mut [&mut splits]);
+    thread.attributions(splits, recording)
+}
+
+/// Each thread's spikes split and the timelines around its largest, all from one replay of
+/// `recording` (with its idle exits put back).
+pub fn attribute_threads(
+    recording: &Recording,
+    threads: &[ThreadSpikes],
+) -> Vec<(Vec<SpikeAttribution>, Vec<SpikeTimeline>)> {
+    let mut splits: Vec<SpikeSplits> = threads.iter().map(ThreadSpikes::splits).collect();
+    let mut timelines: Vec<Vec<(SpikeTimeline, TimelineLanes)>> = threads.iter().map(ThreadSpikes::timelines).collect();
+    let mut handlers: Vec<&mut dyn Handler> = Vec::new();
+    handlers.extend(splits.iter_mut().map(|s| s as &mut dyn Handler));
+    handlers.extend(timelines.iter_mut().flatten().map(|(_, lanes)| lanes as &mut dyn Handler));
+    replay(&recording.events, &mut handlers);
+    let filled = |timelines: Vec<(SpikeTimeline, TimelineLanes)>| {
+        timelines.into_iter().map(|(timeline, lanes)| SpikeTimeline { segments: lanes.segments, ..timeline }).collect()
+    };
+    threads
         .iter()
-        .map(|&(at_ns, latency_ns)| {
-            let actual_ns = thread_start_mono_ns.saturating_add(at_ns);
-            let ideal_ns = actual_ns.saturating_sub(latency_ns);
-            let split = attribute_spike(&recording.events, cpu, tid, ideal_ns, actual_ns, partial);
-            SpikeAttribution { at_ns, latency_ns, ..split }
-        })
+        .zip(splits.into_iter().zip(timelines))
+        .map(|(thread, (splits, timelines))| (thread.attributions(splits, recording), filled(timelines)))
         .collect()
 }
 
@@ -147,110 +157,115 @@ pub fn attribute_spikes(
 /// handler (irq, softirq, local timer, hrtimer callback) from its entry to its exit.
 /// `events` as recorded, in time order, with the idle exits put back.
 pub fn segments(events: &[TraceEvent], cpu: usize, from_ns: u64, to_ns: u64) -> Vec<Segment> {
-    let mut out = Vec::new();
-    let mut push = |lane: Lane, name: &str, detail: &str, start: u64, end: u64| {
-        let (start, end) = (start.max(from_ns), end.min(to_ns));
-        if end > start {
-            out.push(Segment {
-                lane,
-                name: name.to_string(),
-                detail: detail.to_string(),
-                start_ns: start,
-                end_ns: end,
-            });
-        }
-    };
-    // Which kind of handler an entry opens or an exit closes: an exit closes the latest
-    // open entry of its kind (irq and softirq by number), and an entry whose exit the
-    // trace lacks (this VM misses some around idle) is dropped, never stretched to a
-    // later exit.
-    #[derive(PartialEq)]
-    enum Kind {
-        Irq(u32),
-        Softirq(u32),
-        LocalTimer,
-        Hrtimer,
-    }
-    let mut running: Option<(u64, TaskRef)> = None;
-    let mut handlers: Vec<(Kind, u64, String)> = Vec::new();
-    for e in events.iter().filter(|e| e.cpu == cpu) {
-        if e.ts_ns > to_ns {
-            break;
-        }
-        let (entered, exited) = match &e.kind {
-            EventKind::Switch { next, .. } => {
-                if let Some((start, task)) = running.replace((e.ts_ns, next.clone())) {
-                    if task.pid != IDLE_PID {
-                        let detail = format!("pid {}, {}", task.pid, describe_prio(task.prio));
-                        push(Lane::Task, &task.comm, &detail, start, e.ts_ns);
-                    }
-                }
-                // No handler spans a switch: any still open lost its exit.
-                handlers.clear();
-                (None, None)
-            }
-            EventKind::IrqEntry { irq, name } => (Some((Kind::Irq(*irq), format!("irq {irq} {name}"))), None),
-            EventKind::SoftirqEntry { vec, name } => (Some((Kind::Softirq(*vec), format!("softirq {name}"))), None),
-            EventKind::LocalTimerEntry => (Some((Kind::LocalTimer, "local timer interrupt".to_string())), None),
-            EventKind::HrtimerExpireEntry { function } => (Some((Kind::Hrtimer, format!("hrtimer {function}"))), None),
-            EventKind::IrqExit { irq } => (None, Some(Kind::Irq(*irq))),
-            EventKind::SoftirqExit { vec } => (None, Some(Kind::Softirq(*vec))),
-            EventKind::LocalTimerExit => (None, Some(Kind::LocalTimer)),
-            EventKind::HrtimerExpireExit => (None, Some(Kind::Hrtimer)),
-            EventKind::Waking { .. } | EventKind::Wakeup { .. } | EventKind::Migrate { .. } => (None, None),
-        };
-        if let Some((kind, name)) = entered {
-            // The same handler cannot be entered again inside itself: the open one lost
-            // its exit.
-            if let Some(at) = handlers.iter().position(|h| h.0 == kind) {
-                handlers.truncate(at);
-            }
-            handlers.push((kind, e.ts_ns, name));
-        }
-        if let Some(kind) = exited {
-            if let Some(at) = handlers.iter().rposition(|h| h.0 == kind) {
-                let (_, start, name) = handlers.remove(at);
-                handlers.truncate(at);
-                push(Lane::Handler, &name, "", start, e.ts_ns);
-            }
-        }
-    }
-    // Still running, or in a handler, when the window (or the recording) ends.
-    if let Some((start, task)) = running.filter(|(_, t)| t.pid != IDLE_PID) {
-        let detail = format!("pid {}, {}", task.pid, describe_prio(task.prio));
-        push(Lane::Task, &task.comm, &detail, start, to_ns);
-    }
-    for (_, start, name) in handlers {
-        push(Lane::Handler, &name, "", start, to_ns);
-    }
-    out.sort_by_key(|s| (s.start_ns, s.lane == Lane::Handler));
-    out
+    cpus_segments(events, &[cpu], from_ns, to_ns).remove(0)
 }
 
-/// The surroundings of the `MAX_TIMELINES` largest `spikes` (at, latency; times since the
-/// thread's start): from a millisecond (or half the spike, if longer) before its ideal
-/// wake time to half a millisecond after the actual one. `recording` with its idle exits
-/// put back.
-pub fn spike_timelines(
-    recording: &Recording,
+/// `segments` of each of `cpus`, from one replay.
+pub fn cpus_segments(events: &[TraceEvent], cpus: &[usize], from_ns: u64, to_ns: u64) -> Vec<Vec<Segment>> {
+    let mut lanes: Vec<TimelineLanes> = cpus.iter().map(|&cpu| TimelineLanes::new(cpu, from_ns, to_ns)).collect();
+    let mut handlers: Vec<&mut dyn Handler> = lanes.iter_mut().map(|lanes| lanes as &mut dyn Handler).collect();
+    replay(events, &mut handlers);
+    lanes.into_iter().map(|lanes| lanes.segments).collect()
+}
+
+/// One timeline's lanes on one CPU: the tasks from the replay's switches, and the handlers
+/// kept here. An exit closes the latest open entry of its kind (irq and softirq by number),
+/// and an entry whose exit the trace lacks (this VM misses some around idle) is dropped,
+/// never stretched to a later exit.
+struct TimelineLanes {
     cpu: usize,
-    thread_start_mono_ns: u64,
-    spikes: &[(u64, u64)],
-) -> Vec<SpikeTimeline> {
-    let events = &recording.events;
-    let mut largest: Vec<(u64, u64)> = spikes.to_vec();
-    largest.sort_by_key(|s| std::cmp::Reverse(s.1));
-    largest
-        .into_iter()
-        .take(MAX_TIMELINES)
-        .map(|(at_ns, latency_ns)| {
-            let actual_ns = thread_start_mono_ns.saturating_add(at_ns);
-            let ideal_ns = actual_ns.saturating_sub(latency_ns);
-            let from_ns = ideal_ns.saturating_sub((latency_ns / 2).max(1_000_000));
-            let to_ns = actual_ns + 500_000;
-            SpikeTimeline { ideal_ns, actual_ns, from_ns, to_ns, segments: segments(events, cpu, from_ns, to_ns) }
-        })
-        .collect()
+    from_ns: u64,
+    to_ns: u64,
+    /// Each open handler's entry time and name; at most one of each kind.
+    handlers: OpenContexts<(u64, String)>,
+    segments: Vec<Segment>,
+    /// An event past the window came: the lanes are done.
+    ended: bool,
+}
+
+impl TimelineLanes {
+    fn new(cpu: usize, from_ns: u64, to_ns: u64) -> Self {
+        TimelineLanes { cpu, from_ns, to_ns, handlers: OpenContexts::default(), segments: Vec::new(), ended: false }
+    }
+
+    fn push(&mut self, lane: Lane, name: &str, detail: String, start: u64, end: u64) {
+        let (start, end) = (start.max(self.from_ns), end.min(self.to_ns));
+        if end > start {
+            self.segments.push(Segment { lane, name: name.to_string(), detail, start_ns: start, end_ns: end });
+        }
+    }
+
+    /// The run of `task` from `start` to `end`, unless it is the idle task's.
+    fn push_run(&mut self, task: &TaskRef, start: u64, end: u64) {
+        if task.pid != IDLE_PID {
+            let detail = format!("pid {}, {}", task.pid, describe_prio(task.prio));
+            self.push(Lane::Task, &task.comm, detail, start, end);
+        }
+    }
+
+    /// Still running, or in a handler, when the window (or the recording) ends.
+    fn end(&mut self, cpu: CpuState) {
+        if let CpuState::Running { task, since } = cpu {
+            self.push_run(task, since, self.to_ns);
+        }
+        let open: Vec<(u64, String)> = self.handlers.drain().collect();
+        for (start, name) in open {
+            self.push(Lane::Handler, &name, String::new(), start, self.to_ns);
+        }
+        self.segments.sort_by_key(|s| (s.start_ns, s.lane == Lane::Handler));
+        self.ended = true;
+    }
+}
+
+impl<'a> Handler<'a> for TimelineLanes {
+    fn step(&mut self, step: &Step<'a>, sched: &Sched<'a>) {
+        let event = step.event;
+        if self.ended || event.cpu != self.cpu {
+            return;
+        }
+        if event.ts_ns > self.to_ns {
+            self.end(sched.cpu(self.cpu));
+            return;
+        }
+        if let EventKind::Switch { .. } = event.kind {
+            if let CpuState::Running { task, since } = sched.cpu(self.cpu) {
+                self.push_run(task, since, event.ts_ns);
+            }
+            // No handler spans a switch: any still open lost its exit.
+            self.handlers.clear();
+        }
+        match ContextEdge::of(&event.kind) {
+            Some(ContextEdge::Entry(kind)) => {
+                // The same handler cannot be entered again inside itself: the open one lost
+                // its exit.
+                self.handlers.leave(kind);
+                self.handlers.enter(kind, (event.ts_ns, handler_name(&event.kind)));
+            }
+            Some(ContextEdge::Exit(kind)) => {
+                if let Some((start, name)) = self.handlers.leave(kind) {
+                    self.push(Lane::Handler, &name, String::new(), start, event.ts_ns);
+                }
+            }
+            None => {}
+        }
+    }
+
+    fn finish(&mut self, sched: &Sched<'a>) {
+        if !self.ended {
+            self.end(sched.cpu(self.cpu));
+        }
+    }
+}
+
+/// A handler's name on the timeline: "irq 24 virtio0-input.0", "softirq TIMER".
+fn handler_name(entry: &EventKind) -> String {
+    match entry {
+        EventKind::IrqEntry { irq, name } => format!("irq {irq} {name}"),
+        EventKind::SoftirqEntry { name, .. } => format!("softirq {name}"),
+        EventKind::LocalTimerEntry => "local timer interrupt".to_string(),
+        EventKind::HrtimerExpireEntry { function } => format!("hrtimer {function}"),
+        _ => String::new(),
+    }
 }
 
 /// The recording with the switches out of the idle task that the kernel did not trace put
@@ -263,55 +278,68 @@ pub fn spike_timelines(
 /// task at once, or at the wakeup itself outside any handler. Without such a wakeup nothing
 /// is inferred: that time stays idle (unseen), never guessed at.
 pub fn with_idle_exits(events: &[TraceEvent]) -> Vec<TraceEvent> {
-    #[derive(Default)]
-    struct Cpu {
-        idle: bool,
-        depth: usize,
-        /// The task woken onto this idle CPU, and the time its handler returned (or it
-        /// was woken, outside handlers).
-        woken: Option<(i32, i32, u64)>,
-        /// The handler returned: the woken task runs, later wakeups do not replace it.
-        settled: bool,
-    }
-    let mut cpus: BTreeMap<usize, Cpu> = BTreeMap::new();
-    // (index to insert before, event)
-    let mut inserts: Vec<(usize, TraceEvent)> = Vec::new();
-    for (i, e) in events.iter().enumerate() {
+    let mut exits = IdleExits { events, index: 0, cpus: BTreeMap::new(), inserts: Vec::new() };
+    replay(events, &mut [&mut exits]);
+    exits.into_events()
+}
+
+/// A CPU while it idles (the replay says when: its last switch was to the idle task).
+#[derive(Default)]
+struct IdleCpu {
+    /// How deep in handlers it is.
+    depth: usize,
+    /// The task woken onto this idle CPU, and the time its handler returned (or it was
+    /// woken, outside handlers).
+    woken: Option<(i32, i32, u64)>,
+    /// The handler returned: the woken task runs, later wakeups do not replace it.
+    settled: bool,
+}
+
+struct IdleExits<'a> {
+    events: &'a [TraceEvent],
+    /// The replayed event's index in `events`.
+    index: usize,
+    cpus: BTreeMap<usize, IdleCpu>,
+    /// (index to insert before, event)
+    inserts: Vec<(usize, TraceEvent)>,
+}
+
+impl<'a> Handler<'a> for IdleExits<'a> {
+    fn step(&mut self, step: &Step<'a>, sched: &Sched<'a>) {
+        let (i, e) = (self.index, step.event);
+        self.index += 1;
         // A wakeup done from another CPU (its `sched_wakeup` recorded there): an idle
         // target runs the task as soon as the reschedule interrupt arrives, about when the
         // wakeup is recorded. (A waking event's CPU is the task's old one, not yet the
         // target, so only the wakeup counts.)
         if let EventKind::Wakeup { task, target_cpu } = &e.kind {
             if *target_cpu != e.cpu && task.pid != IDLE_PID {
-                let target = cpus.entry(*target_cpu).or_default();
-                if target.idle
+                let target = self.cpus.entry(*target_cpu).or_default();
+                if sched.cpu(*target_cpu).is_idle()
                     && !target.settled
                     && target.woken.is_none_or(|(pid, prio, _)| pid != task.pid && task.prio < prio)
                 {
                     target.woken = Some((task.pid, task.prio, e.ts_ns));
                 }
-                continue;
+                return;
             }
         }
-        let cpu = cpus.entry(e.cpu).or_default();
+        let idle = sched.cpu(e.cpu).is_idle();
+        let cpu = self.cpus.entry(e.cpu).or_default();
         match &e.kind {
-            EventKind::Switch { prev, next, .. } => {
-                if cpu.idle && prev.pid != IDLE_PID {
-                    if let Some((pid, _, at)) = cpu.woken.filter(|w| w.0 == prev.pid) {
+            EventKind::Switch { prev, .. } => {
+                if idle && prev.pid != IDLE_PID {
+                    if let Some((_, _, at)) = cpu.woken.filter(|w| w.0 == prev.pid) {
                         let idle = TaskRef { comm: format!("swapper/{}", e.cpu), pid: IDLE_PID, prio: 120 };
                         let kind = EventKind::Switch { prev: idle, prev_state: "R".into(), next: prev.clone() };
-                        let before = events[..i].partition_point(|x| x.ts_ns <= at);
-                        debug_assert_eq!(pid, prev.pid);
-                        inserts.push((before, TraceEvent { cpu: e.cpu, ts_ns: at, kind }));
+                        let before = self.events[..i].partition_point(|x| x.ts_ns <= at);
+                        self.inserts.push((before, TraceEvent { cpu: e.cpu, ts_ns: at, kind }));
                     }
                 }
-                cpu.idle = next.pid == IDLE_PID;
-                cpu.depth = 0;
-                cpu.woken = None;
-                cpu.settled = false;
+                *cpu = IdleCpu::default();
             }
             EventKind::Waking { task, target_cpu } | EventKind::Wakeup { task, target_cpu }
-                if *target_cpu == e.cpu && cpu.idle && !cpu.settled && task.pid != IDLE_PID =>
+                if *target_cpu == e.cpu && idle && !cpu.settled && task.pid != IDLE_PID =>
             {
                 // Of the tasks one handler wakes, the more urgent (lower kernel priority)
                 // runs first.
@@ -320,35 +348,42 @@ pub fn with_idle_exits(events: &[TraceEvent]) -> Vec<TraceEvent> {
                 }
                 cpu.settled = cpu.depth == 0;
             }
-            EventKind::IrqEntry { .. } | EventKind::SoftirqEntry { .. } | EventKind::LocalTimerEntry => {
-                cpu.depth += 1;
-            }
-            EventKind::IrqExit { .. } | EventKind::SoftirqExit { .. } | EventKind::LocalTimerExit => {
-                cpu.depth = cpu.depth.saturating_sub(1);
-                if cpu.depth == 0 && !cpu.settled {
-                    if let Some(w) = cpu.woken.as_mut() {
-                        w.2 = e.ts_ns;
-                        cpu.settled = true;
+            // An hrtimer callback runs inside an interrupt: it is no level of its own.
+            kind => match ContextEdge::of(kind) {
+                Some(ContextEdge::Entry(context)) if context != ContextKind::Hrtimer => cpu.depth += 1,
+                Some(ContextEdge::Exit(context)) if context != ContextKind::Hrtimer => {
+                    cpu.depth = cpu.depth.saturating_sub(1);
+                    if cpu.depth == 0 && !cpu.settled {
+                        if let Some(w) = cpu.woken.as_mut() {
+                            w.2 = e.ts_ns;
+                            cpu.settled = true;
+                        }
                     }
                 }
+                _ => {}
+            },
+        }
+    }
+}
+
+impl IdleExits<'_> {
+    fn into_events(self) -> Vec<TraceEvent> {
+        let (events, mut inserts) = (self.events, self.inserts);
+        if inserts.is_empty() {
+            return events.to_vec();
+        }
+        inserts.sort_by_key(|x| x.0);
+        let mut out = Vec::with_capacity(events.len() + inserts.len());
+        let mut pending = inserts.into_iter().peekable();
+        for (i, e) in events.iter().enumerate() {
+            while let Some((_, inferred)) = pending.next_if(|x| x.0 == i) {
+                out.push(inferred);
             }
-            _ => {}
+            out.push(e.clone());
         }
+        out.extend(pending.map(|x| x.1));
+        out
     }
-    if inserts.is_empty() {
-        return events.to_vec();
-    }
-    inserts.sort_by_key(|x| x.0);
-    let mut out = Vec::with_capacity(events.len() + inserts.len());
-    let mut pending = inserts.into_iter().peekable();
-    for (i, e) in events.iter().enumerate() {
-        while let Some((_, inferred)) = pending.next_if(|x| x.0 == i) {
-            out.push(inferred);
-        }
-        out.push(e.clone());
-    }
-    out.extend(pending.map(|x| x.1));
-    out
 }
 
 impl Recording {
@@ -566,9 +601,45 @@ enum Blame<'a> {
     LocalTimer,
     Runnable,
     Unseen,
+    /// Before the CPU's first switch: its `prev` ran, known only once it comes
+    /// (`resolved`). The thread's `runnable` then, and whether it was `woken` meanwhile,
+    /// which made it runnable unless that task is the thread itself.
+    FirstPrev {
+        runnable: bool,
+        woken: bool,
+    },
 }
 
-impl Blame<'_> {
+impl<'a> Blame<'a> {
+    /// A stretch outside handlers, while `running` had the CPU (`None`: no task known).
+    fn of_task(running: Option<&'a TaskRef>, measured_tid: i32, runnable: bool) -> Blame<'a> {
+        match running {
+            // The idle task is no culprit: the wait for the scheduler once the thread was
+            // woken, time the kernel cannot explain before.
+            Some(task) if task.pid == IDLE_PID => {
+                if runnable {
+                    Blame::Runnable
+                } else {
+                    Blame::Unseen
+                }
+            }
+            Some(task) if task.pid != measured_tid => Blame::Task(task),
+            // The thread's own time (its return to user space), or no task known.
+            _ => Blame::Unseen,
+        }
+    }
+
+    /// The blame with the CPU's first switch's `prev` known (`None`: there was none).
+    fn resolved(self, first_prev: Option<&'a TaskRef>, measured_tid: i32) -> Blame<'a> {
+        match self {
+            Blame::FirstPrev { runnable, woken } => {
+                let woken_elsewhere = woken && first_prev.is_none_or(|task| task.pid != measured_tid);
+                Blame::of_task(first_prev, measured_tid, runnable || woken_elsewhere)
+            }
+            blame => blame,
+        }
+    }
+
     /// The culprit's source; `None` for time not visible to the kernel.
     fn source(self) -> Option<Source> {
         Some(match self {
@@ -577,47 +648,147 @@ impl Blame<'_> {
             Blame::Softirq(name) => Source::Softirq { name: name.to_string() },
             Blame::LocalTimer => Source::LocalTimer,
             Blame::Runnable => Source::Runnable,
-            Blame::Unseen => return None,
+            // (`FirstPrev` is resolved before: unresolved, no task is known.)
+            Blame::Unseen | Blame::FirstPrev { .. } => return None,
         })
     }
 }
 
-/// A handler context, matched to its exit by kind (and number).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ContextKind {
-    Irq(u32),
-    Softirq(u32),
-    LocalTimer,
-    Hrtimer,
+/// Who had the CPU, as a spike's split sees it.
+#[derive(Clone, Copy)]
+enum Running<'a> {
+    /// Nothing recorded on the CPU yet.
+    Unknown,
+    /// Events on the CPU but no switch yet: the first switch's `prev`, from the CPU's
+    /// first event on (the time before that is not seen).
+    FirstPrev,
+    Task(&'a TaskRef),
 }
 
-/// What one CPU was doing, as its events say, while they are replayed.
-struct CpuState<'a> {
-    cpu: usize,
-    measured_tid: i32,
-    /// The task on the CPU, from the last switch.
-    running: Option<&'a TaskRef>,
-    /// Without a switch before the window, the first switch's `prev`: it had the CPU
-    /// from the CPU's first event.
-    running_before_first_switch: Option<&'a TaskRef>,
-    /// Open handler contexts, innermost last.
-    contexts: Vec<(ContextKind, Blame<'a>)>,
-    /// The measured thread is runnable (woken, or preempted) and not on the CPU.
-    measured_runnable: bool,
-    /// When the measured thread was first woken since it last went to sleep.
+impl<'a> Running<'a> {
+    fn of(cpu: CpuState<'a>) -> Self {
+        match cpu {
+            CpuState::Unseen => Running::Unknown,
+            CpuState::NoSwitchYet => Running::FirstPrev,
+            CpuState::Running { task, .. } => Running::Task(task),
+        }
+    }
+}
+
+/// The measured thread as a split sees it: runnable (woken, or preempted) and not on the
+/// CPU, and when it was first woken since it last went to sleep.
+#[derive(Clone, Copy, Debug, Default)]
+struct Measured {
+    runnable: bool,
+    /// Woken while the CPU ran its first switch's `prev`, not known yet: runnable unless
+    /// that task is the thread itself.
+    woken_before_first_switch: bool,
     woken_at: Option<u64>,
 }
 
-impl<'a> CpuState<'a> {
-    fn new(cpu: usize, measured_tid: i32) -> Self {
-        CpuState {
+impl Measured {
+    /// `step` applied, `running` being who had the CPU as it found it.
+    fn apply(&mut self, step: &Step, measured_tid: i32, running: Running) {
+        match &step.event.kind {
+            EventKind::Switch { prev, next, .. } => {
+                if let Running::FirstPrev = running {
+                    self.runnable |= self.woken_before_first_switch && prev.pid != measured_tid;
+                    self.woken_before_first_switch = false;
+                }
+                if prev.pid == measured_tid {
+                    match step.prev_state {
+                        Some(PrevState::Runnable) => self.runnable = true,
+                        Some(PrevState::Unrecorded) | None => {}
+                        Some(_) => {
+                            self.runnable = false;
+                            self.woken_at = None;
+                        }
+                    }
+                }
+                if next.pid == measured_tid {
+                    self.runnable = false;
+                }
+            }
+            EventKind::Waking { task, .. } | EventKind::Wakeup { task, .. } if task.pid == measured_tid => {
+                match running {
+                    // A wakeup of a thread already on the CPU (it had not slept yet) changes
+                    // nothing.
+                    Running::Task(task) if task.pid == measured_tid => {}
+                    Running::FirstPrev => self.woken_before_first_switch = true,
+                    Running::Task(_) | Running::Unknown => self.runnable = true,
+                }
+                self.woken_at.get_or_insert(step.event.ts_ns);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// One spike's window, from `ideal_ns` to `actual_ns`, as it is split.
+struct Window<'a> {
+    ideal_ns: u64,
+    actual_ns: u64,
+    /// Time up to `clock` is accounted for; nothing before the window is.
+    clock: u64,
+    measured: Measured,
+    blamed: BTreeMap<Blame<'a>, u64>,
+}
+
+impl<'a> Window<'a> {
+    fn blame_until(&mut self, at: u64, blame: Blame<'a>) {
+        if at > self.clock {
+            *self.blamed.entry(blame).or_default() += at - self.clock;
+            self.clock = at;
+        }
+    }
+}
+
+/// One thread's spikes on its CPU, split as the replay goes (the module's steps 1 to 3).
+/// A spike starts from the state of the CPU's last switch before its window: the running
+/// task, no handler open, and the thread as the events since that switch say. The state
+/// that every window not reached yet would start from is kept once (`since_last_switch`);
+/// a window takes its copy when the stream reaches it and goes on alone, so a wakeup before
+/// that switch is never the window's.
+struct SpikeSplits<'a> {
+    cpu: usize,
+    measured_tid: i32,
+    /// Open handler contexts, each with what its time is blamed on.
+    contexts: OpenContexts<Blame<'a>>,
+    /// The CPU's first switch's `prev`: who ran before it (`Blame::FirstPrev`).
+    first_prev: Option<&'a TaskRef>,
+    /// The thread as the events since the CPU's last switch say: where a window not
+    /// reached yet starts.
+    since_last_switch: Measured,
+    windows: Vec<Window<'a>>,
+    /// The windows not reached yet, the soonest last.
+    waiting: Vec<usize>,
+    /// The windows being split.
+    open: Vec<usize>,
+}
+
+impl<'a> SpikeSplits<'a> {
+    fn new(cpu: usize, measured_tid: i32, windows: impl IntoIterator<Item = (u64, u64)>) -> Self {
+        let windows: Vec<Window> = windows
+            .into_iter()
+            .map(|(ideal_ns, actual_ns)| Window {
+                ideal_ns,
+                actual_ns,
+                clock: ideal_ns,
+                measured: Measured::default(),
+                blamed: BTreeMap::new(),
+            })
+            .collect();
+        let mut waiting: Vec<usize> = (0..windows.len()).collect();
+        waiting.sort_by_key(|&i| std::cmp::Reverse(windows[i].ideal_ns.min(windows[i].actual_ns)));
+        SpikeSplits {
             cpu,
             measured_tid,
-            running: None,
-            running_before_first_switch: None,
-            contexts: Vec::new(),
-            measured_runnable: false,
-            woken_at: None,
+            contexts: OpenContexts::default(),
+            first_prev: None,
+            since_last_switch: Measured::default(),
+            windows,
+            waiting,
+            open: Vec::new(),
         }
     }
 
@@ -635,75 +806,145 @@ impl<'a> CpuState<'a> {
 
     /// Who the time from now to the next event goes to: the innermost context, else the
     /// running task.
-    fn blame(&self) -> Blame<'a> {
-        if let Some(&(_, blame)) = self.contexts.last() {
+    fn blame(
+        contexts: &OpenContexts<Blame<'a>>,
+        measured_tid: i32,
+        running: Running<'a>,
+        measured: Measured,
+    ) -> Blame<'a> {
+        if let Some(&blame) = contexts.innermost() {
             return blame;
         }
-        match self.running {
-            Some(task) if task.pid == IDLE_PID => {
-                if self.measured_runnable {
-                    Blame::Runnable
-                } else {
-                    Blame::Unseen
-                }
+        match running {
+            Running::Task(task) => Blame::of_task(Some(task), measured_tid, measured.runnable),
+            Running::Unknown => Blame::Unseen,
+            Running::FirstPrev => {
+                Blame::FirstPrev { runnable: measured.runnable, woken: measured.woken_before_first_switch }
             }
-            Some(task) if task.pid != self.measured_tid => Blame::Task(task),
-            // The thread's own time (its return to user space), or no task known.
-            _ => Blame::Unseen,
         }
     }
 
-    fn apply(&mut self, event: &'a TraceEvent) {
-        if self.running.is_none() && event.cpu == self.cpu {
-            self.running = self.running_before_first_switch;
+    /// The windows an event at `at` is past the start of go on alone, from a copy of the
+    /// shared state.
+    fn reach(&mut self, at: u64) {
+        while let Some(&i) = self.waiting.last() {
+            let window = &mut self.windows[i];
+            if at <= window.ideal_ns.min(window.actual_ns) {
+                break;
+            }
+            window.measured = self.since_last_switch;
+            self.open.push(i);
+            self.waiting.pop();
         }
-        match &event.kind {
-            EventKind::Switch { prev, prev_state, next } => {
-                // A switch happens in task context: any context still open lost its exit.
-                self.contexts.clear();
-                self.running = Some(next);
-                if prev.pid == self.measured_tid {
-                    if prev_state.starts_with('R') {
-                        self.measured_runnable = true;
-                    } else if !prev_state.is_empty() {
-                        self.measured_runnable = false;
-                        self.woken_at = None;
+    }
+
+    fn into_attributions(self, partial: bool) -> Vec<SpikeAttribution> {
+        let (first_prev, measured_tid) = (self.first_prev, self.measured_tid);
+        self.windows
+            .into_iter()
+            .map(|window| {
+                let mut unseen_ns = 0;
+                let mut tally = Tally::default();
+                for (blame, ns) in window.blamed {
+                    match blame.resolved(first_prev, measured_tid).source() {
+                        Some(source) => {
+                            tally.add(&source, ns);
+                        }
+                        None => unseen_ns += ns,
                     }
                 }
-                if next.pid == self.measured_tid {
-                    self.measured_runnable = false;
+                let mut culprits: Vec<Culprit> =
+                    tally.into_sources().map(|(source, entry)| Culprit { source, ns: entry.total }).collect();
+                culprits.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.source.cmp(&b.source)));
+                let window_ns = window.actual_ns.saturating_sub(window.ideal_ns);
+                SpikeAttribution {
+                    at_ns: 0,
+                    latency_ns: 0,
+                    // A wakeup timestamped just before the ideal time (µs resolution) is no
+                    // delay.
+                    timer_delay_ns: window.measured.woken_at.map(|t| t.saturating_sub(window.ideal_ns).min(window_ns)),
+                    culprits,
+                    unseen_ns,
+                    partial,
                 }
+            })
+            .collect()
+    }
+}
+
+impl<'a> Handler<'a> for SpikeSplits<'a> {
+    fn step(&mut self, step: &Step<'a>, sched: &Sched<'a>) {
+        let event = step.event;
+        if !self.concerns(event) {
+            return;
+        }
+        let at = event.ts_ns;
+        let running = Running::of(sched.cpu(self.cpu));
+        // As the event itself finds it: the CPU's first event says someone ran.
+        let running_at_event = match running {
+            Running::Unknown if event.cpu == self.cpu => Running::FirstPrev,
+            running => running,
+        };
+        let is_switch = matches!(event.kind, EventKind::Switch { .. });
+        self.reach(at);
+        let (windows, contexts, tid) = (&mut self.windows, &self.contexts, self.measured_tid);
+        self.open.retain(|&i| {
+            let window = &mut windows[i];
+            let blame = Self::blame(contexts, tid, running, window.measured);
+            if at > window.ideal_ns.max(window.actual_ns) {
+                window.blame_until(window.actual_ns, blame);
+                return false;
             }
-            EventKind::Waking { task, .. } | EventKind::Wakeup { task, .. } if task.pid == self.measured_tid => {
-                // A wakeup of a thread already on the CPU (it had not slept yet) changes nothing.
-                if self.running.is_none_or(|running| running.pid != self.measured_tid) {
-                    self.measured_runnable = true;
-                }
-                self.woken_at.get_or_insert(event.ts_ns);
+            // Up to its actual wake time an event ends a stretch and is then applied. A
+            // switch up to the ideal time is a later start (only an inverted window, actual
+            // before ideal, meets one once it is reached).
+            if at <= window.actual_ns {
+                window.blame_until(at, blame);
             }
-            EventKind::IrqEntry { irq, name } => self.contexts.push((ContextKind::Irq(*irq), Blame::Irq(*irq, name))),
-            EventKind::IrqExit { irq } => self.leave(ContextKind::Irq(*irq)),
+            if is_switch && at <= window.ideal_ns {
+                window.measured = Measured::default();
+            }
+            if at <= window.actual_ns {
+                window.measured.apply(step, tid, running_at_event);
+            }
+            true
+        });
+        if let EventKind::Switch { prev, .. } = &event.kind {
+            self.first_prev.get_or_insert(prev);
+            self.since_last_switch = Measured::default();
+            // A switch happens in task context: any context still open lost its exit.
+            self.contexts.clear();
+        }
+        self.since_last_switch.apply(step, tid, running_at_event);
+        match &event.kind {
+            EventKind::IrqEntry { irq, name } => self.contexts.enter(ContextKind::Irq(*irq), Blame::Irq(*irq, name)),
             EventKind::SoftirqEntry { vec, name } => {
-                self.contexts.push((ContextKind::Softirq(*vec), Blame::Softirq(name)))
+                self.contexts.enter(ContextKind::Softirq(*vec), Blame::Softirq(name))
             }
-            EventKind::SoftirqExit { vec } => self.leave(ContextKind::Softirq(*vec)),
-            EventKind::LocalTimerEntry => self.contexts.push((ContextKind::LocalTimer, Blame::LocalTimer)),
-            EventKind::LocalTimerExit => self.leave(ContextKind::LocalTimer),
+            EventKind::LocalTimerEntry => self.contexts.enter(ContextKind::LocalTimer, Blame::LocalTimer),
             EventKind::HrtimerExpireEntry { .. } => {
                 // The callback runs inside the interrupt (or softirq) that expired it.
-                let enclosing = self.contexts.last().map_or(Blame::LocalTimer, |&(_, blame)| blame);
-                self.contexts.push((ContextKind::Hrtimer, enclosing));
+                let enclosing = self.contexts.innermost().copied().unwrap_or(Blame::LocalTimer);
+                self.contexts.enter(ContextKind::Hrtimer, enclosing);
             }
-            EventKind::HrtimerExpireExit => self.leave(ContextKind::Hrtimer),
-            EventKind::Waking { .. } | EventKind::Wakeup { .. } | EventKind::Migrate { .. } => {}
+            kind => {
+                if let Some(ContextEdge::Exit(context)) = ContextEdge::of(kind) {
+                    self.contexts.leave(context);
+                }
+            }
         }
     }
 
-    /// Closes the innermost open context of `kind`, and any opened inside it whose exit was
-    /// lost; an exit with no entry (lost, or before the replay) changes nothing.
-    fn leave(&mut self, kind: ContextKind) {
-        if let Some(depth) = self.contexts.iter().rposition(|&(open, _)| open == kind) {
-            self.contexts.truncate(depth);
+    fn finish(&mut self, sched: &Sched<'a>) {
+        for i in self.waiting.drain(..) {
+            self.windows[i].measured = self.since_last_switch;
+            self.open.push(i);
+        }
+        let running = Running::of(sched.cpu(self.cpu));
+        for &i in &self.open {
+            let window = &mut self.windows[i];
+            let blame = Self::blame(&self.contexts, self.measured_tid, running, window.measured);
+            window.blame_until(window.actual_ns, blame);
         }
     }
 }

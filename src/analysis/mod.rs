@@ -7,6 +7,7 @@ pub mod knee;
 pub mod offcpu;
 pub mod period;
 pub mod random;
+pub mod replay;
 pub mod sequential;
 pub mod simulate;
 pub mod stats;

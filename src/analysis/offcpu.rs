@@ -8,13 +8,11 @@
 //! crossed CPUs, and what the CPU ran just before it (the waker handing over, the idle
 //! task, or someone else): what lies behind a knee in the cost per switch.
 
+use crate::analysis::replay::{replay, Handler, PrevState, Sched, Step, TaskState, IDLE_PID};
 use crate::analysis::stats::median;
 use crate::analysis::trace::{EventKind, TaskRef, TraceEvent};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
-
-/// The idle task's pid on every CPU.
-const IDLE_PID: i32 = 0;
 /// The most outsiders kept per trial: the largest by time taken.
 pub const MAX_OUTSIDERS: usize = 10;
 
@@ -138,73 +136,72 @@ pub struct ChildWindow {
     pub end_ns: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Unknown,
-    Running,
-    Blocked,
-    Sleeping,
-    Runnable { cpu: usize },
-    Gone,
-}
-
 /// What ran on one CPU: from each switch, the task switched in.
-struct Lane {
+#[derive(Default)]
+struct Lane<'a> {
     starts: Vec<u64>,
-    tasks: Vec<TaskRef>,
+    tasks: Vec<&'a TaskRef>,
 }
 
-impl Lane {
-    /// Each task that ran within `[a, b)`, with its overlap (ns).
-    fn overlaps(&self, a: u64, b: u64) -> impl Iterator<Item = (&TaskRef, u64)> + '_ {
+impl<'a> Lane<'a> {
+    /// Each task that ran within `[a, b)`, with its overlap (ns). The lane holds the
+    /// switches replayed so far, all those before `b` among them.
+    fn overlaps(&self, a: u64, b: u64) -> impl Iterator<Item = (&'a TaskRef, u64)> + '_ {
         // The segment running at `a` starts at the last switch at or before it.
         let first = self.starts.partition_point(|&s| s <= a).saturating_sub(1);
         (first..self.starts.len()).map_while(move |i| {
             let start = self.starts[i].max(a);
             let end = self.starts.get(i + 1).copied().unwrap_or(u64::MAX).min(b);
-            (self.starts[i] < b).then(|| (&self.tasks[i], end.saturating_sub(start)))
+            (self.starts[i] < b).then(|| (self.tasks[i], end.saturating_sub(start)))
         })
     }
 }
 
-/// The running account of every child while the events are walked.
+/// The running account of every child while the replay walks the events: each change of a
+/// child's state books its time in the state it left.
 struct Books<'a> {
     children: &'a [ChildWindow],
     index: HashMap<i32, usize>,
-    lanes: BTreeMap<usize, Lane>,
-    states: Vec<(State, u64)>,
+    lanes: BTreeMap<usize, Lane<'a>>,
     out: Vec<ChildOffCpu>,
     /// (comm, prio) -> (preemptions, behind_ns)
     outsiders: BTreeMap<(String, i32), (u64, u64)>,
 }
 
-impl Books<'_> {
+impl<'a> Books<'a> {
+    fn new(children: &'a [ChildWindow]) -> Self {
+        Books {
+            children,
+            index: children.iter().enumerate().map(|(i, c)| (c.pid, i)).collect(),
+            lanes: BTreeMap::new(),
+            out: children.iter().map(|c| ChildOffCpu { pid: c.pid, ..Default::default() }).collect(),
+            outsiders: BTreeMap::new(),
+        }
+    }
+
     fn is_sibling(&self, pid: i32) -> bool {
         self.index.contains_key(&pid)
     }
 
-    /// Book child `i`'s time in its current state up to `at` (within its window), then
-    /// enter `next`. A child that is gone stays gone.
-    fn advance(&mut self, i: usize, at: u64, next: State) {
+    /// Book child `i`'s time in `state` from `since` to `at` (within its window).
+    fn book(&mut self, i: usize, state: TaskState, since: u64, at: u64) {
         let w = self.children[i];
-        let (state, since) = self.states[i];
         let (a, b) = (since.max(w.start_ns), at.min(w.end_ns));
-        if b > a {
-            let span = b - a;
-            match state {
-                State::Unknown => self.out[i].times.untraced_ns += span,
-                State::Running => self.out[i].times.on_cpu_ns += span,
-                State::Blocked => self.out[i].times.blocked_ns += span,
-                State::Sleeping => self.out[i].times.sleeping_ns += span,
-                State::Gone => {}
-                State::Runnable { cpu } => {
-                    self.out[i].times.runnable_ns += span;
-                    self.book_waiting(i, cpu, a, b);
-                }
-            }
+        if b <= a {
+            return;
         }
-        if state != State::Gone {
-            self.states[i] = (next, at.max(since));
+        let span = b - a;
+        let times = &mut self.out[i].times;
+        match state {
+            TaskState::Unknown => times.untraced_ns += span,
+            TaskState::Running { .. } => times.on_cpu_ns += span,
+            TaskState::Blocked => times.blocked_ns += span,
+            TaskState::Sleeping => times.sleeping_ns += span,
+            TaskState::Gone => {}
+            TaskState::Runnable { cpu } => {
+                times.runnable_ns += span;
+                self.book_waiting(i, cpu, a, b);
+            }
         }
     }
 
@@ -227,83 +224,57 @@ impl Books<'_> {
         self.out[i].times.behind_siblings_ns += siblings;
         self.out[i].times.behind_others_ns += others;
     }
+
+    /// A child switched out while still runnable, by whom: a switch to the idle task took it
+    /// off for no one (RT or bandwidth throttling), no preemptor to count.
+    fn count_preemption(&mut self, i: usize, at: u64, prev: &TaskRef, next: &TaskRef) {
+        let w = self.children[i];
+        if at < w.start_ns || at >= w.end_ns || next.pid == prev.pid || next.pid == IDLE_PID {
+            return;
+        }
+        if self.is_sibling(next.pid) {
+            self.out[i].times.preempted_by_siblings += 1;
+        } else {
+            self.out[i].times.preempted_by_others += 1;
+            self.outsiders.entry((next.comm.clone(), next.prio)).or_insert((0, 0)).0 += 1;
+        }
+    }
+}
+
+impl<'a> Handler<'a> for Books<'a> {
+    fn step(&mut self, step: &Step<'a>, _sched: &Sched<'a>) {
+        let event = step.event;
+        if let EventKind::Switch { prev, next, .. } = &event.kind {
+            if let (Some(&i), Some(PrevState::Runnable)) = (self.index.get(&prev.pid), step.prev_state) {
+                self.count_preemption(i, event.ts_ns, prev, next);
+            }
+        }
+        for change in step.changes() {
+            if let Some(&i) = self.index.get(&change.pid) {
+                self.book(i, change.from, change.since, event.ts_ns);
+            }
+        }
+        if let EventKind::Switch { next, .. } = &event.kind {
+            let lane = self.lanes.entry(event.cpu).or_default();
+            lane.starts.push(event.ts_ns);
+            lane.tasks.push(next);
+        }
+    }
+
+    fn finish(&mut self, sched: &Sched<'a>) {
+        for (i, w) in self.children.iter().enumerate() {
+            let (state, since) = sched.task(w.pid);
+            self.book(i, state, since, w.end_ns);
+        }
+    }
 }
 
 /// Split each child's window by what the trace says it did, and name who ran in its place.
 /// `events` in time order, with the switches out of idle the kernel did not trace put back
 /// (`Recording::with_idle_exits`).
 pub fn off_cpu(events: &[TraceEvent], children: &[ChildWindow]) -> (Vec<ChildOffCpu>, Vec<Outsider>) {
-    let mut lanes: BTreeMap<usize, Lane> = BTreeMap::new();
-    for e in events {
-        if let EventKind::Switch { next, .. } = &e.kind {
-            let lane = lanes.entry(e.cpu).or_insert(Lane { starts: Vec::new(), tasks: Vec::new() });
-            lane.starts.push(e.ts_ns);
-            lane.tasks.push(next.clone());
-        }
-    }
-    let mut books = Books {
-        children,
-        index: children.iter().enumerate().map(|(i, c)| (c.pid, i)).collect(),
-        lanes,
-        states: children.iter().map(|c| (State::Unknown, c.start_ns)).collect(),
-        out: children.iter().map(|c| ChildOffCpu { pid: c.pid, ..Default::default() }).collect(),
-        outsiders: BTreeMap::new(),
-    };
-    for e in events {
-        match &e.kind {
-            EventKind::Switch { prev, prev_state, next } => {
-                if let Some(&i) = books.index.get(&prev.pid) {
-                    let state = match prev_state.chars().next() {
-                        Some('R') => State::Runnable { cpu: e.cpu },
-                        Some('D') => State::Blocked,
-                        Some('X' | 'Z') => State::Gone,
-                        _ => State::Sleeping,
-                    };
-                    let w = children[i];
-                    let within = e.ts_ns >= w.start_ns && e.ts_ns < w.end_ns;
-                    // A switch to the idle task with the child still runnable took it off
-                    // for no one (RT or bandwidth throttling): no preemptor to count.
-                    if within && matches!(state, State::Runnable { .. }) && next.pid != prev.pid && next.pid != IDLE_PID
-                    {
-                        if books.is_sibling(next.pid) {
-                            books.out[i].times.preempted_by_siblings += 1;
-                        } else {
-                            books.out[i].times.preempted_by_others += 1;
-                            books.outsiders.entry((next.comm.clone(), next.prio)).or_insert((0, 0)).0 += 1;
-                        }
-                    }
-                    books.advance(i, e.ts_ns, state);
-                }
-                if let Some(&i) = books.index.get(&next.pid) {
-                    books.advance(i, e.ts_ns, State::Running);
-                }
-            }
-            EventKind::Waking { task, target_cpu } | EventKind::Wakeup { task, target_cpu } => {
-                if let Some(&i) = books.index.get(&task.pid) {
-                    let moved = match books.states[i].0 {
-                        State::Unknown | State::Blocked | State::Sleeping => true,
-                        State::Runnable { cpu } => cpu != *target_cpu,
-                        State::Running | State::Gone => false,
-                    };
-                    if moved {
-                        books.advance(i, e.ts_ns, State::Runnable { cpu: *target_cpu });
-                    }
-                }
-            }
-            EventKind::Migrate { task, dest_cpu, .. } => {
-                if let Some(&i) = books.index.get(&task.pid) {
-                    if matches!(books.states[i].0, State::Runnable { cpu } if cpu != *dest_cpu) {
-                        books.advance(i, e.ts_ns, State::Runnable { cpu: *dest_cpu });
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    for (i, w) in children.iter().enumerate() {
-        let state = books.states[i].0;
-        books.advance(i, w.end_ns, state);
-    }
+    let mut books = Books::new(children);
+    replay(events, &mut [&mut books]);
     let mut named: Vec<Outsider> = books
         .outsiders
         .into_iter()
@@ -372,59 +343,16 @@ impl RingTrace {
 /// members preempted, and each member's wakeup (by whom, on which CPU) paired with its
 /// next switch in. `events` with their idle exits put back.
 pub fn ring_hops(events: &[TraceEvent], members: &[i32], start_ns: u64, end_ns: u64) -> RingTrace {
-    let index: HashMap<i32, usize> = members.iter().enumerate().map(|(i, &p)| (p, i)).collect();
-    // Per member: its pending wakeup (time, the CPU that did it, the waker's pid).
-    let mut pending: Vec<Option<(u64, usize, i32)>> = vec![None; members.len()];
-    // Per CPU: the task running there (from the last switch), to name the waker.
-    let mut running: BTreeMap<usize, i32> = BTreeMap::new();
-    let mut latencies: Vec<u64> = Vec::new();
-    let mut t = RingTrace::default();
-    for e in events {
-        let inside = e.ts_ns >= start_ns && e.ts_ns <= end_ns;
-        match &e.kind {
-            EventKind::Waking { task, .. } => {
-                if let Some(&i) = index.get(&task.pid) {
-                    let waker = running.get(&e.cpu).copied().unwrap_or(IDLE_PID);
-                    pending[i] = Some((e.ts_ns, e.cpu, waker));
-                }
-            }
-            EventKind::Switch { prev, prev_state, next } => {
-                running.insert(e.cpu, next.pid);
-                if inside
-                    && index.contains_key(&prev.pid)
-                    && prev_state.starts_with('R')
-                    && prev.pid != next.pid
-                    && next.pid != IDLE_PID
-                {
-                    if index.contains_key(&next.pid) {
-                        t.preempted_by_members += 1;
-                    } else {
-                        t.preempted_by_others += 1;
-                    }
-                }
-                let Some(&i) = index.get(&next.pid) else { continue };
-                if inside {
-                    t.switches += 1;
-                }
-                let Some((woken_at, waker_cpu, waker)) = pending[i].take() else { continue };
-                if !inside || woken_at < start_ns {
-                    continue;
-                }
-                t.wakeups += 1;
-                latencies.push(e.ts_ns.saturating_sub(woken_at));
-                if waker_cpu != e.cpu {
-                    t.cross_cpu += 1;
-                }
-                match prev.pid {
-                    p if p == waker && p != IDLE_PID => t.after_waker += 1,
-                    IDLE_PID => t.after_idle += 1,
-                    _ => t.after_other += 1,
-                }
-            }
-            EventKind::Migrate { task, .. } if inside && index.contains_key(&task.pid) => t.migrations += 1,
-            _ => {}
-        }
-    }
+    let mut hops = Hops {
+        index: members.iter().enumerate().map(|(i, &p)| (p, i)).collect(),
+        start_ns,
+        end_ns,
+        pending: vec![None; members.len()],
+        latencies: Vec::new(),
+        trace: RingTrace::default(),
+    };
+    replay(events, &mut [&mut hops]);
+    let (mut t, mut latencies) = (hops.trace, hops.latencies);
     latencies.sort_unstable();
     let rank = |q: f64| -> u64 {
         if latencies.is_empty() {
@@ -438,6 +366,68 @@ pub fn ring_hops(events: &[TraceEvent], members: &[i32], start_ns: u64, end_ns: 
     t.wake_to_run_p99_ns = rank(0.99);
     t.wake_to_run_max_ns = latencies.last().copied().unwrap_or(0);
     t
+}
+
+/// A ring's hops counted as the replay walks the events.
+struct Hops {
+    index: HashMap<i32, usize>,
+    start_ns: u64,
+    end_ns: u64,
+    /// Per member: its pending wakeup (time, the CPU that did it, the waker's pid).
+    pending: Vec<Option<(u64, usize, i32)>>,
+    latencies: Vec<u64>,
+    trace: RingTrace,
+}
+
+impl<'a> Handler<'a> for Hops {
+    fn step(&mut self, step: &Step<'a>, sched: &Sched<'a>) {
+        let e = step.event;
+        let t = &mut self.trace;
+        let inside = e.ts_ns >= self.start_ns && e.ts_ns <= self.end_ns;
+        match &e.kind {
+            EventKind::Waking { task, .. } => {
+                if let Some(&i) = self.index.get(&task.pid) {
+                    // The waker: the task running where the wakeup is done.
+                    let waker = sched.cpu(e.cpu).running().map_or(IDLE_PID, |task| task.pid);
+                    self.pending[i] = Some((e.ts_ns, e.cpu, waker));
+                }
+            }
+            EventKind::Switch { prev, next, .. } => {
+                if inside
+                    && self.index.contains_key(&prev.pid)
+                    && step.prev_state == Some(PrevState::Runnable)
+                    && prev.pid != next.pid
+                    && next.pid != IDLE_PID
+                {
+                    if self.index.contains_key(&next.pid) {
+                        t.preempted_by_members += 1;
+                    } else {
+                        t.preempted_by_others += 1;
+                    }
+                }
+                let Some(&i) = self.index.get(&next.pid) else { return };
+                if inside {
+                    t.switches += 1;
+                }
+                let Some((woken_at, waker_cpu, waker)) = self.pending[i].take() else { return };
+                if !inside || woken_at < self.start_ns {
+                    return;
+                }
+                t.wakeups += 1;
+                self.latencies.push(e.ts_ns.saturating_sub(woken_at));
+                if waker_cpu != e.cpu {
+                    t.cross_cpu += 1;
+                }
+                match prev.pid {
+                    p if p == waker && p != IDLE_PID => t.after_waker += 1,
+                    IDLE_PID => t.after_idle += 1,
+                    _ => t.after_other += 1,
+                }
+            }
+            EventKind::Migrate { task, .. } if inside && self.index.contains_key(&task.pid) => t.migrations += 1,
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]

@@ -195,7 +195,7 @@ impl LatencyRun {
             Ok(recording) => recording,
             Err(reason) => return Attribution { unavailable: Some(reason.clone()), threads: Vec::new() },
         };
-        let threads = self
+        let (above, requests): (Vec<u64>, Vec<attribution::ThreadSpikes>) = self
             .threads
             .iter()
             .filter_map(|t| {
@@ -204,16 +204,21 @@ impl LatencyRun {
                 let mut spikes: Vec<(u64, u64)> = t.largest.iter().copied().filter(|s| s.1 > above_ns).collect();
                 spikes.sort_by_key(|s| std::cmp::Reverse(s.1));
                 spikes.truncate(MAX_ATTRIBUTED);
-                let timelines = attribution::spike_timelines(recording, cpu, t.start_mono_ns, &spikes);
-                let spikes = attribution::attribute_spikes(recording, cpu, t.tid, t.start_mono_ns, &spikes);
-                Some(ThreadAttribution {
-                    cpu,
-                    lost_events: recording.lost.iter().filter(|l| l.0 == cpu).map(|l| l.1).sum(),
-                    above_ns,
-                    tail: attribution::tail_culprits(&spikes, above_ns),
-                    spikes,
-                    timelines,
-                })
+                Some((above_ns, attribution::ThreadSpikes { cpu, tid: t.tid, start_mono_ns: t.start_mono_ns, spikes }))
+            })
+            .unzip();
+        // One replay of the recording for every thread's spikes and timelines.
+        let threads = requests
+            .iter()
+            .zip(above)
+            .zip(attribution::attribute_threads(recording, &requests))
+            .map(|((thread, above_ns), (spikes, timelines))| ThreadAttribution {
+                cpu: thread.cpu,
+                lost_events: recording.lost.iter().filter(|l| l.0 == thread.cpu).map(|l| l.1).sum(),
+                above_ns,
+                tail: attribution::tail_culprits(&spikes, above_ns),
+                spikes,
+                timelines,
             })
             .collect();
         Attribution { unavailable: None, threads }
@@ -801,8 +806,9 @@ pub fn write_trace_events(out: &mut dyn std::io::Write, run: &LatencyRun) -> std
     }
     let events = &recording.events;
     let last_ns = events.last().map_or(0, |e| e.ts_ns);
-    for &(cpu, _) in &recording.lost {
-        for seg in attribution::segments(events, cpu, 0, last_ns) {
+    let cpus: Vec<usize> = recording.lost.iter().map(|&(cpu, _)| cpu).collect();
+    for (&cpu, segments) in cpus.iter().zip(attribution::cpus_segments(events, &cpus, 0, last_ns)) {
+        for seg in segments {
             let args = if seg.detail.is_empty() { json!({}) } else { json!({"task": seg.detail}) };
             emit(json!({"ph": "X", "name": seg.name, "pid": pid, "tid": cpu, "ts": us(seg.start_ns),
                 "dur": us(seg.end_ns - seg.start_ns), "args": args}))?;
