@@ -134,6 +134,20 @@ fn what_cannot_work_is_refused_before_anything_runs() {
 }
 
 #[test]
+fn a_flood_of_output_keeps_its_tail_where_the_figure_is() {
+    // 40 MB of output before the figure: only the last 16 MiB are kept, and read.
+    let script = "head -c 40000000 /dev/zero | tr '\\0' a; echo; echo 'ops: 42'";
+    let out = schedlab()
+        .args(["command", "--json", "--figure", r"ops=regex:ops: (\d+)", "--", "sh", "-c", script])
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(json_lines(&out.stdout)[0]["ops"], 42.0);
+}
+
+#[test]
 fn a_suite_runs_a_command_with_a_declared_figure_into_the_store() {
     let dir = Scratch::new("command-suite");
     let db = dir.path("lab.db");
@@ -142,7 +156,8 @@ fn a_suite_runs_a_command_with_a_declared_figure_into_the_store() {
         &format!(
             "name = \"mine\"\n[[experiment]]\nfamily = \"command\"\ncmd = [\"sh\", \"-c\", {:?}]\n\
              policy = [\"other\", \"batch\"]\nrepeat = 3\n\
-             figures = [{{ name = \"loop_us\", regex = 'took: (\\d+)', unit = \"us\", better = \"lower\" }}]\n",
+             figures = [{{ name = \"loop_us\", regex = 'took: (\\d+)', unit = \"us\", better = \"lower\" }}]\n\
+             [[experiment]]\nfamily = \"command\"\ncmd = [\"true\"]\npolicy = [\"other\", \"batch\"]\nrepeat = 3\n",
             TIMED_LOOP
         ),
     );
@@ -150,6 +165,12 @@ fn a_suite_runs_a_command_with_a_declared_figure_into_the_store() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report = ok_stdout(&db, &["report", "latest", "--format", "json"]);
     assert!(report.contains("loop_us"), "{report}");
+    // Each experiment's question judges its own headline: the declared figure in the
+    // first, the wall time in the second, which declared none.
+    let text = ok_stdout(&db, &["report", "latest"]);
+    let finding = |cmd: &str| text.lines().find(|l| l.contains("command (cmd=") && l.contains(cmd)).unwrap_or("");
+    assert!(finding("date").contains("lowest median loop_us"), "{text}");
+    assert!(finding("[\"true\"]").contains("lowest median wall s"), "{text}");
     let csv = ok_stdout(&db, &["export", "latest", "--format", "csv"]);
     assert!(csv.lines().next().unwrap().contains("loop_us"), "{csv}");
     // A bad declaration in a suite names its line and the fix.

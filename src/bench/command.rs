@@ -6,7 +6,7 @@
 //! figures declared for its output.
 
 use crate::error::{signal_name, Error, Result};
-use crate::model::command::{CommandOutcome, CommandSpec, CpuWaitSource};
+use crate::model::command::{CommandOutcome, CommandSpec, CpuWaitSource, Direction, OUTPUT_KEPT_BYTES};
 use crate::model::Policy;
 use crate::sys::cgroup::PrivateGroup;
 use crate::sys::process::{self, Input};
@@ -35,30 +35,57 @@ pub fn run(spec: &CommandSpec, cpus: Option<&[usize]>) -> Result<CommandOutcome>
     unsafe {
         command.pre_exec(move || setup.apply());
     }
+    let realtime = spec.policy.is_realtime();
     let options = process::Options {
         die_with_parent: Some(libc::SIGTERM),
         stdin: Input::Null,
         capture_output: true,
+        output_limit: Some(OUTPUT_KEPT_BYTES),
+        // The command leads a process group of its own: Ctrl-C, SIGTERM and the timeout
+        // reach everything it started, once.
+        signal_group: true,
         forward_signals: vec![libc::SIGINT, libc::SIGTERM, libc::SIGHUP],
         kill_after_signal: Some(STOP_GRACE),
         timeout: Some(spec.timeout),
         kill_after_timeout: STOP_GRACE,
-        ..process::Options::default()
+        // As the orchestrator does for a trial: off the command's CPUs, and above a
+        // real-time command only where RT throttling is off and it could starve us.
+        avoid_cpus: cpus.map(<[usize]>::to_vec).unwrap_or_default(),
+        rt_watchdog: realtime && crate::sys::sched::rt_throttling_off(),
     };
-    // A background load's window is the command's life, from just before its start.
+    // A background load's window is the command's life.
     crate::sys::load::mark_window_start();
-    let running = process::spawn(&mut command, options)
-        .map_err(|e| Error::env(format!("cannot run '{program}': {}", crate::error::describe_io(&e))))?;
+    let mut running = process::spawn(&mut command, options).map_err(|e| {
+        Error::env(format!(
+            "cannot start '{program}' {}: {}",
+            setup_words(spec, group.is_some()),
+            crate::error::describe_io(&e)
+        ))
+    })?;
+    // Its life begins at exec, which spawn has waited for: the child's set-up before it
+    // (joining the cgroup, which waits for the kernel's cgroup lock) is no part of it.
+    running.restart_clock();
     let pgid = running.pid();
-    let finished = running.supervise(Some(&watch)).map_err(|e| Error::os("waiting for the command", e));
-    crate::sys::load::mark_window_end();
-    let finished = finished?;
-    // The command has exited: what it left running is no part of the measurement.
-    let leftovers_killed = match &group {
-        Some(g) => g.kill_all(),
-        None => kill_process_group(pgid),
+    // The moment the command exits, what it left running is stopped (and counted): it is
+    // no part of the measurement, and its time waiting for a CPU is read before it goes.
+    let mut leftovers_killed = 0;
+    let mut cpu_wait_ns = None;
+    let mut at_exit = || {
+        crate::sys::load::mark_window_end();
+        leftovers_killed = match &group {
+            Some(g) => g.kill_all(),
+            None => kill_process_group(pgid),
+        };
+        cpu_wait_ns = group.as_ref().and_then(PrivateGroup::cpu_waiting_us).map(|us| us * 1000);
     };
-    let cpu_wait_ns = group.as_ref().and_then(PrivateGroup::cpu_waiting_us).map(|us| us * 1000);
+    let finished = running.supervise_with(Some(&watch), &mut at_exit);
+    let finished = match finished {
+        Ok(f) => f,
+        Err(e) => {
+            kill_process_group(pgid);
+            return Err(Error::os("waiting for the command", e));
+        }
+    };
     drop(group);
     if let Some(sig) = finished.stop_signal {
         return Err(Error::Interrupted(sig));
@@ -105,17 +132,35 @@ pub fn run(spec: &CommandSpec, cpus: Option<&[usize]>) -> Result<CommandOutcome>
         cpu_wait_source: cpu_wait_ns.map(|_| CpuWaitSource::CgroupPsi),
         leftovers_killed,
         parsed,
+        judged: spec.figures.iter().find(|f| f.better == Direction::Lower).map(|f| f.name.clone()),
         load: None,
         steal: None,
     })
 }
 
-/// Kill what is left of the command's process group (it was made its leader); 1 if
-/// anything was, else 0.
+/// Kill what is left of the command's process group (it was made its leader): how many
+/// processes were in it (those that left the group, with setsid, are beyond reach here).
 fn kill_process_group(pgid: libc::pid_t) -> u32 {
+    let members = crate::sys::process::group_members(pgid);
     // SAFETY: a signal to the process group the command was made the leader of.
-    let killed = unsafe { libc::kill(-pgid, libc::SIGKILL) } == 0;
-    u32::from(killed)
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    members
+}
+
+/// What the child set up before exec, for an error that stops it there.
+fn setup_words(spec: &CommandSpec, in_group: bool) -> String {
+    let mut steps = Vec::new();
+    if in_group {
+        steps.push("in a cgroup of its own".to_string());
+    }
+    if let Some(cpus) = &spec.cpus {
+        steps.push(format!("on CPU {}", crate::model::parse::format_cpu_list(cpus)));
+    }
+    if let Some(nice) = spec.nice {
+        steps.push(format!("at nice {nice}"));
+    }
+    steps.push(format!("under {} priority {}", spec.policy.kernel_name(), spec.prio));
+    steps.join(", ")
 }
 
 /// What the child does to itself between fork and exec, prepared before the fork so that
@@ -148,23 +193,20 @@ impl ChildSetup {
         ChildSetup { group_procs, cpus, nice: spec.nice, policy, prio: spec.prio }
     }
 
-    /// In the child: join the group (or lead a process group), then CPUs, nice value and
-    /// policy, the policy last so no schedlab code runs at a real-time priority.
+    /// In the child: lead a process group and join the cgroup, then CPUs, nice value and
+    /// policy (the policy last of these; what std's own spawn does after is a few system
+    /// calls).
     fn apply(&self) -> io::Result<()> {
         let fail = || Err(io::Error::last_os_error());
         // SAFETY (the calls below): async-signal-safe system calls on values owned by
         // `self`, made before the fork.
         unsafe {
-            match self.group_procs {
-                Some(fd) => {
-                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
-                        return fail();
-                    }
-                }
-                None => {
-                    if libc::setpgid(0, 0) != 0 {
-                        return fail();
-                    }
+            if libc::setpgid(0, 0) != 0 {
+                return fail();
+            }
+            if let Some(fd) = self.group_procs {
+                if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                    return fail();
                 }
             }
             if let Some(set) = &self.cpus {

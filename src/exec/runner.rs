@@ -258,7 +258,12 @@ impl Orchestrator {
             capture_output: true,
             avoid_cpus: preflight::measured_cpus(&trial.spec),
             rt_watchdog: preflight::is_realtime(&trial.spec) && sched::rt_throttling_off(),
-            timeout: Some(self.trial_timeout),
+            // A command's own --timeout is the user's limit for it: the executor's backs
+            // it up, never cuts it short.
+            timeout: Some(match &trial.spec {
+                TrialSpec::Command(s) => self.trial_timeout.max(s.timeout + Duration::from_secs(30)),
+                _ => self.trial_timeout,
+            }),
             ..process::Options::default()
         };
         let steal_from = crate::sys::steal::StealMark::now();
@@ -267,9 +272,14 @@ impl Orchestrator {
         let steal = steal_from.until_now();
         if !matches!(finished.exit, ExitKind::Code(0)) {
             // Killed outright, it could not remove its work directory: do it for it.
-            if let TrialSpec::Workload(spec) = &trial.spec {
-                let parent = spec.dir.clone().unwrap_or_else(std::env::temp_dir);
-                workload_bench::sweep_orphaned_work_dirs(&parent);
+            match &trial.spec {
+                TrialSpec::Workload(spec) => {
+                    let parent = spec.dir.clone().unwrap_or_else(std::env::temp_dir);
+                    workload_bench::sweep_orphaned_work_dirs(&parent);
+                }
+                // And a command's cgroup, with whatever of the command still runs in it.
+                TrialSpec::Command(_) => crate::sys::cgroup::sweep_orphans(),
+                _ => {}
             }
         }
         let (out, err, stop_signal, timed_out) =

@@ -158,6 +158,28 @@ impl<'de> Deserialize<'de> for FigureDecl {
     }
 }
 
+/// The keys a command's JSON line and CSV row already carry beside its figures.
+const LINE_KEYS: [&str; 18] = [
+    "family",
+    "cmd",
+    "policy",
+    "prio",
+    "nice",
+    "cpus",
+    "repeat",
+    "status",
+    "reason",
+    "cpu_wait_source",
+    "leftovers_killed",
+    "load",
+    "seq",
+    "experiment",
+    "run",
+    "started",
+    "elapsed_s",
+    "params",
+];
+
 impl FigureDecl {
     /// A checked declaration: a key-like name, a pattern that compiles with one capture
     /// group, or a JSON pointer.
@@ -177,8 +199,10 @@ impl FigureDecl {
             ));
         }
         let mut taken = crate::model::figures::command::ALL.iter().chain(crate::model::figures::load::ALL);
-        if taken.any(|f| f.key == name) {
-            return Err(format!("figure name '{name}' is one of the command family's own figures: choose another"));
+        if taken.any(|f| f.key == name) || LINE_KEYS.contains(&name.as_str()) {
+            return Err(format!(
+                "figure name '{name}' is taken by one of the command family's own figures or keys: choose another"
+            ));
         }
         match &source {
             FigureSource::Regex(pattern) => {
@@ -191,7 +215,7 @@ impl FigureDecl {
                 }
             }
             FigureSource::Json(pointer) => {
-                if !pointer.is_empty() && !pointer.starts_with('/') {
+                if !pointer.starts_with('/') {
                     return Err(format!(
                         "figure '{name}': '{pointer}' is not a JSON pointer: it starts with /, e.g. json:/rps or \
                          json:/latency/p99"
@@ -378,6 +402,10 @@ pub struct CommandOutcome {
     /// The declared figures, parsed from the output.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub parsed: BTreeMap<String, f64>,
+    /// The figure its questions judge: the first declared with better = lower (none: the
+    /// wall time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<crate::model::LoadOutcome>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -408,7 +436,9 @@ mod tests {
             ("rps=json:rps", "not a JSON pointer"),
             ("rps", "names no source"),
             ("9x=json:/a", "must be letters"),
-            ("wall_s=json:/a", "command family's own"),
+            ("wall_s=json:/a", "taken by"),
+            ("status=json:/a", "taken by"),
+            ("rps=json:", "not a JSON pointer"),
             ("a,better=up=json:/a", "better=up"),
         ] {
             let e = parse_figure_flag(bad).unwrap_err();

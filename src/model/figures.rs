@@ -444,15 +444,16 @@ pub fn find(family: Family, key: &str) -> Option<&'static Figure> {
     all(family).find(|f| f.key == key)
 }
 
-/// The family's headline figure. A command's is the first figure declared for it with
-/// better = lower (its p99, say), else its wall time.
+/// The family's headline figure (a command's wall time; see `headline_of`).
 pub fn headline(family: Family) -> &'static Figure {
-    if family == Family::Command {
-        if let Some(f) = declared().into_iter().find(|f| f.better == Better::Lower) {
-            return f;
-        }
-    }
     of(family).iter().copied().find(|f| f.headline).expect("every family's registry marks one headline figure")
+}
+
+/// The headline of one trial: its family's, except for a command that declared a figure
+/// with better = lower (its p99, say): the first such, which its outcome names.
+pub fn headline_of(o: &Outcome) -> &'static Figure {
+    let judged = o.command().and_then(|c| c.judged.as_deref());
+    judged.and_then(|key| declared().into_iter().find(|f| f.key == key)).unwrap_or_else(|| headline(o.family()))
 }
 
 /// The figures a run's question tests between the cells it compares: the headline, and
@@ -461,6 +462,15 @@ pub fn questioned(family: Family) -> Vec<&'static Figure> {
     match family {
         Family::Latency => vec![headline(family), &latency::MAX_NS],
         _ => vec![headline(family)],
+    }
+}
+
+/// The figures a question tests, read from one of its trials (a command's headline is
+/// its own).
+pub fn questioned_of(o: &Outcome) -> Vec<&'static Figure> {
+    match o.family() {
+        Family::Command => vec![headline_of(o)],
+        family => questioned(family),
     }
 }
 

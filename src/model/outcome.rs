@@ -347,7 +347,7 @@ impl Outcome {
     /// The family's headline figure, as the figure registry marks it (a ring's cost per
     /// switch in ns, a workload's wall time in s, a latency run's p99 over all threads).
     pub fn headline(&self) -> f64 {
-        figures::headline(self.family()).value(self).unwrap_or(f64::NAN)
+        figures::headline_of(self).value(self).unwrap_or(f64::NAN)
     }
 }
 

@@ -568,7 +568,9 @@ fn answers(all: &[Group], axes: &[Option<String>]) -> Vec<Finding> {
     let tested: Vec<Vec<(&Figure, Option<Comparison>)>> = asked
         .iter()
         .map(|a| {
-            figures::questioned(a.set[0].family)
+            let sample = a.set.iter().find_map(|g| g.outcomes().next());
+            sample
+                .map_or_else(|| figures::questioned(a.set[0].family), figures::questioned_of)
                 .into_iter()
                 .map(|fig| (fig, Comparison::of(&blocks_of(&a.set, fig))))
                 .collect()

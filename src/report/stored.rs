@@ -4,6 +4,7 @@
 
 use crate::analysis::stats::{Summary, MEDIAN_CI_MIN_N};
 use crate::exec::adaptive::{self, AdaptivePlan, Stop};
+use crate::model::figures;
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadStats, WorkloadOutcome};
 use crate::report::table::Table;
 use crate::store::{RunRecord, RunStatus, TrialRecord};
@@ -139,13 +140,14 @@ pub struct Headline {
 
 pub fn headline(g: &Group, rule: &RunRule) -> Headline {
     let values = g.headlines();
+    let figure = g.outcomes().next().map_or_else(|| g.family.headline_figure(), |o| figures::headline_of(o).key);
     let ci = adaptive::interval(&values);
     let half_width = ci.as_ref().and_then(|c| c.relative_half_width());
     let ci_missing = match (&ci, values.len()) {
         (Some(_), _) if half_width.is_none() => Some("the median is 0: no relative width".to_string()),
         (Some(_), _) => None,
         (None, 0) if g.ok().next().is_some() => {
-            Some(format!("the ok repeats do not give {} (published figures)", g.family.headline_figure()))
+            Some(format!("the ok repeats do not give {figure} (published figures)"))
         }
         (None, 0) => Some("no ok repeats".to_string()),
         (None, n) => Some(format!(
@@ -155,7 +157,7 @@ pub fn headline(g: &Group, rule: &RunRule) -> Headline {
     let target = rule.target(g);
     let stopped_by = target.and_then(|t| adaptive::stop_reason(&values, g.trials.len() as u32, &t, rule.finished));
     Headline {
-        figure: g.family.headline_figure(),
+        figure,
         n: values.len(),
         median: (!values.is_empty()).then(|| crate::analysis::stats::median(&values)),
         ci_low: ci.map(|c| c.low),
@@ -598,7 +600,7 @@ fn workload_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str
 /// headline's median (a declared figure with better = lower, else the wall time).
 fn command_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>, Vec<Vec<String>>) {
     let shown: Vec<&'static crate::model::figures::Figure> =
-        crate::model::figures::all(Family::Command).filter(|f| f.part == crate::model::figures::Part::Always).collect();
+        figures::all(Family::Command).filter(|f| f.part == crate::model::figures::Part::Always).collect();
     let mut headers: Vec<&'static str> = shown.iter().map(|f| f.label).collect();
     headers.insert(1, "95% CI");
     let rows = groups

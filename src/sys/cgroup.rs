@@ -1,4 +1,6 @@
-//! A cgroup v2 group of a command's own, made for one run: every process the command
+//! A cgroup v2 group of a command's own, made for one run inside schedlab's own cgroup
+//! (so it is no scheduling entity of its own beside the rest of the machine: that cgroup
+//! holds processes, so no controller is enabled below it): every process the command
 //! starts lands in it, so its time waiting for a CPU can be read from the group's PSI
 //! (`cpu.pressure`), and whatever is still alive when the command exits is killed at once
 //! (`cgroup.kill`). Made only where a cgroup v2 hierarchy is mounted and writable (root);
@@ -24,6 +26,22 @@ pub fn v2_mount() -> Option<PathBuf> {
     })
 }
 
+/// This process's own cgroup v2 directory (`0::/path` in /proc/self/cgroup).
+fn own_dir() -> Option<PathBuf> {
+    let root = v2_mount()?;
+    let table = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let rel = table.lines().find_map(|l| l.strip_prefix("0::"))?;
+    Some(root.join(rel.trim_start_matches('/')))
+}
+
+/// Remove the groups left by schedlab processes that no longer run (a trial killed
+/// before it could clean up), killing whatever is still inside them.
+pub fn sweep_orphans() {
+    if let Some(dir) = own_dir() {
+        sweep_orphans_in(&dir);
+    }
+}
+
 /// One command's group. Dropping it kills what is left in it and removes it.
 pub struct PrivateGroup {
     path: PathBuf,
@@ -34,12 +52,17 @@ impl PrivateGroup {
     /// A fresh group under the hierarchy's root; `None` where none can be made. Groups
     /// left by a schedlab that was killed outright are removed first.
     pub fn create(serial: u64) -> Option<PrivateGroup> {
-        let root = v2_mount()?;
-        sweep_orphans(&root);
+        let parent = own_dir()?;
+        sweep_orphans_in(&parent);
         // SAFETY: getpid cannot fail.
         let pid = unsafe { libc::getpid() };
-        let path = root.join(format!("{PREFIX}{pid}-{serial}"));
-        std::fs::create_dir(&path).ok()?;
+        let path = parent.join(format!("{PREFIX}{pid}-{serial}"));
+        if std::fs::create_dir(&path).is_err() {
+            // Left by an earlier process of this pid: a live one would be this one.
+            let _ = std::fs::write(path.join("cgroup.kill"), "1");
+            let _ = remove_when_empty(&path);
+            std::fs::create_dir(&path).ok()?;
+        }
         let procs = std::fs::OpenOptions::new().write(true).open(path.join("cgroup.procs")).map(OwnedFd::from);
         match procs {
             Ok(procs) => Some(PrivateGroup { path, procs }),
@@ -121,8 +144,8 @@ fn remove_when_empty(path: &Path) -> io::Result<()> {
 
 /// Remove the groups of schedlab processes that no longer run (killed before they could
 /// clean up), killing anything still inside them.
-fn sweep_orphans(root: &Path) {
-    let Ok(entries) = std::fs::read_dir(root) else { return };
+fn sweep_orphans_in(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
     let comm = crate::sys::process::own_comm();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();

@@ -71,6 +71,12 @@ pub struct Options {
     /// already stopped it), then SIGKILL after `kill_after_timeout`.
     pub timeout: Option<Duration>,
     pub kill_after_timeout: Duration,
+    /// With `capture_output`: keep only the last this many bytes of each stream (the rest
+    /// is read and dropped, so a chatty child neither blocks nor fills memory).
+    pub output_limit: Option<usize>,
+    /// The child makes itself a process group leader (its own pre_exec): signals go to
+    /// its whole group, so what it started is stopped with it.
+    pub signal_group: bool,
 }
 
 impl Default for Options {
@@ -85,6 +91,8 @@ impl Default for Options {
             kill_after_signal: Some(SIGNAL_GRACE),
             timeout: None,
             kill_after_timeout: TIMEOUT_GRACE,
+            output_limit: None,
+            signal_group: false,
         }
     }
 }
@@ -144,6 +152,8 @@ pub struct Running {
     stderr: Option<OwnedFd>,
     started_ns: u64,
     reaped: bool,
+    output_limit: Option<usize>,
+    signal_group: bool,
     forward_signals: Vec<i32>,
     kill_after_signal: Option<Duration>,
     timeout: Option<Duration>,
@@ -213,6 +223,8 @@ pub fn spawn(cmd: &mut Command, options: Options) -> io::Result<Running> {
         stderr: child.stderr.take().map(OwnedFd::from),
         started_ns,
         reaped: false,
+        output_limit: options.output_limit,
+        signal_group: options.signal_group,
         forward_signals: options.forward_signals,
         kill_after_signal: options.kill_after_signal,
         timeout: options.timeout,
@@ -230,14 +242,20 @@ pub fn spawn(cmd: &mut Command, options: Options) -> io::Result<Running> {
     Ok(running)
 }
 
-/// Read what `end` has now; close it (set `None`) at end of file or on an error.
-fn drain_pipe(end: &mut Option<OwnedFd>, into: &mut Vec<u8>) {
+/// Read what `end` has now; close it (set `None`) at end of file or on an error. With a
+/// `limit`, only the last `limit` bytes are kept.
+fn drain_pipe(end: &mut Option<OwnedFd>, into: &mut Vec<u8>, limit: Option<usize>) {
     let Some(fd) = end else { return };
     let mut buf = [0u8; 64 * 1024];
     loop {
         match fd::read_raw(fd.as_raw_fd(), &mut buf) {
             Ok(0) => break,
-            Ok(n) => into.extend_from_slice(&buf[..n]),
+            Ok(n) => {
+                into.extend_from_slice(&buf[..n]);
+                if let Some(keep) = limit.filter(|&keep| into.len() > 2 * keep) {
+                    into.drain(..into.len() - keep);
+                }
+            }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
             Err(_) => break,
         }
@@ -259,6 +277,11 @@ impl Running {
     /// process that reused its pid). Errors (it has already exited) are ignored.
     pub fn signal(&self, sig: i32) {
         if self.reaped {
+            return;
+        }
+        if self.signal_group {
+            // SAFETY: the group our unreaped child leads: its id cannot have been reused.
+            unsafe { libc::kill(-self.pid, sig) };
             return;
         }
         match &self.pidfd {
@@ -284,7 +307,25 @@ impl Running {
     /// reap the child with wait4 and say how it ended. Once it has been reaped, caller
     /// signals are no longer read (they stay queued for the caller), and output is read
     /// until end of file or for a short grace at most.
-    pub fn supervise(mut self, signals: Option<&SignalWatch>) -> io::Result<Finished> {
+    pub fn supervise(self, signals: Option<&SignalWatch>) -> io::Result<Finished> {
+        self.supervise_with(signals, &mut || {})
+    }
+
+    /// Start the elapsed time (and the timeout) now rather than at the spawn: for a
+    /// program whose measured life begins once it has exec'd (std's spawn returns then),
+    /// without the set-up its child did before (joining a cgroup waits for a kernel lock).
+    pub fn restart_clock(&mut self) {
+        self.started_ns = monotonic_ns();
+    }
+
+    /// [`supervise`](Running::supervise), calling `on_reaped` the moment the child is
+    /// reaped (before waiting for the rest of its output): what the caller must do at the
+    /// child's end, such as stopping what it left running.
+    pub fn supervise_with(
+        mut self,
+        signals: Option<&SignalWatch>,
+        on_reaped: &mut dyn FnMut(),
+    ) -> io::Result<Finished> {
         let timer = fd::timerfd()?;
         // Without a pidfd, SIGCHLD from a signalfd says when to look (and each wakeup
         // looks, so an exit before it was set up is not missed).
@@ -310,6 +351,7 @@ impl Running {
                     self.reaped = true;
                     self.stdin = None;
                     reaped = Some((r, monotonic_ns()));
+                    on_reaped();
                 }
             }
             look_for_exit = sigchld.is_some();
@@ -383,10 +425,10 @@ impl Running {
                 }
             }
             if pfds[4].revents != 0 {
-                drain_pipe(&mut self.stdout, &mut stdout);
+                drain_pipe(&mut self.stdout, &mut stdout, self.output_limit);
             }
             if pfds[5].revents != 0 {
-                drain_pipe(&mut self.stderr, &mut stderr);
+                drain_pipe(&mut self.stderr, &mut stderr, self.output_limit);
             }
             let now = monotonic_ns();
             match reaped {
@@ -456,6 +498,22 @@ pub fn user_shell(text: &str, own_group: bool) -> Command {
         });
     }
     cmd
+}
+
+/// How many processes are in process group `pgid`, from /proc.
+pub fn group_members(pgid: libc::pid_t) -> u32 {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    let in_group = |pid: &str| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // pid (comm) state ppid pgrp ...: the fields after the comm's closing parenthesis.
+        let fields: Vec<&str> =
+            stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+        fields.get(2).and_then(|g| g.parse::<libc::pid_t>().ok()) == Some(pgid) && fields.first() != Some(&"Z")
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()) && in_group(n)))
+        .count() as u32
 }
 
 /// Where `program` would be run from: itself when it names a path, else the first
