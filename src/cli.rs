@@ -329,23 +329,38 @@ pub struct ReportArgs {
     /// first when there are several runs)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Set the run beside a seed document's own figures, in its own form: csci3753-2014
-    /// (workload trials) or hrtimers-2007 (latency trials); one run only
-    #[arg(long, value_name = "NAME", value_parser = against_sets())]
+    // "Set the run beside a seed document's own figures, in its own form: csci3753-2014
+    // (workload trials) or hrtimers-2007 (latency trials); one run only", from the seeds.
+    #[arg(long, value_name = "NAME", value_parser = against_sets(), help = against_help())]
     pub against: Option<String>,
 }
 
-/// The reference sets `report --against` takes, each with what it sets beside what.
+/// The seeds `report --against` takes (those whose file declares a form), each with what it
+/// sets beside what.
 fn against_sets() -> clap::builder::PossibleValuesParser {
-    use crate::store::seeds;
     use clap::builder::PossibleValue;
-    let help = |name: &str| match name {
-        seeds::CSCI3753_2014 => "per program, wall time and switches by processes per policy beside the 2014 study's",
-        _ => "the min/max/avg latency table beside the 2007 kernels' columns",
-    };
     clap::builder::PossibleValuesParser::new(
-        crate::report::against::AGAINST_NAMES.map(|name| PossibleValue::new(name).help(help(name))),
+        crate::report::against::against_seeds()
+            .into_iter()
+            .map(|(seed, against)| PossibleValue::new(seed.name()).help(against.help)),
     )
+}
+
+fn against_help() -> String {
+    let names: Vec<String> = crate::report::against::against_seeds()
+        .iter()
+        .map(|(seed, against)| format!("{} ({} trials)", seed.name(), against.form.family()))
+        .collect();
+    format!("Set the run beside a seed document's own figures, in its own form: {}; one run only", one_of(&names))
+}
+
+/// "a, b or c".
+fn one_of(names: &[String]) -> String {
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => String::new(),
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -497,26 +512,26 @@ pub struct ImportArgs {
     /// Laps per ring in the --ncar table [default: 1000000, the report's]
     #[arg(long, value_name = "N", requires = "ncar", value_parser = clap::value_parser!(u64).range(1..))]
     pub laps: Option<u64>,
-    /// A reference set built into schedlab, as published: ncar-1992, csci3753-2014 or hrtimers-2007
-    #[arg(long, value_name = "NAME", value_parser = reference_sets())]
+    // "A reference set built into schedlab, as published: ncar-1992, csci3753-2014 or
+    // hrtimers-2007", from the seeds.
+    #[arg(long, value_name = "NAME", value_parser = reference_sets(), help = reference_help())]
     pub reference: Option<String>,
     #[command(flatten)]
     pub db: DbArg,
 }
 
-/// The reference sets `import --reference` takes, each with what it holds (every name of
-/// `store::seeds::REFERENCE_NAMES`).
+/// The reference sets `import --reference` takes, each with what it holds: every seed of
+/// `store::seeds::SEEDS`.
 fn reference_sets() -> clap::builder::PossibleValuesParser {
-    use crate::store::seeds;
     use clap::builder::PossibleValue;
-    let help = |name: &str| match name {
-        seeds::CSCI3753_2014 => "the 2014 CSCI 3753 policy study's Appendix A: 150 workload runs, one run",
-        seeds::HRTIMERS_2007 => "the 2007 hrtimers post's min/max/avg table: two kernels, two runs",
-        _ => "the 1992 NCAR report's nine machines: nine ring runs",
-    };
     clap::builder::PossibleValuesParser::new(
-        seeds::REFERENCE_NAMES.map(|name| PossibleValue::new(name).help(help(name))),
+        crate::store::seeds::SEEDS.iter().map(|seed| PossibleValue::new(seed.name()).help(seed.holds())),
     )
+}
+
+fn reference_help() -> String {
+    let names: Vec<String> = crate::store::seeds::names().into_iter().map(String::from).collect();
+    format!("A reference set built into schedlab, as published: {}", one_of(&names))
 }
 
 const LATENCY_EXAMPLES: &str = "Examples:\n  \

@@ -1,13 +1,14 @@
 //! `schedlab report RUN --against NAME`: one run set beside a seed document's own figures,
 //! in that document's own form, so a reader sees at once where this machine agrees with
-//! the classic result and where it does not.
+//! the classic result and where it does not. Each seed that offers it declares its form
+//! and words (`store::seeds::Against`); the forms are rendered here:
 //!
-//! - `csci3753-2014`: for each program (cpu, io, mixed), wall time by processes per
-//!   policy, and the involuntary and voluntary switches: this run's medians beside the
-//!   2014 study's medians of its five runs.
-//! - `hrtimers-2007`: the post's min / max / avg table, one column per latency
-//!   configuration of this run beside the two 2007 kernels' columns (as a normal user and
-//!   as root, SCHED_FIFO 99). What the post does not give (its percentiles) is "-".
+//! - workload medians (`csci3753-2014`): for each program (cpu, io, mixed), wall time by
+//!   processes per policy, and the involuntary and voluntary switches: this run's medians
+//!   beside the seed's medians of its runs.
+//! - latency columns (`hrtimers-2007`): a min / max / avg table, one column per latency
+//!   configuration of this run beside the seed's columns (the 2007 kernels as a normal
+//!   user and as root, SCHED_FIFO 99). What the seed does not give (percentiles) is "-".
 //!
 //! The reference figures come from `store::seeds`, built into the binary: no database
 //! holds them. Their sizes differ from this run's (the study's 100,000,000 pi samples,
@@ -21,12 +22,14 @@ use crate::model::{Family, Outcome, Policy, TrialSpec, WorkloadKind, WorkloadSpe
 use crate::report::exporter::Format;
 use crate::report::stored::{self, param_text};
 use crate::report::table::Table;
-use crate::store::seeds;
+use crate::store::seeds::{self, AgainstForm, Seed, SEEDS};
 use crate::store::{RunRecord, TrialRecord};
 use serde_json::{json, Map, Value as Json};
 
-/// The reference sets `--against` takes, in the order help texts list them.
-pub const AGAINST_NAMES: [&str; 2] = [seeds::CSCI3753_2014, seeds::HRTIMERS_2007];
+/// The seeds `--against` takes, with how each is set beside a run, in the registry's order.
+pub fn against_seeds() -> Vec<(&'static dyn Seed, seeds::Against)> {
+    SEEDS.iter().filter_map(|s| Some((*s, s.against()?))).collect()
+}
 
 /// One table of the comparison, with what is said under it.
 pub struct Section {
@@ -49,14 +52,31 @@ pub struct Against {
 /// Set `run` beside the reference set `name`; a name that is not one, or a run without
 /// the trials the set compares, is refused (exit 2) saying what is needed.
 pub fn against(name: &str, run: &RunRecord, trials: &[TrialRecord]) -> Result<Against> {
-    match name {
-        seeds::CSCI3753_2014 => csci(run, trials),
-        seeds::HRTIMERS_2007 => hrtimers(run, trials),
-        _ => Err(Error::usage(format!(
+    let sets = against_seeds();
+    let Some((seed, spec)) = sets.iter().find(|(s, _)| s.name() == name) else {
+        let names: Vec<&str> = sets.iter().map(|(s, _)| s.name()).collect();
+        return Err(Error::usage(format!(
             "--against {name}: there is no such reference set to report against; the names are {}",
-            AGAINST_NAMES.join(", ")
-        ))),
+            names.join(", ")
+        )));
+    };
+    match &spec.form {
+        AgainstForm::WorkloadMedians { io_size } => workload_medians(*seed, spec, io_size, run, trials),
+        AgainstForm::LatencyColumns { title, rest, notes } => {
+            latency_columns(*seed, spec, (title, rest, notes), run, trials)
+        }
     }
+}
+
+/// The refusal of a run without the trials a seed's form sets beside its own.
+fn lacks(run: &RunRecord, seed: &dyn Seed, spec: &seeds::Against) -> Error {
+    Error::usage(format!(
+        "run {} has no {} trial that finished ok: --against {} sets {}",
+        run.id,
+        spec.form.family(),
+        seed.name(),
+        spec.needs
+    ))
 }
 
 fn median_of(values: &[f64]) -> Option<f64> {
@@ -85,7 +105,7 @@ fn policy_rank(p: Policy) -> usize {
 }
 
 // ---------------------------------------------------------------------------------------
-// csci3753-2014
+// Workload medians (csci3753-2014)
 
 /// A program's size, as its section names it: iterations (cpu, mixed) or bytes (io).
 fn size_text(spec: &WorkloadSpec) -> String {
@@ -149,18 +169,18 @@ fn workload_trials(trials: &[TrialRecord]) -> Vec<(&TrialRecord, &WorkloadSpec, 
         .collect()
 }
 
-fn csci(run: &RunRecord, trials: &[TrialRecord]) -> Result<Against> {
+fn workload_medians(
+    seed: &dyn Seed,
+    spec: &seeds::Against,
+    io_size: &str,
+    run: &RunRecord,
+    trials: &[TrialRecord],
+) -> Result<Against> {
     let mine = workload_trials(trials);
     if mine.is_empty() {
-        return Err(Error::usage(format!(
-            "run {} has no workload trial that finished ok: --against {} sets workload trials (cpu, io, mixed by \
-             policy and processes) beside the 2014 study's; run a suite with workload experiments (e.g. \
-             `schedlab run policy-study`)",
-            run.id,
-            seeds::CSCI3753_2014
-        )));
+        return Err(lacks(run, seed, spec));
     }
-    let (_, study) = seeds::csci3753_2014()?;
+    let study: Vec<TrialRecord> = seed.runs()?.into_iter().flat_map(|(_, t)| t).collect();
     let theirs = workload_trials(&study);
     let kinds = [WorkloadKind::Cpu, WorkloadKind::Io, WorkloadKind::Mixed];
     let mut sections = Vec::new();
@@ -178,8 +198,8 @@ fn csci(run: &RunRecord, trials: &[TrialRecord]) -> Result<Against> {
             .iter()
             .find(|(_, s, _)| s.params.kind == kind)
             .map(|(_, s, _)| match kind {
-                // The study's io headings give no size: rw-sched's defaults.
-                WorkloadKind::Io => format!("{} (rw-sched's defaults; the headings give none)", size_text(s)),
+                // A document may give no io size: the seed says what its figure is.
+                WorkloadKind::Io => format!("{} {io_size}", size_text(s)),
                 _ => size_text(s),
             })
             .unwrap_or_default();
@@ -193,32 +213,27 @@ fn csci(run: &RunRecord, trials: &[TrialRecord]) -> Result<Against> {
                 let key = (s.policy, setting(t, &["iterations", "transfer_size", "block_size"]), s.procs);
                 add_to(&mut here, key, o);
             }
-            let (section, json) = csci_section(run, kind, &size, &reference_size, &here, &reference);
+            let (section, json) = workload_section(run, spec.label, kind, (&size, &reference_size), &here, &reference);
             sections.push(section);
             json_sections.push(json);
         }
     }
-    let heading = format!(
-        "against {}: run {}'s medians beside the 2014 study's (Appendix A: five runs per cell on a 4-core \
-         VirtualBox VM, Linux 3.8.0-38-generic; imported, not measured by schedlab; {})",
-        seeds::CSCI3753_2014,
-        run.id,
-        seeds::CSCI_CITATION
-    );
     let json = json!({
-        "against": seeds::CSCI3753_2014,
-        "source": seeds::CSCI_CITATION,
+        "against": seed.name(),
+        "source": seed.citation(),
         "statistic": "median over ok repeats",
         "sections": json_sections,
     });
-    Ok(Against { name: seeds::CSCI3753_2014.into(), heading, sections, json })
+    Ok(Against { name: seed.name().into(), heading: (spec.heading)(run.id), sections, json })
 }
 
-fn csci_section(
+/// One program's table at one of this run's sizes (and the seed's size), its rows each
+/// policy and processes either side has; the seed's columns headed by its `label`.
+fn workload_section(
     run: &RunRecord,
+    label: &str,
     kind: WorkloadKind,
-    size: &str,
-    reference_size: &str,
+    (size, reference_size): (&str, &str),
     here: &Cells,
     reference: &Cells,
 ) -> (Section, Json) {
@@ -235,22 +250,15 @@ fn csci_section(
         cells.iter().find(|(k, _)| k == key).map(|(_, c)| c)
     }
     let settings = rows.iter().any(|(_, s, _)| !s.is_empty());
-    let mut headers = vec!["Policy"];
+    let mut headers = vec!["Policy".to_string()];
     if settings {
-        headers.push("Setting");
+        headers.push("Setting".to_string());
     }
-    headers.extend([
-        "Procs",
-        "Wall s",
-        "2014 wall s",
-        "Invol sw",
-        "2014 invol sw",
-        "Vol sw",
-        "2014 vol sw",
-        "n",
-        "2014 n",
-    ]);
-    let mut table = Table::new(headers.iter().copied()).left_align(0);
+    headers.push("Procs".to_string());
+    for mine in ["Wall s", "Invol sw", "Vol sw", "n"] {
+        headers.extend([mine.to_string(), format!("{label} {}", mine.to_lowercase())]);
+    }
+    let mut table = Table::new(headers).left_align(0);
     if settings {
         table = table.left_align(1);
     }
@@ -284,9 +292,9 @@ fn csci_section(
             "reference": theirs.map(Cell::json),
         }));
     }
-    let (lines, best) = best_lines(here, reference);
+    let (lines, best) = best_lines(label, here, reference);
     let title = format!(
-        "{}: wall time and switches by processes, per policy (run {}: {size}; 2014: {reference_size})",
+        "{}: wall time and switches by processes, per policy (run {}: {size}; {label}: {reference_size})",
         kind.as_str(),
         run.id
     );
@@ -302,7 +310,7 @@ fn csci_section(
 
 /// The policy with the lowest median wall time at each of this run's process counts
 /// (among its rows with nothing else set), beside the study's at the same count.
-fn best_lines(here: &Cells, reference: &Cells) -> (Vec<String>, Vec<Json>) {
+fn best_lines(label: &str, here: &Cells, reference: &Cells) -> (Vec<String>, Vec<Json>) {
     let best = |cells: &Cells, procs: usize| -> Option<(Policy, f64, usize)> {
         let candidates: Vec<(Policy, f64)> = cells
             .iter()
@@ -321,8 +329,8 @@ fn best_lines(here: &Cells, reference: &Cells) -> (Vec<String>, Vec<Json>) {
         let Some((p, wall, of)) = best(here, n).filter(|b| b.2 > 1) else { continue };
         let theirs = best(reference, n);
         let theirs_text = match theirs {
-            Some((q, w, _)) if q == p => format!("the same in 2014 ({}, {w:.2} s)", q.kernel_name()),
-            Some((q, w, _)) => format!("in 2014 {} ({w:.2} s)", q.kernel_name()),
+            Some((q, w, _)) if q == p => format!("the same in {label} ({}, {w:.2} s)", q.kernel_name()),
+            Some((q, w, _)) => format!("in {label} {} ({w:.2} s)", q.kernel_name()),
             None => "the study has no cell of this size".to_string(),
         };
         lines.push(format!(
@@ -340,7 +348,7 @@ fn best_lines(here: &Cells, reference: &Cells) -> (Vec<String>, Vec<Json>) {
 }
 
 // ---------------------------------------------------------------------------------------
-// hrtimers-2007
+// Latency columns (hrtimers-2007)
 
 /// One column of the classic table.
 struct Column {
@@ -421,7 +429,13 @@ fn policy_label(policy: Policy, prio: i32) -> String {
     }
 }
 
-fn hrtimers(run: &RunRecord, trials: &[TrialRecord]) -> Result<Against> {
+fn latency_columns(
+    seed: &dyn Seed,
+    spec: &seeds::Against,
+    (title, rest, notes): (&str, &str, &[&str]),
+    run: &RunRecord,
+    trials: &[TrialRecord],
+) -> Result<Against> {
     let latency: Vec<TrialRecord> = trials.iter().filter(|t| t.family == Family::Latency).cloned().collect();
     let groups = stored::groups(&latency);
     let refs: Vec<&stored::Group> = groups.iter().collect();
@@ -444,16 +458,12 @@ fn hrtimers(run: &RunRecord, trials: &[TrialRecord]) -> Result<Against> {
         }
     }
     if columns.is_empty() {
-        return Err(Error::usage(format!(
-            "run {} has no latency trial that finished ok: --against {} sets latency trials beside the 2007 \
-             post's min/max/avg table; run a suite with a latency experiment (e.g. `schedlab run hrtimers-2007`)",
-            run.id,
-            seeds::HRTIMERS_2007
-        )));
+        return Err(lacks(run, seed, spec));
     }
     let here = columns.len();
-    for (record, reference) in seeds::hrtimers_2007()? {
-        let kernel = record.machine.kernel_release().unwrap_or("2007").to_string();
+    let seed_label = spec.label;
+    for (record, reference) in seed.runs()? {
+        let kernel = record.machine.kernel_release().unwrap_or(seed_label).to_string();
         for t in &reference {
             let Some(TrialSpec::Latency(spec)) = &t.spec else { continue };
             let label = if spec.policy.is_realtime() {
@@ -461,7 +471,7 @@ fn hrtimers(run: &RunRecord, trials: &[TrialRecord]) -> Result<Against> {
             } else {
                 format!("{kernel} user")
             };
-            if let Some(c) = Column::of(label, format!("2007, {kernel}"), true, &[t]) {
+            if let Some(c) = Column::of(label, format!("{seed_label}, {kernel}"), true, &[t]) {
                 columns.push(c);
             }
         }
@@ -483,34 +493,19 @@ fn hrtimers(run: &RunRecord, trials: &[TrialRecord]) -> Result<Against> {
         table.push(std::iter::once(name.to_string()).chain(columns.iter().map(value)).collect());
     }
     let mut lines = vec![format!(
-        "the first {here} column{} run {}'s ({}), the last four the 2007 post's (imported, not measured by \
-         schedlab: \"user\" is a normal user's run at SCHED_OTHER, \"root\" one at SCHED_FIFO 99; 850 wakeups at \
-         85 Hz); min and max over \
-         repeats, avg their mean, p50 and p99 the median over repeats; the post gives no percentiles (-)",
+        "the first {here} column{} run {}'s ({}), {rest}",
         if here == 1 { " is" } else { "s are" },
         run.id,
         crate::report::overlay::machine_label(run)
     )];
-    lines.push(
-        "the post's table ran its digits together; its split is data/hrtimers-2007.toml's (max and avg from the \
-         post's own words, min from reasoning)"
-            .to_string(),
-    );
-    let heading = format!(
-        "against {}: the 2007 hrtimers table, run {}'s latency beside 2.6.19-rc6 (without high-resolution timers) \
-         and 2.6.20-hrt-dynticks1 (with them); {}",
-        seeds::HRTIMERS_2007,
-        run.id,
-        seeds::HRTIMERS_CITATION
-    );
+    lines.extend(notes.iter().map(|n| n.to_string()));
     let json = json!({
-        "against": seeds::HRTIMERS_2007,
-        "source": seeds::HRTIMERS_CITATION,
+        "against": seed.name(),
+        "source": seed.citation(),
         "columns": columns.iter().map(Column::json).collect::<Vec<_>>(),
     });
-    let section =
-        Section { title: "wakeup latency, ns: this run beside the 2007 kernels".into(), table, left_columns: 1, lines };
-    Ok(Against { name: seeds::HRTIMERS_2007.into(), heading, sections: vec![section], json })
+    let section = Section { title: title.into(), table, left_columns: 1, lines };
+    Ok(Against { name: seed.name().into(), heading: (spec.heading)(run.id), sections: vec![section], json })
 }
 
 impl Against {
@@ -561,10 +556,15 @@ pub fn with_report(report: &str, against: &Against) -> String {
 mod tests {
     use super::*;
 
+    /// The published runs of the seed `name`.
+    fn published(name: &str) -> Vec<(RunRecord, Vec<TrialRecord>)> {
+        seeds::seed(name).unwrap().runs().unwrap()
+    }
+
     #[test]
     fn the_study_against_itself_agrees_everywhere() {
-        let (run, trials) = seeds::csci3753_2014().unwrap();
-        let a = against(seeds::CSCI3753_2014, &run, &trials).unwrap();
+        let (run, trials) = published("csci3753-2014").remove(0);
+        let a = against("csci3753-2014", &run, &trials).unwrap();
         assert_eq!(a.sections.len(), 3);
         let text = a.render(Format::Text);
         assert!(text.contains("cpu: wall time") && text.contains("mixed: wall time"), "{text}");
@@ -578,9 +578,9 @@ mod tests {
 
     #[test]
     fn the_2007_table_against_its_own_kernel() {
-        let runs = seeds::hrtimers_2007().unwrap();
+        let runs = published("hrtimers-2007");
         let (run, trials) = &runs[1];
-        let a = against(seeds::HRTIMERS_2007, run, trials).unwrap();
+        let a = against("hrtimers-2007", run, trials).unwrap();
         let text = a.render(Format::Text);
         let min = text.lines().find(|l| l.starts_with("min")).unwrap();
         let cells: Vec<&str> = min.split_whitespace().collect();
@@ -593,11 +593,11 @@ mod tests {
 
     #[test]
     fn a_run_without_the_family_is_refused_saying_what_is_needed() {
-        let (run, trials) = seeds::hrtimers_2007().unwrap().remove(0);
-        let err = against(seeds::CSCI3753_2014, &run, &trials).err().unwrap().to_string();
+        let (run, trials) = published("hrtimers-2007").remove(0);
+        let err = against("csci3753-2014", &run, &trials).err().unwrap().to_string();
         assert!(err.contains("no workload trial") && err.contains("policy-study"), "{err}");
-        let (run, trials) = seeds::csci3753_2014().unwrap();
-        let err = against(seeds::HRTIMERS_2007, &run, &trials).err().unwrap().to_string();
+        let (run, trials) = published("csci3753-2014").remove(0);
+        let err = against("hrtimers-2007", &run, &trials).err().unwrap().to_string();
         assert!(err.contains("no latency trial"), "{err}");
         let err = against("ncar-1992", &run, &trials).err().unwrap().to_string();
         assert!(err.contains("csci3753-2014, hrtimers-2007"), "{err}");

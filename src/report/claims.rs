@@ -20,8 +20,8 @@
 use crate::analysis::knee::{self, Shape};
 use crate::analysis::sequential::{pair_blocks, Paired, MARGIN};
 use crate::analysis::stats::{holm, mann_whitney_exact, median, shift_ci, shift_equivalence_p};
-use crate::model::figures::{latency, workload, Figure, Unit};
 use crate::model::Outcome;
+use crate::store::seeds::{Claim, ClaimFigure, Seed, Test, SEEDS};
 use crate::store::TrialRecord;
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -93,32 +93,6 @@ pub struct ClaimsTable {
     pub rows: Vec<ClaimRow>,
 }
 
-/// A figure a claim compares: the registry's figure, and the words the claim's effect
-/// names it by ("FIFO / OTHER average latency 0.52").
-#[derive(Clone, Copy)]
-struct ClaimFigure {
-    figure: &'static Figure,
-    words: &'static str,
-}
-
-impl ClaimFigure {
-    const WALL: ClaimFigure = ClaimFigure { figure: &workload::WALL_S, words: "wall" };
-    const INVOLUNTARY: ClaimFigure = ClaimFigure { figure: &workload::NIVCSW, words: "involuntary switches" };
-    const VOLUNTARY: ClaimFigure = ClaimFigure { figure: &workload::NVCSW, words: "voluntary switches" };
-    const LATENCY_AVG: ClaimFigure = ClaimFigure { figure: &latency::AVG_NS, words: "average latency" };
-    const LATENCY_MAX: ClaimFigure = ClaimFigure { figure: &latency::MAX_NS, words: "worst latency" };
-
-    /// A count, which may be 0: a ratio of two is taken with half a count added to each
-    /// (so that "none against some" still has a direction and a size).
-    fn is_count(self) -> bool {
-        self.figure.unit == Unit::Count
-    }
-
-    fn of(self, o: &Outcome) -> Option<f64> {
-        self.figure.value(o)
-    }
-}
-
 /// How a data set's cells are compared.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Method {
@@ -132,6 +106,9 @@ enum Method {
 struct Data<'a> {
     trials: &'a [TrialRecord],
     method: Method,
+    /// The seed's machines, each its name and trials (a curve each); `None` for a run,
+    /// which is one.
+    machines: Option<&'a [(String, Vec<TrialRecord>)]>,
 }
 
 /// A parameter's value as text: "fifo", "10".
@@ -225,11 +202,7 @@ struct Comparison {
 
 /// The cells a claim looks at: each a set of parameter values ("workload" = "cpu",
 /// "procs" = "10").
-type Cells = Vec<Vec<(&'static str, String)>>;
-
-fn workload_cells(workload: &str, procs: &[u32]) -> Cells {
-    procs.iter().map(|n| vec![("workload", workload.to_string()), ("procs", n.to_string())]).collect()
-}
+type CellParams = [Vec<(&'static str, String)>];
 
 fn with_policy(cell: &[(&'static str, String)], policy: &str) -> Vec<(&'static str, String)> {
     let mut c = cell.to_vec();
@@ -238,7 +211,7 @@ fn with_policy(cell: &[(&'static str, String)], policy: &str) -> Vec<(&'static s
 }
 
 /// "The first policies' figure is below each of the second's, in every cell."
-fn lower(data: &Data, cells: &Cells, lows: &[&str], highs: &[&str], figure: ClaimFigure) -> Evidence {
+fn lower(data: &Data, cells: &CellParams, lows: &[&str], highs: &[&str], figure: ClaimFigure) -> Evidence {
     let mut ps = Vec::new();
     let mut ratios = Vec::new();
     let mut sizes = Vec::new();
@@ -274,7 +247,7 @@ fn lower(data: &Data, cells: &Cells, lows: &[&str], highs: &[&str], figure: Clai
 }
 
 /// "The two policies' figures are alike (within the margin), in every cell."
-fn alike(data: &Data, cells: &Cells, x: &str, y: &str, figure: ClaimFigure) -> Evidence {
+fn alike(data: &Data, cells: &CellParams, x: &str, y: &str, figure: ClaimFigure) -> Evidence {
     let mut ratios = Vec::new();
     let mut sizes = Vec::new();
     let (mut all_alike, mut apart, mut missing) = (true, None::<f64>, 0);
@@ -367,84 +340,85 @@ pub fn family_line(rows: &[ClaimRow], side: impl Fn(&ClaimRow) -> &Evidence) -> 
     Some(format!("{stand} of {} decided verdicts also stand at Holm-adjusted p < 0.05", decided.len()))
 }
 
-/// The seed a run's suite replicates, by the suite's name.
-pub fn seed_of_suite(suite_name: &str) -> Option<&'static str> {
-    match suite_name {
-        "policy-study" => Some("csci3753-2014"),
-        "hrtimers-2007" => Some("hrtimers-2007"),
-        "pipeline-1992" => Some("ncar-1992"),
-        _ => None,
+/// The claims table of a run of a seed's suite (`pipeline-1992`, `policy-study`,
+/// `hrtimers-2007`: each seed's `Claims::suite`), its seed's data built in; `None` for
+/// other suites.
+pub fn for_run(run: &crate::store::RunRecord, trials: &[TrialRecord]) -> Option<ClaimsTable> {
+    let seed = SEEDS.iter().find(|s| s.claims().suite == run.suite_name)?;
+    let published: Vec<(String, Vec<TrialRecord>)> = seed
+        .runs()
+        .ok()?
+        .into_iter()
+        .map(|(r, t)| (r.machine.hostname().unwrap_or(&r.suite_name).to_string(), t))
+        .collect();
+    Some(table(*seed, &published, trials))
+}
+
+/// `seed`'s claims decided on its `published` runs (each machine's name and trials:
+/// independent repeats) and on a `run` of its suite (paired blocks). Holm adjusts each
+/// side's comparisons of policies as one family; a curve's reading stands on its own.
+pub fn table(seed: &dyn Seed, published: &[(String, Vec<TrialRecord>)], run: &[TrialRecord]) -> ClaimsTable {
+    let claims = seed.claims();
+    let all_published: Vec<TrialRecord> = published.iter().flat_map(|(_, t)| t.iter().cloned()).collect();
+    let on_seed = Data { trials: &all_published, method: Method::Ranks, machines: Some(published) };
+    let on_run = Data { trials: run, method: Method::Blocks, machines: None };
+    let mut rows: Vec<ClaimRow> = claims
+        .claims
+        .iter()
+        .map(|c| ClaimRow {
+            id: c.id,
+            claim: c.claim,
+            seed_data: decide(&c.on_seed, &on_seed),
+            this_run: decide(&c.on_run, &on_run),
+        })
+        .collect();
+    let compares = |test: &Test| matches!(test, Test::Lower { .. } | Test::Alike { .. });
+    let family = |side: fn(&Claim) -> &Test, rows: &mut [ClaimRow], pick: fn(&mut ClaimRow) -> &mut Evidence| {
+        let mut evidence: Vec<&mut Evidence> =
+            rows.iter_mut().zip(&claims.claims).filter(|(_, c)| compares(side(c))).map(|(r, _)| pick(r)).collect();
+        adjust(&mut evidence);
+    };
+    family(|c| &c.on_seed, &mut rows, |r| &mut r.seed_data);
+    family(|c| &c.on_run, &mut rows, |r| &mut r.this_run);
+    ClaimsTable { seed: seed.name(), title: claims.title, rows }
+}
+
+/// One claim's test on one data set.
+fn decide(test: &Test, data: &Data) -> Evidence {
+    match *test {
+        Test::Lower { cells, lows, highs, figure } => lower(data, &cells.each(), lows, highs, figure),
+        Test::Alike { cells, pairs, figure } => pairs
+            .iter()
+            .map(|(x, y)| alike(data, &cells.each(), x, y, figure))
+            .reduce(both)
+            .unwrap_or_else(|| Evidence::without_test(Verdict::NotCovered, "no policies to compare")),
+        Test::Shown { low, high, figure, why } => shown(data, low, high, figure, why),
+        Test::RingCostRises => match data.machines {
+            Some(machines) => rises_on_several(machines),
+            None => rises_on_the_run(data.trials),
+        },
+        Test::KneesPastBanks(banks) => knees_past_banks(data.machines.unwrap_or_default(), banks),
+        Test::Untestable(why) => Evidence::without_test(Verdict::Untestable, why),
+        Test::NotCovered(why) => Evidence::without_test(Verdict::NotCovered, why),
     }
 }
 
-/// The 2014 study's conclusions on its own data (`seed`, five runs a cell) and on a
-/// `run` of `policy-study` (paired blocks).
-pub fn csci3753_2014(seed: &[TrialRecord], run: &[TrialRecord]) -> ClaimsTable {
-    let seed = Data { trials: seed, method: Method::Ranks };
-    let run = Data { trials: run, method: Method::Blocks };
-    type Decide = dyn Fn(&Data) -> Evidence;
-    let claims: Vec<(&'static str, &'static str, Box<Decide>)> = vec![
-        (
-            "cpu-other-fastest",
-            "CPU-bound: SCHED_OTHER has the lowest wall time, at 10, 50 and 100 processes",
-            Box::new(|d: &Data| {
-                lower(d, &workload_cells("cpu", &[10, 50, 100]), &["other"], &["fifo", "rr"], ClaimFigure::WALL)
-            }),
-        ),
-        (
-            "io-rt-faster",
-            "I/O-bound: SCHED_FIFO and SCHED_RR are faster than SCHED_OTHER (\"nearly double\"), at 10, 50 and 100",
-            Box::new(|d: &Data| {
-                lower(d, &workload_cells("io", &[10, 50, 100]), &["fifo", "rr"], &["other"], ClaimFigure::WALL)
-            }),
-        ),
-        (
-            "io-fifo-rr-alike",
-            "I/O-bound: SCHED_FIFO and SCHED_RR perform alike, at 10, 50 and 100",
-            Box::new(|d: &Data| alike(d, &workload_cells("io", &[10, 50, 100]), "fifo", "rr", ClaimFigure::WALL)),
-        ),
-        (
-            "mixed-rt-lead-at-10",
-            "Mixed: at 10 processes the real-time policies are faster than SCHED_OTHER",
-            Box::new(|d: &Data| {
-                lower(d, &workload_cells("mixed", &[10]), &["fifo", "rr"], &["other"], ClaimFigure::WALL)
-            }),
-        ),
-        (
-            "mixed-lead-gone-at-500",
-            "Mixed: at 500 processes the advantage is gone: SCHED_FIFO and SCHED_RR alike SCHED_OTHER",
-            Box::new(|d: &Data| {
-                let cells = workload_cells("mixed", &[500]);
-                let (fifo, rr) = (
-                    alike(d, &cells, "other", "fifo", ClaimFigure::WALL),
-                    alike(d, &cells, "other", "rr", ClaimFigure::WALL),
-                );
-                both(fifo, rr)
-            }),
-        ),
-        (
-            "other-more-involuntary",
-            "SCHED_OTHER makes more involuntary switches than SCHED_FIFO and SCHED_RR, in every workload and count",
-            Box::new(|d: &Data| lower(d, &all_cells(), &["fifo", "rr"], &["other"], ClaimFigure::INVOLUNTARY)),
-        ),
-        (
-            "other-more-voluntary",
-            "SCHED_OTHER makes more voluntary switches than SCHED_FIFO and SCHED_RR, in every workload and count",
-            Box::new(|d: &Data| lower(d, &all_cells(), &["fifo", "rr"], &["other"], ClaimFigure::VOLUNTARY)),
-        ),
-    ];
-    let mut rows: Vec<ClaimRow> = claims
-        .iter()
-        .map(|(id, claim, decide)| ClaimRow { id, claim, seed_data: decide(&seed), this_run: decide(&run) })
-        .collect();
-    adjust(&mut rows.iter_mut().map(|r| &mut r.seed_data).collect::<Vec<_>>());
-    adjust(&mut rows.iter_mut().map(|r| &mut r.this_run).collect::<Vec<_>>());
-    ClaimsTable { seed: "csci3753-2014", title: "The 2014 policy study's conclusions (CSCI 3753)", rows }
-}
-
-/// Every workload at 10, 50 and 100 processes.
-fn all_cells() -> Cells {
-    ["cpu", "io", "mixed"].iter().flat_map(|w| workload_cells(w, &[10, 50, 100])).collect()
+/// Published figures without samples: the ratio of `low`'s figure to `high`'s, one value a
+/// run in the runs' order, shown with why nothing can be tested.
+fn shown(data: &Data, low: &str, high: &str, figure: ClaimFigure, why: &str) -> Evidence {
+    let value = |policy: &str| -> Vec<f64> {
+        data.cell(&[("policy", policy.to_string())], figure).into_iter().map(|(_, v)| v).collect()
+    };
+    let (highs, lows) = (value(high), value(low));
+    let ratios: Vec<f64> = highs.iter().zip(&lows).map(|(h, l)| l / h).collect();
+    Evidence {
+        verdict: Verdict::Untestable,
+        test: why.to_string(),
+        n: format!("{} v {} runs", lows.len(), highs.len()),
+        effect: range_text(&format!("{} / {} {}", names(&[low]), names(&[high]), figure.words), &ratios),
+        p: None,
+        p_adjusted: None,
+    }
 }
 
 /// Two parts of one claim: both must hold; either refuted refutes it.
@@ -478,54 +452,6 @@ fn both(a: Evidence, b: Evidence) -> Evidence {
         p,
         p_adjusted: None,
     }
-}
-
-/// The 2007 post's conclusion (SCHED_FIFO lowers the average and the worst wakeup
-/// latency) on its published figures, one run per kernel and policy (`seed`), and on a run
-/// of `hrtimers-2007`.
-pub fn hrtimers_2007(seed: &[TrialRecord], run: &[TrialRecord]) -> ClaimsTable {
-    let run_data = Data { trials: run, method: Method::Blocks };
-    let published = |figure: ClaimFigure| -> Evidence {
-        // One run a kernel and policy, and no samples: nothing to test, only to show.
-        let published = Data { trials: seed, method: Method::Ranks };
-        // One value a kernel, in the kernels' order.
-        let value = |policy: &str| -> Vec<f64> {
-            published.cell(&[("policy", policy.to_string())], figure).into_iter().map(|(_, v)| v).collect()
-        };
-        let (other, fifo) = (value("other"), value("fifo"));
-        let ratios: Vec<f64> = other.iter().zip(&fifo).map(|(o, f)| f / o).collect();
-        Evidence {
-            verdict: Verdict::Untestable,
-            test: "one run a kernel and policy, no samples published: no test possible".to_string(),
-            n: format!("{} v {} runs", fifo.len(), other.len()),
-            effect: range_text(&format!("FIFO / OTHER {}", figure.words), &ratios),
-            p: None,
-            p_adjusted: None,
-        }
-    };
-    let cells: Cells = vec![Vec::new()];
-    let mut rows = vec![
-        ClaimRow {
-            id: "fifo-lowers-average",
-            claim: "SCHED_FIFO lowers the average wakeup latency against a normal (SCHED_OTHER) task",
-            seed_data: published(ClaimFigure::LATENCY_AVG),
-            this_run: lower(&run_data, &cells, &["fifo"], &["other"], ClaimFigure::LATENCY_AVG),
-        },
-        ClaimRow {
-            id: "fifo-lowers-worst",
-            claim: "SCHED_FIFO lowers the worst wakeup latency against a normal (SCHED_OTHER) task",
-            seed_data: published(ClaimFigure::LATENCY_MAX),
-            this_run: lower(&run_data, &cells, &["fifo"], &["other"], ClaimFigure::LATENCY_MAX),
-        },
-        ClaimRow {
-            id: "hrtimers-lower-latency",
-            claim: "High-resolution timers cut the worst case from about 10 ms to about 0.4 ms, the average from about 6 ms to 0.04 ms",
-            seed_data: Evidence::without_test(Verdict::Untestable, "one run a kernel, no samples published: no test possible"),
-            this_run: Evidence::without_test(Verdict::NotCovered, "a claim about two 2007 kernels: one kernel here"),
-        },
-    ];
-    adjust(&mut rows.iter_mut().map(|r| &mut r.this_run).collect::<Vec<_>>());
-    ClaimsTable { seed: "hrtimers-2007", title: "The 2007 hrtimers post's conclusions", rows }
 }
 
 /// A curve's verdict on "the cost rises", what was read, and the rising knee's p.
@@ -578,9 +504,10 @@ fn ring_curve(trials: &[TrialRecord]) -> Vec<(f64, Vec<f64>)> {
     by_procs.into_iter().map(|(n, v)| (n as f64, v)).collect()
 }
 
-/// The 1992 report's conclusions on its nine machines (`machines`: each machine's name
-/// and trials) and on a run of `pipeline-1992`.
-pub fn ncar_1992(machines: &[(String, Vec<TrialRecord>)], run: &[TrialRecord]) -> ClaimsTable {
+/// "Context switch time is not constant for many systems" on the seed's machines: rising
+/// on several of those read, and not a property of every one (the report shows linear ones
+/// too). Refuted only when every machine could be read and none rises.
+fn rises_on_several(machines: &[(String, Vec<TrialRecord>)]) -> Evidence {
     let read: Vec<(&str, Option<Reading>)> = machines
         .iter()
         .map(|(name, trials)| (name.split(" (").next().unwrap_or(name), rises(&ring_curve(trials))))
@@ -588,10 +515,7 @@ pub fn ncar_1992(machines: &[(String, Vec<TrialRecord>)], run: &[TrialRecord]) -
     let readable: Vec<(&str, &Reading)> = read.iter().filter_map(|(n, r)| Some((*n, r.as_ref()?))).collect();
     let rising: Vec<&str> = readable.iter().filter(|(_, r)| r.0 == Verdict::Holds).map(|(n, _)| *n).collect();
     let flat = readable.iter().filter(|(_, r)| r.0 == Verdict::Refuted).count();
-    // "Not constant for many systems": rising on several of the machines read, and not a
-    // property of every one (the report shows linear ones too). Refuted only when every
-    // machine could be read and none rises.
-    let seed_grows = Evidence {
+    Evidence {
         verdict: if readable.is_empty() {
             Verdict::NotCovered
         } else if rising.is_empty() && flat == read.len() {
@@ -606,81 +530,45 @@ pub fn ncar_1992(machines: &[(String, Vec<TrialRecord>)], run: &[TrialRecord]) -
         effect: format!("rising on {} of {}: {}", rising.len(), read.len(), rising.join("; ")),
         p: None,
         p_adjusted: None,
-    };
-    let run_curve = ring_curve(run);
-    let run_grows = match rises(&run_curve) {
-        // One machine: rising bears the claim out; a flat one is one of the "not all".
+    }
+}
+
+/// The same claim on one run: rising bears it out; a flat one is one of the "not all".
+fn rises_on_the_run(trials: &[TrialRecord]) -> Evidence {
+    let curve = ring_curve(trials);
+    match rises(&curve) {
         Some((verdict, text, p)) => Evidence {
             verdict: if verdict == Verdict::Holds { Verdict::Holds } else { Verdict::Undecided },
             test: "schedlab's ring reading (knees by step test, trend by fit)".to_string(),
-            n: format!("{} ring sizes", run_curve.len()),
+            n: format!("{} ring sizes", curve.len()),
             effect: text,
             p,
             p_adjusted: None,
         },
         None => Evidence::without_test(Verdict::NotCovered, "too few ring sizes in this run"),
-    };
-    let sun = |name: &str, banks: f64| -> Option<String> {
+    }
+}
+
+/// Each named machine has a rising knee at or past its bank count (the system's other
+/// processes hold windows too), and not far beyond it.
+fn knees_past_banks(machines: &[(String, Vec<TrialRecord>)], banks: &[(&str, f64)]) -> Evidence {
+    let knee_of = |name: &str, banks: f64| -> Option<String> {
         let trials = &machines.iter().find(|(n, _)| n.contains(name))?.1;
         let s = knee::analyse(&ring_curve(trials))?;
-        // At or past the bank count (the system's other processes hold windows too), and
-        // not far beyond it.
         s.knees
             .iter()
             .find(|k| k.jump > 0.0 && k.after >= banks && k.before <= 2.0 * banks)
             .map(|k| format!("{name}: knee {}→{} {:+.0} % ({})", k.before, k.after, k.jump * 100.0, k.test))
     };
-    let found: Vec<String> = [sun("4/280", 16.0), sun("4/470", 32.0)].into_iter().flatten().collect();
-    let seed_knees = Evidence {
-        verdict: if found.len() == 2 { Verdict::Holds } else { Verdict::Undecided },
+    let found: Vec<String> = banks.iter().filter_map(|&(name, count)| knee_of(name, count)).collect();
+    let counts: Vec<String> = banks.iter().map(|(_, count)| count.to_string()).collect();
+    Evidence {
+        verdict: if found.len() == banks.len() { Verdict::Holds } else { Verdict::Undecided },
         test: "schedlab's knee step test on each machine's curve".to_string(),
-        n: "2 machines, one value a size".to_string(),
-        effect: if found.is_empty() { "no knee at or past 16 or 32".to_string() } else { found.join("; ") },
+        n: format!("{} machines, one value a size", banks.len()),
+        effect: if found.is_empty() { format!("no knee at or past {}", counts.join(" or ")) } else { found.join("; ") },
         p: None,
         p_adjusted: None,
-    };
-    ClaimsTable {
-        seed: "ncar-1992",
-        title: "The 1992 NCAR report's conclusions",
-        rows: vec![
-            ClaimRow {
-                id: "switch-cost-grows",
-                claim: "Context switch time is not constant: on several systems (not all) it grows with the number of processes",
-                seed_data: seed_grows,
-                this_run: run_grows,
-            },
-            ClaimRow {
-                id: "sun4-knees",
-                claim: "The Sun-4/280 and Sun-4/470 have knees once their 16 and 32 register-window banks are in use",
-                seed_data: seed_knees,
-                this_run: Evidence::without_test(Verdict::NotCovered, "a claim about two 1992 machines"),
-            },
-        ],
-    }
-}
-
-/// The claims table of a run of one of the seed suites (`policy-study`, `hrtimers-2007`,
-/// `pipeline-1992`), its seed's data built in; `None` for other suites.
-pub fn for_run(run: &crate::store::RunRecord, trials: &[TrialRecord]) -> Option<ClaimsTable> {
-    match seed_of_suite(&run.suite_name)? {
-        "ncar-1992" => {
-            let machines = crate::store::ncar::reference_runs(crate::store::ncar::REFERENCE_NAME).ok()?;
-            let named: Vec<(String, Vec<TrialRecord>)> = machines
-                .into_iter()
-                .map(|(r, t)| (r.machine.hostname().unwrap_or(&r.suite_name).to_string(), t))
-                .collect();
-            Some(ncar_1992(&named, trials))
-        }
-        "csci3753-2014" => {
-            let (_, seed) = crate::store::seeds::csci3753_2014().ok()?;
-            Some(csci3753_2014(&seed, trials))
-        }
-        "hrtimers-2007" => {
-            let seed: Vec<TrialRecord> =
-                crate::store::seeds::hrtimers_2007().ok()?.into_iter().flat_map(|(_, t)| t).collect();
-            Some(hrtimers_2007(&seed, trials))
-        }
-        _ => None,
     }
 }
 
@@ -735,6 +623,12 @@ pub fn text(table: &ClaimsTable) -> String {
 mod tests {
     use super::*;
     use crate::model::{Family, TrialStatus, Usage, WorkloadOutcome};
+    use crate::store::seeds::Cells;
+
+    /// The 2014 policy study, the seed these tests decide claims of.
+    fn study() -> &'static dyn Seed {
+        crate::store::seeds::seed("csci3753-2014").unwrap()
+    }
 
     /// A workload trial of `policy` × `procs` with `wall_s` and switch counts.
     fn trial(workload: &str, policy: &str, procs: u32, repeat: i64, wall_s: f64, invol: u64) -> TrialRecord {
@@ -780,8 +674,8 @@ mod tests {
     fn overlapping_cells_are_decided_by_the_exact_rank_test() {
         // OTHER 14.28..16.59 s against FIFO 16.10..17.34 s: U = 2 of 25, two-sided exact
         // p = 8/252; against RR 15.86..16.48: U = 6, p = 0.15 — not significant.
-        let seed = Data { trials: &cpu_10(), method: Method::Ranks };
-        let cells = workload_cells("cpu", &[10]);
+        let seed = Data { trials: &cpu_10(), method: Method::Ranks, machines: None };
+        let cells = Cells::Workloads(&["cpu"], &[10]).each();
         let fifo = lower(&seed, &cells, &["other"], &["fifo"], ClaimFigure::WALL);
         assert_eq!(fifo.verdict, Verdict::Holds);
         assert!((fifo.p.unwrap() - 8.0 / 252.0).abs() < 1e-12, "{fifo:?}");
@@ -801,35 +695,41 @@ mod tests {
 
     #[test]
     fn cells_a_data_set_lacks_are_not_covered_never_holding() {
-        let seed = Data { trials: &cpu_10(), method: Method::Ranks };
-        let e = lower(&seed, &workload_cells("cpu", &[10, 500]), &["fifo", "rr"], &["other"], ClaimFigure::INVOLUNTARY);
+        let seed = Data { trials: &cpu_10(), method: Method::Ranks, machines: None };
+        let e = lower(
+            &seed,
+            &Cells::Workloads(&["cpu"], &[10, 500]).each(),
+            &["fifo", "rr"],
+            &["other"],
+            ClaimFigure::INVOLUNTARY,
+        );
         assert_eq!(e.verdict, Verdict::NotCovered, "{e:?}");
         assert!(e.n.contains("2 not in the data"), "{e:?}");
-        let none = alike(&seed, &workload_cells("io", &[10]), "fifo", "rr", ClaimFigure::WALL);
+        let none = alike(&seed, &Cells::Workloads(&["io"], &[10]).each(), "fifo", "rr", ClaimFigure::WALL);
         assert_eq!(none.verdict, Verdict::NotCovered);
     }
 
     #[test]
     fn alike_needs_the_interval_inside_the_margin() {
         // FIFO and RR at 10 processes: RR / FIFO 0.96, its 90 % interval inside ±10 %.
-        let seed = Data { trials: &cpu_10(), method: Method::Ranks };
-        let e = alike(&seed, &workload_cells("cpu", &[10]), "fifo", "rr", ClaimFigure::WALL);
+        let seed = Data { trials: &cpu_10(), method: Method::Ranks, machines: None };
+        let e = alike(&seed, &Cells::Workloads(&["cpu"], &[10]).each(), "fifo", "rr", ClaimFigure::WALL);
         assert_eq!(e.verdict, Verdict::Holds, "{e:?}");
         // OTHER against FIFO: 13 % apart and significant, but with five runs a side the
         // interval still reaches inside ±10 %: not shown apart either way.
-        let near = alike(&seed, &workload_cells("cpu", &[10]), "fifo", "other", ClaimFigure::WALL);
+        let near = alike(&seed, &Cells::Workloads(&["cpu"], &[10]).each(), "fifo", "other", ClaimFigure::WALL);
         assert_eq!(near.verdict, Verdict::Undecided, "{near:?}");
         // Their involuntary switches (about 46 against 6,300): apart beyond doubt, whichever
         // side is named first.
         for (x, y) in [("fifo", "other"), ("other", "fifo")] {
-            let apart = alike(&seed, &workload_cells("cpu", &[10]), x, y, ClaimFigure::INVOLUNTARY);
+            let apart = alike(&seed, &Cells::Workloads(&["cpu"], &[10]).each(), x, y, ClaimFigure::INVOLUNTARY);
             assert_eq!(apart.verdict, Verdict::Refuted, "{apart:?}");
         }
     }
 
     #[test]
     fn a_whole_table_is_one_family_and_says_what_it_could_not_cover() {
-        let table = csci3753_2014(&cpu_10(), &[]);
+        let table = table(study(), &[(String::new(), cpu_10())], &[]);
         assert_eq!(table.rows.len(), 7);
         for r in &table.rows {
             // This run has nothing: every claim is not covered there.
@@ -882,8 +782,8 @@ mod tests {
 
     #[test]
     fn the_studys_verdicts_are_the_exact_rank_tests_by_hand() {
-        let (_, seed) = crate::store::seeds::csci3753_2014().unwrap();
-        let table = csci3753_2014(&seed, &[]);
+        let (_, seed) = study().runs().unwrap().remove(0);
+        let table = table(study(), &[(String::new(), seed.clone())], &[]);
         let walls = |workload: &str, policy: &str, procs: u32| -> Vec<f64> {
             seed.iter()
                 .filter(|t| {

@@ -3,8 +3,9 @@
 //! is its own transaction: a crash, a full disk or a lost server loses at most the trial
 //! in flight, never a stored one.
 //!
-//! Data in and out of the store lives here too: export and import (`export`) and the
-//! reference sets: the 1992 NCAR report (`ncar`) and the other seed documents (`seeds`).
+//! Data in and out of the store lives here too: export and import (`export`), the 1992
+//! NCAR report's table format (`ncar`) and the seed documents' reference sets, one file a
+//! seed (`seeds`).
 //!
 //! All the store's SQL is here, once, in SQLite's dialect; the PostgreSQL backend
 //! translates it (`backend::postgres_dialect`). The schema is versioned and upgraded by

@@ -1,98 +1,129 @@
-//! The reference sets of the seed documents besides the 1992 NCAR report (`ncar`): the
-//! CSCI 3753 (Spring 2014) policy study's raw data and the 2007 hrtimers blog post's
-//! table, built into the binary (`data/csci3753-2014.toml`, `data/hrtimers-2007.toml`)
-//! and stored by `schedlab import --reference NAME` as runs marked as imported.
-//!
-//! [`csci3753_2014`] and [`hrtimers_2007`] give the runs and trials without a database,
-//! so other code (the claims engine, `report --against`) can read the seeds' own figures.
-//! What a document does not give is unknown in the outcome (`None`), never made up: the
-//! study gives no child finish times or fairness, the post no percentiles. Run ids are
-//! derived from the set's name (UUID v5), so importing a set twice stores nothing new.
+//! The CSCI 3753 (Spring 2014) policy study: its Appendix A's raw data (150 printed runs of
+//! three programs under SCHED_OTHER, SCHED_FIFO and SCHED_RR), built into the binary
+//! (`data/csci3753-2014.toml`) and stored by `import --reference csci3753-2014` as one run;
+//! its seven conclusions as claims; `report --against csci3753-2014`'s words. The study
+//! gives no child finish times or fairness: they are unknown in the outcome.
 
-use crate::error::{Error, Result};
-use crate::model::{
-    Family, LatencyLength, LatencyOutcome, LatencySpec, Outcome, Placement, Policy, ThreadStats, TrialSpec,
-    TrialStatus, Usage, WorkloadKind, WorkloadOutcome, WorkloadParams, WorkloadSpec,
+use super::{
+    bug, finished_run, line_of, Against, AgainstForm, Cells, Claim, ClaimFigure, Claims, Published, Seed, Test,
 };
-use crate::store::{ncar, RunRecord, RunStatus, TrialRecord};
+use crate::error::Result;
+use crate::model::{
+    Family, Outcome, Policy, TrialSpec, TrialStatus, Usage, WorkloadKind, WorkloadOutcome, WorkloadParams, WorkloadSpec,
+};
+use crate::store::{RunRecord, TrialRecord};
 use serde::Deserialize;
-use serde_json::{json, Map, Value as Json};
+use serde_json::{json, Map};
 use std::time::Duration;
 
 /// `import --reference csci3753-2014`: the 2014 policy study's Appendix A.
-pub const CSCI3753_2014: &str = "csci3753-2014";
-/// `import --reference hrtimers-2007`: the 2007 hrtimers post's table.
-pub const HRTIMERS_2007: &str = "hrtimers-2007";
-/// Every reference set built in, in the order help texts list them.
-pub const REFERENCE_NAMES: [&str; 3] = [ncar::REFERENCE_NAME, CSCI3753_2014, HRTIMERS_2007];
+const NAME: &str = "csci3753-2014";
 
-const CSCI_TOML: &str = include_str!("../../data/csci3753-2014.toml");
+const CSCI_TOML: &str = include_str!("../../../data/csci3753-2014.toml");
 const CSCI_FILE: &str = "data/csci3753-2014.toml (built into schedlab)";
-const HRTIMERS_TOML: &str = include_str!("../../data/hrtimers-2007.toml");
-const HRTIMERS_FILE: &str = "data/hrtimers-2007.toml (built into schedlab)";
 
 /// Where the study's figures were published.
-pub const CSCI_CITATION: &str = "Domenic Murtari, \"CSCI 3753 Programming Assignment 3\", University of Colorado at \
-                                 Boulder, Spring 2014 (2014/03/28), Appendix A: Data";
-/// Where the post's figures were published.
-pub const HRTIMERS_CITATION: &str = "\"hrtimers\", a blog post of February 14, 2007 (author and address not in the \
-                                     copy schedlab was built from)";
+const CSCI_CITATION: &str = "Domenic Murtari, \"CSCI 3753 Programming Assignment 3\", University of Colorado at \
+                             Boulder, Spring 2014 (2014/03/28), Appendix A: Data";
 
-/// Name-based run ids (UUID v5) of both sets live under this namespace.
-const UUID_NAMESPACE: uuid::Uuid = uuid::uuid!("ab4825b6-4c19-495e-a9aa-e8164d8e7830");
+pub struct Csci3753;
 
-/// A built-in data file that does not read is schedlab's bug, not the user's.
-fn bug(file: &str, what: impl std::fmt::Display) -> Error {
-    Error::env(format!("{file}: {what}: a bug in schedlab; please report it"))
-}
+impl Seed for Csci3753 {
+    fn name(&self) -> &'static str {
+        NAME
+    }
 
-/// `import --reference NAME`: the runs of any built-in reference set.
-pub fn reference_runs(name: &str) -> Result<Vec<(RunRecord, Vec<TrialRecord>)>> {
-    match name {
-        n if n == ncar::REFERENCE_NAME => ncar::reference_runs(n),
-        CSCI3753_2014 => Ok(vec![csci3753_2014()?]),
-        HRTIMERS_2007 => hrtimers_2007(),
-        _ => Err(Error::usage(format!(
-            "there is no reference set '{name}': the ones built in are {}",
-            REFERENCE_NAMES.join(", ")
-        ))),
+    fn holds(&self) -> &'static str {
+        "the 2014 CSCI 3753 policy study's Appendix A: 150 workload runs, one run"
+    }
+
+    fn citation(&self) -> &'static str {
+        CSCI_CITATION
+    }
+
+    fn runs(&self) -> Result<Vec<(RunRecord, Vec<TrialRecord>)>> {
+        Ok(vec![study_run()?])
+    }
+
+    /// Decided on the study's five runs a cell and on a run of `policy-study`.
+    fn claims(&self) -> Claims {
+        const TENS: &[u32] = &[10, 50, 100];
+        let lower = |cells, lows, highs, figure| Test::Lower { cells, lows, highs, figure };
+        let alike = |cells, pairs, figure| Test::Alike { cells, pairs, figure };
+        let claims = vec![
+            (
+                "cpu-other-fastest",
+                "CPU-bound: SCHED_OTHER has the lowest wall time, at 10, 50 and 100 processes",
+                lower(Cells::Workloads(&["cpu"], TENS), &["other"], &["fifo", "rr"], ClaimFigure::WALL),
+            ),
+            (
+                "io-rt-faster",
+                "I/O-bound: SCHED_FIFO and SCHED_RR are faster than SCHED_OTHER (\"nearly double\"), at 10, 50 and 100",
+                lower(Cells::Workloads(&["io"], TENS), &["fifo", "rr"], &["other"], ClaimFigure::WALL),
+            ),
+            (
+                "io-fifo-rr-alike",
+                "I/O-bound: SCHED_FIFO and SCHED_RR perform alike, at 10, 50 and 100",
+                alike(Cells::Workloads(&["io"], TENS), &[("fifo", "rr")], ClaimFigure::WALL),
+            ),
+            (
+                "mixed-rt-lead-at-10",
+                "Mixed: at 10 processes the real-time policies are faster than SCHED_OTHER",
+                lower(Cells::Workloads(&["mixed"], &[10]), &["fifo", "rr"], &["other"], ClaimFigure::WALL),
+            ),
+            (
+                "mixed-lead-gone-at-500",
+                "Mixed: at 500 processes the advantage is gone: SCHED_FIFO and SCHED_RR alike SCHED_OTHER",
+                alike(Cells::Workloads(&["mixed"], &[500]), &[("other", "fifo"), ("other", "rr")], ClaimFigure::WALL),
+            ),
+            (
+                "other-more-involuntary",
+                "SCHED_OTHER makes more involuntary switches than SCHED_FIFO and SCHED_RR, in every workload and count",
+                lower(
+                    Cells::Workloads(&["cpu", "io", "mixed"], TENS),
+                    &["fifo", "rr"],
+                    &["other"],
+                    ClaimFigure::INVOLUNTARY,
+                ),
+            ),
+            (
+                "other-more-voluntary",
+                "SCHED_OTHER makes more voluntary switches than SCHED_FIFO and SCHED_RR, in every workload and count",
+                lower(
+                    Cells::Workloads(&["cpu", "io", "mixed"], TENS),
+                    &["fifo", "rr"],
+                    &["other"],
+                    ClaimFigure::VOLUNTARY,
+                ),
+            ),
+        ];
+        Claims {
+            suite: "policy-study",
+            title: "The 2014 policy study's conclusions (CSCI 3753)",
+            // The same comparison decides a claim on either data set.
+            claims: claims
+                .into_iter()
+                .map(|(id, claim, test)| Claim { id, claim, on_run: test.clone(), on_seed: test })
+                .collect(),
+        }
+    }
+
+    fn against(&self) -> Option<Against> {
+        Some(Against {
+            help: "per program, wall time and switches by processes per policy beside the 2014 study's",
+            form: AgainstForm::WorkloadMedians { io_size: "(rw-sched's defaults; the headings give none)" },
+            needs: "workload trials (cpu, io, mixed by policy and processes) beside the 2014 study's; run a suite \
+                    with workload experiments (e.g. `schedlab run policy-study`)",
+            label: "2014",
+            heading: |run| {
+                format!(
+                    "against {NAME}: run {run}'s medians beside the 2014 study's (Appendix A: five runs per cell on a \
+                     4-core VirtualBox VM, Linux 3.8.0-38-generic; imported, not measured by schedlab; {CSCI_CITATION})"
+                )
+            },
+        })
     }
 }
-
-/// What a reference set's run says about itself.
-struct Published {
-    /// What identifies the figures: the same identity gives the same run uuid.
-    identity: String,
-    suite_name: String,
-    suite_text: String,
-    options: Json,
-    /// The machine record: names the machine and marks the figures as imported.
-    machine: Json,
-    started: String,
-    /// The notice that the figures are published, first, then any check's warning.
-    warnings: Vec<String>,
-}
-
-fn finished_run(p: Published, planned: usize) -> RunRecord {
-    RunRecord {
-        id: 0,
-        uuid: uuid::Uuid::new_v5(&UUID_NAMESPACE, p.identity.as_bytes()).to_string(),
-        suite_name: p.suite_name,
-        suite_text: p.suite_text,
-        options: crate::model::run::RunOptions::from_json(p.options),
-        started: p.started.clone(),
-        ended: Some(p.started),
-        status: RunStatus::Finished,
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        machine: crate::sys::machine::StoredMachine::from_json(p.machine),
-        warnings: p.warnings,
-        planned: planned as i64,
-        pid: None,
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// CSCI 3753, Spring 2014
 
 /// One printed result line of the study's Appendix A, as printed: seconds in hundredths
 /// (GNU time's two decimals), the CPU % and the switch counts.
@@ -188,11 +219,6 @@ fn read_csci() -> Result<CsciFile> {
     toml::from_str(CSCI_TOML).map_err(|e| bug(CSCI_FILE, format_args!("does not read ({e})")))
 }
 
-/// The line of a built-in file on which `needle` starts (0 when absent).
-fn line_of(file: &str, needle: &str) -> usize {
-    file.find(needle).map_or(0, |at| file[..at].lines().count())
-}
-
 /// "17.34" as hundredths: digits, a point, exactly two digits (GNU time's %e, %U, %S).
 fn hundredths(text: &str) -> Option<u64> {
     let (whole, fraction) = text.split_once('.')?;
@@ -255,7 +281,7 @@ fn workload_named(name: &str) -> Option<WorkloadKind> {
 
 /// Every result line of the study's Appendix A, in the document's order (150 lines: 27
 /// cells of five, then the three 500-process mixed cells of 5.2).
-pub fn csci3753_2014_lines() -> Result<Vec<StudyLine>> {
+pub fn study_lines() -> Result<Vec<StudyLine>> {
     let file = read_csci()?;
     let mut out = Vec::new();
     for section in &file.section {
@@ -340,9 +366,9 @@ const CSCI_NOTICE: &str = "published figures: the CSCI 3753 (Spring 2014) policy
 /// outcome holds wall, user and system time exactly as printed and the switches
 /// (i-switched is `nivcsw`, v-switched `nvcsw`); what the document does not give is
 /// unknown.
-pub fn csci3753_2014() -> Result<(RunRecord, Vec<TrialRecord>)> {
+fn study_run() -> Result<(RunRecord, Vec<TrialRecord>)> {
     let file = read_csci()?;
-    let lines = csci3753_2014_lines()?;
+    let lines = study_lines()?;
     let started = format!("{}T00:00:00.000Z", file.study.date);
     let mut repeats: Vec<((WorkloadKind, Policy, usize), i64)> = Vec::new();
     let mut trials = Vec::with_capacity(lines.len());
@@ -443,10 +469,10 @@ pub fn csci3753_2014() -> Result<(RunRecord, Vec<TrialRecord>)> {
         suite_text.push_str(&format!("\n{}\n\n{}\n", section.title, section.text.trim()));
     }
     let published = Published {
-        identity: format!("reference/{CSCI3753_2014}"),
-        suite_name: format!("{CSCI3753_2014}-published"),
+        identity: format!("reference/{NAME}"),
+        suite_name: format!("{NAME}-published"),
         suite_text,
-        options: json!({"import": "reference", "reference": CSCI3753_2014}),
+        options: json!({"import": "reference", "reference": NAME}),
         machine,
         started,
         warnings,
@@ -455,228 +481,13 @@ pub fn csci3753_2014() -> Result<(RunRecord, Vec<TrialRecord>)> {
     Ok((run, trials))
 }
 
-// ---------------------------------------------------------------------------------------
-// hrtimers, 2007
-
-/// One column of the post's table: min, max and avg wakeup latency in ns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PostColumn {
-    pub min: u64,
-    pub max: u64,
-    pub avg: u64,
-}
-
-/// One kernel of the post's table: its two columns.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PostKernel {
-    pub id: String,
-    /// The kernel as the table's header names it.
-    pub heading: String,
-    pub kernel_release: String,
-    pub hrtimers: bool,
-    /// As a normal user: SCHED_OTHER (the program's request for SCHED_FIFO fails).
-    pub user: PostColumn,
-    /// As root: SCHED_FIFO 99.
-    pub root: PostColumn,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PostFile {
-    post: Post,
-    kernel: Vec<PostKernel>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Post {
-    title: String,
-    date: String,
-    frequency_hz: u64,
-    period_ns: u64,
-    iterations: u64,
-    printed: String,
-}
-
-fn read_post() -> Result<PostFile> {
-    let file: PostFile =
-        toml::from_str(HRTIMERS_TOML).map_err(|e| bug(HRTIMERS_FILE, format_args!("does not read ({e})")))?;
-    check_split(&file)?;
-    Ok(file)
-}
-
-/// Each printed row's digits, as the four columns (vanilla user, vanilla root, hrt user,
-/// hrt root) written one after the other must give them.
-fn check_split(file: &PostFile) -> Result<()> {
-    type Figure = fn(&PostColumn) -> u64;
-    let rows: [(&str, Figure); 3] = [("min", |c| c.min), ("max", |c| c.max), ("avg", |c| c.avg)];
-    for (name, figure) in rows {
-        let printed = file
-            .post
-            .printed
-            .lines()
-            .find_map(|l| l.trim().strip_prefix(name))
-            .ok_or_else(|| bug(HRTIMERS_FILE, format_args!("the printed table has no {name} row")))?;
-        let joined: String =
-            file.kernel.iter().flat_map(|k| [figure(&k.user), figure(&k.root)]).map(|v| v.to_string()).collect();
-        if joined != printed {
-            return Err(bug(
-                HRTIMERS_FILE,
-                format_args!("the {name} row's split {joined} is not the printed digits {printed}"),
-            ));
-        }
-    }
-    for k in &file.kernel {
-        for c in [k.user, k.root] {
-            if !(c.min <= c.avg && c.avg <= c.max) {
-                return Err(bug(HRTIMERS_FILE, format_args!("{}: min <= avg <= max does not hold", k.id)));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The post's kernels, each with its two columns as split from the run-together table
-/// (`data/hrtimers-2007.toml` explains the split).
-pub fn hrtimers_2007_kernels() -> Result<Vec<PostKernel>> {
-    Ok(read_post()?.kernel)
-}
-
-const HRTIMERS_SPLIT_NOTE: &str = "the post's table ran its digits together (each row's four numbers printed as one); \
-                                   the split is data/hrtimers-2007.toml's, from the post's own words for max and avg \
-                                   and from reasoning for min (see that file's header)";
-
-/// The 2007 post's table as two finished runs, one per kernel (2.6.19-rc6 vanilla,
-/// 2.6.20-hrt-dynticks1), each with two ok latency trials: as a normal user (SCHED_OTHER)
-/// and as root (SCHED_FIFO 99), 850 wakeups at 85 Hz. min, max and avg are the post's;
-/// the percentiles are unknown (`None`), as are the run-queue figures; overruns are 0
-/// (every max is below the period).
-pub fn hrtimers_2007() -> Result<Vec<(RunRecord, Vec<TrialRecord>)>> {
-    let file = read_post()?;
-    let post = &file.post;
-    let started = format!("{}T00:00:00.000Z", post.date);
-    let mut out = Vec::new();
-    for k in &file.kernel {
-        let mut trials = Vec::new();
-        for (seq, (column, policy, prio)) in
-            [(k.user, Policy::Other, 0), (k.root, Policy::Fifo, 99)].into_iter().enumerate()
-        {
-            if column.max >= post.period_ns {
-                return Err(bug(HRTIMERS_FILE, format_args!("{}: a max of a whole period is an overrun", k.id)));
-            }
-            let mut params = Map::new();
-            params.insert("freq".into(), json!(post.frequency_hz));
-            params.insert("loops".into(), json!(post.iterations));
-            params.insert("policy".into(), json!(policy.as_str()));
-            let spec = LatencySpec {
-                interval_ns: post.period_ns,
-                length: LatencyLength::Loops(post.iterations),
-                policy,
-                prio,
-                placement: Placement::Unpinned,
-                hold_dma_latency: false,
-                break_ns: None,
-                load: Default::default(),
-                deadline: None,
-                schedstat: false,
-                trace: false,
-            };
-            let stats = ThreadStats {
-                cpu: None,
-                samples: post.iterations,
-                overruns: 0,
-                min_ns: column.min,
-                avg_ns: column.avg as f64,
-                p50_ns: None,
-                p90_ns: None,
-                p99_ns: None,
-                p999_ns: None,
-                p9999_ns: None,
-                max_ns: column.max,
-                run_delay_ns: None,
-                migrations: None,
-            };
-            let outcome = LatencyOutcome {
-                threads: vec![stats.clone()],
-                all: stats,
-                timer_slack_ns: 0,
-                dma_latency_held: false,
-                mlockall: false,
-                histogram: Vec::new(),
-                load: None,
-                steal: None,
-                deadline: None,
-                outliers: Vec::new(),
-                attribution: None,
-            };
-            trials.push(TrialRecord {
-                seq: seq as i64,
-                experiment: 0,
-                family: Family::Latency,
-                repeat: 1,
-                params,
-                spec: Some(TrialSpec::Latency(spec)),
-                outcome: Some(Outcome::Latency(outcome)),
-                status: TrialStatus::Ok,
-                started: started.clone(),
-                elapsed_s: 0.0,
-            });
-        }
-        let hrt = if k.hrtimers { "with high-resolution timers" } else { "without high-resolution timers" };
-        let machine = json!({
-            "hostname": format!("Linux {} (hrtimers 2007, published)", k.heading),
-            "kernel_release": k.kernel_release,
-            "hrtimers": k.hrtimers,
-            "imported": true,
-            "figures": "published in the post; built into schedlab: imported, not measured by schedlab",
-            "source": format!("{HRTIMERS_CITATION}: the table's \"{}\" columns", k.heading),
-        });
-        let notice = format!(
-            "published figures: the 2007 hrtimers post's \"{}\" columns ({hrt}), imported, not measured by schedlab; \
-             the post gives min, max and avg of {} wakeups at {} Hz as a normal user (SCHED_OTHER) and as root \
-             (SCHED_FIFO 99): its percentiles are unknown",
-            k.heading, post.iterations, post.frequency_hz
-        );
-        let suite_text = format!(
-            "{HRTIMERS_CITATION}\n\"{}\": wake every 1/{} s ({} ns), {} times, as a normal user and as root \
-             (SCHED_FIFO 99); ns\n\nthe table as printed:\n{}\n\nthis run, \"{}\":\n  user: min {} max {} avg {}\n  \
-             root (SCHED_FIFO): min {} max {} avg {}\n",
-            post.title,
-            post.frequency_hz,
-            post.period_ns,
-            post.iterations,
-            post.printed.trim(),
-            k.heading,
-            k.user.min,
-            k.user.max,
-            k.user.avg,
-            k.root.min,
-            k.root.max,
-            k.root.avg
-        );
-        let published = Published {
-            identity: format!("reference/{HRTIMERS_2007}/{}", k.id),
-            suite_name: format!("{HRTIMERS_2007}-published"),
-            suite_text,
-            options: json!({"import": "reference", "reference": HRTIMERS_2007, "kernel": k.id}),
-            machine,
-            started: started.clone(),
-            warnings: vec![notice, HRTIMERS_SPLIT_NOTE.to_string()],
-        };
-        out.push((finished_run(published, trials.len()), trials));
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_study_is_150_lines_in_30_cells_of_five() {
-        let lines = csci3753_2014_lines().unwrap();
+        let lines = study_lines().unwrap();
         assert_eq!(lines.len(), 150);
         let mut cells: Vec<(WorkloadKind, Policy, usize)> = Vec::new();
         for l in &lines {
@@ -734,7 +545,7 @@ mod tests {
 
     #[test]
     fn the_study_run_holds_every_line_as_an_ok_workload_trial() {
-        let (run, trials) = csci3753_2014().unwrap();
+        let (run, trials) = study_run().unwrap();
         assert_eq!((run.suite_name.as_str(), run.planned, trials.len()), ("csci3753-2014-published", 150, 150));
         assert!(run.machine.is_imported());
         assert_eq!(run.machine.kernel_release(), Some("3.8.0-38-generic"));
@@ -760,62 +571,6 @@ mod tests {
         assert!(trials.iter().filter(|t| t.params["procs"] == 500).all(|t| t.experiment == 2));
         assert_eq!(trials[4].repeat, 5);
         assert_eq!(trials[5].repeat, 1);
-        assert_eq!(csci3753_2014().unwrap().0.uuid, run.uuid, "a fixed id");
-    }
-
-    #[test]
-    fn the_post_is_two_kernels_split_from_the_printed_digits() {
-        let kernels = hrtimers_2007_kernels().unwrap();
-        assert_eq!(kernels.len(), 2);
-        let columns: Vec<[u64; 3]> =
-            kernels.iter().flat_map(|k| [k.user, k.root]).map(|c| [c.min, c.max, c.avg]).collect();
-        assert_eq!(
-            columns,
-            [
-                [2_809_853, 10_877_151, 6_862_276],
-                [2_331_812, 10_091_750, 6_208_266],
-                [2_939, 393_117, 37_788],
-                [2_803, 226_885, 30_500]
-            ]
-        );
-        // The post's sentences: worst case about 10 ms -> about 0.4 ms, average about
-        // 6 ms -> 0.04 ms.
-        assert!(
-            kernels[0].user.max.abs_diff(10_000_000) < 1_000_000
-                && kernels[0].root.max.abs_diff(10_000_000) < 1_000_000
-        );
-        assert!(kernels[1].user.max.abs_diff(400_000) < 10_000);
-        assert!(kernels[0].user.avg / 1_000_000 == 6 && kernels[0].root.avg / 1_000_000 == 6);
-        assert!(kernels[1].user.avg.abs_diff(40_000) < 5_000 && kernels[1].root.avg.abs_diff(40_000) < 10_000);
-    }
-
-    #[test]
-    fn the_post_runs_know_min_max_avg_and_nothing_else() {
-        let runs = hrtimers_2007().unwrap();
-        assert_eq!(runs.len(), 2);
-        let (run, trials) = &runs[1];
-        assert_eq!(run.machine.kernel_release(), Some("2.6.20-hrt-dynticks1"));
-        assert!(run.machine.is_imported());
-        assert_eq!(trials.len(), 2);
-        let root = trials[1].outcome.as_ref().and_then(Outcome::latency).unwrap();
-        assert_eq!(
-            (root.all.min_ns, root.all.max_ns, root.all.avg_ns, root.all.samples),
-            (2803, 226_885, 30_500.0, 850)
-        );
-        assert_eq!((root.all.p50_ns, root.all.p99_ns, root.all.run_delay_ns), (None, None, None));
-        assert_eq!(root.all.overruns, 0);
-        let TrialSpec::Latency(spec) = trials[1].spec.as_ref().unwrap() else { panic!("a latency spec") };
-        assert_eq!((spec.policy, spec.prio, spec.interval_ns), (Policy::Fifo, 99, 11_764_705));
-        assert_ne!(runs[0].0.uuid, run.uuid);
-        assert_eq!(hrtimers_2007().unwrap()[1].0.uuid, run.uuid, "fixed ids");
-    }
-
-    #[test]
-    fn every_name_is_a_reference_set_and_others_are_refused() {
-        for name in REFERENCE_NAMES {
-            assert!(!reference_runs(name).unwrap().is_empty(), "{name}");
-        }
-        let err = reference_runs("csci3753-2015").unwrap_err().to_string();
-        assert!(err.contains("ncar-1992, csci3753-2014, hrtimers-2007"), "{err}");
+        assert_eq!(study_run().unwrap().0.uuid, run.uuid, "a fixed id");
     }
 }
