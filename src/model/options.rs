@@ -567,18 +567,9 @@ impl WorkloadOptions {
             Error::usage("a workload needs its kind: cpu, io or mixed (workload = \"cpu\" in a suite)")
         })?;
         let policies = self.policy.as_ref().map_or(vec![Policy::Other], |p| p.0.clone());
-        if self.prio.is_some() && !policies.iter().any(|p| p.is_realtime()) {
-            return Err(Error::usage("--prio applies only to fifo and rr, and no real-time policy was chosen"));
-        }
+        check_prio(self.prio, &policies)?;
         let deadline = self.reservation.resolve(&policies)?;
-        if let Some(nice) = self.nice {
-            if !(-20..=19).contains(&nice) {
-                return Err(Error::usage(format!("--nice {nice} is out of range: use -20 to 19")));
-            }
-            if !policies.iter().any(|p| matches!(p, Policy::Other | Policy::Batch)) {
-                return Err(Error::usage("--nice applies only to other and batch, and neither was chosen"));
-            }
-        }
+        check_nice(self.nice, &policies)?;
         let transfer_size = self.transfer_size.unwrap_or(DEFAULT_TRANSFER_SIZE);
         let block_size = self.block_size.unwrap_or(DEFAULT_BLOCK_SIZE);
         if kind == WorkloadKind::Io {
@@ -626,7 +617,7 @@ impl WorkloadOptions {
         let mut specs = Vec::new();
         for &policy in &policies {
             let prio = if policy.is_realtime() { resolve_priority(policy, self.prio.or(Some(99)))? } else { 0 };
-            let nice = self.nice.filter(|_| matches!(policy, Policy::Other | Policy::Batch));
+            let nice = self.nice.filter(|_| policy.takes_nice());
             for &procs in &counts {
                 specs.push(WorkloadSpec {
                     params: params.clone(),
@@ -677,9 +668,7 @@ impl LatencyOptions {
             Some(l) => l.0.clone(),
             None => vec![self.policy.unwrap_or(Policy::Other)],
         };
-        if self.prio.is_some() && !policies.iter().any(|p| p.is_realtime()) {
-            return Err(Error::usage("--prio applies only to fifo and rr, and no real-time policy was chosen"));
-        }
+        check_prio(self.prio, &policies)?;
         let deadline = resolve_deadline(&policies, self.runtime, self.deadline, self.period)?;
         if deadline.is_some() && placement != Placement::Unpinned {
             return Err(Error::usage(DEADLINE_PLACEMENT));
@@ -739,6 +728,26 @@ fn check_latency_length(length: LatencyLength, interval_ns: u64) -> Result<()> {
         ))),
         _ => Ok(()),
     }
+}
+
+/// `--prio` sets a static priority, which only fifo and rr have.
+pub(crate) fn check_prio(prio: Option<i32>, policies: &[Policy]) -> Result<()> {
+    if prio.is_some() && !policies.iter().any(|p| p.is_realtime()) {
+        return Err(Error::usage("--prio applies only to fifo and rr, and no real-time policy was chosen"));
+    }
+    Ok(())
+}
+
+/// `--nice` within the kernel's range, and for a policy that takes one.
+pub(crate) fn check_nice(nice: Option<i32>, policies: &[Policy]) -> Result<()> {
+    let Some(nice) = nice else { return Ok(()) };
+    if !(-20..=19).contains(&nice) {
+        return Err(Error::usage(format!("--nice {nice} is out of range: use -20 to 19")));
+    }
+    if !policies.iter().any(|p| p.takes_nice()) {
+        return Err(Error::usage("--nice applies only to other and batch, and neither was chosen"));
+    }
+    Ok(())
 }
 
 /// The load a trial runs beside it, from `--load`, `--load-cpus`, `--load-nice` and
