@@ -3,6 +3,10 @@
 //! experiment's keys (`procs = 4`). Every field is optional so that defaults are applied
 //! in one place, `to_specs`, which also checks the combinations. No system calls here:
 //! what needs the machine (CPUs, privileges, limits) is the preflight's job.
+//!
+//! Flags that families share are defined once, as groups (`LoadOptions`, `DeadlineOptions`,
+//! `ObserveOptions`) that clap flattens into each family and `read_family` reads for serde,
+//! and their checks are written once beside them.
 
 use crate::error::{Error, Result};
 use crate::model::load::{parse_load, LoadArg, LoadKind, LoadSpec};
@@ -112,6 +116,7 @@ pub struct LoadOptions {
 }
 
 impl LoadOptions {
+    /// The load these flags ask for: see `load_spec`.
     pub fn to_spec(&self) -> Result<LoadSpec> {
         load_spec(self.load, &self.load_cpus, self.load_nice, &self.load_dir)
     }
