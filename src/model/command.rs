@@ -7,8 +7,8 @@
 use crate::error::{Error, Result};
 use crate::model::figures::Better;
 use crate::model::load::{parse_load, LoadArg, LoadSpec};
-use crate::model::options::load_spec;
-use crate::model::parse::from_text::text_value;
+// The suite keys go through the same parsers as the other families' flags.
+use crate::model::options::{check_nice, check_prio, de_cpus, de_duration, de_i32, de_load, de_policies, load_spec};
 use crate::model::parse::*;
 use crate::model::{Policy, Usage};
 use clap::Args;
@@ -22,12 +22,6 @@ pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
 /// The most output of a command that is kept for parsing its figures (the rest is read
 /// and dropped, so a chatty program never blocks on a full pipe).
 pub const OUTPUT_KEPT_BYTES: usize = 16 << 20;
-
-text_value!(de_policies, PolicyList, parse_policies);
-text_value!(de_i32, i32, parse_whole::<i32>);
-text_value!(de_cpus, CpuList, parse_cpu_list);
-text_value!(de_duration, Duration, parse_duration);
-text_value!(de_load, LoadArg, parse_load);
 
 /// `schedlab command` flags and command experiment keys.
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
@@ -309,17 +303,8 @@ impl CommandOptions {
                  an arbitrary program is not; use other, fifo, rr, batch or idle"
             )));
         }
-        if self.prio.is_some() && !policies.iter().any(|p| p.is_realtime()) {
-            return Err(Error::usage("--prio applies only to fifo and rr, and no real-time policy was chosen"));
-        }
-        if let Some(nice) = self.nice {
-            if !(-20..=19).contains(&nice) {
-                return Err(Error::usage(format!("--nice {nice} is out of range: use -20 to 19")));
-            }
-            if !policies.iter().any(|p| matches!(p, Policy::Other | Policy::Batch)) {
-                return Err(Error::usage("--nice applies only to other and batch, and neither was chosen"));
-            }
-        }
+        check_prio(self.prio, &policies)?;
+        check_nice(self.nice, &policies)?;
         if matches!(&self.cpus, Some(c) if c.0.is_empty()) {
             return Err(Error::usage("--cpus names no CPU"));
         }
@@ -336,7 +321,7 @@ impl CommandOptions {
                 argv: self.cmd.clone(),
                 policy,
                 prio,
-                nice: self.nice.filter(|_| matches!(policy, Policy::Other | Policy::Batch)),
+                nice: self.nice.filter(|_| policy.takes_nice()),
                 cpus: self.cpus.as_ref().map(|c| c.0.clone()),
                 timeout: self.timeout.unwrap_or(DEFAULT_COMMAND_TIMEOUT),
                 load: load.clone(),

@@ -62,6 +62,11 @@ impl Policy {
         self == Policy::Deadline
     }
 
+    /// The time-sharing policies whose weight a nice value sets (SCHED_IDLE's is fixed).
+    pub fn takes_nice(self) -> bool {
+        matches!(self, Policy::Other | Policy::Batch)
+    }
+
     /// The kernel's name, as `chrt` and the classic studies print it.
     pub fn kernel_name(self) -> &'static str {
         match self {

@@ -3,6 +3,10 @@
 //! experiment's keys (`procs = 4`). Every field is optional so that defaults are applied
 //! in one place, `to_specs`, which also checks the combinations. No system calls here:
 //! what needs the machine (CPUs, privileges, limits) is the preflight's job.
+//!
+//! Flags that families share are defined once, as groups (`LoadOptions`, `DeadlineOptions`,
+//! `ObserveOptions`) that clap flattens into each family and `read_family` reads for serde,
+//! and their checks are written once beside them.
 
 use crate::error::{Error, Result};
 use crate::model::load::{parse_load, LoadArg, LoadKind, LoadSpec};
@@ -13,9 +17,10 @@ use crate::model::spec::{
 };
 use crate::model::{DeadlineParams, Ipc, Pin, Policy, RingMode, WorkloadKind};
 use clap::Args;
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value as Json};
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// The NCAR study's process counts.
@@ -84,9 +89,159 @@ fn reads(switch: Option<OnOff>) -> bool {
     switch != Some(OnOff::Off)
 }
 
+/// The background load beside a trial (`--load` and its three companions), worded alike in
+/// ring, workload and latency (a command's are worded for a program, without `--load-dir`).
+/// Like the other groups it is read within a family, which refuses keys nobody knows.
+#[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(rename_all = "kebab-case", default)]
+pub struct LoadOptions {
+    /// Background load during each trial: none, cpu, io, pipe or mixed, optionally :N instances (e.g. cpu:2) [default: none; N: one per allowed CPU]
+    #[arg(long, value_name = "KIND[:N]", value_parser = parse_load)]
+    #[serde(deserialize_with = "de_load")]
+    pub load: Option<LoadArg>,
+
+    /// CPUs the load may run on (e.g. 1 or 0-3) [default: every allowed CPU]
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
+    #[serde(deserialize_with = "de_cpus")]
+    pub load_cpus: Option<CpuList>,
+
+    /// Nice value (-20..19) of the load processes, which are always SCHED_OTHER [default: schedlab's own]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[serde(deserialize_with = "de_i32")]
+    pub load_nice: Option<i32>,
+
+    /// Where io load writes its O_SYNC files (unlinked at once, so nothing is left) [default: the temp directory]
+    #[arg(long, value_name = "DIR")]
+    pub load_dir: Option<PathBuf>,
+}
+
+impl LoadOptions {
+    /// The load these flags ask for: see `load_spec`.
+    pub fn to_spec(&self) -> Result<LoadSpec> {
+        load_spec(self.load, &self.load_cpus, self.load_nice, &self.load_dir)
+    }
+}
+
+/// A SCHED_DEADLINE reservation (`--runtime`, `--deadline`, `--period`), for the families
+/// whose tasks take one as they are (latency's period is its sampling interval, so it
+/// keeps flags of its own).
+#[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(rename_all = "kebab-case", default)]
+pub struct DeadlineOptions {
+    /// SCHED_DEADLINE: CPU time each job may use per period (e.g. 100us); with --policy deadline
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub runtime: Option<u64>,
+
+    /// SCHED_DEADLINE: time from a period's start by which its job must be done [default: --period]
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub deadline: Option<u64>,
+
+    /// SCHED_DEADLINE: time between the starts of two jobs (e.g. 1ms); with --policy deadline
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub period: Option<u64>,
+}
+
+impl DeadlineOptions {
+    /// The reservation for these policies: see `resolve_deadline`.
+    pub fn resolve(&self, policies: &[Policy]) -> Result<Option<DeadlineParams>> {
+        resolve_deadline(policies, self.runtime, self.deadline, self.period)
+    }
+}
+
+/// What is read and recorded beside a trial's own figures (`--schedstat`, `--trace`). Each
+/// family words their help for what it measures, with `schedstat_help` and its own trace
+/// text (`mut_arg` on the family), so the fields carry no doc comment of their own.
+#[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(rename_all = "kebab-case", default)]
+pub struct ObserveOptions {
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub schedstat: Option<OnOff>,
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub trace: Option<OnOff>,
+}
+
+impl ObserveOptions {
+    /// The per-task accounting is read unless switched off.
+    pub fn schedstat(&self) -> bool {
+        reads(self.schedstat)
+    }
+
+    /// Tracing costs, so it is off unless switched on.
+    pub fn trace(&self) -> bool {
+        self.trace == Some(OnOff::On)
+    }
+}
+
+/// `--schedstat`'s help, for the family whose tasks are `whose` ("member's").
+fn schedstat_help(whose: &str) -> String {
+    format!(
+        "Read each {whose} run-queue wait and migrations from /proc at the edges of its measured window; off only to \
+         measure what the reading costs (the figures are then stored as unknown) [default: on]"
+    )
+}
+
+/// Reads a family's suite keys when some of its flags live in the shared groups above.
+/// serde's `flatten` cannot say which keys are known (with `deny_unknown_fields` it refuses
+/// `lapz` without naming `laps`), so instead every part (each group, and the family's own
+/// derived reader, `remote = "Self"`) reads the same object and passes over the keys that
+/// are not its own, and this refuses a key no part has with serde's own message, naming
+/// every key in flag order (the family's clap arguments, whose ids are its field names).
+/// Keys are first read one at a time, in the order given, so that the first bad key is the
+/// one reported, as when one derived reader read them all.
+fn read_family<'de, F: Args, D: Deserializer<'de>>(
+    d: D,
+    known: &'static OnceLock<&'static [&'static str]>,
+    read: impl Fn(&Json) -> serde_json::Result<F>,
+) -> std::result::Result<F, D::Error> {
+    let known: &'static [&'static str] = known.get_or_init(|| {
+        let flags = F::augment_args(clap::Command::new("keys"));
+        // Built once per family; serde's message wants a list that lives for ever.
+        let keys = flags.get_arguments().map(|a| &*Box::leak(a.get_id().as_str().replace('_', "-").into_boxed_str()));
+        Box::leak(keys.collect::<Vec<&str>>().into_boxed_slice())
+    });
+    let keys = Map::<String, Json>::deserialize(d)?;
+    for (key, value) in &keys {
+        if !known.contains(&key.as_str()) {
+            return Err(serde::de::Error::unknown_field(key, known));
+        }
+        let one = Json::Object(Map::from_iter([(key.clone(), value.clone())]));
+        read(&one).map_err(serde::de::Error::custom)?;
+    }
+    read(&Json::Object(keys)).map_err(serde::de::Error::custom)
+}
+
+/// The `Deserialize` of a family with shared groups: each group field read by its own
+/// type, the rest by the family's derived reader (see `read_family`).
+macro_rules! read_with_groups {
+    ($family:ident { $($group:ident),+ }) => {
+        impl<'de> Deserialize<'de> for $family {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                static KEYS: OnceLock<&'static [&'static str]> = OnceLock::new();
+                read_family(d, &KEYS, |keys| {
+                    Ok($family { $($group: Deserialize::deserialize(keys)?,)+ ..$family::deserialize(keys)? })
+                })
+            }
+        }
+    };
+}
+read_with_groups!(RingOptions { background, reservation, observe });
+read_with_groups!(WorkloadOptions { background, reservation, observe });
+read_with_groups!(LatencyOptions { background, observe });
+
+/// `--trace`'s help for ring: what its tracing describes.
+const RING_TRACE_HELP: &str =
+    "Record the scheduler's tracepoints on the members' CPUs over the timed region and describe the hops: wakeup \
+     to running (median, p99), the share that crossed CPUs, what ran just before each member, migrations (root; a \
+     private tracefs instance; process mode) [default: off]";
+
 /// `schedlab ring` flags and ring experiment keys.
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+// The derived reader reads the family's own keys for its `Deserialize` (`read_with_groups`).
+#[serde(remote = "Self", rename_all = "kebab-case", default)]
+#[command(mut_arg("schedstat", |a| a.help(schedstat_help("member's"))), mut_arg("trace", |a| a.help(RING_TRACE_HELP)))]
 pub struct RingOptions {
     /// Ring sizes: a count (8), a list (2,4,8,16) or a range (2..=64, 2..64) [default: 2,4,8,10,16,20,32,48,64]
     #[arg(long, value_name = "LIST", value_parser = parse_procs)]
@@ -140,54 +295,30 @@ pub struct RingOptions {
     #[serde(deserialize_with = "de_duration")]
     pub timeout: Option<Duration>,
 
-    /// Background load during each trial: none, cpu, io, pipe or mixed, optionally :N instances (e.g. cpu:2) [default: none; N: one per allowed CPU]
-    #[arg(long, value_name = "KIND[:N]", value_parser = parse_load)]
-    #[serde(deserialize_with = "de_load")]
-    pub load: Option<LoadArg>,
+    #[command(flatten)]
+    #[serde(skip)]
+    pub background: LoadOptions,
 
-    /// CPUs the load may run on (e.g. 1 or 0-3) [default: every allowed CPU]
-    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
-    #[serde(deserialize_with = "de_cpus")]
-    pub load_cpus: Option<CpuList>,
+    #[command(flatten)]
+    #[serde(skip)]
+    pub reservation: DeadlineOptions,
 
-    /// Nice value (-20..19) of the load processes, which are always SCHED_OTHER [default: schedlab's own]
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de_i32")]
-    pub load_nice: Option<i32>,
-
-    /// Where io load writes its O_SYNC files (unlinked at once, so nothing is left) [default: the temp directory]
-    #[arg(long, value_name = "DIR")]
-    pub load_dir: Option<PathBuf>,
-
-    /// SCHED_DEADLINE: CPU time each job may use per period (e.g. 100us); with --policy deadline
-    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
-    #[serde(deserialize_with = "de_reservation")]
-    pub runtime: Option<u64>,
-
-    /// SCHED_DEADLINE: time from a period's start by which its job must be done [default: --period]
-    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
-    #[serde(deserialize_with = "de_reservation")]
-    pub deadline: Option<u64>,
-
-    /// SCHED_DEADLINE: time between the starts of two jobs (e.g. 1ms); with --policy deadline
-    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
-    #[serde(deserialize_with = "de_reservation")]
-    pub period: Option<u64>,
-
-    /// Read each member's run-queue wait and migrations from /proc at the edges of its measured window;
-    /// off only to measure what the reading costs (the figures are then stored as unknown) [default: on]
-    #[arg(long, value_enum, value_name = "on|off")]
-    pub schedstat: Option<OnOff>,
-    /// Record the scheduler's tracepoints on the members' CPUs over the timed region and describe the hops: wakeup
-    /// to running (median, p99), the share that crossed CPUs, what ran just before each member, migrations (root; a
-    /// private tracefs instance; process mode) [default: off]
-    #[arg(long, value_enum, value_name = "on|off")]
-    pub trace: Option<OnOff>,
+    #[command(flatten)]
+    #[serde(skip)]
+    pub observe: ObserveOptions,
 }
+
+/// `--trace`'s help for workload: what its tracing describes.
+const WORKLOAD_TRACE_HELP: &str =
+    "Record the scheduler's tracepoints on the children's CPUs over each trial and split each child's time off \
+     the CPU: asleep (I/O or otherwise), runnable, and who ran in its place — siblings or other tasks — with its \
+     preemptions by preemptor (root; a private tracefs instance) [default: off]";
 
 /// `schedlab workload` flags and workload experiment keys.
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+// The derived reader reads the family's own keys for its `Deserialize` (`read_with_groups`).
+#[serde(remote = "Self", rename_all = "kebab-case", default)]
+#[command(mut_arg("schedstat", |a| a.help(schedstat_help("child's"))), mut_arg("trace", |a| a.help(WORKLOAD_TRACE_HELP)))]
 pub struct WorkloadOptions {
     /// cpu: Monte Carlo pi; io: O_SYNC block copy; mixed: a pi sample and an 80-byte O_SYNC write per iteration
     #[arg(value_enum, required = true)]
@@ -246,54 +377,30 @@ pub struct WorkloadOptions {
     #[arg(long)]
     pub allow_rt_saturation: bool,
 
-    /// Background load during each trial: none, cpu, io, pipe or mixed, optionally :N instances (e.g. cpu:2) [default: none; N: one per allowed CPU]
-    #[arg(long, value_name = "KIND[:N]", value_parser = parse_load)]
-    #[serde(deserialize_with = "de_load")]
-    pub load: Option<LoadArg>,
+    #[command(flatten)]
+    #[serde(skip)]
+    pub background: LoadOptions,
 
-    /// CPUs the load may run on (e.g. 1 or 0-3) [default: every allowed CPU]
-    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
-    #[serde(deserialize_with = "de_cpus")]
-    pub load_cpus: Option<CpuList>,
+    #[command(flatten)]
+    #[serde(skip)]
+    pub reservation: DeadlineOptions,
 
-    /// Nice value (-20..19) of the load processes, which are always SCHED_OTHER [default: schedlab's own]
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de_i32")]
-    pub load_nice: Option<i32>,
-
-    /// Where io load writes its O_SYNC files (unlinked at once, so nothing is left) [default: the temp directory]
-    #[arg(long, value_name = "DIR")]
-    pub load_dir: Option<PathBuf>,
-
-    /// SCHED_DEADLINE: CPU time each job may use per period (e.g. 100us); with --policy deadline
-    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
-    #[serde(deserialize_with = "de_reservation")]
-    pub runtime: Option<u64>,
-
-    /// SCHED_DEADLINE: time from a period's start by which its job must be done [default: --period]
-    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
-    #[serde(deserialize_with = "de_reservation")]
-    pub deadline: Option<u64>,
-
-    /// SCHED_DEADLINE: time between the starts of two jobs (e.g. 1ms); with --policy deadline
-    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
-    #[serde(deserialize_with = "de_reservation")]
-    pub period: Option<u64>,
-
-    /// Read each child's run-queue wait and migrations from /proc at the edges of its measured window;
-    /// off only to measure what the reading costs (the figures are then stored as unknown) [default: on]
-    #[arg(long, value_enum, value_name = "on|off")]
-    pub schedstat: Option<OnOff>,
-    /// Record the scheduler's tracepoints on the children's CPUs over each trial and split each child's time off the
-    /// CPU: asleep (I/O or otherwise), runnable, and who ran in its place — siblings or other tasks — with its
-    /// preemptions by preemptor (root; a private tracefs instance) [default: off]
-    #[arg(long, value_enum, value_name = "on|off")]
-    pub trace: Option<OnOff>,
+    #[command(flatten)]
+    #[serde(skip)]
+    pub observe: ObserveOptions,
 }
+
+/// `--trace`'s help for latency: what its tracing describes.
+const LATENCY_TRACE_HELP: &str =
+    "Record the scheduler's and interrupts' tracepoints on the measured CPUs over the measured window and name \
+     what ran in each late wakeup's place: the tail's culprits (root; a private tracefs instance; needs --cpus) \
+     [default: off]";
 
 /// `schedlab latency` flags and latency experiment keys.
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+// The derived reader reads the family's own keys for its `Deserialize` (`read_with_groups`).
+#[serde(remote = "Self", rename_all = "kebab-case", default)]
+#[command(mut_arg("schedstat", |a| a.help(schedstat_help("measuring thread's"))), mut_arg("trace", |a| a.help(LATENCY_TRACE_HELP)))]
 pub struct LatencyOptions {
     /// Wakeups per second (e.g. 85, 1000) [default: --interval 1ms]
     #[arg(long, value_name = "HZ", value_parser = parse_frequency, conflicts_with = "interval", allow_negative_numbers = true)]
@@ -347,24 +454,9 @@ pub struct LatencyOptions {
     #[serde(deserialize_with = "de_break_us")]
     pub break_us: Option<f64>,
 
-    /// Background load during each trial: none, cpu, io, pipe or mixed, optionally :N instances (e.g. cpu:2) [default: none; N: one per allowed CPU]
-    #[arg(long, value_name = "KIND[:N]", value_parser = parse_load)]
-    #[serde(deserialize_with = "de_load")]
-    pub load: Option<LoadArg>,
-
-    /// CPUs the load may run on (e.g. 1 or 0-3) [default: every allowed CPU]
-    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
-    #[serde(deserialize_with = "de_cpus")]
-    pub load_cpus: Option<CpuList>,
-
-    /// Nice value (-20..19) of the load processes, which are always SCHED_OTHER [default: schedlab's own]
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de_i32")]
-    pub load_nice: Option<i32>,
-
-    /// Where io load writes its O_SYNC files (unlinked at once, so nothing is left) [default: the temp directory]
-    #[arg(long, value_name = "DIR")]
-    pub load_dir: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(skip)]
+    pub background: LoadOptions,
 
     /// SCHED_DEADLINE: CPU time each job may use per period (e.g. 100us); with --policy deadline
     #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
@@ -381,16 +473,9 @@ pub struct LatencyOptions {
     #[serde(deserialize_with = "de_reservation")]
     pub period: Option<u64>,
 
-    /// Read each measuring thread's run-queue wait and migrations from /proc at the edges of its measured window;
-    /// off only to measure what the reading costs (the figures are then stored as unknown) [default: on]
-    #[arg(long, value_enum, value_name = "on|off")]
-    pub schedstat: Option<OnOff>,
-
-    /// Record the scheduler's and interrupts' tracepoints on the measured CPUs over the measured window and name what
-    /// ran in each late wakeup's place: the tail's culprits (root; a private tracefs instance; needs --cpus)
-    /// [default: off]
-    #[arg(long, value_enum, value_name = "on|off")]
-    pub trace: Option<OnOff>,
+    #[command(flatten)]
+    #[serde(skip)]
+    pub observe: ObserveOptions,
 }
 
 impl RingOptions {
@@ -398,7 +483,7 @@ impl RingOptions {
     pub fn to_specs(&self) -> Result<Vec<RingSpec>> {
         let policy = self.policy.unwrap_or(Policy::Other);
         let prio = resolve_priority(policy, self.prio)?;
-        let deadline = resolve_deadline(&[policy], self.runtime, self.deadline, self.period)?;
+        let deadline = self.reservation.resolve(&[policy])?;
         if deadline.is_some() && (matches!(self.pin, Some(Pin::Same | Pin::Spread)) || self.cpus.is_some()) {
             return Err(Error::usage(DEADLINE_PLACEMENT));
         }
@@ -422,7 +507,7 @@ impl RingOptions {
             Some(p) => p.0.clone(),
             None => parse_procs(NCAR_COUNTS).map_err(Error::usage)?.0,
         };
-        let load = load_spec(self.load, &self.load_cpus, self.load_nice, &self.load_dir)?;
+        let load = self.background.to_spec()?;
         let largest = procs.iter().copied().max().unwrap_or(2);
         match length {
             RingLength::Laps(laps) => {
@@ -473,8 +558,8 @@ impl RingOptions {
                 timeout: self.timeout,
                 load: load.clone(),
                 deadline,
-                schedstat: reads(self.schedstat),
-                trace: self.trace == Some(OnOff::On),
+                schedstat: self.observe.schedstat(),
+                trace: self.observe.trace(),
             })
             .collect())
     }
@@ -487,18 +572,9 @@ impl WorkloadOptions {
             Error::usage("a workload needs its kind: cpu, io or mixed (workload = \"cpu\" in a suite)")
         })?;
         let policies = self.policy.as_ref().map_or(vec![Policy::Other], |p| p.0.clone());
-        if self.prio.is_some() && !policies.iter().any(|p| p.is_realtime()) {
-            return Err(Error::usage("--prio applies only to fifo and rr, and no real-time policy was chosen"));
-        }
-        let deadline = resolve_deadline(&policies, self.runtime, self.deadline, self.period)?;
-        if let Some(nice) = self.nice {
-            if !(-20..=19).contains(&nice) {
-                return Err(Error::usage(format!("--nice {nice} is out of range: use -20 to 19")));
-            }
-            if !policies.iter().any(|p| matches!(p, Policy::Other | Policy::Batch)) {
-                return Err(Error::usage("--nice applies only to other and batch, and neither was chosen"));
-            }
-        }
+        check_prio(self.prio, &policies)?;
+        let deadline = self.reservation.resolve(&policies)?;
+        check_nice(self.nice, &policies)?;
         let transfer_size = self.transfer_size.unwrap_or(DEFAULT_TRANSFER_SIZE);
         let block_size = self.block_size.unwrap_or(DEFAULT_BLOCK_SIZE);
         if kind == WorkloadKind::Io {
@@ -542,11 +618,11 @@ impl WorkloadOptions {
         }
         let params = WorkloadParams { kind, iterations, transfer_size, block_size, seed: self.seed.unwrap_or(1) };
         let counts = self.procs.as_ref().map_or(vec![10], |p| p.0.clone());
-        let load = load_spec(self.load, &self.load_cpus, self.load_nice, &self.load_dir)?;
+        let load = self.background.to_spec()?;
         let mut specs = Vec::new();
         for &policy in &policies {
             let prio = if policy.is_realtime() { resolve_priority(policy, self.prio.or(Some(99)))? } else { 0 };
-            let nice = self.nice.filter(|_| matches!(policy, Policy::Other | Policy::Batch));
+            let nice = self.nice.filter(|_| policy.takes_nice());
             for &procs in &counts {
                 specs.push(WorkloadSpec {
                     params: params.clone(),
@@ -559,8 +635,8 @@ impl WorkloadOptions {
                     allow_rt_saturation: self.allow_rt_saturation,
                     load: load.clone(),
                     deadline: deadline.filter(|_| policy.is_deadline()),
-                    schedstat: reads(self.schedstat),
-                    trace: self.trace == Some(OnOff::On),
+                    schedstat: self.observe.schedstat(),
+                    trace: self.observe.trace(),
                 });
             }
         }
@@ -597,9 +673,7 @@ impl LatencyOptions {
             Some(l) => l.0.clone(),
             None => vec![self.policy.unwrap_or(Policy::Other)],
         };
-        if self.prio.is_some() && !policies.iter().any(|p| p.is_realtime()) {
-            return Err(Error::usage("--prio applies only to fifo and rr, and no real-time policy was chosen"));
-        }
+        check_prio(self.prio, &policies)?;
         let deadline = resolve_deadline(&policies, self.runtime, self.deadline, self.period)?;
         if deadline.is_some() && placement != Placement::Unpinned {
             return Err(Error::usage(DEADLINE_PLACEMENT));
@@ -614,7 +688,7 @@ impl LatencyOptions {
             (None, Some(d)) => LatencyLength::Duration(d),
             (None, None) => LatencyLength::Duration(DEFAULT_LATENCY_DURATION),
         };
-        let load = load_spec(self.load, &self.load_cpus, self.load_nice, &self.load_dir)?;
+        let load = self.background.to_spec()?;
         policies
             .into_iter()
             .map(|policy| {
@@ -632,8 +706,8 @@ impl LatencyOptions {
                     break_ns: self.break_us.map(|us| (us * 1000.0) as u64),
                     load: load.clone(),
                     deadline,
-                    schedstat: reads(self.schedstat),
-                    trace: self.trace == Some(OnOff::On),
+                    schedstat: self.observe.schedstat(),
+                    trace: self.observe.trace(),
                 })
             })
             .collect()
@@ -659,6 +733,26 @@ fn check_latency_length(length: LatencyLength, interval_ns: u64) -> Result<()> {
         ))),
         _ => Ok(()),
     }
+}
+
+/// `--prio` sets a static priority, which only fifo and rr have.
+pub(crate) fn check_prio(prio: Option<i32>, policies: &[Policy]) -> Result<()> {
+    if prio.is_some() && !policies.iter().any(|p| p.is_realtime()) {
+        return Err(Error::usage("--prio applies only to fifo and rr, and no real-time policy was chosen"));
+    }
+    Ok(())
+}
+
+/// `--nice` within the kernel's range, and for a policy that takes one.
+pub(crate) fn check_nice(nice: Option<i32>, policies: &[Policy]) -> Result<()> {
+    let Some(nice) = nice else { return Ok(()) };
+    if !(-20..=19).contains(&nice) {
+        return Err(Error::usage(format!("--nice {nice} is out of range: use -20 to 19")));
+    }
+    if !policies.iter().any(|p| p.takes_nice()) {
+        return Err(Error::usage("--nice applies only to other and batch, and neither was chosen"));
+    }
+    Ok(())
 }
 
 /// The load a trial runs beside it, from `--load`, `--load-cpus`, `--load-nice` and
@@ -816,6 +910,23 @@ mod tests {
         assert!(err.contains("at least 2"), "{err}");
         let err = toml::from_str::<RingOptions>("lapz = 1").unwrap_err().to_string();
         assert!(err.contains("unknown field") && err.contains("laps"), "{err}");
+    }
+
+    #[test]
+    fn shared_groups_read_within_their_family_which_names_every_key() {
+        let ring: RingOptions =
+            toml::from_str("load = \"cpu\"\nperiod = \"1ms\"\ntrace = \"on\"\nwork-kb = 8").unwrap();
+        assert_eq!(ring.background.load.map(|l| l.kind), Some(LoadKind::Cpu));
+        assert_eq!((ring.reservation.period, ring.observe.trace(), ring.work_kb), (Some(1_000_000), true, Some(8)));
+        let err = toml::from_str::<LatencyOptions>("loopz = 1").unwrap_err().to_string();
+        let listed = "`break-us`, `load`, `load-cpus`, `load-nice`, `load-dir`, `runtime`, `deadline`, `period`, \
+                      `schedstat`, `trace`";
+        assert!(err.contains("unknown field `loopz`, expected one of `freq`") && err.contains(listed), "{err}");
+        // The first bad key (in the reader's order) is the one named, whichever part reads it.
+        let err = toml::from_str::<WorkloadOptions>("load-nice = \"x\"\nworkers = 1").unwrap_err().to_string();
+        assert!(err.contains("not a whole number"), "{err}");
+        let err = toml::from_str::<WorkloadOptions>("kind = 1\nload-nice = \"x\"").unwrap_err().to_string();
+        assert!(err.contains("unknown field `kind`"), "{err}");
     }
 
     #[test]
