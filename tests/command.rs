@@ -197,3 +197,22 @@ fn an_unprivileged_user_runs_a_command_and_is_told_why_not_fifo() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("CAP_SYS_NICE"));
 }
+
+#[test]
+fn a_warm_up_that_fails_makes_the_run_exit_3_though_it_is_not_stored() {
+    let dir = Scratch::new("command-warmup");
+    let db = dir.path("lab.db");
+    // The first run (the warm-up) fails and leaves a mark; every later one succeeds.
+    let mark = dir.path("mark").display().to_string();
+    let script = format!("test -e {mark} || {{ touch {mark}; exit 1; }}");
+    let suite = dir.write(
+        "warm.toml",
+        &format!("[[experiment]]\nfamily = \"command\"\ncmd = [\"sh\", \"-c\", {script:?}]\nwarmup = 1\nrepeat = 1\n"),
+    );
+    let out = schedlab_in(&db, &["run", &suite]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("warm-up (failed)"), "{err}");
+    let listed = listed_runs(&db);
+    assert_eq!(listed[0]["ok"], 1, "the measured trial is stored, ok: {listed:?}");
+}

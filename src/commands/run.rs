@@ -303,7 +303,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let pace = Pace { used_before, block_seed };
     let outcome = execute(&mut orchestrator, &mut store, run_id, &suite, &order, &plan, pace);
     match outcome {
-        Ok(()) => {
+        Ok(failed_now) => {
             store.set_run_state(run_id, RunStatus::Finished, Some(&now_utc()), None)?;
             results::print_run(&store, run_id, false)?;
             write_report(&store, run_id);
@@ -313,7 +313,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 "schedlab: stored as run {run_id} in {}; `schedlab show {run_id}` prints it again, `schedlab export {run_id}` writes it out",
                 store.location()
             );
-            Ok(if not_ok == 0 { 0 } else { 3 })
+            // Exit 3 when a stored trial (a resumed run's earlier ones too) or one of this
+            // session's warm-ups failed.
+            Ok(if not_ok == 0 && failed_now == 0 { 0 } else { 3 })
         }
         Err(e) => {
             // Best effort: a full disk may refuse this too, and the run is resumable either way.
@@ -387,7 +389,7 @@ fn execute(
     order: &[&Trial],
     plan: &AdaptivePlan,
     pace: Pace,
-) -> Result<()> {
+) -> Result<usize> {
     let Pace { used_before, block_seed } = pace;
     let started = Instant::now();
     let total_ms: u64 = suite.warmups.iter().chain(order.iter().copied()).map(|t| t.estimate.as_millis() as u64).sum();
@@ -407,7 +409,8 @@ fn execute(
         Ok(())
     })();
     bar.finish_and_clear();
-    result
+    // Warm-ups are never stored, but one that failed counts as a failed trial too.
+    result.map(|()| pipeline.failed())
 }
 
 /// " [adaptive 6..20]" for a trial of an adaptive experiment, for the progress bar.

@@ -6,11 +6,11 @@
 //! The rule for a trial that fails (a member died, a figure could not be taken, it ran past
 //! its timeout), the same for every command: its record keeps the reason, one line on
 //! stderr says it (`schedlab: trial ring procs=4 #1 (timed_out): measurement timed out: …`),
-//! and the next trial runs; the command then exits 3 ([`Pipeline::exit_code`]; `run` counts
-//! the stored run's trials, a resumed run's earlier ones too). What stops everything at
-//! once: a signal (Ctrl-C, SIGTERM, SIGHUP), a trial that could not be set up (the machine
-//! changed since the checks before the first trial), or a sink that cannot take a record
-//! (a full disk, a closed pipe).
+//! and the next trial runs; the command then exits 3 ([`Pipeline::exit_code`]; `run` also
+//! counts a resumed run's earlier trials, and warm-ups, which are never stored). What stops
+//! everything at once: a signal (Ctrl-C, SIGTERM, SIGHUP), a trial that could not be set up
+//! (the machine changed since the checks before the first trial), or a sink that cannot
+//! take a record (a full disk, a closed pipe).
 
 use crate::error::{Error, Result};
 use crate::exec::runner::{Ended, Extras, Orchestrator, TrialNotes};
