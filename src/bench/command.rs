@@ -13,6 +13,7 @@ use crate::sys::process::{self, Input};
 use crate::sys::rusage::ExitKind;
 use crate::sys::signals::SignalWatch;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::time::Duration;
 
@@ -29,7 +30,10 @@ pub fn run(spec: &CommandSpec, cpus: Option<&[usize]>) -> Result<CommandOutcome>
     let (program, args) = spec.argv.split_first().ok_or_else(|| Error::usage("no command to run"))?;
     let mut command = std::process::Command::new(program);
     command.args(args);
-    let setup = ChildSetup::new(spec, cpus, group.as_ref().map(PrivateGroup::procs_fd));
+    // The child writes the time it is about to exec here: the command's life starts there,
+    // after what it set up (joining the cgroup, which may wait for a kernel lock).
+    let (stamp_read, stamp_write) = crate::sys::fd::pipe().map_err(|e| Error::os("making a pipe", e))?;
+    let setup = ChildSetup::new(spec, cpus, group.as_ref().map(PrivateGroup::procs_fd), stamp_write.as_raw_fd());
     // SAFETY: between fork and exec only async-signal-safe calls run (write, setpgid,
     // sched_setaffinity, setpriority, sched_setscheduler) on values made before the fork.
     unsafe {
@@ -62,9 +66,11 @@ pub fn run(spec: &CommandSpec, cpus: Option<&[usize]>) -> Result<CommandOutcome>
             crate::error::describe_io(&e)
         ))
     })?;
-    // Its life begins at exec, which spawn has waited for: the child's set-up before it
-    // (joining the cgroup, which waits for the kernel's cgroup lock) is no part of it.
-    running.restart_clock();
+    drop(stamp_write);
+    let mut stamp = [0u8; 8];
+    if crate::sys::fd::read_raw(stamp_read.as_raw_fd(), &mut stamp).ok() == Some(8) {
+        running.start_clock_at(u64::from_ne_bytes(stamp));
+    }
     let pgid = running.pid();
     // The moment the command exits, what it left running is stopped (and counted): it is
     // no part of the measurement, and its time waiting for a CPU is read before it goes.
@@ -167,6 +173,7 @@ fn setup_words(spec: &CommandSpec, in_group: bool) -> String {
 /// nothing there allocates.
 struct ChildSetup {
     group_procs: Option<libc::c_int>,
+    stamp: libc::c_int,
     cpus: Option<libc::cpu_set_t>,
     nice: Option<i32>,
     policy: libc::c_int,
@@ -174,7 +181,12 @@ struct ChildSetup {
 }
 
 impl ChildSetup {
-    fn new(spec: &CommandSpec, cpus: Option<&[usize]>, group_procs: Option<libc::c_int>) -> ChildSetup {
+    fn new(
+        spec: &CommandSpec,
+        cpus: Option<&[usize]>,
+        group_procs: Option<libc::c_int>,
+        stamp: libc::c_int,
+    ) -> ChildSetup {
         let cpus = cpus.map(|list| {
             // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET stays within it.
             let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
@@ -190,7 +202,7 @@ impl ChildSetup {
             Policy::Batch => libc::SCHED_BATCH,
             Policy::Idle => libc::SCHED_IDLE,
         };
-        ChildSetup { group_procs, cpus, nice: spec.nice, policy, prio: spec.prio }
+        ChildSetup { group_procs, stamp, cpus, nice: spec.nice, policy, prio: spec.prio }
     }
 
     /// In the child: lead a process group and join the cgroup, then CPUs, nice value and
@@ -223,6 +235,11 @@ impl ChildSetup {
             if libc::sched_setscheduler(0, self.policy, &param) != 0 {
                 return fail();
             }
+            // The command's time starts now: its set-up is done, exec is next.
+            let mut now: libc::timespec = std::mem::zeroed();
+            libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now);
+            let ns = (now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64).to_ne_bytes();
+            libc::write(self.stamp, ns.as_ptr().cast(), ns.len());
         }
         Ok(())
     }

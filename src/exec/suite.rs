@@ -449,6 +449,13 @@ fn check_experiment(
                 compare = Some((key_name(&normalise(axis)), at));
             }
             "full" => overrides = Some(value),
+            "figure" if family == Family::Command => {
+                return Err(origin.at(
+                    at,
+                    "a suite declares a command's figures as a list of tables: figures = [{ name = \"p99_us\", \
+                     regex = '99\\.0th: +(\\d+)', unit = \"us\", better = \"lower\" }]",
+                ))
+            }
             // A command's program line and its declared figures are one value each, never axes.
             "cmd" | "figures" if family == Family::Command => {
                 let whole = serde_json::to_value(value.get_ref()).map_err(|e| origin.at(at, format!("{name}: {e}")))?;

@@ -252,9 +252,19 @@ impl FigureDecl {
     }
 }
 
-/// A number as programs print them: "1,234.5" or "12.3".
+/// A number as programs print them: "12.3", or "1,234.5" with thousands separators (a
+/// comma that does not separate groups of three digits, as in "1,5", is no number).
 fn number(text: &str) -> Option<f64> {
-    text.trim().replace(',', "").parse::<f64>().ok().filter(|v| v.is_finite())
+    let text = text.trim();
+    let (whole, fraction) = text.split_once('.').map_or((text, None), |(w, f)| (w, Some(f)));
+    let mut groups = whole.split(',');
+    let lead = groups.next()?;
+    let grouped: Vec<&str> = groups.collect();
+    if !grouped.iter().all(|g| g.len() == 3 && g.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    let plain = format!("{lead}{}{}", grouped.concat(), fraction.map_or(String::new(), |f| format!(".{f}")));
+    plain.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
 /// `--figure NAME[,unit=U][,better=lower|higher]=regex:PATTERN|json:/POINTER`.
@@ -415,6 +425,12 @@ mod tests {
         let j = parse_figure_flag("rps,better=higher=json:/rps").unwrap();
         assert_eq!(j.read("starting\n{\"rps\": 1234.5}\ndone\n", ""), Some(1234.5));
         assert_eq!(j.read("no json here", "{\"rps\": \"7\"}"), Some(7.0), "stderr is read too, numbers as text");
+        for (text, value) in [("12.5", Some(12.5)), ("1,234.5", Some(1234.5)), ("1,234,567", Some(1234567.0))] {
+            assert_eq!(number(text), value, "{text}");
+        }
+        for text in ["1,5", "1,23", "12,3456", "abc"] {
+            assert_eq!(number(text), None, "{text}");
+        }
         for (bad, says) in [
             ("p99=regex:99th: \\d+", "no capture group"),
             ("p99=regex:(", "regex"),

@@ -311,11 +311,11 @@ impl Running {
         self.supervise_with(signals, &mut || {})
     }
 
-    /// Start the elapsed time (and the timeout) now rather than at the spawn: for a
-    /// program whose measured life begins once it has exec'd (std's spawn returns then),
-    /// without the set-up its child did before (joining a cgroup waits for a kernel lock).
-    pub fn restart_clock(&mut self) {
-        self.started_ns = monotonic_ns();
+    /// Count the elapsed time (and the timeout) from `at_ns` (CLOCK_MONOTONIC) rather
+    /// than from the spawn: for a program whose measured life begins when its child,
+    /// its set-up done, is about to exec.
+    pub fn start_clock_at(&mut self, at_ns: u64) {
+        self.started_ns = at_ns;
     }
 
     /// [`supervise`](Running::supervise), calling `on_reaped` the moment the child is
@@ -519,9 +519,14 @@ pub fn group_members(pgid: libc::pid_t) -> u32 {
 /// Where `program` would be run from: itself when it names a path, else the first
 /// executable of that name on PATH.
 pub fn find_program(program: &str) -> Option<std::path::PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable =
-        |p: &std::path::Path| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    // What exec would accept: a regular file this user may execute.
+    let executable = |p: &std::path::Path| {
+        p.metadata().is_ok_and(|m| m.is_file())
+            && fd::c_path(p).is_ok_and(|c| {
+                // SAFETY: a valid NUL-terminated path.
+                unsafe { libc::access(c.as_ptr(), libc::X_OK) == 0 }
+            })
+    };
     if program.is_empty() {
         return None;
     }
@@ -529,7 +534,8 @@ pub fn find_program(program: &str) -> Option<std::path::PathBuf> {
         let path = std::path::PathBuf::from(program);
         return executable(&path).then_some(path);
     }
-    let search = std::env::var_os("PATH")?;
+    // Without PATH, exec searches the C library's default path.
+    let search = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
     std::env::split_paths(&search).map(|dir| dir.join(program)).find(|p| executable(p))
 }
 
