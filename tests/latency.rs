@@ -143,6 +143,39 @@ fn ctrl_c_ends_the_run_and_still_prints_statistics() {
 }
 
 #[test]
+fn a_run_whose_trial_process_dies_gets_a_failed_line_and_the_next_policy_runs() {
+    // No flag makes a latency run fail by itself: its trial process dying does (an OOM
+    // kill, say), as does its background load dying in the window.
+    let child = std::process::Command::new(binary_path())
+        .args(["latency", "--compare-policies", "other,batch", "--duration", "1s", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut trials = Vec::new();
+    assert!(wait_until(Duration::from_secs(20), || {
+        trials = children_of(child.id() as i32).into_iter().filter(|&p| is_trial_process(p)).collect();
+        !trials.is_empty()
+    }));
+    // SAFETY: killing the first trial process of the run this test started.
+    unsafe { libc::kill(trials[0], libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("policy=other #1 (failed)"), "{err}");
+    let lines = json_lines(&out.stdout);
+    assert_eq!(lines.len(), 2, "{}", String::from_utf8_lossy(&out.stdout));
+    let (failed, ok) = (&lines[0], &lines[1]);
+    assert_eq!((failed["family"].as_str(), failed["policy"].as_str()), (Some("latency"), Some("other")), "{failed}");
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert!(failed["reason"].as_str().is_some_and(|r| r.contains("SIGKILL")), "{failed}");
+    assert!(failed["samples"].is_null() && failed["max_ns"].is_null(), "{failed}");
+    assert_eq!(failed["interval_ns"], ok["interval_ns"], "{failed}");
+    assert_eq!(ok["policy"], "batch", "{ok}");
+    assert!(ok.get("status").is_none() && ok["samples"].as_u64().unwrap() > 0, "{ok}");
+}
+
+#[test]
 fn bad_input_is_refused_with_exit_2() {
     refused(&["latency", "--interval", "0s"], "greater than zero");
     refused(&["latency", "--freq", "0"], "positive number of Hz");

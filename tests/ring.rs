@@ -358,5 +358,15 @@ fn a_size_that_fails_is_said_and_the_sweep_goes_on_to_exit_3() {
     for size in ["procs=2", "procs=3"] {
         assert!(err.lines().any(|l| l.contains(size) && l.contains("(timed_out)")), "{size}: {err}");
     }
-    assert!(out.stdout.is_empty(), "no row for a ring that did not finish");
+    // A line for each ring all the same, as workload and command print for theirs: its
+    // settings, status and reason, and the figures' keys with nothing measured.
+    let lines = json_lines(&out.stdout);
+    assert_eq!(lines.len(), 2, "{}", String::from_utf8_lossy(&out.stdout));
+    for (line, procs) in lines.iter().zip([2, 3]) {
+        assert_eq!((line["family"].as_str(), line["procs"].as_u64()), (Some("ring"), Some(procs)), "{line}");
+        assert_eq!(line["status"], "timed_out", "{line}");
+        assert!(line["reason"].as_str().is_some_and(|r| r.contains("1.0 s")), "{line}");
+        assert!(line["ns_per_switch"].is_null() && line["projected_s"].is_null(), "{line}");
+        assert_eq!((line["mode"].as_str(), line["policy"].as_str()), (Some("process"), Some("other")), "{line}");
+    }
 }

@@ -59,10 +59,13 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     let mut pipeline = Pipeline::new(&mut orchestrator, &bar, extras);
     // Each policy's report as soon as it is measured (text, json); csv and markdown wait.
     let several = specs.len() > 1;
+    // A run that failed gets a JSON line too (its status, figures null); stderr said why.
     let mut live = |trial: &Trial, record: &TrialRecord, notes: &TrialNotes, _: &ProgressBar| -> Result<()> {
-        let (TrialSpec::Latency(spec), Some(Outcome::Latency(outcome))) = (&trial.spec, &record.outcome) else {
-            return Ok(());
-        };
+        let TrialSpec::Latency(spec) = &trial.spec else { return Ok(()) };
+        if format == TableFormat::Json && !record.is_ok() {
+            return emit(&Value::Object(figures::latency_failed(spec, &record.status)).to_string());
+        }
+        let Some(Outcome::Latency(outcome)) = &record.outcome else { return Ok(()) };
         if !record.is_ok() {
             return Ok(());
         }

@@ -10,6 +10,7 @@ use crate::exec::runner::{Extras, Orchestrator, TrialNotes};
 use crate::exec::suite::Trial;
 use crate::model::{Outcome, RingLength, RingSpec, TrialSpec};
 use crate::report::exporter::tables_text;
+use crate::report::figures;
 use crate::report::ring::{describe_setup, table_header, RingReport};
 use crate::report::stored::RunRule;
 use crate::store::TrialRecord;
@@ -43,11 +44,15 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
     let mut report = RingReport::default();
     let mut rows = 0;
     let mut records = Vec::with_capacity(specs.len());
-    // The live row of each ring that measured: the setup and header before the first.
+    // The live row of each ring that measured: the setup and header before the first. A
+    // ring that did not finish gets a JSON line too (its status, figures null); the text
+    // table has no row for it (stderr said why).
     let mut live = |trial: &Trial, record: &TrialRecord, _: &TrialNotes, bar: &ProgressBar| -> Result<()> {
-        let (TrialSpec::Ring(spec), Some(Outcome::Ring(outcome))) = (&trial.spec, &record.outcome) else {
-            return Ok(());
-        };
+        let TrialSpec::Ring(spec) = &trial.spec else { return Ok(()) };
+        if json && !record.is_ok() {
+            return bar.suspend(|| emit(&Value::Object(figures::ring_failed(spec, &record.status)).to_string()));
+        }
+        let Some(Outcome::Ring(outcome)) = &record.outcome else { return Ok(()) };
         if !streaming || !record.is_ok() {
             return Ok(());
         }

@@ -228,6 +228,26 @@ impl TrialSpec {
             TrialSpec::Latency(_) | TrialSpec::Command(_) => None,
         }
     }
+
+    /// A workload trial's program (cpu, io, mixed).
+    pub fn workload(&self) -> Option<WorkloadKind> {
+        match self {
+            TrialSpec::Workload(s) => Some(s.params.kind),
+            _ => None,
+        }
+    }
+
+    /// The value of a suite key as this spec holds it, as text ("fifo", "10", "cpu"), for
+    /// the keys the spec holds as one typed field: `policy`, `procs` and a workload's
+    /// `workload`. `None` for any other key, whose value only the suite's parameters say.
+    pub fn key_text(&self, key: &str) -> Option<String> {
+        match key {
+            "policy" => Some(self.policy().as_str().to_string()),
+            "procs" => self.procs().map(|n| n.to_string()),
+            "workload" => self.workload().map(|k| k.as_str().to_string()),
+            _ => None,
+        }
+    }
 }
 
 /// The benchmark families: the three classic experiments, and any program (`command`).

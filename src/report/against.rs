@@ -449,7 +449,7 @@ fn latency_columns(
             continue;
         };
         let mut label = policy_label(spec.policy, spec.prio);
-        let what: Vec<String> = varying.iter().map(|k| format!("{k}={}", param_text(g.params.get(k)))).collect();
+        let what: Vec<String> = varying.iter().map(|k| format!("{k}={}", g.value_text(k))).collect();
         if !what.is_empty() {
             label = format!("{label} [{}]", what.join(" "));
         }

@@ -111,12 +111,15 @@ struct Data<'a> {
     machines: Option<&'a [(String, Vec<TrialRecord>)]>,
 }
 
-/// A parameter's value as text: "fifo", "10".
+/// A parameter's value as text ("fifo", "10"), where the trial's suite set it: the spec's
+/// where it holds the key as one field (`TrialSpec::key_text`), the suite's value for a
+/// key it does not hold and for a trial without a spec.
 fn param(t: &TrialRecord, key: &str) -> Option<String> {
-    t.params.get(key).map(|v| match v {
+    let stored = t.params.get(key)?;
+    Some(t.spec.as_ref().and_then(|s| s.key_text(key)).unwrap_or_else(|| match stored {
         Json::String(s) => s.to_lowercase(),
         other => other.to_string(),
-    })
+    }))
 }
 
 impl Data<'_> {
@@ -622,7 +625,7 @@ pub fn text(table: &ClaimsTable) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Family, TrialStatus, Usage, WorkloadOutcome};
+    use crate::model::{Family, Policy, TrialSpec, TrialStatus, Usage, WorkloadOutcome};
     use crate::store::seeds::Cells;
 
     /// The 2014 policy study, the seed these tests decide claims of.
@@ -651,6 +654,22 @@ mod tests {
             started: String::new(),
             elapsed_s: 0.0,
         }
+    }
+
+    #[test]
+    fn a_cells_axes_are_read_from_the_spec_where_it_has_them() {
+        let (_, seed) = study().runs().unwrap().remove(0);
+        let mut t = seed.into_iter().find(|t| t.spec.as_ref().is_some_and(|s| s.policy() == Policy::Fifo)).unwrap();
+        // A stored parameter that disagrees with the spec: the spec is what ran.
+        t.params.insert("policy".into(), Json::from("SCHED_FIFO"));
+        assert_eq!(param(&t, "policy").as_deref(), Some("fifo"));
+        assert_eq!(param(&t, "procs"), t.spec.as_ref().and_then(TrialSpec::procs).map(|n| n.to_string()));
+        // A key the suite did not set is on no axis, though the spec has a value for it.
+        t.params.remove("procs");
+        assert_eq!(param(&t, "procs"), None);
+        // Without a spec (an old import whose parameters no longer make one): the suite's.
+        t.spec = None;
+        assert_eq!(param(&t, "policy").as_deref(), Some("sched_fifo"));
     }
 
     /// The 2014 appendix's CPU-bound 10-process cells (wall s, i-switched).

@@ -50,15 +50,16 @@ fn put_part(m: &mut Map<String, Json>, figures: &[&'static Figure], part: Part, 
 }
 
 /// The load a trial ran beside it and what the load achieved during its window: nothing
-/// when it ran without one, so the figures of unloaded trials read as before.
-fn add_load(m: &mut Map<String, Json>, spec: &LoadSpec, o: &Outcome) {
+/// when it ran without one, so the figures of unloaded trials read as before; only the
+/// load's settings when its figures are unknown (a trial that failed has no outcome).
+fn add_load(m: &mut Map<String, Json>, spec: &LoadSpec, o: Option<&Outcome>) {
     if spec.is_none() {
         return;
     }
     m.insert("load".into(), json!(spec.kind.as_str()));
     // The load's nice is the spec's, known even when the load's figures are not.
     m.insert(figures::load::LOAD_NICE.key.into(), json!(spec.nice));
-    let Some(load) = o.load() else { return };
+    let Some((o, load)) = o.and_then(|o| Some((o, o.load()?))) else { return };
     let cpus = vec![(&figures::load::LOAD_PROCESSES, "load_cpus", json!(load.cpus))];
     put(m, figures::load::ALL, Part::Load, |f| f.value(o), cpus);
 }
@@ -80,25 +81,59 @@ fn object(value: Json) -> Map<String, Json> {
     }
 }
 
+/// The status and reason of a trial that did not finish, written before its figures as
+/// the workload and command lines write theirs.
+fn add_status(m: &mut Map<String, Json>, status: &TrialStatus) {
+    m.insert("status".into(), json!(status.label()));
+    m.insert("reason".into(), json!(status.reason()));
+}
+
 /// A ring's figures; `projected_cpu_ns` is the sweep's linear projection, when known.
 pub fn ring(spec: &RingSpec, o: &RingOutcome, projected_cpu_ns: Option<f64>) -> Map<String, Json> {
-    let o = Outcome::Ring(o.clone());
+    let projected = projected_cpu_ns.map(|p| json!(ns_to_s(p)));
+    ring_line(spec, Some(&Outcome::Ring(o.clone())), projected, None)
+}
+
+/// A ring of a sweep that did not finish: the line a finished one gets, its `status`
+/// and `reason` after the size, every figure (and the projection) null.
+pub fn ring_failed(spec: &RingSpec, status: &TrialStatus) -> Map<String, Json> {
+    ring_line(spec, None, Some(Json::Null), Some(status))
+}
+
+/// A ring's line: `projected` is written after the system time when given; `status` only
+/// for a ring that did not finish (a finished one's line has never carried it).
+fn ring_line(
+    spec: &RingSpec,
+    o: Option<&Outcome>,
+    projected: Option<Json>,
+    status: Option<&TrialStatus>,
+) -> Map<String, Json> {
     let mut m = object(json!({"family": "ring", "procs": spec.procs}));
-    let projected = projected_cpu_ns.map(|p| (&figures::ring::SYS_S, "projected_s", json!(ns_to_s(p))));
-    put(&mut m, figures::of(Family::Ring), Part::Always, |f| f.value(&o), projected.into_iter().collect());
+    if let Some(status) = status {
+        add_status(&mut m, status);
+    }
+    let projected = projected.map(|p| (&figures::ring::SYS_S, "projected_s", p));
+    put(
+        &mut m,
+        figures::of(Family::Ring),
+        Part::Always,
+        |f| o.and_then(|o| f.value(o)),
+        projected.into_iter().collect(),
+    );
+    let ring = o.and_then(Outcome::ring);
     m.extend(object(json!({
         "mode": spec.mode.as_str(),
         "ipc": spec.ipc.as_str(),
         "pin": spec.pin.as_str(),
-        "cpus": o.ring().map(|r| &r.member_cpus),
+        "cpus": ring.map(|r| &r.member_cpus),
         "policy": spec.policy.as_str(),
         "prio": spec.prio,
         "work_kb": spec.work_kb,
         "duration_s": match spec.length { RingLength::Duration(d) => Some(d.as_secs_f64()), RingLength::Laps(_) => None },
     })));
-    add_load(&mut m, &spec.load, &o);
+    add_load(&mut m, &spec.load, o);
     add_reservation(&mut m, spec.deadline);
-    if let Some(t) = o.ring().and_then(|r| r.trace.as_ref()) {
+    if let Some(t) = ring.and_then(|r| r.trace.as_ref()) {
         match &t.unavailable {
             Some(reason) => m.insert("attribution".into(), json!(reason)),
             None => m.insert("ring_trace".into(), json!(t)),
@@ -146,7 +181,7 @@ pub fn workload(
         "seed": p.seed,
         "timeout_s": spec.timeout.as_secs_f64(),
     })));
-    add_load(&mut m, &spec.load, &o);
+    add_load(&mut m, &spec.load, Some(&o));
     add_reservation(&mut m, spec.deadline);
     put_part(&mut m, figures::of(Family::Workload), Part::Deadline, &o);
     if let Outcome::Workload(w) = &o {
@@ -172,16 +207,30 @@ fn off_cpu_keys(trace: Option<&WorkloadTrace>) -> Map<String, Json> {
     keys
 }
 
-fn latency_line(spec: &LatencySpec, thread: Json, s: &ThreadStats) -> Map<String, Json> {
+/// One histogram's line (a thread's, or all threads' together); with no histogram, the
+/// line of a run that failed: its `status` and `reason` before the figures, all null.
+fn latency_line(spec: &LatencySpec, thread: Json, s: Result<&ThreadStats, &TrialStatus>) -> Map<String, Json> {
     let mut m = object(json!({
         "family": "latency",
         "policy": spec.policy.as_str(),
         "prio": spec.prio,
         "thread": thread,
-        "cpu": s.cpu,
+        "cpu": s.ok().and_then(|s| s.cpu),
         "interval_ns": spec.interval_ns,
     }));
-    put(&mut m, figures::of(Family::Latency), Part::Always, |f| f.thread_value(s), Vec::new());
+    if let Err(status) = s {
+        add_status(&mut m, status);
+    }
+    put(&mut m, figures::of(Family::Latency), Part::Always, |f| s.ok().and_then(|s| f.thread_value(s)), Vec::new());
+    m
+}
+
+/// A latency run that failed (its load died, its trial process was killed): one line
+/// with its settings, `status`, `reason`, no thread or CPU, and every figure null.
+pub fn latency_failed(spec: &LatencySpec, status: &TrialStatus) -> Map<String, Json> {
+    let mut m = latency_line(spec, Json::Null, Err(status));
+    add_load(&mut m, &spec.load, None);
+    add_reservation(&mut m, spec.deadline);
     m
 }
 
@@ -208,7 +257,7 @@ pub fn latency_lines(spec: &LatencySpec, o: &LatencyOutcome) -> Vec<Map<String, 
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let mut line = latency_line(spec, json!(i), t);
+            let mut line = latency_line(spec, json!(i), Ok(t));
             line.extend(spike_keys(spikes.get(i)));
             if let Some((n, culprits)) = spikes.get(i).and_then(|s| crate::report::latency::beat_culprits(spec, o, s)) {
                 line.insert("spike_beat_spikes".into(), json!(n));
@@ -219,11 +268,11 @@ pub fn latency_lines(spec: &LatencySpec, o: &LatencyOutcome) -> Vec<Map<String, 
         })
         .collect();
     if o.threads.len() > 1 {
-        out.push(latency_line(spec, json!("all"), &o.all));
+        out.push(latency_line(spec, json!("all"), Ok(&o.all)));
     }
     let whole = Outcome::Latency(o.clone());
     for line in &mut out {
-        add_load(line, &spec.load, &whole);
+        add_load(line, &spec.load, Some(&whole));
         add_reservation(line, spec.deadline);
         put_part(line, figures::of(Family::Latency), Part::Deadline, &whole);
     }
@@ -267,7 +316,7 @@ pub fn command(spec: &CommandSpec, repeat: usize, status: &TrialStatus, o: Optio
     let command = o.and_then(Outcome::command);
     m.insert("cpu_wait_source".into(), json!(command.and_then(|c| c.cpu_wait_source)));
     m.insert("leftovers_killed".into(), json!(command.map(|c| c.leftovers_killed)));
-    if let Some(o) = o {
+    if o.is_some() {
         add_load(&mut m, &spec.load, o);
     }
     m
@@ -312,5 +361,20 @@ mod tests {
         assert_eq!(j["ns_per_switch"], 900.0);
         assert!(j.get("projected_s").is_none());
         assert_eq!(ring(&spec, &o, Some(2e9))["projected_s"], 2.0);
+    }
+
+    #[test]
+    fn a_ring_that_failed_has_the_finished_lines_keys_null_with_its_status() {
+        let (spec, o) = sample_ring(4, 10, 40_000);
+        let status = TrialStatus::TimedOut("still running".into());
+        let failed = ring_failed(&spec, &status);
+        let finished = ring(&spec, &o, Some(2e9));
+        let keys = |m: &Map<String, Json>| {
+            m.keys().filter(|k| !["status", "reason"].contains(&k.as_str())).cloned().collect::<Vec<_>>()
+        };
+        assert_eq!(keys(&failed), keys(&finished));
+        assert_eq!((&failed["status"], &failed["reason"]), (&json!("timed_out"), &json!("still running")));
+        assert!(figures::of(Family::Ring).iter().all(|f| failed[f.key].is_null()));
+        assert_eq!((&failed["procs"], &failed["mode"]), (&finished["procs"], &finished["mode"]));
     }
 }

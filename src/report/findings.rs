@@ -606,7 +606,7 @@ fn answers(all: &[Group], axes: &[Option<String>]) -> Vec<Finding> {
             let family = ClaimFamily { claims, at_once };
             answered.push((fig, c.clone(), answer(c, *leads, *tie, family, block_seconds(&a.set))));
         }
-        let label = |i: usize| param_text(a.set[i].params.get(&a.axis));
+        let label = |i: usize| a.set[i].value_text(&a.axis);
         let level = |fig: &Figure, i: usize| {
             let v = blocks_of(&a.set[i..=i], fig).remove(0);
             median(&v.iter().map(|x| x.1).collect::<Vec<_>>())

@@ -7,9 +7,8 @@ use crate::analysis::stats::{median, Summary};
 use crate::model::figures;
 use crate::model::{Family, Outcome, RingOutcome, TrialSpec};
 use crate::report::overlay::{Overlay, OverlayLine};
-use crate::report::stored::{groups, param_text, projected_s, Group};
+use crate::report::stored::{groups, projected_s, Group};
 use crate::store::TrialRecord;
-use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -522,18 +521,11 @@ fn series_of<'a, 'b>(
 ) -> BTreeMap<String, Vec<&'b Group<'a>>> {
     let mut out: BTreeMap<String, Vec<&Group>> = BTreeMap::new();
     for g in groups {
-        let label: Vec<String> = label_keys
-            .iter()
-            .filter(|k| k.as_str() != axis)
-            .map(|k| format!("{k}={}", param_text(g.params.get(k))))
-            .collect();
+        let label: Vec<String> =
+            label_keys.iter().filter(|k| k.as_str() != axis).map(|k| format!("{k}={}", g.value_text(k))).collect();
         out.entry(if label.is_empty() { "measured".into() } else { label.join(" ") }).or_default().push(g);
     }
     out
-}
-
-fn x_of(g: &Group, axis: &str) -> Option<f64> {
-    g.params.get(axis).and_then(Json::as_f64)
 }
 
 pub fn plots(trials: &[TrialRecord]) -> Vec<Chart> {
@@ -563,12 +555,12 @@ fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
         "CPU ns per hop (median, min..max)",
     );
     for (label, mut set) in series_of(gs, "procs", axes) {
-        set.sort_by(|a, b| x_of(a, "procs").unwrap_or(0.0).total_cmp(&x_of(b, "procs").unwrap_or(0.0)));
+        set.sort_by(|a, b| a.procs().unwrap_or(0.0).total_cmp(&b.procs().unwrap_or(0.0)));
         let measured: Vec<Point> = set
             .iter()
             .filter_map(|g| {
                 let s = Summary::of(&g.ring(RingOutcome::cpu_ns_per_hop))?;
-                Some((x_of(g, "procs")?, s.median, Some((s.min, s.max))))
+                Some((g.procs()?, s.median, Some((s.min, s.max))))
             })
             .collect();
         // The projection: every hop costing what the smallest ring's did.
@@ -576,11 +568,11 @@ fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
             .iter()
             .filter_map(|g| {
                 let hops = Summary::of(&g.ring(|o| o.hops as f64))?.median;
-                Some((x_of(g, "procs")?, projected_s(gs, g)? / hops * 1e9, None))
+                Some((g.procs()?, projected_s(gs, g)? / hops * 1e9, None))
             })
             .collect();
         let points: Vec<(f64, Vec<f64>)> =
-            set.iter().filter_map(|g| Some((x_of(g, "procs")?, g.ring(RingOutcome::cpu_ns_per_hop)))).collect();
+            set.iter().filter_map(|g| Some((g.procs()?, g.ring(RingOutcome::cpu_ns_per_hop)))).collect();
         for k in crate::analysis::knee::analyse(&points).map(|s| s.knees).unwrap_or_default() {
             plot.markers.push(((k.before + k.after) / 2.0, format!("knee {:+.0}%", k.jump * 100.0)));
         }
@@ -597,7 +589,7 @@ fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
     let others: Vec<String> = axes.iter().filter(|a| a.as_str() != "workload").cloned().collect();
     let mut by_workload: BTreeMap<String, Vec<&Group>> = BTreeMap::new();
     for g in gs {
-        by_workload.entry(param_text(g.params.get("workload"))).or_default().push(g);
+        by_workload.entry(g.value_text("workload")).or_default().push(g);
     }
     for (workload, set) in by_workload {
         let wall_s = figures::headline(Family::Workload);
@@ -611,14 +603,14 @@ fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
             );
             let mut plot = Plot { y_log: log, ..Plot::new(title, "processes", what) };
             for (label, mut s) in series_of(&set, x_axis, &others) {
-                s.sort_by(|a, b| x_of(a, x_axis).unwrap_or(0.0).total_cmp(&x_of(b, x_axis).unwrap_or(0.0)));
+                s.sort_by(|a, b| a.procs().unwrap_or(0.0).total_cmp(&b.procs().unwrap_or(0.0)));
                 let points = s
                     .iter()
                     .filter_map(|g| {
                         let values = g.values(|o| figure.value(o));
                         let sum = Summary::of(&values)?;
                         let err = (!log).then_some((sum.mean - sum.sd, sum.mean + sum.sd));
-                        Some((x_of(g, x_axis)?, if log { median(&values) } else { sum.mean }, err))
+                        Some((g.procs()?, if log { median(&values) } else { sum.mean }, err))
                     })
                     .collect();
                 plot.series.push(Series::new(label.replace("policy=", ""), points, Style::LinePoints));
@@ -716,7 +708,7 @@ fn latency_timeline_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart>
                 }
             }
         }
-        let label: Vec<String> = axes.iter().map(|k| format!("{k}={}", param_text(g.params.get(k)))).collect();
+        let label: Vec<String> = axes.iter().map(|k| format!("{k}={}", g.value_text(k))).collect();
         for (cpu, (repeat, t)) in worst {
             let title = format!(
                 "Experiment {n}{}: what ran on CPU {cpu} around the worst spikes (repeat {repeat})",
@@ -845,7 +837,7 @@ fn timeline_svg(title: &str, panels: &[&crate::analysis::trace::SpikeTimeline]) 
 fn latency_strip_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
     let mut charts = Vec::new();
     for (i, g) in gs.iter().enumerate() {
-        let label: Vec<String> = axes.iter().map(|k| format!("{k}={}", param_text(g.params.get(k)))).collect();
+        let label: Vec<String> = axes.iter().map(|k| format!("{k}={}", g.value_text(k))).collect();
         let mut plot = Plot {
             y_log: true,
             x_from_zero: true,

@@ -5,7 +5,7 @@
 use crate::analysis::stats::{Summary, MEDIAN_CI_MIN_N};
 use crate::exec::adaptive::{self, AdaptivePlan, Stop};
 use crate::model::figures;
-use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadStats, WorkloadOutcome};
+use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadStats, TrialSpec, WorkloadOutcome};
 use crate::report::table::Table;
 use crate::store::{RunRecord, RunStatus, TrialRecord};
 use serde::Serialize;
@@ -56,6 +56,12 @@ impl Group<'_> {
         self.values(|o| o.latency().map(&figure))
     }
 
+    /// The spec the group's trials ran (they share their parameters, so one for all);
+    /// `None` where their stored parameters no longer make a spec (an old import).
+    pub fn spec(&self) -> Option<&TrialSpec> {
+        self.trials.iter().find_map(|t| t.spec.as_ref())
+    }
+
     /// The group's processes where its suite set them (a group left at the default is on
     /// no procs axis), read from its trials' spec (from the suite's value for a trial whose
     /// stored parameters no longer make a spec).
@@ -63,15 +69,29 @@ impl Group<'_> {
         if !self.params.contains_key("procs") {
             return None;
         }
-        match self.trials.iter().find_map(|t| t.spec.as_ref()) {
+        match self.spec() {
             Some(spec) => spec.procs().map(|n| n as f64),
             None => self.params.get("procs").and_then(Json::as_f64),
         }
     }
 
-    /// The policy this group ran under, as the suite named it.
+    /// The policy this group ran under, read from its trials' spec (the suite's value, or
+    /// other, for trials without one).
     pub fn policy(&self) -> &str {
-        self.params.get("policy").and_then(Json::as_str).unwrap_or("other")
+        match self.spec() {
+            Some(spec) => spec.policy().as_str(),
+            None => self.params.get("policy").and_then(Json::as_str).unwrap_or("other"),
+        }
+    }
+
+    /// A parameter's value as text ("fifo", "10"; "-" where the suite did not set it):
+    /// the spec's where it holds the key as one field (`TrialSpec::key_text`), the suite's
+    /// value otherwise.
+    pub fn value_text(&self, key: &str) -> String {
+        match self.params.get(key) {
+            Some(_) => self.spec().and_then(|s| s.key_text(key)).unwrap_or_else(|| param_text(self.params.get(key))),
+            None => param_text(None),
+        }
     }
 
     /// The headline figure (`Outcome::headline`) of every ok trial that has one (published
@@ -352,7 +372,7 @@ pub fn experiment_tables_for(trials: &[TrialRecord], rule: &RunRule) -> Vec<(Str
         let mut table =
             Table::new(axes.iter().map(String::as_str).chain(["ok/runs"]).chain(headers).chain(load_header));
         for (g, row) in groups.iter().zip(rows) {
-            let mut cells: Vec<String> = axes.iter().map(|k| param_text(g.params.get(k))).collect();
+            let mut cells: Vec<String> = axes.iter().map(|k| g.value_text(k)).collect();
             cells.push(format!("{}/{}", g.ok().count(), g.trials.len()));
             cells.extend(row);
             if loaded {
@@ -487,7 +507,7 @@ pub fn starvation(groups: &[&Group]) -> Option<String> {
     let cells: Vec<(String, Vec<&WorkloadOutcome>)> = groups
         .iter()
         .map(|g| {
-            let label: Vec<String> = axes.iter().map(|k| format!("{k}={}", param_text(g.params.get(k)))).collect();
+            let label: Vec<String> = axes.iter().map(|k| format!("{k}={}", g.value_text(k))).collect();
             let label = if label.is_empty() { "the cell".to_string() } else { label.join(" ") };
             (label, g.outcomes().filter_map(Outcome::workload).collect())
         })
@@ -662,4 +682,37 @@ fn latency_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>
         })
         .collect();
     (headers, rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{sample_ring, Policy, TrialStatus};
+
+    fn ring_trial(params: Json, spec: Option<TrialSpec>) -> TrialRecord {
+        let params = params.as_object().cloned().unwrap_or_default();
+        let (seq, experiment, repeat, elapsed_s) = (0, 0, 1, 0.0);
+        let (outcome, status, started) = (None, TrialStatus::Ok, String::new());
+        TrialRecord { seq, experiment, family: Family::Ring, repeat, params, spec, outcome, status, started, elapsed_s }
+    }
+
+    fn group(t: &TrialRecord) -> Group<'_> {
+        Group { experiment: 0, family: t.family, params: t.params.clone(), trials: vec![t] }
+    }
+
+    #[test]
+    fn a_groups_axes_come_from_its_spec_and_from_params_only_without_one() {
+        let (mut spec, _) = sample_ring(4, 10, 1000);
+        spec.policy = Policy::Fifo;
+        let params = serde_json::json!({"policy": "SCHED_FIFO", "procs": 4, "laps": 10});
+        let typed = ring_trial(params, Some(TrialSpec::Ring(spec)));
+        let g = group(&typed);
+        assert_eq!((g.policy(), g.procs(), g.value_text("policy")), ("fifo", Some(4.0), "fifo".to_string()));
+        // A key the spec does not hold as one field, and one the suite did not set.
+        assert_eq!((g.value_text("laps"), g.value_text("work_kb")), ("10".to_string(), "-".to_string()));
+        let old = ring_trial(serde_json::json!({"policy": "rr", "procs": 3}), None);
+        let g = group(&old);
+        assert_eq!((g.policy(), g.procs(), g.value_text("policy")), ("rr", Some(3.0), "rr".to_string()));
+        assert_eq!(group(&ring_trial(serde_json::json!({}), None)).policy(), "other");
+    }
 }
