@@ -6,9 +6,9 @@
 
 use crate::error::{Error, Result};
 use crate::model::figures::Better;
-use crate::model::load::{parse_load, LoadArg, LoadSpec};
+use crate::model::load::LoadSpec;
 // The suite keys go through the same parsers as the other families' flags.
-use crate::model::options::{check_nice, check_prio, de_cpus, de_duration, de_i32, de_load, de_policies, load_spec};
+use crate::model::options::{check_nice, check_prio, de_cpus, de_duration, de_i32, de_policies};
 use crate::model::parse::*;
 use crate::model::{Policy, Usage};
 use clap::Args;
@@ -25,7 +25,9 @@ pub const OUTPUT_KEPT_BYTES: usize = 16 << 20;
 
 /// `schedlab command` flags and command experiment keys.
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+// The derived reader reads the family's own keys; the load group is read by its own type
+// (`options::read_with_groups`).
+#[serde(remote = "Self", rename_all = "kebab-case", default)]
 pub struct CommandOptions {
     /// Policies to compare: one or a list of other,fifo,rr,batch,idle [default: other]
     #[arg(long, value_name = "LIST", value_parser = parse_policies)]
@@ -52,20 +54,9 @@ pub struct CommandOptions {
     #[serde(deserialize_with = "de_duration")]
     pub timeout: Option<Duration>,
 
-    /// Background load during each run: none, cpu, io, pipe or mixed, optionally :N instances [default: none]
-    #[arg(long, value_name = "KIND[:N]", value_parser = parse_load)]
-    #[serde(deserialize_with = "de_load")]
-    pub load: Option<LoadArg>,
-
-    /// CPUs the load may run on [default: every allowed CPU]
-    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
-    #[serde(deserialize_with = "de_cpus")]
-    pub load_cpus: Option<CpuList>,
-
-    /// Nice value (-20..19) of the load processes [default: schedlab's own]
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de_i32")]
-    pub load_nice: Option<i32>,
+    #[command(flatten)]
+    #[serde(skip)]
+    pub background: crate::model::options::LoadOptions,
 
     /// A figure parsed from the command's output (stdout, then stderr): NAME[,unit=U][,better=lower|higher]=regex:PATTERN
     /// (the first capture group of the last match) or NAME[,…]=json:/POINTER (into the last line that is a JSON
@@ -323,7 +314,7 @@ impl CommandOptions {
         if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
             return Err(Error::usage(format!("the figure '{}' is declared twice", w[0])));
         }
-        let load = load_spec(self.load, &self.load_cpus, self.load_nice, &None)?;
+        let load = self.background.to_spec()?;
         let mut specs = Vec::new();
         for &policy in &policies {
             let prio = if policy.is_realtime() { resolve_priority(policy, self.prio)? } else { 0 };

@@ -15,7 +15,7 @@ use crate::model::parse::*;
 use crate::model::spec::{
     Family, LatencyLength, LatencySpec, Placement, RingLength, RingSpec, TrialSpec, WorkloadParams, WorkloadSpec,
 };
-use crate::model::{DeadlineParams, Ipc, Pin, Policy, RingMode, WorkloadKind};
+use crate::model::{CommandOptions, DeadlineParams, Ipc, Pin, Policy, RingMode, WorkloadKind};
 use clap::Args;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value as Json};
@@ -230,6 +230,7 @@ macro_rules! read_with_groups {
 read_with_groups!(RingOptions { background, reservation, observe });
 read_with_groups!(WorkloadOptions { background, reservation, observe });
 read_with_groups!(LatencyOptions { background, observe });
+read_with_groups!(CommandOptions { background });
 
 /// `--trace`'s help for ring: what its tracing describes.
 const RING_TRACE_HELP: &str =
