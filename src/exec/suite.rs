@@ -56,7 +56,9 @@ fn family_flags(family: Family) -> Vec<(String, bool)> {
     command
         .get_arguments()
         .map(|a| {
-            let name = a.get_long().map(str::to_string).unwrap_or_else(|| a.get_id().as_str().to_string());
+            // The field's name, as a suite writes it (command's `--figure` flag is its
+            // `figures` key); dashes, as flags have them.
+            let name = a.get_id().as_str().replace('_', "-");
             (name, a.get_action().takes_values())
         })
         .collect()
