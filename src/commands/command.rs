@@ -37,7 +37,6 @@ pub fn run(args: &CommandArgs) -> Result<i32> {
     let trials = plan(&specs, blocks, seed);
     let bar = progress_bar(trials.len() as u64, "runs");
     let mut pipeline = Pipeline::new(&mut orchestrator, &bar, Extras::default());
-    let mut records = Vec::with_capacity(trials.len());
     // A JSON line per run as it ends; the tables and findings wait for them all.
     let mut live = |trial: &Trial, record: &TrialRecord, _: &TrialNotes, bar: &ProgressBar| -> Result<()> {
         let TrialSpec::Command(spec) = &trial.spec else { return Ok(()) };
@@ -55,17 +54,8 @@ pub fn run(args: &CommandArgs) -> Result<i32> {
             specs.iter().map(|s| s.policy.as_str()).collect::<Vec<_>>().join(", ")
         ))?;
     }
-    let result = (|| -> Result<()> {
-        for trial in &trials {
-            bar.set_message(format!("block {}/{blocks}: {}", trial.repeat, trial.spec.policy()));
-            let (record, _) = pipeline.trial(trial, &mut [&mut live])?;
-            records.push(record);
-            bar.inc(1);
-        }
-        Ok(())
-    })();
-    bar.finish_and_clear();
-    result?;
+    let label = |t: &Trial| format!("block {}/{blocks}: {}", t.repeat, t.spec.policy());
+    let records = pipeline.run_all(&trials, &mut [&mut live], label, |_| 1)?;
     let exit_code = pipeline.exit_code();
     match format {
         TableFormat::Json => {}

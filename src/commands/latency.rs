@@ -53,7 +53,6 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     // csv and markdown print show's table of the runs at the end, text and json as they go.
     let streaming = matches!(format, TableFormat::Text | TableFormat::Json);
     let mut outcomes: Vec<(LatencySpec, LatencyOutcome)> = Vec::new();
-    let mut records = Vec::with_capacity(specs.len());
     // The run draws its own live line on the terminal; no bar.
     let bar = ProgressBar::hidden();
     let mut pipeline = Pipeline::new(&mut orchestrator, &bar, extras);
@@ -90,16 +89,16 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
         outcomes.push((spec.clone(), outcome.clone()));
         Ok(())
     };
-    for (seq, spec) in specs.iter().enumerate() {
-        let params = serde_json::Map::from_iter([("policy".to_string(), Value::from(spec.policy.as_str()))]);
-        let trial = Trial::of_command(seq, TrialSpec::Latency(spec.clone()), 1, params);
-        let (record, notes) = pipeline.trial(&trial, &mut [&mut live])?;
-        records.push(record);
-        // Ctrl-C ends the run with the samples taken: the policies after it are not run.
-        if notes.interrupted.is_some() {
-            break;
-        }
-    }
+    let trials: Vec<Trial> = specs
+        .iter()
+        .enumerate()
+        .map(|(seq, spec)| {
+            let params = serde_json::Map::from_iter([("policy".to_string(), Value::from(spec.policy.as_str()))]);
+            Trial::of_command(seq, TrialSpec::Latency(spec.clone()), 1, params)
+        })
+        .collect();
+    // Ctrl-C ends the run with the samples taken: the policies after it are not run.
+    let records = pipeline.run_all(&trials, &mut [&mut live], |_| String::new(), |_| 1)?;
     append_text(
         args.trace_out.as_deref(),
         &format!(

@@ -43,7 +43,6 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
     let mut pipeline = Pipeline::new(&mut orchestrator, &bar, Extras::default());
     let mut report = RingReport::default();
     let mut rows = 0;
-    let mut records = Vec::with_capacity(specs.len());
     // The live row of each ring that measured: the setup and header before the first. A
     // ring that did not finish gets a JSON line too (its status, figures null); the text
     // table has no row for it (stderr said why).
@@ -79,22 +78,25 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
             Ok(())
         })
     };
-    let result = (|| -> Result<()> {
-        for (seq, spec) in specs.iter().enumerate() {
-            bar.set_message(match spec.length {
-                RingLength::Laps(l) => format!("ring of {} ({} hops)", spec.procs, l * spec.procs as u64),
-                RingLength::Duration(d) => format!("ring of {} for {:.1} s", spec.procs, d.as_secs_f64()),
-            });
+    let trials: Vec<Trial> = specs
+        .iter()
+        .enumerate()
+        .map(|(seq, spec)| {
             let params = serde_json::Map::from_iter([("procs".to_string(), serde_json::json!(spec.procs))]);
-            let trial = Trial::of_command(seq, TrialSpec::Ring(spec.clone()), 1, params);
-            let (record, _) = pipeline.trial(&trial, &mut [&mut live])?;
-            records.push(record);
-            bar.inc(spec.procs as u64);
+            Trial::of_command(seq, TrialSpec::Ring(spec.clone()), 1, params)
+        })
+        .collect();
+    let size = |t: &Trial| t.spec.procs().unwrap_or(0);
+    let label = |t: &Trial| match &t.spec {
+        TrialSpec::Ring(RingSpec { procs, length: RingLength::Laps(l), .. }) => {
+            format!("ring of {procs} ({} hops)", l * *procs as u64)
         }
-        Ok(())
-    })();
-    bar.finish_and_clear();
-    result?;
+        TrialSpec::Ring(RingSpec { procs, length: RingLength::Duration(d), .. }) => {
+            format!("ring of {procs} for {:.1} s", d.as_secs_f64())
+        }
+        _ => String::new(),
+    };
+    let records = pipeline.run_all(&trials, &mut [&mut live], label, |t| size(t) as u64)?;
     if !streaming {
         emit(tables_text(&records, &RunRule::default(), format).trim_end())?;
     }

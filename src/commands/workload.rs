@@ -33,7 +33,6 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
     let json = format == WorkloadFormat::Json;
     let classic = format == WorkloadFormat::Classic;
     let text = format == WorkloadFormat::Text;
-    let mut records = Vec::with_capacity(specs.len() * repeats);
     if text {
         emit(&report::describe(&specs[0], args.repeat))?;
     }
@@ -49,6 +48,9 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
         };
         let repeat = trial.repeat as usize;
         let live = LiveTrial { spec: spec.clone(), repeat, outcome, status: record.status.clone() };
+        if classic && repeat == 1 {
+            bar.suspend(|| emit(&report::classic_heading(spec)))?;
+        }
         if json {
             let line = figures::workload(spec, repeat, &live.status, live.outcome.as_ref());
             bar.suspend(|| emit(&Value::Object(line).to_string()))?;
@@ -58,28 +60,23 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
         trials.push(live);
         Ok(())
     };
-    let result = (|| -> Result<()> {
-        for (cell, spec) in specs.iter().enumerate() {
-            if classic {
-                bar.suspend(|| emit(&report::classic_heading(spec)))?;
-            }
-            for repeat in 1..=repeats {
-                bar.set_message(format!("{} x {} ({}/{repeats})", spec.policy.kernel_name(), spec.procs, repeat));
-                let params = serde_json::Map::from_iter([
-                    ("policy".to_string(), Value::from(spec.policy.as_str())),
-                    ("procs".to_string(), Value::from(spec.procs)),
-                ]);
-                let seq = cell * repeats + repeat - 1;
-                let trial = Trial::of_command(seq, TrialSpec::Workload(spec.clone()), repeat as u32, params);
-                let (record, _) = pipeline.trial(&trial, &mut [&mut live])?;
-                records.push(record);
-                bar.inc(1);
-            }
-        }
-        Ok(())
-    })();
-    bar.finish_and_clear();
-    result?;
+    let plan: Vec<Trial> = specs
+        .iter()
+        .flat_map(|spec| (1..=repeats).map(move |repeat| (spec, repeat)))
+        .enumerate()
+        .map(|(seq, (spec, repeat))| {
+            let params = serde_json::Map::from_iter([
+                ("policy".to_string(), Value::from(spec.policy.as_str())),
+                ("procs".to_string(), Value::from(spec.procs)),
+            ]);
+            Trial::of_command(seq, TrialSpec::Workload(spec.clone()), repeat as u32, params)
+        })
+        .collect();
+    let label = |t: &Trial| {
+        let procs = t.spec.procs().unwrap_or(0);
+        format!("{} x {procs} ({}/{repeats})", t.spec.policy().kernel_name(), t.repeat)
+    };
+    let records = pipeline.run_all(&plan, &mut [&mut live], label, |_| 1)?;
     let exit_code = pipeline.exit_code();
     match format {
         WorkloadFormat::Text => {

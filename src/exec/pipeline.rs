@@ -94,6 +94,37 @@ impl<'a> Pipeline<'a> {
         Ok((record, notes))
     }
 
+    /// A family command's whole sequence: each of `trials` in order as [`trial`](Self::trial)
+    /// with `sinks`, the bar showing its `label` and advancing by its `weight`, then cleared
+    /// whatever happened. A trial that ended on a signal with its samples kept (latency's
+    /// Ctrl-C) ends the sequence. The records of the trials that ran.
+    pub fn run_all<'t>(
+        &mut self,
+        trials: impl IntoIterator<Item = &'t Trial>,
+        sinks: &mut [&mut dyn Sink],
+        label: impl Fn(&Trial) -> String,
+        weight: impl Fn(&Trial) -> u64,
+    ) -> Result<Vec<TrialRecord>> {
+        let mut records = Vec::new();
+        for trial in trials {
+            self.bar.set_message(label(trial));
+            let (record, notes) = match self.trial(trial, sinks) {
+                Ok(ran) => ran,
+                Err(e) => {
+                    self.bar.finish_and_clear();
+                    return Err(e);
+                }
+            };
+            records.push(record);
+            self.bar.inc(weight(trial));
+            if notes.interrupted.is_some() {
+                break;
+            }
+        }
+        self.bar.finish_and_clear();
+        Ok(records)
+    }
+
     /// How many trials failed or timed out so far.
     pub fn failed(&self) -> usize {
         self.failed
@@ -108,8 +139,8 @@ impl<'a> Pipeline<'a> {
         }
     }
 
-    /// The watch over Ctrl-C, SIGTERM and SIGHUP, for work between trials (an A/B side's
-    /// setup command) that they should stop too.
+    /// The orchestrator, for work between trials that its signal watch should stop too
+    /// (an A/B side's setup command).
     pub fn orchestrator(&mut self) -> &mut Orchestrator {
         self.orchestrator
     }
