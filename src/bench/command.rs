@@ -26,7 +26,7 @@ const STOP_GRACE: Duration = Duration::from_secs(2);
 pub fn run(spec: &CommandSpec, cpus: Option<&[usize]>) -> Result<CommandOutcome> {
     let watch = SignalWatch::new(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP])
         .map_err(|e| Error::os("watching for Ctrl-C and SIGTERM", e))?;
-    let group = PrivateGroup::create(0);
+    let group = PrivateGroup::create();
     let (program, args) = spec.argv.split_first().ok_or_else(|| Error::usage("no command to run"))?;
     let mut command = std::process::Command::new(program);
     command.args(args);

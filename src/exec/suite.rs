@@ -458,8 +458,8 @@ fn check_experiment(
                      regex = '99\\.0th: +(\\d+)', unit = \"us\", better = \"lower\" }]",
                 ))
             }
-            // A command's program line and its declared figures are one value each, never axes.
-            "cmd" | "figures" if family == Family::Command => {
+            // Keys such as a command's `cmd`: one value each, never an axis.
+            _ if family.whole_value_keys().contains(&name) => {
                 let whole = serde_json::to_value(value.get_ref()).map_err(|e| origin.at(at, format!("{name}: {e}")))?;
                 let mut one = Map::new();
                 one.insert(name.to_string(), whole.clone());

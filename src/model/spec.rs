@@ -272,6 +272,15 @@ impl Family {
         }
     }
 
+    /// Suite keys whose value is one value however it is written, never an axis: a
+    /// command's program line and its declared figures (lists themselves).
+    pub fn whole_value_keys(self) -> &'static [&'static str] {
+        match self {
+            Family::Command => &["cmd", "figures"],
+            _ => &[],
+        }
+    }
+
     pub fn parse(text: &str) -> Option<Family> {
         Family::ALL.into_iter().find(|f| f.as_str() == text)
     }

@@ -11,7 +11,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// The prefix of the groups schedlab makes: `schedlab-<pid>-<n>`.
+/// The prefix of the groups schedlab makes: `schedlab-<pid>` (one per trial process).
 const PREFIX: &str = "schedlab-";
 
 /// Where the cgroup v2 hierarchy is mounted (`/sys/fs/cgroup`, or `/sys/fs/cgroup/unified`
@@ -51,12 +51,12 @@ pub struct PrivateGroup {
 impl PrivateGroup {
     /// A fresh group under the hierarchy's root; `None` where none can be made. Groups
     /// left by a schedlab that was killed outright are removed first.
-    pub fn create(serial: u64) -> Option<PrivateGroup> {
+    pub fn create() -> Option<PrivateGroup> {
         let parent = own_dir()?;
         sweep_orphans_in(&parent);
         // SAFETY: getpid cannot fail.
         let pid = unsafe { libc::getpid() };
-        let path = parent.join(format!("{PREFIX}{pid}-{serial}"));
+        let path = parent.join(format!("{PREFIX}{pid}"));
         if std::fs::create_dir(&path).is_err() {
             // Left by an earlier process of this pid: a live one would be this one.
             let _ = std::fs::write(path.join("cgroup.kill"), "1");
@@ -149,7 +149,7 @@ fn sweep_orphans_in(parent: &Path) {
     let comm = crate::sys::process::own_comm();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(owner) = name.strip_prefix(PREFIX).and_then(|r| r.split('-').next()?.parse::<i32>().ok()) else {
+        let Some(owner) = name.strip_prefix(PREFIX).and_then(|pid| pid.parse::<i32>().ok()) else {
             continue;
         };
         if crate::sys::process::is_running_as(owner, comm.as_deref()) {
