@@ -3,8 +3,8 @@
 //! for the files. Each turns a spec into what its kernel needs (resolved CPUs, a work
 //! directory) or refuses it with the fix, so nothing is measured that was not asked for.
 
-use crate::bench::workload::{bytes_needed, prepare_input, sweep_orphaned_work_dirs, WorkDir};
-use crate::bench::{latency as latency_bench, ring as ring_bench};
+use crate::families::workload::kernel::{bytes_needed, prepare_input, sweep_orphaned_work_dirs, WorkDir};
+use crate::families::{latency::kernel as latency_bench, ring::kernel as ring_bench};
 use crate::error::{Error, Result};
 use crate::model::{
     CommandSpec, DeadlineParams, LatencySpec, LoadSpec, Placement, Policy, TrialSpec, WorkloadKind, WorkloadSpec,

@@ -4,8 +4,8 @@
 //! before the next starts; Ctrl-C, SIGTERM or a full disk stop the run with what was
 //! stored intact and resumable.
 
-use crate::bench::latency::{self, LatencyPlan};
-use crate::bench::{ring, workload as workload_bench};
+use crate::families::latency::kernel::{self as latency, LatencyPlan};
+use crate::families::{ring::kernel as ring, workload::kernel as workload_bench};
 use crate::error::{describe_io, signal_name, Error, Result};
 use crate::exec::preflight;
 use crate::exec::suite::Trial;
@@ -117,7 +117,7 @@ fn measure(spec: &TrialSpec, repeat: u32, extras: &Extras) -> Result<Reply> {
             let cpus = spec.cpus.as_deref().map(|c| sched::resolve_cpus(Some(c))).transpose()?;
             let load_plan = preflight::load(&spec.load)?;
             let (mut outcome, load) =
-                load::beside(load_plan.as_ref(), || crate::bench::command::run(spec, cpus.as_deref()))?;
+                load::beside(load_plan.as_ref(), || crate::families::command::kernel::run(spec, cpus.as_deref()))?;
             outcome.load = load;
             ok(Outcome::Command(outcome))
         }

@@ -4,7 +4,6 @@
 //! ns with units in the field names). Seconds and ratios are derived at the edge, so a
 //! figure is never rounded before it is stored.
 
-pub mod command;
 pub mod figures;
 pub mod load;
 pub mod options;
@@ -14,7 +13,7 @@ pub mod run;
 pub mod schedinfo;
 pub mod spec;
 
-pub use command::{CommandOptions, CommandOutcome, CommandSpec};
+pub use crate::families::command::model::{CommandOptions, CommandOutcome, CommandSpec};
 pub use load::{LoadKind, LoadOutcome, LoadSpec};
 pub use options::{LatencyOptions, RingOptions, WorkloadOptions};
 #[cfg(test)]

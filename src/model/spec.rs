@@ -2,7 +2,7 @@
 //! travel to the trial process as JSON; whatever needs the machine to be checked or
 //! resolved (CPUs, privileges, limits, work directories) is done by the preflight.
 
-use crate::model::command::CommandSpec;
+use crate::families::command::model::CommandSpec;
 use crate::model::load::LoadSpec;
 use crate::model::{DeadlineParams, Ipc, Pin, Policy, RingMode, WorkloadKind};
 use serde::{Deserialize, Serialize};

@@ -259,7 +259,7 @@ pub fn latency_lines(spec: &LatencySpec, o: &LatencyOutcome) -> Vec<Map<String, 
         .map(|(i, t)| {
             let mut line = latency_line(spec, json!(i), Ok(t));
             line.extend(spike_keys(spikes.get(i)));
-            if let Some((n, culprits)) = spikes.get(i).and_then(|s| crate::report::latency::beat_culprits(spec, o, s)) {
+            if let Some((n, culprits)) = spikes.get(i).and_then(|s| crate::families::latency::report::beat_culprits(spec, o, s)) {
                 line.insert("spike_beat_spikes".into(), json!(n));
                 line.insert("spike_beat_culprits".into(), json!(culprits));
             }
@@ -288,7 +288,7 @@ fn attribution_keys(o: &LatencyOutcome, cpu: Option<usize>) -> Map<String, Json>
         keys.insert("attribution".into(), json!(reason));
     } else if let Some(t) = a.threads.iter().find(|t| Some(t.cpu) == cpu) {
         keys.insert("tail_culprits".into(), json!(t.tail));
-        keys.insert("tail_account".into(), json!(crate::report::latency::tail_account(o, t)));
+        keys.insert("tail_account".into(), json!(crate::families::latency::report::tail_account(o, t)));
         keys.insert("attributed_spikes".into(), json!(t.spikes));
         keys.insert("trace_lost_events".into(), json!(t.lost_events));
     }

@@ -8,14 +8,11 @@ pub mod exporter;
 pub mod figures;
 pub mod findings;
 pub mod html;
-pub mod latency;
 pub mod overlay;
 pub mod plots;
-pub mod ring;
 pub mod stored;
 pub mod table;
 pub mod trend;
-pub mod workload;
 
 /// What the background load did during a trial, in one line: how hard it pushed while
 /// the trial measured, and its own CPU time, which no figure of the trial includes.

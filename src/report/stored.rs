@@ -512,7 +512,7 @@ pub fn starvation(groups: &[&Group]) -> Option<String> {
             (label, g.outcomes().filter_map(Outcome::workload).collect())
         })
         .collect();
-    crate::report::workload::starvation_line(&cells)
+    crate::families::workload::report::starvation_line(&cells)
 }
 
 /// The CPU seconds a ring would take if every hop cost what the smallest ring's did

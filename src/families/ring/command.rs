@@ -11,7 +11,7 @@ use crate::exec::suite::Trial;
 use crate::model::{Outcome, RingLength, RingSpec, TrialSpec};
 use crate::report::exporter::tables_text;
 use crate::report::figures;
-use crate::report::ring::{describe_setup, table_header, RingReport};
+use crate::families::ring::report::{describe_setup, table_header, RingReport};
 use crate::report::stored::RunRule;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
@@ -73,7 +73,7 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
                 emit(&format!("    {}", crate::report::load_line(load)))?;
             }
             if let Some(trace) = &outcome.trace {
-                emit(&format!("    {}", crate::report::ring::hop_line(trace, outcome.hops)))?;
+                emit(&format!("    {}", crate::families::ring::report::hop_line(trace, outcome.hops)))?;
             }
             Ok(())
         })

@@ -12,7 +12,7 @@ use crate::model::{Outcome, TrialSpec};
 use crate::report::exporter::tables_text;
 use crate::report::figures;
 use crate::report::stored::RunRule;
-use crate::report::workload::{self as report, LiveTrial};
+use crate::families::workload::report::{self as report, LiveTrial};
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
 use serde_json::Value;

@@ -1,0 +1,5 @@
+//! The latency family.
+
+pub mod command;
+pub mod kernel;
+pub mod report;

@@ -1,0 +1,5 @@
+//! The ring family.
+
+pub mod command;
+pub mod kernel;
+pub mod report;
