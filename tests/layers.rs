@@ -55,7 +55,7 @@ fn place(file: &str) -> (String, Vec<String>) {
 
 /// The file of a family's folder each layer keeps (src/families/<name>/<file>.rs).
 const FAMILY_FILES: &[(&str, &str)] =
-    &[("model", "model"), ("kernel", "bench"), ("trial", "exec"), ("report", "report"), ("command", "commands")];
+    &[("model", "model"), ("kernel", "bench"), ("trial", "exec"), ("report", "report"), ("subcommand", "commands")];
 
 /// The layer a module path from the crate root names: its first segment, except in a
 /// family's folder, a vertical slice whose files each sit in the layer their name says
@@ -494,10 +494,13 @@ fn a_family_folder_is_a_slice_of_every_layer() {
     assert_eq!(place("src/families/ring/mod.rs").0, "model");
     assert_eq!(place("src/families/mod.rs").0, "model");
     assert_eq!(names("src/exec/f.rs", "use crate::families::ring::kernel::run;"), ["bench"]);
-    assert_eq!(names("src/exec/f.rs", "use crate::families::{ring::kernel as k, latency::report};"), ["bench", "report"]);
+    assert_eq!(
+        names("src/exec/f.rs", "use crate::families::{ring::kernel as k, latency::report};"),
+        ["bench", "report"]
+    );
     assert_eq!(names("src/exec/f.rs", "use crate::families::ring::RingSpec;"), ["model"]);
     assert_eq!(names("src/families/ring/report.rs", "use super::kernel::x;"), ["bench"]);
-    assert_eq!(names("src/families/ring/report.rs", "use super::super::latency::command::x;"), ["commands"]);
+    assert_eq!(names("src/families/ring/report.rs", "use super::super::latency::subcommand::x;"), ["commands"]);
     // A kernel may not use its own folder's report, nor a model its kernel.
     assert_eq!(violations("src/families/ring/kernel.rs", "use super::report::x;").len(), 1);
     assert_eq!(violations("src/families/ring/model.rs", "use crate::families::ring::kernel;").len(), 1);

@@ -16,11 +16,11 @@ use std::io::{IsTerminal, Write};
 /// Run the chosen subcommand; the `Ok` value is the process exit code.
 pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
-        Command::Ring(args) => crate::families::ring::command::run(&args),
+        Command::Ring(args) => crate::families::ring::subcommand::run(&args),
         Command::Rusage(args) => rusage::run(&args),
-        Command::Workload(args) => crate::families::workload::command::run(&args),
-        Command::Command(args) => crate::families::command::command::run(&args),
-        Command::Latency(args) => crate::families::latency::command::run(&args),
+        Command::Workload(args) => crate::families::workload::subcommand::run(&args),
+        Command::Command(args) => crate::families::command::subcommand::run(&args),
+        Command::Latency(args) => crate::families::latency::subcommand::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Ab(args) => ab::run(&args),
         Command::Suites(args) => run::suites(&args).map(|_| 0),

@@ -259,7 +259,9 @@ pub fn latency_lines(spec: &LatencySpec, o: &LatencyOutcome) -> Vec<Map<String, 
         .map(|(i, t)| {
             let mut line = latency_line(spec, json!(i), Ok(t));
             line.extend(spike_keys(spikes.get(i)));
-            if let Some((n, culprits)) = spikes.get(i).and_then(|s| crate::families::latency::report::beat_culprits(spec, o, s)) {
+            if let Some((n, culprits)) =
+                spikes.get(i).and_then(|s| crate::families::latency::report::beat_culprits(spec, o, s))
+            {
                 line.insert("spike_beat_spikes".into(), json!(n));
                 line.insert("spike_beat_culprits".into(), json!(culprits));
             }

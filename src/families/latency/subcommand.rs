@@ -8,11 +8,11 @@ use crate::exec::pipeline::Pipeline;
 use crate::exec::preflight;
 use crate::exec::runner::{Extras, Orchestrator, TrialNotes};
 use crate::exec::suite::Trial;
+use crate::families::latency::report;
 use crate::model::{LatencyLength, LatencyOutcome, LatencySpec, Outcome, TrialSpec};
 use crate::report::exporter::tables_text;
-use crate::report::stored::RunRule;
-use crate::families::latency::report;
 use crate::report::figures;
+use crate::report::stored::RunRule;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
 use serde_json::Value;
@@ -29,7 +29,7 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     let mut orchestrator = Orchestrator::new(trial_limit(&specs))?;
     // Every policy is checked (and its threads' CPUs resolved) before the first runs.
     for spec in &specs {
-        preflight::latency(spec)?;
+        super::trial::preflight(spec)?;
     }
     // The load is the same for every policy: checked once, started afresh for each.
     if let Some(spec) = specs.first() {

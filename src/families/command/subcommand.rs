@@ -26,7 +26,7 @@ pub fn run(args: &CommandArgs) -> Result<i32> {
     let limit = specs.iter().map(|s| s.timeout).max().unwrap_or_default() + Duration::from_secs(60);
     let mut orchestrator = Orchestrator::new(limit)?;
     for spec in &specs {
-        preflight::command(spec)?;
+        super::trial::preflight(spec)?;
     }
     if let Some(spec) = specs.first() {
         preflight::load(&spec.load)?;
