@@ -4,11 +4,13 @@
 //! registry (`model::figures`); the spec's settings are written beside them here.
 
 use crate::analysis::offcpu::WorkloadTrace;
+use crate::families::with_family;
 use crate::model::figures::{self, Figure, Part};
 use crate::model::{
     ns_to_s, CommandSpec, Family, LatencyOutcome, LatencySpec, LoadSpec, Outcome, RingLength, RingOutcome, RingSpec,
-    ThreadStats, TrialSpec, TrialStatus, WorkloadKind, WorkloadOutcome, WorkloadSpec,
+    ThreadStats, TrialStatus, WorkloadKind, WorkloadOutcome, WorkloadSpec,
 };
+use crate::report::family::FamilyReport;
 use crate::report::findings::{spike_periods, ThreadSpikes};
 use crate::store::TrialRecord;
 use serde_json::{json, Map, Value as Json};
@@ -325,28 +327,23 @@ pub fn command(spec: &CommandSpec, repeat: usize, status: &TrialStatus, o: Optio
 }
 
 pub fn stored(t: &TrialRecord) -> Option<Map<String, Json>> {
-    match (t.spec.as_ref()?, t.outcome.as_ref()) {
-        (TrialSpec::Command(spec), o) => Some(command(spec, t.repeat.max(0) as usize, &t.status, o)),
-        (TrialSpec::Ring(spec), Some(Outcome::Ring(o))) => Some(ring(spec, o, None)),
-        (TrialSpec::Workload(spec), o) => {
-            Some(workload(spec, t.repeat.max(0) as usize, &t.status, o.and_then(|o| o.workload())))
-        }
-        (TrialSpec::Latency(spec), Some(Outcome::Latency(o))) => {
-            let mut lines = latency_lines(spec, o);
-            let mut combined = lines.pop().unwrap_or_default();
-            // Each thread's line sits after the count of threads, as it always has.
-            let per_thread = (!lines.is_empty()).then(|| {
-                (&figures::latency::THREADS, "per_thread", Json::Array(lines.into_iter().map(Json::Object).collect()))
-            });
-            let whole = Outcome::Latency(o.clone());
-            let figures = figures::of(Family::Latency);
-            put(&mut combined, figures, Part::Run, |f| f.value(&whole), per_thread.into_iter().collect());
-            combined.insert("dma_latency_held".into(), json!(o.dma_latency_held));
-            combined.insert("mlockall".into(), json!(o.mlockall));
-            Some(combined)
-        }
-        _ => None,
-    }
+    with_family!(t.family, F => F::stored_line(t))
+}
+
+/// A stored latency trial's combined line, with each thread's line under `per_thread`.
+pub fn latency_stored(spec: &LatencySpec, o: &LatencyOutcome) -> Map<String, Json> {
+    let mut lines = latency_lines(spec, o);
+    let mut combined = lines.pop().unwrap_or_default();
+    // Each thread's line sits after the count of threads, as it always has.
+    let per_thread = (!lines.is_empty()).then(|| {
+        (&figures::latency::THREADS, "per_thread", Json::Array(lines.into_iter().map(Json::Object).collect()))
+    });
+    let whole = Outcome::Latency(o.clone());
+    let figures = figures::of(Family::Latency);
+    put(&mut combined, figures, Part::Run, |f| f.value(&whole), per_thread.into_iter().collect());
+    combined.insert("dma_latency_held".into(), json!(o.dma_latency_held));
+    combined.insert("mlockall".into(), json!(o.mlockall));
+    combined
 }
 
 #[cfg(test)]

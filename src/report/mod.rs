@@ -5,6 +5,7 @@ pub mod against;
 pub mod claims;
 pub mod compare;
 pub mod exporter;
+pub mod family;
 pub mod figures;
 pub mod findings;
 pub mod html;

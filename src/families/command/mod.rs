@@ -3,6 +3,7 @@
 
 pub mod kernel;
 pub mod model;
+pub mod report;
 pub mod subcommand;
 pub mod trial;
 

@@ -1,11 +1,16 @@
 //! Latency statistics: per thread and combined, the classic min/max/avg table per policy
 //! (with the percentiles cyclictest lacks) and the spike-period lines, from stored outcomes.
 
+use super::Latency;
 use crate::analysis::attribution;
 use crate::model::figures::latency;
 use crate::model::{format_ns, LatencyOutcome, LatencySpec, ThreadStats};
+use crate::model::{Outcome, TrialSpec};
+use crate::report::family::{Column, FamilyReport, Summarise};
 use crate::report::findings::{spike_periods, Finding};
 use crate::report::table::Table;
+use crate::store::TrialRecord;
+use serde_json::{Map, Value as Json};
 
 fn us(ns: f64) -> String {
     format!("{:.1}", ns / 1000.0)
@@ -230,4 +235,30 @@ pub fn culprit_lines(o: &LatencyOutcome) -> String {
 pub fn tail_account(o: &LatencyOutcome, t: &crate::analysis::trace::ThreadAttribution) -> attribution::TailAccount {
     let steal = o.steal.as_ref().and_then(|s| Some((s.of_cpu(t.cpu)?, s.resolution_ns)));
     attribution::TailAccount::of(&t.tail, &t.spikes, t.above_ns, steal)
+}
+
+/// The stored table of a latency experiment and its lines, from the figure registry.
+impl FamilyReport for Latency {
+    fn columns() -> Vec<Column> {
+        use crate::model::figures::latency::*;
+        use Summarise::*;
+        vec![
+            Column::named("Samples", &SAMPLES, Sum, 0),
+            Column::micros("Min µs", &MIN_NS, Min),
+            Column::micros("Avg µs", &AVG_NS, Mean),
+            Column::micros("p50 µs", &P50_NS, Median),
+            Column::micros("p99 µs", &P99_NS, Median),
+            Column::Ci,
+            Column::micros("p99.9 µs", &P999_NS, Median),
+            Column::micros("Max µs", &MAX_NS, Max),
+            Column::named("Overruns", &OVERRUNS, Sum, 0),
+            Column::micros("RQ wait µs", &RUN_DELAY_NS, Median),
+            Column::named("Migr", &MIGRATIONS, Median, 0),
+        ]
+    }
+
+    fn stored_line(t: &TrialRecord) -> Option<Map<String, Json>> {
+        let (Some(TrialSpec::Latency(spec)), Some(Outcome::Latency(o))) = (&t.spec, &t.outcome) else { return None };
+        Some(crate::report::figures::latency_stored(spec, o))
+    }
 }

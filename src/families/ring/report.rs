@@ -3,10 +3,16 @@
 //! Rows stream out as each ring finishes; the first (smallest) ring is the projection's
 //! base, which is why sweeps run in ascending order.
 
+use super::Ring;
+use crate::analysis::stats::Summary;
 use crate::model::parse::format_cpu_list;
+use crate::model::{Outcome, TrialSpec};
 use crate::model::{RingLength, RingOutcome, RingSpec};
+use crate::report::family::{Column, FamilyReport, Summarise};
 use crate::report::figures;
+use crate::report::stored::{projected_s, Group};
 use crate::report::table::Table;
+use crate::store::TrialRecord;
 use serde_json::{Map, Value};
 
 const COLUMNS: [&str; 13] = [
@@ -152,6 +158,40 @@ pub fn hop_line(t: &crate::analysis::offcpu::RingTrace, hops: u64) -> String {
         t.preempted_by_others,
         t.migrations
     )
+}
+
+/// The stored table of a ring experiment and its lines, from the figure registry.
+impl FamilyReport for Ring {
+    fn columns() -> Vec<Column> {
+        use crate::model::figures::ring::*;
+        use Summarise::*;
+        vec![
+            Column::named("Real s", &REAL_S, Median, 4),
+            Column::named("CPU s", &CPU_S, Median, 4),
+            Column::named("User s", &USER_S, Median, 4),
+            Column::named("System s", &SYS_S, Median, 4),
+            Column::Derived { header: "Projected s", value: projected_s, decimals: 4 },
+            Column::Derived { header: "CPU/Proj", value: cpu_over_projected, decimals: 2 },
+            Column::named("ns/hop (min..max)", &NS_PER_HOP, MedianRange, 0),
+            Column::of(&NS_PER_SWITCH, Median, 0),
+            Column::Ci,
+            Column::named("Invol sw", &NIVCSW, Median, 0),
+            Column::named("RQ ns/hop", &RUN_DELAY_NS_PER_HOP, Median, 0),
+            Column::named("Migr", &MIGRATIONS, Median, 0),
+        ]
+    }
+
+    fn stored_line(t: &TrialRecord) -> Option<Map<String, Value>> {
+        let (Some(TrialSpec::Ring(spec)), Some(Outcome::Ring(o))) = (&t.spec, &t.outcome) else { return None };
+        Some(figures::ring(spec, o, None))
+    }
+}
+
+/// The cell's CPU time against the NCAR projection (1 where each hop costs what the
+/// smallest ring's did).
+fn cpu_over_projected(groups: &[&Group], g: &Group) -> Option<f64> {
+    let cpu_s = Summary::of(&g.values(|o| crate::model::figures::ring::CPU_S.value(o)))?.median;
+    Some(cpu_s / projected_s(groups, g)?)
 }
 
 #[cfg(test)]

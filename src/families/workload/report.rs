@@ -1,11 +1,16 @@
 //! Workload results: the 2014 study's own line per trial, JSON lines, and a summary table
 //! per policy x procs (mean, sd, median, min, max over repeats).
 
+use super::Workload;
 use crate::analysis::attribution::describe_prio;
 use crate::analysis::offcpu::{Outsider, WorkloadTrace};
 use crate::analysis::stats::Summary;
+use crate::model::TrialSpec;
 use crate::model::{ns_to_s, TrialStatus, WorkloadKind, WorkloadOutcome, WorkloadSpec};
+use crate::report::family::{Column, FamilyReport, Summarise};
 use crate::report::table::Table;
+use crate::store::TrialRecord;
+use serde_json::{Map, Value as Json};
 
 /// One trial of a live `schedlab workload` run: what ran, how it ended, what it measured.
 pub struct LiveTrial {
@@ -385,6 +390,34 @@ pub fn describe(spec: &WorkloadSpec, repeats: u32) -> String {
          longest-waiting child's, Migr = migrations summed over children",
         p.seed
     )
+}
+
+/// The stored table of a workload experiment and its lines, from the figure registry.
+impl FamilyReport for Workload {
+    fn columns() -> Vec<Column> {
+        use crate::model::figures::workload::*;
+        use Summarise::*;
+        vec![
+            Column::named("Wall s", &WALL_S, MeanSd, 3),
+            Column::named("median", &WALL_S, Median, 3),
+            Column::Ci,
+            Column::named("User s", &USER_S, Mean, 3),
+            Column::named("Sys s", &SYS_S, Mean, 3),
+            Column::named("CPU %", &CPU_PCT, Mean, 0),
+            Column::named("Invol sw", &NIVCSW, Mean, 1),
+            Column::named("Vol sw", &NVCSW, Mean, 1),
+            Column::named("Fairness", &FAIRNESS, Mean, 3),
+            Column::named("RQ wait s", &RUN_DELAY_S, Mean, 3),
+            Column::named("RQ max s", &RUN_DELAY_MAX_S, Mean, 3),
+            Column::named("Migr", &MIGRATIONS, Mean, 1),
+        ]
+    }
+
+    fn stored_line(t: &TrialRecord) -> Option<Map<String, Json>> {
+        let Some(TrialSpec::Workload(spec)) = &t.spec else { return None };
+        let outcome = t.outcome.as_ref().and_then(|o| o.workload());
+        Some(crate::report::figures::workload(spec, t.repeat.max(0) as usize, &t.status, outcome))
+    }
 }
 
 #[cfg(test)]
