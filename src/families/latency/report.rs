@@ -8,9 +8,14 @@ use crate::model::{format_ns, LatencyOutcome, LatencySpec, ThreadStats};
 use crate::model::{Outcome, TrialSpec};
 use crate::report::family::{Column, FamilyReport, Summarise};
 use crate::report::findings::{spike_periods, Finding};
+use crate::report::plots::{esc, tick_label, ticks, COLORS};
+use crate::report::plots::{series_of, Chart, Plot, Point, Series, Style};
+use crate::report::stored::Group;
 use crate::report::table::Table;
 use crate::store::TrialRecord;
 use serde_json::{Map, Value as Json};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 fn us(ns: f64) -> String {
     format!("{:.1}", ns / 1000.0)
@@ -261,4 +266,281 @@ impl FamilyReport for Latency {
         let (Some(TrialSpec::Latency(spec)), Some(Outcome::Latency(o))) = (&t.spec, &t.outcome) else { return None };
         Some(crate::report::figures::latency_stored(spec, o))
     }
+
+    fn charts(n: i64, groups: &[&Group], axes: &[String]) -> Vec<Chart> {
+        latency_charts(n, groups, axes)
+    }
+}
+
+fn latency_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
+    // Every repeat's buckets together, one histogram per series.
+    let mut merged: BTreeMap<String, BTreeMap<u64, u64>> = BTreeMap::new();
+    for (label, set) in series_of(gs, "", axes) {
+        let entry = merged.entry(label.replace("policy=", "")).or_default();
+        for g in set {
+            for o in g.outcomes().filter_map(Outcome::latency) {
+                for &(v, c) in &o.histogram {
+                    *entry.entry(v).or_default() += c;
+                }
+            }
+        }
+    }
+    merged.retain(|_, h| !h.is_empty());
+    if merged.is_empty() {
+        return Vec::new();
+    }
+    // Both plots: latency on a log x axis against a log y, a series per histogram.
+    let log_log =
+        |title: String, y_label: &str, style: Style, points_of: &dyn Fn(&BTreeMap<u64, u64>) -> Vec<Point>| Plot {
+            x_log: true,
+            y_log: true,
+            series: merged.iter().map(|(label, h)| Series::new(label.clone(), points_of(h), style)).collect(),
+            ..Plot::new(title, "latency, µs (log)", y_label)
+        };
+    let hist = log_log(format!("Experiment {n}: wakeup latency histogram"), "wakeups (log)", Style::Line, &|h| {
+        // Coarse log-spaced bins (10 per decade) so the shape reads at a glance,
+        // each drawn as a bar outline down to the axis (a count of 1).
+        let mut bins: BTreeMap<i64, u64> = BTreeMap::new();
+        for (&v, &c) in h {
+            let us = (v as f64 / 1000.0).max(0.001);
+            *bins.entry((us.log10() * 10.0).floor() as i64).or_default() += c;
+        }
+        let edge = |b: i64| 10f64.powf(b as f64 / 10.0);
+        bins.iter()
+            .flat_map(|(&b, &c)| {
+                let c = c as f64;
+                [(edge(b), 1.0, None), (edge(b), c, None), (edge(b + 1), c, None), (edge(b + 1), 1.0, None)]
+            })
+            .collect()
+    });
+    let tail_title = format!("Experiment {n}: latency tail (share of wakeups later than x)");
+    let tail = log_log(tail_title, "1 − CDF (log)", Style::Step, &|h| {
+        let total: u64 = h.values().sum();
+        let mut below = 0u64;
+        h.iter()
+            .filter_map(|(&v, &c)| {
+                below += c;
+                let later = (total - below) as f64 / total as f64;
+                (later > 0.0).then_some(((v as f64 / 1000.0).max(0.001), later, None))
+            })
+            .collect()
+    });
+    let mut charts = vec![
+        Chart { name: format!("latency-{n}-histogram"), title: hist.title.clone(), svg: hist.render() },
+        Chart { name: format!("latency-{n}-tail"), title: tail.title.clone(), svg: tail.render() },
+    ];
+    charts.extend(latency_strip_charts(n, gs, axes));
+    charts.extend(latency_timeline_charts(n, gs, axes));
+    charts
+}
+
+/// With `--trace on`: per configuration and CPU, what ran around the worst spikes of the
+/// repeat that had the worst one: a panel per spike with a lane of the tasks (switch to
+/// switch) and one of the handlers nested in them, the late window shaded from the ideal
+/// wake time to the actual one.
+fn latency_timeline_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
+    use crate::analysis::trace::{SpikeTimeline, ThreadAttribution};
+    let mut charts = Vec::new();
+    for (i, g) in gs.iter().enumerate() {
+        // CPU -> (repeat, the thread's attribution) with the worst spike.
+        let mut worst: BTreeMap<usize, (i64, &ThreadAttribution)> = BTreeMap::new();
+        let latency_of = |t: &ThreadAttribution| t.timelines.first().map_or(0, |s| s.actual_ns - s.ideal_ns);
+        for trial in g.ok() {
+            let Some(Outcome::Latency(o)) = &trial.outcome else { continue };
+            let Some(a) = &o.attribution else { continue };
+            for t in a.threads.iter().filter(|t| !t.timelines.is_empty()) {
+                let entry = worst.entry(t.cpu).or_insert((trial.repeat, t));
+                if latency_of(t) > latency_of(entry.1) {
+                    *entry = (trial.repeat, t);
+                }
+            }
+        }
+        let label: Vec<String> = axes.iter().map(|k| format!("{k}={}", g.value_text(k))).collect();
+        for (cpu, (repeat, t)) in worst {
+            let title = format!(
+                "Experiment {n}{}: what ran on CPU {cpu} around the worst spikes (repeat {repeat})",
+                if label.is_empty() { String::new() } else { format!(" ({})", label.join(" ")) }
+            );
+            let panels: Vec<&SpikeTimeline> = t.timelines.iter().collect();
+            charts.push(Chart {
+                name: format!("latency-{n}-timeline-{}-cpu{cpu}", i + 1),
+                svg: timeline_svg(&title, &panels),
+                title,
+            });
+        }
+    }
+    charts
+}
+
+/// The timeline chart: one panel per spike, time in µs from its ideal wake time.
+fn timeline_svg(title: &str, panels: &[&crate::analysis::trace::SpikeTimeline]) -> String {
+    use crate::analysis::trace::Lane;
+    const W: f64 = 900.0;
+    const LEFT: f64 = 90.0;
+    const RIGHT: f64 = 20.0;
+    const PANEL: f64 = 120.0;
+    const TOP: f64 = 40.0;
+    let height = TOP + PANEL * panels.len() as f64 + 24.0;
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="white"/><text x="{}" y="20" font-size="14" text-anchor="middle">{}</text>"#,
+        W / 2.0,
+        esc(title)
+    );
+    // One colour per name, the same in every panel.
+    let mut colours: BTreeMap<&str, &str> = BTreeMap::new();
+    for s in panels.iter().flat_map(|p| &p.segments) {
+        let next = COLORS[colours.len() % COLORS.len()];
+        colours.entry(s.name.as_str()).or_insert(next);
+    }
+    for (k, p) in panels.iter().enumerate() {
+        let y0 = TOP + PANEL * k as f64;
+        let (lo, hi) = (p.from_ns as f64 - p.ideal_ns as f64, p.to_ns as f64 - p.ideal_ns as f64);
+        let x = |ns: u64| LEFT + (ns as f64 - p.ideal_ns as f64 - lo) / (hi - lo).max(1.0) * (W - LEFT - RIGHT);
+        let late_us = (p.actual_ns - p.ideal_ns) as f64 / 1e3;
+        let _ = write!(
+            svg,
+            r##"<text x="{LEFT}" y="{}" font-size="12">spike {}: woke {late_us:.1} µs late</text><rect x="{}" y="{}" width="{}" height="50" fill="#fdd" /><text x="4" y="{}">tasks</text><text x="4" y="{}">handlers</text>"##,
+            y0 + 12.0,
+            k + 1,
+            x(p.ideal_ns),
+            y0 + 18.0,
+            (x(p.actual_ns) - x(p.ideal_ns)).max(1.0),
+            y0 + 34.0,
+            y0 + 58.0,
+        );
+        for s in &p.segments {
+            let (x0, x1) = (x(s.start_ns), x(s.end_ns));
+            let (y, h) = match s.lane {
+                Lane::Task => (y0 + 20.0, 22.0),
+                Lane::Handler => (y0 + 46.0, 18.0),
+            };
+            let colour = colours.get(s.name.as_str()).copied().unwrap_or("#999");
+            let detail = if s.detail.is_empty() { String::new() } else { format!(" ({})", s.detail) };
+            let tip = format!(
+                "{}{detail}: {:.1} .. {:.1} µs, {:.1} µs",
+                s.name,
+                (s.start_ns as f64 - p.ideal_ns as f64) / 1e3,
+                (s.end_ns as f64 - p.ideal_ns as f64) / 1e3,
+                (s.end_ns - s.start_ns) as f64 / 1e3
+            );
+            let _ = write!(
+                svg,
+                r#"<rect x="{x0:.1}" y="{y}" width="{:.1}" height="{h}" fill="{colour}" fill-opacity="0.8"><title>{}</title></rect>"#,
+                (x1 - x0).max(0.5),
+                esc(&tip)
+            );
+            // A label where it fits (about 6 px a character).
+            let room = ((x1 - x0) / 6.0) as usize;
+            if room >= 4 {
+                let name: String = s.name.chars().take(room).collect();
+                let _ =
+                    write!(svg, r#"<text x="{:.1}" y="{}" fill="white">{}</text>"#, x0 + 2.0, y + h - 6.0, esc(&name));
+            }
+        }
+        // The ideal and actual wake times, and the time axis in µs from the ideal one.
+        for (at, what) in [(p.ideal_ns, "ideal"), (p.actual_ns, "woke")] {
+            let _ = write!(
+                svg,
+                r##"<line x1="{0:.1}" x2="{0:.1}" y1="{1}" y2="{2}" stroke="#000" stroke-dasharray="3,2"/><text x="{0:.1}" y="{1}" font-size="9" text-anchor="middle">{what}</text>"##,
+                x(at),
+                y0 + 17.0,
+                y0 + 68.0
+            );
+        }
+        let axis_y = y0 + 72.0;
+        let _ = write!(svg, r##"<line x1="{LEFT}" x2="{}" y1="{axis_y}" y2="{axis_y}" stroke="#444"/>"##, W - RIGHT);
+        for t in ticks(lo / 1e3, hi / 1e3, false) {
+            let tx = LEFT + (t * 1e3 - lo) / (hi - lo).max(1.0) * (W - LEFT - RIGHT);
+            let _ = write!(
+                svg,
+                r##"<line x1="{tx:.1}" x2="{tx:.1}" y1="{axis_y}" y2="{}" stroke="#444"/><text x="{tx:.1}" y="{}" text-anchor="middle">{}</text>"##,
+                axis_y + 4.0,
+                axis_y + 15.0,
+                tick_label(t)
+            );
+        }
+        let _ = write!(
+            svg,
+            r#"<text x="{}" y="{}" text-anchor="middle">µs from the ideal wake time</text>"#,
+            W / 2.0,
+            axis_y + 29.0
+        );
+    }
+    let _ = write!(
+        svg,
+        r##"<text x="{LEFT}" y="{}" fill="#555">shaded: from the ideal wake time to the actual one; a gap in the tasks lane: the CPU idle, or a switch the kernel did not trace</text>"##,
+        height - 8.0
+    );
+    svg.push_str("</svg>");
+    svg
+}
+
+/// The largest samples over time, one strip plot per configuration: a series of dots
+/// per repeat (and thread), time since the trial's start on x, latency on a log y, so
+/// spikes that recur with a period line up at even steps. The note states what the
+/// spike-period analysis found in each repeat.
+fn latency_strip_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
+    let mut charts = Vec::new();
+    for (i, g) in gs.iter().enumerate() {
+        let label: Vec<String> = axes.iter().map(|k| format!("{k}={}", g.value_text(k))).collect();
+        let mut plot = Plot {
+            y_log: true,
+            x_from_zero: true,
+            ..Plot::new(
+                format!(
+                    "Experiment {n}{}: the largest wakeup latencies over time",
+                    if label.is_empty() { String::new() } else { format!(" ({})", label.join(" ")) }
+                ),
+                "time since the trial's start, s",
+                "latency, µs (log)",
+            )
+        };
+        // Each period found (to 0.1 ms), with the repeats (and threads) it was found in.
+        let mut periods: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for t in g.ok() {
+            let (Some(Outcome::Latency(o)), Some(TrialSpec::Latency(spec))) = (&t.outcome, &t.spec) else { continue };
+            let spikes = crate::report::findings::spike_periods(o, spec.interval_ns);
+            for (kept, found) in o.outliers.iter().zip(&spikes) {
+                let (who, short) = match (o.outliers.len(), kept.cpu) {
+                    (1, _) => (format!("repeat {}", t.repeat), t.repeat.to_string()),
+                    (_, Some(cpu)) => (format!("repeat {} CPU {cpu}", t.repeat), format!("{} (CPU {cpu})", t.repeat)),
+                    (_, None) => (format!("repeat {} unpinned", t.repeat), format!("{} (unpinned)", t.repeat)),
+                };
+                if let Some(p) = found.claimed() {
+                    periods.entry(format!("{:.1} ms", p.period_ns / 1e6)).or_default().push(short);
+                }
+                let points = kept.samples.iter().map(|&(at, v)| (at as f64 / 1e9, v as f64 / 1000.0, None)).collect();
+                plot.series.push(Series::new(who, points, Style::Points));
+            }
+        }
+        if plot.series.iter().all(|s| s.points.is_empty()) {
+            continue;
+        }
+        // How many largest samples a thread kept: what the trials themselves say.
+        let kept = g
+            .outcomes()
+            .filter_map(Outcome::latency)
+            .flat_map(|o| o.outliers.iter().map(|t| t.capacity))
+            .max()
+            .unwrap_or_default();
+        let found: Vec<String> = periods
+            .iter()
+            .map(|(period, repeats)| {
+                format!("every {period} in repeat{} {}", if repeats.len() > 1 { "s" } else { "" }, repeats.join(", "))
+            })
+            .collect();
+        plot.note = Some(if found.is_empty() {
+            format!("each thread's {kept} largest samples; in no repeat do the spikes recur with a period")
+        } else {
+            format!("each thread's {kept} largest samples; spikes recur {}", found.join("; "))
+        });
+        charts.push(Chart {
+            name: format!("latency-{n}-strip-{}", i + 1),
+            title: plot.title.clone(),
+            svg: plot.render(),
+        });
+    }
+    charts
 }

@@ -10,6 +10,7 @@ use crate::model::{Outcome, TrialSpec};
 use crate::model::{RingLength, RingOutcome, RingSpec};
 use crate::report::family::{Column, FamilyReport, Summarise};
 use crate::report::figures;
+use crate::report::plots::{series_of, Chart, Plot, Point, Series, Style};
 use crate::report::stored::{projected_s, Group};
 use crate::report::table::Table;
 use crate::store::TrialRecord;
@@ -185,6 +186,10 @@ impl FamilyReport for Ring {
         let (Some(TrialSpec::Ring(spec)), Some(Outcome::Ring(o))) = (&t.spec, &t.outcome) else { return None };
         Some(figures::ring(spec, o, None))
     }
+
+    fn charts(n: i64, groups: &[&Group], axes: &[String]) -> Vec<Chart> {
+        ring_chart(n, groups, axes).into_iter().collect()
+    }
 }
 
 /// The cell's CPU time against the NCAR projection (1 where each hop costs what the
@@ -192,6 +197,44 @@ impl FamilyReport for Ring {
 fn cpu_over_projected(groups: &[&Group], g: &Group) -> Option<f64> {
     let cpu_s = Summary::of(&g.values(|o| crate::model::figures::ring::CPU_S.value(o)))?.median;
     Some(cpu_s / projected_s(groups, g)?)
+}
+
+fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
+    if !axes.iter().any(|a| a == "procs") {
+        return None;
+    }
+    let mut plot = Plot::new(
+        format!("Experiment {n}: cost per hop against ring size"),
+        "processes in the ring",
+        "CPU ns per hop (median, min..max)",
+    );
+    for (label, mut set) in series_of(gs, "procs", axes) {
+        set.sort_by(|a, b| a.procs().unwrap_or(0.0).total_cmp(&b.procs().unwrap_or(0.0)));
+        let measured: Vec<Point> = set
+            .iter()
+            .filter_map(|g| {
+                let s = Summary::of(&g.ring(RingOutcome::cpu_ns_per_hop))?;
+                Some((g.procs()?, s.median, Some((s.min, s.max))))
+            })
+            .collect();
+        // The projection: every hop costing what the smallest ring's did.
+        let projected: Vec<Point> = set
+            .iter()
+            .filter_map(|g| {
+                let hops = Summary::of(&g.ring(|o| o.hops as f64))?.median;
+                Some((g.procs()?, projected_s(gs, g)? / hops * 1e9, None))
+            })
+            .collect();
+        let points: Vec<(f64, Vec<f64>)> =
+            set.iter().filter_map(|g| Some((g.procs()?, g.ring(RingOutcome::cpu_ns_per_hop)))).collect();
+        for k in crate::analysis::knee::analyse(&points).map(|s| s.knees).unwrap_or_default() {
+            plot.markers.push(((k.before + k.after) / 2.0, format!("knee {:+.0}%", k.jump * 100.0)));
+        }
+        plot.series.push(Series::new(label.clone(), measured, Style::LinePoints));
+        let projected_label = format!("{} projected", if label == "measured" { "" } else { &label });
+        plot.series.push(Series { dash: Some("8 5"), ..Series::new(projected_label.trim(), projected, Style::Line) });
+    }
+    Some(Chart { name: format!("ring-{n}"), title: plot.title.clone(), svg: plot.render() })
 }
 
 #[cfg(test)]

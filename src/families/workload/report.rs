@@ -4,13 +4,18 @@
 use super::Workload;
 use crate::analysis::attribution::describe_prio;
 use crate::analysis::offcpu::{Outsider, WorkloadTrace};
+use crate::analysis::stats::median;
 use crate::analysis::stats::Summary;
 use crate::model::TrialSpec;
+use crate::model::{figures, Family};
 use crate::model::{ns_to_s, TrialStatus, WorkloadKind, WorkloadOutcome, WorkloadSpec};
 use crate::report::family::{Column, FamilyReport, Summarise};
+use crate::report::plots::{series_of, Chart, Plot, Series, Style};
+use crate::report::stored::Group;
 use crate::report::table::Table;
 use crate::store::TrialRecord;
 use serde_json::{Map, Value as Json};
+use std::collections::BTreeMap;
 
 /// One trial of a live `schedlab workload` run: what ran, how it ended, what it measured.
 pub struct LiveTrial {
@@ -418,6 +423,52 @@ impl FamilyReport for Workload {
         let outcome = t.outcome.as_ref().and_then(|o| o.workload());
         Some(crate::report::figures::workload(spec, t.repeat.max(0) as usize, &t.status, outcome))
     }
+
+    fn charts(n: i64, groups: &[&Group], axes: &[String]) -> Vec<Chart> {
+        workload_charts(n, groups, axes)
+    }
+}
+
+fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
+    let mut charts = Vec::new();
+    let x_axis = "procs";
+    let others: Vec<String> = axes.iter().filter(|a| a.as_str() != "workload").cloned().collect();
+    let mut by_workload: BTreeMap<String, Vec<&Group>> = BTreeMap::new();
+    for g in gs {
+        by_workload.entry(g.value_text("workload")).or_default().push(g);
+    }
+    for (workload, set) in by_workload {
+        let wall_s = figures::headline(Family::Workload);
+        let involuntary = &figures::workload::NIVCSW;
+        for (figure, what, log) in
+            [(wall_s, "wall time, s (mean ± sd)", false), (involuntary, "involuntary switches (log)", true)]
+        {
+            let title = format!(
+                "Experiment {n}: {workload} workload, {}",
+                if log { "involuntary context switches" } else { "wall time" }
+            );
+            let mut plot = Plot { y_log: log, ..Plot::new(title, "processes", what) };
+            for (label, mut s) in series_of(&set, x_axis, &others) {
+                s.sort_by(|a, b| a.procs().unwrap_or(0.0).total_cmp(&b.procs().unwrap_or(0.0)));
+                let points = s
+                    .iter()
+                    .filter_map(|g| {
+                        let values = g.values(|o| figure.value(o));
+                        let sum = Summary::of(&values)?;
+                        let err = (!log).then_some((sum.mean - sum.sd, sum.mean + sum.sd));
+                        Some((g.procs()?, if log { median(&values) } else { sum.mean }, err))
+                    })
+                    .collect();
+                plot.series.push(Series::new(label.replace("policy=", ""), points, Style::LinePoints));
+            }
+            charts.push(Chart {
+                name: format!("workload-{n}-{workload}-{}", if log { "switches" } else { "wall" }),
+                title: plot.title.clone(),
+                svg: plot.render(),
+            });
+        }
+    }
+    charts
 }
 
 #[cfg(test)]
