@@ -41,8 +41,7 @@ pub fn run(args: &CommandArgs) -> Result<i32> {
     let mut live = |trial: &Trial, record: &TrialRecord, _: &TrialNotes, bar: &ProgressBar| -> Result<()> {
         let TrialSpec::Command(spec) = &trial.spec else { return Ok(()) };
         if format == TableFormat::Json {
-            let line =
-                crate::report::figures::command(spec, trial.repeat as usize, &record.status, record.outcome.as_ref());
+            let line = super::report::line(spec, trial.repeat as usize, &record.status, record.outcome.as_ref());
             bar.suspend(|| emit(&Value::Object(line).to_string()))?;
         }
         Ok(())

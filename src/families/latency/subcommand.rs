@@ -11,7 +11,6 @@ use crate::exec::suite::Trial;
 use crate::families::latency::report;
 use crate::model::{LatencyLength, LatencyOutcome, LatencySpec, Outcome, TrialSpec};
 use crate::report::exporter::tables_text;
-use crate::report::figures;
 use crate::report::stored::RunRule;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
@@ -63,14 +62,14 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     let mut live = |trial: &Trial, record: &TrialRecord, notes: &TrialNotes, _: &ProgressBar| -> Result<()> {
         let TrialSpec::Latency(spec) = &trial.spec else { return Ok(()) };
         if format == TableFormat::Json && !record.is_ok() {
-            return emit(&Value::Object(figures::latency_failed(spec, &record.status)).to_string());
+            return emit(&Value::Object(report::failed_line(spec, &record.status)).to_string());
         }
         let Some(Outcome::Latency(outcome)) = &record.outcome else { return Ok(()) };
         if !record.is_ok() {
             return Ok(());
         }
         if format == TableFormat::Json {
-            for line in figures::latency_lines(spec, outcome) {
+            for line in report::lines(spec, outcome) {
                 emit(&Value::Object(line).to_string())?;
             }
         } else if streaming {

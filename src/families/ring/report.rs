@@ -5,15 +5,20 @@
 
 use super::Ring;
 use crate::analysis::stats::Summary;
+use crate::model::figures as registry;
+use crate::model::figures::Part;
 use crate::model::parse::format_cpu_list;
+use crate::model::{ns_to_s, Family, TrialStatus};
 use crate::model::{Outcome, TrialSpec};
 use crate::model::{RingLength, RingOutcome, RingSpec};
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures;
+use crate::report::figures::{add_load, add_reservation, add_status, object, put};
 use crate::report::plots::{series_of, Chart, Plot, Point, Series, Style};
 use crate::report::stored::{projected_s, Group};
 use crate::report::table::Table;
 use crate::store::TrialRecord;
+use serde_json::json;
+use serde_json::Value as Json;
 use serde_json::{Map, Value};
 
 const COLUMNS: [&str; 13] = [
@@ -122,7 +127,7 @@ impl RingReport {
 
     pub fn json(&mut self, spec: &RingSpec, o: &RingOutcome) -> Map<String, Value> {
         let projected = self.projected(o);
-        figures::ring(spec, o, Some(projected))
+        line(spec, o, Some(projected))
     }
 }
 
@@ -161,6 +166,58 @@ pub fn hop_line(t: &crate::analysis::offcpu::RingTrace, hops: u64) -> String {
     )
 }
 
+/// A ring's figures; `projected_cpu_ns` is the sweep's linear projection, when known.
+pub fn line(spec: &RingSpec, o: &RingOutcome, projected_cpu_ns: Option<f64>) -> Map<String, Json> {
+    let projected = projected_cpu_ns.map(|p| json!(ns_to_s(p)));
+    line_of(spec, Some(&Outcome::Ring(o.clone())), projected, None)
+}
+/// A ring of a sweep that did not finish: the line a finished one gets, its `status`
+/// and `reason` after the size, every figure (and the projection) null.
+pub fn failed_line(spec: &RingSpec, status: &TrialStatus) -> Map<String, Json> {
+    line_of(spec, None, Some(Json::Null), Some(status))
+}
+/// A ring's line: `projected` is written after the system time when given; `status` only
+/// for a ring that did not finish (a finished one's line has never carried it).
+fn line_of(
+    spec: &RingSpec,
+    o: Option<&Outcome>,
+    projected: Option<Json>,
+    status: Option<&TrialStatus>,
+) -> Map<String, Json> {
+    let mut m = object(json!({"family": "ring", "procs": spec.procs}));
+    if let Some(status) = status {
+        add_status(&mut m, status);
+    }
+    let projected = projected.map(|p| (&registry::ring::SYS_S, "projected_s", p));
+    put(
+        &mut m,
+        registry::of(Family::Ring),
+        Part::Always,
+        |f| o.and_then(|o| f.value(o)),
+        projected.into_iter().collect(),
+    );
+    let ring = o.and_then(Outcome::ring);
+    m.extend(object(json!({
+        "mode": spec.mode.as_str(),
+        "ipc": spec.ipc.as_str(),
+        "pin": spec.pin.as_str(),
+        "cpus": ring.map(|r| &r.member_cpus),
+        "policy": spec.policy.as_str(),
+        "prio": spec.prio,
+        "work_kb": spec.work_kb,
+        "duration_s": match spec.length { RingLength::Duration(d) => Some(d.as_secs_f64()), RingLength::Laps(_) => None },
+    })));
+    add_load(&mut m, &spec.load, o);
+    add_reservation(&mut m, spec.deadline);
+    if let Some(t) = ring.and_then(|r| r.trace.as_ref()) {
+        match &t.unavailable {
+            Some(reason) => m.insert("attribution".into(), json!(reason)),
+            None => m.insert("ring_trace".into(), json!(t)),
+        };
+    }
+    m
+}
+
 /// The stored table of a ring experiment and its lines, from the figure registry.
 impl FamilyReport for Ring {
     fn columns() -> Vec<Column> {
@@ -184,7 +241,7 @@ impl FamilyReport for Ring {
 
     fn stored_line(t: &TrialRecord) -> Option<Map<String, Value>> {
         let (Some(TrialSpec::Ring(spec)), Some(Outcome::Ring(o))) = (&t.spec, &t.outcome) else { return None };
-        Some(figures::ring(spec, o, None))
+        Some(line(spec, o, None))
     }
 
     fn charts(n: i64, groups: &[&Group], axes: &[String]) -> Vec<Chart> {
@@ -263,5 +320,31 @@ mod tests {
         assert_eq!(row.len(), header.len());
         assert!(row.trim_start().starts_with('2'));
         assert!(row.contains("1.00"), "{row}");
+    }
+
+    #[test]
+    fn per_hop_and_per_switch() {
+        let (spec, o) = pair(4, 10, 40_000);
+        let j = line(&spec, &o, None);
+        assert_eq!(j["hops"], 40);
+        assert_eq!(j["ns_per_hop"], 1000.0);
+        assert_eq!(j["ns_per_switch"], 900.0);
+        assert!(j.get("projected_s").is_none());
+        assert_eq!(line(&spec, &o, Some(2e9))["projected_s"], 2.0);
+    }
+
+    #[test]
+    fn a_ring_that_failed_has_the_finished_lines_keys_null_with_its_status() {
+        let (spec, o) = pair(4, 10, 40_000);
+        let status = TrialStatus::TimedOut("still running".into());
+        let failed = failed_line(&spec, &status);
+        let finished = line(&spec, &o, Some(2e9));
+        let keys = |m: &Map<String, Json>| {
+            m.keys().filter(|k| !["status", "reason"].contains(&k.as_str())).cloned().collect::<Vec<_>>()
+        };
+        assert_eq!(keys(&failed), keys(&finished));
+        assert_eq!((&failed["status"], &failed["reason"]), (&json!("timed_out"), &json!("still running")));
+        assert!(registry::of(Family::Ring).iter().all(|f| failed[f.key].is_null()));
+        assert_eq!((&failed["procs"], &failed["mode"]), (&finished["procs"], &finished["mode"]));
     }
 }

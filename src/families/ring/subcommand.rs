@@ -11,7 +11,6 @@ use crate::exec::suite::Trial;
 use crate::families::ring::report::{describe_setup, table_header, RingReport};
 use crate::model::{Outcome, RingLength, RingSpec, TrialSpec};
 use crate::report::exporter::tables_text;
-use crate::report::figures;
 use crate::report::stored::RunRule;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
@@ -49,7 +48,7 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
     let mut live = |trial: &Trial, record: &TrialRecord, _: &TrialNotes, bar: &ProgressBar| -> Result<()> {
         let TrialSpec::Ring(spec) = &trial.spec else { return Ok(()) };
         if json && !record.is_ok() {
-            return bar.suspend(|| emit(&Value::Object(figures::ring_failed(spec, &record.status)).to_string()));
+            return bar.suspend(|| emit(&Value::Object(super::report::failed_line(spec, &record.status)).to_string()));
         }
         let Some(Outcome::Ring(outcome)) = &record.outcome else { return Ok(()) };
         if !streaming || !record.is_ok() {

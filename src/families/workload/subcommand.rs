@@ -11,7 +11,6 @@ use crate::exec::suite::Trial;
 use crate::families::workload::report::{self as report, LiveTrial};
 use crate::model::{Outcome, TrialSpec};
 use crate::report::exporter::tables_text;
-use crate::report::figures;
 use crate::report::stored::RunRule;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
@@ -52,7 +51,7 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
             bar.suspend(|| emit(&report::classic_heading(spec)))?;
         }
         if json {
-            let line = figures::workload(spec, repeat, &live.status, live.outcome.as_ref());
+            let line = super::report::line(spec, repeat, &live.status, live.outcome.as_ref());
             bar.suspend(|| emit(&Value::Object(line).to_string()))?;
         } else if classic {
             bar.suspend(|| emit(&report::classic_line(&live.status, live.outcome.as_ref())))?;
