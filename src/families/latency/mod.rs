@@ -2,6 +2,7 @@
 //! policy (the 2007 hrtimers benchmark, cyclictest).
 
 pub mod kernel;
+pub mod model;
 pub mod report;
 pub mod subcommand;
 pub mod trial;

@@ -2,6 +2,7 @@
 //! cost of a switch against the ring's size (NCAR 1992, lat_ctx).
 
 pub mod kernel;
+pub mod model;
 pub mod report;
 pub mod subcommand;
 pub mod trial;

@@ -2,6 +2,7 @@
 //! policy; which policy serves which workload best (the 2014 study).
 
 pub mod kernel;
+pub mod model;
 pub mod report;
 pub mod subcommand;
 pub mod trial;
