@@ -54,6 +54,11 @@ pub trait FamilyModel {
     fn required_key() -> Option<(&'static str, &'static str)> {
         None
     }
+    /// What to write instead of a suite key the family refuses with a hint (a command's
+    /// `figure`, the flag's name, where the suite's key is `figures`).
+    fn key_hint(_key: &str) -> Option<&'static str> {
+        None
+    }
     /// Does a suite compare its policies by default? (A ring's sizes are its question.)
     fn compares_policy_by_default() -> bool {
         true
@@ -205,6 +210,11 @@ impl Family {
     /// A suite key an experiment of this family must give, with the message if it does not.
     pub fn required_key(self) -> Option<(&'static str, &'static str)> {
         with_family!(self, F => F::required_key())
+    }
+
+    /// What to write instead of a suite key the family refuses with a hint.
+    pub fn key_hint(self, key: &str) -> Option<&'static str> {
+        with_family!(self, F => F::key_hint(key))
     }
 
     /// Does a suite whose experiment has a policy axis compare it unless told otherwise?

@@ -34,6 +34,14 @@ impl FamilyModel for Command {
         &["cmd", "figures"]
     }
 
+    /// `--figure` is the flag; a suite declares its figures as a list under `figures`.
+    fn key_hint(key: &str) -> Option<&'static str> {
+        (key == "figure").then_some(
+            "a suite declares a command's figures as a list of tables: figures = [{ name = \"p99_us\", \
+             regex = '99\\.0th: +(\\d+)', unit = \"us\", better = \"lower\" }]",
+        )
+    }
+
     fn to_specs(options: &CommandOptions) -> Result<Vec<CommandSpec>> {
         options.to_specs()
     }
