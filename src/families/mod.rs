@@ -102,6 +102,27 @@ pub trait FamilyOutcome {
     fn set_steal(&mut self, steal: Option<Steal>);
 }
 
+/// `FamilyOutcome` for an outcome that keeps its load and steal in fields of those names.
+macro_rules! outcome_with_load_and_steal {
+    ($outcome:ty) => {
+        impl $crate::families::FamilyOutcome for $outcome {
+            fn load(&self) -> Option<&$crate::model::LoadOutcome> {
+                self.load.as_ref()
+            }
+            fn set_load(&mut self, load: Option<$crate::model::LoadOutcome>) {
+                self.load = load;
+            }
+            fn steal(&self) -> Option<&$crate::model::Steal> {
+                self.steal.as_ref()
+            }
+            fn set_steal(&mut self, steal: Option<$crate::model::Steal>) {
+                self.steal = steal;
+            }
+        }
+    };
+}
+pub(crate) use outcome_with_load_and_steal;
+
 /// The benchmark families: the three classic experiments, and any program (`command`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

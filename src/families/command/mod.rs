@@ -8,9 +8,9 @@ pub mod subcommand;
 pub mod trial;
 
 use crate::error::Result;
-use crate::families::{FamilyModel, FamilyOutcome, FamilySpec};
+use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec};
 use crate::model::figures::{self, Figure};
-use crate::model::{LoadOutcome, LoadSpec, Policy, Steal};
+use crate::model::{LoadSpec, Policy};
 use model::{CommandOptions, CommandOutcome, CommandSpec};
 
 /// The command family's type, for the traits every layer reaches a family through.
@@ -56,17 +56,4 @@ impl FamilySpec for CommandSpec {
     }
 }
 
-impl FamilyOutcome for CommandOutcome {
-    fn load(&self) -> Option<&LoadOutcome> {
-        self.load.as_ref()
-    }
-    fn set_load(&mut self, load: Option<LoadOutcome>) {
-        self.load = load;
-    }
-    fn steal(&self) -> Option<&Steal> {
-        self.steal.as_ref()
-    }
-    fn set_steal(&mut self, steal: Option<Steal>) {
-        self.steal = steal;
-    }
-}
+outcome_with_load_and_steal!(CommandOutcome);

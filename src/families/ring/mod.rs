@@ -8,9 +8,9 @@ pub mod subcommand;
 pub mod trial;
 
 use crate::error::Result;
-use crate::families::{FamilyModel, FamilyOutcome, FamilySpec};
+use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec};
 use crate::model::figures::{self, Figure};
-use crate::model::{DeadlineParams, LoadOutcome, LoadSpec, Policy, RingOptions, RingOutcome, RingSpec, Steal};
+use crate::model::{DeadlineParams, LoadSpec, Policy, RingOptions, RingOutcome, RingSpec};
 use std::time::Duration;
 
 /// The ring family's type, for the traits every layer reaches a family through.
@@ -53,17 +53,4 @@ impl FamilySpec for RingSpec {
     }
 }
 
-impl FamilyOutcome for RingOutcome {
-    fn load(&self) -> Option<&LoadOutcome> {
-        self.load.as_ref()
-    }
-    fn set_load(&mut self, load: Option<LoadOutcome>) {
-        self.load = load;
-    }
-    fn steal(&self) -> Option<&Steal> {
-        self.steal.as_ref()
-    }
-    fn set_steal(&mut self, steal: Option<Steal>) {
-        self.steal = steal;
-    }
-}
+outcome_with_load_and_steal!(RingOutcome);
