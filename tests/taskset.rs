@@ -121,3 +121,19 @@ fn without_privileges_fifo_is_refused_naming_the_policy() {
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).to_lowercase().contains("fifo"));
 }
+
+#[test]
+fn beside_a_background_load_the_load_is_measured_over_the_sets_window() {
+    let out = schedlab()
+        .args(["taskset", "--duration", "300ms", "--json", "--load", "cpu:1"])
+        .args(TWO_TASKS)
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let lines = json_lines(&out.stdout);
+    assert_eq!(lines[0]["status"], "ok", "{}", lines[0]);
+    assert_eq!(lines[0]["load"], "cpu");
+    assert!(lines[0]["load_window_s"].as_f64().unwrap() >= 0.3, "{}", lines[0]);
+}

@@ -25,12 +25,13 @@ use std::time::Duration;
 use toml::{Spanned, Value as Toml};
 
 /// Built-in suites: (name, what it measures, TOML text).
-pub const BUILT_IN: [(&str, &str); 5] = [
+pub const BUILT_IN: [(&str, &str); 6] = [
     ("quick", include_str!("../../suites/quick.toml")),
     ("pipeline-1992", include_str!("../../suites/pipeline-1992.toml")),
     ("policy-study", include_str!("../../suites/policy-study.toml")),
     ("hrtimers-2007", include_str!("../../suites/hrtimers-2007.toml")),
     ("rt-under-load", include_str!("../../suites/rt-under-load.toml")),
+    ("rt-taskset", include_str!("../../suites/rt-taskset.toml")),
 ];
 
 pub use crate::model::Family;

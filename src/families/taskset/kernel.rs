@@ -209,11 +209,15 @@ pub fn run(spec: &TasksetSpec) -> Result<TasksetOutcome> {
         }
         ready.wait();
         t0.store(monotonic_ns() + START_DELAY_NS, Ordering::Release);
+        // The background load's figures are of the window the task set runs in.
+        crate::sys::load::mark_window_start();
         go.wait();
-        handles
+        let joined = handles
             .into_iter()
             .map(|(i, h)| (i, h.join().unwrap_or_else(|_| Err("a task thread panicked".to_string()))))
-            .collect()
+            .collect();
+        crate::sys::load::mark_window_end();
+        joined
     });
     let mut per_task: Vec<Vec<Activation>> = vec![Vec::new(); spec.tasks.len()];
     for (i, result) in results {
