@@ -7,6 +7,8 @@ pub mod compare;
 pub mod exporter;
 pub mod figures;
 pub mod findings;
+pub mod forest;
+pub mod glance;
 pub mod html;
 pub mod latency;
 pub mod overlay;
