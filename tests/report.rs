@@ -241,6 +241,10 @@ fn planted_regression(dbs: &Dbs) {
     let page = std::fs::read_to_string(dir.path("cmp.html")).unwrap();
     assert!(page.contains("REGRESSION"));
     assert!(page.contains("<h2>Noise floors</h2>") && page.contains("The floors differ"), "{page}");
+    // The forest plot of the figures' ratios: the regression red, beside the threshold's band.
+    let forest = page.find("<figure id=\"compare-forest\" class=\"forest\"><svg").expect("the forest plot");
+    assert!(page[forest..].contains("B slower: a regression") && page[forest..].contains("the regression threshold"));
+    render_in_chromium(&dir.path("cmp.html"), page.matches("<figure").count());
     // And each run's own page says what its floor was.
     let run_page = dir.path("run2.html");
     ok_stdout(&db, &["report", "2", "--html", &run_page.display().to_string()]);

@@ -22,7 +22,7 @@ const TOP: f64 = 46.0;
 const BOTTOM: f64 = 40.0;
 /// Characters of a row's label at the label font's width (about 6.4 px a character).
 const LABEL_CHARS: usize = 56;
-const ANSWER_CHARS: usize = 24;
+const ANSWER_CHARS: usize = 26;
 const CHAR_PX: f64 = 6.4;
 /// The answer is bold: wider characters.
 const BOLD_PX: f64 = 7.4;
@@ -274,6 +274,20 @@ pub fn claims_svg(rows: &[DecisionRow]) -> Option<String> {
         rows,
         &Band { half_width: margin, label: format!("within ±{:.0}% (this run's margin)", margin * 100.0) },
         "ratio as each claim's effect states it (log scale); dashed: the range over the claim's comparisons",
+    )
+}
+
+/// The forest of a comparison: B over A per figure; the band is the regression
+/// threshold (a regression's whole interval lies right of it).
+pub fn compare_svg(rows: &[DecisionRow], threshold: f64, interleaved: bool) -> Option<String> {
+    let interval = if interleaved { "the sign test's confidence sequence" } else { "95% bootstrap interval" };
+    svg(
+        "B against A: the ratio of each figure and its interval",
+        rows,
+        &Band {
+            half_width: threshold, label: format!("within ±{:.1}% (the regression threshold)", threshold * 100.0)
+        },
+        &format!("B / A (log scale; {interval}): right of 1, B is slower"),
     )
 }
 

@@ -477,6 +477,59 @@ pub fn claim_rows(table: &crate::report::claims::ClaimsTable) -> Vec<DecisionRow
     rows
 }
 
+/// A comparison of two runs (`compare`, `ab`) as rows: one a compared figure, B over A
+/// with its interval, coloured by its verdict.
+pub fn compare_rows(rows: &[crate::report::compare::Row]) -> Vec<DecisionRow> {
+    use crate::report::compare::Verdict as Cmp;
+    let whats: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let settings: Vec<String> =
+                r.params.iter().map(|(k, v)| format!("{k}={}", crate::report::stored::param_text(Some(v)))).collect();
+            if settings.is_empty() {
+                r.family.as_str().to_string()
+            } else {
+                format!("{} ({})", r.family.as_str(), settings.join(" "))
+            }
+        })
+        .collect();
+    let names = short_names(&whats.iter().map(String::as_str).collect::<Vec<_>>());
+    rows.iter()
+        .zip(names)
+        .map(|(r, name)| {
+            let call = match r.verdict {
+                Cmp::Slower if r.regression => Call::Regression,
+                Cmp::Slower => Call::Slower,
+                Cmp::Faster => Call::Faster,
+                Cmp::Equivalent => Call::Equivalent,
+                Cmp::NoDifference | Cmp::Drift | Cmp::TooFew(_) => Call::Open,
+            };
+            // Short: the table beside it has the verdict in full.
+            let answer = match &r.verdict {
+                Cmp::TooFew(_) => "too few to decide".to_string(),
+                Cmp::Slower if r.regression => "B slower: REGRESSION".to_string(),
+                Cmp::NoDifference => "no difference shown".to_string(),
+                Cmp::Drift => "inside the drift".to_string(),
+                Cmp::Equivalent => format!("equivalent ±{:.0}%", MARGIN * 100.0),
+                v => v.label(),
+            };
+            DecisionRow {
+                question: name,
+                compared: format!("B/A {}", r.label),
+                call,
+                answer,
+                ratio: r.ratio.filter(|v| v.is_finite()),
+                low: r.ci.map(|c| c.0),
+                high: r.ci.map(|c| c.1),
+                confidence: None,
+                range: Vec::new(),
+                blocks: r.blocks,
+                p: r.p_adjusted,
+            }
+        })
+        .collect()
+}
+
 /// A seed's claims for the terminal: both verdicts, then the claim, wrapped; the evidence
 /// is in the findings in full (`report`, `--format json`, the HTML page).
 pub fn claims_text(table: &crate::report::claims::ClaimsTable) -> String {

@@ -255,6 +255,8 @@ struct CompareView {
     /// Holm's first step is out of reach with these repeats.
     power_note: Option<String>,
     rows: TableView,
+    /// The forest plot of the figures' ratios, under the summary.
+    forest: Option<Value>,
     machine_a: TableView,
     machine_b: TableView,
 }
@@ -403,6 +405,12 @@ fn compare_view(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64, mode
         drift: rows.iter().filter(|r| r.verdict == compare::Verdict::Drift).count(),
         power_note: compare::power_note(rows),
         rows: table,
+        forest: crate::report::forest::compare_svg(
+            &crate::report::glance::compare_rows(rows),
+            threshold,
+            mode == compare::Mode::Interleaved,
+        )
+        .map(Value::from_safe_string),
         machine_a: machine_view(a.machine.as_json()),
         machine_b: machine_view(b.machine.as_json()),
     }
