@@ -195,7 +195,7 @@ fn answer_row(question: String, compared: String, leader: &str, a: &Answer) -> D
             let known = match a.supported_margin.filter(|m| *m < 1.0) {
                 Some(m) => format!(", within ±{}%", (m * 100.0).ceil()),
                 None if a.blocks < a.fewest_blocks => format!(", needs {}+ blocks", a.fewest_blocks),
-                None => String::new(),
+                None => a.more_blocks.map_or(String::new(), |n| format!(", ~{n} more blocks")),
             };
             (Call::Open, format!("open{known}"), a.p_leads.min(a.p_equivalent))
         }
@@ -279,7 +279,7 @@ pub fn questions(found: &[Finding]) -> Vec<DecisionRow> {
                 };
                 Some(DecisionRow {
                     question: name,
-                    compared: format!("CPU/hop, {from}..{to} procs"),
+                    compared: format!("CPU/hop {from}..{to}"),
                     call,
                     answer: format!("{reading}, {knees}"),
                     ratio: None,
@@ -353,17 +353,17 @@ fn fit(text: &str, width: usize) -> String {
 
 /// The question table for the terminal: a header, then one line a question, none wider
 /// than `TEXT_WIDTH`. The numbers are never cut; where the names are too long for the
-/// line, the question's name gives way first, then what the ratio is of (each cut marked
-/// with "…"; the findings in full name both).
+/// line, what the ratio is of gives way first, then the question's name; the answer never
+/// (each cut marked with "…"; the findings in full name them all).
 pub fn text(rows: &[DecisionRow]) -> String {
     let all: Vec<[String; 7]> = rows.iter().map(cells).collect();
     let mut widths: Vec<usize> = (0..7)
         .map(|c| all.iter().map(|r| r[c].chars().count()).chain([HEADERS[c].chars().count()]).max().unwrap_or(0))
         .collect();
     let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * (w.len() - 1);
-    // The question's name gives way down to 16 columns, then the ratio's down to 12,
-    // then the answer's down to 12.
-    for (column, floor) in [(0, 16), (1, 12), (2, 12)] {
+    // What the ratio is of gives way down to 15 columns, then the question's name down
+    // to 12, then what the ratio is of down to 8; the answer is never cut.
+    for (column, floor) in [(1, 15), (0, 12), (1, 8)] {
         let over = total(&widths).saturating_sub(TEXT_WIDTH);
         widths[column] = widths[column].saturating_sub(over).max(floor.min(widths[column]));
     }
@@ -570,17 +570,9 @@ pub fn run_end(
             out.push_str(&format!("{}\n", wrap(&format!("- {f}"), TEXT_WIDTH, "  ")));
         }
     }
-    let page = page.map_or(String::new(), |p| format!(", and the page {}", p.display()));
-    out.push_str(&format!(
-        "\n{}\n",
-        wrap(
-            &format!(
-                "detail: each finding in full in `schedlab report {run_id}` (`--format json` for its numbers){page}"
-            ),
-            TEXT_WIDTH,
-            "  "
-        )
-    ));
+    // One line, whatever its length: a path is not cut.
+    let page = page.map_or(String::new(), |p| format!("; the page {}", p.display()));
+    out.push_str(&format!("\ndetail: every finding in full in `schedlab report {run_id}` (or --format json){page}\n"));
     out
 }
 
@@ -697,6 +689,7 @@ mod tests {
         }
         let row = text.lines().nth(2).unwrap();
         assert!(row.contains("123.456") && row.contains("0.500..200.250") && row.contains('…'), "{text}");
+        assert!(row.contains("open, within ±50%"), "{text}");
         assert!(text.lines().nth(3).unwrap().contains("open, too few blocks"), "{text}");
         assert!(text.contains("Method: paired blocks"), "{text}");
     }
