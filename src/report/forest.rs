@@ -356,6 +356,16 @@ mod tests {
     }
 
     #[test]
+    fn every_text_from_a_run_is_escaped() {
+        let mut r = row(Call::Lead, 1.3, Some(1.1), Some(1.5));
+        r.question = "command cmd=<script>alert(\"x\")</script>".into();
+        r.answer = "a&b leads".into();
+        let svg = questions_svg(&[r]).unwrap();
+        assert!(!svg.contains("<script") && svg.contains("&lt;script&gt;alert(&quot;x&quot;)"), "{svg}");
+        assert!(svg.contains("a&amp;b leads") && !svg.contains("a&b"), "{svg}");
+    }
+
+    #[test]
     fn nothing_to_draw_is_no_plot() {
         let reading = DecisionRow { ratio: None, low: None, high: None, ..row(Call::Reading, 1.0, None, None) };
         assert!(questions_svg(&[reading]).is_none());

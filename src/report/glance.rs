@@ -65,7 +65,8 @@ impl Call {
         match self {
             Call::Lead | Call::Holds | Call::Faster => "call-lead",
             Call::Equivalent => "call-equivalent",
-            Call::Open | Call::Reading => "call-open",
+            Call::Open => "call-open",
+            Call::Reading => "call-reading",
             Call::Slower => "call-slower",
             Call::Refuted | Call::Regression => "call-refuted",
         }
