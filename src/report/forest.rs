@@ -17,9 +17,9 @@ fn esc(text: &str) -> String {
 }
 
 const WIDTH: f64 = 960.0;
-const ROW: f64 = 19.0;
-const TOP: f64 = 46.0;
-const BOTTOM: f64 = 40.0;
+const ROW: f64 = 18.0;
+const TOP: f64 = 44.0;
+const BOTTOM: f64 = 38.0;
 /// Characters of a row's label at the label font's width (about 6.4 px a character).
 const LABEL_CHARS: usize = 56;
 const ANSWER_CHARS: usize = 26;
@@ -170,7 +170,7 @@ pub fn svg(title: &str, rows: &[DecisionRow], band: &Band, note: &str) -> Option
         "<line x1=\"{x0}\" y1=\"{y_end}\" x2=\"{x1}\" y2=\"{y_end}\" stroke=\"#888\"/>\
          <text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>",
         (x0 + x1) / 2.0,
-        y_end + 31.0,
+        y_end + 30.0,
         esc(note)
     );
     for (i, r) in drawn.iter().enumerate() {
