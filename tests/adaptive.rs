@@ -119,7 +119,11 @@ fn a_question_runs_in_paired_blocks_and_the_run_says_what_it_answered() {
     assert!(err.contains("of 1 question(s) answered"), "{err}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("questions:") && text.contains("anytime-valid"), "{text}");
-    assert!(text.contains("ring (laps=50): procs = "), "the question's finding: {text}");
+    // The run ends with its question table: the question's row; the finding in full is
+    // the report's.
+    assert!(text.lines().any(|l| l.starts_with("ring by procs ")), "the question's row: {text}");
+    let full = ok_stdout(&db, &["report", "1"]);
+    assert!(full.contains("ring (laps=50): procs = "), "the question's finding: {full}");
     let doc = report(&db, "1");
     assert_eq!(doc["questions"]["asked"], 1, "{}", doc["questions"]);
     let finding = doc["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "compared").unwrap().clone();

@@ -44,7 +44,9 @@ fn check_every_reader(db: &Path, dir: &Scratch) {
     let svg = dir.path("svg");
     ok_stdout(db, &["report", "2", "--html", html.to_str().unwrap(), "--svg", svg.to_str().unwrap()]);
     let page = std::fs::read_to_string(&html).unwrap();
-    assert!(page.contains("fixture-0.1.0") && page.matches("<figure").count() == 9, "plots of every family");
+    // Every family's plots, and the forest plot of the run's decisions.
+    assert!(page.contains("fixture-0.1.0") && page.matches("<figure").count() == 10, "plots of every family");
+    assert!(page.contains("<figure id=\"questions-2-forest\" class=\"forest\">"), "the forest plot");
 
     // The two runs were of one suite: every figure matches, so compare has rows for all.
     let compared = schedlab_in(db, &["compare", "1", "2", "--format", "json"]);

@@ -62,6 +62,7 @@ fn report_prints_tables_findings_and_writes_svg_and_html() {
     assert_eq!(
         names,
         [
+            "forest.svg",
             "latency-3-histogram.svg",
             "latency-3-strip-1.svg",
             "latency-3-tail.svg",
@@ -76,8 +77,8 @@ fn report_prints_tables_findings_and_writes_svg_and_html() {
         // Short CPU-bound children are often never preempted: a log axis of all-zero
         // switch counts says so instead of drawing a line.
         let all_zero_switches = name.ends_with("-switches.svg") && svg.contains("every value is 0");
-        // A strip plot draws dots, no lines.
-        let dots = name.contains("-strip-") && svg.contains("<circle");
+        // A strip plot draws dots, no lines; so does a forest plot (a dot a ratio).
+        let dots = (name.contains("-strip-") || name == "forest.svg") && svg.contains("<circle");
         assert!(svg.contains("<path") || dots || all_zero_switches, "{name}: {svg}");
     }
     let page = std::fs::read_to_string(&html).unwrap();
@@ -86,22 +87,29 @@ fn report_prints_tables_findings_and_writes_svg_and_html() {
     for reference in ["http://", "https://", "src=", "<link", "@import", "url("] {
         assert!(!without_namespace.contains(reference), "the page refers to {reference}");
     }
-    assert_eq!(page.matches("<figure").count(), 6);
+    // The six plots, and the forest plot of the run's one question.
+    assert_eq!(page.matches("<figure").count(), 7);
     // The strip plot of the latency trials' largest samples over time: a dot each.
     let strip = std::fs::read_to_string(svg_dir.join("latency-3-strip-1.svg")).unwrap();
     assert!(strip.contains("time since the trial's start") && strip.matches("<circle").count() >= 100, "{strip}");
     assert!(page.contains("kernel_release") && page.contains("[[experiment]]"));
-    render_in_chromium(&html, 6);
+    render_in_chromium(&html, 7);
 }
 
-/// Load the page in headless Chromium: no script errors, and every plot laid out with
-/// a non-zero size (the page records them in `data-plot-sizes` on load).
-fn render_in_chromium(html: &Path, plots: usize) {
+/// The width and height of the window the pages are read in: a laptop's first screen.
+const WINDOW: (u32, u32) = (1280, 800);
+
+/// Load the page in headless Chromium in a 1280 x 800 window: no script errors, every
+/// plot laid out with a non-zero size (the page records them in `data-plot-sizes` on
+/// load), and nothing cut off: the page no wider than the window (no horizontal scroll)
+/// and no table, box, listing or plot wider than its room (`data-page-width`,
+/// `data-cut`). Returns the page's DOM as laid out, `None` without Chromium.
+fn render_in_chromium(html: &Path, plots: usize) -> Option<String> {
     let Some(browser) = ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|b| {
         Command::new(b).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
     }) else {
         eprintln!("skipped: no Chromium here (.ci/run installs Debian's chromium)");
-        return;
+        return None;
     };
     // A profile per call: the tests of this file run in parallel, and two browsers on one
     // profile collide on its SingletonLock.
@@ -110,19 +118,18 @@ fn render_in_chromium(html: &Path, plots: usize) {
     let profile = std::env::temp_dir().join(format!("schedlab-chromium-{}-{call}", std::process::id()));
     let out = Command::new(browser)
         .args(["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"])
+        .arg(format!("--window-size={},{}", WINDOW.0, WINDOW.1))
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg("--dump-dom")
         .arg(html)
         .output()
         .unwrap();
     let _ = std::fs::remove_dir_all(&profile);
-    let dom = String::from_utf8_lossy(&out.stdout);
+    let dom = String::from_utf8_lossy(&out.stdout).into_owned();
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "chromium failed: {log}");
     assert!(!log.contains("Uncaught") && !log.contains("CONSOLE"), "the page logged errors: {log}");
-    let sizes =
-        dom.split("data-plot-sizes=\"").nth(1).and_then(|rest| rest.split('"').next()).expect("the page loaded");
-    let sizes: Vec<(u32, u32)> = sizes
+    let sizes: Vec<(u32, u32)> = attribute(&dom, "data-plot-sizes")
         .split_whitespace()
         .map(|s| {
             let (w, h) = s.split_once('x').unwrap();
@@ -131,6 +138,21 @@ fn render_in_chromium(html: &Path, plots: usize) {
         .collect();
     assert_eq!(sizes.len(), plots, "{sizes:?}");
     assert!(sizes.iter().all(|&(w, h)| w > 100 && h > 50), "{sizes:?}");
+    // "scroll width, client width, window": the window is the one asked for, and the page
+    // scrolls no wider than it shows.
+    let width = attribute(&dom, "data-page-width");
+    let parts: Vec<&str> = width.split_whitespace().collect();
+    let (scroll, client): (u32, u32) = (parts[0].parse().unwrap(), parts[1].parse().unwrap());
+    assert!(parts[2].starts_with(&format!("{}x", WINDOW.0)), "the window: {width}");
+    assert!(client > WINDOW.0 - 40 && scroll <= client, "the page scrolls sideways at {} px: {width}", WINDOW.0);
+    assert_eq!(attribute(&dom, "data-cut"), "", "cut off at {} px (tag and index on the page)", WINDOW.0);
+    Some(dom)
+}
+
+/// The value of an attribute the page's script set on load.
+fn attribute(dom: &str, name: &str) -> String {
+    let at = format!("{name}=\"");
+    dom.split(&at).nth(1).and_then(|rest| rest.split('"').next()).expect("the page loaded").to_string()
 }
 
 /// A ring pinned to CPU `cpu`, 5 repeats.
@@ -219,6 +241,10 @@ fn planted_regression(dbs: &Dbs) {
     let page = std::fs::read_to_string(dir.path("cmp.html")).unwrap();
     assert!(page.contains("REGRESSION"));
     assert!(page.contains("<h2>Noise floors</h2>") && page.contains("The floors differ"), "{page}");
+    // The forest plot of the figures' ratios: the regression red, beside the threshold's band.
+    let forest = page.find("<figure id=\"compare-forest\" class=\"forest\"><svg").expect("the forest plot");
+    assert!(page[forest..].contains("B slower: a regression") && page[forest..].contains("the regression threshold"));
+    render_in_chromium(&dir.path("cmp.html"), page.matches("<figure").count());
     // And each run's own page says what its floor was.
     let run_page = dir.path("run2.html");
     ok_stdout(&db, &["report", "2", "--html", &run_page.display().to_string()]);
@@ -372,6 +398,104 @@ fn a_seed_suite_run_carries_the_seeds_claims_in_text_json_and_html() {
     assert!(claims_at < page.find("Results").unwrap(), "the page opens with the claims");
     assert!(page.contains("SCHED_FIFO and SCHED_RR are faster than SCHED_OTHER"));
     render_in_chromium(&html, page.matches("<figure").count());
+}
+
+/// A policy study as the seed asks it, small: three workloads at three process counts
+/// under three policies, nine questions.
+const POLICY_STUDY: &str = r#"
+name = "policy-study"
+[[experiment]]
+family = "workload"
+workload = "cpu"
+policy = ["other", "fifo", "rr"]
+procs = [4, 6, 8]
+iterations = 50000
+repeat = 6
+
+[[experiment]]
+family = "workload"
+workload = "io"
+policy = ["other", "fifo", "rr"]
+procs = [4, 6, 8]
+transfer_size = "8KiB"
+block_size = "1KiB"
+repeat = 6
+
+[[experiment]]
+family = "workload"
+workload = "mixed"
+policy = ["other", "fifo", "rr"]
+procs = [4, 6, 8]
+iterations = 20
+repeat = 6
+"#;
+
+/// Answers at a glance (issue 31): a policy study's run ends with its question table,
+/// one line a question and none wider than 100 columns, then the warnings and where the
+/// detail is; its HTML page shows the question table and the forest plot of the decisions
+/// on the first screen of a 1280 x 800 window, scrolls no wider than the window, and keeps
+/// the findings in full under a disclosure.
+#[test]
+fn a_policy_study_answers_at_a_glance_in_the_terminal_and_on_the_first_screen() {
+    let dir = Scratch::new("glance");
+    let suite = dir.write("policy-study.toml", POLICY_STUDY);
+    let db = dir.path("runs.db");
+    // With its noise floor, as a real run's page has it (a line above the questions).
+    let out = ok_stdout(&db, &["run", &suite, "--noise-probe", "on"]);
+    let tail: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("questions: ")).collect();
+    assert!(tail.first().is_some_and(|l| l.ends_with(" of 9 answered")), "{out}");
+    assert!(tail[1].starts_with("question ") && tail[1].contains("Holm p"), "{out}");
+    let rows: Vec<&str> = tail[2..].iter().take_while(|l| l.starts_with("workload ")).copied().collect();
+    assert_eq!(rows.len(), 9, "one line a question: {out}");
+    for (kind, procs) in [("cpu", 4), ("io", 6), ("mixed", 8)] {
+        let name = format!("workload {kind} procs={procs} ");
+        assert!(rows.iter().any(|r| r.starts_with(&name)), "{name}: {out}");
+    }
+    // Every line within 100 columns, but for the page's path (one line, never cut).
+    for line in &tail {
+        let width = line.split(" the page /").next().unwrap_or(line).chars().count();
+        assert!(width <= 100, "{width} columns: {line}");
+    }
+    // The method once, under the table; then the warnings; the last line says where the
+    // detail is, and the findings' paragraphs are not printed.
+    assert_eq!(out.matches("Method: paired blocks").count(), 1, "{out}");
+    let last = tail.iter().rposition(|l| l.starts_with("detail: ")).expect("the detail line");
+    assert!(tail[last..].join(" ").contains("schedlab report 1") && tail[last..].join(" ").contains("runs-run-1.html"));
+    assert!(!out.contains("had the lowest median wall time"), "{out}");
+    // The detail stays in the report, text and JSON.
+    assert_eq!(ok_stdout(&db, &["report", "1"]).matches("had the lowest median wall time").count(), 9);
+    let doc: serde_json::Value = serde_json::from_str(&ok_stdout(&db, &["report", "1", "--format", "json"])).unwrap();
+    assert_eq!(doc["questions"]["asked"], 9);
+
+    let page = std::fs::read_to_string(dir.path("runs-run-1.html")).unwrap();
+    let questions = page.find("<section class=\"glance\" id=\"questions-1\">").expect("the question table");
+    let forest = page.find("<figure id=\"questions-1-forest\" class=\"forest\"><svg").expect("the forest plot");
+    let claims = page.find("Does the seed's conclusion hold here?").expect("the claims");
+    let details = page.find("<details class=\"findings\">").expect("the findings in full");
+    assert!(questions < forest && forest < claims && claims < details, "the order of the page");
+    assert!(page[details..].contains("had the lowest median wall time"));
+    assert_eq!(page[questions..forest].matches("<tr>").count(), 10, "a header and nine questions");
+    // Every question's row in the plot, coloured by its answer, with the ±5 % band.
+    let svg = &page[forest..page[forest..].find("</svg>").unwrap() + forest];
+    assert_eq!(svg.matches("<g class=\"row\">").count(), 9);
+    assert!(svg.contains("class=\"band\"") && svg.contains("within ±5%"));
+    // The seed's claims have their own forest, under their table.
+    assert!(page.contains("<figure id=\"claims-forest-1\" class=\"forest\"><svg"));
+
+    let Some(dom) = render_in_chromium(&dir.path("runs-run-1.html"), page.matches("<figure").count()) else { return };
+    // "table:TOP-BOTTOM figure:TOP-BOTTOM", in px from the top of the page: both within
+    // the first screen (the layout's positions do not depend on the window's height).
+    let first = attribute(&dom, "data-first-screen");
+    let placed: Vec<(&str, u32)> = first
+        .split_whitespace()
+        .map(|p| {
+            let (tag, span) = p.split_once(':').unwrap();
+            (tag, span.split_once('-').unwrap().1.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(placed.iter().map(|p| p.0).collect::<Vec<_>>(), ["table", "figure"], "{first}");
+    assert!(placed.iter().all(|&(_, bottom)| bottom <= WINDOW.1), "not on the first screen: {first}");
+    eprintln!("first screen: {first} (of {} px)", WINDOW.1);
 }
 
 /// The other two seed suites carry theirs too (tiny runs under the suites' names).

@@ -140,11 +140,13 @@ pub fn report(args: &ReportArgs) -> Result<()> {
     if let Some(dir) = &args.svg {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::env(format!("cannot make {}: {}", dir.display(), crate::error::describe_io(&e))))?;
-        for chart in &charts {
+        // The forest plots of the run's decisions (and of a seed suite's claims) as well.
+        let forests = crate::report::forest::run_charts(&found, crate::report::claims::for_run(&run, &trials).as_ref());
+        for chart in charts.iter().chain(&forests) {
             let path = dir.join(format!("{}.svg", chart.name));
             crate::commands::write_atomically(&path, chart.svg.as_bytes())?;
         }
-        eprintln!("schedlab: wrote {} SVG plots to {}", charts.len(), dir.display());
+        eprintln!("schedlab: wrote {} SVG plots to {}", charts.len() + forests.len(), dir.display());
     }
     if let Some(path) = &args.html {
         let page = html::run_page_against(&run, &trials, &charts, &found, against.as_ref())?;

@@ -57,7 +57,17 @@ pub fn many(store: &Store, ids: &[i64], args: &ReportArgs) -> Result<()> {
     if let Some(dir) = &args.svg {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::env(format!("cannot make {}: {}", dir.display(), describe_io(&e))))?;
-        let all: Vec<&Chart> = chart.iter().chain(loaded.iter().flat_map(|l| &l.charts)).collect();
+        // Each run's forest plots too (`runN-forest`, `runN-claims-forest`).
+        let forests: Vec<Chart> = loaded
+            .iter()
+            .flat_map(|l| {
+                let claims = crate::report::claims::for_run(&l.run, &l.trials);
+                crate::report::forest::run_charts(&l.findings, claims.as_ref())
+                    .into_iter()
+                    .map(|c| Chart { name: format!("run{}-{}", l.run.id, c.name), ..c })
+            })
+            .collect();
+        let all: Vec<&Chart> = chart.iter().chain(loaded.iter().flat_map(|l| &l.charts)).chain(&forests).collect();
         for c in &all {
             write_atomically(&dir.join(format!("{}.svg", c.name)), c.svg.as_bytes())?;
         }

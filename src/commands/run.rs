@@ -344,33 +344,31 @@ pub fn probe_noise<'a>(
     Ok(floor)
 }
 
-/// The HTML report beside the database; a failure to write it loses no result, so it is
-/// a warning.
+/// The HTML report beside the database, then the run's answers at a glance: the claims of
+/// a seed's suite, the question table (one line a question), the warnings, and where the
+/// findings are in full. A failure to write the page loses no result, so it is a warning.
 fn write_report(store: &Store, run_id: i64) {
     let path = store.location().report_path(run_id);
-    let written = (|| -> Result<()> {
+    let shown = (|| -> Result<()> {
         let run = store.run(run_id)?;
         let trials = store.trials(run_id)?;
         let found = crate::report::findings::findings_of_run(&run, &trials);
-        if !found.is_empty() {
-            emit("\nfindings:")?;
-            if let Some(line) = crate::report::findings::questions_line(&found) {
-                emit(&format!("  {line}"))?;
-            }
-            for f in &found {
-                emit(&format!("  - {f}"))?;
-            }
-        }
-        if let Some(claims) = crate::report::claims::for_run(&run, &trials) {
-            emit(&format!("\n{}", crate::report::claims::text(&claims)))?;
-        }
         let charts = crate::report::plots::plots(&trials);
-        let page = crate::report::html::run_page(&run, &trials, &charts, &found)?;
-        crate::commands::write_atomically(&path, page.as_bytes())
+        let written = crate::report::html::run_page(&run, &trials, &charts, &found)
+            .and_then(|page| crate::commands::write_atomically(&path, page.as_bytes()));
+        if let Err(e) = &written {
+            eprintln!("schedlab: warning: the HTML report was not written: {e}");
+        }
+        let claims = crate::report::claims::for_run(&run, &trials);
+        let page = written.is_ok().then_some(path.as_path());
+        emit(crate::report::glance::run_end(run_id, &run.warnings, &found, claims.as_ref(), page).trim_end())?;
+        if written.is_ok() {
+            eprintln!("schedlab: report: {}", path.display());
+        }
+        Ok(())
     })();
-    match written {
-        Ok(()) => eprintln!("schedlab: report: {}", path.display()),
-        Err(e) => eprintln!("schedlab: warning: the HTML report was not written: {e}"),
+    if let Err(e) = shown {
+        eprintln!("schedlab: warning: the run's answers were not shown: {e}");
     }
 }
 

@@ -68,11 +68,23 @@ pub struct Evidence {
     /// table's claims.
     pub p: Option<f64>,
     pub p_adjusted: Option<f64>,
+    /// The ratio of each comparison, as the effect states it (its range is the effect's):
+    /// what the forest plot of the claims draws. Not part of the JSON, which has the effect.
+    #[serde(skip)]
+    pub ratios: Vec<f64>,
 }
 
 impl Evidence {
     fn without_test(verdict: Verdict, why: impl Into<String>) -> Evidence {
-        Evidence { verdict, test: why.into(), n: String::new(), effect: String::new(), p: None, p_adjusted: None }
+        Evidence {
+            verdict,
+            test: why.into(),
+            n: String::new(),
+            effect: String::new(),
+            p: None,
+            p_adjusted: None,
+            ratios: Vec::new(),
+        }
     }
 }
 
@@ -246,7 +258,7 @@ fn lower(data: &Data, cells: &CellParams, lows: &[&str], highs: &[&str], figure:
         (None, _, Some(p)) => (if p <= ALPHA { Verdict::Holds } else { Verdict::Undecided }, Some(p)),
         (None, _, None) => (Verdict::NotCovered, None),
     };
-    Evidence { verdict, test: data.test_name(), n, effect, p, p_adjusted: None }
+    Evidence { verdict, test: data.test_name(), n, effect, p, p_adjusted: None, ratios }
 }
 
 /// "The two policies' figures are alike (within the margin), in every cell."
@@ -284,7 +296,7 @@ fn alike(data: &Data, cells: &CellParams, x: &str, y: &str, figure: ClaimFigure)
         (None, _) if all_alike => (Verdict::Holds, p_alike),
         (None, _) => (Verdict::Undecided, p_alike),
     };
-    Evidence { verdict, test: format!("{}{how}", data.test_name()), n, effect, p, p_adjusted: None }
+    Evidence { verdict, test: format!("{}{how}", data.test_name()), n, effect, p, p_adjusted: None, ratios }
 }
 
 fn names(policies: &[&str]) -> String {
@@ -421,6 +433,7 @@ fn shown(data: &Data, low: &str, high: &str, figure: ClaimFigure, why: &str) -> 
         effect: range_text(&format!("{} / {} {}", names(&[low]), names(&[high]), figure.words), &ratios),
         p: None,
         p_adjusted: None,
+        ratios,
     }
 }
 
@@ -454,6 +467,7 @@ fn both(a: Evidence, b: Evidence) -> Evidence {
         effect: join(&a.effect, &b.effect),
         p,
         p_adjusted: None,
+        ratios: a.ratios.iter().chain(&b.ratios).copied().collect(),
     }
 }
 
@@ -533,6 +547,7 @@ fn rises_on_several(machines: &[(String, Vec<TrialRecord>)]) -> Evidence {
         effect: format!("rising on {} of {}: {}", rising.len(), read.len(), rising.join("; ")),
         p: None,
         p_adjusted: None,
+        ratios: Vec::new(),
     }
 }
 
@@ -547,6 +562,7 @@ fn rises_on_the_run(trials: &[TrialRecord]) -> Evidence {
             effect: text,
             p,
             p_adjusted: None,
+            ratios: Vec::new(),
         },
         None => Evidence::without_test(Verdict::NotCovered, "too few ring sizes in this run"),
     }
@@ -572,6 +588,7 @@ fn knees_past_banks(machines: &[(String, Vec<TrialRecord>)], banks: &[(&str, f64
         effect: if found.is_empty() { format!("no knee at or past {}", counts.join(" or ")) } else { found.join("; ") },
         p: None,
         p_adjusted: None,
+        ratios: Vec::new(),
     }
 }
 

@@ -52,6 +52,11 @@ impl Exporter for Text {
         let ok = v.trials.iter().filter(|t| t.is_ok()).count();
         let mut out = stored::describe_run(v.run, ok, v.trials.len() - ok).trim_end().to_string();
         out.push('\n');
+        // The answers first, one line a question; the findings in full follow the tables.
+        let questions = crate::report::glance::text_block(&crate::report::glance::questions(v.findings));
+        if !questions.is_empty() {
+            out.push_str(&format!("\n{questions}"));
+        }
         out.push_str(stored::tables_for(v.trials, &RunRule::of(v.run)).trim_end());
         out.push('\n');
         if !v.findings.is_empty() {
@@ -72,7 +77,17 @@ impl Exporter for Text {
 
 impl Exporter for Markdown {
     fn render(&self, v: &RunView) -> String {
-        let mut out = tables_text(v.trials, &RunRule::of(v.run), Format::Markdown);
+        let rows = crate::report::glance::questions(v.findings);
+        let mut out = String::new();
+        if !rows.is_empty() {
+            out.push_str(&format!(
+                "### {}\n\n{}\n{}\n\n",
+                crate::report::glance::headline(&rows),
+                crate::report::glance::table(&rows).render_markdown(),
+                crate::report::glance::method_text()
+            ));
+        }
+        out.push_str(&tables_text(v.trials, &RunRule::of(v.run), Format::Markdown));
         if !v.findings.is_empty() {
             out.push_str("### Findings\n\n");
             for f in v.findings {

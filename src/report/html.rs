@@ -26,8 +26,9 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 /// (name, text) of every template; the `.html` names turn auto-escaping on.
-const TEMPLATES: [(&str, &str); 7] = [
+const TEMPLATES: [(&str, &str); 8] = [
     ("base.html", include_str!("templates/base.html")),
+    ("glance.html", include_str!("templates/glance.html")),
     ("table.html", include_str!("templates/table.html")),
     ("run_body.html", include_str!("templates/run_body.html")),
     ("run.html", include_str!("templates/run.html")),
@@ -74,6 +75,60 @@ struct FigureView {
     svg: Value,
 }
 
+/// Answers at a glance (`templates/glance.html`): the question table, the method, the
+/// forest plot.
+#[derive(Serialize)]
+struct GlanceView {
+    /// The section's id.
+    id: String,
+    headline: String,
+    headers: Vec<String>,
+    rows: Vec<GlanceRow>,
+    method: String,
+    forest: Option<Value>,
+}
+
+#[derive(Serialize)]
+struct GlanceRow {
+    cells: Vec<String>,
+    /// The answer cell's class: its colour, as in the forest plot.
+    class: &'static str,
+}
+
+fn glance_view(
+    id: String,
+    headline: String,
+    rows: &[crate::report::glance::DecisionRow],
+    method: String,
+    forest: Option<String>,
+) -> GlanceView {
+    GlanceView {
+        id,
+        headline,
+        headers: crate::report::glance::HEADERS.iter().map(|h| h.to_string()).collect(),
+        rows: rows
+            .iter()
+            .map(|r| GlanceRow {
+                cells: vec![
+                    r.question.clone(),
+                    r.compared.clone(),
+                    r.answer.clone(),
+                    r.ratio_text(),
+                    match r.confidence {
+                        Some(c) => format!("{} ({:.1}%)", r.interval_text(), c * 100.0),
+                        None => r.interval_text(),
+                    },
+                    r.blocks_text(),
+                    r.p_text(),
+                ],
+                class: r.call.class(),
+            })
+            .collect(),
+        method,
+        forest: forest.map(Value::from_safe_string),
+    }
+}
+
 /// The context of `templates/run.html`.
 #[derive(Serialize)]
 struct RunView {
@@ -94,6 +149,11 @@ struct RunView {
     /// A seed suite's claims, decided on the seed's data and on this run: the page opens
     /// with them.
     claims: Option<TableView>,
+    /// The forest plot of the claims' ratios, under their table.
+    claims_forest: Option<Value>,
+    /// The question table and the forest plot: the page opens with them.
+    questions: Option<GlanceView>,
+    /// The findings in full, under a disclosure.
     findings: Vec<String>,
     warnings: Vec<String>,
     experiments: Vec<TableView>,
@@ -195,6 +255,8 @@ struct CompareView {
     /// Holm's first step is out of reach with these repeats.
     power_note: Option<String>,
     rows: TableView,
+    /// The forest plot of the figures' ratios, under the summary.
+    forest: Option<Value>,
     machine_a: TableView,
     machine_b: TableView,
 }
@@ -249,6 +311,7 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
         }
         TableView::of(Some("Trials not ok (excluded from the figures)".into()), &t, 5)
     });
+    let claims = crate::report::claims::for_run(run, trials);
     RunView {
         title: format!("schedlab run {} ({})", run.id, run.suite_name),
         run_id: run.id,
@@ -263,10 +326,27 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
         not_ok: trials.len() - ok,
         planned: run.planned,
         tool_version: run.tool_version.clone(),
-        claims: crate::report::claims::for_run(run, trials).map(|c| {
+        claims: claims.as_ref().map(|c| {
             let title = format!("{} (seed data: {}, built in; this run)", c.title, c.seed);
-            TableView::of(Some(title), &crate::report::claims::as_table(&c), 1)
+            // Long evidence: every column wraps.
+            TableView { wrap: true, ..TableView::of(Some(title), &crate::report::claims::as_table(c), 3) }
         }),
+        claims_forest: claims
+            .as_ref()
+            .and_then(|c| crate::report::forest::claims_svg(&crate::report::glance::claim_rows(c)))
+            .map(Value::from_safe_string),
+        questions: {
+            let rows = crate::report::glance::questions(findings);
+            (!rows.is_empty()).then(|| {
+                glance_view(
+                    format!("questions-{}", run.id),
+                    crate::report::glance::headline(&rows),
+                    &rows,
+                    crate::report::glance::method_text(),
+                    crate::report::forest::questions_svg(&rows),
+                )
+            })
+        },
         findings: crate::report::findings::questions_line(findings)
             .into_iter()
             .chain(findings.iter().map(ToString::to_string))
@@ -325,6 +405,12 @@ fn compare_view(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64, mode
         drift: rows.iter().filter(|r| r.verdict == compare::Verdict::Drift).count(),
         power_note: compare::power_note(rows),
         rows: table,
+        forest: crate::report::forest::compare_svg(
+            &crate::report::glance::compare_rows(rows),
+            threshold,
+            mode == compare::Mode::Interleaved,
+        )
+        .map(Value::from_safe_string),
         machine_a: machine_view(a.machine.as_json()),
         machine_b: machine_view(b.machine.as_json()),
     }

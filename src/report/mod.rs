@@ -8,6 +8,8 @@ pub mod exporter;
 pub mod family;
 pub mod figures;
 pub mod findings;
+pub mod forest;
+pub mod glance;
 pub mod html;
 pub mod overlay;
 pub mod plots;
