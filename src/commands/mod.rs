@@ -52,9 +52,14 @@ pub fn emit_cells_and_findings(records: &[crate::store::TrialRecord], format: cr
         TableFormat::Json => {}
         TableFormat::Text => {
             emit(&format!("\n{}", crate::report::exporter::tables_text(records, &rule, format).trim_end()))?;
+            // The answers at a glance first, then each finding in full (no page holds them).
             let found = crate::report::findings::findings(records);
-            if let Some(line) = crate::report::findings::questions_line(&found) {
-                emit(&format!("\n{line}"))?;
+            let questions = crate::report::glance::questions(&found);
+            if !questions.is_empty() {
+                emit(&format!("\n{}", crate::report::glance::text_block(&questions).trim_end()))?;
+            }
+            if !found.is_empty() {
+                emit("\nfindings in full:")?;
             }
             for f in &found {
                 emit(&format!("- {f}"))?;
