@@ -12,6 +12,7 @@ pub mod outcome;
 pub mod parse;
 pub mod run;
 pub mod schedinfo;
+pub mod settings;
 pub mod spec;
 
 pub use command::{CommandOptions, CommandOutcome, CommandSpec};
@@ -464,6 +465,7 @@ impl WorkloadTrial {
             pi_max: pis().reduce(f64::max),
             load: None,
             steal: None,
+            cgroup: None,
             reservation: self.spec.deadline.map(|dl| self.reservation_figures(&dl)),
             run_delay_ns: sum.run_delay_ns,
             run_delay_max_ns: delays.as_ref().and_then(|d| d.last().copied()),

@@ -34,6 +34,9 @@ pub struct RingOutcome {
     /// runs stored before schedlab read it, or where the kernel shows none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal: Option<Steal>,
+    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<crate::model::settings::CgroupFigures>,
     /// Run-queue wait summed over the members, each from just before it first waits for
     /// the token to its leaving (`/proc/<tid>/schedstat`); unknown where the kernel lacks it or
     /// `--schedstat off`. Older stored runs have none.
@@ -105,6 +108,9 @@ pub struct WorkloadOutcome {
     /// runs stored before schedlab read it, or where the kernel shows none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal: Option<Steal>,
+    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<crate::model::settings::CgroupFigures>,
     /// Under SCHED_DEADLINE: what each child's reservation let it have.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reservation: Option<ReservationFigures>,
@@ -197,6 +203,9 @@ pub struct LatencyOutcome {
     /// runs stored before schedlab read it, or where the kernel shows none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal: Option<Steal>,
+    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<crate::model::settings::CgroupFigures>,
     /// Under SCHED_DEADLINE: what the jobs did besides start late.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<DeadlineFigures>,
@@ -325,6 +334,26 @@ impl Outcome {
         }
     }
 
+    /// The trial's private cgroup figures, where it ran in one.
+    pub fn cgroup(&self) -> Option<&crate::model::settings::CgroupFigures> {
+        match self {
+            Outcome::Ring(o) => o.cgroup.as_ref(),
+            Outcome::Workload(o) => o.cgroup.as_ref(),
+            Outcome::Latency(o) => o.cgroup.as_ref(),
+            Outcome::Command(o) => o.cgroup.as_ref(),
+        }
+    }
+
+    /// Record the trial's private cgroup figures beside its own.
+    pub fn set_cgroup(&mut self, cgroup: Option<crate::model::settings::CgroupFigures>) {
+        match self {
+            Outcome::Ring(o) => o.cgroup = cgroup,
+            Outcome::Workload(o) => o.cgroup = cgroup,
+            Outcome::Latency(o) => o.cgroup = cgroup,
+            Outcome::Command(o) => o.cgroup = cgroup,
+        }
+    }
+
     /// Record the background load's figures beside the trial's own.
     pub fn set_load(&mut self, load: Option<LoadOutcome>) {
         match self {
@@ -383,6 +412,7 @@ pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (crate::model
         teardown_ns: 0,
         load: None,
         steal: None,
+        cgroup: None,
         run_delay_ns: Some(4_000),
         migrations: Some(0),
         trace: None,
