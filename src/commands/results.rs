@@ -170,7 +170,11 @@ pub fn print_run(store: &Store, id: i64, with_machine: bool) -> Result<()> {
     if with_machine {
         emit(machine::describe(run.machine.as_json()).trim_end())?;
     }
-    emit(stored::tables_for(&trials, &stored::RunRule::of(&run)).trim_end())
+    emit(stored::tables_for(&trials, &stored::RunRule::of(&run)).trim_end())?;
+    if let Some(text) = crate::report::settings::cgroup_text(&trials) {
+        emit(&format!("\n{text}"))?;
+    }
+    Ok(())
 }
 
 pub fn delete(args: &DeleteArgs) -> Result<()> {

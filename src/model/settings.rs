@@ -96,9 +96,11 @@ impl CgroupSetting {
                 ("weight", toml::Value::Integer(w)) => out.weight = Some(parse_weight(&w.to_string())?),
                 ("max", toml::Value::String(m)) => out.max_us = Some(parse_max(m)?),
                 ("idle", toml::Value::Boolean(b)) => out.idle = *b,
-                ("weight" | "max" | "idle", other) => return Err(format!(
+                ("weight" | "max" | "idle", other) => {
+                    return Err(format!(
                     "cgroup {key} = {other} is not understood: write weight = 100, max = \"50ms/100ms\" or idle = true"
-                )),
+                ))
+                }
                 (other, _) => return Err(format!("unknown cgroup key '{other}': expected weight, max or idle")),
             }
         }

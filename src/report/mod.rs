@@ -12,6 +12,7 @@ pub mod latency;
 pub mod overlay;
 pub mod plots;
 pub mod ring;
+pub mod settings;
 pub mod stored;
 pub mod table;
 pub mod trend;

@@ -719,6 +719,14 @@ fn kill_members(dir: &Path) {
 }
 
 fn remove_dir_when_empty(path: &Path) -> std::result::Result<(), String> {
+    // Groups made inside it first (a command trial's own group, left by a trial killed
+    // outright), with whatever still runs in them.
+    if let Ok(entries) = std::fs::read_dir(path) {
+        for child in entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())) {
+            kill_members(&child.path());
+            remove_dir_when_empty(&child.path())?;
+        }
+    }
     let until = Instant::now() + Duration::from_secs(2);
     loop {
         match std::fs::remove_dir(path) {
