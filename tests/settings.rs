@@ -300,7 +300,7 @@ fn sigterm_mid_block_restores_before_schedlab_exits() {
     let suite =
         dir.write("t.toml", "[[experiment]]\nfamily = \"latency\"\ninterval = \"1ms\"\nloops = 3000\nrepeat = 2\n");
     let db = dir.path("t.db").display().to_string();
-    let mut child = std::process::Command::new(binary_path())
+    let child = std::process::Command::new(binary_path())
         .args(["ab", &suite, "--b-set", &format!("sysctl.{name} = {switched}"), "--b-set", "cgroup = { idle = true }"])
         .args(["--a-setup", "true", "--seed", "2", "--db", &db])
         .env("SCHEDLAB_STATE_DIR", &state)
