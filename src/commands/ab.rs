@@ -13,6 +13,10 @@
 //! decides whether A or B goes first, and each block runs its trials in its own random
 //! order. The suite's warm-ups run at the start of each side's first block.
 //!
+//! A side may also name typed settings (`--a-set`, `model::settings`): switched after its
+//! setup and back before its cleanup, each read back, recorded in the side's options and
+//! fingerprint, and restored on every way out (`sys::settings`).
+//!
 //! Before each block the side's setup command runs (`sh -c`, SCHED_OTHER, its output on
 //! our stderr, not waited on beyond its own exit, so it may leave a background process
 //! running); after the block, the side's cleanup, whatever happened: a failed setup, a
