@@ -14,6 +14,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod exec;
+pub mod families;
 pub mod model;
 pub mod report;
 pub mod store;

@@ -38,8 +38,8 @@ fn rank(module: &str) -> Option<u32> {
     RANKS.iter().find(|(m, _)| *m == module).map(|(_, r)| *r)
 }
 
-/// Where a source file (`src/…`, `/`-separated) sits: its top-level module (`lib` and `main`
-/// for the crate roots) and the modules from the crate root down to it: `src/report/x.rs` and
+/// Where a source file (`src/…`, `/`-separated) sits: its layer (`lib` and `main` for the
+/// crate roots) and the modules from the crate root down to it: `src/report/x.rs` and
 /// `src/report/x/mod.rs` are `report::x`, `src/report.rs` is `report`, the roots are empty.
 fn place(file: &str) -> (String, Vec<String>) {
     let rel = file.strip_prefix("src/").unwrap_or(file);
@@ -50,7 +50,27 @@ fn place(file: &str) -> (String, Vec<String>) {
     if path.len() == 1 && (path[0] == "lib" || path[0] == "main") {
         return (path.remove(0), Vec::new());
     }
-    (path[0].clone(), path)
+    (layer_of(&path), path)
+}
+
+/// The file of a family's folder each layer keeps (src/families/<name>/<file>.rs).
+const FAMILY_FILES: &[(&str, &str)] =
+    &[("model", "model"), ("kernel", "bench"), ("trial", "exec"), ("report", "report"), ("subcommand", "commands")];
+
+/// The layer a module path from the crate root names: its first segment, except in a
+/// family's folder, a vertical slice whose files each sit in the layer their name says
+/// (`families::ring::kernel` is `bench`); the list and each folder's `mod.rs` are `model`.
+fn layer_of(path: &[String]) -> String {
+    if path.first().map(String::as_str) != Some("families") {
+        return path.first().cloned().unwrap_or_default();
+    }
+    let Some(file) = path.get(2) else { return "model".to_string() };
+    match FAMILY_FILES.iter().find(|(stem, _)| stem == file) {
+        Some((_, layer)) => layer.to_string(),
+        // An item of the folder's mod.rs (a type, a re-export).
+        None if file.starts_with(char::is_uppercase) => "model".to_string(),
+        None => format!("families::{}::{file}", path[1]),
+    }
 }
 
 fn is_ident(c: u8) -> bool {
@@ -201,32 +221,41 @@ fn member_end(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The modules a path that continues at `i` from the crate root names, with their offsets: the
-/// next segment, or the first segment of each member of a group, however nested.
-fn names_from_root(b: &[u8], i: usize, out: &mut Vec<(usize, String)>) {
-    if b.get(i) != Some(&b'{') {
-        let (name, _) = word_at(b, i);
-        if !name.is_empty() && name != "self" {
-            out.push((i, name.to_string()));
-        }
-        return;
-    }
-    let mut j = i + 1;
+/// The module paths that a path continuing at `i` below `prefix` names, with their offsets:
+/// one path, or one for each member of a group, however nested. A path is read as far as
+/// its layer shows: one segment, three in a family's folder.
+fn paths_from(b: &[u8], mut i: usize, prefix: &[String], out: &mut Vec<(usize, Vec<String>)>) {
+    let start = i;
+    let mut path = prefix.to_vec();
     loop {
-        j = skip_ws(b, j);
-        if b.get(j) == Some(&b'{') {
-            names_from_root(b, j, out);
-        } else {
-            let (name, _) = word_at(b, j);
-            if !name.is_empty() && name != "self" {
-                out.push((j, name.to_string()));
-            }
-        }
-        j = member_end(b, j);
-        if b.get(j) != Some(&b',') {
+        // Outside the families, a path's first segment is its layer: read no further.
+        if path.first().is_some_and(|first| first != "families") {
             break;
         }
-        j += 1;
+        if b.get(i) == Some(&b'{') {
+            let mut j = i + 1;
+            loop {
+                j = skip_ws(b, j);
+                paths_from(b, j, &path, out);
+                j = member_end(b, j);
+                if b.get(j) != Some(&b',') {
+                    return;
+                }
+                j += 1;
+            }
+        }
+        let (name, end) = word_at(b, i);
+        if name.is_empty() || name == "self" || name == "super" {
+            break;
+        }
+        path.push(name.to_string());
+        match colons(b, end) {
+            Some(next) if path.len() < 3 => i = next,
+            _ => break,
+        }
+    }
+    if !path.is_empty() {
+        out.push((start, path));
     }
 }
 
@@ -293,13 +322,16 @@ fn modules_named(file: &str, text: &str) -> Vec<(usize, String)> {
         }
         let Some(at) = next else { continue };
         i = at;
-        let below_root = if word == "crate" { Some(0) } else { (path.len() + inline.len()).checked_sub(up) };
-        match below_root {
-            // Above the crate root: not a path Rust accepts.
-            None => {}
-            Some(0) => names_from_root(b, at, &mut named),
-            Some(_) => named.push((at, own.clone())),
+        let mut found = Vec::new();
+        if word == "crate" {
+            paths_from(b, at, &[], &mut found);
+        } else if up <= inline.len() {
+            // Still inside this file: its own layer.
+            named.push((at, own.clone()));
+        } else if let Some(kept) = path.len().checked_sub(up - inline.len()) {
+            paths_from(b, at, &path[..kept], &mut found);
         }
+        named.extend(found.into_iter().map(|(at, p)| (at, layer_of(&p))).filter(|(_, l)| !l.is_empty()));
     }
     named.into_iter().map(|(at, module)| (newlines.partition_point(|&n| n < at) + 1, module)).collect()
 }
@@ -384,7 +416,7 @@ fn the_check_sees_each_form_of_import() {
     assert!(violations("src/report/f.rs", "use crate::{model::Policy, sys::sched, error::Result};").is_empty());
     assert!(violations("src/sys/f.rs", "use crate::sys::fd;\n// crate::report::x in a comment").is_empty());
     assert_eq!(violations("src/newthing.rs", "").len(), 1);
-    assert_eq!(violations("src/report/f.rs", "let x = crate::bench::latency::X;").len(), 1);
+    assert_eq!(violations("src/report/f.rs", "let x = crate::families::latency::kernel::X;").len(), 1);
 }
 
 #[test]
@@ -454,4 +486,24 @@ fn raw_strings_are_not_code() {
     );
     assert_eq!(modules_named("src/sys/f.rs", text), [(1, "model".to_string()), (5, "analysis".to_string())]);
     assert!(violations("src/sys/f.rs", text).is_empty());
+}
+
+#[test]
+fn a_family_folder_is_a_slice_of_every_layer() {
+    assert_eq!(place("src/families/ring/kernel.rs").0, "bench");
+    assert_eq!(place("src/families/ring/mod.rs").0, "model");
+    assert_eq!(place("src/families/mod.rs").0, "model");
+    assert_eq!(names("src/exec/f.rs", "use crate::families::ring::kernel::run;"), ["bench"]);
+    assert_eq!(
+        names("src/exec/f.rs", "use crate::families::{ring::kernel as k, latency::report};"),
+        ["bench", "report"]
+    );
+    assert_eq!(names("src/exec/f.rs", "use crate::families::ring::RingSpec;"), ["model"]);
+    assert_eq!(names("src/families/ring/report.rs", "use super::kernel::x;"), ["bench"]);
+    assert_eq!(names("src/families/ring/report.rs", "use super::super::latency::subcommand::x;"), ["commands"]);
+    // A kernel may not use its own folder's report, nor a model its kernel.
+    assert_eq!(violations("src/families/ring/kernel.rs", "use super::report::x;").len(), 1);
+    assert_eq!(violations("src/families/ring/model.rs", "use crate::families::ring::kernel;").len(), 1);
+    // A file that is not one of a folder's layer files has no place until it is given one.
+    assert_eq!(violations("src/exec/f.rs", "use crate::families::ring::helpers::x;").len(), 1);
 }

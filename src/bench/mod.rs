@@ -1,11 +1,7 @@
 //! Measurement kernels: small loops that measure and nothing else. Set-up happens before
 //! the timed region, bookkeeping after it.
 
-pub mod command;
-pub mod latency;
 pub mod outliers;
-pub mod ring;
-pub mod workload;
 
 use crate::analysis::trace::Recording;
 use crate::sys::trace::TraceSession;

@@ -1,17 +1,13 @@
 //! One function per subcommand: from validated arguments to printed results.
 
 pub mod ab;
-pub mod command;
 pub mod compare;
-pub mod latency;
 pub mod report;
 pub mod results;
-pub mod ring;
 pub mod run;
 pub mod rusage;
 pub mod shell;
 pub mod trend;
-pub mod workload;
 
 use crate::cli::{Cli, Command};
 use crate::error::{Error, Result};
@@ -20,11 +16,11 @@ use std::io::{IsTerminal, Write};
 /// Run the chosen subcommand; the `Ok` value is the process exit code.
 pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
-        Command::Ring(args) => ring::run(&args),
+        Command::Ring(args) => crate::families::ring::subcommand::run(&args),
         Command::Rusage(args) => rusage::run(&args),
-        Command::Workload(args) => workload::run(&args),
-        Command::Command(args) => command::run(&args),
-        Command::Latency(args) => latency::run(&args),
+        Command::Workload(args) => crate::families::workload::subcommand::run(&args),
+        Command::Command(args) => crate::families::command::subcommand::run(&args),
+        Command::Latency(args) => crate::families::latency::subcommand::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Ab(args) => ab::run(&args),
         Command::Suites(args) => run::suites(&args).map(|_| 0),

@@ -5,6 +5,7 @@
 //! the adaptive repeats that decide how many trials a cell gets (`adaptive`).
 
 pub mod adaptive;
+pub mod family;
 pub mod noise;
 pub mod pipeline;
 pub mod preflight;

@@ -4,16 +4,16 @@
 //! before the next starts; Ctrl-C, SIGTERM or a full disk stop the run with what was
 //! stored intact and resumable.
 
-use crate::bench::latency::{self, LatencyPlan};
-use crate::bench::{ring, workload as workload_bench};
 use crate::error::{describe_io, signal_name, Error, Result};
+use crate::exec::family::FamilyTrial;
 use crate::exec::preflight;
 use crate::exec::suite::Trial;
+use crate::families::on_each;
 use crate::model::{Outcome, TrialSpec, TrialStatus};
 use crate::store::{now_utc, TrialRecord};
 use crate::sys::rusage::ExitKind;
 use crate::sys::signals::SignalWatch;
-use crate::sys::{load, process, sched};
+use crate::sys::{process, sched};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -47,11 +47,18 @@ struct Job {
 
 /// What a trial process prints on stdout: one JSON object.
 #[derive(serde::Serialize, serde::Deserialize)]
-struct Reply {
-    status: TrialStatus,
-    outcome: Option<Outcome>,
+pub struct Reply {
+    pub status: TrialStatus,
+    pub outcome: Option<Outcome>,
     #[serde(default)]
-    notes: TrialNotes,
+    pub notes: TrialNotes,
+}
+
+impl Reply {
+    /// A trial that measured what it was asked.
+    pub fn ok(outcome: Outcome) -> Result<Reply> {
+        Ok(Reply { status: TrialStatus::Ok, outcome: Some(outcome), notes: TrialNotes::default() })
+    }
 }
 
 /// What a trial says beside its outcome, for the command that shows it live.
@@ -85,110 +92,16 @@ pub fn trial_child() -> Result<i32> {
 /// Check, set up and run one spec in this process: the one place a trial is measured,
 /// for `run`, `ab` and the family commands alike.
 fn measure(spec: &TrialSpec, repeat: u32, extras: &Extras) -> Result<Reply> {
-    let ok = |outcome| Ok(Reply { status: TrialStatus::Ok, outcome: Some(outcome), notes: TrialNotes::default() });
-    match spec {
-        TrialSpec::Ring(spec) => {
-            let cpus = preflight::ring(spec)?;
-            let load_plan = preflight::load(&spec.load)?;
-            let overhead_ps = ring::measure_overhead(spec, &cpus)?;
-            let (mut outcome, load) = load::beside(load_plan.as_ref(), || ring::run_ring(spec, &cpus, overhead_ps))?;
-            outcome.load = load;
-            ok(Outcome::Ring(outcome))
-        }
-        TrialSpec::Workload(spec) => {
-            let cell = std::slice::from_ref(spec);
-            preflight::workload(cell)?;
-            let load_plan = preflight::load(&spec.load)?;
-            let dir = preflight::work_dir(cell)?;
-            let running = load_plan.as_ref().map(load::Load::start).transpose()?;
-            let trial = workload_bench::run_trial(spec, repeat as usize, dir.as_ref())?;
-            let Some(running) = running.filter(|_| trial.status.is_ok()) else {
-                let outcome = trial.outcome().map(Outcome::Workload);
-                return Ok(Reply { outcome, status: trial.status, notes: TrialNotes::default() });
-            };
-            let mut outcome = trial.outcome().map(Outcome::Workload);
-            if let Some(o) = outcome.as_mut() {
-                o.set_load(Some(running.finish()?));
-            }
-            Ok(Reply { outcome, status: trial.status, notes: TrialNotes::default() })
-        }
-        TrialSpec::Command(spec) => {
-            preflight::command(spec)?;
-            let cpus = spec.cpus.as_deref().map(|c| sched::resolve_cpus(Some(c))).transpose()?;
-            let load_plan = preflight::load(&spec.load)?;
-            let (mut outcome, load) =
-                load::beside(load_plan.as_ref(), || crate::bench::command::run(spec, cpus.as_deref()))?;
-            outcome.load = load;
-            ok(Outcome::Command(outcome))
-        }
-        TrialSpec::Latency(spec) => {
-            let cpus = preflight::latency(spec)?;
-            let load_plan = preflight::load(&spec.load)?;
-            let plan = LatencyPlan::new(spec, cpus, extras.samples.is_some());
-            let mut terminal = extras.live_line.then(open_terminal).flatten();
-            let label = spec.policy.as_str();
-            let (run, load) = load::beside(load_plan.as_ref(), || {
-                latency::run(&plan, |lives| {
-                    if let Some(tty) = terminal.as_mut() {
-                        draw_live_line(tty, label, lives);
-                    }
-                })
-            })?;
-            if let Some(tty) = terminal.as_mut() {
-                let _ = write!(tty, "\r\x1b[K");
-            }
-            if let Some(sig) = run.interrupted.filter(|_| !extras.keep_partial) {
-                return Err(Error::Interrupted(sig));
-            }
-            if let Some((i, hit)) = run.threads.iter().enumerate().find_map(|(i, t)| t.break_hit.map(|h| (i, h))) {
-                let break_us = spec.break_ns.unwrap_or_default() as f64 / 1000.0;
-                let what = latency::break_trace(&format!(
-                    "schedlab: latency {hit} ns on thread {i} above --break-us {break_us} µs\n"
-                ));
-                // A warning line, so the orchestrator passes it on to the user.
-                eprintln!(
-                    "schedlab: warning: thread T{i} woke {:.1} µs late, above --break-us {break_us}: run stopped; {what}",
-                    hit as f64 / 1000.0
-                );
-            }
-            append_to(extras.histogram.as_deref(), |out| latency::write_histogram(out, &run))?;
-            append_to(extras.samples.as_deref(), |out| latency::write_samples(out, &run.threads))?;
-            append_to(extras.trace_out.as_deref(), |out| latency::write_trace_events(out, &run))?;
-            let mut outcome = run.outcome();
-            outcome.load = load;
-            let notes = TrialNotes { description: Some(latency::describe(&run)), interrupted: run.interrupted };
-            Ok(Reply { status: TrialStatus::Ok, outcome: Some(Outcome::Latency(outcome)), notes })
-        }
-    }
+    on_each!(TrialSpec, spec, s => s.measure(repeat, extras))
 }
 
 /// Append what `write` writes to `path` (created by the command before the run), if asked.
-fn append_to(path: Option<&Path>, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+pub fn append_to(path: Option<&Path>, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
     let Some(path) = path else { return Ok(()) };
     let failed = |e: std::io::Error| Error::env(format!("writing {}: {}", path.display(), describe_io(&e)));
     let file = std::fs::OpenOptions::new().append(true).open(path).map_err(failed)?;
     let mut out = std::io::BufWriter::new(file);
     write(&mut out).and_then(|()| out.flush()).map_err(failed)
-}
-
-/// The controlling terminal, for the live line (none: no line is drawn).
-fn open_terminal() -> Option<std::fs::File> {
-    std::fs::OpenOptions::new().write(true).open("/dev/tty").ok()
-}
-
-/// `other: current 12.3 µs  max 45.6 µs  samples 789`, redrawn in place.
-fn draw_live_line(tty: &mut std::fs::File, label: &str, lives: &[latency::Live]) {
-    use std::sync::atomic::Ordering;
-    let current = lives.iter().map(|l| l.current_ns.load(Ordering::Relaxed)).max().unwrap_or(0);
-    let max = lives.iter().map(|l| l.max_ns.load(Ordering::Relaxed)).max().unwrap_or(0);
-    let samples: u64 = lives.iter().map(|l| l.samples.load(Ordering::Relaxed)).sum();
-    let _ = write!(
-        tty,
-        "\r\x1b[K{label}: current {:.1} µs  max {:.1} µs  samples {samples}",
-        current as f64 / 1000.0,
-        max as f64 / 1000.0
-    );
-    let _ = tty.flush();
 }
 
 /// How a trial ended, from the orchestrator's side.
@@ -277,10 +190,7 @@ impl Orchestrator {
             join_cgroups: self.join_cgroups.clone(),
             // A command's own --timeout is the user's limit for it: the executor's backs
             // it up, never cuts it short.
-            timeout: Some(match &trial.spec {
-                TrialSpec::Command(s) => self.trial_timeout.max(s.timeout + Duration::from_secs(30)),
-                _ => self.trial_timeout,
-            }),
+            timeout: Some(on_each!(TrialSpec, &trial.spec, s => s.executor_timeout(self.trial_timeout))),
             ..process::Options::default()
         };
         let steal_from = crate::sys::steal::StealMark::now();
@@ -288,16 +198,8 @@ impl Orchestrator {
         let finished = running.supervise(Some(&self.signals)).map_err(|e| Error::os("waiting for a trial", e))?;
         let steal = steal_from.until_now();
         if !matches!(finished.exit, ExitKind::Code(0)) {
-            // Killed outright, it could not remove its work directory: do it for it.
-            match &trial.spec {
-                TrialSpec::Workload(spec) => {
-                    let parent = spec.dir.clone().unwrap_or_else(std::env::temp_dir);
-                    workload_bench::sweep_orphaned_work_dirs(&parent);
-                }
-                // And a command's cgroup, with whatever of the command still runs in it.
-                TrialSpec::Command(_) => crate::sys::cgroup::sweep_orphans(),
-                _ => {}
-            }
+            // Killed outright, it could not remove what it made: do it for it.
+            on_each!(TrialSpec, &trial.spec, s => s.sweep_after_kill());
         }
         let (out, err, stop_signal, timed_out) =
             (&finished.stdout, &finished.stderr, finished.stop_signal, finished.timed_out);

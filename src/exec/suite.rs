@@ -15,9 +15,10 @@
 //! runs, so a bad value is reported with the file, line and key instead of failing mid-run.
 
 use crate::error::{Error, Result};
-use crate::model::options::FamilyOptions;
+use crate::exec::family::FamilyTrial;
+use crate::families::{on_each, with_family, FamilyModel, FamilyOptions};
 use crate::model::parse::{is_bare_number, parse_budget, parse_max_repeat, parse_target_ci};
-use crate::model::{LatencyLength, LatencyOptions, RingLength, RingOptions, TrialSpec, WorkloadKind, WorkloadOptions};
+use crate::model::TrialSpec;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -48,12 +49,7 @@ const OUTPUT_ONLY: [&str; 6] = ["json", "format", "samples", "histogram", "compa
 fn family_flags(family: Family) -> Vec<(String, bool)> {
     use clap::Args;
     let command = clap::Command::new(family.as_str());
-    let command = match family {
-        Family::Ring => RingOptions::augment_args(command),
-        Family::Workload => WorkloadOptions::augment_args(command),
-        Family::Latency => LatencyOptions::augment_args(command),
-        Family::Command => crate::model::CommandOptions::augment_args(command),
-    };
+    let command = with_family!(family, F => <F as FamilyModel>::Options::augment_args(command));
     command
         .get_arguments()
         .map(|a| {
@@ -520,7 +516,7 @@ fn check_experiment(
             ))
         }
         Some((axis, _)) => Some(axis),
-        None if family != Family::Ring && axes.iter().any(|a| a == "policy") => Some("policy".to_string()),
+        None if family.compares_policy_by_default() && axes.iter().any(|a| a == "policy") => Some("policy".to_string()),
         None => None,
     };
     // The cross product, first key outermost.
@@ -696,10 +692,8 @@ fn to_spec(
     experiment_at: usize,
 ) -> Result<TrialSpec> {
     let offset_of = |flag: &str| params.iter().find(|(k, _, _)| k == flag).map_or(experiment_at, |(_, _, at)| *at);
-    if family == Family::Workload && !combo.contains_key("workload") {
-        return Err(
-            origin.at(experiment_at, "a workload experiment needs workload = \"cpu\", \"io\" or \"mixed\" (or a list)")
-        );
+    if let Some((_, message)) = family.required_key().filter(|(key, _)| !combo.contains_key(*key)) {
+        return Err(origin.at(experiment_at, message));
     }
     // Settings are switched around the trial, not options of its family.
     let mut combo = combo.clone();
@@ -742,34 +736,7 @@ fn to_spec(
 fn estimate(spec: &TrialSpec) -> Duration {
     const START_S: f64 = 0.02;
     let cpus = crate::sys::sched::allowed_cpus().map(|c| c.len()).unwrap_or(1).max(1) as f64;
-    let secs = match spec {
-        TrialSpec::Ring(spec) => {
-            let hop_s = if spec.pin == crate::model::Pin::Same { 2.5e-6 } else { 20e-6 };
-            let body = match spec.length {
-                RingLength::Laps(l) => l as f64 * spec.procs as f64 * hop_s,
-                RingLength::Duration(d) => d.as_secs_f64(),
-            };
-            // The overhead probe (~50 ms) and forking the members (~0.3 ms each).
-            body + 0.05 + spec.procs as f64 * 3e-4
-        }
-        TrialSpec::Workload(spec) => {
-            let p = &spec.params;
-            let procs = spec.procs as f64;
-            let per_child = match p.kind {
-                WorkloadKind::Cpu => p.iterations as f64 * 4e-9,
-                WorkloadKind::Io => (p.transfer_size / p.block_size) as f64 * 2e-4,
-                WorkloadKind::Mixed => p.iterations as f64 * 2e-4,
-            };
-            let parallel = if p.kind == WorkloadKind::Cpu { cpus } else { 2.0 };
-            per_child * procs / parallel.min(procs) + procs * 5e-4
-        }
-        TrialSpec::Latency(spec) => match spec.length {
-            LatencyLength::Loops(n) => n as f64 * spec.interval_ns as f64 * 1e-9,
-            LatencyLength::Duration(d) => d.as_secs_f64(),
-        },
-        // Nothing says how long a program takes until it has run once: a second, a guess.
-        TrialSpec::Command(_) => 1.0,
-    };
+    let secs = on_each!(TrialSpec, spec, s => s.estimate_s(cpus));
     Duration::from_secs_f64(secs + START_S)
 }
 
@@ -836,7 +803,10 @@ mod tests {
         let seqs: Vec<usize> = suite.trials.iter().map(|t| t.seq).collect();
         assert_eq!(seqs, (0..18).collect::<Vec<_>>());
         let TrialSpec::Ring(first) = &suite.trials[0].spec else { panic!("not a ring") };
-        assert_eq!((first.procs, first.length, first.policy), (2, RingLength::Laps(10), crate::model::Policy::Other));
+        assert_eq!(
+            (first.procs, first.length, first.policy),
+            (2, crate::model::RingLength::Laps(10), crate::model::Policy::Other)
+        );
         assert_eq!(suite.trials[0].configuration(), "ring laps=10 policy=other procs=2");
     }
 
@@ -950,7 +920,7 @@ mod tests {
         // duration reads a bare number as seconds, as cyclictest's -D does.
         let suite = parse_text("[[experiment]]\nfamily = \"latency\"\nduration = 2\n").unwrap();
         let TrialSpec::Latency(spec) = &suite.trials[0].spec else { panic!("not latency") };
-        assert_eq!(spec.length, LatencyLength::Duration(Duration::from_secs(2)));
+        assert_eq!(spec.length, crate::model::LatencyLength::Duration(Duration::from_secs(2)));
     }
 
     #[test]

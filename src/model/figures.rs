@@ -454,19 +454,18 @@ pub mod cgroup {
 
 /// A family's own figures, in line order (the load's are in `load::ALL`).
 pub fn of(family: Family) -> &'static [&'static Figure] {
-    match family {
-        Family::Ring => ring::ALL,
-        Family::Workload => workload::ALL,
-        Family::Latency => latency::ALL,
-        Family::Command => command::ALL,
-    }
+    family.figures()
 }
 
 /// Every figure a trial of `family` can carry: its own (a command's declared ones after
 /// its built-in ones), then the load's.
 pub fn all(family: Family) -> impl Iterator<Item = &'static Figure> {
-    let declared = if family == Family::Command { declared() } else { Vec::new() };
-    of(family).iter().copied().chain(declared).chain(load::ALL.iter().copied()).chain(cgroup::ALL.iter().copied())
+    of(family)
+        .iter()
+        .copied()
+        .chain(family.declared())
+        .chain(load::ALL.iter().copied())
+        .chain(cgroup::ALL.iter().copied())
 }
 
 /// The figure of `family` named `key`, if it has one: for keys read back from stored
@@ -490,18 +489,15 @@ pub fn headline_of(o: &Outcome) -> &'static Figure {
 /// The figures a run's question tests between the cells it compares: the headline, and
 /// for latency the maximum too (the worst case is half of a latency question).
 pub fn questioned(family: Family) -> Vec<&'static Figure> {
-    match family {
-        Family::Latency => vec![headline(family), &latency::MAX_NS],
-        _ => vec![headline(family)],
-    }
+    family.questioned()
 }
 
 /// The figures a question tests, read from one of its trials (a command's headline is
-/// its own).
+/// its own, when it declared one to judge).
 pub fn questioned_of(o: &Outcome) -> Vec<&'static Figure> {
-    let mut out = match o.family() {
-        Family::Command => vec![headline_of(o)],
-        family => questioned(family),
+    let mut out = match o.command() {
+        Some(_) => vec![headline_of(o)],
+        None => questioned(o.family()),
     };
     // A question between cgroup settings also asks what they did to the group's wait for
     // a CPU (throttled time is 0 wherever no quota is set, so no ratio of it can be

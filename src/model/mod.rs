@@ -4,7 +4,6 @@
 //! ns with units in the field names). Seconds and ratios are derived at the edge, so a
 //! figure is never rounded before it is stored.
 
-pub mod command;
 pub mod figures;
 pub mod load;
 pub mod options;
@@ -15,19 +14,18 @@ pub mod schedinfo;
 pub mod settings;
 pub mod spec;
 
-pub use command::{CommandOptions, CommandOutcome, CommandSpec};
+pub use crate::families::command::model::{CommandOptions, CommandOutcome, CommandSpec};
+pub use crate::families::{Family, Outcome, TrialSpec};
 pub use load::{LoadKind, LoadOutcome, LoadSpec};
 pub use options::{LatencyOptions, RingOptions, WorkloadOptions};
 #[cfg(test)]
 pub(crate) use outcome::sample_ring;
 pub use outcome::{
-    CpuSteal, DeadlineFigures, LatencyOutcome, Outcome, ReservationFigures, RingOutcome, Steal, ThreadOutliers,
-    ThreadStats, WorkloadOutcome,
+    CpuSteal, DeadlineFigures, LatencyOutcome, ReservationFigures, RingOutcome, Steal, ThreadOutliers, ThreadStats,
+    WorkloadOutcome,
 };
 pub use schedinfo::SchedInfo;
-pub use spec::{
-    Family, LatencyLength, LatencySpec, Placement, RingLength, RingSpec, TrialSpec, WorkloadParams, WorkloadSpec,
-};
+pub use spec::{LatencyLength, LatencySpec, Placement, RingLength, RingSpec, WorkloadParams, WorkloadSpec};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

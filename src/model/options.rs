@@ -12,9 +12,7 @@ use crate::error::{Error, Result};
 use crate::model::load::{parse_load, LoadArg, LoadKind, LoadSpec};
 use crate::model::parse::from_text::text_value;
 use crate::model::parse::*;
-use crate::model::spec::{
-    Family, LatencyLength, LatencySpec, Placement, RingLength, RingSpec, TrialSpec, WorkloadParams, WorkloadSpec,
-};
+use crate::model::spec::{LatencyLength, LatencySpec, Placement, RingLength, RingSpec, WorkloadParams, WorkloadSpec};
 use crate::model::{CommandOptions, DeadlineParams, Ipc, Pin, Policy, RingMode, WorkloadKind};
 use clap::Args;
 use serde::{Deserialize, Deserializer};
@@ -835,48 +833,6 @@ pub fn resolve_deadline(
         )));
     }
     Ok(Some(DeadlineParams { runtime_ns, deadline_ns, period_ns }))
-}
-
-/// A family's options, read from keys and values (a suite experiment's, or a stored
-/// trial's `params`). Keys may be written `work_kb` or `work-kb`.
-#[derive(Clone, Debug, PartialEq)]
-pub enum FamilyOptions {
-    Ring(RingOptions),
-    Workload(WorkloadOptions),
-    Latency(LatencyOptions),
-    Command(crate::model::CommandOptions),
-}
-
-impl FamilyOptions {
-    /// The error text names the offending key where serde knows it.
-    pub fn from_keys(family: Family, keys: &Map<String, Json>) -> std::result::Result<FamilyOptions, String> {
-        let normalised: Map<String, Json> = keys.iter().map(|(k, v)| (k.replace('_', "-"), v.clone())).collect();
-        let value = Json::Object(normalised);
-        let parsed = match family {
-            Family::Ring => serde_json::from_value(value).map(FamilyOptions::Ring),
-            Family::Workload => serde_json::from_value(value).map(FamilyOptions::Workload),
-            Family::Latency => serde_json::from_value(value).map(FamilyOptions::Latency),
-            Family::Command => serde_json::from_value(value).map(FamilyOptions::Command),
-        };
-        parsed.map_err(|e| e.to_string())
-    }
-
-    /// Every spec these options ask for (one per ring size, policy x procs cell or policy).
-    pub fn to_specs(&self) -> Result<Vec<TrialSpec>> {
-        Ok(match self {
-            FamilyOptions::Ring(o) => o.to_specs()?.into_iter().map(TrialSpec::Ring).collect(),
-            FamilyOptions::Workload(o) => o.to_specs()?.into_iter().map(TrialSpec::Workload).collect(),
-            FamilyOptions::Latency(o) => o.to_specs(None)?.into_iter().map(TrialSpec::Latency).collect(),
-            FamilyOptions::Command(o) => o.to_specs()?.into_iter().map(TrialSpec::Command).collect(),
-        })
-    }
-}
-
-/// The spec of a stored trial, from the parameters it was stored with (used for results
-/// written before specs were stored). `None` when they no longer make one trial.
-pub fn spec_from_params(family: Family, params: &Map<String, Json>) -> Option<TrialSpec> {
-    let mut specs = FamilyOptions::from_keys(family, params).ok()?.to_specs().ok()?;
-    (specs.len() == 1).then(|| specs.remove(0))
 }
 
 #[cfg(test)]

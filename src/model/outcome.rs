@@ -3,7 +3,7 @@
 //! trial process sends back, what the store keeps and what every report reads; seconds,
 //! ratios and formatted cells are derived from it at the edge, never stored.
 
-use crate::model::{figures, Family, LoadOutcome, Usage};
+use crate::model::{LoadOutcome, Usage};
 use serde::{Deserialize, Serialize};
 
 /// What one ring configuration measured. Times are of the timed region only: from the
@@ -262,121 +262,6 @@ impl Steal {
     /// One CPU's steal in the window.
     pub fn of_cpu(&self, cpu: usize) -> Option<u64> {
         self.cpus.iter().find(|c| c.cpu == cpu).map(|c| c.steal_ns)
-    }
-}
-
-/// A finished trial's measurement, of whichever family.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "family", rename_all = "lowercase")]
-pub enum Outcome {
-    Ring(RingOutcome),
-    Workload(WorkloadOutcome),
-    Latency(LatencyOutcome),
-    Command(crate::model::CommandOutcome),
-}
-
-impl Outcome {
-    pub fn ring(&self) -> Option<&RingOutcome> {
-        match self {
-            Outcome::Ring(o) => Some(o),
-            _ => None,
-        }
-    }
-
-    pub fn workload(&self) -> Option<&WorkloadOutcome> {
-        match self {
-            Outcome::Workload(o) => Some(o),
-            _ => None,
-        }
-    }
-
-    pub fn latency(&self) -> Option<&LatencyOutcome> {
-        match self {
-            Outcome::Latency(o) => Some(o),
-            _ => None,
-        }
-    }
-
-    pub fn command(&self) -> Option<&crate::model::CommandOutcome> {
-        match self {
-            Outcome::Command(o) => Some(o),
-            _ => None,
-        }
-    }
-
-    /// What the background load did during the trial, if it ran one.
-    pub fn load(&self) -> Option<&LoadOutcome> {
-        match self {
-            Outcome::Ring(o) => o.load.as_ref(),
-            Outcome::Workload(o) => o.load.as_ref(),
-            Outcome::Latency(o) => o.load.as_ref(),
-            Outcome::Command(o) => o.load.as_ref(),
-        }
-    }
-
-    /// The steal over the trial, if it was read.
-    pub fn steal(&self) -> Option<&Steal> {
-        match self {
-            Outcome::Ring(o) => o.steal.as_ref(),
-            Outcome::Workload(o) => o.steal.as_ref(),
-            Outcome::Latency(o) => o.steal.as_ref(),
-            Outcome::Command(o) => o.steal.as_ref(),
-        }
-    }
-
-    /// Record the steal over the trial beside its figures.
-    pub fn set_steal(&mut self, steal: Option<Steal>) {
-        match self {
-            Outcome::Ring(o) => o.steal = steal,
-            Outcome::Workload(o) => o.steal = steal,
-            Outcome::Latency(o) => o.steal = steal,
-            Outcome::Command(o) => o.steal = steal,
-        }
-    }
-
-    /// The trial's private cgroup figures, where it ran in one.
-    pub fn cgroup(&self) -> Option<&crate::model::settings::CgroupFigures> {
-        match self {
-            Outcome::Ring(o) => o.cgroup.as_ref(),
-            Outcome::Workload(o) => o.cgroup.as_ref(),
-            Outcome::Latency(o) => o.cgroup.as_ref(),
-            Outcome::Command(o) => o.cgroup.as_ref(),
-        }
-    }
-
-    /// Record the trial's private cgroup figures beside its own.
-    pub fn set_cgroup(&mut self, cgroup: Option<crate::model::settings::CgroupFigures>) {
-        match self {
-            Outcome::Ring(o) => o.cgroup = cgroup,
-            Outcome::Workload(o) => o.cgroup = cgroup,
-            Outcome::Latency(o) => o.cgroup = cgroup,
-            Outcome::Command(o) => o.cgroup = cgroup,
-        }
-    }
-
-    /// Record the background load's figures beside the trial's own.
-    pub fn set_load(&mut self, load: Option<LoadOutcome>) {
-        match self {
-            Outcome::Ring(o) => o.load = load,
-            Outcome::Workload(o) => o.load = load,
-            Outcome::Latency(o) => o.load = load,
-            Outcome::Command(o) => o.load = load,
-        }
-    }
-
-    pub fn family(&self) -> Family {
-        match self {
-            Outcome::Ring(_) => Family::Ring,
-            Outcome::Workload(_) => Family::Workload,
-            Outcome::Latency(_) => Family::Latency,
-            Outcome::Command(_) => Family::Command,
-        }
-    }
-
-    /// The family's headline figure, as the figure registry marks it (a ring's cost per
-    /// switch in ns, a workload's wall time in s, a latency run's p99 over all threads).
-    pub fn headline(&self) -> f64 {
-        figures::headline_of(self).value(self).unwrap_or(f64::NAN)
     }
 }
 

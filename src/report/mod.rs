@@ -5,18 +5,16 @@ pub mod against;
 pub mod claims;
 pub mod compare;
 pub mod exporter;
+pub mod family;
 pub mod figures;
 pub mod findings;
 pub mod html;
-pub mod latency;
 pub mod overlay;
 pub mod plots;
-pub mod ring;
 pub mod settings;
 pub mod stored;
 pub mod table;
 pub mod trend;
-pub mod workload;
 
 /// What the background load did during a trial, in one line: how hard it pushed while
 /// the trial measured, and its own CPU time, which no figure of the trial includes.

@@ -3,11 +3,12 @@
 //! context switches per policy, latency histograms and tail (1 − CDF) plots, and the
 //! cross-machine overlay of several runs' rings. One renderer, `Plot`, draws them all.
 
-use crate::analysis::stats::{median, Summary};
-use crate::model::figures;
-use crate::model::{Family, Outcome, RingOutcome, TrialSpec};
+use crate::analysis::stats::median;
+
+use crate::families::with_family;
+use crate::report::family::FamilyReport;
 use crate::report::overlay::{Overlay, OverlayLine};
-use crate::report::stored::{groups, projected_s, Group};
+use crate::report::stored::{groups, Group};
 use crate::store::TrialRecord;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -19,11 +20,12 @@ pub struct Chart {
     pub svg: String,
 }
 
-const COLORS: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+pub(crate) const COLORS: [&str; 8] =
+    ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 
 /// Where the legend goes.
 #[derive(Clone, Copy, PartialEq)]
-enum Legend {
+pub enum Legend {
     /// One entry a row in the right margin.
     Right,
     /// Under the axis, in two columns when every entry fits in half the width (long
@@ -34,7 +36,7 @@ enum Legend {
 /// The canvas: its width, the margins round the plotting area and the legend's place.
 /// The height follows from what goes under the axis.
 #[derive(Clone, Copy)]
-struct Layout {
+pub struct Layout {
     width: f64,
     left: f64,
     right: f64,
@@ -54,7 +56,7 @@ impl Layout {
 
 /// How a series' points are joined.
 #[derive(Clone, Copy, PartialEq)]
-enum Style {
+pub enum Style {
     Line,
     /// A line with a dot at every point.
     LinePoints,
@@ -65,10 +67,10 @@ enum Style {
 }
 
 /// (x, y, optional error bar low..high)
-type Point = (f64, f64, Option<(f64, f64)>);
+pub type Point = (f64, f64, Option<(f64, f64)>);
 
 /// A ◇ on a series' line at `x` (anywhere the line spans, between points too).
-struct Mark {
+pub struct Mark {
     x: f64,
     /// The SVG class, naming what is marked ("knee").
     class: &'static str,
@@ -76,23 +78,23 @@ struct Mark {
     title: String,
 }
 
-struct Series {
-    label: String,
-    points: Vec<Point>,
-    style: Style,
+pub struct Series {
+    pub label: String,
+    pub points: Vec<Point>,
+    pub style: Style,
     /// None: the palette's colour for the series' position.
-    color: Option<&'static str>,
+    pub color: Option<&'static str>,
     /// Line width; the dots are a little wider.
-    width: f64,
+    pub width: f64,
     /// An SVG stroke-dasharray ("8 5"), or a solid line.
-    dash: Option<&'static str>,
+    pub dash: Option<&'static str>,
     /// Drawn after the other series, so that nothing hides it.
-    in_front: bool,
-    marks: Vec<Mark>,
+    pub in_front: bool,
+    pub marks: Vec<Mark>,
 }
 
 impl Series {
-    fn new(label: impl Into<String>, points: Vec<Point>, style: Style) -> Series {
+    pub fn new(label: impl Into<String>, points: Vec<Point>, style: Style) -> Series {
         Series {
             label: label.into(),
             points,
@@ -106,30 +108,30 @@ impl Series {
     }
 }
 
-struct Plot {
-    title: String,
-    x_label: String,
-    y_label: String,
-    x_log: bool,
-    y_log: bool,
+pub struct Plot {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub x_log: bool,
+    pub y_log: bool,
     /// Make y logarithmic when its largest value is more than this times its smallest
     /// (the label then says "log scale"): lines far apart stay readable.
-    y_log_beyond: Option<f64>,
+    pub y_log_beyond: Option<f64>,
     /// Start x at 0 rather than at its smallest value.
-    x_from_zero: bool,
+    pub x_from_zero: bool,
     /// Log axes end at the nearest 1, 2 or 5 times a power of ten outside the data,
     /// not at whole decades, with grid lines at 2 and 5 while there are few decades.
-    fine_log: bool,
-    series: Vec<Series>,
+    pub fine_log: bool,
+    pub series: Vec<Series>,
     /// Vertical markers: (x, label).
-    markers: Vec<(f64, String)>,
+    pub markers: Vec<(f64, String)>,
     /// A line of explanation under the x axis label.
-    note: Option<String>,
-    layout: Layout,
+    pub note: Option<String>,
+    pub layout: Layout,
 }
 
 impl Plot {
-    fn new(title: impl Into<String>, x_label: impl Into<String>, y_label: impl Into<String>) -> Plot {
+    pub fn new(title: impl Into<String>, x_label: impl Into<String>, y_label: impl Into<String>) -> Plot {
         Plot {
             title: title.into(),
             x_label: x_label.into(),
@@ -147,12 +149,12 @@ impl Plot {
     }
 }
 
-fn esc(text: &str) -> String {
+pub fn esc(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// "1.5k", "20", "0.05", "1e-4": short tick labels.
-fn tick_label(v: f64) -> String {
+pub fn tick_label(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
         "0".into()
@@ -167,14 +169,14 @@ fn tick_label(v: f64) -> String {
     }
 }
 
-fn trim(v: f64) -> String {
+pub fn trim(v: f64) -> String {
     let s = format!("{v:.3}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     s.to_string()
 }
 
 /// Tick positions for [lo, hi]: 1-2-5 steps, or decades on a log axis.
-fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
+pub fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
     if log {
         let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
         return (a..=b).map(|e| 10f64.powi(e)).filter(|&t| t >= lo * 0.999 && t <= hi * 1.001).collect();
@@ -241,7 +243,7 @@ impl Plot {
         self.y_log || self.y_log_beyond.is_some_and(|beyond| spread > beyond)
     }
 
-    fn render(&self) -> String {
+    pub fn render(&self) -> String {
         let Layout { width, left, right, top, plot_height: ph, legend } = self.layout;
         let pw = width - left - right;
         let y_log = self.y_is_log();
@@ -514,7 +516,7 @@ impl Plot {
 
 /// Groups of one experiment that differ only in `axis`, keyed by the other varying
 /// parameters' text (the series label).
-fn series_of<'a, 'b>(
+pub fn series_of<'a, 'b>(
     groups: &'b [&'b Group<'a>],
     axis: &str,
     label_keys: &[String],
@@ -534,366 +536,7 @@ pub fn plots(trials: &[TrialRecord]) -> Vec<Chart> {
     for (experiment, gs) in crate::report::stored::by_experiment(&all) {
         let n = experiment + 1;
         let axes = crate::report::stored::varying(&gs);
-        match gs[0].family {
-            Family::Ring => charts.extend(ring_chart(n, &gs, &axes)),
-            Family::Workload => charts.extend(workload_charts(n, &gs, &axes)),
-            Family::Latency => charts.extend(latency_charts(n, &gs, &axes)),
-            // A command's figures are the user's: the tables and findings say them.
-            Family::Command => {}
-        }
-    }
-    charts
-}
-
-fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
-    if !axes.iter().any(|a| a == "procs") {
-        return None;
-    }
-    let mut plot = Plot::new(
-        format!("Experiment {n}: cost per hop against ring size"),
-        "processes in the ring",
-        "CPU ns per hop (median, min..max)",
-    );
-    for (label, mut set) in series_of(gs, "procs", axes) {
-        set.sort_by(|a, b| a.procs().unwrap_or(0.0).total_cmp(&b.procs().unwrap_or(0.0)));
-        let measured: Vec<Point> = set
-            .iter()
-            .filter_map(|g| {
-                let s = Summary::of(&g.ring(RingOutcome::cpu_ns_per_hop))?;
-                Some((g.procs()?, s.median, Some((s.min, s.max))))
-            })
-            .collect();
-        // The projection: every hop costing what the smallest ring's did.
-        let projected: Vec<Point> = set
-            .iter()
-            .filter_map(|g| {
-                let hops = Summary::of(&g.ring(|o| o.hops as f64))?.median;
-                Some((g.procs()?, projected_s(gs, g)? / hops * 1e9, None))
-            })
-            .collect();
-        let points: Vec<(f64, Vec<f64>)> =
-            set.iter().filter_map(|g| Some((g.procs()?, g.ring(RingOutcome::cpu_ns_per_hop)))).collect();
-        for k in crate::analysis::knee::analyse(&points).map(|s| s.knees).unwrap_or_default() {
-            plot.markers.push(((k.before + k.after) / 2.0, format!("knee {:+.0}%", k.jump * 100.0)));
-        }
-        plot.series.push(Series::new(label.clone(), measured, Style::LinePoints));
-        let projected_label = format!("{} projected", if label == "measured" { "" } else { &label });
-        plot.series.push(Series { dash: Some("8 5"), ..Series::new(projected_label.trim(), projected, Style::Line) });
-    }
-    Some(Chart { name: format!("ring-{n}"), title: plot.title.clone(), svg: plot.render() })
-}
-
-fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
-    let mut charts = Vec::new();
-    let x_axis = "procs";
-    let others: Vec<String> = axes.iter().filter(|a| a.as_str() != "workload").cloned().collect();
-    let mut by_workload: BTreeMap<String, Vec<&Group>> = BTreeMap::new();
-    for g in gs {
-        by_workload.entry(g.value_text("workload")).or_default().push(g);
-    }
-    for (workload, set) in by_workload {
-        let wall_s = figures::headline(Family::Workload);
-        let involuntary = &figures::workload::NIVCSW;
-        for (figure, what, log) in
-            [(wall_s, "wall time, s (mean ± sd)", false), (involuntary, "involuntary switches (log)", true)]
-        {
-            let title = format!(
-                "Experiment {n}: {workload} workload, {}",
-                if log { "involuntary context switches" } else { "wall time" }
-            );
-            let mut plot = Plot { y_log: log, ..Plot::new(title, "processes", what) };
-            for (label, mut s) in series_of(&set, x_axis, &others) {
-                s.sort_by(|a, b| a.procs().unwrap_or(0.0).total_cmp(&b.procs().unwrap_or(0.0)));
-                let points = s
-                    .iter()
-                    .filter_map(|g| {
-                        let values = g.values(|o| figure.value(o));
-                        let sum = Summary::of(&values)?;
-                        let err = (!log).then_some((sum.mean - sum.sd, sum.mean + sum.sd));
-                        Some((g.procs()?, if log { median(&values) } else { sum.mean }, err))
-                    })
-                    .collect();
-                plot.series.push(Series::new(label.replace("policy=", ""), points, Style::LinePoints));
-            }
-            charts.push(Chart {
-                name: format!("workload-{n}-{workload}-{}", if log { "switches" } else { "wall" }),
-                title: plot.title.clone(),
-                svg: plot.render(),
-            });
-        }
-    }
-    charts
-}
-
-fn latency_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
-    // Every repeat's buckets together, one histogram per series.
-    let mut merged: BTreeMap<String, BTreeMap<u64, u64>> = BTreeMap::new();
-    for (label, set) in series_of(gs, "", axes) {
-        let entry = merged.entry(label.replace("policy=", "")).or_default();
-        for g in set {
-            for o in g.outcomes().filter_map(Outcome::latency) {
-                for &(v, c) in &o.histogram {
-                    *entry.entry(v).or_default() += c;
-                }
-            }
-        }
-    }
-    merged.retain(|_, h| !h.is_empty());
-    if merged.is_empty() {
-        return Vec::new();
-    }
-    // Both plots: latency on a log x axis against a log y, a series per histogram.
-    let log_log =
-        |title: String, y_label: &str, style: Style, points_of: &dyn Fn(&BTreeMap<u64, u64>) -> Vec<Point>| Plot {
-            x_log: true,
-            y_log: true,
-            series: merged.iter().map(|(label, h)| Series::new(label.clone(), points_of(h), style)).collect(),
-            ..Plot::new(title, "latency, µs (log)", y_label)
-        };
-    let hist = log_log(format!("Experiment {n}: wakeup latency histogram"), "wakeups (log)", Style::Line, &|h| {
-        // Coarse log-spaced bins (10 per decade) so the shape reads at a glance,
-        // each drawn as a bar outline down to the axis (a count of 1).
-        let mut bins: BTreeMap<i64, u64> = BTreeMap::new();
-        for (&v, &c) in h {
-            let us = (v as f64 / 1000.0).max(0.001);
-            *bins.entry((us.log10() * 10.0).floor() as i64).or_default() += c;
-        }
-        let edge = |b: i64| 10f64.powf(b as f64 / 10.0);
-        bins.iter()
-            .flat_map(|(&b, &c)| {
-                let c = c as f64;
-                [(edge(b), 1.0, None), (edge(b), c, None), (edge(b + 1), c, None), (edge(b + 1), 1.0, None)]
-            })
-            .collect()
-    });
-    let tail_title = format!("Experiment {n}: latency tail (share of wakeups later than x)");
-    let tail = log_log(tail_title, "1 − CDF (log)", Style::Step, &|h| {
-        let total: u64 = h.values().sum();
-        let mut below = 0u64;
-        h.iter()
-            .filter_map(|(&v, &c)| {
-                below += c;
-                let later = (total - below) as f64 / total as f64;
-                (later > 0.0).then_some(((v as f64 / 1000.0).max(0.001), later, None))
-            })
-            .collect()
-    });
-    let mut charts = vec![
-        Chart { name: format!("latency-{n}-histogram"), title: hist.title.clone(), svg: hist.render() },
-        Chart { name: format!("latency-{n}-tail"), title: tail.title.clone(), svg: tail.render() },
-    ];
-    charts.extend(latency_strip_charts(n, gs, axes));
-    charts.extend(latency_timeline_charts(n, gs, axes));
-    charts
-}
-
-/// With `--trace on`: per configuration and CPU, what ran around the worst spikes of the
-/// repeat that had the worst one: a panel per spike with a lane of the tasks (switch to
-/// switch) and one of the handlers nested in them, the late window shaded from the ideal
-/// wake time to the actual one.
-fn latency_timeline_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
-    use crate::analysis::trace::{SpikeTimeline, ThreadAttribution};
-    let mut charts = Vec::new();
-    for (i, g) in gs.iter().enumerate() {
-        // CPU -> (repeat, the thread's attribution) with the worst spike.
-        let mut worst: BTreeMap<usize, (i64, &ThreadAttribution)> = BTreeMap::new();
-        let latency_of = |t: &ThreadAttribution| t.timelines.first().map_or(0, |s| s.actual_ns - s.ideal_ns);
-        for trial in g.ok() {
-            let Some(Outcome::Latency(o)) = &trial.outcome else { continue };
-            let Some(a) = &o.attribution else { continue };
-            for t in a.threads.iter().filter(|t| !t.timelines.is_empty()) {
-                let entry = worst.entry(t.cpu).or_insert((trial.repeat, t));
-                if latency_of(t) > latency_of(entry.1) {
-                    *entry = (trial.repeat, t);
-                }
-            }
-        }
-        let label: Vec<String> = axes.iter().map(|k| format!("{k}={}", g.value_text(k))).collect();
-        for (cpu, (repeat, t)) in worst {
-            let title = format!(
-                "Experiment {n}{}: what ran on CPU {cpu} around the worst spikes (repeat {repeat})",
-                if label.is_empty() { String::new() } else { format!(" ({})", label.join(" ")) }
-            );
-            let panels: Vec<&SpikeTimeline> = t.timelines.iter().collect();
-            charts.push(Chart {
-                name: format!("latency-{n}-timeline-{}-cpu{cpu}", i + 1),
-                svg: timeline_svg(&title, &panels),
-                title,
-            });
-        }
-    }
-    charts
-}
-
-/// The timeline chart: one panel per spike, time in µs from its ideal wake time.
-fn timeline_svg(title: &str, panels: &[&crate::analysis::trace::SpikeTimeline]) -> String {
-    use crate::analysis::trace::Lane;
-    const W: f64 = 900.0;
-    const LEFT: f64 = 90.0;
-    const RIGHT: f64 = 20.0;
-    const PANEL: f64 = 120.0;
-    const TOP: f64 = 40.0;
-    let height = TOP + PANEL * panels.len() as f64 + 24.0;
-    let mut svg = String::new();
-    let _ = write!(
-        svg,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="white"/><text x="{}" y="20" font-size="14" text-anchor="middle">{}</text>"#,
-        W / 2.0,
-        esc(title)
-    );
-    // One colour per name, the same in every panel.
-    let mut colours: BTreeMap<&str, &str> = BTreeMap::new();
-    for s in panels.iter().flat_map(|p| &p.segments) {
-        let next = COLORS[colours.len() % COLORS.len()];
-        colours.entry(s.name.as_str()).or_insert(next);
-    }
-    for (k, p) in panels.iter().enumerate() {
-        let y0 = TOP + PANEL * k as f64;
-        let (lo, hi) = (p.from_ns as f64 - p.ideal_ns as f64, p.to_ns as f64 - p.ideal_ns as f64);
-        let x = |ns: u64| LEFT + (ns as f64 - p.ideal_ns as f64 - lo) / (hi - lo).max(1.0) * (W - LEFT - RIGHT);
-        let late_us = (p.actual_ns - p.ideal_ns) as f64 / 1e3;
-        let _ = write!(
-            svg,
-            r##"<text x="{LEFT}" y="{}" font-size="12">spike {}: woke {late_us:.1} µs late</text><rect x="{}" y="{}" width="{}" height="50" fill="#fdd" /><text x="4" y="{}">tasks</text><text x="4" y="{}">handlers</text>"##,
-            y0 + 12.0,
-            k + 1,
-            x(p.ideal_ns),
-            y0 + 18.0,
-            (x(p.actual_ns) - x(p.ideal_ns)).max(1.0),
-            y0 + 34.0,
-            y0 + 58.0,
-        );
-        for s in &p.segments {
-            let (x0, x1) = (x(s.start_ns), x(s.end_ns));
-            let (y, h) = match s.lane {
-                Lane::Task => (y0 + 20.0, 22.0),
-                Lane::Handler => (y0 + 46.0, 18.0),
-            };
-            let colour = colours.get(s.name.as_str()).copied().unwrap_or("#999");
-            let detail = if s.detail.is_empty() { String::new() } else { format!(" ({})", s.detail) };
-            let tip = format!(
-                "{}{detail}: {:.1} .. {:.1} µs, {:.1} µs",
-                s.name,
-                (s.start_ns as f64 - p.ideal_ns as f64) / 1e3,
-                (s.end_ns as f64 - p.ideal_ns as f64) / 1e3,
-                (s.end_ns - s.start_ns) as f64 / 1e3
-            );
-            let _ = write!(
-                svg,
-                r#"<rect x="{x0:.1}" y="{y}" width="{:.1}" height="{h}" fill="{colour}" fill-opacity="0.8"><title>{}</title></rect>"#,
-                (x1 - x0).max(0.5),
-                esc(&tip)
-            );
-            // A label where it fits (about 6 px a character).
-            let room = ((x1 - x0) / 6.0) as usize;
-            if room >= 4 {
-                let name: String = s.name.chars().take(room).collect();
-                let _ =
-                    write!(svg, r#"<text x="{:.1}" y="{}" fill="white">{}</text>"#, x0 + 2.0, y + h - 6.0, esc(&name));
-            }
-        }
-        // The ideal and actual wake times, and the time axis in µs from the ideal one.
-        for (at, what) in [(p.ideal_ns, "ideal"), (p.actual_ns, "woke")] {
-            let _ = write!(
-                svg,
-                r##"<line x1="{0:.1}" x2="{0:.1}" y1="{1}" y2="{2}" stroke="#000" stroke-dasharray="3,2"/><text x="{0:.1}" y="{1}" font-size="9" text-anchor="middle">{what}</text>"##,
-                x(at),
-                y0 + 17.0,
-                y0 + 68.0
-            );
-        }
-        let axis_y = y0 + 72.0;
-        let _ = write!(svg, r##"<line x1="{LEFT}" x2="{}" y1="{axis_y}" y2="{axis_y}" stroke="#444"/>"##, W - RIGHT);
-        for t in ticks(lo / 1e3, hi / 1e3, false) {
-            let tx = LEFT + (t * 1e3 - lo) / (hi - lo).max(1.0) * (W - LEFT - RIGHT);
-            let _ = write!(
-                svg,
-                r##"<line x1="{tx:.1}" x2="{tx:.1}" y1="{axis_y}" y2="{}" stroke="#444"/><text x="{tx:.1}" y="{}" text-anchor="middle">{}</text>"##,
-                axis_y + 4.0,
-                axis_y + 15.0,
-                tick_label(t)
-            );
-        }
-        let _ = write!(
-            svg,
-            r#"<text x="{}" y="{}" text-anchor="middle">µs from the ideal wake time</text>"#,
-            W / 2.0,
-            axis_y + 29.0
-        );
-    }
-    let _ = write!(
-        svg,
-        r##"<text x="{LEFT}" y="{}" fill="#555">shaded: from the ideal wake time to the actual one; a gap in the tasks lane: the CPU idle, or a switch the kernel did not trace</text>"##,
-        height - 8.0
-    );
-    svg.push_str("</svg>");
-    svg
-}
-
-/// The largest samples over time, one strip plot per configuration: a series of dots
-/// per repeat (and thread), time since the trial's start on x, latency on a log y, so
-/// spikes that recur with a period line up at even steps. The note states what the
-/// spike-period analysis found in each repeat.
-fn latency_strip_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
-    let mut charts = Vec::new();
-    for (i, g) in gs.iter().enumerate() {
-        let label: Vec<String> = axes.iter().map(|k| format!("{k}={}", g.value_text(k))).collect();
-        let mut plot = Plot {
-            y_log: true,
-            x_from_zero: true,
-            ..Plot::new(
-                format!(
-                    "Experiment {n}{}: the largest wakeup latencies over time",
-                    if label.is_empty() { String::new() } else { format!(" ({})", label.join(" ")) }
-                ),
-                "time since the trial's start, s",
-                "latency, µs (log)",
-            )
-        };
-        // Each period found (to 0.1 ms), with the repeats (and threads) it was found in.
-        let mut periods: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for t in g.ok() {
-            let (Some(Outcome::Latency(o)), Some(TrialSpec::Latency(spec))) = (&t.outcome, &t.spec) else { continue };
-            let spikes = crate::report::findings::spike_periods(o, spec.interval_ns);
-            for (kept, found) in o.outliers.iter().zip(&spikes) {
-                let (who, short) = match (o.outliers.len(), kept.cpu) {
-                    (1, _) => (format!("repeat {}", t.repeat), t.repeat.to_string()),
-                    (_, Some(cpu)) => (format!("repeat {} CPU {cpu}", t.repeat), format!("{} (CPU {cpu})", t.repeat)),
-                    (_, None) => (format!("repeat {} unpinned", t.repeat), format!("{} (unpinned)", t.repeat)),
-                };
-                if let Some(p) = found.claimed() {
-                    periods.entry(format!("{:.1} ms", p.period_ns / 1e6)).or_default().push(short);
-                }
-                let points = kept.samples.iter().map(|&(at, v)| (at as f64 / 1e9, v as f64 / 1000.0, None)).collect();
-                plot.series.push(Series::new(who, points, Style::Points));
-            }
-        }
-        if plot.series.iter().all(|s| s.points.is_empty()) {
-            continue;
-        }
-        // How many largest samples a thread kept: what the trials themselves say.
-        let kept = g
-            .outcomes()
-            .filter_map(Outcome::latency)
-            .flat_map(|o| o.outliers.iter().map(|t| t.capacity))
-            .max()
-            .unwrap_or_default();
-        let found: Vec<String> = periods
-            .iter()
-            .map(|(period, repeats)| {
-                format!("every {period} in repeat{} {}", if repeats.len() > 1 { "s" } else { "" }, repeats.join(", "))
-            })
-            .collect();
-        plot.note = Some(if found.is_empty() {
-            format!("each thread's {kept} largest samples; in no repeat do the spikes recur with a period")
-        } else {
-            format!("each thread's {kept} largest samples; spikes recur {}", found.join("; "))
-        });
-        charts.push(Chart {
-            name: format!("latency-{n}-strip-{}", i + 1),
-            title: plot.title.clone(),
-            svg: plot.render(),
-        });
+        charts.extend(with_family!(gs[0].family, F => F::charts(n, &gs, &axes)));
     }
     charts
 }

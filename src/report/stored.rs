@@ -4,8 +4,10 @@
 
 use crate::analysis::stats::{Summary, MEDIAN_CI_MIN_N};
 use crate::exec::adaptive::{self, AdaptivePlan, Stop};
+use crate::families::with_family;
 use crate::model::figures;
-use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadStats, TrialSpec, WorkloadOutcome};
+use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, TrialSpec, WorkloadOutcome};
+use crate::report::family::{Column, FamilyReport};
 use crate::report::table::Table;
 use crate::store::{RunRecord, RunStatus, TrialRecord};
 use serde::Serialize;
@@ -199,7 +201,7 @@ pub fn percent_text(fraction: f64) -> String {
 
 /// The CI column: "±3.2%", with "(max)", "(budget)" or "(unfinished)" when an adaptive cell
 /// stopped short of its target; "n<6" without an interval.
-fn ci_cell(h: &Headline) -> String {
+pub fn ci_cell(h: &Headline) -> String {
     let width = match (h.ci_half_width, h.n) {
         (Some(w), _) => format!("±{:.1}%", w * 100.0),
         (None, n) if n < MEDIAN_CI_MIN_N => format!("n<{MEDIAN_CI_MIN_N}"),
@@ -257,29 +259,8 @@ pub fn param_text(v: Option<&Json>) -> String {
     }
 }
 
-fn fixed(v: Option<f64>, decimals: usize) -> String {
+pub fn fixed(v: Option<f64>, decimals: usize) -> String {
     v.filter(|x| x.is_finite()).map_or("-".into(), |x| format!("{x:.decimals$}"))
-}
-
-/// "1234 (1200..1300)": median and the range over repeats.
-fn median_range(s: Option<Summary>, decimals: usize) -> String {
-    match s {
-        None => "-".into(),
-        Some(s) if s.n == 1 => format!("{:.decimals$}", s.median),
-        Some(s) => format!("{:.decimals$} ({:.decimals$}..{:.decimals$})", s.median, s.min, s.max),
-    }
-}
-
-/// "0.123 ± 0.004": mean and sample sd over repeats.
-fn mean_sd(s: Option<Summary>, decimals: usize) -> String {
-    match s {
-        None => "-".into(),
-        Some(s) => format!("{:.decimals$} ± {:.decimals$}", s.mean, s.sd),
-    }
-}
-
-fn us(ns: Option<f64>) -> String {
-    fixed(ns.map(|n| n / 1000.0), 1)
 }
 
 fn seconds(ns: u64) -> f64 {
@@ -360,12 +341,9 @@ pub fn experiment_tables_for(trials: &[TrialRecord], rule: &RunRule) -> Vec<(Str
             };
             title = format!("{} [adaptive: {until} {}..{} repeats]", title.trim_end(), t.min_repeat, t.max_repeat);
         }
-        let (headers, rows): (Vec<&str>, Vec<Vec<String>>) = match family {
-            Family::Ring => ring_rows(&groups, rule),
-            Family::Workload => workload_rows(&groups, rule),
-            Family::Latency => latency_rows(&groups, rule),
-            Family::Command => command_rows(&groups, rule),
-        };
+        let columns = with_family!(family, F => F::columns());
+        let headers: Vec<&str> = columns.iter().map(Column::header).collect();
+        let rows = groups.iter().map(|g| columns.iter().map(|c| c.cell(&groups, g, rule)).collect::<Vec<_>>());
         // How hard a background load pushed, where one ran: the median over ok repeats.
         let loaded = groups.iter().any(|g| g.outcomes().any(|o| o.load().is_some()));
         let load_header = loaded.then_some("Load (median over repeats)");
@@ -512,7 +490,7 @@ pub fn starvation(groups: &[&Group]) -> Option<String> {
             (label, g.outcomes().filter_map(Outcome::workload).collect())
         })
         .collect();
-    crate::report::workload::starvation_line(&cells)
+    crate::families::workload::report::starvation_line(&cells)
 }
 
 /// The CPU seconds a ring would take if every hop cost what the smallest ring's did
@@ -528,160 +506,6 @@ pub fn projected_s(groups: &[&Group], g: &Group) -> Option<f64> {
     let per_hop =
         Summary::of(&base.ring(|o| seconds(o.cpu_ns())))?.median / Summary::of(&base.ring(|o| o.hops as f64))?.median;
     Some(per_hop * Summary::of(&g.ring(|o| o.hops as f64))?.median)
-}
-
-fn ring_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let headers = vec![
-        "Real s",
-        "CPU s",
-        "User s",
-        "System s",
-        "Projected s",
-        "CPU/Proj",
-        "ns/hop (min..max)",
-        "ns/switch",
-        "95% CI",
-        "Invol sw",
-        "RQ ns/hop",
-        "Migr",
-    ];
-    let rows = groups
-        .iter()
-        .map(|g| {
-            let known =
-                |f: fn(&RingOutcome) -> Option<f64>| Summary::of(&g.values(|o| o.ring().and_then(f))).map(|s| s.median);
-            let summary = |f: fn(&RingOutcome) -> f64| Summary::of(&g.ring(f));
-            let med = |f: fn(&RingOutcome) -> f64| summary(f).map(|s| s.median);
-            let projected = projected_s(groups, g);
-            let cpu_s = med(|o| seconds(o.cpu_ns()));
-            vec![
-                fixed(med(|o| seconds(o.real_ns)), 4),
-                fixed(cpu_s, 4),
-                fixed(med(|o| seconds(o.usage.utime_ns)), 4),
-                fixed(med(|o| seconds(o.usage.stime_ns)), 4),
-                fixed(projected, 4),
-                fixed(cpu_s.zip(projected).map(|(c, p)| c / p), 2),
-                median_range(summary(RingOutcome::ns_per_hop), 0),
-                fixed(med(RingOutcome::ns_per_switch), 0),
-                ci_cell(&headline(g, rule)),
-                fixed(med(|o| o.usage.nivcsw as f64), 0),
-                fixed(known(RingOutcome::run_delay_ns_per_hop), 0),
-                fixed(known(|o| o.migrations.map(|m| m as f64)), 0),
-            ]
-        })
-        .collect();
-    (headers, rows)
-}
-
-fn workload_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let headers = vec![
-        "Wall s",
-        "median",
-        "95% CI",
-        "User s",
-        "Sys s",
-        "CPU %",
-        "Invol sw",
-        "Vol sw",
-        "Fairness",
-        "RQ wait s",
-        "RQ max s",
-        "Migr",
-    ];
-    let rows = groups
-        .iter()
-        .map(|g| {
-            let known = |f: fn(&WorkloadOutcome) -> Option<u64>| {
-                Summary::of(&g.values(|o| o.workload().and_then(f).map(|v| v as f64))).map(|s| s.mean)
-            };
-            let mean = |f: fn(&WorkloadOutcome) -> f64| Summary::of(&g.workload(f)).map(|s| s.mean);
-            let wall = Summary::of(&g.workload(|o| seconds(o.wall_ns)));
-            vec![
-                mean_sd(wall, 3),
-                fixed(wall.map(|s| s.median), 3),
-                ci_cell(&headline(g, rule)),
-                fixed(mean(|o| seconds(o.usage.utime_ns)), 3),
-                fixed(mean(|o| seconds(o.usage.stime_ns)), 3),
-                fixed(mean(WorkloadOutcome::cpu_pct), 0),
-                fixed(mean(|o| o.usage.nivcsw as f64), 1),
-                fixed(mean(|o| o.usage.nvcsw as f64), 1),
-                fixed(Summary::of(&g.values(|o| o.workload()?.fairness)).map(|s| s.mean), 3),
-                fixed(known(|o| o.run_delay_ns).map(|ns| ns / 1e9), 3),
-                fixed(known(|o| o.run_delay_max_ns).map(|ns| ns / 1e9), 3),
-                fixed(known(|o| o.migrations), 1),
-            ]
-        })
-        .collect();
-    (headers, rows)
-}
-
-/// A command's cells, every column from the figure registry: the median over ok repeats
-/// of each of the family's figures and of those declared for it, and the 95% CI of the
-/// headline's median (a declared figure with better = lower, else the wall time).
-fn command_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let shown: Vec<&'static crate::model::figures::Figure> =
-        figures::all(Family::Command).filter(|f| f.part == crate::model::figures::Part::Always).collect();
-    let mut headers: Vec<&'static str> = shown.iter().map(|f| f.label).collect();
-    headers.insert(1, "95% CI");
-    let rows = groups
-        .iter()
-        .map(|g| {
-            let mut cells: Vec<String> = shown
-                .iter()
-                .map(|f| {
-                    let median = Summary::of(&g.values(|o| f.value(o))).map(|s| s.median);
-                    let places = match f.unit {
-                        _ if f.integer => 0,
-                        crate::model::figures::Unit::Percent => 1,
-                        _ => 3,
-                    };
-                    fixed(median, places)
-                })
-                .collect();
-            cells.insert(1, ci_cell(&headline(g, rule)));
-            cells
-        })
-        .collect();
-    (headers, rows)
-}
-
-fn latency_rows<'a>(groups: &[&Group<'a>], rule: &RunRule) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let headers = vec![
-        "Samples",
-        "Min µs",
-        "Avg µs",
-        "p50 µs",
-        "p99 µs",
-        "95% CI",
-        "p99.9 µs",
-        "Max µs",
-        "Overruns",
-        "RQ wait µs",
-        "Migr",
-    ];
-    let rows = groups
-        .iter()
-        .map(|g| {
-            let known = |f: fn(&ThreadStats) -> Option<u64>| {
-                Summary::of(&g.values(|o| o.latency().and_then(|l| f(&l.all)).map(|v| v as f64))).map(|s| s.median)
-            };
-            let summary = |f: fn(&LatencyOutcome) -> f64| Summary::of(&g.latency(f));
-            vec![
-                fixed(Some(g.latency(|o| o.all.samples as f64).iter().sum()), 0),
-                us(summary(|o| o.all.min_ns as f64).map(|s| s.min)),
-                us(summary(|o| o.all.avg_ns).map(|s| s.mean)),
-                us(known(|s| s.p50_ns)),
-                us(known(|s| s.p99_ns)),
-                ci_cell(&headline(g, rule)),
-                us(known(|s| s.p999_ns)),
-                us(summary(|o| o.all.max_ns as f64).map(|s| s.max)),
-                fixed(Some(g.latency(|o| o.all.overruns as f64).iter().sum()), 0),
-                us(known(|s| s.run_delay_ns)),
-                fixed(known(|s| s.migrations), 0),
-            ]
-        })
-        .collect();
-    (headers, rows)
 }
 
 #[cfg(test)]

@@ -159,7 +159,7 @@ fn import_run(version: i64, r: ExportRun) -> (RunRecord, Vec<TrialRecord>) {
                 (_, _, Some(figures)) if status.is_ok() => legacy::outcome(t.family, &figures, t.histogram),
                 _ => None,
             };
-            let spec = t.spec.or_else(|| crate::model::options::spec_from_params(t.family, &t.params));
+            let spec = t.spec.or_else(|| crate::families::spec_from_params(t.family, &t.params));
             TrialRecord {
                 seq: t.seq,
                 experiment: t.experiment,

@@ -94,7 +94,7 @@ fn convert_v1_trials(db: &dyn Backend) -> Result<()> {
         let row = Row { values, source: "the trials to upgrade" };
         let Some(family) = Family::parse(&row.text(1)?) else { continue };
         let params = to_map(Some(row.text(2)?));
-        let spec = crate::model::options::spec_from_params(family, &params);
+        let spec = crate::families::spec_from_params(family, &params);
         let outcome = legacy_outcome(family, &row.text(5)?, row.opt_text(3)?, row.opt_blob(4)?.as_deref());
         db.execute(
             CONTEXT,
@@ -469,7 +469,7 @@ impl Store {
             let spec = row
                 .opt_text(11)?
                 .and_then(|t| serde_json::from_str(&t).ok())
-                .or_else(|| crate::model::options::spec_from_params(family, &params));
+                .or_else(|| crate::families::spec_from_params(family, &params));
             let outcome = match row.opt_text(12)? {
                 Some(text) => outcome_from_text(&text, histogram.as_deref()),
                 None => legacy_outcome(family, &status, row.opt_text(5)?, histogram.as_deref()),

@@ -8,10 +8,10 @@ use crate::exec::pipeline::Pipeline;
 use crate::exec::preflight;
 use crate::exec::runner::{Extras, Orchestrator, TrialNotes};
 use crate::exec::suite::Trial;
+use crate::families::latency::report;
 use crate::model::{LatencyLength, LatencyOutcome, LatencySpec, Outcome, TrialSpec};
 use crate::report::exporter::tables_text;
 use crate::report::stored::RunRule;
-use crate::report::{figures, latency as report};
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
 use serde_json::Value;
@@ -28,7 +28,7 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     let mut orchestrator = Orchestrator::new(trial_limit(&specs))?;
     // Every policy is checked (and its threads' CPUs resolved) before the first runs.
     for spec in &specs {
-        preflight::latency(spec)?;
+        super::trial::preflight(spec)?;
     }
     // The load is the same for every policy: checked once, started afresh for each.
     if let Some(spec) = specs.first() {
@@ -62,14 +62,14 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     let mut live = |trial: &Trial, record: &TrialRecord, notes: &TrialNotes, _: &ProgressBar| -> Result<()> {
         let TrialSpec::Latency(spec) = &trial.spec else { return Ok(()) };
         if format == TableFormat::Json && !record.is_ok() {
-            return emit(&Value::Object(figures::latency_failed(spec, &record.status)).to_string());
+            return emit(&Value::Object(report::failed_line(spec, &record.status)).to_string());
         }
         let Some(Outcome::Latency(outcome)) = &record.outcome else { return Ok(()) };
         if !record.is_ok() {
             return Ok(());
         }
         if format == TableFormat::Json {
-            for line in figures::latency_lines(spec, outcome) {
+            for line in report::lines(spec, outcome) {
                 emit(&Value::Object(line).to_string())?;
             }
         } else if streaming {

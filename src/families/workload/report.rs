@@ -1,11 +1,26 @@
 //! Workload results: the 2014 study's own line per trial, JSON lines, and a summary table
 //! per policy x procs (mean, sd, median, min, max over repeats).
 
+use super::Workload;
 use crate::analysis::attribution::describe_prio;
 use crate::analysis::offcpu::{Outsider, WorkloadTrace};
+use crate::analysis::stats::median;
 use crate::analysis::stats::Summary;
+use crate::model::figures as registry;
+use crate::model::figures::Part;
+use crate::model::Outcome;
+use crate::model::TrialSpec;
+use crate::model::{figures, Family};
 use crate::model::{ns_to_s, TrialStatus, WorkloadKind, WorkloadOutcome, WorkloadSpec};
+use crate::report::family::{Column, FamilyReport, Summarise};
+use crate::report::figures::{add_load, add_reservation, object, put, put_part};
+use crate::report::plots::{series_of, Chart, Plot, Series, Style};
+use crate::report::stored::Group;
 use crate::report::table::Table;
+use crate::store::TrialRecord;
+use serde_json::json;
+use serde_json::{Map, Value as Json};
+use std::collections::BTreeMap;
 
 /// One trial of a live `schedlab workload` run: what ran, how it ended, what it measured.
 pub struct LiveTrial {
@@ -387,6 +402,144 @@ pub fn describe(spec: &WorkloadSpec, repeats: u32) -> String {
     )
 }
 
+/// A workload trial's figures (zeros when it did not finish: its status says why).
+pub fn line(
+    spec: &WorkloadSpec,
+    repeat: usize,
+    status: &TrialStatus,
+    o: Option<&WorkloadOutcome>,
+) -> Map<String, Json> {
+    let p = &spec.params;
+    let zero = WorkloadOutcome {
+        children: spec.procs,
+        wall_ns: 0,
+        usage: Default::default(),
+        fork_ns: Some(0),
+        first_finish_ns: Some(0),
+        last_finish_ns: Some(0),
+        fairness: Some(1.0),
+        ..WorkloadOutcome::default()
+    };
+    let o = Outcome::Workload(o.cloned().unwrap_or(zero));
+    let io = p.kind == WorkloadKind::Io;
+    let mut m = object(json!({
+        "family": "workload",
+        "workload": p.kind.as_str(),
+        "policy": spec.policy.as_str(),
+        "prio": spec.prio,
+        "nice": spec.nice,
+        "procs": spec.procs,
+        "repeat": repeat,
+        "status": status.label(),
+        "reason": status.reason(),
+    }));
+    put(&mut m, registry::of(Family::Workload), Part::Always, |f| f.value(&o), Vec::new());
+    m.extend(object(json!({
+        "iterations": if io { None } else { Some(p.iterations) },
+        "transfer_size": if io { Some(p.transfer_size) } else { None },
+        "block_size": if io { Some(p.block_size) } else { None },
+        "seed": p.seed,
+        "timeout_s": spec.timeout.as_secs_f64(),
+    })));
+    add_load(&mut m, &spec.load, Some(&o));
+    add_reservation(&mut m, spec.deadline);
+    put_part(&mut m, registry::of(Family::Workload), Part::Deadline, &o);
+    if let Outcome::Workload(w) = &o {
+        m.extend(off_cpu_keys(w.trace.as_ref()));
+    }
+    m
+}
+/// With `--trace on`: the children's time off the CPU summed (`off_cpu`), the outsiders
+/// that took their CPUs (`outsiders`), each child's split (`off_cpu_children`) and the
+/// events lost (`trace_lost_events`); or `attribution` saying why there are none.
+fn off_cpu_keys(trace: Option<&WorkloadTrace>) -> Map<String, Json> {
+    let mut keys = Map::new();
+    let Some(t) = trace else { return keys };
+    if let Some(reason) = &t.unavailable {
+        keys.insert("attribution".into(), json!(reason));
+        return keys;
+    }
+    keys.insert("off_cpu".into(), json!(t.totals()));
+    keys.insert("outsiders".into(), json!(t.outsiders));
+    keys.insert("off_cpu_children".into(), json!(t.children));
+    keys.insert("trace_lost_events".into(), json!(t.lost_events));
+    keys
+}
+
+/// The stored table of a workload experiment and its lines, from the figure registry.
+impl FamilyReport for Workload {
+    fn columns() -> Vec<Column> {
+        use crate::model::figures::workload::*;
+        use Summarise::*;
+        vec![
+            Column::named("Wall s", &WALL_S, MeanSd, 3),
+            Column::named("median", &WALL_S, Median, 3),
+            Column::Ci,
+            Column::named("User s", &USER_S, Mean, 3),
+            Column::named("Sys s", &SYS_S, Mean, 3),
+            Column::named("CPU %", &CPU_PCT, Mean, 0),
+            Column::named("Invol sw", &NIVCSW, Mean, 1),
+            Column::named("Vol sw", &NVCSW, Mean, 1),
+            Column::named("Fairness", &FAIRNESS, Mean, 3),
+            Column::named("RQ wait s", &RUN_DELAY_S, Mean, 3),
+            Column::named("RQ max s", &RUN_DELAY_MAX_S, Mean, 3),
+            Column::named("Migr", &MIGRATIONS, Mean, 1),
+        ]
+    }
+
+    fn stored_line(t: &TrialRecord) -> Option<Map<String, Json>> {
+        let Some(TrialSpec::Workload(spec)) = &t.spec else { return None };
+        let outcome = t.outcome.as_ref().and_then(|o| o.workload());
+        Some(line(spec, t.repeat.max(0) as usize, &t.status, outcome))
+    }
+
+    fn charts(n: i64, groups: &[&Group], axes: &[String]) -> Vec<Chart> {
+        workload_charts(n, groups, axes)
+    }
+}
+
+fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
+    let mut charts = Vec::new();
+    let x_axis = "procs";
+    let others: Vec<String> = axes.iter().filter(|a| a.as_str() != "workload").cloned().collect();
+    let mut by_workload: BTreeMap<String, Vec<&Group>> = BTreeMap::new();
+    for g in gs {
+        by_workload.entry(g.value_text("workload")).or_default().push(g);
+    }
+    for (workload, set) in by_workload {
+        let wall_s = figures::headline(Family::Workload);
+        let involuntary = &figures::workload::NIVCSW;
+        for (figure, what, log) in
+            [(wall_s, "wall time, s (mean ± sd)", false), (involuntary, "involuntary switches (log)", true)]
+        {
+            let title = format!(
+                "Experiment {n}: {workload} workload, {}",
+                if log { "involuntary context switches" } else { "wall time" }
+            );
+            let mut plot = Plot { y_log: log, ..Plot::new(title, "processes", what) };
+            for (label, mut s) in series_of(&set, x_axis, &others) {
+                s.sort_by(|a, b| a.procs().unwrap_or(0.0).total_cmp(&b.procs().unwrap_or(0.0)));
+                let points = s
+                    .iter()
+                    .filter_map(|g| {
+                        let values = g.values(|o| figure.value(o));
+                        let sum = Summary::of(&values)?;
+                        let err = (!log).then_some((sum.mean - sum.sd, sum.mean + sum.sd));
+                        Some((g.procs()?, if log { median(&values) } else { sum.mean }, err))
+                    })
+                    .collect();
+                plot.series.push(Series::new(label.replace("policy=", ""), points, Style::LinePoints));
+            }
+            charts.push(Chart {
+                name: format!("workload-{n}-{workload}-{}", if log { "switches" } else { "wall" }),
+                title: plot.title.clone(),
+                svg: plot.render(),
+            });
+        }
+    }
+    charts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -512,7 +665,7 @@ mod tests {
     #[test]
     fn json_has_the_required_keys() {
         let t = trial(Policy::Rr, 2.0, &[1, 2], TrialStatus::Ok);
-        let j = crate::report::figures::workload(&t.spec, t.repeat, &t.status, t.outcome.as_ref());
+        let j = line(&t.spec, t.repeat, &t.status, t.outcome.as_ref());
         for key in [
             "workload",
             "policy",

@@ -8,10 +8,9 @@ use crate::exec::pipeline::Pipeline;
 use crate::exec::preflight;
 use crate::exec::runner::{Extras, Orchestrator, TrialNotes};
 use crate::exec::suite::Trial;
+use crate::families::ring::report::{describe_setup, table_header, RingReport};
 use crate::model::{Outcome, RingLength, RingSpec, TrialSpec};
 use crate::report::exporter::tables_text;
-use crate::report::figures;
-use crate::report::ring::{describe_setup, table_header, RingReport};
 use crate::report::stored::RunRule;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
@@ -35,7 +34,7 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
     // A ring with --timeout stops itself; the executor's limit only backs that up.
     let limit = first.timeout.map_or(Duration::from_secs(7 * 24 * 3600), |t| t + Duration::from_secs(30));
     let mut orchestrator = Orchestrator::new(limit)?;
-    let cpus = preflight::ring(largest)?;
+    let cpus = super::trial::preflight(largest)?;
     preflight::load(&first.load)?;
     // Work is proportional to hops, so the bar advances by ring size.
     let total: u64 = specs.iter().map(|s| s.procs as u64).sum();
@@ -49,7 +48,7 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
     let mut live = |trial: &Trial, record: &TrialRecord, _: &TrialNotes, bar: &ProgressBar| -> Result<()> {
         let TrialSpec::Ring(spec) = &trial.spec else { return Ok(()) };
         if json && !record.is_ok() {
-            return bar.suspend(|| emit(&Value::Object(figures::ring_failed(spec, &record.status)).to_string()));
+            return bar.suspend(|| emit(&Value::Object(super::report::failed_line(spec, &record.status)).to_string()));
         }
         let Some(Outcome::Ring(outcome)) = &record.outcome else { return Ok(()) };
         if !streaming || !record.is_ok() {
@@ -73,7 +72,7 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
                 emit(&format!("    {}", crate::report::load_line(load)))?;
             }
             if let Some(trace) = &outcome.trace {
-                emit(&format!("    {}", crate::report::ring::hop_line(trace, outcome.hops)))?;
+                emit(&format!("    {}", crate::families::ring::report::hop_line(trace, outcome.hops)))?;
             }
             Ok(())
         })

@@ -6,7 +6,7 @@
 //! figures declared for its output.
 
 use crate::error::{signal_name, Error, Result};
-use crate::model::command::{CommandOutcome, CommandSpec, CpuWaitSource, Direction, OUTPUT_KEPT_BYTES};
+use crate::families::command::model::{CommandOutcome, CommandSpec, CpuWaitSource, Direction, OUTPUT_KEPT_BYTES};
 use crate::model::Policy;
 use crate::sys::cgroup::PrivateGroup;
 use crate::sys::process::{self, Input};
@@ -121,8 +121,8 @@ pub fn run(spec: &CommandSpec, cpus: Option<&[usize]>) -> Result<CommandOutcome>
     for figure in &spec.figures {
         let Some(value) = figure.read(&stdout, &stderr) else {
             let source = match &figure.source {
-                crate::model::command::FigureSource::Regex(r) => format!("regex '{r}'"),
-                crate::model::command::FigureSource::Json(p) => format!("JSON pointer {p} in a line of JSON"),
+                crate::families::command::model::FigureSource::Regex(r) => format!("regex '{r}'"),
+                crate::families::command::model::FigureSource::Json(p) => format!("JSON pointer {p} in a line of JSON"),
             };
             return Err(Error::Failed(format!(
                 "the figure '{}' was not in the output of `{line}` ({source} matched nothing)",

@@ -26,7 +26,7 @@ pub fn run(args: &CommandArgs) -> Result<i32> {
     let limit = specs.iter().map(|s| s.timeout).max().unwrap_or_default() + Duration::from_secs(60);
     let mut orchestrator = Orchestrator::new(limit)?;
     for spec in &specs {
-        preflight::command(spec)?;
+        super::trial::preflight(spec)?;
     }
     if let Some(spec) = specs.first() {
         preflight::load(&spec.load)?;
@@ -41,8 +41,7 @@ pub fn run(args: &CommandArgs) -> Result<i32> {
     let mut live = |trial: &Trial, record: &TrialRecord, _: &TrialNotes, bar: &ProgressBar| -> Result<()> {
         let TrialSpec::Command(spec) = &trial.spec else { return Ok(()) };
         if format == TableFormat::Json {
-            let line =
-                crate::report::figures::command(spec, trial.repeat as usize, &record.status, record.outcome.as_ref());
+            let line = super::report::line(spec, trial.repeat as usize, &record.status, record.outcome.as_ref());
             bar.suspend(|| emit(&Value::Object(line).to_string()))?;
         }
         Ok(())

@@ -8,11 +8,10 @@ use crate::exec::pipeline::Pipeline;
 use crate::exec::preflight;
 use crate::exec::runner::{Extras, Orchestrator, TrialNotes};
 use crate::exec::suite::Trial;
+use crate::families::workload::report::{self as report, LiveTrial};
 use crate::model::{Outcome, TrialSpec};
 use crate::report::exporter::tables_text;
-use crate::report::figures;
 use crate::report::stored::RunRule;
-use crate::report::workload::{self as report, LiveTrial};
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
 use serde_json::Value;
@@ -23,10 +22,10 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
     // Each trial stops itself at its --timeout; the executor's limit only backs that up.
     let limit = specs.iter().map(|s| s.timeout).max().unwrap_or_default() + std::time::Duration::from_secs(60);
     let mut orchestrator = Orchestrator::new(limit)?;
-    preflight::workload(&specs)?;
+    super::trial::preflight(&specs)?;
     preflight::load(&specs[0].load)?;
     // Refuse an unwritable or too small work directory now; each trial makes its own.
-    drop(preflight::work_dir(&specs)?);
+    drop(super::trial::work_dir(&specs)?);
     let repeats = args.repeat as usize;
     let bar = progress_bar((specs.len() * repeats) as u64, "trials");
     let format = args.format();
@@ -52,7 +51,7 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
             bar.suspend(|| emit(&report::classic_heading(spec)))?;
         }
         if json {
-            let line = figures::workload(spec, repeat, &live.status, live.outcome.as_ref());
+            let line = super::report::line(spec, repeat, &live.status, live.outcome.as_ref());
             bar.suspend(|| emit(&Value::Object(line).to_string()))?;
         } else if classic {
             bar.suspend(|| emit(&report::classic_line(&live.status, live.outcome.as_ref())))?;

@@ -1,0 +1,74 @@
+//! The ring family: a token passed around N processes (or threads) through pipes, the
+//! cost of a switch against the ring's size (NCAR 1992, lat_ctx).
+
+pub mod kernel;
+pub mod report;
+pub mod subcommand;
+pub mod trial;
+
+use crate::error::Result;
+use crate::families::{FamilyModel, FamilyOutcome, FamilySpec};
+use crate::model::figures::{self, Figure};
+use crate::model::{DeadlineParams, LoadOutcome, LoadSpec, Policy, RingOptions, RingOutcome, RingSpec, Steal};
+use std::time::Duration;
+
+/// The ring family's type, for the traits every layer reaches a family through.
+pub struct Ring;
+
+impl FamilyModel for Ring {
+    const NAME: &'static str = "ring";
+    type Options = RingOptions;
+    type Spec = RingSpec;
+
+    fn figures() -> &'static [&'static Figure] {
+        figures::ring::ALL
+    }
+
+    /// A ring's question is its sizes (the knee), not a policy.
+    fn compares_policy_by_default() -> bool {
+        false
+    }
+
+    fn to_specs(options: &RingOptions) -> Result<Vec<RingSpec>> {
+        options.to_specs()
+    }
+}
+
+impl FamilySpec for RingSpec {
+    fn load(&self) -> &LoadSpec {
+        &self.load
+    }
+    fn policy(&self) -> Policy {
+        self.policy
+    }
+    fn deadline(&self) -> Option<DeadlineParams> {
+        self.deadline
+    }
+    fn least_length(&self) -> Option<Duration> {
+        self.length.duration()
+    }
+    fn procs(&self) -> Option<usize> {
+        Some(self.procs)
+    }
+}
+
+impl FamilyOutcome for RingOutcome {
+    fn load(&self) -> Option<&LoadOutcome> {
+        self.load.as_ref()
+    }
+    fn set_load(&mut self, load: Option<LoadOutcome>) {
+        self.load = load;
+    }
+    fn steal(&self) -> Option<&Steal> {
+        self.steal.as_ref()
+    }
+    fn set_steal(&mut self, steal: Option<Steal>) {
+        self.steal = steal;
+    }
+    fn cgroup(&self) -> Option<&crate::model::settings::CgroupFigures> {
+        self.cgroup.as_ref()
+    }
+    fn set_cgroup(&mut self, cgroup: Option<crate::model::settings::CgroupFigures>) {
+        self.cgroup = cgroup;
+    }
+}
