@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A/A with typed sides: `schedlab ab` whose two sides switch the same sysctl to the same
 # value (`--a-set`/`--b-set 'sysctl.kernel.sched_rt_runtime_us = 950000'`, the default
-# here), ROUNDS times, on a short suite (timer latency and a 2-child CPU workload, 8
-# blocks a side, about 12 s a session on 2 vCPUs). Each block switches its side's value,
+# here), ROUNDS times, on a short suite (timer latency and a 2-child CPU workload, 12
+# blocks a side, about 20 s a session on 2 vCPUs: with 6 figures tested, Holm's first step
+# needs 11 paired blocks, so fewer could never raise a false alarm and prove nothing). Each block switches its side's value,
 # reads it back and restores it, so this checks that the switching itself adds nothing a
 # comparison could mistake for a difference: every exit 1 is a false alarm. Prints each
 # round's exit status and verdicts, then how many rounds exited 1 (aim: at most 1 of 20),
@@ -32,14 +33,14 @@ name = "settings-aa"
 family = "latency"
 interval = "1ms"
 loops = 300
-repeat = 8
+repeat = 12
 
 [[experiment]]
 family = "workload"
 workload = "cpu"
 procs = 2
 iterations = 5_000_000
-repeat = 8
+repeat = 12
 TOML
 
 echo "== A/A: $rounds x schedlab ab --a-set/--b-set 'sysctl.$name = $value' ($bin)"

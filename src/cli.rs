@@ -769,7 +769,7 @@ mod tests {
         let Command::Ring(args) = cli.command else { panic!("not ring") };
         let specs = args.options.to_specs().unwrap();
         assert_eq!(specs.iter().map(|s| s.procs).collect::<Vec<_>>(), vec![2, 8]);
-        assert_eq!(specs[0].length, RingLength::Laps(crate::model::options::DEFAULT_LAPS));
+        assert_eq!(specs[0].length, RingLength::Laps(crate::families::ring::model::DEFAULT_LAPS));
         assert_eq!((specs[0].prio, specs[0].pin, specs[0].policy), (50, Pin::Same, Policy::Rr));
     }
 

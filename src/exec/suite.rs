@@ -448,12 +448,8 @@ fn check_experiment(
                 compare = Some((key_name(&normalise(axis)), at));
             }
             "full" => overrides = Some(value),
-            "figure" if family == Family::Command => {
-                return Err(origin.at(
-                    at,
-                    "a suite declares a command's figures as a list of tables: figures = [{ name = \"p99_us\", \
-                     regex = '99\\.0th: +(\\d+)', unit = \"us\", better = \"lower\" }]",
-                ))
+            _ if family.key_hint(name).is_some() => {
+                return Err(origin.at(at, family.key_hint(name).unwrap_or_default()));
             }
             // Keys such as a command's `cmd`: one value each, never an axis.
             _ if family.whole_value_keys().contains(&name) => {

@@ -54,6 +54,11 @@ pub trait FamilyModel {
     fn required_key() -> Option<(&'static str, &'static str)> {
         None
     }
+    /// What to write instead of a suite key the family refuses with a hint (a command's
+    /// `figure`, the flag's name, where the suite's key is `figures`).
+    fn key_hint(_key: &str) -> Option<&'static str> {
+        None
+    }
     /// Does a suite compare its policies by default? (A ring's sizes are its question.)
     fn compares_policy_by_default() -> bool {
         true
@@ -99,6 +104,33 @@ pub trait FamilyOutcome {
     fn cgroup(&self) -> Option<&crate::model::settings::CgroupFigures>;
     fn set_cgroup(&mut self, cgroup: Option<crate::model::settings::CgroupFigures>);
 }
+
+/// `FamilyOutcome` for an outcome that keeps its load and steal in fields of those names.
+macro_rules! outcome_with_load_and_steal {
+    ($outcome:ty) => {
+        impl $crate::families::FamilyOutcome for $outcome {
+            fn load(&self) -> Option<&$crate::model::LoadOutcome> {
+                self.load.as_ref()
+            }
+            fn set_load(&mut self, load: Option<$crate::model::LoadOutcome>) {
+                self.load = load;
+            }
+            fn steal(&self) -> Option<&$crate::model::Steal> {
+                self.steal.as_ref()
+            }
+            fn set_steal(&mut self, steal: Option<$crate::model::Steal>) {
+                self.steal = steal;
+            }
+            fn cgroup(&self) -> Option<&$crate::model::settings::CgroupFigures> {
+                self.cgroup.as_ref()
+            }
+            fn set_cgroup(&mut self, cgroup: Option<$crate::model::settings::CgroupFigures>) {
+                self.cgroup = cgroup;
+            }
+        }
+    };
+}
+pub(crate) use outcome_with_load_and_steal;
 
 /// The benchmark families: the three classic experiments, and any program (`command`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -208,6 +240,11 @@ impl Family {
     /// A suite key an experiment of this family must give, with the message if it does not.
     pub fn required_key(self) -> Option<(&'static str, &'static str)> {
         with_family!(self, F => F::required_key())
+    }
+
+    /// What to write instead of a suite key the family refuses with a hint.
+    pub fn key_hint(self, key: &str) -> Option<&'static str> {
+        with_family!(self, F => F::key_hint(key))
     }
 
     /// Does a suite whose experiment has a policy axis compare it unless told otherwise?

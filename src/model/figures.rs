@@ -128,7 +128,7 @@ impl Figure {
 
 /// A figure with the defaults most entries share: written as a real number, not the
 /// headline, neither better way, not compared, on every line.
-const fn figure(key: &'static str, label: &'static str, unit: Unit, read: Read) -> Figure {
+pub(crate) const fn figure(key: &'static str, label: &'static str, unit: Unit, read: Read) -> Figure {
     Figure {
         key,
         label,
@@ -143,34 +143,41 @@ const fn figure(key: &'static str, label: &'static str, unit: Unit, read: Read) 
 }
 
 /// A whole-number figure (counts, and times the kernel gives as integer ns).
-const fn count(key: &'static str, label: &'static str, unit: Unit, read: Read) -> Figure {
+pub(crate) const fn count(key: &'static str, label: &'static str, unit: Unit, read: Read) -> Figure {
     Figure { integer: true, ..figure(key, label, unit, read) }
 }
 
 impl Figure {
-    const fn lower(self) -> Figure {
+    pub(crate) const fn lower(self) -> Figure {
         Figure { better: Better::Lower, ..self }
     }
 
-    const fn higher(self) -> Figure {
+    pub(crate) const fn higher(self) -> Figure {
         Figure { better: Better::Higher, ..self }
     }
 
-    const fn compared(self, rank: u8) -> Figure {
+    pub(crate) const fn compared(self, rank: u8) -> Figure {
         Figure { compared: Some(rank), better: Better::Lower, ..self }
     }
 
-    const fn headline(self) -> Figure {
+    pub(crate) const fn headline(self) -> Figure {
         Figure { headline: true, ..self }
     }
 
-    const fn part(self, part: Part) -> Figure {
+    pub(crate) const fn part(self, part: Part) -> Figure {
         Figure { part, ..self }
     }
 }
 
-use Read::{Outcome as O, Thread as T};
+use Read::Outcome as O;
 use Unit::*;
+
+/// What a family's `figures` module needs to declare its figures (`family!` and the
+/// helpers it is written with).
+pub(crate) mod prelude {
+    pub(crate) use super::{count, family, figure, Figure, Part, Read::Outcome as O, Read::Thread as T, Unit::*};
+    pub(crate) use crate::model::ns_to_s;
+}
 
 /// Declares a family's figures: each a `pub static` named as its key in capitals, so
 /// code that picks one figure (a finding, a plot, a claim) names it and the compiler
@@ -185,146 +192,15 @@ macro_rules! family {
         /// Each figure with the name it is declared by, for the test that the name is
         /// its key in capitals.
         #[cfg(test)]
-        pub(super) static DECLARED: &[(&str, &Figure)] = &[$((stringify!($name), &$name)),+];
+        pub(crate) static DECLARED: &[(&str, &Figure)] = &[$((stringify!($name), &$name)),+];
     };
 }
+pub(crate) use family;
 
-pub mod ring {
-    use super::*;
-
-    family! {
-        LAPS = count("laps", "laps", Count, O(|o| Some(o.ring()?.laps as f64)));
-        HOPS = count("hops", "hops", Count, O(|o| Some(o.ring()?.hops as f64)));
-        REAL_S = figure("real_s", "real s", Seconds, O(|o| Some(ns_to_s(o.ring()?.real_ns as f64))));
-        CPU_S = figure("cpu_s", "cpu s", Seconds, O(|o| Some(ns_to_s(o.ring()?.cpu_ns() as f64)))).lower();
-        USER_S = figure("user_s", "user s", Seconds, O(|o| Some(ns_to_s(o.ring()?.usage.utime_ns as f64))));
-        SYS_S = figure("sys_s", "sys s", Seconds, O(|o| Some(ns_to_s(o.ring()?.usage.stime_ns as f64))));
-        NVCSW = count("nvcsw", "vol sw", Count, O(|o| Some(o.ring()?.usage.nvcsw as f64)));
-        NIVCSW = count("nivcsw", "invol sw", Count, O(|o| Some(o.ring()?.usage.nivcsw as f64))).lower();
-        NS_PER_HOP = figure("ns_per_hop", "ns/hop", Ns, O(|o| Some(o.ring()?.ns_per_hop()))).compared(1);
-        OVERHEAD_NS = figure("overhead_ns", "overhead ns", Ns, O(|o| Some(o.ring()?.overhead_ns())));
-        NS_PER_SWITCH =
-            figure("ns_per_switch", "ns/switch", Ns, O(|o| Some(o.ring()?.ns_per_switch()))).compared(0).headline();
-        RUN_DELAY_NS_PER_HOP =
-            figure("run_delay_ns_per_hop", "rq ns/hop", Ns, O(|o| o.ring()?.run_delay_ns_per_hop())).compared(2);
-        MIGRATIONS = count("migrations", "migrations", Count, O(|o| Some(o.ring()?.migrations? as f64)));
-        SPAWN_S = figure("spawn_s", "spawn s", Seconds, O(|o| Some(ns_to_s(o.ring()?.spawn_ns as f64))));
-        TEARDOWN_S = figure("teardown_s", "teardown s", Seconds, O(|o| Some(ns_to_s(o.ring()?.teardown_ns as f64))));
-        MEMBER_MAXRSS_KB =
-            count("member_maxrss_kb", "max RSS KiB", KiB, O(|o| Some(o.ring()?.member_maxrss_kb as f64)));
-        MINFLT = count("minflt", "minor faults", Count, O(|o| Some(o.ring()?.usage.minflt as f64)));
-        MAJFLT = count("majflt", "major faults", Count, O(|o| Some(o.ring()?.usage.majflt as f64)));
-        // Each hop wakes the next member: hops over the timed region's real time.
-        WAKEUPS_PER_S = figure(
-            "wakeups_per_s",
-            "wakeups/s",
-            PerSecond,
-            O(|o| {
-                let r = o.ring()?;
-                (r.real_ns > 0).then(|| r.hops as f64 * 1e9 / r.real_ns as f64)
-            }),
-        );
-    }
-}
-
-pub mod workload {
-    use super::*;
-
-    family! {
-        WALL_S =
-            figure("wall_s", "wall s", Seconds, O(|o| Some(ns_to_s(o.workload()?.wall_ns as f64))))
-                .compared(0)
-                .headline();
-        USER_S = figure("user_s", "user s", Seconds, O(|o| Some(ns_to_s(o.workload()?.usage.utime_ns as f64))));
-        SYS_S = figure("sys_s", "sys s", Seconds, O(|o| Some(ns_to_s(o.workload()?.usage.stime_ns as f64))));
-        CPU_PCT = figure("cpu_pct", "cpu %", Percent, O(|o| Some(o.workload()?.cpu_pct())));
-        NVCSW = count("nvcsw", "vol sw", Count, O(|o| Some(o.workload()?.usage.nvcsw as f64)));
-        NIVCSW = count("nivcsw", "invol sw", Count, O(|o| Some(o.workload()?.usage.nivcsw as f64))).compared(1);
-        FAIRNESS = figure("fairness", "fairness", Ratio, O(|o| o.workload()?.fairness)).higher();
-        RUN_DELAY_S =
-            figure("run_delay_s", "rq s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_ns? as f64)))).lower();
-        RUN_DELAY_MAX_S =
-            figure("run_delay_max_s", "rq max s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_max_ns? as f64))))
-                .compared(2);
-        RUN_DELAY_P50_S =
-            figure("run_delay_p50_s", "rq p50 s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_p50_ns? as f64))))
-                .lower();
-        RUN_DELAY_MIN_S =
-            figure("run_delay_min_s", "rq min s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_min_ns? as f64))))
-                .lower();
-        MIGRATIONS = count("migrations", "migrations", Count, O(|o| Some(o.workload()?.migrations? as f64)));
-        FIRST_FINISH_S =
-            figure("first_finish_s", "first s", Seconds, O(|o| Some(ns_to_s(o.workload()?.first_finish_ns? as f64))));
-        LAST_FINISH_S =
-            figure("last_finish_s", "last s", Seconds, O(|o| Some(ns_to_s(o.workload()?.last_finish_ns? as f64))));
-        FORK_S = figure("fork_s", "fork s", Seconds, O(|o| Some(ns_to_s(o.workload()?.fork_ns? as f64))));
-        MINFLT = count("minflt", "minor faults", Count, O(|o| Some(o.workload()?.usage.minflt as f64)));
-        MAJFLT = count("majflt", "major faults", Count, O(|o| Some(o.workload()?.usage.majflt as f64)));
-        INBLOCK = count("inblock", "blocks in", Count, O(|o| Some(o.workload()?.usage.inblock as f64)));
-        OUBLOCK = count("oublock", "blocks out", Count, O(|o| Some(o.workload()?.usage.oublock as f64)));
-        PI_MIN = figure("pi_min", "pi min", Number, O(|o| o.workload()?.pi_min));
-        PI_MAX = figure("pi_max", "pi max", Number, O(|o| o.workload()?.pi_max));
-        // What each child's SCHED_DEADLINE reservation let it have.
-        RESERVED_PCT =
-            figure("reserved_pct", "reserved %", Percent, O(|o| Some(o.workload()?.reservation?.reserved_pct)))
-                .part(Part::Deadline);
-        CHILD_CPU_PCT_MEAN = figure(
-            "child_cpu_pct_mean",
-            "child cpu %",
-            Percent,
-            O(|o| Some(o.workload()?.reservation?.child_cpu_pct_mean)),
-        )
-        .part(Part::Deadline)
-        .higher();
-        CHILD_CPU_PCT_MIN = figure(
-            "child_cpu_pct_min",
-            "child cpu % min",
-            Percent,
-            O(|o| Some(o.workload()?.reservation?.child_cpu_pct_min)),
-        )
-        .part(Part::Deadline)
-        .higher();
-        CHILDREN_SHORT = count(
-            "children_short",
-            "children short",
-            Count,
-            O(|o| Some(o.workload()?.reservation?.children_short? as f64)),
-        )
-        .part(Part::Deadline)
-        .lower();
-    }
-}
-
-/// Figures of a command's whole process tree (wait4 after it ends), and its time waiting
-/// for a CPU where a cgroup of its own could be made; the figures declared for its output
-/// come after them (`declare`).
-pub mod command {
-    use super::*;
-
-    family! {
-        WALL_S = figure("wall_s", "wall s", Seconds, O(|o| Some(ns_to_s(o.command()?.wall_ns as f64))))
-            .compared(0)
-            .headline();
-        USER_S = figure("user_s", "user s", Seconds, O(|o| Some(ns_to_s(o.command()?.usage.utime_ns as f64))));
-        SYS_S = figure("sys_s", "sys s", Seconds, O(|o| Some(ns_to_s(o.command()?.usage.stime_ns as f64))));
-        CPU_PCT = figure(
-            "cpu_pct",
-            "cpu %",
-            Percent,
-            O(|o| {
-                let c = o.command()?;
-                (c.wall_ns > 0).then(|| 100.0 * c.cpu_ns() as f64 / c.wall_ns as f64)
-            }),
-        );
-        NVCSW = count("nvcsw", "vol sw", Count, O(|o| Some(o.command()?.usage.nvcsw as f64)));
-        NIVCSW = count("nivcsw", "invol sw", Count, O(|o| Some(o.command()?.usage.nivcsw as f64))).compared(1);
-        MINFLT = count("minflt", "minor faults", Count, O(|o| Some(o.command()?.usage.minflt as f64)));
-        MAJFLT = count("majflt", "major faults", Count, O(|o| Some(o.command()?.usage.majflt as f64))).lower();
-        CPU_WAIT_S =
-            figure("cpu_wait_s", "cpu wait s", Seconds, O(|o| Some(ns_to_s(o.command()?.cpu_wait_ns? as f64))))
-                .compared(2);
-    }
-}
+pub use crate::families::command::model::figures as command;
+pub use crate::families::latency::model::figures as latency;
+pub use crate::families::ring::model::figures as ring;
+pub use crate::families::workload::model::figures as workload;
 
 /// The figures users declared for commands in this process (`--figure`, a suite's
 /// `figures`, or a stored run's spec as it is read), one per key, in the order first
@@ -353,45 +229,6 @@ pub fn declare(name: &str, unit: Option<&str>, better: Better) -> &'static Figur
 /// The declared figures so far.
 pub fn declared() -> Vec<&'static Figure> {
     USER_DECLARED.lock().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-pub mod latency {
-    use super::*;
-
-    family! {
-        SAMPLES = count("samples", "samples", Count, T(|s| Some(s.samples as f64)));
-        MIN_NS = count("min_ns", "min ns", Ns, T(|s| Some(s.min_ns as f64))).lower();
-        AVG_NS = figure("avg_ns", "avg ns", Ns, T(|s| Some(s.avg_ns))).lower();
-        P50_NS = count("p50_ns", "p50 ns", Ns, T(|s| Some(s.p50_ns? as f64))).compared(0);
-        P90_NS = count("p90_ns", "p90 ns", Ns, T(|s| Some(s.p90_ns? as f64))).lower();
-        P99_NS = count("p99_ns", "p99 ns", Ns, T(|s| Some(s.p99_ns? as f64))).compared(1).headline();
-        P999_NS = count("p999_ns", "p99.9 ns", Ns, T(|s| Some(s.p999_ns? as f64))).lower();
-        P9999_NS = count("p9999_ns", "p99.99 ns", Ns, T(|s| Some(s.p9999_ns? as f64))).lower();
-        MAX_NS = count("max_ns", "max ns", Ns, T(|s| Some(s.max_ns as f64))).compared(2);
-        OVERRUNS = count("overruns", "overruns", Count, T(|s| Some(s.overruns as f64))).lower();
-        RUN_DELAY_NS = count("run_delay_ns", "rq wait ns", Ns, T(|s| Some(s.run_delay_ns? as f64))).compared(3);
-        MIGRATIONS = count("migrations", "migrations", Count, T(|s| Some(s.migrations? as f64)));
-        MISSED_DEADLINES = count(
-            "missed_deadlines",
-            "missed deadlines",
-            Count,
-            O(|o| Some(o.latency()?.deadline?.missed_deadlines as f64)),
-        )
-        .part(Part::Deadline)
-        .lower();
-        RUNTIME_OVERRUNS = count(
-            "runtime_overruns",
-            "runtime overruns",
-            Count,
-            O(|o| Some(o.latency()?.deadline?.runtime_overruns? as f64)),
-        )
-        .part(Part::Deadline)
-        .lower();
-        THREADS = count("threads", "threads", Count, O(|o| Some(o.latency()?.threads.len() as f64))).part(Part::Run);
-        TIMER_SLACK_NS =
-            count("timer_slack_ns", "timer slack ns", Ns, O(|o| Some(o.latency()?.timer_slack_ns as f64)))
-                .part(Part::Run);
-    }
 }
 
 /// What the background load achieved during the trial's window: the same for every

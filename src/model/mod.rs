@@ -16,16 +16,21 @@ pub mod spec;
 
 pub use crate::families::command::model::{CommandOptions, CommandOutcome, CommandSpec};
 pub use crate::families::{Family, Outcome, TrialSpec};
+// Each family's model types by their short paths (`model::RingSpec`), for the layers
+// that name them; a family's own code uses its folder's paths.
+pub use crate::families::latency::model::{
+    DeadlineFigures, LatencyLength, LatencyOptions, LatencyOutcome, LatencySpec, Placement, ThreadOutliers, ThreadStats,
+};
+pub use crate::families::ring::model::{Ipc, Pin, RingLength, RingMode, RingOptions, RingOutcome, RingSpec};
+pub use crate::families::workload::model::{
+    ChildRecord, ReservationFigures, WorkloadKind, WorkloadOptions, WorkloadOutcome, WorkloadParams, WorkloadSpec,
+    WorkloadTrial,
+};
 pub use load::{LoadKind, LoadOutcome, LoadSpec};
-pub use options::{LatencyOptions, RingOptions, WorkloadOptions};
 #[cfg(test)]
 pub(crate) use outcome::sample_ring;
-pub use outcome::{
-    CpuSteal, DeadlineFigures, LatencyOutcome, ReservationFigures, RingOutcome, Steal, ThreadOutliers, ThreadStats,
-    WorkloadOutcome,
-};
+pub use outcome::{CpuSteal, Steal};
 pub use schedinfo::SchedInfo;
-pub use spec::{LatencyLength, LatencySpec, Placement, RingLength, RingSpec, WorkloadParams, WorkloadSpec};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -158,68 +163,6 @@ pub fn format_ns(ns: u64) -> String {
     format!("{} {unit}", text.trim_end_matches('0').trim_end_matches('.'))
 }
 
-/// Where ring members (or workload children, or latency threads) may run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Pin {
-    /// All on one CPU: every hop is a switch on that CPU, no cross-CPU wakeups.
-    Same,
-    /// Round-robin over the chosen CPUs.
-    Spread,
-    /// Left to the scheduler (restricted to `--cpus` when given).
-    None,
-}
-
-impl Pin {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Pin::Same => "same",
-            Pin::Spread => "spread",
-            Pin::None => "none",
-        }
-    }
-}
-
-/// Ring members as separate processes (separate address spaces, like the classic) or as
-/// threads of one process (no address-space switch).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum RingMode {
-    Process,
-    Thread,
-}
-
-impl RingMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RingMode::Process => "process",
-            RingMode::Thread => "thread",
-        }
-    }
-}
-
-/// How the token travels from one member to the next.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Ipc {
-    /// A one-byte read/write through a pipe: the NCAR `pipeline` and lmbench way.
-    Pipe,
-    /// An 8-byte counter through an eventfd.
-    Eventfd,
-    /// A word in shared memory, waited on and woken with futex(2).
-    Futex,
-}
-
-impl Ipc {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Ipc::Pipe => "pipe",
-            Ipc::Eventfd => "eventfd",
-            Ipc::Futex => "futex",
-        }
-    }
-}
-
 /// The resource usage the kernel reports for a task (getrusage(2), wait4(2)), with times
 /// in ns. Field names follow `struct rusage`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -341,28 +284,6 @@ impl Usage {
     }
 }
 
-/// The three programs of the 2014 scheduler-policy study.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum WorkloadKind {
-    /// Monte Carlo estimate of pi: CPU-bound (`pi-sched`).
-    Cpu,
-    /// Block copy between files opened with O_SYNC: I/O-bound (`rw-sched`).
-    Io,
-    /// One pi sample and one 80-byte O_SYNC write per iteration (`mix-sched`).
-    Mixed,
-}
-
-impl WorkloadKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WorkloadKind::Cpu => "cpu",
-            WorkloadKind::Io => "io",
-            WorkloadKind::Mixed => "mixed",
-        }
-    }
-}
-
 /// How a trial ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "status", content = "reason")]
@@ -398,100 +319,6 @@ impl TrialStatus {
             "ok" => TrialStatus::Ok,
             "timed_out" => TrialStatus::TimedOut(reason.unwrap_or_default()),
             _ => TrialStatus::Failed(reason.unwrap_or_default()),
-        }
-    }
-}
-
-/// One child's part in a workload trial.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ChildRecord {
-    /// From the start gate opening to the child's last instruction of work.
-    pub finish_ns: u64,
-    /// Its resource usage for the work (wait4 less the snapshot taken at the gate).
-    pub usage: Usage,
-    /// Its pi estimate (cpu and mixed), checked against pi.
-    pub pi_estimate: Option<f64>,
-    /// The scheduler's account of it from the gate to its finish (run-queue wait,
-    /// migrations); unknown figures where the kernel lacks them.
-    #[serde(default)]
-    pub sched: SchedInfo,
-}
-
-/// What one workload trial measured.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct WorkloadTrial {
-    pub spec: WorkloadSpec,
-    /// 1-based repetition number of this policy x procs cell.
-    pub repeat: usize,
-    pub status: TrialStatus,
-    /// From the gate opening to the last child's finish.
-    pub wall_ns: u64,
-    /// Summed over every child.
-    pub usage: Usage,
-    pub children: Vec<ChildRecord>,
-    /// From the first fork to every child waiting at the gate.
-    pub fork_ns: u64,
-    /// With `--trace on`: the children's time off the CPU, or why it is unknown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<crate::analysis::offcpu::WorkloadTrace>,
-}
-
-impl WorkloadTrial {
-    /// The typed outcome of a trial that finished (its children summarised).
-    pub fn outcome(&self) -> Option<WorkloadOutcome> {
-        if !self.status.is_ok() {
-            return None;
-        }
-        let shares: Vec<f64> = self.children.iter().map(|c| c.usage.cpu_ns() as f64).collect();
-        let pis = || self.children.iter().filter_map(|c| c.pi_estimate);
-        let sum = SchedInfo::sum(self.children.iter().map(|c| &c.sched));
-        // Every child's wait, ascending; unknown if any child's is.
-        let delays: Option<Vec<u64>> =
-            self.children.iter().map(|c| c.sched.run_delay_ns).collect::<Option<Vec<u64>>>().map(|mut d| {
-                d.sort_unstable();
-                d
-            });
-        Some(WorkloadOutcome {
-            children: self.children.len(),
-            wall_ns: self.wall_ns,
-            usage: self.usage,
-            fork_ns: Some(self.fork_ns),
-            first_finish_ns: Some(self.children.iter().map(|c| c.finish_ns).min().unwrap_or(0)),
-            last_finish_ns: Some(self.children.iter().map(|c| c.finish_ns).max().unwrap_or(0)),
-            fairness: Some(crate::analysis::stats::jain_index(&shares)),
-            pi_min: pis().reduce(f64::min),
-            pi_max: pis().reduce(f64::max),
-            load: None,
-            steal: None,
-            cgroup: None,
-            reservation: self.spec.deadline.map(|dl| self.reservation_figures(&dl)),
-            run_delay_ns: sum.run_delay_ns,
-            run_delay_max_ns: delays.as_ref().and_then(|d| d.last().copied()),
-            run_delay_p50_ns: delays.as_ref().filter(|d| !d.is_empty()).map(|d| {
-                let as_f64: Vec<f64> = d.iter().map(|&v| v as f64).collect();
-                crate::analysis::stats::median(&as_f64).round() as u64
-            }),
-            run_delay_min_ns: delays.as_ref().and_then(|d| d.first().copied()),
-            migrations: sum.migrations,
-            trace: self.trace.clone(),
-        })
-    }
-
-    /// Each child's CPU % against its SCHED_DEADLINE reservation.
-    fn reservation_figures(&self, dl: &DeadlineParams) -> ReservationFigures {
-        let reserved_pct = 100.0 * dl.bandwidth();
-        let shares: Vec<f64> = self
-            .children
-            .iter()
-            .map(|c| if c.finish_ns == 0 { 0.0 } else { 100.0 * c.usage.cpu_ns() as f64 / c.finish_ns as f64 })
-            .collect();
-        let mean = shares.iter().sum::<f64>() / shares.len().max(1) as f64;
-        ReservationFigures {
-            reserved_pct,
-            child_cpu_pct_mean: mean,
-            child_cpu_pct_min: shares.iter().copied().reduce(f64::min).unwrap_or(0.0),
-            children_short: (self.spec.params.kind == WorkloadKind::Cpu)
-                .then(|| shares.iter().filter(|&&s| s < 0.9 * reserved_pct).count()),
         }
     }
 }

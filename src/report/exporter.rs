@@ -3,7 +3,8 @@
 //! `stored`, and JSON carries numbers (a summary per figure), never formatted cells.
 
 use crate::analysis::stats::Summary;
-use crate::model::Family;
+use crate::families::with_family;
+use crate::report::family::FamilyReport;
 use crate::report::findings::Finding;
 use crate::report::stored::RunRule;
 use crate::report::{figures, stored};
@@ -133,10 +134,8 @@ fn figure_summaries(g: &stored::Group, groups: &[&stored::Group]) -> Map<String,
             Some((k, summary))
         })
         .collect();
-    if g.family == Family::Ring {
-        if let Some(p) = stored::projected_s(groups, g) {
-            out.insert("projected_s".into(), json!(p));
-        }
+    for (key, value) in with_family!(g.family, F => F::summary_extras(groups, g)) {
+        out.insert(key.into(), json!(value));
     }
     out
 }

@@ -19,6 +19,12 @@ pub trait FamilyReport: FamilyModel {
     /// where its spec or outcome cannot make one.
     fn stored_line(t: &TrialRecord) -> Option<Map<String, Json>>;
 
+    /// Values beside a cell's summaries in `report --format json` that the family derives
+    /// from the cell and its experiment (a ring's projected seconds).
+    fn summary_extras(_groups: &[&Group], _g: &Group) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+
     /// The charts of one experiment (`n`, counted from 1) over its cells.
     fn charts(_n: i64, _groups: &[&Group], _axes: &[String]) -> Vec<Chart> {
         Vec::new()

@@ -540,7 +540,7 @@ fn questions<'b, 'a>(all: &'b [Group<'a>], axes: &[Option<String>]) -> Vec<Asked
     let mut out: Vec<(String, Asked)> = Vec::new();
     for g in all {
         let axis = if axes.is_empty() {
-            (g.family != Family::Ring).then(|| "policy".to_string())
+            g.family.compares_policy_by_default().then(|| "policy".to_string())
         } else {
             axes.get(g.experiment as usize).cloned().flatten()
         };

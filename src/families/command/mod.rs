@@ -8,9 +8,9 @@ pub mod subcommand;
 pub mod trial;
 
 use crate::error::Result;
-use crate::families::{FamilyModel, FamilyOutcome, FamilySpec};
+use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec};
 use crate::model::figures::{self, Figure};
-use crate::model::{LoadOutcome, LoadSpec, Policy, Steal};
+use crate::model::{LoadSpec, Policy};
 use model::{CommandOptions, CommandOutcome, CommandSpec};
 
 /// The command family's type, for the traits every layer reaches a family through.
@@ -34,6 +34,14 @@ impl FamilyModel for Command {
         &["cmd", "figures"]
     }
 
+    /// `--figure` is the flag; a suite declares its figures as a list under `figures`.
+    fn key_hint(key: &str) -> Option<&'static str> {
+        (key == "figure").then_some(
+            "a suite declares a command's figures as a list of tables: figures = [{ name = \"p99_us\", \
+             regex = '99\\.0th: +(\\d+)', unit = \"us\", better = \"lower\" }]",
+        )
+    }
+
     fn to_specs(options: &CommandOptions) -> Result<Vec<CommandSpec>> {
         options.to_specs()
     }
@@ -48,23 +56,4 @@ impl FamilySpec for CommandSpec {
     }
 }
 
-impl FamilyOutcome for CommandOutcome {
-    fn load(&self) -> Option<&LoadOutcome> {
-        self.load.as_ref()
-    }
-    fn set_load(&mut self, load: Option<LoadOutcome>) {
-        self.load = load;
-    }
-    fn steal(&self) -> Option<&Steal> {
-        self.steal.as_ref()
-    }
-    fn set_steal(&mut self, steal: Option<Steal>) {
-        self.steal = steal;
-    }
-    fn cgroup(&self) -> Option<&crate::model::settings::CgroupFigures> {
-        self.cgroup.as_ref()
-    }
-    fn set_cgroup(&mut self, cgroup: Option<crate::model::settings::CgroupFigures>) {
-        self.cgroup = cgroup;
-    }
-}
+outcome_with_load_and_steal!(CommandOutcome);

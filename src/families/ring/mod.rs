@@ -2,14 +2,15 @@
 //! cost of a switch against the ring's size (NCAR 1992, lat_ctx).
 
 pub mod kernel;
+pub mod model;
 pub mod report;
 pub mod subcommand;
 pub mod trial;
 
 use crate::error::Result;
-use crate::families::{FamilyModel, FamilyOutcome, FamilySpec};
+use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec};
 use crate::model::figures::{self, Figure};
-use crate::model::{DeadlineParams, LoadOutcome, LoadSpec, Policy, RingOptions, RingOutcome, RingSpec, Steal};
+use crate::model::{DeadlineParams, LoadSpec, Policy, RingOptions, RingOutcome, RingSpec};
 use std::time::Duration;
 
 /// The ring family's type, for the traits every layer reaches a family through.
@@ -52,23 +53,4 @@ impl FamilySpec for RingSpec {
     }
 }
 
-impl FamilyOutcome for RingOutcome {
-    fn load(&self) -> Option<&LoadOutcome> {
-        self.load.as_ref()
-    }
-    fn set_load(&mut self, load: Option<LoadOutcome>) {
-        self.load = load;
-    }
-    fn steal(&self) -> Option<&Steal> {
-        self.steal.as_ref()
-    }
-    fn set_steal(&mut self, steal: Option<Steal>) {
-        self.steal = steal;
-    }
-    fn cgroup(&self) -> Option<&crate::model::settings::CgroupFigures> {
-        self.cgroup.as_ref()
-    }
-    fn set_cgroup(&mut self, cgroup: Option<crate::model::settings::CgroupFigures>) {
-        self.cgroup = cgroup;
-    }
-}
+outcome_with_load_and_steal!(RingOutcome);

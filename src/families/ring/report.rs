@@ -239,6 +239,10 @@ impl FamilyReport for Ring {
         ]
     }
 
+    fn summary_extras(groups: &[&Group], g: &Group) -> Vec<(&'static str, f64)> {
+        projected_s(groups, g).map(|p| ("projected_s", p)).into_iter().collect()
+    }
+
     fn stored_line(t: &TrialRecord) -> Option<Map<String, Value>> {
         let (Some(TrialSpec::Ring(spec)), Some(Outcome::Ring(o))) = (&t.spec, &t.outcome) else { return None };
         Some(line(spec, o, None))

@@ -2,16 +2,15 @@
 //! policy; which policy serves which workload best (the 2014 study).
 
 pub mod kernel;
+pub mod model;
 pub mod report;
 pub mod subcommand;
 pub mod trial;
 
 use crate::error::Result;
-use crate::families::{FamilyModel, FamilyOutcome, FamilySpec};
+use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec};
 use crate::model::figures::{self, Figure};
-use crate::model::{
-    DeadlineParams, LoadOutcome, LoadSpec, Policy, Steal, WorkloadOptions, WorkloadOutcome, WorkloadSpec,
-};
+use crate::model::{DeadlineParams, LoadSpec, Policy, WorkloadOptions, WorkloadOutcome, WorkloadSpec};
 
 /// The workload family's type, for the traits every layer reaches a family through.
 pub struct Workload;
@@ -49,23 +48,4 @@ impl FamilySpec for WorkloadSpec {
     }
 }
 
-impl FamilyOutcome for WorkloadOutcome {
-    fn load(&self) -> Option<&LoadOutcome> {
-        self.load.as_ref()
-    }
-    fn set_load(&mut self, load: Option<LoadOutcome>) {
-        self.load = load;
-    }
-    fn steal(&self) -> Option<&Steal> {
-        self.steal.as_ref()
-    }
-    fn set_steal(&mut self, steal: Option<Steal>) {
-        self.steal = steal;
-    }
-    fn cgroup(&self) -> Option<&crate::model::settings::CgroupFigures> {
-        self.cgroup.as_ref()
-    }
-    fn set_cgroup(&mut self, cgroup: Option<crate::model::settings::CgroupFigures>) {
-        self.cgroup = cgroup;
-    }
-}
+outcome_with_load_and_steal!(WorkloadOutcome);

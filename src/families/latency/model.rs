@@ -1,0 +1,372 @@
+//! The latency family's model: its options (flags and suite keys), its validated spec,
+//! its outcome (per thread and combined), and its figures in the registry.
+
+use crate::error::{Error, Result};
+use crate::model::load::LoadSpec;
+use crate::model::options::*;
+use crate::model::parse::*;
+use crate::model::spec::reading_on;
+use crate::model::*;
+use clap::Args;
+use serde::{Deserialize, Deserializer, Serialize};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// How long one latency measurement goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LatencyLength {
+    /// Periods per thread (samples + overruns).
+    Loops(u64),
+    Duration(Duration),
+}
+
+/// Where the measuring threads go, as asked; the preflight resolves it to CPUs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// One thread, left to the scheduler.
+    Unpinned,
+    /// One pinned thread on each of the first N allowed CPUs.
+    FirstCpus(u32),
+    /// One pinned thread per allowed CPU.
+    AllCpus,
+    /// One pinned thread per listed CPU.
+    Cpus(Vec<usize>),
+}
+
+/// One latency measurement under one policy.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LatencySpec {
+    pub interval_ns: u64,
+    pub length: LatencyLength,
+    pub policy: Policy,
+    pub prio: i32,
+    pub placement: Placement,
+    pub hold_dma_latency: bool,
+    /// Stop at the first sample above this (ns).
+    pub break_ns: Option<u64>,
+    /// Background load beside the measuring threads.
+    #[serde(default, skip_serializing_if = "LoadSpec::is_none")]
+    pub load: LoadSpec,
+    /// The SCHED_DEADLINE reservation of the measuring thread (its period is `interval_ns`), when `policy` is deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<DeadlineParams>,
+    /// Read the scheduler's per-task accounting (`--schedstat`); runs stored before it
+    /// existed read it.
+    #[serde(default = "reading_on")]
+    pub schedstat: bool,
+    /// Record tracepoints over the measured window and attribute the spikes (`--trace`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trace: bool,
+}
+
+/// The figures of one latency histogram (a thread's, or every thread's together).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadStats {
+    /// The CPU the thread was pinned to (none: unpinned, or the "all threads" line).
+    pub cpu: Option<usize>,
+    pub samples: u64,
+    pub overruns: u64,
+    pub min_ns: u64,
+    pub avg_ns: f64,
+    /// The percentiles: `None` where they are unknown (a published table that gives only
+    /// min, avg and max), never made up. Every run schedlab measured has them.
+    pub p50_ns: Option<u64>,
+    pub p90_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub p999_ns: Option<u64>,
+    pub p9999_ns: Option<u64>,
+    pub max_ns: u64,
+    /// Run-queue wait over the run (the sum over threads on the combined line); unknown
+    /// where the kernel lacks it or `--schedstat off`. Older stored runs have none.
+    #[serde(default)]
+    pub run_delay_ns: Option<u64>,
+    /// CPU-to-CPU moves over the run (a pinned thread has none).
+    #[serde(default)]
+    pub migrations: Option<u64>,
+}
+
+/// What one latency run under one policy measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencyOutcome {
+    pub threads: Vec<ThreadStats>,
+    /// Every thread's samples together (the only thread's, when there is one).
+    pub all: ThreadStats,
+    pub timer_slack_ns: u64,
+    pub dma_latency_held: bool,
+    pub mlockall: bool,
+    /// The combined histogram: (value in ns, count), ascending values.
+    pub histogram: Vec<(u64, u64)>,
+    /// What the background load did during the measured window (none without a load).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadOutcome>,
+    /// Each CPU's steal over the trial (the hypervisor's, as the guest accounts it); none in
+    /// runs stored before schedlab read it, or where the kernel shows none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal: Option<Steal>,
+    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<crate::model::settings::CgroupFigures>,
+    /// Under SCHED_DEADLINE: what the jobs did besides start late.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<DeadlineFigures>,
+    /// Each thread's largest samples with their times, for the spike-period analysis and
+    /// the strip plot (empty in runs stored before schedlab kept them).
+    #[serde(default)]
+    pub outliers: Vec<ThreadOutliers>,
+    /// With `--trace on`: what ran in the spikes' place, or why nothing could be said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribution: Option<crate::analysis::trace::Attribution>,
+}
+
+/// A SCHED_DEADLINE latency run's jobs beyond their lateness (which is the histogram).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeadlineFigures {
+    /// Jobs that ended (just before yielding) after their period's start + deadline.
+    pub missed_deadlines: u64,
+    /// Jobs that ran past their runtime, from the kernel's SIGXCPU
+    /// (SCHED_FLAG_DL_OVERRUN); `None` where the kernel does not offer it.
+    pub runtime_overruns: Option<u64>,
+}
+
+/// One measuring thread's largest samples in time order: what the histogram cannot keep.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadOutliers {
+    /// The CPU the thread was pinned to (none: unpinned).
+    pub cpu: Option<usize>,
+    /// From the thread's start to the end of its loop: the time the samples span.
+    pub span_ns: u64,
+    /// How many samples the buffer holds: when full, these are the largest `capacity`.
+    pub capacity: usize,
+    /// (time since the thread's start, latency), both ns, in time order.
+    pub samples: Vec<(u64, u64)>,
+}
+
+/// The priority latency threads get under fifo/rr unless told otherwise: high, but below
+/// the 99 that the kernel's own threads need.
+pub const LATENCY_DEFAULT_RT_PRIO: i32 = 95;
+
+pub const DEFAULT_LATENCY_INTERVAL_NS: u64 = 1_000_000;
+
+pub const DEFAULT_LATENCY_DURATION: Duration = Duration::from_secs(10);
+
+/// `--trace`'s help for latency: what its tracing describes.
+const LATENCY_TRACE_HELP: &str =
+    "Record the scheduler's and interrupts' tracepoints on the measured CPUs over the measured window and name \
+     what ran in each late wakeup's place: the tail's culprits (root; a private tracefs instance; needs --cpus) \
+     [default: off]";
+
+/// `schedlab latency` flags and latency experiment keys.
+#[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
+// The derived reader reads the family's own keys for its `Deserialize` (`read_with_groups`).
+#[serde(remote = "Self", rename_all = "kebab-case", default)]
+#[command(mut_arg("schedstat", |a| a.help(schedstat_help("measuring thread's"))), mut_arg("trace", |a| a.help(LATENCY_TRACE_HELP)))]
+pub struct LatencyOptions {
+    /// Wakeups per second (e.g. 85, 1000) [default: --interval 1ms]
+    #[arg(long, value_name = "HZ", value_parser = parse_frequency, conflicts_with = "interval", allow_negative_numbers = true)]
+    #[serde(deserialize_with = "de_frequency")]
+    pub freq: Option<f64>,
+
+    /// Time between wakeups, with its unit (e.g. 1ms, 200us; at least 10us) [default: 1ms]
+    #[arg(long, value_name = "TIME", value_parser = parse_interval, allow_hyphen_values = true)]
+    #[serde(deserialize_with = "de_interval")]
+    pub interval: Option<Duration>,
+
+    /// Periods per thread (samples plus overruns)
+    #[arg(long, value_name = "N", value_parser = parse_loops, conflicts_with = "duration", allow_hyphen_values = true)]
+    #[serde(deserialize_with = "de_loops")]
+    pub loops: Option<u64>,
+
+    /// How long to measure (at least one interval, at most 24h) [default: 10s]
+    #[arg(long, value_name = "TIME", value_parser = parse_trial_duration, allow_hyphen_values = true)]
+    #[serde(deserialize_with = "de_trial_duration")]
+    pub duration: Option<Duration>,
+
+    /// Scheduling policy of the measuring threads [default: other]
+    #[arg(long, value_enum, conflicts_with = "compare_policies")]
+    pub policy: Option<Policy>,
+
+    /// Static priority for fifo/rr (1-99) [default: 95]
+    #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "de_i32")]
+    pub prio: Option<i32>,
+
+    /// Measuring threads, pinned to the first N allowed CPUs [default: 1, unpinned]
+    #[arg(long, value_name = "N", conflicts_with_all = ["all_cpus", "cpus"], value_parser = parse_threads)]
+    #[serde(deserialize_with = "de_threads")]
+    pub threads: Option<u32>,
+
+    /// One pinned measuring thread per allowed CPU
+    #[arg(long, conflicts_with = "cpus")]
+    pub all_cpus: bool,
+
+    /// One pinned measuring thread per listed CPU (e.g. 0,2 or 1-3)
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
+    #[serde(deserialize_with = "de_cpus")]
+    pub cpus: Option<CpuList>,
+
+    /// Do not hold /dev/cpu_dma_latency at 0: measure the machine's idle states as configured
+    #[arg(long)]
+    pub no_dma_latency: bool,
+
+    /// Stop at the first sample above this many µs, and stop tracing if tracefs is mounted
+    #[arg(long, value_name = "US", value_parser = parse_break_us, allow_negative_numbers = true)]
+    #[serde(deserialize_with = "de_break_us")]
+    pub break_us: Option<f64>,
+
+    #[command(flatten)]
+    #[serde(skip)]
+    pub background: LoadOptions,
+
+    /// SCHED_DEADLINE: CPU time each job may use per period (e.g. 100us); with --policy deadline
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub runtime: Option<u64>,
+
+    /// SCHED_DEADLINE: time from a period's start by which its job must be done [default: --period]
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub deadline: Option<u64>,
+
+    /// SCHED_DEADLINE: time between the starts of two jobs, the sampling interval (e.g. 1ms); with --policy deadline
+    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
+    #[serde(deserialize_with = "de_reservation")]
+    pub period: Option<u64>,
+
+    #[command(flatten)]
+    #[serde(skip)]
+    pub observe: ObserveOptions,
+}
+
+read_with_groups!(LatencyOptions { background, observe });
+
+impl LatencyOptions {
+    pub fn interval_ns(&self) -> u64 {
+        match (self.freq, self.interval) {
+            (Some(hz), _) => (1e9 / hz).round() as u64,
+            (None, Some(d)) => d.as_nanos().min(u128::from(u64::MAX)) as u64,
+            (None, None) => DEFAULT_LATENCY_INTERVAL_NS,
+        }
+    }
+
+    /// One spec per policy: `compare` (from `--compare-policies`) or the one policy.
+    pub fn to_specs(&self, compare: Option<&PolicyList>) -> Result<Vec<LatencySpec>> {
+        if self.freq.is_some() && self.interval.is_some() {
+            return Err(Error::usage("--freq and --interval exclude each other: give one"));
+        }
+        if self.loops.is_some() && self.duration.is_some() {
+            return Err(Error::usage("--loops and --duration exclude each other: give one"));
+        }
+        let placement = match (self.threads, self.all_cpus, &self.cpus) {
+            (None, false, None) => Placement::Unpinned,
+            (Some(n), false, None) => Placement::FirstCpus(n),
+            (None, true, None) => Placement::AllCpus,
+            (None, false, Some(list)) if !list.0.is_empty() => Placement::Cpus(list.0.clone()),
+            (None, false, Some(_)) => return Err(Error::usage("--cpus names no CPU")),
+            _ => return Err(Error::usage("--threads, --all-cpus and --cpus exclude each other: give one")),
+        };
+        let policies = match compare {
+            Some(l) => l.0.clone(),
+            None => vec![self.policy.unwrap_or(Policy::Other)],
+        };
+        check_prio(self.prio, &policies)?;
+        let deadline = resolve_deadline(&policies, self.runtime, self.deadline, self.period)?;
+        if deadline.is_some() && placement != Placement::Unpinned {
+            return Err(Error::usage(DEADLINE_PLACEMENT));
+        }
+        if deadline.is_some() && policies.len() == 1 && (self.interval.is_some() || self.freq.is_some()) {
+            return Err(Error::usage(
+                "under --policy deadline the sampling interval is the --period: drop --interval/--freq",
+            ));
+        }
+        let length = match (self.loops, self.duration) {
+            (Some(n), _) => LatencyLength::Loops(n),
+            (None, Some(d)) => LatencyLength::Duration(d),
+            (None, None) => LatencyLength::Duration(DEFAULT_LATENCY_DURATION),
+        };
+        let load = self.background.to_spec()?;
+        policies
+            .into_iter()
+            .map(|policy| {
+                let prio = if policy.is_realtime() { self.prio.unwrap_or(LATENCY_DEFAULT_RT_PRIO) } else { 0 };
+                let deadline = deadline.filter(|_| policy.is_deadline());
+                let interval_ns = deadline.map_or_else(|| self.interval_ns(), |d| d.period_ns);
+                check_latency_length(length, interval_ns)?;
+                Ok(LatencySpec {
+                    interval_ns,
+                    length,
+                    policy,
+                    prio: resolve_priority(policy, Some(prio))?,
+                    placement: placement.clone(),
+                    hold_dma_latency: !self.no_dma_latency,
+                    break_ns: self.break_us.map(|us| (us * 1000.0) as u64),
+                    load: load.clone(),
+                    deadline,
+                    schedstat: self.observe.schedstat(),
+                    trace: self.observe.trace(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// A latency run's length against its sampling interval: at least one period, at most
+/// `MAX_TRIAL` of them.
+fn check_latency_length(length: LatencyLength, interval_ns: u64) -> Result<()> {
+    let interval = crate::model::format_ns(interval_ns);
+    match length {
+        LatencyLength::Loops(n) if n.saturating_mul(interval_ns) > max_trial_ns() => Err(Error::usage(format!(
+            "--loops {n} at an interval of {interval} is {:.0} h of periods, more than the 24 h one trial may take: \
+             give at most {} loops, or a --duration of 24h or less",
+            n as f64 * interval_ns as f64 / 3.6e12,
+            max_trial_ns() / interval_ns.max(1)
+        ))),
+        LatencyLength::Duration(d) if (d.as_nanos() as u64) < interval_ns => Err(Error::usage(format!(
+            "--duration {} is shorter than one sampling interval ({interval}): no wakeup would be sampled; give \
+             --duration {} or more (e.g. 10s), or --loops",
+            duration_arg(d.as_nanos() as u64),
+            duration_arg(interval_ns)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+pub mod figures {
+    use crate::model::figures::prelude::*;
+
+    family! {
+        SAMPLES = count("samples", "samples", Count, T(|s| Some(s.samples as f64)));
+        MIN_NS = count("min_ns", "min ns", Ns, T(|s| Some(s.min_ns as f64))).lower();
+        AVG_NS = figure("avg_ns", "avg ns", Ns, T(|s| Some(s.avg_ns))).lower();
+        P50_NS = count("p50_ns", "p50 ns", Ns, T(|s| Some(s.p50_ns? as f64))).compared(0);
+        P90_NS = count("p90_ns", "p90 ns", Ns, T(|s| Some(s.p90_ns? as f64))).lower();
+        P99_NS = count("p99_ns", "p99 ns", Ns, T(|s| Some(s.p99_ns? as f64))).compared(1).headline();
+        P999_NS = count("p999_ns", "p99.9 ns", Ns, T(|s| Some(s.p999_ns? as f64))).lower();
+        P9999_NS = count("p9999_ns", "p99.99 ns", Ns, T(|s| Some(s.p9999_ns? as f64))).lower();
+        MAX_NS = count("max_ns", "max ns", Ns, T(|s| Some(s.max_ns as f64))).compared(2);
+        OVERRUNS = count("overruns", "overruns", Count, T(|s| Some(s.overruns as f64))).lower();
+        RUN_DELAY_NS = count("run_delay_ns", "rq wait ns", Ns, T(|s| Some(s.run_delay_ns? as f64))).compared(3);
+        MIGRATIONS = count("migrations", "migrations", Count, T(|s| Some(s.migrations? as f64)));
+        MISSED_DEADLINES = count(
+            "missed_deadlines",
+            "missed deadlines",
+            Count,
+            O(|o| Some(o.latency()?.deadline?.missed_deadlines as f64)),
+        )
+        .part(Part::Deadline)
+        .lower();
+        RUNTIME_OVERRUNS = count(
+            "runtime_overruns",
+            "runtime overruns",
+            Count,
+            O(|o| Some(o.latency()?.deadline?.runtime_overruns? as f64)),
+        )
+        .part(Part::Deadline)
+        .lower();
+        THREADS = count("threads", "threads", Count, O(|o| Some(o.latency()?.threads.len() as f64))).part(Part::Run);
+        TIMER_SLACK_NS =
+            count("timer_slack_ns", "timer slack ns", Ns, O(|o| Some(o.latency()?.timer_slack_ns as f64)))
+                .part(Part::Run);
+    }
+}
