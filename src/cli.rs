@@ -42,6 +42,9 @@ pub enum Command {
     /// Your own program as a family: run it under each policy (nice, CPUs, load), in blocks, and say which is best
     #[command(after_help = COMMAND_EXAMPLES)]
     Command(CommandArgs),
+    /// A real-time task set (periodic tasks that run, sleep, lock, yield): per policy, are the deadlines met?
+    #[command(after_help = TASKSET_EXAMPLES)]
+    Taskset(TasksetArgs),
     /// Timer wakeup latency: periodic absolute sleeps, actual − ideal (hrtimers 2007, cyclictest)
     #[command(after_help = LATENCY_EXAMPLES)]
     Latency(LatencyArgs),
@@ -605,6 +608,40 @@ pub enum WorkloadFormat {
     /// The 2014 study's own line per trial: wall=… user=… system=… CPU=…% i-switched=… v-switched=…
     Classic,
 }
+
+#[derive(Args, Debug, Clone)]
+pub struct TasksetArgs {
+    #[command(flatten)]
+    pub options: crate::families::taskset::model::TasksetOptions,
+
+    /// Blocks: each runs the task set once under every policy, in random order
+    #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub repeat: u32,
+
+    /// Seed of the order within blocks [default: from the clock]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    // text: a table of the tasks per trial, then the cells' table and findings;
+    // json: one object per trial per line
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+const TASKSET_EXAMPLES: &str = "Examples:
+  schedlab taskset --policy other,fifo,deadline --repeat 5 tasks.toml
+  schedlab taskset --policy fifo --task 'name = \"ctl\", period = \"1ms\", run = \"200us\"' --load cpu
+
+tasks.toml:
+  [[task]]
+  name = \"ctl\"
+  period = \"1ms\"
+  run = \"200us\"
+
+  [[task]]
+  name = \"log\"
+  period = \"10ms\"
+  events = [{ lock = \"bus\" }, { run = \"2ms\" }, { unlock = \"bus\" }, { sleep = \"1ms\" }]";
 
 #[derive(Args, Debug, Clone)]
 pub struct CommandArgs {

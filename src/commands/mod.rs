@@ -20,6 +20,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Rusage(args) => rusage::run(&args),
         Command::Workload(args) => crate::families::workload::subcommand::run(&args),
         Command::Command(args) => crate::families::command::subcommand::run(&args),
+        Command::Taskset(args) => crate::families::taskset::subcommand::run(&args),
         Command::Latency(args) => crate::families::latency::subcommand::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Ab(args) => ab::run(&args),
@@ -42,6 +43,30 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
 
 /// Print one line of results to stdout at once (so a reader piping into `tee` sees each
 /// row as it is measured). A closed pipe (`| head`) ends the run quietly.
+/// The end of a family command run in blocks (`command`, `taskset`): the cells' table,
+/// and in text the questions between them and the findings.
+pub fn emit_cells_and_findings(records: &[crate::store::TrialRecord], format: crate::cli::TableFormat) -> Result<()> {
+    use crate::cli::TableFormat;
+    let rule = crate::report::stored::RunRule::default();
+    match format {
+        TableFormat::Json => {}
+        TableFormat::Text => {
+            emit(&format!("\n{}", crate::report::exporter::tables_text(records, &rule, format).trim_end()))?;
+            let found = crate::report::findings::findings(records);
+            if let Some(line) = crate::report::findings::questions_line(&found) {
+                emit(&format!("\n{line}"))?;
+            }
+            for f in &found {
+                emit(&format!("- {f}"))?;
+            }
+        }
+        TableFormat::Csv | TableFormat::Markdown => {
+            emit(crate::report::exporter::tables_text(records, &rule, format).trim_end())?
+        }
+    }
+    Ok(())
+}
+
 pub fn emit(line: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let written = writeln!(out, "{line}").and_then(|_| out.flush());

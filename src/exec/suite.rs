@@ -84,6 +84,29 @@ impl Trial {
         Trial { seq, experiment: 0, family: spec.family(), params, spec, repeat, estimate: Duration::ZERO }
     }
 
+    /// A family command's trials in blocks: each block runs every spec once, in an order
+    /// shuffled by `seed` (the randomised block design the run's questions rely on); each
+    /// cell is named by `params_of` its spec.
+    pub fn in_blocks(
+        specs: &[TrialSpec],
+        blocks: usize,
+        seed: u64,
+        params_of: impl Fn(&TrialSpec) -> Map<String, Json>,
+    ) -> Vec<Trial> {
+        let mut rng = crate::analysis::random::SplitMix64::new(seed);
+        let mut trials = Vec::with_capacity(specs.len() * blocks);
+        for block in 1..=blocks {
+            let mut order: Vec<usize> = (0..specs.len()).collect();
+            for i in (1..order.len()).rev() {
+                order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+            }
+            for i in order {
+                trials.push(Trial::of_command(trials.len(), specs[i].clone(), block as u32, params_of(&specs[i])));
+            }
+        }
+        trials
+    }
+
     pub fn is_warmup(&self) -> bool {
         self.repeat == 0
     }

@@ -14,6 +14,7 @@
 pub mod command;
 pub mod latency;
 pub mod ring;
+pub mod taskset;
 pub mod workload;
 
 use crate::error::Result;
@@ -26,6 +27,7 @@ use std::time::Duration;
 pub use command::model::{CommandOutcome, CommandSpec};
 use latency::Latency;
 use ring::Ring;
+use taskset::Taskset;
 use workload::Workload;
 
 /// What a family declares of itself at the model layer: its name, options, spec and figures.
@@ -140,6 +142,7 @@ pub enum Family {
     Workload,
     Latency,
     Command,
+    Taskset,
 }
 
 /// One trial of any family: what the orchestrator sends a trial process.
@@ -150,6 +153,7 @@ pub enum TrialSpec {
     Workload(<Workload as FamilyModel>::Spec),
     Latency(<Latency as FamilyModel>::Spec),
     Command(<command::Command as FamilyModel>::Spec),
+    Taskset(<Taskset as FamilyModel>::Spec),
 }
 
 /// A finished trial's measurement, of whichever family.
@@ -160,6 +164,7 @@ pub enum Outcome {
     Workload(crate::model::WorkloadOutcome),
     Latency(crate::model::LatencyOutcome),
     Command(CommandOutcome),
+    Taskset(taskset::model::TasksetOutcome),
 }
 
 /// A family's options, read from keys and values (a suite experiment's, or a stored
@@ -170,6 +175,7 @@ pub enum FamilyOptions {
     Workload(<Workload as FamilyModel>::Options),
     Latency(<Latency as FamilyModel>::Options),
     Command(<command::Command as FamilyModel>::Options),
+    Taskset(<Taskset as FamilyModel>::Options),
 }
 
 /// `body` with `F` standing for `family`'s type (its [`FamilyModel`] and the traits of the
@@ -193,6 +199,10 @@ macro_rules! with_family {
                 type $F = $crate::families::command::Command;
                 $body
             }
+            $crate::families::Family::Taskset => {
+                type $F = $crate::families::taskset::Taskset;
+                $body
+            }
         }
     };
 }
@@ -207,6 +217,7 @@ macro_rules! on_each {
             $crate::families::$enum::Workload($x) => $body,
             $crate::families::$enum::Latency($x) => $body,
             $crate::families::$enum::Command($x) => $body,
+            $crate::families::$enum::Taskset($x) => $body,
         }
     };
 }
@@ -222,10 +233,10 @@ macro_rules! into_trial_spec {
         })+
     };
 }
-into_trial_spec!(Ring: Ring, Workload: Workload, Latency: Latency, Command: command::Command);
+into_trial_spec!(Ring: Ring, Workload: Workload, Latency: Latency, Command: command::Command, Taskset: Taskset);
 
 impl Family {
-    pub const ALL: [Family; 4] = [Family::Ring, Family::Workload, Family::Latency, Family::Command];
+    pub const ALL: [Family; 5] = [Family::Ring, Family::Workload, Family::Latency, Family::Command, Family::Taskset];
 
     pub fn as_str(self) -> &'static str {
         with_family!(self, F => F::NAME)
@@ -285,6 +296,7 @@ impl TrialSpec {
             TrialSpec::Workload(_) => Family::Workload,
             TrialSpec::Latency(_) => Family::Latency,
             TrialSpec::Command(_) => Family::Command,
+            TrialSpec::Taskset(_) => Family::Taskset,
         }
     }
 
@@ -364,6 +376,13 @@ impl Outcome {
         }
     }
 
+    pub fn taskset(&self) -> Option<&taskset::model::TasksetOutcome> {
+        match self {
+            Outcome::Taskset(o) => Some(o),
+            _ => None,
+        }
+    }
+
     /// What the background load did during the trial, if it ran one.
     pub fn load(&self) -> Option<&LoadOutcome> {
         on_each!(Outcome, self, o => o.load())
@@ -400,6 +419,7 @@ impl Outcome {
             Outcome::Workload(_) => Family::Workload,
             Outcome::Latency(_) => Family::Latency,
             Outcome::Command(_) => Family::Command,
+            Outcome::Taskset(_) => Family::Taskset,
         }
     }
 
@@ -420,6 +440,7 @@ impl FamilyOptions {
             Family::Workload => serde_json::from_value(value).map(FamilyOptions::Workload),
             Family::Latency => serde_json::from_value(value).map(FamilyOptions::Latency),
             Family::Command => serde_json::from_value(value).map(FamilyOptions::Command),
+            Family::Taskset => serde_json::from_value(value).map(FamilyOptions::Taskset),
         };
         parsed.map_err(|e| e.to_string())
     }
@@ -431,6 +452,7 @@ impl FamilyOptions {
             FamilyOptions::Workload(o) => Workload::to_specs(o)?.into_iter().map(Into::into).collect(),
             FamilyOptions::Latency(o) => Latency::to_specs(o)?.into_iter().map(Into::into).collect(),
             FamilyOptions::Command(o) => command::Command::to_specs(o)?.into_iter().map(Into::into).collect(),
+            FamilyOptions::Taskset(o) => Taskset::to_specs(o)?.into_iter().map(Into::into).collect(),
         })
     }
 }

@@ -20,8 +20,8 @@ pub fn outcome(family: Family, figures: &Json, histogram: Option<Vec<(u64, u64)>
         Family::Ring => ring(figures).map(Outcome::Ring),
         Family::Workload => workload(figures).map(Outcome::Workload),
         Family::Latency => latency(figures, histogram.unwrap_or_default()).map(Outcome::Latency),
-        // 0.1.0 had no command family.
-        Family::Command => None,
+        // 0.1.0 had only the three classic families.
+        _ => None,
     }
 }
 

@@ -3,17 +3,14 @@
 //! trial pipeline; then the table of the cells and, with two policies or more, which is
 //! best and the evidence (the run's findings, as a suite's).
 
-use crate::analysis::random::SplitMix64;
 use crate::cli::{CommandArgs, TableFormat};
-use crate::commands::{emit, progress_bar};
+use crate::commands::{emit, emit_cells_and_findings, progress_bar};
 use crate::error::Result;
 use crate::exec::pipeline::Pipeline;
 use crate::exec::preflight;
 use crate::exec::runner::{Extras, Orchestrator, TrialNotes};
 use crate::exec::suite::Trial;
-use crate::model::{CommandSpec, TrialSpec};
-use crate::report::exporter::tables_text;
-use crate::report::stored::RunRule;
+use crate::model::TrialSpec;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
 use serde_json::Value;
@@ -34,7 +31,14 @@ pub fn run(args: &CommandArgs) -> Result<i32> {
     let format = args.output.format();
     let blocks = args.repeat as usize;
     let seed = args.seed.unwrap_or_else(|| crate::sys::clock::monotonic_ns() ^ u64::from(std::process::id()));
-    let trials = plan(&specs, blocks, seed);
+    let all: Vec<TrialSpec> = specs.iter().cloned().map(TrialSpec::Command).collect();
+    let trials = Trial::in_blocks(&all, blocks, seed, |spec| {
+        let TrialSpec::Command(c) = spec else { return serde_json::Map::new() };
+        serde_json::Map::from_iter([
+            ("cmd".to_string(), Value::from(c.argv.clone())),
+            ("policy".to_string(), Value::from(c.policy.as_str())),
+        ])
+    });
     let bar = progress_bar(trials.len() as u64, "runs");
     let mut pipeline = Pipeline::new(&mut orchestrator, &bar, Extras::default());
     // A JSON line per run as it ends; the tables and findings wait for them all.
@@ -56,42 +60,6 @@ pub fn run(args: &CommandArgs) -> Result<i32> {
     let label = |t: &Trial| format!("block {}/{blocks}: {}", t.repeat, t.spec.policy());
     let records = pipeline.run_all(&trials, &mut [&mut live], label, |_| 1)?;
     let exit_code = pipeline.exit_code();
-    match format {
-        TableFormat::Json => {}
-        TableFormat::Text => {
-            emit(tables_text(&records, &RunRule::default(), format).trim_end())?;
-            let found = crate::report::findings::findings(&records);
-            if let Some(line) = crate::report::findings::questions_line(&found) {
-                emit(&format!("\n{line}"))?;
-            }
-            for f in &found {
-                emit(&format!("- {f}"))?;
-            }
-        }
-        TableFormat::Csv | TableFormat::Markdown => {
-            emit(tables_text(&records, &RunRule::default(), format).trim_end())?
-        }
-    }
+    emit_cells_and_findings(&records, format)?;
     Ok(exit_code)
-}
-
-/// The runs in order: block by block, each policy once per block in a shuffled order.
-fn plan(specs: &[CommandSpec], blocks: usize, seed: u64) -> Vec<Trial> {
-    let mut rng = SplitMix64::new(seed);
-    let mut trials = Vec::with_capacity(specs.len() * blocks);
-    for block in 1..=blocks {
-        let mut order: Vec<usize> = (0..specs.len()).collect();
-        for i in (1..order.len()).rev() {
-            order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
-        }
-        for i in order {
-            let spec = &specs[i];
-            let params = serde_json::Map::from_iter([
-                ("cmd".to_string(), Value::from(spec.argv.clone())),
-                ("policy".to_string(), Value::from(spec.policy.as_str())),
-            ]);
-            trials.push(Trial::of_command(trials.len(), TrialSpec::Command(spec.clone()), block as u32, params));
-        }
-    }
-    trials
 }

@@ -1,0 +1,58 @@
+//! The taskset family: a described real-time task set (periodic tasks whose activations
+//! run, sleep, lock and yield, rt-app's model) under a policy per trial; whether each
+//! policy meets the deadlines and how near it comes.
+
+pub mod kernel;
+pub mod model;
+pub mod report;
+pub mod subcommand;
+pub mod trial;
+
+use crate::error::Result;
+use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec};
+use crate::model::figures::Figure;
+use crate::model::{LoadSpec, Policy};
+use model::{TasksetOptions, TasksetOutcome, TasksetSpec};
+use std::time::Duration;
+
+/// The taskset family's type, for the traits every layer reaches a family through.
+pub struct Taskset;
+
+impl FamilyModel for Taskset {
+    const NAME: &'static str = "taskset";
+    type Options = TasksetOptions;
+    type Spec = TasksetSpec;
+
+    fn figures() -> &'static [&'static Figure] {
+        model::figures::ALL
+    }
+
+    /// The task list is a list itself.
+    fn whole_value_keys() -> &'static [&'static str] {
+        &["tasks"]
+    }
+
+    fn key_hint(key: &str) -> Option<&'static str> {
+        (key == "task").then_some(
+            "a suite lists its tasks as tables: tasks = [{ name = \"ctl\", period = \"1ms\", run = \"200us\" }, …]",
+        )
+    }
+
+    fn to_specs(options: &TasksetOptions) -> Result<Vec<TasksetSpec>> {
+        options.to_specs()
+    }
+}
+
+impl FamilySpec for TasksetSpec {
+    fn load(&self) -> &LoadSpec {
+        &self.load
+    }
+    fn policy(&self) -> Policy {
+        self.policy
+    }
+    fn least_length(&self) -> Option<Duration> {
+        Some(self.duration)
+    }
+}
+
+outcome_with_load_and_steal!(TasksetOutcome);

@@ -1,0 +1,529 @@
+//! The taskset family's model: a described real-time task set (rt-app's model: periodic
+//! tasks whose activations run, sleep, take named mutexes and yield), run under one policy
+//! per trial; its options, spec, outcome and figures.
+
+use crate::error::{Error, Result};
+use crate::model::load::LoadSpec;
+use crate::model::options::{check_nice, de_duration, de_i32, de_policies, read_family, read_with_groups, LoadOptions};
+use crate::model::parse::*;
+use crate::model::{format_ns, DeadlineParams, LoadOutcome, Policy, Steal};
+use clap::Args;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value as Json;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// How long each trial's task set runs unless told otherwise.
+pub const DEFAULT_TASKSET_DURATION: Duration = Duration::from_secs(5);
+/// The highest priority rate-monotonic assignment gives (the shortest period's).
+pub const DEFAULT_TOP_PRIO: i32 = 80;
+/// The most instances of one task.
+pub const MAX_COUNT: u32 = 256;
+
+/// `schedlab taskset` flags and taskset experiment keys.
+#[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(remote = "Self", rename_all = "kebab-case", default)]
+pub struct TasksetOptions {
+    /// Policies to compare: one or a list of other,fifo,rr,deadline (fifo and rr get rate-monotonic priorities:
+    /// the shorter the period, the higher) [default: other]
+    #[arg(long, value_name = "LIST", value_parser = parse_policies)]
+    #[serde(deserialize_with = "de_policies")]
+    pub policy: Option<PolicyList>,
+
+    /// The highest static priority rate-monotonic assignment gives, for fifo/rr (1-99); a task's own prio wins [default: 80]
+    #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "de_i32")]
+    pub prio: Option<i32>,
+
+    /// Nice value (-20..19) of every task under other
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[serde(deserialize_with = "de_i32")]
+    pub nice: Option<i32>,
+
+    /// How long each trial runs the task set [default: 5s]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    #[serde(deserialize_with = "de_duration")]
+    pub duration: Option<Duration>,
+
+    #[command(flatten)]
+    #[serde(skip)]
+    pub background: LoadOptions,
+
+    /// A task, as an inline TOML table: 'name = "ctl", period = "1ms", run = "200us"' (keys: name, count, period,
+    /// deadline, run, events, prio, runtime); repeat for more. In a suite: tasks = [{ name = "ctl", … }, …]
+    #[arg(long = "task", value_name = "TABLE", value_parser = parse_task_flag)]
+    pub tasks: Vec<TaskDecl>,
+
+    /// A TOML file of [[task]] tables (the same keys), read before any --task
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+read_with_groups!(TasksetOptions { background });
+
+/// One event of a task's activation, in order: its activation starts at its period's
+/// timer (the implicit first event), then these run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Event {
+    /// Busy for this much of the thread's own CPU time (CLOCK_THREAD_CPUTIME_ID), not a
+    /// calibrated loop: time taken away by preemption does not count.
+    Run(u64),
+    /// Sleep this long (relative).
+    Sleep(u64),
+    /// Take the named mutex; with `pi`, one with priority inheritance.
+    Lock {
+        name: String,
+        pi: bool,
+    },
+    Unlock(String),
+    Yield,
+}
+
+/// A task as the user describes it (validated into a [`TaskSpec`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TaskDecl {
+    pub name: String,
+    pub count: u32,
+    pub period_ns: u64,
+    pub deadline_ns: Option<u64>,
+    pub events: Vec<Event>,
+    pub prio: Option<i32>,
+    pub runtime_ns: Option<u64>,
+}
+
+/// The keys of a task table, before validation.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskTable {
+    name: String,
+    count: Option<u32>,
+    period: Json,
+    deadline: Option<Json>,
+    run: Option<Json>,
+    events: Option<Vec<Json>>,
+    prio: Option<i32>,
+    runtime: Option<Json>,
+}
+
+/// A time written with its unit ("1ms", "250us"): a bare number could be s, ms or µs.
+fn time_ns(what: &str, value: &Json) -> std::result::Result<u64, String> {
+    match value {
+        Json::String(text) => parse_duration(text).map(|d| d.as_nanos() as u64).map_err(|e| format!("{what}: {e}")),
+        other => Err(format!("{what}: {other} is not a time: write it with its unit, e.g. \"1ms\"")),
+    }
+}
+
+/// One event table: exactly one of run, sleep, lock (with `pi`), unlock, yield.
+fn event(task: &str, value: &Json) -> std::result::Result<Event, String> {
+    let Json::Object(map) = value else {
+        return Err(format!("task {task}: an event is a table, e.g. {{ run = \"100us\" }}, not {value}"));
+    };
+    let kinds: Vec<&String> = map.keys().filter(|k| k.as_str() != "pi").collect();
+    let [kind] = kinds.as_slice() else {
+        return Err(format!(
+            "task {task}: an event has exactly one of run, sleep, lock, unlock, yield (got {})",
+            kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    };
+    let pi = map.get("pi").map(|v| v.as_bool().ok_or("pi is true or false"));
+    let pi = pi.transpose().map_err(|e| format!("task {task}: {e}"))?;
+    if pi.is_some() && kind.as_str() != "lock" {
+        return Err(format!("task {task}: pi belongs to a lock event"));
+    }
+    let name_of = |v: &Json| v.as_str().map(str::to_string).ok_or(format!("task {task}: {kind} names a mutex"));
+    let v = &map[kind.as_str()];
+    Ok(match kind.as_str() {
+        "run" => Event::Run(time_ns(&format!("task {task}: run"), v)?),
+        "sleep" => Event::Sleep(time_ns(&format!("task {task}: sleep"), v)?),
+        "lock" => Event::Lock { name: name_of(v)?, pi: pi.unwrap_or(true) },
+        "unlock" => Event::Unlock(name_of(v)?),
+        "yield" => Event::Yield,
+        other => {
+            return Err(format!(
+                "task {task}: unknown event '{other}': schedlab runs run, sleep, lock, unlock and yield (barrier and \
+                 rt-app's other events are not supported)"
+            ))
+        }
+    })
+}
+
+impl TaskDecl {
+    fn from_table(t: TaskTable) -> std::result::Result<TaskDecl, String> {
+        let name = t.name;
+        let mut events = Vec::new();
+        if let Some(run) = &t.run {
+            events.push(Event::Run(time_ns(&format!("task {name}: run"), run)?));
+        }
+        for e in t.events.iter().flatten() {
+            events.push(event(&name, e)?);
+        }
+        Ok(TaskDecl {
+            count: t.count.unwrap_or(1),
+            period_ns: time_ns(&format!("task {name}: period"), &t.period)?,
+            deadline_ns: t.deadline.as_ref().map(|d| time_ns(&format!("task {name}: deadline"), d)).transpose()?,
+            runtime_ns: t.runtime.as_ref().map(|d| time_ns(&format!("task {name}: runtime"), d)).transpose()?,
+            prio: t.prio,
+            name,
+            events,
+        })
+    }
+
+    /// CPU time one activation asks for: its run events.
+    pub fn run_ns(&self) -> u64 {
+        self.events.iter().map(|e| if let Event::Run(ns) = e { *ns } else { 0 }).sum()
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskDecl {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let value = Json::deserialize(d)?;
+        // A stored spec's form (its events typed), or a suite's table.
+        if value.get("period_ns").is_some() {
+            #[derive(Deserialize)]
+            struct Stored {
+                name: String,
+                count: u32,
+                period_ns: u64,
+                deadline_ns: Option<u64>,
+                events: Vec<Event>,
+                prio: Option<i32>,
+                runtime_ns: Option<u64>,
+            }
+            let s: Stored = serde_json::from_value(value).map_err(serde::de::Error::custom)?;
+            return Ok(TaskDecl {
+                name: s.name,
+                count: s.count,
+                period_ns: s.period_ns,
+                deadline_ns: s.deadline_ns,
+                events: s.events,
+                prio: s.prio,
+                runtime_ns: s.runtime_ns,
+            });
+        }
+        let table: TaskTable = serde_json::from_value(value).map_err(serde::de::Error::custom)?;
+        TaskDecl::from_table(table).map_err(serde::de::Error::custom)
+    }
+}
+
+/// `--task 'name = "a", period = "1ms", run = "200us"'`.
+fn parse_task_flag(text: &str) -> std::result::Result<TaskDecl, String> {
+    let doc: toml::Table =
+        toml::from_str(&format!("task = {{ {text} }}")).map_err(|e| format!("not a TOML table: {e}"))?;
+    let value = serde_json::to_value(&doc["task"]).map_err(|e| e.to_string())?;
+    serde_json::from_value(value).map_err(|e| e.to_string())
+}
+
+/// The tasks of a TOML file of `[[task]]` tables.
+pub fn read_task_file(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::usage(format!("cannot read the task set {}: {}", path.display(), crate::error::describe_io(&e)))
+    })?;
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        #[serde(default)]
+        task: Vec<Json>,
+    }
+    let file: File = toml::from_str(&text).map_err(|e| Error::usage(format!("{}: {e}", path.display())))?;
+    file.task
+        .into_iter()
+        .map(|t| serde_json::from_value(t).map_err(|e| Error::usage(format!("{}: {e}", path.display()))))
+        .collect()
+}
+
+/// One task as a trial runs it: validated, with its policy's priority or reservation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskSpec {
+    pub name: String,
+    pub count: u32,
+    pub period_ns: u64,
+    pub deadline_ns: u64,
+    pub events: Vec<Event>,
+    /// The static priority under fifo/rr (0 otherwise).
+    pub prio: i32,
+    /// The SCHED_DEADLINE reservation of each instance, under deadline.
+    pub reservation: Option<DeadlineParams>,
+}
+
+impl TaskSpec {
+    pub fn run_ns(&self) -> u64 {
+        self.events.iter().map(|e| if let Event::Run(ns) = e { *ns } else { 0 }).sum()
+    }
+
+    /// The CPU share the task's instances ask for: run / period, times its count.
+    pub fn utilisation(&self) -> f64 {
+        self.run_ns() as f64 / self.period_ns as f64 * f64::from(self.count)
+    }
+}
+
+/// One trial: the task set under one policy.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TasksetSpec {
+    pub tasks: Vec<TaskSpec>,
+    pub policy: Policy,
+    pub nice: Option<i32>,
+    pub duration: Duration,
+    #[serde(default, skip_serializing_if = "LoadSpec::is_none")]
+    pub load: LoadSpec,
+}
+
+impl TasksetSpec {
+    pub fn utilisation(&self) -> f64 {
+        self.tasks.iter().map(TaskSpec::utilisation).sum()
+    }
+
+    pub fn threads(&self) -> usize {
+        self.tasks.iter().map(|t| t.count as usize).sum()
+    }
+}
+
+/// Check one task's events: every time positive, the run within the period, each mutex
+/// unlocked by the task that holds it, in order, and none held at the activation's end.
+fn check_task(t: &TaskDecl) -> Result<()> {
+    let name = &t.name;
+    if name.is_empty() {
+        return Err(Error::usage("a task needs a name"));
+    }
+    if t.count == 0 || t.count > MAX_COUNT {
+        return Err(Error::usage(format!("task {name}: count {} is not in 1..={MAX_COUNT}", t.count)));
+    }
+    if t.period_ns < 10_000 {
+        return Err(Error::usage(format!("task {name}: a period of {} is below 10 µs", format_ns(t.period_ns))));
+    }
+    let deadline = t.deadline_ns.unwrap_or(t.period_ns);
+    if deadline == 0 || deadline > t.period_ns {
+        return Err(Error::usage(format!(
+            "task {name}: its deadline ({}) must be above 0 and at most its period ({})",
+            format_ns(deadline),
+            format_ns(t.period_ns)
+        )));
+    }
+    if t.events.is_empty() {
+        return Err(Error::usage(format!("task {name}: nothing to do: give run = \"200us\" or events = [...]")));
+    }
+    if t.run_ns() > t.period_ns {
+        return Err(Error::usage(format!(
+            "task {name}: its run events ({}) are longer than its period ({}): no activation could finish before \
+             the next; shorten the run or lengthen the period",
+            format_ns(t.run_ns()),
+            format_ns(t.period_ns)
+        )));
+    }
+    let mut held: Vec<&str> = Vec::new();
+    for e in &t.events {
+        match e {
+            Event::Run(0) | Event::Sleep(0) => {
+                return Err(Error::usage(format!("task {name}: a run or sleep of 0 does nothing: remove it")))
+            }
+            Event::Lock { name: m, .. } if held.contains(&m.as_str()) => {
+                return Err(Error::usage(format!("task {name}: locks mutex '{m}' it already holds (a deadlock)")))
+            }
+            Event::Lock { name: m, .. } => held.push(m),
+            Event::Unlock(m) => match held.iter().rposition(|h| h == m) {
+                Some(i) => {
+                    held.remove(i);
+                }
+                None => {
+                    return Err(Error::usage(format!(
+                        "task {name}: unlocks mutex '{m}', which it does not hold there: add {{ lock = \"{m}\" }} \
+                         before it"
+                    )))
+                }
+            },
+            _ => {}
+        }
+    }
+    if let Some(m) = held.first() {
+        return Err(Error::usage(format!(
+            "task {name}: ends its activation holding mutex '{m}': add {{ unlock = \"{m}\" }} at the end"
+        )));
+    }
+    Ok(())
+}
+
+impl TasksetOptions {
+    /// The tasks of the file, then of the flags (a suite's `tasks`).
+    pub fn task_decls(&self) -> Result<Vec<TaskDecl>> {
+        let mut tasks = match &self.file {
+            Some(path) => read_task_file(path)?,
+            None => Vec::new(),
+        };
+        tasks.extend(self.tasks.iter().cloned());
+        Ok(tasks)
+    }
+
+    pub fn to_specs(&self) -> Result<Vec<TasksetSpec>> {
+        let decls = self.task_decls()?;
+        if decls.is_empty() {
+            return Err(Error::usage(
+                "no task to run: give a FILE of [[task]] tables or --task 'name = \"a\", period = \"1ms\", run = \
+                 \"200us\"' (tasks = [...] in a suite)",
+            ));
+        }
+        let mut names: Vec<&str> = decls.iter().map(|t| t.name.as_str()).collect();
+        names.sort_unstable();
+        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+            return Err(Error::usage(format!("two tasks are named '{}'", w[0])));
+        }
+        for t in &decls {
+            check_task(t)?;
+        }
+        let policies = self.policy.as_ref().map_or(vec![Policy::Other], |p| p.0.clone());
+        if let Some(p) = policies.iter().find(|p| matches!(p, Policy::Batch | Policy::Idle)) {
+            return Err(Error::usage(format!(
+                "--policy {p} is not offered for a task set: use other, fifo, rr or deadline"
+            )));
+        }
+        check_nice(self.nice, &policies)?;
+        let top = self.prio.unwrap_or(DEFAULT_TOP_PRIO);
+        if !(1..=99).contains(&top) {
+            return Err(Error::usage(format!("--prio {top} is out of range: use 1 to 99")));
+        }
+        let duration = self.duration.unwrap_or(DEFAULT_TASKSET_DURATION);
+        let longest = decls.iter().map(|t| t.period_ns).max().unwrap_or(0);
+        if (duration.as_nanos() as u64) < longest {
+            return Err(Error::usage(format!(
+                "--duration {} is shorter than the longest period ({}): give at least one activation of each task",
+                duration_arg(duration.as_nanos() as u64),
+                duration_arg(longest)
+            )));
+        }
+        let load = self.background.to_spec()?;
+        // Rate-monotonic: the shorter the period, the higher the priority.
+        let mut periods: Vec<u64> = decls.iter().map(|t| t.period_ns).collect();
+        periods.sort_unstable();
+        periods.dedup();
+        let rate_monotonic = |period: u64| (top - periods.iter().position(|&p| p == period).unwrap_or(0) as i32).max(1);
+        policies
+            .iter()
+            .map(|&policy| {
+                let tasks = decls
+                    .iter()
+                    .map(|t| {
+                        let deadline_ns = t.deadline_ns.unwrap_or(t.period_ns);
+                        let prio = match policy {
+                            Policy::Fifo | Policy::Rr => t.prio.unwrap_or_else(|| rate_monotonic(t.period_ns)),
+                            _ => 0,
+                        };
+                        if !(0..=99).contains(&prio) {
+                            return Err(Error::usage(format!("task {}: prio {prio} is out of range 1-99", t.name)));
+                        }
+                        let reservation = policy.is_deadline().then(|| reservation(t, deadline_ns)).transpose()?;
+                        Ok(TaskSpec {
+                            name: t.name.clone(),
+                            count: t.count,
+                            period_ns: t.period_ns,
+                            deadline_ns,
+                            events: t.events.clone(),
+                            prio,
+                            reservation,
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(TasksetSpec {
+                    tasks,
+                    policy,
+                    nice: self.nice.filter(|_| policy.takes_nice()),
+                    duration,
+                    load: load.clone(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// A task's SCHED_DEADLINE reservation: its `runtime`, or its run events with a quarter
+/// more for what the kernel counts beside them (wakeup, the timer, the switch), within
+/// its deadline.
+fn reservation(t: &TaskDecl, deadline_ns: u64) -> Result<DeadlineParams> {
+    let runtime_ns = t.runtime_ns.unwrap_or_else(|| (t.run_ns() + t.run_ns() / 4).min(deadline_ns));
+    if runtime_ns < DeadlineParams::MIN_NS || runtime_ns > deadline_ns {
+        return Err(Error::usage(format!(
+            "task {}: a runtime of {} must be at least 1024 ns and at most its deadline ({})",
+            t.name,
+            format_ns(runtime_ns),
+            format_ns(deadline_ns)
+        )));
+    }
+    Ok(DeadlineParams { runtime_ns, deadline_ns, period_ns: t.period_ns })
+}
+
+/// One task's activations, summed up.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskStats {
+    pub name: String,
+    pub instances: u32,
+    pub activations: u64,
+    /// Activations that finished after their deadline.
+    pub misses: u64,
+    /// Timer expiry (the activation's ideal start) to running.
+    pub wake_p50_ns: u64,
+    pub wake_p99_ns: u64,
+    pub wake_max_ns: u64,
+    /// Ideal start to completion.
+    pub response_p50_ns: u64,
+    pub response_p99_ns: u64,
+    pub response_max_ns: u64,
+    /// Deadline − completion: negative is a miss.
+    pub slack_min_ns: i64,
+    /// The CPU time an activation actually got (mean).
+    pub run_mean_ns: f64,
+}
+
+/// A finished task-set trial.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TasksetOutcome {
+    pub tasks: Vec<TaskStats>,
+    pub activations: u64,
+    pub misses: u64,
+    /// The 99th percentile over every activation of response / relative deadline, in %:
+    /// under 100 the deadlines are met at p99; the smaller, the more room.
+    pub deadline_use_p99_pct: f64,
+    pub wake_p99_ns: u64,
+    pub response_p99_ns: u64,
+    pub slack_min_ns: i64,
+    /// The highest miss ratio of any one task, in %.
+    pub worst_task_miss_pct: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadOutcome>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal: Option<Steal>,
+    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<crate::model::settings::CgroupFigures>,
+}
+
+impl TasksetOutcome {
+    pub fn miss_pct(&self) -> Option<f64> {
+        (self.activations > 0).then(|| 100.0 * self.misses as f64 / self.activations as f64)
+    }
+}
+
+/// The task set's figures: whether deadlines are met and how near they come.
+pub mod figures {
+    use crate::model::figures::prelude::*;
+
+    family! {
+        ACTIVATIONS = count("activations", "activations", Count, O(|o| Some(o.taskset()?.activations as f64)));
+        MISSES = count("misses", "misses", Count, O(|o| Some(o.taskset()?.misses as f64))).lower();
+        MISS_PCT = figure("miss_pct", "miss %", Percent, O(|o| o.taskset()?.miss_pct())).compared(1);
+        WORST_TASK_MISS_PCT =
+            figure("worst_task_miss_pct", "worst task miss %", Percent, O(|o| Some(o.taskset()?.worst_task_miss_pct)))
+                .lower();
+        DEADLINE_USE_P99_PCT = figure(
+            "deadline_use_p99_pct",
+            "deadline use p99 %",
+            Percent,
+            O(|o| Some(o.taskset()?.deadline_use_p99_pct)),
+        )
+        .compared(0)
+        .headline();
+        WAKE_P99_NS = count("wake_p99_ns", "wake p99 ns", Ns, O(|o| Some(o.taskset()?.wake_p99_ns as f64))).compared(2);
+        RESPONSE_P99_NS =
+            count("response_p99_ns", "response p99 ns", Ns, O(|o| Some(o.taskset()?.response_p99_ns as f64))).lower();
+        SLACK_MIN_NS =
+            count("slack_min_ns", "slack min ns", Ns, O(|o| Some(o.taskset()?.slack_min_ns as f64))).higher();
+    }
+}

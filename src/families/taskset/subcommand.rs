@@ -1,0 +1,70 @@
+//! `schedlab taskset FILE`: a described task set under each policy asked for, in blocks of
+//! random order through the one trial pipeline; per trial a table of its tasks, then the
+//! table of the cells and, with two policies or more, which keeps furthest from the
+//! deadlines and the evidence (the run's findings, as a suite's).
+
+use crate::cli::{TableFormat, TasksetArgs};
+use crate::commands::{emit, emit_cells_and_findings, progress_bar};
+use crate::error::Result;
+use crate::exec::pipeline::Pipeline;
+use crate::exec::preflight;
+use crate::exec::runner::{Extras, Orchestrator, TrialNotes};
+use crate::exec::suite::Trial;
+use crate::model::TrialSpec;
+use crate::store::TrialRecord;
+use indicatif::ProgressBar;
+use serde_json::Value;
+use std::time::Duration;
+
+pub fn run(args: &TasksetArgs) -> Result<i32> {
+    let specs = args.options.to_specs()?;
+    // The signal watch comes first: every thread started later inherits the blocked mask.
+    let limit = specs.iter().map(|s| s.duration).max().unwrap_or_default() * 2 + Duration::from_secs(60);
+    let mut orchestrator = Orchestrator::new(limit)?;
+    for spec in &specs {
+        super::trial::preflight(spec)?;
+    }
+    if let Some(spec) = specs.first() {
+        preflight::load(&spec.load)?;
+    }
+    let format = args.output.format();
+    let blocks = args.repeat as usize;
+    let seed = args.seed.unwrap_or_else(|| crate::sys::clock::monotonic_ns() ^ u64::from(std::process::id()));
+    let all: Vec<TrialSpec> = specs.iter().cloned().map(TrialSpec::Taskset).collect();
+    let trials = Trial::in_blocks(&all, blocks, seed, |spec| {
+        serde_json::Map::from_iter([("policy".to_string(), Value::from(spec.policy().as_str()))])
+    });
+    if format == TableFormat::Text {
+        emit(&format!(
+            "schedlab: {} task(s), {} thread(s), {:.0}% of a CPU, {} s a trial, under {}; {blocks} block(s) in random \
+             order (seed {seed})",
+            specs[0].tasks.len(),
+            specs[0].threads(),
+            specs[0].utilisation() * 100.0,
+            specs[0].duration.as_secs_f64(),
+            specs.iter().map(|s| s.policy.as_str()).collect::<Vec<_>>().join(", ")
+        ))?;
+    }
+    let bar = progress_bar(trials.len() as u64, "trials");
+    let mut pipeline = Pipeline::new(&mut orchestrator, &bar, Extras::default());
+    let mut live = |trial: &Trial, record: &TrialRecord, _: &TrialNotes, bar: &ProgressBar| -> Result<()> {
+        let TrialSpec::Taskset(spec) = &trial.spec else { return Ok(()) };
+        match format {
+            TableFormat::Json => {
+                let line = super::report::line(spec, trial.repeat as usize, &record.status, record.outcome.as_ref());
+                bar.suspend(|| emit(&Value::Object(line).to_string()))
+            }
+            TableFormat::Text => {
+                let Some(o) = record.outcome.as_ref().and_then(|o| o.taskset()) else { return Ok(()) };
+                let title = format!("block {}: {}", trial.repeat, spec.policy);
+                bar.suspend(|| emit(&format!("\n{title}\n{}", super::report::task_table(spec, o).render().trim_end())))
+            }
+            TableFormat::Csv | TableFormat::Markdown => Ok(()),
+        }
+    };
+    let label = |t: &Trial| format!("block {}/{blocks}: {}", t.repeat, t.spec.policy());
+    let records = pipeline.run_all(&trials, &mut [&mut live], label, |_| 1)?;
+    let exit_code = pipeline.exit_code();
+    emit_cells_and_findings(&records, format)?;
+    Ok(exit_code)
+}

@@ -1,0 +1,64 @@
+//! The task set's trial in the executor: its checks (each task's policy, priority or
+//! reservation, and the deadline bandwidth it asks for), its run in the trial process.
+
+use super::model::TasksetSpec;
+use crate::error::{Error, Result};
+use crate::exec::family::FamilyTrial;
+use crate::exec::preflight;
+use crate::exec::runner::{Extras, Reply};
+use crate::model::Outcome;
+use crate::sys::{load, sched};
+
+/// Can every task have its policy, and does the set fit the machine's real-time or
+/// deadline bandwidth?
+pub fn preflight(spec: &TasksetSpec) -> Result<()> {
+    let cpus = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?.len() as f64;
+    let utilisation = spec.utilisation();
+    if spec.policy.is_deadline() {
+        let asked: f64 = spec.tasks.iter().filter_map(|t| Some(t.reservation?.bandwidth() * f64::from(t.count))).sum();
+        let share =
+            sched::RtThrottling::read().filter(|t| t.is_on()).map_or(1.0, |t| t.runtime_us as f64 / t.period_us as f64);
+        if asked > cpus * share {
+            return Err(Error::usage(format!(
+                "the task set's reservations ask for {:.0}% of a CPU, more than SCHED_DEADLINE admits here ({} CPU(s) \
+                 × {:.0}% = {:.0}%): shorten the runs or runtimes, or lengthen the periods",
+                asked * 100.0,
+                cpus,
+                share * 100.0,
+                cpus * share * 100.0
+            )));
+        }
+    } else if utilisation > cpus {
+        return Err(Error::usage(format!(
+            "the task set needs {:.0}% of a CPU but {} CPU(s) give {:.0}%: no policy could meet its deadlines",
+            utilisation * 100.0,
+            cpus,
+            cpus * 100.0
+        )));
+    }
+    for task in &spec.tasks {
+        preflight::scheduling(spec.policy, task.prio, task.reservation.as_ref(), spec.threads())?;
+    }
+    if let Some(nice) = spec.nice {
+        sched::probe_nice(nice)?;
+    }
+    Ok(())
+}
+
+impl FamilyTrial for TasksetSpec {
+    fn preflight(&self) -> Result<()> {
+        preflight(self)
+    }
+
+    fn measure(&self, _repeat: u32, _extras: &Extras) -> Result<Reply> {
+        preflight(self)?;
+        let load_plan = preflight::load(&self.load)?;
+        let (mut outcome, load) = load::beside(load_plan.as_ref(), || super::kernel::run(self))?;
+        outcome.load = load;
+        Reply::ok(Outcome::Taskset(outcome))
+    }
+
+    fn estimate_s(&self, _cpus: f64) -> f64 {
+        self.duration.as_secs_f64() + 0.05
+    }
+}
