@@ -252,12 +252,23 @@ pub struct AbArgs {
     pub suite: String,
 
     /// Shell command (`sh -c`) that puts the machine in state A; run before every A block
-    #[arg(long, value_name = "CMD", value_parser = parse_command)]
-    pub a_setup: String,
+    #[arg(long, value_name = "CMD", value_parser = parse_command, required_unless_present = "a_set")]
+    pub a_setup: Option<String>,
 
     /// Shell command that puts the machine in state B; run before every B block
-    #[arg(long, value_name = "CMD", value_parser = parse_command)]
-    pub b_setup: String,
+    #[arg(long, value_name = "CMD", value_parser = parse_command, required_unless_present = "b_set")]
+    pub b_setup: Option<String>,
+
+    /// A setting of side A, switched before every A block, checked, recorded and switched
+    /// back after it (repeatable; a line of TOML, as a suite writes it):
+    /// 'sysctl.kernel.sched_rt_runtime_us = 980000', 'cgroup = { max = "50ms/100ms" }',
+    /// 'cgroup = { weight = 100 }', 'scx = "rusty"', 'governor = "performance"', 'smt = "off"'
+    #[arg(long, value_name = "SETTING")]
+    pub a_set: Vec<String>,
+
+    /// A setting of side B (as --a-set)
+    #[arg(long, value_name = "SETTING")]
+    pub b_set: Vec<String>,
 
     /// Shell command run after every A block, also when the session stops early
     #[arg(long, value_name = "CMD", value_parser = parse_command)]

@@ -13,6 +13,10 @@
 //! decides whether A or B goes first, and each block runs its trials in its own random
 //! order. The suite's warm-ups run at the start of each side's first block.
 //!
+//! A side may also name typed settings (`--a-set`, `model::settings`): switched after its
+//! setup and back before its cleanup, each read back, recorded in the side's options and
+//! fingerprint, and restored on every way out (`sys::settings`).
+//!
 //! Before each block the side's setup command runs (`sh -c`, SCHED_OTHER, its output on
 //! our stderr, not waited on beyond its own exit, so it may leave a background process
 //! running); after the block, the side's cleanup, whatever happened: a failed setup, a
@@ -43,6 +47,7 @@ use crate::exec::pipeline::{Pipeline, StoreSink};
 use crate::exec::runner::{Extras, Orchestrator};
 use crate::exec::suite::{self, format_estimate, Suite};
 use crate::model::run::{AbSide, RunOptions};
+use crate::model::settings::Settings;
 use crate::report::compare::{self, Verdict};
 use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, Store};
 use crate::sys::machine::{Machine, StoredMachine};
@@ -121,10 +126,26 @@ pub fn plan(suite: &Suite, blocks: u32, seed: u64) -> Vec<Block> {
     out
 }
 
-/// A side's commands.
+/// A side's commands and settings.
 struct Commands<'a> {
-    setup: &'a str,
+    setup: Option<&'a str>,
     cleanup: Option<&'a str>,
+    /// Switched after the setup and back before the cleanup (`sys::settings`).
+    settings: Settings,
+}
+
+impl Commands<'_> {
+    /// "setup `CMD`, settings sysctl kernel.x=1": what the block's line says it switches.
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(setup) = self.setup {
+            parts.push(format!("setup `{setup}`"));
+        }
+        if !self.settings.is_empty() {
+            parts.push(format!("settings {}", self.settings.describe()));
+        }
+        parts.join(", ")
+    }
 }
 
 /// Run a setup (`cleanup` false) or cleanup command to its end. A setup is stopped by
@@ -187,8 +208,17 @@ fn session(
         let side = block.side.label();
         let at = format!("before block {} of {}", k + 1, blocks.len());
         let cmds = &commands[block.side.index()];
-        bar.suspend(|| eprintln!("schedlab: block {}/{}: {side}, setup `{}`", k + 1, blocks.len(), cmds.setup));
-        let mut body = shell(pipeline.orchestrator(), block.side, cmds.setup, false, &at);
+        bar.suspend(|| eprintln!("schedlab: block {}/{}: {side}, {}", k + 1, blocks.len(), cmds.describe()));
+        let mut body = match cmds.setup {
+            Some(setup) => shell(pipeline.orchestrator(), block.side, setup, false, &at),
+            None => Ok(()),
+        };
+        if body.is_ok() {
+            body = pipeline.hold(&cmds.settings).map_err(|e| match e {
+                Error::Environment(m) => Error::env(format!("side {side} {at}: {m}")),
+                other => other,
+            });
+        }
         if body.is_ok() {
             let warmups = if warmed[block.side.index()] { &[][..] } else { &suite.warmups[..] };
             warmed[block.side.index()] = true;
@@ -202,6 +232,8 @@ fn session(
                 bar.inc(trial.estimate.as_millis() as u64);
             }
         }
+        // The settings go back before the cleanup runs, whatever happened.
+        pipeline.release();
         let cleaned = match cmds.cleanup {
             Some(text) => shell(
                 pipeline.orchestrator(),
@@ -369,7 +401,14 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     }
     let seed = args.seed.unwrap_or_else(|| u64::from_le_bytes(crate::sys::random::bytes()));
     let blocks = plan(&suite, blocks_per_side, seed);
+    let sides = [
+        Settings::from_texts(&args.a_set).map_err(|m| Error::usage(format!("--a-set: {m}")))?,
+        Settings::from_texts(&args.b_set).map_err(|m| Error::usage(format!("--b-set: {m}")))?,
+    ];
     run::preflight(&suite)?;
+    for settings in &sides {
+        run::settings_preflight(&suite, Some(settings))?;
+    }
     let mut store = Store::open(&db_path, Access::Create)?;
     let mut machine = Machine::capture();
     let warnings = machine.noise_warnings();
@@ -382,9 +421,10 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     }
     let stored_machine = StoredMachine::from(&machine);
     let order: String = blocks.iter().map(|b| b.side.label()).collect();
+    let [settings_a, settings_b] = sides;
     let commands = [
-        Commands { setup: &args.a_setup, cleanup: args.a_cleanup.as_deref() },
-        Commands { setup: &args.b_setup, cleanup: args.b_cleanup.as_deref() },
+        Commands { setup: args.a_setup.as_deref(), cleanup: args.a_cleanup.as_deref(), settings: settings_a },
+        Commands { setup: args.b_setup.as_deref(), cleanup: args.b_cleanup.as_deref(), settings: settings_b },
     ];
     let uuids = [new_uuid(), new_uuid()];
     let pid = i64::from(std::process::id());
@@ -402,9 +442,10 @@ pub fn run(args: &AbArgs) -> Result<i32> {
                     pair: uuids[side.other().index()].clone(),
                     blocks: blocks_per_side,
                     seed,
-                    setup: commands[side.index()].setup.to_string(),
+                    setup: commands[side.index()].setup.unwrap_or_default().to_string(),
                     cleanup: commands[side.index()].cleanup.map(str::to_string),
                     order: order.clone(),
+                    settings: Some(commands[side.index()].settings.clone()).filter(|s| !s.is_empty()),
                 }),
                 ..RunOptions::default()
             },
@@ -412,7 +453,16 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             ended: None,
             status: RunStatus::Running,
             tool_version: env!("CARGO_PKG_VERSION").into(),
-            machine: stored_machine.clone(),
+            // Each side's settings are part of its fingerprint, so `compare` and `trend`
+            // name them as what changed.
+            machine: {
+                let settings = &commands[side.index()].settings;
+                if settings.is_empty() {
+                    stored_machine.clone()
+                } else {
+                    StoredMachine::from(&Machine { settings: Some(settings.flat()), ..machine.clone() })
+                }
+            },
             warnings: warnings.clone(),
             planned: suite.trials.len() as i64,
             pid: Some(pid),

@@ -62,7 +62,16 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
         if let Some(text) = compare::culprit_text(&culprits) {
             emit(&format!("\n{text}"))?;
         }
+        if let Some(text) = settings_text(run_a, run_b) {
+            emit(&format!("\n{text}"))?;
+        }
     } else {
+        let changed = settings_changed(run_a, run_b);
+        if !changed.is_empty() {
+            let list: Vec<_> =
+                changed.iter().map(|c| serde_json::json!({"field": c.field, "a": c.from, "b": c.to})).collect();
+            emit(&serde_json::json!({ "settings_changed": list }).to_string())?;
+        }
         for c in &culprits {
             emit(&serde_json::json!({ "culprit_change": c }).to_string())?;
         }
@@ -73,6 +82,26 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
         }
     }
     Ok(if rows.iter().any(|r| r.regression) { 1 } else { 0 })
+}
+
+/// The fingerprint's settings fields (`model::settings`) that differ between A and B.
+fn settings_changed(a: &RunRecord, b: &RunRecord) -> Vec<crate::report::trend::FieldChange> {
+    crate::report::trend::changed_fields(a.machine.as_json(), b.machine.as_json())
+        .into_iter()
+        .filter(|c| c.field == "settings" || c.field.starts_with("settings."))
+        .collect()
+}
+
+/// "What changed between A and B (their settings): sysctl.kernel.x 950000 → 980000"; none
+/// where the runs switched the same (or nothing).
+fn settings_text(a: &RunRecord, b: &RunRecord) -> Option<String> {
+    let changed = settings_changed(a, b);
+    if changed.is_empty() {
+        return None;
+    }
+    let list: Vec<String> =
+        changed.iter().map(|c| format!("{} {} → {}", c.field.trim_start_matches("settings."), c.from, c.to)).collect();
+    Some(format!("What changed between run {} and run {} (their settings): {}", a.id, b.id, list.join(", ")))
 }
 
 /// Other runs whose spread tells how far two runs on this machine drift apart: the most

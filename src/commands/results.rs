@@ -157,19 +157,24 @@ pub fn print_run(store: &Store, id: i64, with_machine: bool) -> Result<()> {
         // ab_text found the session, so the options hold it.
         if let Some(ab) = &run.options.ab {
             emit(&format!(
-                "{link}: {} blocks a side, order {}, seed {}; setup `{}`{}",
+                "{link}: {} blocks a side, order {}, seed {}; setup `{}`{}{}",
                 ab.blocks,
                 ab.order,
                 ab.seed,
                 ab.setup,
-                ab.cleanup.as_ref().map_or(String::new(), |c| format!(", cleanup `{c}`"))
+                ab.cleanup.as_ref().map_or(String::new(), |c| format!(", cleanup `{c}`")),
+                ab.settings.as_ref().map_or(String::new(), |s| format!("; settings: {}", s.describe()))
             ))?;
         }
     }
     if with_machine {
         emit(machine::describe(run.machine.as_json()).trim_end())?;
     }
-    emit(stored::tables_for(&trials, &stored::RunRule::of(&run)).trim_end())
+    emit(stored::tables_for(&trials, &stored::RunRule::of(&run)).trim_end())?;
+    if let Some(text) = crate::report::settings::cgroup_text(&trials) {
+        emit(&format!("\n{text}"))?;
+    }
+    Ok(())
 }
 
 pub fn delete(args: &DeleteArgs) -> Result<()> {

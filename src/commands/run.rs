@@ -14,9 +14,11 @@ use crate::exec::runner::{Extras, Orchestrator};
 use crate::exec::suite::{self, format_estimate, QuestionKey, Suite, Trial};
 use crate::model::options::OnOff;
 use crate::model::run::RunOptions;
+use crate::model::settings::Settings;
 use crate::report::table::Table;
 use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, Store, TrialRecord};
 use crate::sys::machine::{Machine, NoiseFloor, StoredMachine};
+use crate::sys::settings;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
@@ -62,6 +64,24 @@ pub(crate) fn preflight(suite: &Suite) -> Result<()> {
             other => other,
         })?;
         seen.push(&trial.spec);
+    }
+    settings_preflight(suite, None)
+}
+
+/// Check the settings a plan switches (its trials' own, and an A/B side's for every trial)
+/// before anything is: allowed, present here, switchable by this user, and not dangerous
+/// beside the trials they apply to.
+pub(crate) fn settings_preflight(suite: &Suite, side: Option<&Settings>) -> Result<()> {
+    let mut checked: Vec<Settings> = Vec::new();
+    for trial in suite.trials.iter().chain(&suite.warmups) {
+        let own = Settings::from_params(&trial.params).map_err(Error::usage)?;
+        for settings in own.iter().chain(side) {
+            settings::refuse_dangerous(settings, &[&trial.spec])?;
+            if !checked.contains(settings) {
+                settings::preflight(settings)?;
+                checked.push(settings.clone());
+            }
+        }
     }
     Ok(())
 }
@@ -279,7 +299,10 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 ended: None,
                 status: RunStatus::Running,
                 tool_version: env!("CARGO_PKG_VERSION").into(),
-                machine: StoredMachine::from(&machine),
+                machine: StoredMachine::from(&Machine {
+                    settings: crate::model::settings::of_plan(suite.trials.iter().map(|t| &t.params)),
+                    ..machine.clone()
+                }),
                 warnings: warnings.clone(),
                 planned: suite.trials.len() as i64,
                 pid: Some(pid),

@@ -15,8 +15,10 @@
 use crate::error::{Error, Result};
 use crate::exec::runner::{Ended, Extras, Orchestrator, TrialNotes};
 use crate::exec::suite::Trial;
+use crate::model::settings::Settings;
 use crate::model::TrialStatus;
 use crate::store::{Store, TrialRecord};
+use crate::sys::settings::Switch;
 use indicatif::ProgressBar;
 
 /// Where a finished trial's record goes.
@@ -59,11 +61,13 @@ pub struct Pipeline<'a> {
     bar: &'a ProgressBar,
     extras: Extras,
     failed: usize,
+    /// Settings in force for every trial until released (an A/B block's side).
+    held: Option<Switch>,
 }
 
 impl<'a> Pipeline<'a> {
     pub fn new(orchestrator: &'a mut Orchestrator, bar: &'a ProgressBar, extras: Extras) -> Pipeline<'a> {
-        Pipeline { orchestrator, bar, extras, failed: 0 }
+        Pipeline { orchestrator, bar, extras, failed: 0, held: None }
     }
 
     /// Run one trial and hand its record to every sink, in order; a signal that arrived
@@ -73,11 +77,32 @@ impl<'a> Pipeline<'a> {
             return Err(Error::Interrupted(sig));
         }
         let bar = self.bar;
-        let ended = self.orchestrator.run_trial(trial, &self.extras, &mut |w| bar.suspend(|| eprintln!("{w}")))?;
-        let record = match ended {
+        // A trial that names settings (a suite's `cgroup`, `sysctl`, ... key) runs switched
+        // to them, and switched back after; else under the settings held, if any.
+        let mut own = match Settings::from_params(&trial.params).map_err(Error::usage)? {
+            Some(settings) => Some(Switch::apply(&settings)?),
+            None => None,
+        };
+        let mut switch = own.as_mut().or(self.held.as_mut());
+        let before = switch.as_ref().and_then(|s| s.group_stat());
+        self.orchestrator.place_trials_in(switch.as_ref().map(|s| s.join_fds()).unwrap_or_default());
+        let ended = self.orchestrator.run_trial(trial, &self.extras, &mut |w| bar.suspend(|| eprintln!("{w}")));
+        self.orchestrator.place_trials_in(Vec::new());
+        let mut record = match ended? {
             Ended::Recorded(record) => *record,
             Ended::Stop(e) => return Err(e),
         };
+        let mut lost = None;
+        if let Some(s) = switch.as_mut() {
+            if let Some(o) = record.outcome.as_mut() {
+                o.set_cgroup(s.figures_since(before));
+            }
+            lost = s.lost();
+            if let Some(reason) = &lost {
+                record.status = TrialStatus::Failed(reason.clone());
+                record.outcome = None;
+            }
+        }
         let notes = self.orchestrator.take_notes();
         if !record.is_ok() {
             self.failed += 1;
@@ -91,7 +116,28 @@ impl<'a> Pipeline<'a> {
         for sink in sinks.iter_mut() {
             sink.take(trial, &record, &notes, bar)?;
         }
+        if let Some(reason) = lost {
+            return Err(Error::env(format!(
+                "{reason}: the run stopped, since the trials after it would not measure the scheduler asked for"
+            )));
+        }
+        drop(own);
         Ok((record, notes))
+    }
+
+    /// Hold `settings` switched for every trial until [`release`](Self::release) (an A/B
+    /// block's side); switched back when released or when the pipeline is dropped.
+    pub fn hold(&mut self, settings: &Settings) -> Result<()> {
+        self.held = None;
+        if !settings.is_empty() {
+            self.held = Some(Switch::apply(settings)?);
+        }
+        Ok(())
+    }
+
+    /// Switch back what [`hold`](Self::hold) switched.
+    pub fn release(&mut self) {
+        self.held = None;
     }
 
     /// A family command's whole sequence: each of `trials` in order as [`trial`](Self::trial)

@@ -118,6 +118,8 @@ pub struct Orchestrator {
     trial_timeout: Duration,
     seen_warnings: Vec<String>,
     last_notes: TrialNotes,
+    /// `cgroup.procs` descriptors each trial process joins (a `cgroup` setting's groups).
+    join_cgroups: Vec<std::os::fd::RawFd>,
 }
 
 impl Orchestrator {
@@ -125,7 +127,21 @@ impl Orchestrator {
     pub fn new(trial_timeout: Duration) -> Result<Orchestrator> {
         let signals = SignalWatch::new(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP])
             .map_err(|e| Error::os("watching for Ctrl-C and SIGTERM", e))?;
-        Ok(Orchestrator { signals, trial_timeout, seen_warnings: Vec::new(), last_notes: TrialNotes::default() })
+        // What a schedlab killed outright left switched is switched back before anything runs.
+        crate::sys::settings::recover_and_say();
+        Ok(Orchestrator {
+            signals,
+            trial_timeout,
+            seen_warnings: Vec::new(),
+            last_notes: TrialNotes::default(),
+            join_cgroups: Vec::new(),
+        })
+    }
+
+    /// Put the next trials' processes in these groups (open `cgroup.procs` files, kept
+    /// open by the caller's `sys::settings::Switch`); empty: in schedlab's own.
+    pub fn place_trials_in(&mut self, procs: Vec<std::os::fd::RawFd>) {
+        self.join_cgroups = procs;
     }
 
     /// The watch over Ctrl-C, SIGTERM and SIGHUP, for a command run between trials that
@@ -171,6 +187,7 @@ impl Orchestrator {
             capture_output: true,
             avoid_cpus: preflight::measured_cpus(&trial.spec),
             rt_watchdog: preflight::is_realtime(&trial.spec) && sched::rt_throttling_off(),
+            join_cgroups: self.join_cgroups.clone(),
             // A command's own --timeout is the user's limit for it: the executor's backs
             // it up, never cuts it short.
             timeout: Some(on_each!(TrialSpec, &trial.spec, s => s.executor_timeout(self.trial_timeout))),

@@ -25,13 +25,14 @@ use std::time::Duration;
 use toml::{Spanned, Value as Toml};
 
 /// Built-in suites: (name, what it measures, TOML text).
-pub const BUILT_IN: [(&str, &str); 6] = [
+pub const BUILT_IN: [(&str, &str); 7] = [
     ("quick", include_str!("../../suites/quick.toml")),
     ("pipeline-1992", include_str!("../../suites/pipeline-1992.toml")),
     ("policy-study", include_str!("../../suites/policy-study.toml")),
     ("hrtimers-2007", include_str!("../../suites/hrtimers-2007.toml")),
     ("rt-under-load", include_str!("../../suites/rt-under-load.toml")),
     ("rt-taskset", include_str!("../../suites/rt-taskset.toml")),
+    ("cgroup-limits", include_str!("../../suites/cgroup-limits.toml")),
 ];
 
 pub use crate::model::Family;
@@ -482,6 +483,12 @@ fn check_experiment(
                 FamilyOptions::from_keys(family, &one).map_err(|msg| origin.at(at, format!("{name}: {msg}")))?;
                 whole_values.push((name.to_string(), whole));
             }
+            // A machine setting (`cgroup`, `sysctl`, ...; `model::settings`): an axis like any
+            // other, each value its canonical text.
+            _ if crate::model::settings::is_key(name) => {
+                let texts = crate::model::settings::values(name, value.get_ref()).map_err(|m| origin.at(at, m))?;
+                params.push((name.to_string(), texts.into_iter().map(Json::String).collect(), at));
+            }
             _ => params.push((check_key(origin, family, &flags, key)?, values_of(origin, name, value)?, at)),
         }
     }
@@ -550,7 +557,7 @@ fn check_experiment(
             return Err(origin.at(start, "this experiment expands to more than a million combinations"));
         }
     }
-    for (key, values, at) in &params {
+    for (key, values, at) in params.iter().filter(|(k, _, _)| !crate::model::settings::is_key(k)) {
         for value in values {
             check_value(origin, family, &flags, key, value, *at)?;
         }
@@ -609,6 +616,7 @@ fn check_key(origin: &Origin, family: Family, flags: &[(String, bool)], key: &Sp
     if !flags.iter().any(|(f, _)| *f == flag) {
         let mut known: Vec<String> = flags.iter().map(|(f, _)| key_name(f)).collect();
         known.extend(["repeat", "warmup", "target_ci", "max_repeat", "full"].map(String::from));
+        known.extend(crate::model::settings::KEYS.map(String::from));
         return Err(origin.at(
             key.span().start,
             format!(
@@ -707,7 +715,10 @@ fn to_spec(
     if let Some((_, message)) = family.required_key().filter(|(key, _)| !combo.contains_key(*key)) {
         return Err(origin.at(experiment_at, message));
     }
-    let options = FamilyOptions::from_keys(family, combo).map_err(|msg| origin.at(experiment_at, msg))?;
+    // Settings are switched around the trial, not options of its family.
+    let mut combo = combo.clone();
+    combo.retain(|k, _| !crate::model::settings::is_key(k));
+    let options = FamilyOptions::from_keys(family, &combo).map_err(|msg| origin.at(experiment_at, msg))?;
     match options.to_specs() {
         Ok(mut specs) if specs.len() == 1 => Ok(specs.remove(0)),
         Ok(specs) => {

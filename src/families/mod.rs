@@ -102,6 +102,9 @@ pub trait FamilyOutcome {
     /// The steal over the trial, if it was read.
     fn steal(&self) -> Option<&Steal>;
     fn set_steal(&mut self, steal: Option<Steal>);
+    /// The trial's private cgroup figures (a `cgroup` setting), where it ran in one.
+    fn cgroup(&self) -> Option<&crate::model::settings::CgroupFigures>;
+    fn set_cgroup(&mut self, cgroup: Option<crate::model::settings::CgroupFigures>);
 }
 
 /// `FamilyOutcome` for an outcome that keeps its load and steal in fields of those names.
@@ -119,6 +122,12 @@ macro_rules! outcome_with_load_and_steal {
             }
             fn set_steal(&mut self, steal: Option<$crate::model::Steal>) {
                 self.steal = steal;
+            }
+            fn cgroup(&self) -> Option<&$crate::model::settings::CgroupFigures> {
+                self.cgroup.as_ref()
+            }
+            fn set_cgroup(&mut self, cgroup: Option<$crate::model::settings::CgroupFigures>) {
+                self.cgroup = cgroup;
             }
         }
     };
@@ -392,6 +401,16 @@ impl Outcome {
     /// Record the background load's figures beside the trial's own.
     pub fn set_load(&mut self, load: Option<LoadOutcome>) {
         on_each!(Outcome, self, o => o.set_load(load))
+    }
+
+    /// The trial's private cgroup figures, where it ran in one.
+    pub fn cgroup(&self) -> Option<&crate::model::settings::CgroupFigures> {
+        on_each!(Outcome, self, o => o.cgroup())
+    }
+
+    /// Record the trial's private cgroup figures beside its own.
+    pub fn set_cgroup(&mut self, cgroup: Option<crate::model::settings::CgroupFigures>) {
+        on_each!(Outcome, self, o => o.set_cgroup(cgroup))
     }
 
     pub fn family(&self) -> Family {

@@ -79,6 +79,8 @@ pub enum Part {
     Deadline,
     /// Once per latency run, on its combined line (not on each thread's).
     Run,
+    /// Only when the trial ran in a private cgroup of a `cgroup` setting.
+    Cgroup,
 }
 
 pub struct Figure {
@@ -263,6 +265,35 @@ pub mod load {
     }
 }
 
+/// What a trial's private cgroup (a `cgroup` setting, `model::settings`) did over the
+/// trial: the same for every family, written after the load's figures.
+pub mod cgroup {
+    use super::*;
+
+    family! {
+        NR_PERIODS =
+            count("nr_periods", "periods", Count, O(|o| Some(o.cgroup()?.nr_periods as f64))).part(Part::Cgroup);
+        NR_THROTTLED = count("nr_throttled", "throttled periods", Count, O(|o| Some(o.cgroup()?.nr_throttled as f64)))
+            .part(Part::Cgroup)
+            .lower();
+        THROTTLED_S =
+            figure("throttled_s", "throttled s", Seconds, O(|o| Some(ns_to_s(o.cgroup()?.throttled_ns as f64))))
+                .part(Part::Cgroup)
+                .lower();
+        CGROUP_PRESSURE_S = figure(
+            "cgroup_pressure_s",
+            "group cpu pressure s",
+            Seconds,
+            O(|o| Some(ns_to_s(o.cgroup()?.cpu_pressure_ns? as f64))),
+        )
+        .part(Part::Cgroup)
+        .lower();
+        CGROUP_CPU_S =
+            figure("cgroup_cpu_s", "group cpu s", Seconds, O(|o| Some(ns_to_s(o.cgroup()?.usage_ns? as f64))))
+                .part(Part::Cgroup);
+    }
+}
+
 /// A family's own figures, in line order (the load's are in `load::ALL`).
 pub fn of(family: Family) -> &'static [&'static Figure] {
     family.figures()
@@ -271,7 +302,12 @@ pub fn of(family: Family) -> &'static [&'static Figure] {
 /// Every figure a trial of `family` can carry: its own (a command's declared ones after
 /// its built-in ones), then the load's.
 pub fn all(family: Family) -> impl Iterator<Item = &'static Figure> {
-    of(family).iter().copied().chain(family.declared()).chain(load::ALL.iter().copied())
+    of(family)
+        .iter()
+        .copied()
+        .chain(family.declared())
+        .chain(load::ALL.iter().copied())
+        .chain(cgroup::ALL.iter().copied())
 }
 
 /// The figure of `family` named `key`, if it has one: for keys read back from stored
@@ -301,10 +337,17 @@ pub fn questioned(family: Family) -> Vec<&'static Figure> {
 /// The figures a question tests, read from one of its trials (a command's headline is
 /// its own, when it declared one to judge).
 pub fn questioned_of(o: &Outcome) -> Vec<&'static Figure> {
-    match o.command() {
+    let mut out = match o.command() {
         Some(_) => vec![headline_of(o)],
         None => questioned(o.family()),
+    };
+    // A question between cgroup settings also asks what they did to the group's wait for
+    // a CPU (throttled time is 0 wherever no quota is set, so no ratio of it can be
+    // tested; `report::settings` states it per cell).
+    if o.cgroup().is_some_and(|c| c.cpu_pressure_ns.is_some()) {
+        out.push(&cgroup::CGROUP_PRESSURE_S);
     }
+    out
 }
 
 /// The figures `compare`, `trend` and `ab` test for `family`, in their row order.
@@ -361,6 +404,7 @@ mod tests {
             teardown_ns: 0,
             load: None,
             steal: None,
+            cgroup: None,
             run_delay_ns: None,
             migrations: None,
             trace: None,

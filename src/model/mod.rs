@@ -11,6 +11,7 @@ pub mod outcome;
 pub mod parse;
 pub mod run;
 pub mod schedinfo;
+pub mod settings;
 pub mod spec;
 
 pub use crate::families::command::model::{CommandOptions, CommandOutcome, CommandSpec};

@@ -62,6 +62,7 @@ pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (crate::model
         teardown_ns: 0,
         load: None,
         steal: None,
+        cgroup: None,
         run_delay_ns: Some(4_000),
         migrations: Some(0),
         trace: None,

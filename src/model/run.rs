@@ -63,10 +63,14 @@ pub struct AbSide {
     pub pair: String,
     pub blocks: u32,
     pub seed: u64,
+    /// The setup command ("" where the side had only settings).
     pub setup: String,
     pub cleanup: Option<String>,
     /// The sides' block order, e.g. "ABBA".
     pub order: String,
+    /// The side's typed settings (`--a-set`), switched for each of its blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<crate::model::settings::Settings>,
 }
 
 /// A key that is present (even as null) is `Some`, so null is written back as null.

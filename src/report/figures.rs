@@ -50,6 +50,7 @@ pub fn put_part(m: &mut Map<String, Json>, figures: &[&'static Figure], part: Pa
 /// when it ran without one, so the figures of unloaded trials read as before; only the
 /// load's settings when its figures are unknown (a trial that failed has no outcome).
 pub fn add_load(m: &mut Map<String, Json>, spec: &LoadSpec, o: Option<&Outcome>) {
+    add_cgroup(m, o);
     if spec.is_none() {
         return;
     }
@@ -59,6 +60,15 @@ pub fn add_load(m: &mut Map<String, Json>, spec: &LoadSpec, o: Option<&Outcome>)
     let Some((o, load)) = o.and_then(|o| Some((o, o.load()?))) else { return };
     let cpus = vec![(&figures::load::LOAD_PROCESSES, "load_cpus", json!(load.cpus))];
     put(m, figures::load::ALL, Part::Load, |f| f.value(o), cpus);
+}
+
+/// A trial's private cgroup figures (a `cgroup` setting), after its setting's text;
+/// nothing for a trial that ran in none.
+fn add_cgroup(m: &mut Map<String, Json>, o: Option<&Outcome>) {
+    let Some((o, group)) = o.and_then(|o| Some((o, o.cgroup()?))) else { return };
+    m.insert("cgroup_setting".into(), json!(group.setting));
+    m.insert("cgroup_hierarchy".into(), json!(group.hierarchy));
+    put(m, figures::cgroup::ALL, Part::Cgroup, |f| f.value(o), Vec::new());
 }
 
 /// A deadline trial's reservation as keys (`runtime_ns`, `deadline_ns`, `period_ns`);

@@ -878,6 +878,7 @@ mod spike_tests {
             attribution: None,
             load: None,
             steal: None,
+            cgroup: None,
             deadline: None,
         };
         let spec = LatencySpec {

@@ -13,6 +13,7 @@ pub mod glance;
 pub mod html;
 pub mod overlay;
 pub mod plots;
+pub mod settings;
 pub mod stored;
 pub mod table;
 pub mod trend;

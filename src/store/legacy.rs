@@ -61,6 +61,7 @@ fn ring(f: &Json) -> Option<RingOutcome> {
         teardown_ns: ns(f, "teardown_s").unwrap_or(0),
         load: None,
         steal: None,
+        cgroup: None,
         // Format 1 predates the scheduler's per-task figures: unknown.
         run_delay_ns: None,
         migrations: None,
@@ -124,6 +125,7 @@ fn latency(f: &Json, histogram: Vec<(u64, u64)>) -> Option<LatencyOutcome> {
         histogram,
         load: None,
         steal: None,
+        cgroup: None,
         deadline: None,
         outliers: Vec::new(),
         attribution: None,

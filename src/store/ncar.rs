@@ -369,6 +369,7 @@ pub fn to_run(
             teardown_ns: 0,
             load: None,
             steal: None,
+            cgroup: None,
             run_delay_ns: None,
             migrations: None,
             trace: None,

@@ -34,6 +34,11 @@ fn own_dir() -> Option<PathBuf> {
     Some(root.join(rel.trim_start_matches('/')))
 }
 
+/// This process's own cgroup v2 directory, where groups of its own are made.
+pub fn own_v2_dir() -> Option<PathBuf> {
+    own_dir()
+}
+
 /// Remove the groups left by schedlab processes that no longer run (a trial killed
 /// before it could clean up), killing whatever is still inside them.
 pub fn sweep_orphans() {

@@ -58,6 +58,10 @@ pub struct Machine {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noise_floor: Option<NoiseFloor>,
     pub schedlab_version: String,
+    /// What the run switched (`model::settings`): an A/B side's settings, or the settings
+    /// a suite's trials name (an axis's values joined by " | "); none where nothing was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settings: Option<BTreeMap<String, String>>,
     /// Set by `import` on a run whose figures were published, not measured here; never
     /// captured.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -377,6 +381,7 @@ impl Machine {
             load_average,
             noise_floor: None,
             schedlab_version: env!("CARGO_PKG_VERSION").to_string(),
+            settings: None,
             imported: None,
         }
     }

@@ -14,6 +14,7 @@ pub mod random;
 pub mod rusage;
 pub mod sched;
 pub mod schedstat;
+pub mod settings;
 pub mod shm;
 pub mod signals;
 pub mod steal;

@@ -77,6 +77,9 @@ pub struct Options {
     /// The child makes itself a process group leader (its own pre_exec): signals go to
     /// its whole group, so what it started is stopped with it.
     pub signal_group: bool,
+    /// Open `cgroup.procs` files the child writes "0" to between fork and exec, so it and
+    /// everything it starts run in those groups (a `cgroup` setting's, `sys::settings`).
+    pub join_cgroups: Vec<RawFd>,
 }
 
 impl Default for Options {
@@ -93,6 +96,7 @@ impl Default for Options {
             kill_after_timeout: TIMEOUT_GRACE,
             output_limit: None,
             signal_group: false,
+            join_cgroups: Vec::new(),
         }
     }
 }
@@ -186,10 +190,12 @@ pub fn spawn(cmd: &mut Command, options: Options) -> io::Result<Running> {
     let output = || if options.capture_output { Stdio::piped() } else { Stdio::inherit() };
     cmd.stdin(stdin).stdout(output()).stderr(output());
     let death_signal = options.die_with_parent;
+    let join = options.join_cgroups.clone();
     // SAFETY: getpid cannot fail.
     let parent = unsafe { libc::getpid() };
     // SAFETY: between fork and exec only async-signal-safe calls run (sigemptyset,
-    // pthread_sigmask, prctl, getppid), and nothing allocates.
+    // pthread_sigmask, prctl, getppid, write to a cgroup.procs descriptor), and nothing
+    // allocates.
     unsafe {
         cmd.pre_exec(move || {
             let mut empty: libc::sigset_t = std::mem::zeroed();
@@ -202,6 +208,11 @@ pub fn spawn(cmd: &mut Command, options: Options) -> io::Result<Running> {
                 // The parent died between fork and prctl: nobody would ever stop us.
                 if libc::getppid() != parent {
                     return Err(io::Error::from_raw_os_error(libc::ESRCH));
+                }
+            }
+            for &fd in &join {
+                if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                    return Err(io::Error::last_os_error());
                 }
             }
             Ok(())

@@ -56,6 +56,7 @@ pub fn run(spec: &CommandSpec, cpus: Option<&[usize]>) -> Result<CommandOutcome>
         // real-time command only where RT throttling is off and it could starve us.
         avoid_cpus: cpus.map(<[usize]>::to_vec).unwrap_or_default(),
         rt_watchdog: realtime && crate::sys::sched::rt_throttling_off(),
+        join_cgroups: Vec::new(),
     };
     // A background load's window is the command's life.
     crate::sys::load::mark_window_start();
@@ -141,6 +142,7 @@ pub fn run(spec: &CommandSpec, cpus: Option<&[usize]>) -> Result<CommandOutcome>
         judged: spec.figures.iter().find(|f| f.better == Direction::Lower).map(|f| f.name.clone()),
         load: None,
         steal: None,
+        cgroup: None,
     })
 }
 

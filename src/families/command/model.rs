@@ -400,6 +400,9 @@ pub struct CommandOutcome {
     pub load: Option<crate::model::LoadOutcome>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal: Option<crate::model::Steal>,
+    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<crate::model::settings::CgroupFigures>,
 }
 
 impl CommandOutcome {

@@ -170,6 +170,7 @@ impl LatencyRun {
             histogram: combined.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect(),
             load: None,
             steal: None,
+            cgroup: None,
             deadline: self.spec.deadline.map(|_| DeadlineFigures {
                 missed_deadlines: self.threads.iter().map(|t| t.missed_deadlines).sum(),
                 runtime_overruns: self.runtime_overruns,

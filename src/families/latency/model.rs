@@ -105,6 +105,9 @@ pub struct LatencyOutcome {
     /// runs stored before schedlab read it, or where the kernel shows none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal: Option<Steal>,
+    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<crate::model::settings::CgroupFigures>,
     /// Under SCHED_DEADLINE: what the jobs did besides start late.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<DeadlineFigures>,

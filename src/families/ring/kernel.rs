@@ -456,6 +456,7 @@ pub fn run_ring(spec: &RingSpec, cpus: &[usize], overhead_ps: u64) -> Result<Rin
         teardown_ns: measured.all_reaped_ns.saturating_sub(header[T_END].load(Ordering::Relaxed)),
         load: None,
         steal: None,
+        cgroup: None,
         run_delay_ns: sched.run_delay_ns,
         migrations: sched.migrations,
         trace: measured.trace.map(|recording| match recording {

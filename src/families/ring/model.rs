@@ -150,6 +150,9 @@ pub struct RingOutcome {
     /// runs stored before schedlab read it, or where the kernel shows none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal: Option<Steal>,
+    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<crate::model::settings::CgroupFigures>,
     /// Run-queue wait summed over the members, each from just before it first waits for
     /// the token to its leaving (`/proc/<tid>/schedstat`); unknown where the kernel lacks it or
     /// `--schedstat off`. Older stored runs have none.

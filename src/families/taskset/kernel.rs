@@ -250,6 +250,7 @@ pub fn run(spec: &TasksetSpec) -> Result<TasksetOutcome> {
         tasks,
         load: None,
         steal: None,
+        cgroup: None,
     })
 }
 

@@ -490,6 +490,9 @@ pub struct TasksetOutcome {
     pub load: Option<LoadOutcome>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal: Option<Steal>,
+    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<crate::model::settings::CgroupFigures>,
 }
 
 impl TasksetOutcome {

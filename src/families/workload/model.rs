@@ -96,6 +96,7 @@ impl WorkloadTrial {
             pi_max: pis().reduce(f64::max),
             load: None,
             steal: None,
+            cgroup: None,
             reservation: self.spec.deadline.map(|dl| self.reservation_figures(&dl)),
             run_delay_ns: sum.run_delay_ns,
             run_delay_max_ns: delays.as_ref().and_then(|d| d.last().copied()),
@@ -203,6 +204,9 @@ pub struct WorkloadOutcome {
     /// runs stored before schedlab read it, or where the kernel shows none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal: Option<Steal>,
+    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<crate::model::settings::CgroupFigures>,
     /// Under SCHED_DEADLINE: what each child's reservation let it have.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reservation: Option<ReservationFigures>,

@@ -252,6 +252,7 @@ fn kernel_runs() -> Result<Vec<(RunRecord, Vec<TrialRecord>)>> {
                 histogram: Vec::new(),
                 load: None,
                 steal: None,
+                cgroup: None,
                 deadline: None,
                 outliers: Vec::new(),
                 attribution: None,
