@@ -8,6 +8,7 @@ use super::model::{Event, TaskSpec, TaskStats, TasksetOutcome, TasksetSpec};
 use crate::error::{Error, Result};
 use crate::sys::clock::{monotonic_ns, thread_cpu_ns};
 use crate::sys::sched;
+use hdrhistogram::Histogram;
 use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -68,8 +69,55 @@ impl Drop for Mutex {
     }
 }
 
-/// One activation: (wakeup latency, response time, slack, CPU time got), in ns.
-type Activation = (u64, u64, i64, u64);
+/// What a thread's (or a task's, or the set's) activations add up to: histograms, so
+/// memory stays flat however long the set runs.
+struct Tally {
+    /// Timer expiry (the ideal start) to running, ns.
+    wake: Histogram<u64>,
+    /// Ideal start to completion, ns.
+    response: Histogram<u64>,
+    /// Response over the relative deadline, in 0.01 % steps.
+    used: Histogram<u64>,
+    misses: u64,
+    slack_min_ns: i64,
+    run_ns: u128,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            wake: new_histogram(),
+            response: new_histogram(),
+            used: new_histogram(),
+            misses: 0,
+            slack_min_ns: i64::MAX,
+            run_ns: 0,
+        }
+    }
+
+    fn record(&mut self, task: &TaskSpec, wake_ns: u64, response_ns: u64, run_ns: u64) {
+        let slack = task.deadline_ns as i64 - response_ns as i64;
+        let _ = self.wake.record(wake_ns.max(1));
+        let _ = self.response.record(response_ns.max(1));
+        let _ = self.used.record(((response_ns as f64 / task.deadline_ns as f64) * 1e4).round().max(1.0) as u64);
+        self.misses += u64::from(slack < 0);
+        self.slack_min_ns = self.slack_min_ns.min(slack);
+        self.run_ns += u128::from(run_ns);
+    }
+
+    fn add(&mut self, other: &Tally) {
+        let _ = self.wake.add(&other.wake);
+        let _ = self.response.add(&other.response);
+        let _ = self.used.add(&other.used);
+        self.misses += other.misses;
+        self.slack_min_ns = self.slack_min_ns.min(other.slack_min_ns);
+        self.run_ns += other.run_ns;
+    }
+
+    fn count(&self) -> u64 {
+        self.wake.len()
+    }
+}
 
 /// Sleep until `at_ns` on CLOCK_MONOTONIC.
 fn sleep_until(at_ns: u64) {
@@ -97,7 +145,7 @@ fn instance(
     go: &Barrier,
     t0: &AtomicU64,
     abort: &AtomicBool,
-) -> std::result::Result<Vec<Activation>, String> {
+) -> std::result::Result<Tally, String> {
     let set = match spec.policy {
         p if p.is_deadline() => {
             sched::apply_scheduling(None, p, 0, task.reservation.as_ref(), spec.threads(), false).map(|_| ())
@@ -116,12 +164,12 @@ fn instance(
     ready.wait();
     go.wait();
     set?;
+    let mut tally = Tally::new();
     if abort.load(Ordering::Acquire) {
-        return Ok(Vec::new());
+        return Ok(tally);
     }
     let start = t0.load(Ordering::Acquire);
     let end = start + spec.duration.as_nanos() as u64;
-    let mut out = Vec::with_capacity((spec.duration.as_nanos() as u64 / task.period_ns) as usize + 1);
     let mut ideal = start;
     while ideal < end {
         sleep_until(ideal);
@@ -140,45 +188,41 @@ fn instance(
             }
         }
         let done = monotonic_ns();
-        let response = done.saturating_sub(ideal);
-        out.push((
-            woke.saturating_sub(ideal),
-            response,
-            task.deadline_ns as i64 - response as i64,
-            thread_cpu_ns() - cpu0,
-        ));
+        tally.record(task, woke.saturating_sub(ideal), done.saturating_sub(ideal), thread_cpu_ns() - cpu0);
         ideal += task.period_ns;
     }
-    Ok(out)
+    Ok(tally)
 }
 
-/// The nearest-rank percentile of sorted values.
-fn percentile(sorted: &[u64], p: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
+/// 1 ns to an hour at 3 significant digits, as the latency family's histograms.
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("constant histogram bounds are valid")
+}
+
+fn at(h: &Histogram<u64>, quantile: f64) -> u64 {
+    if h.is_empty() {
+        0
+    } else {
+        h.value_at_quantile(quantile)
     }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-fn stats(task: &TaskSpec, all: &[Activation]) -> TaskStats {
-    let mut wake: Vec<u64> = all.iter().map(|a| a.0).collect();
-    let mut response: Vec<u64> = all.iter().map(|a| a.1).collect();
-    wake.sort_unstable();
-    response.sort_unstable();
+fn stats(task: &TaskSpec, t: &Tally) -> TaskStats {
+    let n = t.count();
     TaskStats {
         name: task.name.clone(),
         instances: task.count,
-        activations: all.len() as u64,
-        misses: all.iter().filter(|a| a.2 < 0).count() as u64,
-        wake_p50_ns: percentile(&wake, 50.0),
-        wake_p99_ns: percentile(&wake, 99.0),
-        wake_max_ns: wake.last().copied().unwrap_or(0),
-        response_p50_ns: percentile(&response, 50.0),
-        response_p99_ns: percentile(&response, 99.0),
-        response_max_ns: response.last().copied().unwrap_or(0),
-        slack_min_ns: all.iter().map(|a| a.2).min().unwrap_or(0),
-        run_mean_ns: all.iter().map(|a| a.3 as f64).sum::<f64>() / all.len().max(1) as f64,
+        activations: n,
+        misses: t.misses,
+        wake_p50_ns: at(&t.wake, 0.5),
+        wake_p99_ns: at(&t.wake, 0.99),
+        wake_max_ns: if n > 0 { t.wake.max() } else { 0 },
+        response_p50_ns: at(&t.response, 0.5),
+        response_p99_ns: at(&t.response, 0.99),
+        response_max_ns: if n > 0 { t.response.max() } else { 0 },
+        slack_p99_ns: task.deadline_ns as i64 - at(&t.response, 0.99) as i64,
+        slack_min_ns: if n > 0 { t.slack_min_ns } else { 0 },
+        run_mean_ns: t.run_ns as f64 / n.max(1) as f64,
     }
 }
 
@@ -199,7 +243,7 @@ pub fn run(spec: &TasksetSpec) -> Result<TasksetOutcome> {
     let go = Barrier::new(threads + 1);
     let t0 = AtomicU64::new(0);
     let abort = AtomicBool::new(false);
-    let results: Vec<(usize, std::result::Result<Vec<Activation>, String>)> = std::thread::scope(|scope| {
+    let results: Vec<(usize, std::result::Result<Tally, String>)> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(threads);
         for (i, task) in spec.tasks.iter().enumerate() {
             for _ in 0..task.count {
@@ -219,29 +263,22 @@ pub fn run(spec: &TasksetSpec) -> Result<TasksetOutcome> {
         crate::sys::load::mark_window_end();
         joined
     });
-    let mut per_task: Vec<Vec<Activation>> = vec![Vec::new(); spec.tasks.len()];
+    let mut per_task: Vec<Tally> = spec.tasks.iter().map(|_| Tally::new()).collect();
     for (i, result) in results {
-        per_task[i].extend(result.map_err(Error::failed)?);
+        per_task[i].add(&result.map_err(Error::failed)?);
     }
-    let tasks: Vec<TaskStats> = spec.tasks.iter().zip(&per_task).map(|(t, a)| stats(t, a)).collect();
-    let all: Vec<(&TaskSpec, &Activation)> =
-        spec.tasks.iter().zip(&per_task).flat_map(|(t, acts)| acts.iter().map(move |a| (t, a))).collect();
-    let mut wake: Vec<u64> = all.iter().map(|(_, a)| a.0).collect();
-    let mut response: Vec<u64> = all.iter().map(|(_, a)| a.1).collect();
-    // Response against the deadline in 0.01 % steps, as integers for the percentile.
-    let mut used: Vec<u64> =
-        all.iter().map(|(t, a)| (a.1 as f64 / t.deadline_ns as f64 * 1e4).round() as u64).collect();
-    wake.sort_unstable();
-    response.sort_unstable();
-    used.sort_unstable();
-    let activations = all.len() as u64;
+    let mut all = Tally::new();
+    for t in &per_task {
+        all.add(t);
+    }
+    let tasks: Vec<TaskStats> = spec.tasks.iter().zip(&per_task).map(|(t, tally)| stats(t, tally)).collect();
     Ok(TasksetOutcome {
-        activations,
-        misses: tasks.iter().map(|t| t.misses).sum(),
-        deadline_use_p99_pct: percentile(&used, 99.0) as f64 / 100.0,
-        wake_p99_ns: percentile(&wake, 99.0),
-        response_p99_ns: percentile(&response, 99.0),
-        slack_min_ns: all.iter().map(|(_, a)| a.2).min().unwrap_or(0),
+        activations: all.count(),
+        misses: all.misses,
+        deadline_use_p99_pct: at(&all.used, 0.99) as f64 / 100.0,
+        wake_p99_ns: at(&all.wake, 0.99),
+        response_p99_ns: at(&all.response, 0.99),
+        slack_min_ns: if all.count() > 0 { all.slack_min_ns } else { 0 },
         worst_task_miss_pct: tasks
             .iter()
             .filter(|t| t.activations > 0)
@@ -259,12 +296,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nearest_rank_percentiles() {
-        let v: Vec<u64> = (1..=100).collect();
-        assert_eq!(percentile(&v, 50.0), 50);
-        assert_eq!(percentile(&v, 99.0), 99);
-        assert_eq!(percentile(&v, 100.0), 100);
-        assert_eq!(percentile(&[7], 99.0), 7);
-        assert_eq!(percentile(&[], 99.0), 0);
+    fn a_tally_counts_misses_and_the_least_slack() {
+        let task = TaskSpec {
+            name: "t".into(),
+            count: 1,
+            period_ns: 1_000_000,
+            deadline_ns: 1_000_000,
+            events: vec![Event::Run(100_000)],
+            prio: 0,
+            reservation: None,
+        };
+        let mut t = Tally::new();
+        t.record(&task, 10_000, 200_000, 100_000);
+        t.record(&task, 20_000, 1_500_000, 100_000);
+        let s = stats(&task, &t);
+        assert_eq!((s.activations, s.misses, s.slack_min_ns), (2, 1, -500_000));
+        assert_eq!(s.run_mean_ns, 100_000.0);
+        // Half the set's activations used 20 % of the deadline, the other 150 %.
+        assert!((at(&t.used, 0.5) as f64 / 100.0 - 20.0).abs() < 0.1);
     }
 }

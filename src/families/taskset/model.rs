@@ -466,7 +466,10 @@ pub struct TaskStats {
     pub response_p50_ns: u64,
     pub response_p99_ns: u64,
     pub response_max_ns: u64,
-    /// Deadline − completion: negative is a miss.
+    /// The slack 99 % of activations had at least: deadline − the response's p99.
+    #[serde(default)]
+    pub slack_p99_ns: i64,
+    /// Deadline − completion at its least: negative is a miss.
     pub slack_min_ns: i64,
     /// The CPU time an activation actually got (mean).
     pub run_mean_ns: f64,
