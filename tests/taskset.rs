@@ -69,6 +69,9 @@ tasks = [
     }
     let text = ok_stdout(&db, &args);
     assert!(text.contains("Deadline use p99 %"), "{text}");
+    // Each cell's tasks, with their miss ratio and slack p99.
+    assert!(text.contains("each task") && text.contains("slack p99 µs"), "{text}");
+    assert!(text.lines().any(|l| l.contains("fifo") && l.contains("slow")), "{text}");
     let export = export_json(&db, "1");
     let trials = export["runs"][0]["trials"].as_array().unwrap();
     assert_eq!(trials.len(), 4);

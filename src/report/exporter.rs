@@ -108,8 +108,11 @@ impl Exporter for Csv {
 /// line) or Markdown (each under a `###` heading); aligned text otherwise. What `report`
 /// prints, and what the family commands print with `--format csv|markdown`.
 pub fn tables_text(trials: &[TrialRecord], rule: &RunRule, format: Format) -> String {
+    let all = stored::groups(trials);
+    let extras = stored::by_experiment(&all).values().flat_map(|g| stored::family_tables(g)).collect::<Vec<_>>();
     stored::experiment_tables_for(trials, rule)
         .into_iter()
+        .chain(extras)
         .map(|(title, table)| match format {
             Format::Csv => format!("# {title}\n{}\n", table.render_csv()),
             Format::Markdown => format!("### {title}\n\n{}\n", table.render_markdown()),

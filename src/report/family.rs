@@ -8,6 +8,7 @@ use crate::families::FamilyModel;
 use crate::model::figures::Figure;
 use crate::report::plots::Chart;
 use crate::report::stored::{ci_cell, fixed, headline, Group, RunRule};
+use crate::report::table::Table;
 use crate::store::TrialRecord;
 use serde_json::{Map, Value as Json};
 
@@ -22,6 +23,12 @@ pub trait FamilyReport: FamilyModel {
     /// Values beside a cell's summaries in `report --format json` that the family derives
     /// from the cell and its experiment (a ring's projected seconds).
     fn summary_extras(_groups: &[&Group], _g: &Group) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+
+    /// Tables the family adds under an experiment's table of cells (`axes`: the parameters
+    /// that vary between them), each with its title.
+    fn extra_tables(_groups: &[&Group], _axes: &[String]) -> Vec<(String, Table)> {
         Vec::new()
     }
 

@@ -366,6 +366,15 @@ pub fn experiment_tables_for(trials: &[TrialRecord], rule: &RunRule) -> Vec<(Str
     out
 }
 
+/// The tables a family adds under an experiment's table of cells (a task set's tasks),
+/// titled with the experiment's number.
+pub fn family_tables(groups: &[&Group]) -> Vec<(String, Table)> {
+    let Some(first) = groups.first() else { return Vec::new() };
+    let axes = varying(groups);
+    let tables = with_family!(first.family, F => F::extra_tables(groups, &axes));
+    tables.into_iter().map(|(what, t)| (format!("experiment {}: {what}", first.experiment + 1), t)).collect()
+}
+
 /// A group's background load: its kind and median throughput over the ok repeats ("-"
 /// without a load).
 fn load_cell(g: &Group) -> String {
@@ -439,6 +448,9 @@ pub fn tables_for(trials: &[TrialRecord], rule: &RunRule) -> String {
         if let Some(line) = starvation(groups) {
             out.push_str(&line);
             out.push('\n');
+        }
+        for (title, table) in family_tables(groups) {
+            out.push_str(&format!("\n{title}\n{}", table.render()));
         }
     }
     if !out.is_empty() {

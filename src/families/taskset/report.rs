@@ -1,12 +1,14 @@
 //! The task set's tables and lines: the stored table from the figure registry, a JSON line
 //! per trial, and per trial a table of its tasks.
 
-use super::model::{figures, TasksetOutcome, TasksetSpec};
+use super::model::{figures, TaskStats, TasksetOutcome, TasksetSpec};
 use super::Taskset;
+use crate::analysis::stats::Summary;
 use crate::model::figures::{self as registry, Part};
 use crate::model::{format_ns, Family, Outcome, TrialSpec, TrialStatus};
 use crate::report::family::{Column, FamilyReport, Summarise};
 use crate::report::figures::{add_load, object, put};
+use crate::report::stored::{fixed, Group};
 use crate::report::table::Table;
 use crate::store::TrialRecord;
 use serde_json::{json, Map, Value as Json};
@@ -95,6 +97,42 @@ impl FamilyReport for Taskset {
             Column::micros("Response p99 µs", &RESPONSE_P99_NS, Median),
             Column::micros("Slack min µs", &SLACK_MIN_NS, Min),
         ]
+    }
+
+    /// Each cell's tasks: the miss ratio and the slack 99 % of activations had, per task,
+    /// as the medians over the cell's repeats, and the least slack of any.
+    fn extra_tables(groups: &[&Group], axes: &[String]) -> Vec<(String, Table)> {
+        let mut table = Table::new(axes.iter().map(String::as_str).chain([
+            "task",
+            "miss %",
+            "slack p99 µs",
+            "slack min µs",
+            "wake p99 µs",
+        ]));
+        for g in groups {
+            let runs: Vec<&TasksetOutcome> = g.outcomes().filter_map(Outcome::taskset).collect();
+            let Some(first) = runs.first() else { continue };
+            for (i, task) in first.tasks.iter().enumerate() {
+                let of = |f: fn(&TaskStats) -> f64| -> Vec<f64> {
+                    runs.iter().filter_map(|o| o.tasks.get(i)).map(f).collect()
+                };
+                let median = |v: Vec<f64>| Summary::of(&v).map(|s| s.median);
+                let miss = median(of(|t| 100.0 * t.misses as f64 / t.activations.max(1) as f64));
+                let slack_min = of(|t| t.slack_min_ns as f64).into_iter().reduce(f64::min);
+                let mut row: Vec<String> = axes.iter().map(|k| g.value_text(k)).collect();
+                row.extend([
+                    task.name.clone(),
+                    fixed(miss, 2),
+                    fixed(median(of(|t| t.slack_p99_ns as f64)).map(|ns| ns / 1000.0), 1),
+                    fixed(slack_min.map(|ns| ns / 1000.0), 1),
+                    fixed(median(of(|t| t.wake_p99_ns as f64)).map(|ns| ns / 1000.0), 1),
+                ]);
+                table.push(row);
+            }
+        }
+        let width = axes.len() + 1;
+        let table = (0..width).fold(table, Table::left_align);
+        vec![("each task, medians over repeats (slack p99: what 99 % of activations had left)".to_string(), table)]
     }
 
     fn stored_line(t: &TrialRecord) -> Option<Map<String, Json>> {
