@@ -140,3 +140,61 @@ fn beside_a_background_load_the_load_is_measured_over_the_sets_window() {
     assert_eq!(lines[0]["load"], "cpu");
     assert!(lines[0]["load_window_s"].as_f64().unwrap() >= 0.3, "{}", lines[0]);
 }
+
+/// An rt-app file as LISA writes them: times in µs, events in key order, repeated kinds
+/// numbered, the timer last.
+const RT_APP: &str = r#"{
+  "tasks": {
+    "small": { "instance": 1, "loop": -1, "run": 1000, "timer": { "ref": "a", "period": 10000 } },
+    "big": { "loop": -1, "policy": "SCHED_FIFO", "lock": "m", "run0": 2000, "unlock": "m", "sleep": 500,
+             "run1": 1000, "timer": { "ref": "b", "period": 20000 } }
+  },
+  "global": { "duration": 2, "default_policy": "SCHED_OTHER", "pi_enabled": true }
+}"#;
+
+#[test]
+fn an_rt_app_file_runs_and_its_tasks_get_the_run_time_it_asks_for() {
+    let dir = Scratch::new("taskset-rt-app");
+    let file = dir.0.join("set.json");
+    std::fs::write(&file, RT_APP).unwrap();
+    let out = schedlab()
+        .args(["taskset", "--duration", "400ms", "--json", "--rt-app", file.to_str().unwrap()])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let lines = json_lines(&out.stdout);
+    let tasks = lines[0]["per_task"].as_array().unwrap();
+    // In the file's order; the activation's CPU time is what its run events ask (within
+    // 5 %: the sleep, lock and timer cost a little beside them).
+    for (task, name, asked_us) in [(&tasks[0], "small", 1000.0), (&tasks[1], "big", 3000.0)] {
+        assert_eq!(task["name"], name);
+        let got_us = task["run_mean_ns"].as_f64().unwrap() / 1000.0;
+        assert!((got_us / asked_us - 1.0).abs() < 0.05, "{name}: {got_us} µs of {asked_us}: {task}");
+    }
+    assert_eq!((tasks[0]["activations"].as_u64(), tasks[1]["activations"].as_u64()), (Some(40), Some(20)));
+}
+
+#[test]
+fn what_rt_app_does_that_schedlab_does_not_is_refused_by_name() {
+    let dir = Scratch::new("taskset-rt-app-bad");
+    let file = dir.0.join("bad.json");
+    let cases = [
+        (
+            r#"{"tasks": {"a": {"run": 100, "barrier": "x", "timer": {"ref": "t", "period": 1000}}}}"#,
+            "'barrier' is not supported",
+        ),
+        (r#"{"tasks": {"a": {"phases": {"p": {"run": 100}}}}}"#, "'phases' is not supported"),
+        (
+            r#"{"tasks": {"a": {"cpus": [0], "run": 100, "timer": {"ref": "t", "period": 1000}}}}"#,
+            "'cpus' is not supported",
+        ),
+        (r#"{"tasks": {"a": {"run": 100}}}"#, "no timer"),
+        (r#"{"tasks": {"a": {"run": "1ms", "timer": {"ref": "t", "period": 1000}}}}"#, "whole number of µs"),
+    ];
+    for (text, needle) in cases {
+        std::fs::write(&file, text).unwrap();
+        refused(&["taskset", "--rt-app", file.to_str().unwrap()], needle);
+    }
+}

@@ -58,6 +58,11 @@ pub struct TasksetOptions {
     /// A TOML file of [[task]] tables (the same keys), read before any --task
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
+
+    /// An rt-app JSON file (tasks with run, sleep, timer, lock, unlock and yield events; times in µs), read
+    /// after FILE; what schedlab does not run is refused, naming it
+    #[arg(long = "rt-app", value_name = "FILE.json")]
+    pub rt_app: Option<PathBuf>,
 }
 
 read_with_groups!(TasksetOptions { background });
@@ -233,6 +238,111 @@ pub fn read_task_file(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
         .collect()
 }
 
+/// A JSON object with its keys in the order written: an rt-app task's events run in the
+/// order its keys are written (serde_json's map would sort them).
+struct Ordered(Vec<(String, Json)>);
+
+impl<'de> Deserialize<'de> for Ordered {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Ordered, A::Error> {
+                let mut entries = Vec::new();
+                while let Some((key, value)) = map.next_entry::<String, Json>()? {
+                    entries.push((key, value));
+                }
+                Ok(Ordered(entries))
+            }
+        }
+        d.deserialize_map(Visitor)
+    }
+}
+
+/// The rt-app keys of a task that are its settings, not events.
+const RT_APP_SETTINGS: [&str; 6] = ["instance", "loop", "priority", "policy", "dl-runtime", "dl-deadline"];
+
+/// The tasks of an rt-app JSON file (rt-app's own format: `tasks`, each an object whose
+/// keys are its settings and its events in order, times in µs; `global` ignored but for
+/// `pi_enabled`). The one `timer` event is the activation: the events after it run first
+/// in each period, then those before it. Whatever schedlab does not run is refused, named.
+pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::usage(format!("cannot read {}: {}", path.display(), crate::error::describe_io(&e))))?;
+    let bad = |msg: String| Error::usage(format!("{}: {msg}", path.display()));
+    #[derive(Deserialize)]
+    struct File {
+        tasks: Ordered,
+        #[serde(default)]
+        global: Json,
+    }
+    let file: File = serde_json::from_str(&text).map_err(|e| bad(format!("not an rt-app file: {e}")))?;
+    let pi = file.global.get("pi_enabled").and_then(Json::as_bool).unwrap_or(false);
+    let us = |task: &str, key: &str, v: &Json| -> Result<u64> {
+        let n = v.as_u64().ok_or_else(|| bad(format!("task {task}: {key} is a whole number of µs, not {v}")))?;
+        Ok(n * 1000)
+    };
+    let mut out = Vec::new();
+    for (name, body) in file.tasks.0 {
+        let Ordered(entries) = serde_json::from_value(body).map_err(|e| bad(format!("task {name}: {e}")))?;
+        let mut decl = TaskDecl {
+            name: name.clone(),
+            count: 1,
+            period_ns: 0,
+            deadline_ns: None,
+            events: Vec::new(),
+            prio: None,
+            runtime_ns: None,
+        };
+        // Events before and after the timer, and the timer's period.
+        let (mut before, mut after, mut period) = (Vec::new(), Vec::new(), None);
+        for (key, value) in &entries {
+            // rt-app repeats an event under numbered keys: run0, run1, …
+            let kind = key.trim_end_matches(|c: char| c.is_ascii_digit());
+            let events = if period.is_some() { &mut after } else { &mut before };
+            let mutex = |v: &Json| {
+                v.as_str().map(str::to_string).ok_or_else(|| bad(format!("task {name}: {key} names a mutex")))
+            };
+            match kind {
+                "instance" => decl.count = value.as_u64().and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
+                // schedlab runs for --duration, under the --policy of each trial.
+                "loop" | "policy" => {}
+                "priority" => decl.prio = value.as_i64().map(|p| p as i32),
+                "dl-runtime" => decl.runtime_ns = Some(us(&name, key, value)?),
+                "dl-deadline" => decl.deadline_ns = Some(us(&name, key, value)?),
+                "run" => events.push(Event::Run(us(&name, key, value)?)),
+                "sleep" => events.push(Event::Sleep(us(&name, key, value)?)),
+                "lock" => events.push(Event::Lock { name: mutex(value)?, pi }),
+                "unlock" => events.push(Event::Unlock(mutex(value)?)),
+                "yield" => events.push(Event::Yield),
+                "timer" if period.is_some() => {
+                    return Err(bad(format!("task {name}: a second timer ({key}): schedlab runs one period a task")))
+                }
+                "timer" => {
+                    let p = value.get("period").ok_or_else(|| bad(format!("task {name}: {key} has no period")))?;
+                    period = Some(us(&name, key, p)?);
+                }
+                other => {
+                    return Err(bad(format!(
+                        "task {name}: '{other}' is not supported: schedlab runs rt-app's run, sleep, timer, lock, \
+                         unlock and yield, and the settings {}",
+                        RT_APP_SETTINGS.join(", ")
+                    )))
+                }
+            }
+        }
+        decl.period_ns = period.ok_or_else(|| {
+            bad(format!("task {name}: no timer: schedlab runs periodic tasks (add \"timer\": {{ \"ref\": \"t\", \"period\": 1000 }})"))
+        })?;
+        decl.events = after.into_iter().chain(before).collect();
+        out.push(decl);
+    }
+    Ok(out)
+}
+
 /// One task as a trial runs it: validated, with its policy's priority or reservation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskSpec {
@@ -344,12 +454,15 @@ fn check_task(t: &TaskDecl) -> Result<()> {
 }
 
 impl TasksetOptions {
-    /// The tasks of the file, then of the flags (a suite's `tasks`).
+    /// The tasks of the file, of the rt-app file, then of the flags (a suite's `tasks`).
     pub fn task_decls(&self) -> Result<Vec<TaskDecl>> {
         let mut tasks = match &self.file {
             Some(path) => read_task_file(path)?,
             None => Vec::new(),
         };
+        if let Some(path) = &self.rt_app {
+            tasks.extend(read_rt_app(path)?);
+        }
         tasks.extend(self.tasks.iter().cloned());
         Ok(tasks)
     }
