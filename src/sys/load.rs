@@ -697,7 +697,8 @@ mod tests {
                 let load = Load::start(&p).map_err(|e| e.to_string())?;
                 let pids: Vec<i32> = load.workers.iter().map(|w| w.pid).collect();
                 mark_window_start();
-                std::thread::sleep(Duration::from_millis(100));
+                // Long enough for an O_SYNC write to finish on a busy shared disk.
+                std::thread::sleep(Duration::from_millis(300));
                 mark_window_end();
                 for &pid in &pids {
                     let policy = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| e.to_string())?;
