@@ -188,9 +188,17 @@ fn a_budget_adds_block_pairs_of_the_undecided_cells_until_decided_or_spent() {
     let setups = std::fs::read_to_string(&log).unwrap();
     assert_eq!(setups.matches('A').count(), setups.matches('B').count(), "{setups}");
     assert!(setups.lines().count() > 8, "{setups}");
-    // Every cell's repeats pair up: no figure is left with 4 blocks.
+    // Every cell's repeats pair up: no figure is left with the 4 planned blocks. (A figure
+    // that is 0 in most blocks, a latency cell's run-queue wait, may still be undecided:
+    // the sign test sets its ties aside.)
     let compared = ok_stdout(&db, &["compare", "1", "2"]);
-    assert!(!compared.contains("cannot decide: 4 paired blocks"), "{compared}");
+    let pairs = regex::Regex::new(r" (\d+)/(\d+) ").unwrap();
+    let rows: Vec<(u32, u32)> = compared
+        .lines()
+        .filter(|l| l.starts_with("ring") || l.starts_with("latency"))
+        .filter_map(|l| pairs.captures(l).map(|c| (c[1].parse().unwrap(), c[2].parse().unwrap())))
+        .collect();
+    assert!(!rows.is_empty() && rows.iter().all(|&(a, b)| a == b && a > 4), "{compared}");
 }
 
 #[test]
