@@ -609,18 +609,32 @@ pub enum WorkloadFormat {
     Classic,
 }
 
+/// How a family command that runs in blocks (`command`, `taskset`) repeats and orders them.
 #[derive(Args, Debug, Clone)]
-pub struct TasksetArgs {
-    #[command(flatten)]
-    pub options: crate::families::taskset::model::TasksetOptions,
-
-    /// Blocks: each runs the task set once under every policy, in random order
+pub struct BlockArgs {
+    /// Blocks: each runs every policy once, in random order
     #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub repeat: u32,
 
     /// Seed of the order within blocks [default: from the clock]
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+}
+
+impl BlockArgs {
+    /// The seed asked for, or one from the clock and this process.
+    pub fn seed(&self) -> u64 {
+        self.seed.unwrap_or_else(|| crate::sys::clock::monotonic_ns() ^ u64::from(std::process::id()))
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct TasksetArgs {
+    #[command(flatten)]
+    pub options: crate::families::taskset::model::TasksetOptions,
+
+    #[command(flatten)]
+    pub blocks: BlockArgs,
 
     // text: a table of the tasks per trial, then the cells' table and findings;
     // json: one object per trial per line
@@ -648,13 +662,8 @@ pub struct CommandArgs {
     #[command(flatten)]
     pub options: CommandOptions,
 
-    /// Blocks: each runs every policy once, in random order
-    #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub repeat: u32,
-
-    /// Seed of the order within blocks [default: from the clock]
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub blocks: BlockArgs,
 
     #[command(flatten)]
     pub output: OutputArgs,

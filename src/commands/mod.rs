@@ -43,6 +43,23 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
 
 /// Print one line of results to stdout at once (so a reader piping into `tee` sees each
 /// row as it is measured). A closed pipe (`| head`) ends the run quietly.
+/// The start of a family command run in blocks (`command`, `taskset`): the signal watch
+/// first (every thread started later inherits its blocked mask, so Ctrl-C reaches it),
+/// then every spec's checks and its background load's, before anything forks.
+pub fn start_blocks<S: crate::exec::family::FamilyTrial>(
+    specs: &[S],
+    limit: std::time::Duration,
+) -> Result<crate::exec::runner::Orchestrator> {
+    let orchestrator = crate::exec::runner::Orchestrator::new(limit)?;
+    for spec in specs {
+        spec.preflight()?;
+    }
+    if let Some(spec) = specs.first() {
+        crate::exec::preflight::load(spec.load())?;
+    }
+    Ok(orchestrator)
+}
+
 /// The end of a family command run in blocks (`command`, `taskset`): the cells' table,
 /// and in text the questions between them and the findings.
 pub fn emit_cells_and_findings(records: &[crate::store::TrialRecord], format: crate::cli::TableFormat) -> Result<()> {

@@ -4,11 +4,10 @@
 //! best and the evidence (the run's findings, as a suite's).
 
 use crate::cli::{CommandArgs, TableFormat};
-use crate::commands::{emit, emit_cells_and_findings, progress_bar};
+use crate::commands::{emit, emit_cells_and_findings, progress_bar, start_blocks};
 use crate::error::Result;
 use crate::exec::pipeline::Pipeline;
-use crate::exec::preflight;
-use crate::exec::runner::{Extras, Orchestrator, TrialNotes};
+use crate::exec::runner::{Extras, TrialNotes};
 use crate::exec::suite::Trial;
 use crate::model::TrialSpec;
 use crate::store::TrialRecord;
@@ -21,16 +20,10 @@ pub fn run(args: &CommandArgs) -> Result<i32> {
     // The signal watch comes first: every thread started later inherits the blocked mask.
     // Each run stops itself at its --timeout; the executor's limit only backs that up.
     let limit = specs.iter().map(|s| s.timeout).max().unwrap_or_default() + Duration::from_secs(60);
-    let mut orchestrator = Orchestrator::new(limit)?;
-    for spec in &specs {
-        super::trial::preflight(spec)?;
-    }
-    if let Some(spec) = specs.first() {
-        preflight::load(&spec.load)?;
-    }
+    let mut orchestrator = start_blocks(&specs, limit)?;
     let format = args.output.format();
-    let blocks = args.repeat as usize;
-    let seed = args.seed.unwrap_or_else(|| crate::sys::clock::monotonic_ns() ^ u64::from(std::process::id()));
+    let blocks = args.blocks.repeat as usize;
+    let seed = args.blocks.seed();
     let all: Vec<TrialSpec> = specs.iter().cloned().map(TrialSpec::Command).collect();
     let trials = Trial::in_blocks(&all, blocks, seed, |spec| {
         let TrialSpec::Command(c) = spec else { return serde_json::Map::new() };

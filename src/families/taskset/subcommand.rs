@@ -4,11 +4,10 @@
 //! deadlines and the evidence (the run's findings, as a suite's).
 
 use crate::cli::{TableFormat, TasksetArgs};
-use crate::commands::{emit, emit_cells_and_findings, progress_bar};
+use crate::commands::{emit, emit_cells_and_findings, progress_bar, start_blocks};
 use crate::error::Result;
 use crate::exec::pipeline::Pipeline;
-use crate::exec::preflight;
-use crate::exec::runner::{Extras, Orchestrator, TrialNotes};
+use crate::exec::runner::{Extras, TrialNotes};
 use crate::exec::suite::Trial;
 use crate::model::TrialSpec;
 use crate::store::TrialRecord;
@@ -20,16 +19,10 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
     let specs = args.options.to_specs()?;
     // The signal watch comes first: every thread started later inherits the blocked mask.
     let limit = specs.iter().map(|s| s.duration).max().unwrap_or_default() * 2 + Duration::from_secs(60);
-    let mut orchestrator = Orchestrator::new(limit)?;
-    for spec in &specs {
-        super::trial::preflight(spec)?;
-    }
-    if let Some(spec) = specs.first() {
-        preflight::load(&spec.load)?;
-    }
+    let mut orchestrator = start_blocks(&specs, limit)?;
     let format = args.output.format();
-    let blocks = args.repeat as usize;
-    let seed = args.seed.unwrap_or_else(|| crate::sys::clock::monotonic_ns() ^ u64::from(std::process::id()));
+    let blocks = args.blocks.repeat as usize;
+    let seed = args.blocks.seed();
     let all: Vec<TrialSpec> = specs.iter().cloned().map(TrialSpec::Taskset).collect();
     let trials = Trial::in_blocks(&all, blocks, seed, |spec| {
         serde_json::Map::from_iter([("policy".to_string(), Value::from(spec.policy().as_str()))])
