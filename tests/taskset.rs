@@ -13,17 +13,16 @@ const TWO_TASKS: [&str; 4] = [
     r#"name = "slow", period = "10ms", events = [{ lock = "m" }, { run = "300us" }, { unlock = "m" }, { sleep = "100us" }]"#,
 ];
 
+/// `schedlab <args> <tasks>`, which must succeed within a minute: its JSON lines.
+fn taskset_lines(args: &[&str], tasks: &[&str]) -> Vec<serde_json::Value> {
+    let out =
+        schedlab().args(args).args(tasks).timeout(Duration::from_secs(60)).assert().success().get_output().clone();
+    json_lines(&out.stdout)
+}
+
 #[test]
 fn each_activation_is_counted_and_the_lines_carry_every_task() {
-    let out = schedlab()
-        .args(["taskset", "--duration", "400ms", "--repeat", "2", "--json"])
-        .args(TWO_TASKS)
-        .timeout(Duration::from_secs(60))
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let lines = json_lines(&out.stdout);
+    let lines = taskset_lines(&["taskset", "--duration", "400ms", "--repeat", "2", "--json"], &TWO_TASKS);
     assert_eq!(lines.len(), 2);
     for l in &lines {
         assert_eq!((l["family"].as_str(), l["status"].as_str()), (Some("taskset"), Some("ok")), "{l}");
@@ -127,15 +126,7 @@ fn without_privileges_fifo_is_refused_naming_the_policy() {
 
 #[test]
 fn beside_a_background_load_the_load_is_measured_over_the_sets_window() {
-    let out = schedlab()
-        .args(["taskset", "--duration", "300ms", "--json", "--load", "cpu:1"])
-        .args(TWO_TASKS)
-        .timeout(Duration::from_secs(60))
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let lines = json_lines(&out.stdout);
+    let lines = taskset_lines(&["taskset", "--duration", "300ms", "--json", "--load", "cpu:1"], &TWO_TASKS);
     assert_eq!(lines[0]["status"], "ok", "{}", lines[0]);
     assert_eq!(lines[0]["load"], "cpu");
     assert!(lines[0]["load_window_s"].as_f64().unwrap() >= 0.3, "{}", lines[0]);
@@ -157,14 +148,7 @@ fn an_rt_app_file_runs_and_its_tasks_get_the_run_time_it_asks_for() {
     let dir = Scratch::new("taskset-rt-app");
     let file = dir.0.join("set.json");
     std::fs::write(&file, RT_APP).unwrap();
-    let out = schedlab()
-        .args(["taskset", "--duration", "400ms", "--json", "--rt-app", file.to_str().unwrap()])
-        .timeout(Duration::from_secs(60))
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let lines = json_lines(&out.stdout);
+    let lines = taskset_lines(&["taskset", "--duration", "400ms", "--json", "--rt-app", file.to_str().unwrap()], &[]);
     let tasks = lines[0]["per_task"].as_array().unwrap();
     // In the file's order; the activation's CPU time is what its run events ask (within
     // 5 %: the sleep, lock and timer cost a little beside them).

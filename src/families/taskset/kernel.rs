@@ -12,7 +12,7 @@ use hdrhistogram::Histogram;
 use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Barrier;
 
 /// How long after every thread is ready the first activations start.
 const START_DELAY_NS: u64 = 20_000_000;
@@ -25,7 +25,7 @@ struct Mutex {
 }
 
 // SAFETY: a pthread mutex is made to be shared between threads; it never moves (boxed)
-// and is destroyed only when the last Arc goes, after every thread has been joined.
+// and is destroyed only after every (scoped) thread that uses it has been joined.
 unsafe impl Send for Mutex {}
 unsafe impl Sync for Mutex {}
 
@@ -119,6 +119,15 @@ impl Tally {
     }
 }
 
+/// An event as a thread runs it, its mutex already found.
+enum Step<'a> {
+    Run(u64),
+    Sleep(std::time::Duration),
+    Lock(&'a Mutex),
+    Unlock(&'a Mutex),
+    Yield,
+}
+
 /// Sleep until `at_ns` on CLOCK_MONOTONIC.
 fn sleep_until(at_ns: u64) {
     let ts = libc::timespec { tv_sec: (at_ns / 1_000_000_000) as libc::time_t, tv_nsec: (at_ns % 1_000_000_000) as _ };
@@ -140,7 +149,7 @@ fn run_for(ns: u64) {
 fn instance(
     task: &TaskSpec,
     spec: &TasksetSpec,
-    mutexes: &BTreeMap<String, Arc<Mutex>>,
+    mutexes: &BTreeMap<String, Mutex>,
     ready: &Barrier,
     go: &Barrier,
     t0: &AtomicU64,
@@ -159,12 +168,25 @@ fn instance(
     if set.is_err() {
         abort.store(true, Ordering::Release);
     }
+    // Everything the activations need is made now, not while they run: the mutexes each
+    // event takes, found by name once, and the histograms.
+    let steps: Vec<Step> = task
+        .events
+        .iter()
+        .map(|e| match e {
+            Event::Run(ns) => Step::Run(*ns),
+            Event::Sleep(ns) => Step::Sleep(std::time::Duration::from_nanos(*ns)),
+            Event::Lock { name, .. } => Step::Lock(&mutexes[name]),
+            Event::Unlock(name) => Step::Unlock(&mutexes[name]),
+            Event::Yield => Step::Yield,
+        })
+        .collect();
+    let mut tally = Tally::new();
     // Every thread reaches the barriers, set up or not, so none waits for ever; if one
     // could not be set up, none runs.
     ready.wait();
     go.wait();
     set?;
-    let mut tally = Tally::new();
     if abort.load(Ordering::Acquire) {
         return Ok(tally);
     }
@@ -175,14 +197,14 @@ fn instance(
         sleep_until(ideal);
         let woke = monotonic_ns();
         let cpu0 = thread_cpu_ns();
-        for e in &task.events {
-            match e {
-                Event::Run(ns) => run_for(*ns),
-                Event::Sleep(ns) => std::thread::sleep(std::time::Duration::from_nanos(*ns)),
-                Event::Lock { name, .. } => mutexes[name].lock(),
-                Event::Unlock(name) => mutexes[name].unlock(),
+        for step in &steps {
+            match step {
+                Step::Run(ns) => run_for(*ns),
+                Step::Sleep(d) => std::thread::sleep(*d),
+                Step::Lock(m) => m.lock(),
+                Step::Unlock(m) => m.unlock(),
                 // SAFETY: sched_yield takes nothing and cannot fail.
-                Event::Yield => unsafe {
+                Step::Yield => unsafe {
                     libc::sched_yield();
                 },
             }
@@ -228,12 +250,12 @@ fn stats(task: &TaskSpec, t: &Tally) -> TaskStats {
 
 /// Run the task set once and sum up its activations.
 pub fn run(spec: &TasksetSpec) -> Result<TasksetOutcome> {
-    let mut mutexes: BTreeMap<String, Arc<Mutex>> = BTreeMap::new();
+    let mut mutexes: BTreeMap<String, Mutex> = BTreeMap::new();
     for task in &spec.tasks {
         for e in &task.events {
             if let Event::Lock { name, pi } = e {
                 if !mutexes.contains_key(name) {
-                    mutexes.insert(name.clone(), Arc::new(Mutex::new(*pi)?));
+                    mutexes.insert(name.clone(), Mutex::new(*pi)?);
                 }
             }
         }

@@ -86,6 +86,11 @@ pub enum Event {
     Yield,
 }
 
+/// The CPU time an activation of these events asks for: their run events.
+fn run_ns(events: &[Event]) -> u64 {
+    events.iter().map(|e| if let Event::Run(ns) = e { *ns } else { 0 }).sum()
+}
+
 /// A task as the user describes it (validated into a [`TaskSpec`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TaskDecl {
@@ -177,7 +182,7 @@ impl TaskDecl {
 
     /// CPU time one activation asks for: its run events.
     pub fn run_ns(&self) -> u64 {
-        self.events.iter().map(|e| if let Event::Run(ns) = e { *ns } else { 0 }).sum()
+        run_ns(&self.events)
     }
 }
 
@@ -359,7 +364,7 @@ pub struct TaskSpec {
 
 impl TaskSpec {
     pub fn run_ns(&self) -> u64 {
-        self.events.iter().map(|e| if let Event::Run(ns) = e { *ns } else { 0 }).sum()
+        run_ns(&self.events)
     }
 
     /// The CPU share the task's instances ask for: run / period, times its count.
