@@ -100,6 +100,24 @@ pub struct DecisionRow {
 }
 
 impl DecisionRow {
+    /// A row with an answer but no ratio, interval, blocks or p (a ring's reading, a
+    /// claim before its range and p are set).
+    fn answer_only(question: String, compared: String, call: Call, answer: String) -> DecisionRow {
+        DecisionRow {
+            question,
+            compared,
+            call,
+            answer,
+            ratio: None,
+            low: None,
+            high: None,
+            confidence: None,
+            range: Vec::new(),
+            blocks: None,
+            p: None,
+        }
+    }
+
     /// Drawn in the forest plot: a ratio, or a claim's range.
     pub fn drawn(&self) -> bool {
         self.ratio.is_some_and(f64::is_finite) || !self.range.is_empty()
@@ -278,33 +296,19 @@ pub fn questions(found: &[Finding]) -> Vec<DecisionRow> {
                     1 => "1 knee".to_string(),
                     n => format!("{n} knees"),
                 };
-                Some(DecisionRow {
-                    question: name,
-                    compared: format!("CPU/hop {from}..{to}"),
+                Some(DecisionRow::answer_only(
+                    name,
+                    format!("CPU/hop {from}..{to}"),
                     call,
-                    answer: format!("{reading}, {knees}"),
-                    ratio: None,
-                    low: None,
-                    high: None,
-                    confidence: None,
-                    range: Vec::new(),
-                    blocks: None,
-                    p: None,
-                })
+                    format!("{reading}, {knees}"),
+                ))
             }
-            Finding::RingTooFewSizes { sizes, .. } => Some(DecisionRow {
-                question: name,
-                compared: format!("CPU/hop, {sizes} sizes"),
-                call: Call::Open,
-                answer: "too few sizes".to_string(),
-                ratio: None,
-                low: None,
-                high: None,
-                confidence: None,
-                range: Vec::new(),
-                blocks: None,
-                p: None,
-            }),
+            Finding::RingTooFewSizes { sizes, .. } => Some(DecisionRow::answer_only(
+                name,
+                format!("CPU/hop, {sizes} sizes"),
+                Call::Open,
+                "too few sizes".to_string(),
+            )),
             _ => None,
         })
         .collect()
@@ -461,17 +465,14 @@ pub fn claim_rows(table: &crate::report::claims::ClaimsTable) -> Vec<DecisionRow
             let what = e.effect.split("; ").next().unwrap_or_default();
             let what = what.rsplit_once(' ').map_or(what, |(words, _)| words);
             rows.push(DecisionRow {
-                question: format!("{} · {side}", r.id),
-                compared: what.to_string(),
-                call,
-                answer: e.verdict.as_str().to_string(),
-                ratio: None,
-                low: None,
-                high: None,
-                confidence: None,
                 range: ratios,
-                blocks: None,
                 p: e.p_adjusted.or(e.p),
+                ..DecisionRow::answer_only(
+                    format!("{} · {side}", r.id),
+                    what.to_string(),
+                    call,
+                    e.verdict.as_str().to_string(),
+                )
             });
         }
     }
