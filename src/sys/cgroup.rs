@@ -91,40 +91,48 @@ impl PrivateGroup {
     /// The group's `some` CPU pressure total: the time in µs at least one of its tasks was
     /// runnable but not running.
     pub fn cpu_waiting_us(&self) -> Option<u64> {
-        let text = std::fs::read_to_string(self.path.join("cpu.pressure")).ok()?;
-        let some = text.lines().find(|l| l.starts_with("some "))?;
-        some.split_whitespace().find_map(|f| f.strip_prefix("total="))?.parse().ok()
+        cpu_waiting_us_in(&self.path)
     }
 
     /// Kill every process still in the group and wait (up to 2 s) until they are gone;
     /// how many there were.
     pub fn kill_all(&self) -> u32 {
-        let members = self.members();
-        if members == 0 {
-            return 0;
-        }
-        if std::fs::write(self.path.join("cgroup.kill"), "1").is_err() {
-            // Kernels before 5.14 have no cgroup.kill: each member by pid.
-            for pid in self.pids() {
-                // SAFETY: a signal to a process of the group we made.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
-        }
-        let until = Instant::now() + Duration::from_secs(2);
-        while self.members() > 0 && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        members
+        kill_members(&self.path)
     }
+}
 
-    fn pids(&self) -> Vec<i32> {
-        let text = std::fs::read_to_string(self.path.join("cgroup.procs")).unwrap_or_default();
-        text.lines().filter_map(|l| l.trim().parse().ok()).collect()
-    }
+/// A v2 group's `some` CPU pressure total (`cpu.pressure`), in µs.
+pub fn cpu_waiting_us_in(dir: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(dir.join("cpu.pressure")).ok()?;
+    let some = text.lines().find(|l| l.starts_with("some "))?;
+    some.split_whitespace().find_map(|f| f.strip_prefix("total="))?.parse().ok()
+}
 
-    fn members(&self) -> u32 {
-        self.pids().len() as u32
+/// The processes in a group (v1 or v2).
+pub fn pids_in(dir: &Path) -> Vec<i32> {
+    let text = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+    text.lines().filter_map(|l| l.trim().parse().ok()).collect()
+}
+
+/// Kill every process in a group (`cgroup.kill`, else each by pid) and wait up to 2 s
+/// until it is empty; how many there were.
+pub fn kill_members(dir: &Path) -> u32 {
+    let members = pids_in(dir).len() as u32;
+    if members == 0 {
+        return 0;
     }
+    if std::fs::write(dir.join("cgroup.kill"), "1").is_err() {
+        // Kernels before 5.14 and v1 groups have no cgroup.kill: each member by pid.
+        for pid in pids_in(dir) {
+            // SAFETY: a signal to a process of a group schedlab made.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+    let until = Instant::now() + Duration::from_secs(2);
+    while !pids_in(dir).is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    members
 }
 
 impl Drop for PrivateGroup {
@@ -135,7 +143,8 @@ impl Drop for PrivateGroup {
     }
 }
 
-fn remove_when_empty(path: &Path) -> io::Result<()> {
+/// rmdir a group, retrying for up to 2 s while its last processes leave (EBUSY).
+pub fn remove_when_empty(path: &Path) -> io::Result<()> {
     let until = Instant::now() + Duration::from_secs(2);
     loop {
         match std::fs::remove_dir(path) {

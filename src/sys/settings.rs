@@ -22,6 +22,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::settings::{CgroupFigures, CgroupSetting, Settings};
+use crate::sys::cgroup;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -143,7 +144,7 @@ fn restore(entry: &Entry) -> std::result::Result<String, String> {
             if !path.exists() {
                 return Ok(format!("cgroup {} was already gone", path.display()));
             }
-            kill_members(path);
+            cgroup::kill_members(path);
             remove_dir_when_empty(path)
                 .map(|_| format!("cgroup {} removed", path.display()))
                 .map_err(|e| format!("cannot remove cgroup {}: {e}", path.display()))
@@ -223,8 +224,8 @@ pub fn recover_and_say() {
 fn group_parents() -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     out.extend(v1_cpu_mount());
-    out.extend(crate::sys::cgroup::v2_mount());
-    out.extend(crate::sys::cgroup::own_v2_dir());
+    out.extend(cgroup::v2_mount());
+    out.extend(cgroup::own_v2_dir());
     out.dedup();
     out
 }
@@ -240,7 +241,7 @@ fn sweep_groups(parent: &Path, comm: Option<&str>) -> Vec<String> {
             continue;
         }
         let path = entry.path();
-        kill_members(&path);
+        cgroup::kill_members(&path);
         if remove_dir_when_empty(&path).is_ok() {
             said.push(format!("cgroup {} removed (left by schedlab {owner}, which was killed)", path.display()));
         }
@@ -295,7 +296,7 @@ enum Hierarchy {
 }
 
 fn cpu_hierarchy() -> Option<Hierarchy> {
-    if let Some(root) = crate::sys::cgroup::v2_mount() {
+    if let Some(root) = cgroup::v2_mount() {
         let controllers = std::fs::read_to_string(root.join("cgroup.controllers")).unwrap_or_default();
         if controllers.split_whitespace().any(|c| c == "cpu") {
             return Some(Hierarchy::V2(root));
@@ -627,7 +628,7 @@ impl Group {
             Hierarchy::V2(_) => group.psi = Some(group.path.clone()),
             Hierarchy::V1(_) => {
                 // PSI is a v2 file: a v2 group beside the v1 one, where v2 is mounted.
-                if let Some(parent) = crate::sys::cgroup::own_v2_dir().filter(|p| writable(p)) {
+                if let Some(parent) = cgroup::own_v2_dir().filter(|p| writable(p)) {
                     let psi = parent.join(&name);
                     group.ids.push(remember(Entry::Cgroup { path: psi.clone() })?);
                     if std::fs::create_dir(&psi).is_ok() {
@@ -665,7 +666,7 @@ impl Drop for Group {
         let mut paths: Vec<PathBuf> = vec![self.path.clone()];
         paths.extend(self.psi.clone().filter(|p| *p != self.path));
         for path in &paths {
-            kill_members(path);
+            cgroup::kill_members(path);
             if let Err(e) = remove_dir_when_empty(path) {
                 if path.exists() {
                     eprintln!("schedlab: warning: cannot remove cgroup {}: {e}", path.display());
@@ -687,35 +688,7 @@ fn open_procs(dir: &Path) -> Result<OwnedFd> {
 
 /// The `some` total of a v2 group's `cpu.pressure` (µs there), in ns.
 fn pressure_some_ns(dir: &Path) -> Option<u64> {
-    let text = std::fs::read_to_string(dir.join("cpu.pressure")).ok()?;
-    let some = text.lines().find(|l| l.starts_with("some "))?;
-    some.split_whitespace().find_map(|f| f.strip_prefix("total="))?.parse::<u64>().ok().map(|us| us * 1_000)
-}
-
-fn group_pids(dir: &Path) -> Vec<i32> {
-    std::fs::read_to_string(dir.join("cgroup.procs"))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .collect()
-}
-
-/// SIGKILL whatever is in a group and wait (up to 2 s) until it is empty.
-fn kill_members(dir: &Path) {
-    let until = Instant::now() + Duration::from_secs(2);
-    loop {
-        let pids = group_pids(dir);
-        if pids.is_empty() || Instant::now() >= until {
-            return;
-        }
-        if write_file(&dir.join("cgroup.kill"), "1").is_err() {
-            for pid in pids {
-                // SAFETY: a signal to a process in a group schedlab made for its trials.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    cgroup::cpu_waiting_us_in(dir).map(|us| us * 1_000)
 }
 
 fn remove_dir_when_empty(path: &Path) -> std::result::Result<(), String> {
@@ -723,20 +696,13 @@ fn remove_dir_when_empty(path: &Path) -> std::result::Result<(), String> {
     // outright), with whatever still runs in them.
     if let Ok(entries) = std::fs::read_dir(path) {
         for child in entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())) {
-            kill_members(&child.path());
+            cgroup::kill_members(&child.path());
             remove_dir_when_empty(&child.path())?;
         }
     }
-    let until = Instant::now() + Duration::from_secs(2);
-    loop {
-        match std::fs::remove_dir(path) {
-            Ok(()) => return Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < until => {
-                std::thread::sleep(Duration::from_millis(5))
-            }
-            Err(e) => return Err(crate::error::describe_io(&e)),
-        }
+    match cgroup::remove_when_empty(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(crate::error::describe_io(&e)),
+        _ => Ok(()),
     }
 }
 
