@@ -150,6 +150,33 @@ fn a_question_runs_in_paired_blocks_and_the_run_says_what_it_answered() {
     }
 }
 
+/// A question asked at its own margin is decided, stored and printed at that margin: two
+/// ring sizes on one CPU cost within ±50 % of each other per hop, which a few blocks show.
+#[test]
+fn a_question_at_its_own_margin_is_answered_at_it() {
+    let dir = Scratch::new("adaptive-margin");
+    let suite = dir.write(
+        "s.toml",
+        &ring_suite(6, "budget = \"5m\"").replace(
+            "repeat = 6",
+            "repeat = 6\ntarget_ci = \"5%\"\nmax_repeat = 40\ncompare = \"procs\"\nmargin = \"50%\"\npin = \"same\"",
+        ),
+    );
+    let db = dir.path("r.db");
+    let out = schedlab_in(&db, &["run", &suite]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("1 of 1 question(s) answered") && err.contains("within ±50%"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text.lines().find(|l| l.starts_with("ring by procs ")).unwrap_or_default();
+    assert!(row.contains("±50%") || row.contains("leads"), "the question's row: {text}");
+    assert!(text.contains("inside 1 ± 50%"), "the method names the margin: {text}");
+    let doc = report(&db, "1");
+    let finding = doc["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "compared").unwrap().clone();
+    assert_eq!(finding["answer"]["margin"], 0.5, "{finding}");
+    assert!(["leads", "equivalent"].contains(&finding["answer"]["verdict"].as_str().unwrap()), "{finding}");
+}
+
 #[test]
 fn the_budget_ends_an_adaptive_run() {
     let dir = Scratch::new("adaptive-budget");

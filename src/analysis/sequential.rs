@@ -20,7 +20,8 @@
 //!    equal median but different shape "different" in 10-19 % (issue 27; the simulation in
 //!    `analysis::simulate` measures both).
 //! 3. **Two answers.** A *difference*: the median of d is not 0, both sides tested (twice
-//!    the smaller one-sided p). *Equivalence*: the median ratio lies within 1 ± `MARGIN`,
+//!    the smaller one-sided p). *Equivalence*: the median ratio lies within 1 ± the margin
+//!    (`MARGIN`, ±5 %, unless the experiment sets its own `margin`),
 //!    shown by rejecting both "≤ 1 − margin" and "≥ 1 + margin" (intersection-union: the
 //!    larger of the two p). Either one decides the question (`verdict`).
 //! 4. **One family.** A run's claims are corrected together by Holm with Shaffer's
@@ -36,7 +37,8 @@ use serde::Serialize;
 
 /// The family-wise error rate of a run's claims.
 pub const ALPHA: f64 = 0.05;
-/// Two sides whose median within-block ratio is inside 1 ± this are called equivalent.
+/// Two sides whose median within-block ratio is inside 1 ± this are called equivalent,
+/// unless the experiment sets its own `margin`.
 pub const MARGIN: f64 = 0.05;
 /// How a run's answers are tested, for its output.
 pub const METHOD: &str = "paired blocks in random order; sign-test confidence sequence for the median within-block \
@@ -124,7 +126,14 @@ pub struct Tests {
 
 impl Default for Tests {
     fn default() -> Tests {
-        let (low, high) = margin_bounds();
+        Tests::within(MARGIN)
+    }
+}
+
+impl Tests {
+    /// The tests of a question whose sides are called equivalent within 1 ± `margin`.
+    pub fn within(margin: f64) -> Tests {
+        let (low, high) = margin_bounds(margin);
         Tests {
             up: SignTest::new(0.0, true),
             down: SignTest::new(0.0, false),
@@ -132,9 +141,7 @@ impl Default for Tests {
             below_high: SignTest::new(high, false),
         }
     }
-}
 
-impl Tests {
     pub fn push(&mut self, d: f64) {
         for test in [&mut self.up, &mut self.down, &mut self.above_low, &mut self.below_high] {
             test.push(d);
@@ -150,7 +157,7 @@ impl Tests {
         (2.0 * self.up.p().min(self.down.p())).min(1.0)
     }
 
-    /// p that the median ratio is within 1 ± `MARGIN`.
+    /// p that the median ratio is within 1 ± the margin.
     pub fn p_equivalent(&self) -> f64 {
         self.above_low.p().max(self.below_high.p())
     }
@@ -161,9 +168,9 @@ impl Tests {
     }
 }
 
-/// ln(1 − `MARGIN`) and ln(1 + `MARGIN`): equivalence's bounds on the median of d.
-fn margin_bounds() -> (f64, f64) {
-    ((1.0 - MARGIN).ln(), MARGIN.ln_1p())
+/// ln(1 − `margin`) and ln(1 + `margin`): equivalence's bounds on the median of d.
+fn margin_bounds(margin: f64) -> (f64, f64) {
+    ((1.0 - margin).ln(), margin.ln_1p())
 }
 
 /// A question's answer from its p values at a per-claim level: the rule the runner stops
@@ -199,9 +206,12 @@ pub struct Paired {
     /// Blocks in which B was the larger.
     pub b_larger: usize,
     /// Anytime-valid p, not yet adjusted for the run's other claims: that the median
-    /// ratio is not 1 (two-sided), and that it is within 1 ± `MARGIN`.
+    /// ratio is not 1 (two-sided), and that it is within 1 ± `margin`.
     pub p_differ: f64,
     pub p_equivalent: f64,
+    /// The margin of equivalence it was tested against (0.05 for ±5 %).
+    #[serde(skip)]
+    pub margin: f64,
     /// The within-block log ratios in block order, for intervals at any level.
     #[serde(skip)]
     pub log_ratios: Vec<f64>,
@@ -223,9 +233,14 @@ pub fn projected_blocks(hits: usize, n: usize, bar: f64) -> Option<usize> {
 pub const MAX_PROJECTED: usize = 400;
 
 impl Paired {
-    /// The test of `blocks`, each (A, B) in the order the blocks ran; `None` when no block
-    /// has two positive values.
+    /// The test of `blocks`, each (A, B) in the order the blocks ran, equivalence at the
+    /// default `MARGIN`; `None` when no block has two positive values.
     pub fn of(blocks: &[(f64, f64)]) -> Option<Paired> {
+        Paired::within(blocks, MARGIN)
+    }
+
+    /// `of`, with equivalence tested against 1 ± `margin`.
+    pub fn within(blocks: &[(f64, f64)], margin: f64) -> Option<Paired> {
         let d: Vec<f64> = blocks
             .iter()
             .filter(|(a, b)| *a > 0.0 && *b > 0.0 && a.is_finite() && b.is_finite())
@@ -234,7 +249,7 @@ impl Paired {
         if d.is_empty() {
             return None;
         }
-        let mut tests = Tests::default();
+        let mut tests = Tests::within(margin);
         d.iter().for_each(|&x| tests.push(x));
         Some(Paired {
             blocks: d.len(),
@@ -242,6 +257,7 @@ impl Paired {
             b_larger: d.iter().filter(|&&x| x > 0.0).count(),
             p_differ: tests.p_differ(),
             p_equivalent: tests.p_equivalent(),
+            margin,
             log_ratios: d,
         })
     }
@@ -292,7 +308,7 @@ impl Paired {
     /// `None` when neither is in sight.
     pub fn blocks_to_answer(&self, alpha_each: f64) -> Option<usize> {
         let n = self.blocks;
-        let (low, high) = ((1.0 - MARGIN).ln(), (1.0 + MARGIN).ln());
+        let (low, high) = margin_bounds(self.margin);
         let count = |f: &dyn Fn(f64) -> bool| self.log_ratios.iter().filter(|&&x| f(x)).count();
         let one_side = count(&|x| x > 0.0).max(count(&|x| x < 0.0));
         let inside = count(&|x| x > low).min(count(&|x| x < high));
@@ -318,8 +334,14 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// Each cell's ok values keyed by block; `None` with fewer than two cells holding any.
+    /// Each cell's ok values keyed by block, equivalence at the default `MARGIN`; `None`
+    /// with fewer than two cells holding any.
     pub fn of(cells: &[Vec<(u32, f64)>]) -> Option<Comparison> {
+        Comparison::within(cells, MARGIN)
+    }
+
+    /// `of`, with the leader and the runner-up called equivalent within 1 ± `margin`.
+    pub fn within(cells: &[Vec<(u32, f64)>], margin: f64) -> Option<Comparison> {
         let medians: Vec<Option<f64>> = cells
             .iter()
             .map(|c| {
@@ -335,7 +357,7 @@ impl Comparison {
         let (leader, runner_up) = (ranked[0].0, ranked[1].0);
         let against = ranked[1..]
             .iter()
-            .filter_map(|&(j, _)| Some((j, Paired::of(&pair_blocks(&cells[leader], &cells[j]))?)))
+            .filter_map(|&(j, _)| Some((j, Paired::within(&pair_blocks(&cells[leader], &cells[j]), margin)?)))
             .collect();
         Some(Comparison { leader, runner_up, against })
     }

@@ -9,9 +9,9 @@
 //! produces: normal; occasional slow trials on one side (a long tail of d to the left or
 //! to the right); a share of blocks shifted; a skewed spread. The error rates this
 //! measures are the ones the output's wording must keep below α: "different" where the
-//! median ratio is 1 (whatever the shapes), "equivalent within ±5 %" where it is at or
-//! beyond the margin. `cargo test simulate` checks them on 1,000 questions a case;
-//! `bench/verdict-errors.sh` runs 10,000.
+//! median ratio is 1 (whatever the shapes), "equivalent within ±5 %" (or the question's
+//! own margin) where it is at or beyond the margin. `cargo test simulate` checks them on
+//! 1,000 questions a case; `bench/verdict-errors.sh` runs 10,000.
 
 use crate::analysis::random::SplitMix64;
 use crate::analysis::sequential::{decide, per_claim_alpha, Decision, Tests, MARGIN};
@@ -56,6 +56,8 @@ pub struct Case {
     /// The true median within-block ratio B / A.
     pub ratio: f64,
     pub noise: Noise,
+    /// The margin of equivalence its question is asked at.
+    pub margin: f64,
 }
 
 impl Case {
@@ -66,38 +68,48 @@ impl Case {
     }
 
     pub fn within_margin(&self) -> bool {
-        self.ratio > 1.0 - MARGIN + 1e-12 && self.ratio < 1.0 + MARGIN - 1e-12
+        self.ratio > 1.0 - self.margin + 1e-12 && self.ratio < 1.0 + self.margin - 1e-12
     }
 }
 
 /// The cases `cargo test` and the bench check: identical sides; equal medians with
 /// different shapes; the margin itself, just beyond and just inside it, with outliers on
-/// either side; true 3 % and 10 % differences.
+/// either side; true 3 % and 10 % differences; a question at a ±10 % margin.
 pub fn cases() -> Vec<Case> {
     let left = Noise::Outliers { core: 0.05, share: 0.15, shift: -0.3 };
     let right = Noise::Outliers { core: 0.05, share: 0.15, shift: 0.3 };
     let (m, low) = (1.0 + MARGIN, 1.0 - MARGIN);
     vec![
-        Case { name: "A/A, normal 5 %", ratio: 1.0, noise: Noise::Normal(0.05) },
-        Case { name: "A/A, normal 10 %", ratio: 1.0, noise: Noise::Normal(0.1) },
+        Case { name: "A/A, normal 5 %", ratio: 1.0, noise: Noise::Normal(0.05), margin: MARGIN },
+        Case { name: "A/A, normal 10 %", ratio: 1.0, noise: Noise::Normal(0.1), margin: MARGIN },
         Case {
             name: "equal medians, 20 % of blocks +20 % (core 1 %)",
             ratio: 1.0,
             noise: Noise::Outliers { core: 0.01, share: 0.2, shift: 0.2 },
+            margin: MARGIN,
         },
-        Case { name: "equal medians, skewed right (10 %)", ratio: 1.0, noise: Noise::Skewed(0.1) },
-        Case { name: "equal medians, skewed left (10 %)", ratio: 1.0, noise: Noise::Skewed(-0.1) },
-        Case { name: "at the margin, 1.05, outliers left", ratio: m, noise: left },
-        Case { name: "at the margin, 1.05, outliers right", ratio: m, noise: right },
-        Case { name: "at the margin, 0.95, outliers left", ratio: low, noise: left },
-        Case { name: "at the margin, 0.95, outliers right", ratio: low, noise: right },
-        Case { name: "at the margin, 1.05, skewed left (10 %)", ratio: m, noise: Noise::Skewed(-0.1) },
-        Case { name: "beyond the margin, 1.06, outliers left", ratio: 1.06, noise: left },
-        Case { name: "beyond the margin, 1.07, outliers left", ratio: 1.07, noise: left },
-        Case { name: "inside the margin, 1.04, outliers left", ratio: 1.04, noise: left },
-        Case { name: "a 3 % difference, normal 5 %", ratio: 1.03, noise: Noise::Normal(0.05) },
-        Case { name: "a 10 % difference, normal 10 %", ratio: 1.1, noise: Noise::Normal(0.1) },
-        Case { name: "a 10 % difference, outliers right", ratio: 1.1, noise: right },
+        Case { name: "equal medians, skewed right (10 %)", ratio: 1.0, noise: Noise::Skewed(0.1), margin: MARGIN },
+        Case { name: "equal medians, skewed left (10 %)", ratio: 1.0, noise: Noise::Skewed(-0.1), margin: MARGIN },
+        Case { name: "at the margin, 1.05, outliers left", ratio: m, noise: left, margin: MARGIN },
+        Case { name: "at the margin, 1.05, outliers right", ratio: m, noise: right, margin: MARGIN },
+        Case { name: "at the margin, 0.95, outliers left", ratio: low, noise: left, margin: MARGIN },
+        Case { name: "at the margin, 0.95, outliers right", ratio: low, noise: right, margin: MARGIN },
+        Case { name: "at the margin, 1.05, skewed left (10 %)", ratio: m, noise: Noise::Skewed(-0.1), margin: MARGIN },
+        Case { name: "beyond the margin, 1.06, outliers left", ratio: 1.06, noise: left, margin: MARGIN },
+        Case { name: "beyond the margin, 1.07, outliers left", ratio: 1.07, noise: left, margin: MARGIN },
+        Case { name: "inside the margin, 1.04, outliers left", ratio: 1.04, noise: left, margin: MARGIN },
+        Case { name: "a 3 % difference, normal 5 %", ratio: 1.03, noise: Noise::Normal(0.05), margin: MARGIN },
+        Case { name: "a 10 % difference, normal 10 %", ratio: 1.1, noise: Noise::Normal(0.1), margin: MARGIN },
+        Case { name: "a 10 % difference, outliers right", ratio: 1.1, noise: right, margin: MARGIN },
+        // A question asked at its own, wider margin (`margin = "10%"`).
+        Case { name: "margin ±10 %: at it, 1.10, outliers left", ratio: 1.1, noise: left, margin: 0.1 },
+        Case {
+            name: "margin ±10 %: at it, 0.90, skewed right (10 %)",
+            ratio: 0.9,
+            noise: Noise::Skewed(0.1),
+            margin: 0.1,
+        },
+        Case { name: "margin ±10 %: 1.04, normal 8 %", ratio: 1.04, noise: Noise::Normal(0.08), margin: 0.1 },
     ]
 }
 
@@ -153,7 +165,7 @@ pub fn simulate(case: &Case, questions: usize, max_blocks: usize, families: &[us
     let mut rates = vec![Rates { questions, up: 0, down: 0, equivalent: 0, blocks: Vec::new() }; families.len()];
     let mut rng = SplitMix64::new(seed);
     for _ in 0..questions {
-        let mut tests = Tests::default();
+        let mut tests = Tests::within(case.margin);
         let mut open: Vec<usize> = (0..families.len()).collect();
         for block in 1..=max_blocks {
             tests.push(truth + case.noise.draw(&mut rng) - centre);
@@ -186,7 +198,7 @@ pub const MAX_BLOCKS: usize = 150;
 pub fn table(questions: usize, seed: u64) -> String {
     let mut out = format!(
         "{questions} questions a case, watched up to {MAX_BLOCKS} blocks, stopped as the runner stops; \
-         margin ±{:.0} %\n",
+         margin ±{:.0} % unless the case names its own\n",
         MARGIN * 100.0
     );
     out.push_str("| case | claims | different (B higher / lower) | equivalent | open | wrong | median blocks |\n");
@@ -243,10 +255,10 @@ mod tests {
 
     #[test]
     fn a_tie_in_noise_is_shown_equivalent_and_a_lead_in_one_direction() {
-        let tie = Case { name: "tie", ratio: 1.0, noise: Noise::Normal(0.02) };
+        let tie = Case { name: "tie", ratio: 1.0, noise: Noise::Normal(0.02), margin: MARGIN };
         let r = &simulate(&tie, 200, MAX_BLOCKS, &[2], 1)[0];
         assert!(r.share(r.equivalent) > 0.95, "{r:?}");
-        let faster = Case { name: "B faster", ratio: 0.8, noise: Noise::Normal(0.05) };
+        let faster = Case { name: "B faster", ratio: 0.8, noise: Noise::Normal(0.05), margin: MARGIN };
         let r = &simulate(&faster, 200, MAX_BLOCKS, &[2], 2)[0];
         assert_eq!((r.down, r.up), (200, 0), "{r:?}");
         assert!(r.median_blocks().unwrap() <= 12.0, "{r:?}");

@@ -116,7 +116,7 @@ fn print_plan(suite: &Suite, order: &[&Trial], plan: &AdaptivePlan) -> Result<()
                          is answered, a difference or equivalence within ±{}%)",
                         t.min_repeat,
                         t.max_repeat,
-                        crate::report::stored::percent_text(crate::analysis::sequential::MARGIN)
+                        crate::report::stored::percent_text(e.margin)
                     ),
                     None => format!(
                         "repeats {}..{} (adaptive: until the 95% CI of each cell's {} median is within ±{}%)",
@@ -491,12 +491,17 @@ fn extend_adaptively(
         let answers = session.answers();
         let count = |a: adaptive::Answer| answers.iter().filter(|x| **x == a).count();
         let open = count(adaptive::Answer::Open);
+        let margins: Vec<f64> = session.questions().iter().map(|q| q.margin).collect();
+        let margin = if margins.windows(2).all(|w| w[0] == w[1]) {
+            format!("±{}%", crate::report::stored::percent_text(margins[0]))
+        } else {
+            "its margin".to_string()
+        };
         line.push_str(&format!(
-            "; {} of {questions} question(s) answered ({} differ, {} equivalent within ±{}%){}",
+            "; {} of {questions} question(s) answered ({} differ, {} equivalent within {margin}){}",
             questions - open,
             count(adaptive::Answer::Differs),
             count(adaptive::Answer::Equivalent),
-            crate::report::stored::percent_text(crate::analysis::sequential::MARGIN),
             if open > 0 { format!(", {open} open") } else { String::new() }
         ));
     }

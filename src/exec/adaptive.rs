@@ -308,6 +308,8 @@ pub struct Question {
     /// The figures the report tests it on (latency: p99 and the maximum); the runner
     /// decides on the first, the headline.
     pub figures: usize,
+    /// Its sides are called equivalent within 1 ± this (its experiment's `margin`).
+    pub margin: f64,
 }
 
 /// Where a question stands.
@@ -373,7 +375,8 @@ impl Session {
                     Some(q) => q.cells.push(cells.len()),
                     None => {
                         let figures = crate::model::figures::questioned(trial.family).len().max(1);
-                        questions.push(Question { key, cells: vec![cells.len()], figures })
+                        let margin = suite.experiments[trial.experiment].margin;
+                        questions.push(Question { key, cells: vec![cells.len()], figures, margin })
                     }
                 }
             }
@@ -423,7 +426,7 @@ impl Session {
     pub fn comparison(&self, question: usize) -> Option<Comparison> {
         let cells: Vec<Vec<(u32, f64)>> =
             self.questions[question].cells.iter().map(|&c| self.cells[c].blocks.clone()).collect();
-        Comparison::of(&cells)
+        Comparison::within(&cells, self.questions[question].margin)
     }
 
     /// Every question's standing, by Holm over the run's family of claims as the report

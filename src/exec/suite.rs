@@ -17,7 +17,7 @@
 use crate::error::{Error, Result};
 use crate::exec::family::FamilyTrial;
 use crate::families::{on_each, with_family, FamilyModel, FamilyOptions};
-use crate::model::parse::{is_bare_number, parse_budget, parse_max_repeat, parse_target_ci};
+use crate::model::parse::{is_bare_number, parse_budget, parse_margin, parse_max_repeat, parse_target_ci};
 use crate::model::TrialSpec;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -135,6 +135,9 @@ pub struct Experiment {
     /// (relative half-width, 0.05 for ±5 %).
     pub target_ci: Option<f64>,
     pub max_repeat: Option<u32>,
+    /// Its questions call two sides equivalent within 1 ± this (`margin = "10%"`; by
+    /// default `sequential::MARGIN`, ±5 %).
+    pub margin: f64,
     /// Keys whose value is a list (varied across the experiment's trials), in file order.
     pub axes: Vec<String>,
     /// The axis whose values the experiment's questions compare (`compare = "policy"`; by
@@ -236,12 +239,25 @@ impl Suite {
     }
 }
 
-/// The compared axis of each experiment of a stored suite text, for reading a stored run's
-/// questions; a text that no longer parses compares nothing.
-pub fn compared_axes(text: &str) -> Vec<Option<String>> {
+/// What one experiment's questions ask: the compared axis, and how near two sides must
+/// be to be called equivalent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Asking {
+    pub compare: Option<String>,
+    pub margin: f64,
+}
+
+/// What each experiment of a stored suite text asks, for reading a stored run's questions;
+/// a text that no longer parses asks nothing.
+pub fn asked(text: &str) -> Vec<Asking> {
     parse("stored suite", text, "stored", false)
-        .map(|s| s.experiments.into_iter().map(|e| e.compare).collect())
+        .map(|s| s.experiments.into_iter().map(|e| Asking { compare: e.compare, margin: e.margin }).collect())
         .unwrap_or_default()
+}
+
+/// The compared axis of each experiment of a stored suite text (`asked`).
+pub fn compared_axes(text: &str) -> Vec<Option<String>> {
+    asked(text).into_iter().map(|a| a.compare).collect()
 }
 
 /// Find a built-in suite's text by name.
@@ -422,6 +438,7 @@ fn check_experiment(
     let mut warmup = 0u32;
     let mut target_ci: Option<f64> = None;
     let mut max_repeat: Option<(u32, usize)> = None;
+    let mut margin = crate::analysis::sequential::MARGIN;
     let mut compare: Option<(String, usize)> = None;
     // key -> (values, offset of the value), in a stable order: the file's keys sorted.
     let mut params: Vec<(String, Vec<Json>, usize)> = Vec::new();
@@ -464,6 +481,12 @@ fn check_experiment(
                     .ok_or_else(|| "a whole number".to_string())
                     .and_then(|t| parse_max_repeat(&t));
                 max_repeat = Some((parsed.map_err(|msg| origin.at(at, format!("max_repeat: {msg}")))?, at));
+            }
+            "margin" => {
+                let parsed = text_of(value.get_ref())
+                    .ok_or_else(|| "a percentage such as \"10%\"".to_string())
+                    .and_then(|t| parse_margin(&t));
+                margin = parsed.map_err(|msg| origin.at(at, format!("margin: {msg}")))?;
             }
             "compare" => {
                 let axis = value.get_ref().as_str().ok_or_else(|| {
@@ -589,7 +612,7 @@ fn check_experiment(
         combo.remove("figures");
         out.push((combo, spec));
     }
-    let experiment = Experiment { family, repeat, warmup, target_ci, max_repeat, axes, compare };
+    let experiment = Experiment { family, repeat, warmup, target_ci, max_repeat, margin, axes, compare };
     Ok((experiment, out))
 }
 
@@ -615,7 +638,7 @@ fn check_key(origin: &Origin, family: Family, flags: &[(String, bool)], key: &Sp
     }
     if !flags.iter().any(|(f, _)| *f == flag) {
         let mut known: Vec<String> = flags.iter().map(|(f, _)| key_name(f)).collect();
-        known.extend(["repeat", "warmup", "target_ci", "max_repeat", "full"].map(String::from));
+        known.extend(["repeat", "warmup", "target_ci", "max_repeat", "margin", "full"].map(String::from));
         known.extend(crate::model::settings::KEYS.map(String::from));
         return Err(origin.at(
             key.span().start,
@@ -777,6 +800,7 @@ pub fn format_estimate(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::sequential::MARGIN as MARGIN_DEFAULT;
 
     fn parse_text(text: &str) -> Result<Suite> {
         parse("test.toml", text, "test", false)
@@ -876,6 +900,23 @@ mod tests {
         assert!(e.contains("test.toml:4") && e.contains("not an axis") && e.contains("compare one of procs"), "{e}");
         let e = err("[[experiment]]\nfamily = \"ring\"\ncompare = 3\n");
         assert!(e.contains("compare names the axis"), "{e}");
+    }
+
+    #[test]
+    fn a_margin_is_the_experiments_own_and_stored_with_its_text() {
+        let text = "[[experiment]]\nfamily = \"workload\"\nworkload = \"cpu\"\npolicy = [\"other\", \"fifo\"]\nmargin = \"10%\"\n\
+                    [[experiment]]\nfamily = \"workload\"\nworkload = \"io\"\npolicy = [\"other\", \"fifo\"]\n";
+        let suite = parse_text(text).unwrap();
+        assert_eq!((suite.experiments[0].margin, suite.experiments[1].margin), (0.10, MARGIN_DEFAULT));
+        // A margin is not an axis: the cells are the policies alone.
+        assert_eq!(suite.trials.len(), 4);
+        let asking = asked(text);
+        assert_eq!(asking[0], Asking { compare: Some("policy".into()), margin: 0.10 });
+        assert_eq!(asking[1].margin, MARGIN_DEFAULT);
+        for (bad, says) in [("\"0%\"", "above 0"), ("\"60%\"", "at most 50%"), ("\"wide\"", "not a margin")] {
+            let e = err(&format!("[[experiment]]\nfamily = \"ring\"\nmargin = {bad}\n"));
+            assert!(e.contains("test.toml:3") && e.contains("margin") && e.contains(says), "{e}");
+        }
     }
 
     #[test]

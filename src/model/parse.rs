@@ -389,6 +389,26 @@ pub fn parse_target_ci(text: &str) -> std::result::Result<f64, String> {
     Ok(fraction)
 }
 
+/// `margin`: how far apart two sides' median ratio may be and still be called
+/// equivalent, a percentage above 0 and at most 50 % ("10%", or the fraction 0.1).
+pub fn parse_margin(text: &str) -> std::result::Result<f64, String> {
+    let t = text.trim();
+    let fraction = parse_threshold(t).map_err(|_| format!("'{t}' is not a margin (try 10% or 0.1)"))?;
+    if fraction <= 0.0 {
+        return Err(format!(
+            "'{t}' calls sides equivalent only when their ratio is exactly 1, which no blocks can show: give a \
+             margin above 0, e.g. 5%"
+        ));
+    }
+    if fraction > 0.5 {
+        return Err(format!(
+            "'{t}' would call sides up to {:.0}% apart equivalent: give a margin of at most 50%, e.g. 10%",
+            fraction * 100.0
+        ));
+    }
+    Ok(fraction)
+}
+
 /// `max_repeat` / `--max-repeat`: a whole number from 1 to 10000, like `repeat`.
 pub fn parse_max_repeat(text: &str) -> std::result::Result<u32, String> {
     let t = text.trim();

@@ -84,7 +84,7 @@ impl Exporter for Markdown {
                 "### {}\n\n{}\n{}\n\n",
                 crate::report::glance::headline(&rows),
                 crate::report::glance::table(&rows).render_markdown(),
-                crate::report::glance::method_text()
+                crate::report::glance::method_text(&rows)
             ));
         }
         out.push_str(&tables_text(v.trials, &RunRule::of(v.run), Format::Markdown));

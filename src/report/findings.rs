@@ -13,6 +13,7 @@ use crate::analysis::knee::{self, Shape, StepTest};
 use crate::analysis::period::{self, Level, SpikePeriod};
 use crate::analysis::sequential::{self, Comparison, Decision, ALPHA, MARGIN, MIN_BLOCKS};
 use crate::analysis::stats::{holm_grouped, median};
+use crate::exec::suite::Asking;
 use crate::model::figures::{self, Figure};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, TrialSpec};
 use crate::report::stored::{groups, param_text, Group};
@@ -519,7 +520,7 @@ impl fmt::Display for Finding {
 
 /// The findings of a stored run, its questions read from the suite it ran.
 pub fn findings_of_run(run: &RunRecord, trials: &[TrialRecord]) -> Vec<Finding> {
-    findings_with(trials, &crate::exec::suite::compared_axes(&run.suite_text))
+    findings_with(trials, &crate::exec::suite::asked(&run.suite_text))
 }
 
 /// The findings of trials whose suite is not at hand: the questions are the policies of
@@ -531,18 +532,23 @@ pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
 /// One question of a run: the compared axis and the groups that differ only in it.
 struct Asked<'b, 'a> {
     axis: String,
+    /// Its sides are called equivalent within 1 ± this.
+    margin: f64,
     set: Vec<&'b Group<'a>>,
 }
 
 /// The groups of each question: those of one experiment that differ only in its compared
-/// axis (`axes` by experiment; when empty, the policy of workload and latency).
-fn questions<'b, 'a>(all: &'b [Group<'a>], axes: &[Option<String>]) -> Vec<Asked<'b, 'a>> {
+/// axis (`asking` by experiment; when empty, the policy of workload and latency, at the
+/// default margin).
+fn questions<'b, 'a>(all: &'b [Group<'a>], asking: &[Asking]) -> Vec<Asked<'b, 'a>> {
     let mut out: Vec<(String, Asked)> = Vec::new();
     for g in all {
-        let axis = if axes.is_empty() {
+        let this = usize::try_from(g.experiment).ok().and_then(|e| asking.get(e));
+        let margin = this.map_or(MARGIN, |a| a.margin);
+        let axis = if asking.is_empty() {
             g.family.compares_policy_by_default().then(|| "policy".to_string())
         } else {
-            axes.get(g.experiment as usize).cloned().flatten()
+            this.and_then(|a| a.compare.clone())
         };
         let Some(axis) = axis.filter(|a| g.params.contains_key(a)) else { continue };
         let mut rest = g.params.clone();
@@ -550,7 +556,7 @@ fn questions<'b, 'a>(all: &'b [Group<'a>], axes: &[Option<String>]) -> Vec<Asked
         let key = format!("{} {}", g.experiment, Json::Object(rest));
         match out.iter_mut().find(|(k, _)| *k == key) {
             Some((_, asked)) => asked.set.push(g),
-            None => out.push((key, Asked { axis, set: vec![g] })),
+            None => out.push((key, Asked { axis, margin, set: vec![g] })),
         }
     }
     out.into_iter().map(|(_, a)| a).filter(|a| a.set.len() >= 2).collect()
@@ -562,8 +568,8 @@ fn blocks_of(set: &[&Group], figure: &Figure) -> Vec<Vec<(u32, f64)>> {
 }
 
 /// The answers to a run's questions, corrected together.
-fn answers(all: &[Group], axes: &[Option<String>]) -> Vec<Finding> {
-    let asked = questions(all, axes);
+fn answers(all: &[Group], asking: &[Asking]) -> Vec<Finding> {
+    let asked = questions(all, asking);
     // Every question's comparison on each figure it tests.
     let tested: Vec<Vec<(&Figure, Option<Comparison>)>> = asked
         .iter()
@@ -572,7 +578,7 @@ fn answers(all: &[Group], axes: &[Option<String>]) -> Vec<Finding> {
             sample
                 .map_or_else(|| figures::questioned(a.set[0].family), figures::questioned_of)
                 .into_iter()
-                .map(|fig| (fig, Comparison::of(&blocks_of(&a.set, fig))))
+                .map(|fig| (fig, Comparison::within(&blocks_of(&a.set, fig), a.margin)))
                 .collect()
         })
         .collect();
@@ -714,7 +720,7 @@ fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, family: ClaimFamily, 
         ci_level,
         p_leads,
         p_equivalent,
-        margin: MARGIN,
+        margin: closest.map_or(MARGIN, |p| p.margin),
         claims,
         at_once,
         fewest_blocks: sequential::fewest_blocks(alpha_each),
@@ -795,7 +801,7 @@ pub fn questions_line(found: &[Finding]) -> Option<String> {
     (asked > 0).then(|| format!("questions: {answered} of {asked} answered ({})", sequential::METHOD))
 }
 
-fn findings_with(trials: &[TrialRecord], axes: &[Option<String>]) -> Vec<Finding> {
+fn findings_with(trials: &[TrialRecord], asking: &[Asking]) -> Vec<Finding> {
     let all = groups(trials);
     let mut out = Vec::new();
     for set in series(&all, Family::Ring, "procs") {
@@ -833,7 +839,7 @@ fn findings_with(trials: &[TrialRecord], axes: &[Option<String>]) -> Vec<Finding
             above_projection: scaling.above_projection,
         });
     }
-    out.extend(answers(&all, axes));
+    out.extend(answers(&all, asking));
     for t in trials.iter().filter(|t| t.is_ok()) {
         let (Some(TrialSpec::Latency(spec)), Some(Outcome::Latency(o))) = (&t.spec, &t.outcome) else { continue };
         let what = format!("latency{} trial {}", describe(&t.params, &[]), t.seq);

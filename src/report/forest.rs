@@ -75,7 +75,8 @@ pub fn svg(title: &str, rows: &[DecisionRow], band: &Band, note: &str) -> Option
         return None;
     }
     // The axis: every point, every finite interval end and the band, with room round them.
-    let mut values: Vec<f64> = vec![1.0 - 2.0 * band.half_width, 1.0 + 2.0 * band.half_width];
+    let widest = drawn.iter().filter_map(|r| r.margin).fold(band.half_width, f64::max);
+    let mut values: Vec<f64> = vec![1.0 - 2.0 * widest, 1.0 + 2.0 * widest];
     for r in &drawn {
         values
             .extend(r.ratio.iter().chain(&r.low).chain(&r.high).chain(&r.range).filter(|v| v.is_finite() && **v > 0.0));
@@ -154,6 +155,19 @@ pub fn svg(title: &str, rows: &[DecisionRow], band: &Band, note: &str) -> Option
         b1 - b0,
         y_end - TOP
     );
+    // A question asked at another margin: its own band, on its row.
+    for (i, r) in drawn.iter().enumerate() {
+        let Some(m) = r.margin.filter(|m| *m != band.half_width) else { continue };
+        let (r0, r1) = (x(1.0 - m), x(1.0 + m));
+        let _ = write!(
+            s,
+            "<rect class=\"row-band\" x=\"{r0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#e3f1e5\" \
+             stroke=\"#b9dcc0\"/>",
+            TOP + ROW * i as f64 + 2.0,
+            r1 - r0,
+            ROW - 4.0
+        );
+    }
     for t in ticks(lo, hi, plot_w, 44.0) {
         let tx = x(t);
         let (stroke, dash) = if t == 1.0 { ("#555", "") } else { ("#ddd", " stroke-dasharray=\"3 3\"") };
@@ -254,13 +268,18 @@ pub fn svg(title: &str, rows: &[DecisionRow], band: &Band, note: &str) -> Option
     Some(s)
 }
 
-/// The forest of a run's questions: the band is the run's margin of equivalence.
+/// The forest of a run's questions: the band is the run's margin of equivalence (a
+/// question asked at another margin has its own band on its row).
 pub fn questions_svg(rows: &[DecisionRow]) -> Option<String> {
-    let margin = crate::analysis::sequential::MARGIN;
+    let shared = crate::report::glance::shared_margin(rows);
+    let margin = shared.unwrap_or(crate::analysis::sequential::MARGIN);
+    let own = if shared.is_some() { "" } else { "; a question's own margin, on its row" };
     svg(
         "Decisions: the median within-block ratio and its interval, per question",
         rows,
-        &Band { half_width: margin, label: format!("within ±{:.0}% (the margin of equivalence)", margin * 100.0) },
+        &Band {
+            half_width: margin, label: format!("within ±{:.0}% (the margin of equivalence){own}", margin * 100.0)
+        },
         "runner-up / leader (log scale): a lead's interval lies right of 1, an equivalence's inside the band",
     )
 }
@@ -327,6 +346,7 @@ mod tests {
             range: Vec::new(),
             blocks: Some(20),
             p: Some(0.01),
+            margin: Some(0.05),
         }
     }
 
@@ -353,6 +373,17 @@ mod tests {
         assert_eq!(ones, 1, "one line at 1");
         assert!(bx > 0.0 && bx < WIDTH);
         assert!(svg.contains("<text x=\"8\" y=\"") && svg.contains("FIFO leads"));
+    }
+
+    #[test]
+    fn a_question_at_its_own_margin_has_its_own_band() {
+        let wide = DecisionRow { margin: Some(0.10), ..row(Call::Equivalent, 1.04, Some(0.97), Some(1.08)) };
+        let same = [row(Call::Lead, 1.3, Some(1.1), Some(1.5)), row(Call::Equivalent, 1.0, Some(0.98), Some(1.03))];
+        let svg = questions_svg(&same).unwrap();
+        assert!(!svg.contains("row-band") && !svg.contains("own margin"), "{svg}");
+        let svg = questions_svg(&[same[0].clone(), wide]).unwrap();
+        assert_eq!(svg.matches("class=\"row-band\"").count(), 1, "{svg}");
+        assert!(svg.contains("a question&#39;s own margin") || svg.contains("a question's own margin"), "{svg}");
     }
 
     #[test]

@@ -97,6 +97,8 @@ pub struct DecisionRow {
     /// The Holm-adjusted p of the answer given (an open question's: the nearer of a lead
     /// and equivalence).
     pub p: Option<f64>,
+    /// The margin of equivalence its question was asked at, where it has one.
+    pub margin: Option<f64>,
 }
 
 impl DecisionRow {
@@ -115,6 +117,7 @@ impl DecisionRow {
             range: Vec::new(),
             blocks: None,
             p: None,
+            margin: None,
         }
     }
 
@@ -231,6 +234,7 @@ fn answer_row(question: String, compared: String, leader: &str, a: &Answer) -> D
         range: Vec::new(),
         blocks: Some(a.blocks),
         p: Some(p),
+        margin: Some(a.margin),
     }
 }
 
@@ -322,13 +326,22 @@ pub fn other_findings(found: &[Finding]) -> Vec<&Finding> {
 
 pub const HEADERS: [&str; 7] = ["question", "compared", "answer", "ratio", "interval", "blocks", "Holm p"];
 
+/// The margin of equivalence the rows share, or `None` when their questions were asked
+/// at different margins.
+pub fn shared_margin(rows: &[DecisionRow]) -> Option<f64> {
+    let mut margins = rows.iter().filter_map(|r| r.margin);
+    let first = margins.next().unwrap_or(MARGIN);
+    margins.all(|m| m == first).then_some(first)
+}
+
 /// The method, stated once under the table.
-pub fn method_text() -> String {
+pub fn method_text(rows: &[DecisionRow]) -> String {
+    let margin =
+        shared_margin(rows).map_or("the margin its answer names".to_string(), |m| format!("{:.0}%", m * 100.0));
     format!(
         "Ratio: the runner-up's over the leader's, the median of its blocks; interval: at the level Holm gave its \
-         claim (equivalence: inside 1 ± {:.0}%). Holm p: of the answer given (an open question's: the nearer of a \
+         claim (equivalence: inside 1 ± {margin}). Holm p: of the answer given (an open question's: the nearer of a \
          lead and equivalence). Method: {}.",
-        MARGIN * 100.0,
         sequential::METHOD
     )
 }
@@ -442,7 +455,7 @@ pub fn text_block(rows: &[DecisionRow]) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    format!("{}\n{}{}\n", headline(rows), text(rows), wrap(&method_text(), TEXT_WIDTH, "  "))
+    format!("{}\n{}{}\n", headline(rows), text(rows), wrap(&method_text(rows), TEXT_WIDTH, "  "))
 }
 
 /// A seed's claims as forest rows: each claim on the seed's data and on this run, where
@@ -527,6 +540,8 @@ pub fn compare_rows(rows: &[crate::report::compare::Row]) -> Vec<DecisionRow> {
                 range: Vec::new(),
                 blocks: r.blocks,
                 p: r.p_adjusted,
+                // Its forest's band is the regression threshold, not a margin.
+                margin: None,
             }
         })
         .collect()

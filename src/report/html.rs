@@ -342,7 +342,7 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
                     format!("questions-{}", run.id),
                     crate::report::glance::headline(&rows),
                     &rows,
-                    crate::report::glance::method_text(),
+                    crate::report::glance::method_text(&rows),
                     crate::report::forest::questions_svg(&rows),
                 )
             })
