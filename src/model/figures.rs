@@ -391,24 +391,7 @@ mod tests {
 
     #[test]
     fn wakeups_are_hops_per_real_second() {
-        let mut o = crate::model::RingOutcome {
-            procs: 4,
-            member_cpus: Vec::new(),
-            laps: 10,
-            hops: 40,
-            real_ns: 40_000,
-            usage: Default::default(),
-            member_maxrss_kb: 0,
-            overhead_ps: 0,
-            spawn_ns: 0,
-            teardown_ns: 0,
-            load: None,
-            steal: None,
-            cgroup: None,
-            run_delay_ns: None,
-            migrations: None,
-            trace: None,
-        };
+        let mut o = crate::model::RingOutcome { procs: 4, laps: 10, hops: 40, real_ns: 40_000, ..Default::default() };
         let wakeups = &ring::WAKEUPS_PER_S;
         // 40 hops in 40 µs: a million a second.
         assert_eq!(wakeups.value(&Outcome::Ring(o.clone())), Some(1e6));

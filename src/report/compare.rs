@@ -631,17 +631,8 @@ mod tests {
             laps: 20_000,
             hops: 40_001,
             real_ns,
-            usage: Usage::default(),
-            member_maxrss_kb: 0,
             overhead_ps,
-            spawn_ns: 0,
-            teardown_ns: 0,
-            load: None,
-            steal: None,
-            cgroup: None,
-            run_delay_ns: None,
-            migrations: None,
-            trace: None,
+            ..Default::default()
         };
         measured.iter().enumerate().map(|(i, m)| trial(i, r#"{"procs": 2}"#, Outcome::Ring(ring(m)))).collect()
     }
@@ -815,24 +806,8 @@ mod tests {
         let (single_32, p) = (single.ratio, single.p);
         assert!(regression && verdict == Verdict::Slower && p.unwrap() < 0.05, "{single_32:?} {p:?}");
         let ring = |procs: &str, i: usize, ns: f64| {
-            let outcome = RingOutcome {
-                procs: 2,
-                member_cpus: Vec::new(),
-                laps: 2000,
-                hops: 4000,
-                real_ns: (ns * 4000.0) as u64,
-                usage: Usage::default(),
-                member_maxrss_kb: 0,
-                overhead_ps: 0,
-                spawn_ns: 0,
-                teardown_ns: 0,
-                load: None,
-                steal: None,
-                cgroup: None,
-                run_delay_ns: None,
-                migrations: None,
-                trace: None,
-            };
+            let outcome =
+                RingOutcome { procs: 2, laps: 2000, hops: 4000, real_ns: (ns * 4000.0) as u64, ..Default::default() };
             trial(i, &format!(r#"{{"procs": {procs}}}"#), Outcome::Ring(outcome))
         };
         let run = |side: usize| -> Vec<TrialRecord> {
