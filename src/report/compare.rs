@@ -604,7 +604,7 @@ pub fn json_rows(rows: &[Row], mode: Mode) -> Vec<Json> {
 mod tests {
     use super::*;
 
-    use crate::model::{LatencyOutcome, Outcome, RingOutcome, ThreadStats, TrialStatus, Usage};
+    use crate::model::{LatencyOutcome, Outcome, RingOutcome, ThreadStats, TrialStatus};
 
     /// A stored trial of `family` with `outcome`, the `i`-th of its run (a second apart).
     fn trial(i: usize, params: &str, outcome: Outcome) -> TrialRecord {
