@@ -1,6 +1,7 @@
 //! The analyses behind schedlab's findings: pure functions over numbers, unit-tested on
 //! real data (the 1992 report's published tables among them).
 
+pub mod answers;
 pub mod attribution;
 pub mod changepoint;
 pub mod knee;

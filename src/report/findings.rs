@@ -9,10 +9,12 @@
 //! (`analysis::knee`, family-wise 0.01 over a sweep's candidate steps), and a spike period
 //! its own held-out test.
 
+use crate::analysis::answers::{answer_all, Question};
+pub use crate::analysis::answers::{Answer, Verdict, TEST};
 use crate::analysis::knee::{self, Shape, StepTest};
 use crate::analysis::period::{self, Level, SpikePeriod};
-use crate::analysis::sequential::{self, Comparison, Decision, ALPHA, MARGIN, MIN_BLOCKS};
-use crate::analysis::stats::{holm_grouped, median};
+use crate::analysis::sequential::{self, Comparison, MARGIN, MIN_BLOCKS};
+use crate::analysis::stats::median;
 use crate::exec::suite::Asking;
 use crate::model::figures::{self, Figure};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, TrialSpec};
@@ -248,66 +250,7 @@ fn ns_text(ns: f64) -> String {
     }
 }
 
-/// A question's answer on one figure: the leader (lowest median) against the other cells,
-/// on the blocks in which both ran.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Answer {
-    pub verdict: Verdict,
-    /// Complete blocks of the leader and the runner-up.
-    pub blocks: usize,
-    /// Blocks in which the runner-up was the higher.
-    pub next_higher: usize,
-    /// The median within-block ratio runner-up / leader, and its interval at the run's
-    /// per-claim level (the confidence sequence; `None` where the blocks cannot bound it).
-    pub ratio: f64,
-    pub ci_low: Option<f64>,
-    pub ci_high: Option<f64>,
-    /// The interval's α: a decided claim's level at its Holm step (α × raw p / adjusted
-    /// p; twice that for equivalence, whose two sides are each tested at it), an open
-    /// question's Holm's first step.
-    pub ci_level: f64,
-    /// Holm-adjusted p of a lead (the leader below every other cell) and of equivalence
-    /// with the runner-up within ±`margin`.
-    pub p_leads: f64,
-    pub p_equivalent: f64,
-    pub margin: f64,
-    /// Hypotheses in the run's family of claims, and how many of them can be true nulls at
-    /// once (a two-cell question's lead and equivalence cannot both be): Holm's first
-    /// multiplier.
-    pub claims: usize,
-    pub at_once: usize,
-    /// The fewest blocks that could show a lead in a family of this size.
-    pub fewest_blocks: usize,
-    /// What an open question already shows: the narrowest margin of equivalence its
-    /// interval supports at the per-claim level (0.07: "within ±7 %"), and the blocks it
-    /// would likely still need for an answer if its blocks go on as so far, with what one
-    /// block took (the median trial time of each cell, summed).
-    pub supported_margin: Option<f64>,
-    pub more_blocks: Option<usize>,
-    pub block_s: Option<f64>,
-    pub test: &'static str,
-}
-
-/// What a question's answer says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// The leader is below every other cell.
-    Leads,
-    /// The leader and the runner-up are equal within the margin.
-    Equivalent,
-    /// Fewer than `MIN_BLOCKS` complete blocks.
-    TooFewBlocks,
-    Undecided,
-}
-
-pub const TEST: &str = "sign-test confidence sequence on paired blocks";
-
 impl Answer {
-    pub fn decided(&self) -> bool {
-        matches!(self.verdict, Verdict::Leads | Verdict::Equivalent)
-    }
-
     fn interval_text(&self) -> String {
         match (self.ci_low, self.ci_high) {
             (None, None) => "no interval yet".to_string(),
@@ -570,48 +513,31 @@ fn blocks_of(set: &[&Group], figure: &Figure) -> Vec<Vec<(u32, f64)>> {
 /// The answers to a run's questions, corrected together.
 fn answers(all: &[Group], asking: &[Asking]) -> Vec<Finding> {
     let asked = questions(all, asking);
-    // Every question's comparison on each figure it tests.
-    let tested: Vec<Vec<(&Figure, Option<Comparison>)>> = asked
+    // Each question's figures (latency: p99 and the maximum), then every claim answered
+    // together (`analysis::answers`).
+    let figures_of: Vec<Vec<&Figure>> = asked
         .iter()
         .map(|a| {
             let sample = a.set.iter().find_map(|g| g.outcomes().next());
-            sample
-                .map_or_else(|| figures::questioned(a.set[0].family), figures::questioned_of)
-                .into_iter()
-                .map(|fig| (fig, Comparison::within(&blocks_of(&a.set, fig), a.margin)))
-                .collect()
+            sample.map_or_else(|| figures::questioned(a.set[0].family), figures::questioned_of)
         })
         .collect();
-    let raw: Vec<Option<f64>> = tested
-        .iter()
-        .flatten()
-        .flat_map(|(_, c)| [c.as_ref().map(Comparison::p_leads), c.as_ref().map(Comparison::p_tie)])
-        .collect();
-    let claims = raw.iter().flatten().count();
-    // A two-cell question's lead and equivalence cannot both be true nulls: one group of
-    // capacity 1 per question and figure (`stats::holm_grouped`); with more cells the lead
-    // is against every other cell and both may be.
-    let capacity: Vec<usize> = asked
-        .iter()
-        .zip(&tested)
-        .flat_map(|(a, figs)| std::iter::repeat_n(if a.set.len() == 2 { 1 } else { 2 }, figs.len()))
-        .collect();
-    let group: Vec<usize> = (0..raw.len()).map(|i| i / 2).collect();
-    let adjusted = holm_grouped(&raw, &group, &capacity);
-    let at_once: usize =
-        capacity.iter().enumerate().map(|(g, &c)| c.min(raw[2 * g..2 * g + 2].iter().flatten().count())).sum();
-    let mut next_p = adjusted.chunks(2);
+    let decided = answer_all(
+        &asked
+            .iter()
+            .zip(&figures_of)
+            .map(|(a, figs)| Question {
+                figures: figs.iter().map(|fig| blocks_of(&a.set, fig)).collect(),
+                margin: a.margin,
+                block_s: block_seconds(&a.set),
+            })
+            .collect::<Vec<_>>(),
+    );
     let mut out = Vec::new();
-    for (a, figures_tested) in asked.iter().zip(&tested) {
+    for ((a, figs), results) in asked.iter().zip(&figures_of).zip(decided) {
         let what = format!("{}{}", a.set[0].family.as_str(), describe(&a.set[0].params, &[a.axis.as_str()]));
-        let mut answered: Vec<(&Figure, Comparison, Answer)> = Vec::new();
-        for (fig, c) in figures_tested {
-            let ps = next_p.next().unwrap_or(&[]);
-            let Some(c) = c else { continue };
-            let (Some(Some(leads)), Some(Some(tie))) = (ps.first(), ps.get(1)) else { continue };
-            let family = ClaimFamily { claims, at_once };
-            answered.push((fig, c.clone(), answer(c, *leads, *tie, family, block_seconds(&a.set))));
-        }
+        let answered: Vec<(&Figure, Comparison, Answer)> =
+            figs.iter().zip(results).filter_map(|(fig, r)| r.map(|(c, ans)| (*fig, c, ans))).collect();
         let label = |i: usize| a.set[i].value_text(&a.axis);
         let level = |fig: &Figure, i: usize| {
             let v = blocks_of(&a.set[i..=i], fig).remove(0);
@@ -674,61 +600,6 @@ fn block_seconds(set: &[&Group]) -> Option<f64> {
         })
         .collect();
     (per_cell.len() == set.len()).then(|| per_cell.iter().sum())
-}
-
-/// A comparison's answer from its Holm-adjusted p values.
-/// A run's family of claims: how many, and how many of them can be true nulls at once
-/// (Holm's first multiplier).
-#[derive(Clone, Copy)]
-struct ClaimFamily {
-    claims: usize,
-    at_once: usize,
-}
-
-fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, family: ClaimFamily, block_s: Option<f64>) -> Answer {
-    let ClaimFamily { claims, at_once } = family;
-    let closest = c.closest();
-    let blocks = c.blocks();
-    // The runner's rule (`sequential::decide`), on the Holm-adjusted p at α.
-    let verdict = match sequential::decide(blocks, p_leads, p_equivalent, ALPHA) {
-        Decision::Lead => Verdict::Leads,
-        Decision::Equivalent => Verdict::Equivalent,
-        Decision::Open if blocks < MIN_BLOCKS => Verdict::TooFewBlocks,
-        Decision::Open => Verdict::Undecided,
-    };
-    let alpha_each = sequential::per_claim_alpha(at_once);
-    // The interval at the level its claim passed Holm at (α × raw p / adjusted p), so that
-    // a lead's interval excludes 1 and a tie's lies within the margin; an open question's
-    // at Holm's first step. Equivalence tests each side at its level: the interval of
-    // twice it.
-    let level = |raw: f64, adjusted: f64| if adjusted > 0.0 { ALPHA * raw / adjusted } else { alpha_each };
-    let interval_level = match verdict {
-        Verdict::Leads => level(c.p_leads(), p_leads),
-        Verdict::Equivalent => 2.0 * level(c.p_tie(), p_equivalent),
-        _ => alpha_each,
-    };
-    let ci_level = interval_level.min(1.0);
-    let (ci_low, ci_high) = closest.map_or((None, None), |p| p.interval(ci_level));
-    let open = verdict == Verdict::Undecided;
-    Answer {
-        verdict,
-        blocks,
-        next_higher: closest.map_or(0, |p| p.b_larger),
-        ratio: closest.map_or(f64::NAN, |p| p.ratio),
-        ci_low,
-        ci_high,
-        ci_level,
-        p_leads,
-        p_equivalent,
-        margin: closest.map_or(MARGIN, |p| p.margin),
-        claims,
-        at_once,
-        fewest_blocks: sequential::fewest_blocks(alpha_each),
-        supported_margin: closest.filter(|_| open).and_then(|p| p.supported_margin(alpha_each)),
-        more_blocks: c.blocks_to_answer(alpha_each).filter(|_| open),
-        block_s,
-        test: TEST,
-    }
 }
 
 /// How OTHER's involuntary switches compare with the real-time policies' in one question.
