@@ -4,6 +4,7 @@
 # equivalence, as the run's findings say), then the medians.
 #
 #   bench/run-decides.sh [ROUNDS] [SUITE]     (defaults 5 and quick; needs root for FIFO)
+#   KEEP=DIR bench/run-decides.sh ...          also keeps each run's database in DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -31,6 +32,7 @@ def open_of(f):
         return f["what"]
 opened = [w for w in map(open_of, doc["findings"]) if w]
 print("%3d  %6.1f  %2d of %2d  %s" % (int(sys.argv[1]), float(sys.argv[2]), q["answered"], q["asked"], "; ".join(opened)))' "$i" "$wall"
+  if [[ -n ${KEEP:-} ]]; then mkdir -p "$KEEP" && cp "$db" "$KEEP/r$i.db"; fi
 done | tee "$work/rows"
 python3 - "$work/rows" <<'PY'
 import statistics, sys
