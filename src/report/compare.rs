@@ -55,7 +55,8 @@ use crate::model::Family;
 use crate::report::stored::{groups, Group};
 use crate::report::table::Table;
 use crate::store::{RunRecord, TrialRecord};
-use serde_json::{json, Map, Value as Json};
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
 
 /// The figures compared per family, in row order (the registry marks them; for all of
 /// them lower is better).
@@ -573,29 +574,51 @@ pub fn table(rows: &[Row]) -> Table {
     t
 }
 
-pub fn json_rows(rows: &[Row], mode: Mode) -> Vec<Json> {
+/// A row of `compare --format json`: one JSON line per cell and figure.
+#[derive(Serialize)]
+pub struct RowDoc<'a> {
+    family: Family,
+    params: &'a Map<String, Json>,
+    figure: &'static str,
+    n_a: usize,
+    n_b: usize,
+    not_ok_a: usize,
+    not_ok_b: usize,
+    median_a: Option<f64>,
+    median_b: Option<f64>,
+    ratio: Option<f64>,
+    ci_low: Option<f64>,
+    ci_high: Option<f64>,
+    p_value: Option<f64>,
+    p_adjusted: Option<f64>,
+    mode: &'static str,
+    drift: Option<f64>,
+    verdict: &'static str,
+    regression: bool,
+}
+
+pub fn json_rows(rows: &[Row], mode: Mode) -> Vec<RowDoc<'_>> {
+    let median_of = |v: &[f64]| (!v.is_empty()).then(|| median(v));
     rows.iter()
-        .map(|r| {
-            json!({
-                "family": r.family.as_str(),
-                "params": r.params,
-                "figure": r.figure,
-                "n_a": r.a.len(),
-                "n_b": r.b.len(),
-                "not_ok_a": r.not_ok_a,
-                "not_ok_b": r.not_ok_b,
-                "median_a": (!r.a.is_empty()).then(|| median(&r.a)),
-                "median_b": (!r.b.is_empty()).then(|| median(&r.b)),
-                "ratio": r.ratio,
-                "ci_low": r.ci.map(|c| c.0),
-                "ci_high": r.ci.map(|c| c.1),
-                "p_value": r.p,
-                "p_adjusted": r.p_adjusted,
-                "mode": mode.as_str(),
-                "drift": r.drift.fraction(),
-                "verdict": r.verdict.key(),
-                "regression": r.regression,
-            })
+        .map(|r| RowDoc {
+            family: r.family,
+            params: &r.params,
+            figure: r.figure,
+            n_a: r.a.len(),
+            n_b: r.b.len(),
+            not_ok_a: r.not_ok_a,
+            not_ok_b: r.not_ok_b,
+            median_a: median_of(&r.a),
+            median_b: median_of(&r.b),
+            ratio: r.ratio,
+            ci_low: r.ci.map(|c| c.0),
+            ci_high: r.ci.map(|c| c.1),
+            p_value: r.p,
+            p_adjusted: r.p_adjusted,
+            mode: mode.as_str(),
+            drift: r.drift.fraction(),
+            verdict: r.verdict.key(),
+            regression: r.regression,
         })
         .collect()
 }

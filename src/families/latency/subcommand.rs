@@ -102,10 +102,7 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     let records = pipeline.run_all(&trials, &mut [&mut live], |_| String::new(), |_| 1)?;
     append_text(
         args.trace_out.as_deref(),
-        &format!(
-            "{}]\n",
-            serde_json::json!({"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "schedlab"}})
-        ),
+        &format!("{}]\n", super::kernel::ChromeEvent::process_name(0, "schedlab".into()).text()),
     )?;
     if specs.len() > 1 && format == TableFormat::Text {
         emit(&report::compare_table(&outcomes))?;
