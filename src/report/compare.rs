@@ -496,10 +496,7 @@ impl RunNoise {
 /// Where two runs' noise floors differ by more than their own spread (see
 /// `NoiseFloor::differences`); empty when alike or when either run has none.
 pub fn noise_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
-    match (&a.machine.fields().noise_floor, &b.machine.fields().noise_floor) {
-        (Some(x), Some(y)) => x.differences(y, &format!("run {}", a.id), &format!("run {}", b.id)),
-        _ => Vec::new(),
-    }
+    a.machine.floor_differences(&b.machine, &format!("run {}", a.id), &format!("run {}", b.id))
 }
 
 /// The noise floors and decisions of two runs, and whether the floors differ.

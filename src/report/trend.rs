@@ -10,7 +10,7 @@ use crate::report::compare::{number, p_text};
 use crate::report::stored::{groups, param_text};
 use crate::report::table::Table;
 use crate::store::{RunRecord, TrialRecord};
-use crate::sys::machine::NoiseFloor;
+use crate::sys::machine::StoredMachine;
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
@@ -171,8 +171,8 @@ pub fn series(runs: &[(RunRecord, Vec<TrialRecord>)], choice: &FigureChoice, thr
             out[index].points.push(point);
         }
     }
-    let fingerprint: std::collections::HashMap<i64, &Json> =
-        runs.iter().map(|(r, _)| (r.id, r.machine.as_json())).collect();
+    let fingerprint: std::collections::HashMap<i64, &StoredMachine> =
+        runs.iter().map(|(r, _)| (r.id, &r.machine)).collect();
     let mut newest_p: Vec<Option<f64>> = Vec::new();
     for s in &mut out {
         let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
@@ -182,7 +182,7 @@ pub fn series(runs: &[(RunRecord, Vec<TrialRecord>)], choice: &FigureChoice, thr
                 let (before, at) = (s.points[point.index - 1].run, s.points[point.index].run);
                 Shift {
                     run: at,
-                    changed: changed_fields(fingerprint[&before], fingerprint[&at]),
+                    changed: changed_fields(fingerprint[&before].as_json(), fingerprint[&at].as_json()),
                     noise: noise_differences(fingerprint[&before], fingerprint[&at], before, at),
                     point,
                 }
@@ -216,12 +216,8 @@ pub fn series(runs: &[(RunRecord, Vec<TrialRecord>)], choice: &FigureChoice, thr
 
 /// Where two stored fingerprints' noise floors differ beyond their spread (none when
 /// either lacks one).
-fn noise_differences(before: &Json, after: &Json, run_before: i64, run_after: i64) -> Vec<String> {
-    let floor = |fp: &Json| -> Option<NoiseFloor> { serde_json::from_value(fp.get("noise_floor")?.clone()).ok() };
-    match (floor(before), floor(after)) {
-        (Some(a), Some(b)) => a.differences(&b, &format!("run {run_before}"), &format!("run {run_after}")),
-        _ => Vec::new(),
-    }
+fn noise_differences(before: &StoredMachine, after: &StoredMachine, run_before: i64, run_after: i64) -> Vec<String> {
+    before.floor_differences(after, &format!("run {run_before}"), &format!("run {run_after}"))
 }
 
 /// " · noise floor moved: ..." for a shift or newest run whose floor differs.
@@ -513,16 +509,20 @@ mod tests {
 
     #[test]
     fn a_noise_floor_is_no_changed_field_but_its_move_is_said() {
-        let floor = |ring: [f64; 3]| json!({"kernel_release": "6.1", "noise_floor": {"ring_ns_per_hop": ring, "wakeup_p99_us": [50.0, 55.0, 60.0]}});
+        let floor = |ring: [f64; 3]| {
+            StoredMachine::from_json(
+                json!({"kernel_release": "6.1", "noise_floor": {"ring_ns_per_hop": ring, "wakeup_p99_us": [50.0, 55.0, 60.0]}}),
+            )
+        };
         let (quiet, loud) = (floor([3200.0, 3250.0, 3300.0]), floor([9000.0, 9100.0, 9300.0]));
-        assert_eq!(changed_fields(&quiet, &loud), Vec::<FieldChange>::new());
+        assert_eq!(changed_fields(quiet.as_json(), loud.as_json()), Vec::<FieldChange>::new());
         let moved = noise_differences(&quiet, &loud, 4, 5);
         assert_eq!(moved.len(), 1, "{moved:?}");
         assert!(moved[0].starts_with("2-member ring: 3.25 µs/hop (3.20-3.30) in run 4, 9.10 µs/hop"), "{moved:?}");
         assert!(noise_note(&moved).starts_with("; the noise floor moved too (2-member ring"));
         assert_eq!(noise_differences(&quiet, &floor([3210.0, 3260.0, 3290.0]), 4, 5), Vec::<String>::new());
         // A run without a floor (older, or probed off) moves nothing.
-        assert_eq!(noise_differences(&json!({}), &loud, 4, 5), Vec::<String>::new());
+        assert_eq!(noise_differences(&StoredMachine::from_json(json!({})), &loud, 4, 5), Vec::<String>::new());
         assert_eq!(noise_note(&[]), "");
     }
 
