@@ -393,21 +393,10 @@ mod tests {
     fn wakeups_are_hops_per_real_second() {
         let mut o = crate::model::RingOutcome {
             procs: 4,
-            member_cpus: Vec::new(),
             laps: 10,
             hops: 40,
             real_ns: 40_000,
-            usage: Default::default(),
-            member_maxrss_kb: 0,
-            overhead_ps: 0,
-            spawn_ns: 0,
-            teardown_ns: 0,
-            load: None,
-            steal: None,
-            cgroup: None,
-            run_delay_ns: None,
-            migrations: None,
-            trace: None,
+            ..crate::model::RingOutcome::default()
         };
         let wakeups = &ring::WAKEUPS_PER_S;
         // 40 hops in 40 µs: a million a second.

@@ -56,16 +56,10 @@ pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (crate::model
         hops: laps * procs as u64,
         real_ns: cpu_ns,
         usage: Usage { utime_ns: cpu_ns / 4, stime_ns: cpu_ns - cpu_ns / 4, ..Usage::default() },
-        member_maxrss_kb: 0,
         overhead_ps: 100_000,
-        spawn_ns: 0,
-        teardown_ns: 0,
-        load: None,
-        steal: None,
-        cgroup: None,
         run_delay_ns: Some(4_000),
         migrations: Some(0),
-        trace: None,
+        ..RingOutcome::default()
     };
     (spec, outcome)
 }

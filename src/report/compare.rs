@@ -624,7 +624,7 @@ pub fn json_rows(rows: &[Row], mode: Mode) -> Vec<RowDoc<'_>> {
 mod tests {
     use super::*;
 
-    use crate::model::{LatencyOutcome, Outcome, RingOutcome, ThreadStats, TrialStatus, Usage};
+    use crate::model::{LatencyOutcome, Outcome, RingOutcome, ThreadStats, TrialStatus};
 
     /// A stored trial of `family` with `outcome`, the `i`-th of its run (a second apart).
     fn trial(i: usize, params: &str, outcome: Outcome) -> TrialRecord {
@@ -651,17 +651,8 @@ mod tests {
             laps: 20_000,
             hops: 40_001,
             real_ns,
-            usage: Usage::default(),
-            member_maxrss_kb: 0,
             overhead_ps,
-            spawn_ns: 0,
-            teardown_ns: 0,
-            load: None,
-            steal: None,
-            cgroup: None,
-            run_delay_ns: None,
-            migrations: None,
-            trace: None,
+            ..RingOutcome::default()
         };
         measured.iter().enumerate().map(|(i, m)| trial(i, r#"{"procs": 2}"#, Outcome::Ring(ring(m)))).collect()
     }
@@ -837,21 +828,10 @@ mod tests {
         let ring = |procs: &str, i: usize, ns: f64| {
             let outcome = RingOutcome {
                 procs: 2,
-                member_cpus: Vec::new(),
                 laps: 2000,
                 hops: 4000,
                 real_ns: (ns * 4000.0) as u64,
-                usage: Usage::default(),
-                member_maxrss_kb: 0,
-                overhead_ps: 0,
-                spawn_ns: 0,
-                teardown_ns: 0,
-                load: None,
-                steal: None,
-                cgroup: None,
-                run_delay_ns: None,
-                migrations: None,
-                trace: None,
+                ..RingOutcome::default()
             };
             trial(i, &format!(r#"{{"procs": {procs}}}"#), Outcome::Ring(outcome))
         };

@@ -358,21 +358,12 @@ pub fn to_run(
         };
         let outcome = RingOutcome {
             procs: row.procs,
-            member_cpus: Vec::new(),
             laps,
             hops,
             real_ns: ns(row.real),
             usage: Usage { utime_ns: ns(row.user), stime_ns: ns(row.system), ..Usage::default() },
-            member_maxrss_kb: 0,
-            overhead_ps: 0,
-            spawn_ns: 0,
-            teardown_ns: 0,
-            load: None,
-            steal: None,
-            cgroup: None,
-            run_delay_ns: None,
-            migrations: None,
-            trace: None,
+            // The table printed nothing else: no CPUs, setup costs or scheduler figures.
+            ..RingOutcome::default()
         };
         let mut params = Map::new();
         params.insert("procs".into(), json!(row.procs));

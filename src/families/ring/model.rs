@@ -125,7 +125,7 @@ pub struct RingSpec {
 /// What one ring configuration measured. Times are of the timed region only: from the
 /// first member's first receipt of the token until the STOP that follows the last lap
 /// reaches the last member (`hops = laps * procs + procs - 1`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RingOutcome {
     pub procs: usize,
     /// The CPU of each member, in ring order (empty when not pinned).
