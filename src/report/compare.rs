@@ -677,18 +677,11 @@ mod tests {
             };
             set(&mut all, value);
             LatencyOutcome {
-                threads: Vec::new(),
                 all,
                 timer_slack_ns: 1,
                 dma_latency_held: true,
                 mlockall: true,
-                histogram: Vec::new(),
-                load: None,
-                steal: None,
-                cgroup: None,
-                deadline: None,
-                outliers: Vec::new(),
-                attribution: None,
+                ..LatencyOutcome::default()
             }
         };
         values
