@@ -3,10 +3,11 @@
 use crate::cli::{CompareArgs, ComparisonOutput, ReportArgs};
 use crate::commands::emit;
 use crate::error::{Error, Result};
-use crate::report::compare;
 use crate::report::exporter::{self, Format as TableFormat, RunView};
+use crate::report::{compare, json_text};
 use crate::report::{findings, html, plots};
 use crate::store::{Access, RunRecord, Store, TrialRecord};
+use serde::Serialize;
 
 pub fn run(args: &CompareArgs) -> Result<i32> {
     let store = Store::open_arg(args.db.db.as_deref(), Access::Read)?;
@@ -49,7 +50,7 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
         TableFormat::Csv => emit(table.render_csv().trim_end())?,
         TableFormat::Json => {
             for row in compare::json_rows(&rows, mode) {
-                emit(&row.to_string())?;
+                emit(&json_text(&row))?;
             }
         }
     }
@@ -68,20 +69,37 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
     } else {
         let changed = settings_changed(run_a, run_b);
         if !changed.is_empty() {
-            let list: Vec<_> =
-                changed.iter().map(|c| serde_json::json!({"field": c.field, "a": c.from, "b": c.to})).collect();
-            emit(&serde_json::json!({ "settings_changed": list }).to_string())?;
+            let list = changed.iter().map(|c| SettingChange { field: &c.field, a: &c.from, b: &c.to }).collect();
+            emit(&json_text(&After::SettingsChanged(list)))?;
         }
         for c in &culprits {
-            emit(&serde_json::json!({ "culprit_change": c }).to_string())?;
+            emit(&json_text(&After::CulpritChange(c)))?;
         }
         // A line of its own, like the culprits', only where a run has a floor.
         if noise.iter().any(|n| n.floor.is_some()) {
-            let floors = serde_json::json!({ "noise_floors": { "runs": noise, "differences": noise_differences } });
-            emit(&floors.to_string())?;
+            emit(&json_text(&After::NoiseFloors { runs: &noise, differences: &noise_differences }))?;
         }
     }
     Ok(if rows.iter().any(|r| r.regression) { 1 } else { 0 })
+}
+
+/// The JSON lines after the rows, each an object of one key naming what it holds.
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum After<'a> {
+    /// The fingerprint's settings that differ between A and B.
+    SettingsChanged(Vec<SettingChange<'a>>),
+    /// Where what ran in the tail's place changed.
+    CulpritChange(&'a compare::CulpritChange),
+    /// Each run's noise floor and how they differ.
+    NoiseFloors { runs: &'a [compare::RunNoise], differences: &'a [String] },
+}
+
+#[derive(Serialize)]
+struct SettingChange<'a> {
+    field: &'a str,
+    a: &'a str,
+    b: &'a str,
 }
 
 /// The fingerprint's settings fields (`model::settings`) that differ between A and B.

@@ -138,8 +138,9 @@ fn cannot_write(path: &std::path::Path, e: &std::io::Error) -> Error {
 
 /// A flat JSON object as a field/value table in `format` (json: the object on one line):
 /// how `machine` and `rusage` print csv and markdown.
-pub fn object_text(value: &serde_json::Value, format: crate::cli::TableFormat) -> String {
+pub fn object_text(doc: &impl serde::Serialize, format: crate::cli::TableFormat) -> String {
     use crate::cli::TableFormat;
+    let value = serde_json::to_value(doc).unwrap_or_default();
     let mut table = crate::report::table::Table::new(["field", "value"]).left_align(0).left_align(1);
     if let Some(object) = value.as_object() {
         for (k, v) in object {

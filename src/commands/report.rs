@@ -12,7 +12,7 @@ use crate::report::overlay;
 use crate::report::plots::{self, Chart};
 use crate::report::stored;
 use crate::store::{RunRecord, Store, TrialRecord};
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 /// The runs named, each once, in the order first named.
 pub fn resolve_runs(store: &Store, names: &[String]) -> Result<Vec<i64>> {
@@ -94,8 +94,12 @@ fn render(format: Format, loaded: &[Loaded], overlay: &overlay::Overlay) -> Stri
         Format::Json => {
             // Each run's document exactly as a one-run report prints it.
             let runs: Vec<Json> = loaded.iter().map(|l| serde_json::from_str(&one(l)).unwrap_or(Json::Null)).collect();
-            let mut text =
-                serde_json::to_string_pretty(&json!({"runs": runs, "overlay": overlay.json()})).unwrap_or_default();
+            #[derive(serde::Serialize)]
+            struct Doc<'a> {
+                runs: Vec<Json>,
+                overlay: overlay::OverlayDoc<'a>,
+            }
+            let mut text = serde_json::to_string_pretty(&Doc { runs, overlay: overlay.json() }).unwrap_or_default();
             text.push('\n');
             text
         }

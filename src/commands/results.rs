@@ -9,7 +9,7 @@ use crate::report::table::Table;
 use crate::store::{export, ncar, seeds};
 use crate::store::{Access, Location, RunRecord, RunStatus, Store};
 use crate::sys::machine::{self, Machine};
-use serde_json::json;
+
 use std::io::Write;
 
 pub fn machine(args: &MachineArgs) -> Result<()> {
@@ -46,6 +46,32 @@ pub fn ab_text(store: &Store, run: &RunRecord) -> Result<Option<String>> {
     Ok(Some(format!("A/B pair with {with} (this is {})", side.to_uppercase())))
 }
 
+/// A run as `list --json` writes it, one line each.
+#[derive(serde::Serialize)]
+struct ListLine<'a> {
+    id: i64,
+    uuid: &'a str,
+    suite: &'a str,
+    hostname: Option<&'a str>,
+    kernel: Option<&'a str>,
+    started: &'a str,
+    ended: Option<&'a str>,
+    status: &'a RunStatus,
+    planned: i64,
+    ok: i64,
+    not_ok: i64,
+    ab: Option<AbLink>,
+}
+
+/// The A/B session a run belongs to: its side, and its pair (the run's id where this
+/// database holds it).
+#[derive(serde::Serialize)]
+struct AbLink {
+    side: String,
+    pair_uuid: String,
+    pair_run: Option<i64>,
+}
+
 pub fn list(args: &ListArgs) -> Result<()> {
     let store = open_existing(&args.db, Access::Read)?;
     let runs = store.runs()?;
@@ -53,26 +79,23 @@ pub fn list(args: &ListArgs) -> Result<()> {
     let format = args.output.format();
     if format == crate::cli::TableFormat::Json {
         for r in &runs {
-            let ab =
-                ab_link(&r.run).map(|(side, pair)| json!({"side": side, "pair_uuid": pair, "pair_run": id_of(&pair)}));
+            let ab = ab_link(&r.run).map(|(side, pair)| AbLink { side, pair_run: id_of(&pair), pair_uuid: pair });
             let m = &r.run.machine;
-            emit(
-                &json!({
-                    "id": r.run.id,
-                    "uuid": r.run.uuid,
-                    "suite": r.run.suite_name,
-                    "hostname": m.hostname(),
-                    "kernel": m.kernel_release(),
-                    "started": r.run.started,
-                    "ended": r.run.ended,
-                    "status": r.run.status,
-                    "planned": r.run.planned,
-                    "ok": r.ok,
-                    "not_ok": r.not_ok,
-                    "ab": ab,
-                })
-                .to_string(),
-            )?;
+            let line = ListLine {
+                id: r.run.id,
+                uuid: &r.run.uuid,
+                suite: &r.run.suite_name,
+                hostname: m.hostname(),
+                kernel: m.kernel_release(),
+                started: &r.run.started,
+                ended: r.run.ended.as_deref(),
+                status: &r.run.status,
+                planned: r.run.planned,
+                ok: r.ok,
+                not_ok: r.not_ok,
+                ab,
+            };
+            emit(&crate::report::json_text(&line))?;
         }
         return Ok(());
     }

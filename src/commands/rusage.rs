@@ -12,7 +12,7 @@ use crate::model::{ns_to_s, Usage};
 use crate::sys::process;
 use crate::sys::rusage::ExitKind;
 use crate::sys::signals::SignalWatch;
-use serde_json::json;
+use serde::Serialize;
 use std::ffi::OsString;
 use std::io::Write;
 use std::process::Command;
@@ -99,25 +99,52 @@ fn counters(u: &Usage) -> [(&'static str, u64, &'static str); 13] {
     ]
 }
 
-pub fn to_json(m: &CommandUsage) -> serde_json::Value {
+/// `rusage --format json`: the command, its times and maxrss, every counter of
+/// `struct rusage` by the kernel's name, and how it exited.
+#[derive(Serialize)]
+pub struct UsageDoc {
+    command: Vec<String>,
+    wall_s: f64,
+    utime_s: f64,
+    stime_s: f64,
+    cpu_s: f64,
+    maxrss_kb: u64,
+    #[serde(flatten)]
+    counters: Counters,
+    exit_code: i32,
+    signal: Option<String>,
+}
+
+/// The counters after maxrss, as keys by their kernel names.
+struct Counters([(&'static str, u64, &'static str); 13]);
+
+impl Serialize for Counters {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (name, value, _) in &self.0 {
+            m.serialize_entry(name, value)?;
+        }
+        m.end()
+    }
+}
+
+pub fn to_json(m: &CommandUsage) -> UsageDoc {
     let u = &m.usage;
-    let mut out = json!({
-        "command": m.command.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
-        "wall_s": ns_to_s(m.wall_ns as f64),
-        "utime_s": ns_to_s(u.utime_ns as f64),
-        "stime_s": ns_to_s(u.stime_ns as f64),
-        "cpu_s": ns_to_s(u.cpu_ns() as f64),
-        "maxrss_kb": u.maxrss_kb,
-    });
-    let fields = out.as_object_mut().expect("json! of braces is an object");
-    fields.extend(counters(u).map(|(name, value, _)| (name.to_string(), json!(value))));
-    fields.insert("exit_code".into(), json!(m.exit.shell_code()));
-    let signal = match m.exit {
-        ExitKind::Signal(s) => Some(signal_name(s)),
-        ExitKind::Code(_) => None,
-    };
-    fields.insert("signal".into(), json!(signal));
-    out
+    UsageDoc {
+        command: m.command.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+        wall_s: ns_to_s(m.wall_ns as f64),
+        utime_s: ns_to_s(u.utime_ns as f64),
+        stime_s: ns_to_s(u.stime_ns as f64),
+        cpu_s: ns_to_s(u.cpu_ns() as f64),
+        maxrss_kb: u.maxrss_kb,
+        counters: Counters(counters(u)),
+        exit_code: m.exit.shell_code(),
+        signal: match m.exit {
+            ExitKind::Signal(s) => Some(signal_name(s)),
+            ExitKind::Code(_) => None,
+        },
+    }
 }
 
 pub fn to_text(m: &CommandUsage) -> String {

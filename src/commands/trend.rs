@@ -58,7 +58,7 @@ pub fn run(args: &TrendArgs) -> Result<i32> {
         eprintln!("schedlab: wrote {}", path.display());
     }
     match args.format {
-        TableFormat::Json => emit(&trend::json(&series, args.threshold).to_string())?,
+        TableFormat::Json => emit(&crate::report::json_text(&trend::json(&series, args.threshold)))?,
         format => {
             let table = trend::table(&series);
             let text = match format {

@@ -391,7 +391,13 @@ mod tests {
 
     #[test]
     fn wakeups_are_hops_per_real_second() {
-        let mut o = crate::model::RingOutcome { procs: 4, laps: 10, hops: 40, real_ns: 40_000, ..Default::default() };
+        let mut o = crate::model::RingOutcome {
+            procs: 4,
+            laps: 10,
+            hops: 40,
+            real_ns: 40_000,
+            ..crate::model::RingOutcome::default()
+        };
         let wakeups = &ring::WAKEUPS_PER_S;
         // 40 hops in 40 µs: a million a second.
         assert_eq!(wakeups.value(&Outcome::Ring(o.clone())), Some(1e6));

@@ -59,7 +59,7 @@ pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (crate::model
         overhead_ps: 100_000,
         run_delay_ns: Some(4_000),
         migrations: Some(0),
-        ..Default::default()
+        ..RingOutcome::default()
     };
     (spec, outcome)
 }

@@ -24,7 +24,9 @@ use crate::report::stored::{self, param_text};
 use crate::report::table::Table;
 use crate::store::seeds::{self, AgainstForm, Seed, SEEDS};
 use crate::store::{RunRecord, TrialRecord};
-use serde_json::{json, Map, Value as Json};
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
 
 /// The seeds `--against` takes, with how each is set beside a run, in the registry's order.
 pub fn against_seeds() -> Vec<(&'static dyn Seed, seeds::Against)> {
@@ -46,7 +48,69 @@ pub struct Against {
     /// What is set beside what, and where the reference's figures come from.
     pub heading: String,
     pub sections: Vec<Section>,
-    pub json: Json,
+    pub json: AgainstDoc,
+}
+
+/// `--against`'s numbers in `--format json`: the reference set and its source, then what
+/// its form sets beside the run.
+#[derive(Serialize)]
+pub struct AgainstDoc {
+    against: &'static str,
+    source: &'static str,
+    #[serde(flatten)]
+    form: FormDoc,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum FormDoc {
+    /// A section per program and size.
+    Workload { statistic: &'static str, sections: Vec<SectionDoc> },
+    /// This run's columns, then the seed's.
+    Latency { columns: Vec<Column> },
+}
+
+impl AgainstDoc {
+    fn of(seed: &dyn Seed, form: FormDoc) -> AgainstDoc {
+        AgainstDoc { against: seed.name(), source: seed.citation(), form }
+    }
+}
+
+/// One program at one size: its rows and the best policy at each process count.
+#[derive(Serialize)]
+struct SectionDoc {
+    workload: &'static str,
+    size: String,
+    reference_size: String,
+    rows: Vec<RowDoc>,
+    best: Vec<BestDoc>,
+}
+
+/// One policy x setting x processes row, this run's medians beside the reference's.
+#[derive(Serialize)]
+struct RowDoc {
+    policy: &'static str,
+    setting: String,
+    procs: usize,
+    this_run: Option<CellDoc>,
+    reference: Option<CellDoc>,
+}
+
+#[derive(Serialize)]
+struct CellDoc {
+    n: usize,
+    wall_s_median: Option<f64>,
+    nivcsw_median: Option<f64>,
+    nvcsw_median: Option<f64>,
+}
+
+/// The policy with the lowest median wall time at `procs`, here and in the reference.
+#[derive(Serialize)]
+struct BestDoc {
+    procs: usize,
+    this_run: &'static str,
+    reference: Option<&'static str>,
+    agree: Option<bool>,
 }
 
 /// Set `run` beside the reference set `name`; a name that is not one, or a run without
@@ -133,13 +197,13 @@ impl Cell {
         self.nvcsw.push(o.usage.nvcsw as f64);
     }
 
-    fn json(&self) -> Json {
-        json!({
-            "n": self.wall_s.len(),
-            "wall_s_median": median_of(&self.wall_s),
-            "nivcsw_median": median_of(&self.nivcsw),
-            "nvcsw_median": median_of(&self.nvcsw),
-        })
+    fn doc(&self) -> CellDoc {
+        CellDoc {
+            n: self.wall_s.len(),
+            wall_s_median: median_of(&self.wall_s),
+            nivcsw_median: median_of(&self.nivcsw),
+            nvcsw_median: median_of(&self.nvcsw),
+        }
     }
 }
 
@@ -218,12 +282,7 @@ fn workload_medians(
             json_sections.push(json);
         }
     }
-    let json = json!({
-        "against": seed.name(),
-        "source": seed.citation(),
-        "statistic": "median over ok repeats",
-        "sections": json_sections,
-    });
+    let json = AgainstDoc::of(seed, FormDoc::Workload { statistic: "median over ok repeats", sections: json_sections });
     Ok(Against { name: seed.name().into(), heading: (spec.heading)(run.id), sections, json })
 }
 
@@ -236,7 +295,7 @@ fn workload_section(
     (size, reference_size): (&str, &str),
     here: &Cells,
     reference: &Cells,
-) -> (Section, Json) {
+) -> (Section, SectionDoc) {
     // Every row either side has: this run's (policy, setting), then the study's policies.
     let mut rows: Vec<(Policy, String, usize)> = here.iter().map(|(k, _)| k.clone()).collect();
     for ((policy, _, procs), _) in reference {
@@ -284,13 +343,13 @@ fn workload_section(
             theirs.map_or(0, |c| c.wall_s.len()).to_string(),
         ]);
         table.push(row);
-        json_rows.push(json!({
-            "policy": key.0.as_str(),
-            "setting": key.1,
-            "procs": key.2,
-            "this_run": mine.map(Cell::json),
-            "reference": theirs.map(Cell::json),
-        }));
+        json_rows.push(RowDoc {
+            policy: key.0.as_str(),
+            setting: key.1.clone(),
+            procs: key.2,
+            this_run: mine.map(Cell::doc),
+            reference: theirs.map(Cell::doc),
+        });
     }
     let (lines, best) = best_lines(label, here, reference);
     let title = format!(
@@ -298,19 +357,19 @@ fn workload_section(
         kind.as_str(),
         run.id
     );
-    let json = json!({
-        "workload": kind.as_str(),
-        "size": size,
-        "reference_size": reference_size,
-        "rows": json_rows,
-        "best": best,
-    });
+    let json = SectionDoc {
+        workload: kind.as_str(),
+        size: size.to_string(),
+        reference_size: reference_size.to_string(),
+        rows: json_rows,
+        best,
+    };
     (Section { title, table, left_columns: if settings { 2 } else { 1 }, lines }, json)
 }
 
 /// The policy with the lowest median wall time at each of this run's process counts
 /// (among its rows with nothing else set), beside the study's at the same count.
-fn best_lines(label: &str, here: &Cells, reference: &Cells) -> (Vec<String>, Vec<Json>) {
+fn best_lines(label: &str, here: &Cells, reference: &Cells) -> (Vec<String>, Vec<BestDoc>) {
     let best = |cells: &Cells, procs: usize| -> Option<(Policy, f64, usize)> {
         let candidates: Vec<(Policy, f64)> = cells
             .iter()
@@ -337,12 +396,12 @@ fn best_lines(label: &str, here: &Cells, reference: &Cells) -> (Vec<String>, Vec
             "lowest median wall time at {n} processes: {} ({wall:.3} s, of {of} policies); {theirs_text}",
             p.kernel_name()
         ));
-        out.push(json!({
-            "procs": n,
-            "this_run": p.as_str(),
-            "reference": theirs.map(|(q, _, _)| q.as_str()),
-            "agree": theirs.map(|(q, _, _)| q == p),
-        }));
+        out.push(BestDoc {
+            procs: n,
+            this_run: p.as_str(),
+            reference: theirs.map(|(q, _, _)| q.as_str()),
+            agree: theirs.map(|(q, _, _)| q == p),
+        });
     }
     (lines, out)
 }
@@ -399,24 +458,27 @@ impl Column {
             p99_ns: known(|s| s.p99_ns),
         })
     }
+}
 
-    fn json(&self) -> Json {
-        json!({
-            "label": self.label,
-            "source": self.source,
-            "imported": self.imported,
-            "policy": self.policy.as_str(),
-            "prio": self.prio,
-            "interval_ns": self.interval_ns,
-            // The registry's figures, summarised over the repeats as `Column::of` says.
-            (latency::SAMPLES.key): self.samples,
-            (latency::OVERRUNS.key): self.overruns,
-            (latency::MIN_NS.key): self.min_ns,
-            (latency::MAX_NS.key): self.max_ns,
-            (latency::AVG_NS.key): self.avg_ns,
-            (latency::P50_NS.key): self.p50_ns,
-            (latency::P99_NS.key): self.p99_ns,
-        })
+/// A column's settings, then the registry's figures under their keys, summarised over
+/// the repeats as `Column::of` says.
+impl Serialize for Column {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut m = serializer.serialize_map(Some(13))?;
+        m.serialize_entry("label", &self.label)?;
+        m.serialize_entry("source", &self.source)?;
+        m.serialize_entry("imported", &self.imported)?;
+        m.serialize_entry("policy", self.policy.as_str())?;
+        m.serialize_entry("prio", &self.prio)?;
+        m.serialize_entry("interval_ns", &self.interval_ns)?;
+        m.serialize_entry(latency::SAMPLES.key, &self.samples)?;
+        m.serialize_entry(latency::OVERRUNS.key, &self.overruns)?;
+        m.serialize_entry(latency::MIN_NS.key, &self.min_ns)?;
+        m.serialize_entry(latency::MAX_NS.key, &self.max_ns)?;
+        m.serialize_entry(latency::AVG_NS.key, &self.avg_ns)?;
+        m.serialize_entry(latency::P50_NS.key, &self.p50_ns)?;
+        m.serialize_entry(latency::P99_NS.key, &self.p99_ns)?;
+        m.end()
     }
 }
 
@@ -499,12 +561,8 @@ fn latency_columns(
         crate::report::overlay::machine_label(run)
     )];
     lines.extend(notes.iter().map(|n| n.to_string()));
-    let json = json!({
-        "against": seed.name(),
-        "source": seed.citation(),
-        "columns": columns.iter().map(Column::json).collect::<Vec<_>>(),
-    });
     let section = Section { title: title.into(), table, left_columns: 1, lines };
+    let json = AgainstDoc::of(seed, FormDoc::Latency { columns });
     Ok(Against { name: seed.name().into(), heading: (spec.heading)(run.id), sections: vec![section], json })
 }
 
@@ -537,7 +595,7 @@ impl Against {
                     out.push_str(&format!("# against {}: {}\n{}", self.name, s.title, s.table.render_csv()));
                 }
             }
-            Format::Json => out.push_str(&format!("{}\n", self.json)),
+            Format::Json => out.push_str(&format!("{}\n", crate::report::json_text(&self.json))),
         }
         out
     }
@@ -545,9 +603,14 @@ impl Against {
 
 /// The keys of `--format json`'s document: the run's report, then `against`.
 pub fn with_report(report: &str, against: &Against) -> String {
-    let mut doc: Map<String, Json> = serde_json::from_str(report).unwrap_or_default();
-    doc.insert("against".into(), against.json.clone());
-    let mut text = serde_json::to_string_pretty(&Json::Object(doc)).unwrap_or_default();
+    #[derive(Serialize)]
+    struct WithAgainst<'a> {
+        #[serde(flatten)]
+        report: Map<String, Json>,
+        against: &'a AgainstDoc,
+    }
+    let report = serde_json::from_str(report).unwrap_or_default();
+    let mut text = serde_json::to_string_pretty(&WithAgainst { report, against: &against.json }).unwrap_or_default();
     text.push('\n');
     text
 }
@@ -571,9 +634,10 @@ mod tests {
         // OTHER at 10 CPU-bound processes: a median of 14.79 s both sides.
         let row = text.lines().find(|l| l.starts_with("SCHED_OTHER") && l.contains(" 14.790 ")).expect("the row");
         assert!(row.contains("14.79 ") && row.contains("6348"), "{row}");
-        let best = &a.json["sections"][0]["best"];
-        assert!(best.as_array().unwrap().iter().all(|b| b["agree"] == true), "{best}");
-        assert_eq!(best[0]["this_run"], "other");
+        let FormDoc::Workload { sections, .. } = &a.json.form else { panic!("a workload form") };
+        let best = &sections[0].best;
+        assert!(best.iter().all(|b| b.agree == Some(true)));
+        assert_eq!(best[0].this_run, "other");
     }
 
     #[test]
@@ -587,8 +651,9 @@ mod tests {
         assert_eq!(cells, ["min", "2939", "2803", "2809853", "2331812", "2939", "2803"], "{text}");
         let p99 = text.lines().find(|l| l.starts_with("p99")).unwrap();
         assert!(p99.split_whitespace().skip(1).all(|c| c == "-"), "{p99}");
-        assert_eq!(a.json["columns"].as_array().unwrap().len(), 6);
-        assert_eq!(a.json["columns"][2]["p99_ns"], Json::Null);
+        let json: Json = serde_json::from_str(&a.render(Format::Json)).unwrap();
+        assert_eq!(json["columns"].as_array().unwrap().len(), 6);
+        assert_eq!(json["columns"][2][latency::P99_NS.key], Json::Null);
     }
 
     #[test]

@@ -55,7 +55,8 @@ use crate::model::Family;
 use crate::report::stored::{groups, Group};
 use crate::report::table::Table;
 use crate::store::{RunRecord, TrialRecord};
-use serde_json::{json, Map, Value as Json};
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
 
 /// The figures compared per family, in row order (the registry marks them; for all of
 /// them lower is better).
@@ -495,10 +496,7 @@ impl RunNoise {
 /// Where two runs' noise floors differ by more than their own spread (see
 /// `NoiseFloor::differences`); empty when alike or when either run has none.
 pub fn noise_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
-    match (&a.machine.fields().noise_floor, &b.machine.fields().noise_floor) {
-        (Some(x), Some(y)) => x.differences(y, &format!("run {}", a.id), &format!("run {}", b.id)),
-        _ => Vec::new(),
-    }
+    a.machine.floor_differences(&b.machine, &format!("run {}", a.id), &format!("run {}", b.id))
 }
 
 /// The noise floors and decisions of two runs, and whether the floors differ.
@@ -573,29 +571,51 @@ pub fn table(rows: &[Row]) -> Table {
     t
 }
 
-pub fn json_rows(rows: &[Row], mode: Mode) -> Vec<Json> {
+/// A row of `compare --format json`: one JSON line per cell and figure.
+#[derive(Serialize)]
+pub struct RowDoc<'a> {
+    family: Family,
+    params: &'a Map<String, Json>,
+    figure: &'static str,
+    n_a: usize,
+    n_b: usize,
+    not_ok_a: usize,
+    not_ok_b: usize,
+    median_a: Option<f64>,
+    median_b: Option<f64>,
+    ratio: Option<f64>,
+    ci_low: Option<f64>,
+    ci_high: Option<f64>,
+    p_value: Option<f64>,
+    p_adjusted: Option<f64>,
+    mode: &'static str,
+    drift: Option<f64>,
+    verdict: &'static str,
+    regression: bool,
+}
+
+pub fn json_rows(rows: &[Row], mode: Mode) -> Vec<RowDoc<'_>> {
+    let median_of = |v: &[f64]| (!v.is_empty()).then(|| median(v));
     rows.iter()
-        .map(|r| {
-            json!({
-                "family": r.family.as_str(),
-                "params": r.params,
-                "figure": r.figure,
-                "n_a": r.a.len(),
-                "n_b": r.b.len(),
-                "not_ok_a": r.not_ok_a,
-                "not_ok_b": r.not_ok_b,
-                "median_a": (!r.a.is_empty()).then(|| median(&r.a)),
-                "median_b": (!r.b.is_empty()).then(|| median(&r.b)),
-                "ratio": r.ratio,
-                "ci_low": r.ci.map(|c| c.0),
-                "ci_high": r.ci.map(|c| c.1),
-                "p_value": r.p,
-                "p_adjusted": r.p_adjusted,
-                "mode": mode.as_str(),
-                "drift": r.drift.fraction(),
-                "verdict": r.verdict.key(),
-                "regression": r.regression,
-            })
+        .map(|r| RowDoc {
+            family: r.family,
+            params: &r.params,
+            figure: r.figure,
+            n_a: r.a.len(),
+            n_b: r.b.len(),
+            not_ok_a: r.not_ok_a,
+            not_ok_b: r.not_ok_b,
+            median_a: median_of(&r.a),
+            median_b: median_of(&r.b),
+            ratio: r.ratio,
+            ci_low: r.ci.map(|c| c.0),
+            ci_high: r.ci.map(|c| c.1),
+            p_value: r.p,
+            p_adjusted: r.p_adjusted,
+            mode: mode.as_str(),
+            drift: r.drift.fraction(),
+            verdict: r.verdict.key(),
+            regression: r.regression,
         })
         .collect()
 }
@@ -632,7 +652,7 @@ mod tests {
             hops: 40_001,
             real_ns,
             overhead_ps,
-            ..Default::default()
+            ..RingOutcome::default()
         };
         measured.iter().enumerate().map(|(i, m)| trial(i, r#"{"procs": 2}"#, Outcome::Ring(ring(m)))).collect()
     }
@@ -657,18 +677,11 @@ mod tests {
             };
             set(&mut all, value);
             LatencyOutcome {
-                threads: Vec::new(),
                 all,
                 timer_slack_ns: 1,
                 dma_latency_held: true,
                 mlockall: true,
-                histogram: Vec::new(),
-                load: None,
-                steal: None,
-                cgroup: None,
-                deadline: None,
-                outliers: Vec::new(),
-                attribution: None,
+                ..LatencyOutcome::default()
             }
         };
         values
@@ -806,8 +819,13 @@ mod tests {
         let (single_32, p) = (single.ratio, single.p);
         assert!(regression && verdict == Verdict::Slower && p.unwrap() < 0.05, "{single_32:?} {p:?}");
         let ring = |procs: &str, i: usize, ns: f64| {
-            let outcome =
-                RingOutcome { procs: 2, laps: 2000, hops: 4000, real_ns: (ns * 4000.0) as u64, ..Default::default() };
+            let outcome = RingOutcome {
+                procs: 2,
+                laps: 2000,
+                hops: 4000,
+                real_ns: (ns * 4000.0) as u64,
+                ..RingOutcome::default()
+            };
             trial(i, &format!(r#"{{"procs": {procs}}}"#), Outcome::Ring(outcome))
         };
         let run = |side: usize| -> Vec<TrialRecord> {

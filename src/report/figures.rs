@@ -1,28 +1,182 @@
 //! The figures of one trial as named JSON objects: the keys of `--json` lines, of
 //! `report --format json`, of the CSV export and of the `figures` an export carries for
 //! readers. The measured values, their keys and their order come from the figure
-//! registry (`model::figures`); the spec's settings are written beside them here.
+//! registry (`model::figures`); each family's line is a struct in its `report.rs` that
+//! flattens in the parts built here (figures, status, load, reservation).
 
 use crate::families::with_family;
 use crate::model::figures::{self, Figure, Part};
-use crate::model::{LoadSpec, Outcome, TrialStatus};
+use crate::model::{DeadlineParams, LoadSpec, Outcome, TrialStatus};
 use crate::report::family::FamilyReport;
 use crate::store::TrialRecord;
-use serde_json::{json, Map, Value as Json};
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
 
 /// A figure's value as a line writes it: a whole number for counts and integer ns,
 /// null where unknown.
-pub fn number(f: &Figure, value: Option<f64>) -> Json {
-    match value {
-        Some(x) if f.integer => json!(x as i64),
-        Some(x) => json!(x),
-        None => Json::Null,
+#[derive(Clone, Copy, Debug)]
+pub struct Number {
+    integer: bool,
+    value: Option<f64>,
+}
+
+impl Number {
+    pub fn of(f: &Figure, value: Option<f64>) -> Number {
+        Number { integer: f.integer, value }
+    }
+}
+
+impl Serialize for Number {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.value {
+            Some(x) if self.integer => s.serialize_i64(x as i64),
+            Some(x) => s.serialize_f64(x),
+            None => s.serialize_none(),
+        }
+    }
+}
+
+/// Figures with their values, in registry order, written as keys of the line they are
+/// flattened into (`#[serde(flatten)]`).
+#[derive(Default)]
+pub struct Figures(Vec<(&'static Figure, Number)>);
+
+impl Figures {
+    /// The figures of `part` among `figures`, `value` reading each.
+    pub fn of(figures: &[&'static Figure], part: Part, value: impl Fn(&Figure) -> Option<f64>) -> Figures {
+        Figures(figures.iter().filter(|f| f.part == part).map(|f| (*f, Number::of(f, value(f)))).collect())
+    }
+
+    /// A part's figures only when the trial has that part (any of them is known): a
+    /// load's when one ran, SCHED_DEADLINE's when the kernel gave them.
+    pub fn known(figures: &[&'static Figure], part: Part, o: &Outcome) -> Option<Figures> {
+        let f = Figures::of(figures, part, |f| f.value(o));
+        f.0.iter().any(|(_, n)| n.value.is_some()).then_some(f)
+    }
+
+    /// These figures split after `figure` (kept in the first), for a key that has always
+    /// sat after it in the line (the ring's projection beside its times, the load's CPUs
+    /// beside its size).
+    pub fn split_after(mut self, figure: &Figure) -> (Figures, Figures) {
+        let at = self.0.iter().position(|(f, _)| std::ptr::eq(*f, figure)).map_or(self.0.len(), |i| i + 1);
+        let rest = self.0.split_off(at);
+        (self, Figures(rest))
+    }
+
+    /// These figures without `figure` (written elsewhere in the line).
+    fn without(mut self, figure: &Figure) -> Figures {
+        self.0.retain(|(f, _)| !std::ptr::eq(*f, figure));
+        self
+    }
+}
+
+impl Serialize for Figures {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (f, n) in &self.0 {
+            m.serialize_entry(f.key, n)?;
+        }
+        m.end()
+    }
+}
+
+/// The status and reason of a trial, written before its figures (by the workload and
+/// command lines for every trial, by the ring and latency lines for one that did not finish).
+#[derive(Serialize)]
+pub struct Status<'a> {
+    status: &'static str,
+    reason: Option<&'a str>,
+}
+
+impl<'a> Status<'a> {
+    pub fn of(status: &'a TrialStatus) -> Status<'a> {
+        Status { status: status.label(), reason: status.reason() }
+    }
+}
+
+/// What every family's line ends with: the trial's private cgroup (a `cgroup` setting),
+/// the load it ran beside and what the load achieved during its window, and a deadline
+/// trial's reservation (`runtime_ns`, `deadline_ns`, `period_ns`). Each is absent where
+/// the trial had none, so the lines of trials without them read as they always have.
+#[derive(Serialize)]
+pub struct Beside {
+    #[serde(flatten)]
+    cgroup: Option<CgroupKeys>,
+    #[serde(flatten)]
+    load: Option<LoadKeys>,
+    #[serde(flatten)]
+    reservation: Option<DeadlineParams>,
+}
+
+#[derive(Serialize)]
+struct CgroupKeys {
+    cgroup_setting: String,
+    cgroup_hierarchy: String,
+    #[serde(flatten)]
+    figures: Figures,
+}
+
+/// The load's kind and nice (the spec's, known even when its figures are not), then its
+/// figures when they are known, its CPUs after its size.
+#[derive(Serialize)]
+struct LoadKeys {
+    load: &'static str,
+    #[serde(flatten)]
+    nice: Figures,
+    #[serde(flatten)]
+    size: Figures,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    load_cpus: Option<Vec<usize>>,
+    #[serde(flatten)]
+    rest: Figures,
+}
+
+impl Beside {
+    /// The cgroup and load keys of a trial (`o`: `None` for one that failed) and the
+    /// reservation `dl`.
+    pub fn of(spec: &LoadSpec, o: Option<&Outcome>, dl: Option<DeadlineParams>) -> Beside {
+        let cgroup = o.and_then(|o| Some((o, o.cgroup()?))).map(|(o, group)| CgroupKeys {
+            cgroup_setting: group.setting.clone(),
+            cgroup_hierarchy: group.hierarchy.clone(),
+            figures: Figures::of(figures::cgroup::ALL, Part::Cgroup, |f| f.value(o)),
+        });
+        let load = (!spec.is_none()).then(|| {
+            use figures::load::{ALL, LOAD_NICE, LOAD_PROCESSES};
+            let ran = o.and_then(|o| Some((o, o.load()?)));
+            let nice = match ran {
+                Some((o, _)) => LOAD_NICE.value(o),
+                None => spec.nice.map(f64::from),
+            };
+            let (size, rest) = match ran {
+                Some((o, _)) => {
+                    Figures::of(ALL, Part::Load, |f| f.value(o)).without(&LOAD_NICE).split_after(&LOAD_PROCESSES)
+                }
+                None => Default::default(),
+            };
+            LoadKeys {
+                load: spec.kind.as_str(),
+                nice: Figures(vec![(&LOAD_NICE, Number::of(&LOAD_NICE, nice))]),
+                size,
+                load_cpus: ran.map(|(_, load)| load.cpus.clone()),
+                rest,
+            }
+        });
+        Beside { cgroup, load, reservation: dl }
+    }
+}
+
+/// A typed line as a JSON object, for the readers that take a trial's keys one by one
+/// (`report --format json`'s summaries, exports, CSV).
+pub fn object_of<T: Serialize>(line: &T) -> Map<String, Json> {
+    match serde_json::to_value(line) {
+        Ok(Json::Object(m)) => m,
+        _ => Map::new(),
     }
 }
 
 /// Write `figures` of `part` with `value` reading each, in registry order; a key that is
-/// not a figure but has always sat after one in the line (the ring's projection beside
-/// its times, the load's CPUs beside its size) comes in `beside` as (after, key, value).
+/// not a figure but has always sat after one in the line comes in `beside` as (after, key, value).
 pub fn put(
     m: &mut Map<String, Json>,
     figures: &[&'static Figure],
@@ -30,55 +184,17 @@ pub fn put(
     value: impl Fn(&Figure) -> Option<f64>,
     beside: Vec<(&Figure, &str, Json)>,
 ) {
-    for f in figures.iter().filter(|f| f.part == part) {
-        m.insert(f.key.into(), number(f, value(f)));
-        for (_, key, v) in beside.iter().filter(|(after, _, _)| std::ptr::eq(*after, *f)) {
+    for (f, n) in Figures::of(figures, part, value).0 {
+        m.insert(f.key.into(), serde_json::to_value(n).unwrap_or_default());
+        for (_, key, v) in beside.iter().filter(|(after, _, _)| std::ptr::eq(*after, f)) {
             m.insert((*key).into(), v.clone());
         }
     }
 }
 
-/// Write a part's figures only when the trial has that part (any of them is known):
-/// a load's when one ran, SCHED_DEADLINE's when the kernel gave them.
-pub fn put_part(m: &mut Map<String, Json>, figures: &[&'static Figure], part: Part, o: &Outcome) {
-    if figures.iter().filter(|f| f.part == part).any(|f| f.value(o).is_some()) {
-        put(m, figures, part, |f| f.value(o), Vec::new());
-    }
-}
-
-/// The load a trial ran beside it and what the load achieved during its window: nothing
-/// when it ran without one, so the figures of unloaded trials read as before; only the
-/// load's settings when its figures are unknown (a trial that failed has no outcome).
+/// The cgroup and load keys of a trial, added to a line built as an object.
 pub fn add_load(m: &mut Map<String, Json>, spec: &LoadSpec, o: Option<&Outcome>) {
-    add_cgroup(m, o);
-    if spec.is_none() {
-        return;
-    }
-    m.insert("load".into(), json!(spec.kind.as_str()));
-    // The load's nice is the spec's, known even when the load's figures are not.
-    m.insert(figures::load::LOAD_NICE.key.into(), json!(spec.nice));
-    let Some((o, load)) = o.and_then(|o| Some((o, o.load()?))) else { return };
-    let cpus = vec![(&figures::load::LOAD_PROCESSES, "load_cpus", json!(load.cpus))];
-    put(m, figures::load::ALL, Part::Load, |f| f.value(o), cpus);
-}
-
-/// A trial's private cgroup figures (a `cgroup` setting), after its setting's text;
-/// nothing for a trial that ran in none.
-fn add_cgroup(m: &mut Map<String, Json>, o: Option<&Outcome>) {
-    let Some((o, group)) = o.and_then(|o| Some((o, o.cgroup()?))) else { return };
-    m.insert("cgroup_setting".into(), json!(group.setting));
-    m.insert("cgroup_hierarchy".into(), json!(group.hierarchy));
-    put(m, figures::cgroup::ALL, Part::Cgroup, |f| f.value(o), Vec::new());
-}
-
-/// A deadline trial's reservation as keys (`runtime_ns`, `deadline_ns`, `period_ns`);
-/// nothing for the other policies, whose lines stay as they were.
-pub fn add_reservation(m: &mut Map<String, Json>, dl: Option<crate::model::DeadlineParams>) {
-    if let Some(dl) = dl {
-        m.insert("runtime_ns".into(), json!(dl.runtime_ns));
-        m.insert("deadline_ns".into(), json!(dl.deadline_ns));
-        m.insert("period_ns".into(), json!(dl.period_ns));
-    }
+    m.extend(object_of(&Beside::of(spec, o, None)));
 }
 
 pub fn object(value: Json) -> Map<String, Json> {
@@ -86,13 +202,6 @@ pub fn object(value: Json) -> Map<String, Json> {
         Json::Object(m) => m,
         _ => Map::new(),
     }
-}
-
-/// The status and reason of a trial that did not finish, written before its figures as
-/// the workload and command lines write theirs.
-pub fn add_status(m: &mut Map<String, Json>, status: &TrialStatus) {
-    m.insert("status".into(), json!(status.label()));
-    m.insert("reason".into(), json!(status.reason()));
 }
 
 pub fn stored(t: &TrialRecord) -> Option<Map<String, Json>> {

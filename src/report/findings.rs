@@ -747,16 +747,10 @@ mod spike_tests {
         let outcome = LatencyOutcome {
             threads: vec![stats.clone()],
             all: stats,
-            timer_slack_ns: 0,
             dma_latency_held: true,
             mlockall: true,
-            histogram: Vec::new(),
             outliers: vec![ThreadOutliers { cpu: Some(1), span_ns: 4_000_000_000, capacity: 512, samples }],
-            attribution: None,
-            load: None,
-            steal: None,
-            cgroup: None,
-            deadline: None,
+            ..LatencyOutcome::default()
         };
         let spec = LatencySpec {
             interval_ns: 200_000,

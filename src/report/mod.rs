@@ -18,6 +18,12 @@ pub mod stored;
 pub mod table;
 pub mod trend;
 
+/// A report's typed document as JSON text on one line. The documents hold text, numbers and
+/// string-keyed maps only, which always serialize.
+pub fn json_text<T: serde::Serialize>(doc: &T) -> String {
+    serde_json::to_string(doc).unwrap_or_default()
+}
+
 /// What the background load did during a trial, in one line: how hard it pushed while
 /// the trial measured, and its own CPU time, which no figure of the trial includes.
 pub fn load_line(load: &crate::model::LoadOutcome) -> String {

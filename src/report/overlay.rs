@@ -13,7 +13,8 @@ use crate::report::findings::{self, Finding};
 use crate::report::stored::{self, param_text};
 use crate::report::table::Table;
 use crate::store::{RunRecord, TrialRecord};
-use serde_json::{json, Map, Value as Json};
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
 
 /// One process count of a line.
 #[derive(Clone, Debug, PartialEq)]
@@ -105,7 +106,7 @@ pub fn overlay(runs: &[(RunRecord, Vec<TrialRecord>)]) -> Overlay {
             let knees = found
                 .iter()
                 .filter_map(|f| match f {
-                    Finding::Knee { before, after, .. } => Some((json!(before).as_f64()?, json!(after).as_f64()?)),
+                    Finding::Knee { before, after, .. } => Some((*before as f64, *after as f64)),
                     _ => None,
                 })
                 .collect();
@@ -239,27 +240,74 @@ impl Overlay {
                 out
             }
             Format::Csv => format!("# {TITLE}\n{}", table.render_csv()),
-            Format::Json => format!("{}\n", self.json()),
+            Format::Json => format!("{}\n", crate::report::json_text(&self.json())),
         }
     }
 
     /// The overlay as numbers: each line's points, knees and findings.
-    pub fn json(&self) -> Json {
-        json!({
-            "figure": "cpu_ns_per_hop",
-            "statistic": "median over ok repeats",
-            "lines": self.lines.iter().map(|l| json!({
-                "run": l.run_id,
-                "key": l.key,
-                "label": l.label,
-                "imported": l.imported,
-                "points": l.points.iter().map(|p| json!({"procs": p.procs, "median": p.cpu_ns_per_hop, "n": p.n})).collect::<Vec<_>>(),
-                "knees": l.knees.iter().map(|(b, a)| json!({"before": b, "after": a})).collect::<Vec<_>>(),
-                "findings": l.findings,
-            })).collect::<Vec<_>>(),
-            "left_out": self.left_out.iter().map(|(id, why)| json!({"run": id, "why": why})).collect::<Vec<_>>(),
-        })
+    pub fn json(&self) -> OverlayDoc<'_> {
+        OverlayDoc {
+            figure: "cpu_ns_per_hop",
+            statistic: "median over ok repeats",
+            lines: self
+                .lines
+                .iter()
+                .map(|l| LineDoc {
+                    run: l.run_id,
+                    key: &l.key,
+                    label: &l.label,
+                    imported: l.imported,
+                    points: l
+                        .points
+                        .iter()
+                        .map(|p| PointDoc { procs: p.procs, median: p.cpu_ns_per_hop, n: p.n })
+                        .collect(),
+                    knees: l.knees.iter().map(|&(before, after)| KneeDoc { before, after }).collect(),
+                    findings: &l.findings,
+                })
+                .collect(),
+            left_out: self.left_out.iter().map(|(run, why)| LeftOut { run: *run, why }).collect(),
+        }
     }
+}
+
+/// `report RUN RUN… --format json`'s overlay: the figure, then each line and the runs left out.
+#[derive(Serialize)]
+pub struct OverlayDoc<'a> {
+    figure: &'static str,
+    statistic: &'static str,
+    lines: Vec<LineDoc<'a>>,
+    left_out: Vec<LeftOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct LineDoc<'a> {
+    run: i64,
+    key: &'a str,
+    label: &'a str,
+    imported: bool,
+    points: Vec<PointDoc>,
+    knees: Vec<KneeDoc>,
+    findings: &'a [Finding],
+}
+
+#[derive(Serialize)]
+struct PointDoc {
+    procs: f64,
+    median: f64,
+    n: usize,
+}
+
+#[derive(Serialize)]
+struct KneeDoc {
+    before: f64,
+    after: f64,
+}
+
+#[derive(Serialize)]
+struct LeftOut<'a> {
+    run: i64,
+    why: &'a str,
 }
 
 /// A process count as a whole number ("16", not "16.0").
@@ -284,6 +332,7 @@ mod tests {
     use super::*;
     use crate::report::plots::overlay_chart;
     use crate::store::ncar::import_table;
+    use serde_json::json;
 
     /// A table whose CPU cost per hop is `per_hop_us` below `step_at` processes and three
     /// times that from it on, as an imported run with id `id`.

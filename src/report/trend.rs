@@ -10,8 +10,9 @@ use crate::report::compare::{number, p_text};
 use crate::report::stored::{groups, param_text};
 use crate::report::table::Table;
 use crate::store::{RunRecord, TrialRecord};
-use crate::sys::machine::NoiseFloor;
-use serde_json::{json, Map, Value as Json};
+use crate::sys::machine::StoredMachine;
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
 
 /// The Holm-adjusted p below which the newest run's departure from its segment counts:
 /// `compare`'s level, since this too is a one-run verdict for CI (with one run on one
@@ -61,7 +62,7 @@ impl FigureChoice {
 }
 
 /// One run's value of a series: the median of the cell's ok repeats in that run.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TrendPoint {
     pub run: i64,
     pub started: String,
@@ -70,7 +71,7 @@ pub struct TrendPoint {
 }
 
 /// A fingerprint field that differs between the run before a change point and the run at it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FieldChange {
     pub field: String,
     pub from: String,
@@ -170,8 +171,8 @@ pub fn series(runs: &[(RunRecord, Vec<TrialRecord>)], choice: &FigureChoice, thr
             out[index].points.push(point);
         }
     }
-    let fingerprint: std::collections::HashMap<i64, &Json> =
-        runs.iter().map(|(r, _)| (r.id, r.machine.as_json())).collect();
+    let fingerprint: std::collections::HashMap<i64, &StoredMachine> =
+        runs.iter().map(|(r, _)| (r.id, &r.machine)).collect();
     let mut newest_p: Vec<Option<f64>> = Vec::new();
     for s in &mut out {
         let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
@@ -181,7 +182,7 @@ pub fn series(runs: &[(RunRecord, Vec<TrialRecord>)], choice: &FigureChoice, thr
                 let (before, at) = (s.points[point.index - 1].run, s.points[point.index].run);
                 Shift {
                     run: at,
-                    changed: changed_fields(fingerprint[&before], fingerprint[&at]),
+                    changed: changed_fields(fingerprint[&before].as_json(), fingerprint[&at].as_json()),
                     noise: noise_differences(fingerprint[&before], fingerprint[&at], before, at),
                     point,
                 }
@@ -215,12 +216,8 @@ pub fn series(runs: &[(RunRecord, Vec<TrialRecord>)], choice: &FigureChoice, thr
 
 /// Where two stored fingerprints' noise floors differ beyond their spread (none when
 /// either lacks one).
-fn noise_differences(before: &Json, after: &Json, run_before: i64, run_after: i64) -> Vec<String> {
-    let floor = |fp: &Json| -> Option<NoiseFloor> { serde_json::from_value(fp.get("noise_floor")?.clone()).ok() };
-    match (floor(before), floor(after)) {
-        (Some(a), Some(b)) => a.differences(&b, &format!("run {run_before}"), &format!("run {run_after}")),
-        _ => Vec::new(),
-    }
+fn noise_differences(before: &StoredMachine, after: &StoredMachine, run_before: i64, run_after: i64) -> Vec<String> {
+    before.floor_differences(after, &format!("run {run_before}"), &format!("run {run_after}"))
 }
 
 /// " · noise floor moved: ..." for a shift or newest run whose floor differs.
@@ -372,63 +369,132 @@ pub fn table(series: &[TrendSeries]) -> Table {
     table
 }
 
+/// The JSON document `trend --format json` prints: the method's levels, then each series.
+#[derive(Serialize)]
+pub struct TrendDoc<'a> {
+    method: &'static str,
+    split_alpha: f64,
+    large_shift: f64,
+    large_shift_alpha: f64,
+    min_segment: usize,
+    newest_alpha: f64,
+    threshold: f64,
+    series: Vec<SeriesDoc<'a>>,
+}
+
+#[derive(Serialize)]
+struct SeriesDoc<'a> {
+    machine: &'a str,
+    family: Family,
+    params: &'a Map<String, Json>,
+    figure: &'static str,
+    points: &'a [TrendPoint],
+    change_points: Vec<ShiftDoc<'a>>,
+    newest: Option<NewestDoc<'a>>,
+}
+
+/// A change point with its test, the fingerprint fields that changed and the noise floor's move.
+#[derive(Serialize)]
+struct ShiftDoc<'a> {
+    run: i64,
+    index: usize,
+    before: f64,
+    after: f64,
+    change: f64,
+    test: &'static str,
+    candidates: usize,
+    alpha: f64,
+    t: f64,
+    df: f64,
+    p: f64,
+    n_before: usize,
+    n_after: usize,
+    changed_fields: &'a [FieldChange],
+    noise_floor_differences: &'a [String],
+}
+
+#[derive(Serialize)]
+struct NewestDoc<'a> {
+    run: i64,
+    ratio: f64,
+    test: &'static str,
+    t: f64,
+    p: f64,
+    p_holm: Option<f64>,
+    n: usize,
+    regression: bool,
+    noise_floor_differences: &'a [String],
+}
+
+impl<'a> ShiftDoc<'a> {
+    fn of(c: &'a Shift) -> ShiftDoc<'a> {
+        let cp = &c.point;
+        ShiftDoc {
+            run: c.run,
+            index: cp.index,
+            before: cp.before,
+            after: cp.after,
+            change: cp.change(),
+            test: "student_t_bonferroni",
+            candidates: cp.candidates,
+            alpha: cp.alpha,
+            t: cp.t,
+            df: cp.df,
+            p: cp.p,
+            n_before: cp.n_before,
+            n_after: cp.n_after,
+            changed_fields: &c.changed,
+            noise_floor_differences: &c.noise,
+        }
+    }
+}
+
+impl<'a> NewestDoc<'a> {
+    fn of(n: &'a Newest) -> NewestDoc<'a> {
+        NewestDoc {
+            run: n.run,
+            ratio: n.test.ratio,
+            test: "student_t_prediction",
+            t: n.test.t,
+            p: n.test.p,
+            p_holm: n.p_holm,
+            n: n.test.n,
+            regression: n.regression,
+            noise_floor_differences: &n.noise,
+        }
+    }
+}
+
 /// The JSON document `trend --format json` prints.
-pub fn json(series: &[TrendSeries], threshold: f64) -> Json {
-    let series: Vec<Json> = series
+pub fn json(series: &[TrendSeries], threshold: f64) -> TrendDoc<'_> {
+    let series = series
         .iter()
-        .map(|s| {
-            json!({
-                "machine": s.machine,
-                "family": s.family.as_str(),
-                "params": s.params,
-                "figure": s.figure,
-                "points": s.points.iter().map(|p| json!({"run": p.run, "started": p.started, "value": p.value, "n": p.n})).collect::<Vec<_>>(),
-                "change_points": s.shifts.iter().map(|c| json!({
-                    "run": c.run,
-                    "index": c.point.index,
-                    "before": c.point.before,
-                    "after": c.point.after,
-                    "change": c.point.change(),
-                    "test": "student_t_bonferroni",
-                    "candidates": c.point.candidates,
-                    "alpha": c.point.alpha,
-                    "t": c.point.t,
-                    "df": c.point.df,
-                    "p": c.point.p,
-                    "n_before": c.point.n_before,
-                    "n_after": c.point.n_after,
-                    "changed_fields": c.changed.iter().map(|f| json!({"field": f.field, "from": f.from, "to": f.to})).collect::<Vec<_>>(),
-                    "noise_floor_differences": c.noise,
-                })).collect::<Vec<_>>(),
-                "newest": s.newest.as_ref().map(|n| json!({
-                    "run": n.run,
-                    "ratio": n.test.ratio,
-                    "test": "student_t_prediction",
-                    "t": n.test.t,
-                    "p": n.test.p,
-                    "p_holm": n.p_holm,
-                    "n": n.test.n,
-                    "regression": n.regression,
-                    "noise_floor_differences": n.noise,
-                })),
-            })
+        .map(|s| SeriesDoc {
+            machine: &s.machine,
+            family: s.family,
+            params: &s.params,
+            figure: s.figure,
+            points: &s.points,
+            change_points: s.shifts.iter().map(ShiftDoc::of).collect(),
+            newest: s.newest.as_ref().map(NewestDoc::of),
         })
         .collect();
-    json!({
-        "method": "e_divisive_means_t_test",
-        "split_alpha": changepoint::SPLIT_ALPHA,
-        "large_shift": changepoint::LARGE_SHIFT,
-        "large_shift_alpha": changepoint::LARGE_SPLIT_ALPHA,
-        "min_segment": changepoint::MIN_SEGMENT,
-        "newest_alpha": NEWEST_ALPHA,
-        "threshold": threshold,
-        "series": series,
-    })
+    TrendDoc {
+        method: "e_divisive_means_t_test",
+        split_alpha: changepoint::SPLIT_ALPHA,
+        large_shift: changepoint::LARGE_SHIFT,
+        large_shift_alpha: changepoint::LARGE_SPLIT_ALPHA,
+        min_segment: changepoint::MIN_SEGMENT,
+        newest_alpha: NEWEST_ALPHA,
+        threshold,
+        series,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn changed_fields_name_what_differs_and_skip_the_load() {
@@ -443,16 +509,20 @@ mod tests {
 
     #[test]
     fn a_noise_floor_is_no_changed_field_but_its_move_is_said() {
-        let floor = |ring: [f64; 3]| json!({"kernel_release": "6.1", "noise_floor": {"ring_ns_per_hop": ring, "wakeup_p99_us": [50.0, 55.0, 60.0]}});
+        let floor = |ring: [f64; 3]| {
+            StoredMachine::from_json(
+                json!({"kernel_release": "6.1", "noise_floor": {"ring_ns_per_hop": ring, "wakeup_p99_us": [50.0, 55.0, 60.0]}}),
+            )
+        };
         let (quiet, loud) = (floor([3200.0, 3250.0, 3300.0]), floor([9000.0, 9100.0, 9300.0]));
-        assert_eq!(changed_fields(&quiet, &loud), Vec::<FieldChange>::new());
+        assert_eq!(changed_fields(quiet.as_json(), loud.as_json()), Vec::<FieldChange>::new());
         let moved = noise_differences(&quiet, &loud, 4, 5);
         assert_eq!(moved.len(), 1, "{moved:?}");
         assert!(moved[0].starts_with("2-member ring: 3.25 µs/hop (3.20-3.30) in run 4, 9.10 µs/hop"), "{moved:?}");
         assert!(noise_note(&moved).starts_with("; the noise floor moved too (2-member ring"));
         assert_eq!(noise_differences(&quiet, &floor([3210.0, 3260.0, 3290.0]), 4, 5), Vec::<String>::new());
         // A run without a floor (older, or probed off) moves nothing.
-        assert_eq!(noise_differences(&json!({}), &loud, 4, 5), Vec::<String>::new());
+        assert_eq!(noise_differences(&StoredMachine::from_json(json!({})), &loud, 4, 5), Vec::<String>::new());
         assert_eq!(noise_note(&[]), "");
     }
 

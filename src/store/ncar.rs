@@ -362,7 +362,8 @@ pub fn to_run(
             hops,
             real_ns: ns(row.real),
             usage: Usage { utime_ns: ns(row.user), stime_ns: ns(row.system), ..Usage::default() },
-            ..Default::default()
+            // The table printed nothing else: no CPUs, setup costs or scheduler figures.
+            ..RingOutcome::default()
         };
         let mut params = Map::new();
         params.insert("procs".into(), json!(row.procs));

@@ -220,6 +220,15 @@ impl StoredMachine {
     pub fn is_imported(&self) -> bool {
         self.typed.imported == Some(true)
     }
+
+    /// Where this record's noise floor and `other`'s differ by more than their own spread
+    /// (`NoiseFloor::differences`, each named by its label); none when either has no floor.
+    pub fn floor_differences(&self, other: &StoredMachine, this: &str, that: &str) -> Vec<String> {
+        match (&self.typed.noise_floor, &other.typed.noise_floor) {
+            (Some(a), Some(b)) => a.differences(b, this, that),
+            _ => Vec::new(),
+        }
+    }
 }
 
 impl From<&Machine> for StoredMachine {

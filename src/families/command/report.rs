@@ -2,42 +2,57 @@
 
 use super::Command;
 use crate::families::command::model::CommandSpec;
+use crate::families::command::model::CpuWaitSource;
+use crate::families::FamilyModel;
 use crate::model::figures as registry;
 use crate::model::figures::Figure;
 use crate::model::figures::{self, Part, Unit};
 use crate::model::{Family, TrialSpec};
 use crate::model::{Outcome, TrialStatus};
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures::{add_load, object, put};
+use crate::report::figures::{object_of, Beside, Figures, Status};
 use crate::store::TrialRecord;
-use serde_json::json;
+use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
-/// A stored trial's figures, as one object: what exports and CSV rows carry. A latency
-/// trial's is its combined line with each thread's under `per_thread`.
 /// One run of a command: its settings, then every figure of the family and those declared
 /// for it (null where the run failed or a figure is unknown), then the load's.
-pub fn line(spec: &CommandSpec, repeat: usize, status: &TrialStatus, o: Option<&Outcome>) -> Map<String, Json> {
-    let mut m = object(json!({
-        "family": "command",
-        "cmd": spec.argv,
-        "policy": spec.policy.as_str(),
-        "prio": spec.prio,
-        "nice": spec.nice,
-        "cpus": spec.cpus,
-        "repeat": repeat,
-        "status": status.label(),
-        "reason": status.reason(),
-    }));
+pub fn line<'a>(spec: &'a CommandSpec, repeat: usize, status: &'a TrialStatus, o: Option<&Outcome>) -> CommandLine<'a> {
     let mine: Vec<&'static Figure> = registry::all(Family::Command).collect();
-    put(&mut m, &mine, Part::Always, |f| o.and_then(|o| f.value(o)), Vec::new());
     let command = o.and_then(Outcome::command);
-    m.insert("cpu_wait_source".into(), json!(command.and_then(|c| c.cpu_wait_source)));
-    m.insert("leftovers_killed".into(), json!(command.map(|c| c.leftovers_killed)));
-    if o.is_some() {
-        add_load(&mut m, &spec.load, o);
+    CommandLine {
+        family: Command::NAME,
+        cmd: &spec.argv,
+        policy: spec.policy.as_str(),
+        prio: spec.prio,
+        nice: spec.nice,
+        cpus: spec.cpus.as_deref(),
+        repeat,
+        status: Status::of(status),
+        figures: Figures::of(&mine, Part::Always, |f| o.and_then(|o| f.value(o))),
+        cpu_wait_source: command.and_then(|c| c.cpu_wait_source),
+        leftovers_killed: command.map(|c| c.leftovers_killed),
+        beside: o.map(|o| Beside::of(&spec.load, Some(o), None)),
     }
-    m
+}
+
+#[derive(Serialize)]
+pub struct CommandLine<'a> {
+    family: &'static str,
+    cmd: &'a [String],
+    policy: &'static str,
+    prio: i32,
+    nice: Option<i32>,
+    cpus: Option<&'a [usize]>,
+    repeat: usize,
+    #[serde(flatten)]
+    status: Status<'a>,
+    #[serde(flatten)]
+    figures: Figures,
+    cpu_wait_source: Option<CpuWaitSource>,
+    leftovers_killed: Option<u32>,
+    #[serde(flatten)]
+    beside: Option<Beside>,
 }
 
 /// A command's cells, every column from the figure registry: the median over ok repeats
@@ -62,6 +77,6 @@ impl FamilyReport for Command {
 
     fn stored_line(t: &TrialRecord) -> Option<Map<String, Json>> {
         let Some(TrialSpec::Command(spec)) = &t.spec else { return None };
-        Some(line(spec, t.repeat.max(0) as usize, &t.status, t.outcome.as_ref()))
+        Some(object_of(&line(spec, t.repeat.max(0) as usize, &t.status, t.outcome.as_ref())))
     }
 }

@@ -34,6 +34,7 @@ use crate::sys::clock::{monotonic_ns, monotonic_raw_ns};
 use crate::sys::sched;
 use crate::sys::trace::TraceSession;
 use hdrhistogram::Histogram;
+use serde::Serialize;
 use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -791,34 +792,45 @@ pub fn write_samples(out: &mut dyn std::io::Write, threads: &[ThreadResult]) -> 
 /// nested in them, wakeups as instants, and a lane per CPU of the spikes above the p99
 /// (from the ideal wake time to the actual one). Times in µs of CLOCK_MONOTONIC.
 pub fn write_trace_events(out: &mut dyn std::io::Write, run: &LatencyRun) -> std::io::Result<()> {
-    use serde_json::json;
     let Some(Ok(recording)) = &run.trace else { return Ok(()) };
     let pid = std::process::id();
     let us = |ns: u64| ns as f64 / 1e3;
-    let mut emit = |v: serde_json::Value| writeln!(out, "{v},");
-    let name = format!("schedlab latency {} (pid {pid})", run.spec.policy.as_str());
-    emit(json!({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": name}}))?;
+    let mut emit = |e: ChromeEvent| writeln!(out, "{},", e.text());
+    emit(ChromeEvent::process_name(pid, format!("schedlab latency {} (pid {pid})", run.spec.policy.as_str())))?;
     let spike_lane = |cpu: usize| 1000 + cpu;
+    let lane = |cpu: usize, name: String| ChromeEvent {
+        tid: Some(cpu),
+        args: Some(ChromeArgs::Name { name }),
+        ..ChromeEvent::new("M", "thread_name".into(), pid)
+    };
     for &(cpu, lost) in &recording.lost {
-        emit(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": cpu,
-            "args": {"name": format!("CPU {cpu} (lost events: {lost})")}}))?;
-        emit(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": spike_lane(cpu),
-            "args": {"name": format!("CPU {cpu}: wakeups above the p99")}}))?;
+        emit(lane(cpu, format!("CPU {cpu} (lost events: {lost})")))?;
+        emit(lane(spike_lane(cpu), format!("CPU {cpu}: wakeups above the p99")))?;
     }
     let events = &recording.events;
     let last_ns = events.last().map_or(0, |e| e.ts_ns);
     let cpus: Vec<usize> = recording.lost.iter().map(|&(cpu, _)| cpu).collect();
     for (&cpu, segments) in cpus.iter().zip(attribution::cpus_segments(events, &cpus, 0, last_ns)) {
         for seg in segments {
-            let args = if seg.detail.is_empty() { json!({}) } else { json!({"task": seg.detail}) };
-            emit(json!({"ph": "X", "name": seg.name, "pid": pid, "tid": cpu, "ts": us(seg.start_ns),
-                "dur": us(seg.end_ns - seg.start_ns), "args": args}))?;
+            let args = if seg.detail.is_empty() { ChromeArgs::None {} } else { ChromeArgs::Task { task: seg.detail } };
+            emit(ChromeEvent {
+                tid: Some(cpu),
+                ts: Some(us(seg.start_ns)),
+                dur: Some(us(seg.end_ns - seg.start_ns)),
+                args: Some(args),
+                ..ChromeEvent::new("X", seg.name, pid)
+            })?;
         }
     }
     for e in events {
         if let EventKind::Wakeup { task, target_cpu } = &e.kind {
-            emit(json!({"ph": "i", "s": "t", "name": format!("wakeup {} → CPU {target_cpu}", task.comm),
-                "pid": pid, "tid": e.cpu, "ts": us(e.ts_ns), "args": {"pid": task.pid}}))?;
+            emit(ChromeEvent {
+                s: Some("t"),
+                tid: Some(e.cpu),
+                ts: Some(us(e.ts_ns)),
+                args: Some(ChromeArgs::Pid { pid: task.pid }),
+                ..ChromeEvent::new("i", format!("wakeup {} → CPU {target_cpu}", task.comm), pid)
+            })?;
         }
     }
     for t in &run.threads {
@@ -826,11 +838,60 @@ pub fn write_trace_events(out: &mut dyn std::io::Write, run: &LatencyRun) -> std
         let above = t.histogram.value_at_quantile(0.99);
         for &(at_ns, latency_ns) in t.largest.iter().filter(|s| s.1 > above) {
             let actual = t.start_mono_ns + at_ns;
-            emit(json!({"ph": "X", "name": format!("woke {:.1} µs late", us(latency_ns)), "pid": pid,
-                "tid": spike_lane(cpu), "ts": us(actual.saturating_sub(latency_ns)), "dur": us(latency_ns)}))?;
+            emit(ChromeEvent {
+                tid: Some(spike_lane(cpu)),
+                ts: Some(us(actual.saturating_sub(latency_ns))),
+                dur: Some(us(latency_ns)),
+                ..ChromeEvent::new("X", format!("woke {:.1} µs late", us(latency_ns)), pid)
+            })?;
         }
     }
     Ok(())
+}
+
+/// One Chrome trace-event object: its phase (`M` metadata, `X` a complete slice, `i` an
+/// instant with its scope `s`), name, process and lane, times in µs, and its arguments;
+/// the fields a phase has no use for are left out.
+#[derive(Serialize)]
+pub struct ChromeEvent {
+    ph: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    s: Option<&'static str>,
+    name: String,
+    pid: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tid: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ts: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dur: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    args: Option<ChromeArgs>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ChromeArgs {
+    Name { name: String },
+    Task { task: String },
+    Pid { pid: i32 },
+    None {},
+}
+
+impl ChromeEvent {
+    fn new(ph: &'static str, name: String, pid: u32) -> ChromeEvent {
+        ChromeEvent { ph, s: None, name, pid, tid: None, ts: None, dur: None, args: None }
+    }
+
+    /// The metadata event that names process `pid`.
+    pub fn process_name(pid: u32, name: String) -> ChromeEvent {
+        ChromeEvent { args: Some(ChromeArgs::Name { name }), ..ChromeEvent::new("M", "process_name".into(), pid) }
+    }
+
+    /// The event as JSON text (it holds text and numbers only, which always serialize).
+    pub fn text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
 }
 
 #[cfg(test)]

@@ -88,7 +88,7 @@ pub struct ThreadStats {
 }
 
 /// What one latency run under one policy measured.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencyOutcome {
     pub threads: Vec<ThreadStats>,
     /// Every thread's samples together (the only thread's, when there is one).

@@ -3,6 +3,7 @@
 
 use super::Latency;
 use crate::analysis::attribution;
+use crate::families::FamilyModel;
 use crate::model::figures as registry;
 use crate::model::figures::latency;
 use crate::model::figures::Part;
@@ -10,7 +11,7 @@ use crate::model::{format_ns, LatencyOutcome, LatencySpec, ThreadStats};
 use crate::model::{Family, TrialStatus};
 use crate::model::{Outcome, TrialSpec};
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures::{add_load, add_reservation, add_status, object, put, put_part};
+use crate::report::figures::{object_of, Beside, Figures, Status};
 use crate::report::findings::ThreadSpikes;
 use crate::report::findings::{spike_periods, Finding};
 use crate::report::plots::{esc, tick_label, ticks, COLORS};
@@ -18,7 +19,7 @@ use crate::report::plots::{series_of, Chart, Plot, Point, Series, Style};
 use crate::report::stored::Group;
 use crate::report::table::Table;
 use crate::store::TrialRecord;
-use serde_json::json;
+use serde::Serialize;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -248,105 +249,195 @@ pub fn tail_account(o: &LatencyOutcome, t: &crate::analysis::trace::ThreadAttrib
     attribution::TailAccount::of(&t.tail, &t.spikes, t.above_ns, steal)
 }
 
-/// One histogram's line (a thread's, or all threads' together); with no histogram, the
-/// line of a run that failed: its `status` and `reason` before the figures, all null.
-fn line_of(spec: &LatencySpec, thread: Json, s: Result<&ThreadStats, &TrialStatus>) -> Map<String, Json> {
-    let mut m = object(json!({
-        "family": "latency",
-        "policy": spec.policy.as_str(),
-        "prio": spec.prio,
-        "thread": thread,
-        "cpu": s.ok().and_then(|s| s.cpu),
-        "interval_ns": spec.interval_ns,
-    }));
-    if let Err(status) = s {
-        add_status(&mut m, status);
+/// One histogram's JSON line (a thread's, or all threads' together): the settings, the
+/// status of a run that failed, the histogram's figures, a thread's spike period and
+/// `--trace on` keys, then the load, the reservation and the SCHED_DEADLINE figures.
+#[derive(Serialize)]
+pub struct LatencyLine<'a> {
+    family: &'static str,
+    policy: &'static str,
+    prio: i32,
+    thread: Option<Thread>,
+    cpu: Option<usize>,
+    interval_ns: u64,
+    #[serde(flatten)]
+    status: Option<Status<'a>>,
+    #[serde(flatten)]
+    figures: Figures,
+    #[serde(flatten)]
+    spikes: Option<SpikeKeys>,
+    #[serde(flatten)]
+    beat: Option<BeatKeys>,
+    #[serde(flatten)]
+    attribution: Option<AttributionKeys<'a>>,
+    #[serde(flatten)]
+    beside: Beside,
+    #[serde(flatten)]
+    deadline: Option<Figures>,
+}
+
+/// Which histogram a line is of: a thread's index, or "all" threads together.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Thread {
+    Index(usize),
+    All(&'static str),
+}
+
+/// A thread's spike period: its figures when one is claimed (null when not), and the
+/// corrected p of the best candidate either way (null when there was none to test).
+#[derive(Serialize)]
+struct SpikeKeys {
+    spike_period_ns: Option<u64>,
+    spike_jitter_ns: Option<u64>,
+    spike_above_ns: Option<u64>,
+    spike_count: Option<usize>,
+    spike_fits: Option<usize>,
+    spike_period_p: Option<f64>,
+}
+
+impl SpikeKeys {
+    fn of(spikes: Option<&ThreadSpikes>) -> SpikeKeys {
+        let best = spikes.and_then(|s| s.period.as_ref());
+        let claimed = spikes.and_then(ThreadSpikes::claimed);
+        SpikeKeys {
+            spike_period_ns: claimed.map(|p| p.period_ns.round() as u64),
+            spike_jitter_ns: claimed.map(|p| p.jitter_ns.round() as u64),
+            spike_above_ns: claimed.map(|p| p.above_ns),
+            spike_count: claimed.map(|p| p.spikes),
+            spike_fits: claimed.map(|p| p.fits),
+            spike_period_p: best.map(|p| p.test.p),
+        }
     }
-    put(&mut m, registry::of(Family::Latency), Part::Always, |f| s.ok().and_then(|s| f.thread_value(s)), Vec::new());
-    m
+}
+
+/// With `--trace on` and a claimed period: the traced spikes on its beats and who ran in their place.
+#[derive(Serialize)]
+struct BeatKeys {
+    spike_beat_spikes: usize,
+    spike_beat_culprits: Vec<crate::analysis::trace::TailCulprit>,
+}
+
+/// With `--trace on`: the thread's tail culprits and its spikes split (`tail_culprits`,
+/// `attributed_spikes`, `trace_lost_events`), or `attribution` saying why there are none.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum AttributionKeys<'a> {
+    Unavailable {
+        attribution: &'a str,
+    },
+    Traced {
+        tail_culprits: &'a [crate::analysis::trace::TailCulprit],
+        tail_account: attribution::TailAccount,
+        attributed_spikes: &'a [crate::analysis::trace::SpikeAttribution],
+        trace_lost_events: u64,
+    },
+}
+
+impl<'a> AttributionKeys<'a> {
+    fn of(o: &'a LatencyOutcome, cpu: Option<usize>) -> Option<AttributionKeys<'a>> {
+        let a = o.attribution.as_ref()?;
+        if let Some(reason) = &a.unavailable {
+            return Some(AttributionKeys::Unavailable { attribution: reason });
+        }
+        let t = a.threads.iter().find(|t| Some(t.cpu) == cpu)?;
+        Some(AttributionKeys::Traced {
+            tail_culprits: &t.tail,
+            tail_account: tail_account(o, t),
+            attributed_spikes: &t.spikes,
+            trace_lost_events: t.lost_events,
+        })
+    }
+}
+
+/// A line's settings and histogram; with no histogram, the line of a run that failed:
+/// its `status` and `reason` before the figures, all null.
+fn line_of<'a>(
+    spec: &LatencySpec,
+    thread: Option<Thread>,
+    s: Result<&ThreadStats, &'a TrialStatus>,
+) -> LatencyLine<'a> {
+    let figures = registry::of(Family::Latency);
+    LatencyLine {
+        family: Latency::NAME,
+        policy: spec.policy.as_str(),
+        prio: spec.prio,
+        thread,
+        cpu: s.ok().and_then(|s| s.cpu),
+        interval_ns: spec.interval_ns,
+        status: s.err().map(Status::of),
+        figures: Figures::of(figures, Part::Always, |f| s.ok().and_then(|s| f.thread_value(s))),
+        spikes: None,
+        beat: None,
+        attribution: None,
+        beside: Beside::of(&spec.load, None, spec.deadline),
+        deadline: None,
+    }
 }
 /// A latency run that failed (its load died, its trial process was killed): one line
 /// with its settings, `status`, `reason`, no thread or CPU, and every figure null.
-pub fn failed_line(spec: &LatencySpec, status: &TrialStatus) -> Map<String, Json> {
-    let mut m = line_of(spec, Json::Null, Err(status));
-    add_load(&mut m, &spec.load, None);
-    add_reservation(&mut m, spec.deadline);
-    m
-}
-/// A thread's spike period: its figures when one is claimed (null when not), and the
-/// corrected p of the best candidate either way (null when there was none to test).
-fn spike_keys(spikes: Option<&ThreadSpikes>) -> Map<String, Json> {
-    let best = spikes.and_then(|s| s.period.as_ref());
-    let claimed = spikes.and_then(ThreadSpikes::claimed);
-    object(json!({
-        "spike_period_ns": claimed.map(|p| p.period_ns.round() as u64),
-        "spike_jitter_ns": claimed.map(|p| p.jitter_ns.round() as u64),
-        "spike_above_ns": claimed.map(|p| p.above_ns),
-        "spike_count": claimed.map(|p| p.spikes),
-        "spike_fits": claimed.map(|p| p.fits),
-        "spike_period_p": best.map(|p| p.test.p),
-    }))
+pub fn failed_line<'a>(spec: &LatencySpec, status: &'a TrialStatus) -> LatencyLine<'a> {
+    line_of(spec, None, Err(status))
 }
 /// One object per thread, then one for all threads together ("thread": "all").
-pub fn lines(spec: &LatencySpec, o: &LatencyOutcome) -> Vec<Map<String, Json>> {
+pub fn lines<'a>(spec: &LatencySpec, o: &'a LatencyOutcome) -> Vec<LatencyLine<'a>> {
     let spikes = spike_periods(o, spec.interval_ns);
-    let mut out: Vec<Map<String, Json>> = o
+    let mut out: Vec<LatencyLine> = o
         .threads
         .iter()
         .enumerate()
-        .map(|(i, t)| {
-            let mut line = line_of(spec, json!(i), Ok(t));
-            line.extend(spike_keys(spikes.get(i)));
-            if let Some((n, culprits)) =
-                spikes.get(i).and_then(|s| crate::families::latency::report::beat_culprits(spec, o, s))
-            {
-                line.insert("spike_beat_spikes".into(), json!(n));
-                line.insert("spike_beat_culprits".into(), json!(culprits));
-            }
-            line.extend(attribution_keys(o, t.cpu));
-            line
+        .map(|(i, t)| LatencyLine {
+            spikes: Some(SpikeKeys::of(spikes.get(i))),
+            beat: spikes
+                .get(i)
+                .and_then(|s| beat_culprits(spec, o, s))
+                .map(|(n, culprits)| BeatKeys { spike_beat_spikes: n, spike_beat_culprits: culprits }),
+            attribution: AttributionKeys::of(o, t.cpu),
+            ..line_of(spec, Some(Thread::Index(i)), Ok(t))
         })
         .collect();
     if o.threads.len() > 1 {
-        out.push(line_of(spec, json!("all"), Ok(&o.all)));
+        out.push(line_of(spec, Some(Thread::All("all")), Ok(&o.all)));
     }
     let whole = Outcome::Latency(o.clone());
     for line in &mut out {
-        add_load(line, &spec.load, Some(&whole));
-        add_reservation(line, spec.deadline);
-        put_part(line, registry::of(Family::Latency), Part::Deadline, &whole);
+        line.beside = Beside::of(&spec.load, Some(&whole), spec.deadline);
+        line.deadline = Figures::known(registry::of(Family::Latency), Part::Deadline, &whole);
     }
     out
 }
-/// With `--trace on`: the thread's tail culprits and its spikes split (`tail_culprits`,
-/// `attributed_spikes`, `trace_lost_events`), or `attribution` saying why there are none.
-fn attribution_keys(o: &LatencyOutcome, cpu: Option<usize>) -> Map<String, Json> {
-    let mut keys = Map::new();
-    let Some(a) = &o.attribution else { return keys };
-    if let Some(reason) = &a.unavailable {
-        keys.insert("attribution".into(), json!(reason));
-    } else if let Some(t) = a.threads.iter().find(|t| Some(t.cpu) == cpu) {
-        keys.insert("tail_culprits".into(), json!(t.tail));
-        keys.insert("tail_account".into(), json!(crate::families::latency::report::tail_account(o, t)));
-        keys.insert("attributed_spikes".into(), json!(t.spikes));
-        keys.insert("trace_lost_events".into(), json!(t.lost_events));
-    }
-    keys
+
+/// A stored latency trial: its combined line, then the run's figures with each thread's
+/// line under `per_thread` after the count of threads, as it always has been.
+#[derive(Serialize)]
+pub struct StoredLatency<'a> {
+    #[serde(flatten)]
+    combined: Option<LatencyLine<'a>>,
+    #[serde(flatten)]
+    threads: Figures,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    per_thread: Option<Vec<LatencyLine<'a>>>,
+    #[serde(flatten)]
+    run: Figures,
+    dma_latency_held: bool,
+    mlockall: bool,
 }
+
 /// A stored latency trial's combined line, with each thread's line under `per_thread`.
-pub fn stored_object(spec: &LatencySpec, o: &LatencyOutcome) -> Map<String, Json> {
+pub fn stored_object<'a>(spec: &LatencySpec, o: &'a LatencyOutcome) -> StoredLatency<'a> {
     let mut lines = lines(spec, o);
-    let mut combined = lines.pop().unwrap_or_default();
-    // Each thread's line sits after the count of threads, as it always has.
-    let per_thread = (!lines.is_empty()).then(|| {
-        (&registry::latency::THREADS, "per_thread", Json::Array(lines.into_iter().map(Json::Object).collect()))
-    });
+    let combined = lines.pop();
     let whole = Outcome::Latency(o.clone());
-    let figures = registry::of(Family::Latency);
-    put(&mut combined, figures, Part::Run, |f| f.value(&whole), per_thread.into_iter().collect());
-    combined.insert("dma_latency_held".into(), json!(o.dma_latency_held));
-    combined.insert("mlockall".into(), json!(o.mlockall));
-    combined
+    let run = Figures::of(registry::of(Family::Latency), Part::Run, |f| f.value(&whole));
+    let (threads, run) = run.split_after(&registry::latency::THREADS);
+    StoredLatency {
+        combined,
+        threads,
+        per_thread: (!lines.is_empty()).then_some(lines),
+        run,
+        dma_latency_held: o.dma_latency_held,
+        mlockall: o.mlockall,
+    }
 }
 
 /// The stored table of a latency experiment and its lines, from the figure registry.
@@ -371,7 +462,7 @@ impl FamilyReport for Latency {
 
     fn stored_line(t: &TrialRecord) -> Option<Map<String, Json>> {
         let (Some(TrialSpec::Latency(spec)), Some(Outcome::Latency(o))) = (&t.spec, &t.outcome) else { return None };
-        Some(stored_object(spec, o))
+        Some(object_of(&stored_object(spec, o)))
     }
 
     fn charts(n: i64, groups: &[&Group], axes: &[String]) -> Vec<Chart> {

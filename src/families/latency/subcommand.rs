@@ -11,6 +11,7 @@ use crate::exec::suite::Trial;
 use crate::families::latency::report;
 use crate::model::{LatencyLength, LatencyOutcome, LatencySpec, Outcome, TrialSpec};
 use crate::report::exporter::tables_text;
+use crate::report::json_text;
 use crate::report::stored::RunRule;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
@@ -62,7 +63,7 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     let mut live = |trial: &Trial, record: &TrialRecord, notes: &TrialNotes, _: &ProgressBar| -> Result<()> {
         let TrialSpec::Latency(spec) = &trial.spec else { return Ok(()) };
         if format == TableFormat::Json && !record.is_ok() {
-            return emit(&Value::Object(report::failed_line(spec, &record.status)).to_string());
+            return emit(&json_text(&report::failed_line(spec, &record.status)));
         }
         let Some(Outcome::Latency(outcome)) = &record.outcome else { return Ok(()) };
         if !record.is_ok() {
@@ -70,7 +71,7 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
         }
         if format == TableFormat::Json {
             for line in report::lines(spec, outcome) {
-                emit(&Value::Object(line).to_string())?;
+                emit(&json_text(&line))?;
             }
         } else if streaming {
             emit(notes.description.as_deref().unwrap_or_default())?;
@@ -101,10 +102,7 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     let records = pipeline.run_all(&trials, &mut [&mut live], |_| String::new(), |_| 1)?;
     append_text(
         args.trace_out.as_deref(),
-        &format!(
-            "{}]\n",
-            serde_json::json!({"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "schedlab"}})
-        ),
+        &format!("{}]\n", super::kernel::ChromeEvent::process_name(0, "schedlab".into()).text()),
     )?;
     if specs.len() > 1 && format == TableFormat::Text {
         emit(&report::compare_table(&outcomes))?;

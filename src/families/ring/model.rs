@@ -124,9 +124,7 @@ pub struct RingSpec {
 
 /// What one ring configuration measured. Times are of the timed region only: from the
 /// first member's first receipt of the token until the STOP that follows the last lap
-/// reaches the last member (`hops = laps * procs + procs - 1`). `Default` is an outcome
-/// with nothing known but its zeros: what an import or a test fills in with
-/// `..RingOutcome::default()`.
+/// reaches the last member (`hops = laps * procs + procs - 1`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RingOutcome {
     pub procs: usize,

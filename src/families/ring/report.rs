@@ -5,6 +5,7 @@
 
 use super::Ring;
 use crate::analysis::stats::Summary;
+use crate::families::FamilyModel;
 use crate::model::figures as registry;
 use crate::model::figures::Part;
 use crate::model::parse::format_cpu_list;
@@ -12,13 +13,12 @@ use crate::model::{ns_to_s, Family, TrialStatus};
 use crate::model::{Outcome, TrialSpec};
 use crate::model::{RingLength, RingOutcome, RingSpec};
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures::{add_load, add_reservation, add_status, object, put};
+use crate::report::figures::{object_of, Beside, Figures, Status};
 use crate::report::plots::{series_of, Chart, Plot, Point, Series, Style};
 use crate::report::stored::{projected_s, Group};
 use crate::report::table::Table;
 use crate::store::TrialRecord;
-use serde_json::json;
-use serde_json::Value as Json;
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 const COLUMNS: [&str; 13] = [
@@ -125,7 +125,7 @@ impl RingReport {
         Table::new(COLUMNS).fixed_line(&cells, &widths())
     }
 
-    pub fn json(&mut self, spec: &RingSpec, o: &RingOutcome) -> Map<String, Value> {
+    pub fn json<'a>(&mut self, spec: &'a RingSpec, o: &'a RingOutcome) -> RingLine<'a> {
         let projected = self.projected(o);
         line(spec, o, Some(projected))
     }
@@ -166,56 +166,86 @@ pub fn hop_line(t: &crate::analysis::offcpu::RingTrace, hops: u64) -> String {
     )
 }
 
+/// A ring's JSON line: its size, its status when it did not finish (a finished one's line
+/// has never carried it), its figures with the sweep's projection after the system time,
+/// its settings, its load and reservation, and with `--trace on` its hops.
+#[derive(Serialize)]
+pub struct RingLine<'a> {
+    family: &'static str,
+    procs: usize,
+    #[serde(flatten)]
+    status: Option<Status<'a>>,
+    #[serde(flatten)]
+    times: Figures,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    projected_s: Option<Option<f64>>,
+    #[serde(flatten)]
+    figures: Figures,
+    mode: &'static str,
+    ipc: &'static str,
+    pin: &'static str,
+    cpus: Option<&'a [usize]>,
+    policy: &'static str,
+    prio: i32,
+    work_kb: usize,
+    duration_s: Option<f64>,
+    #[serde(flatten)]
+    beside: Beside,
+    #[serde(flatten)]
+    trace: Option<TraceKeys<'a>>,
+}
+
+/// With `--trace on`: the ring's hops as the scheduler saw them, or why there are none.
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum TraceKeys<'a> {
+    Attribution(&'a str),
+    RingTrace(&'a crate::analysis::offcpu::RingTrace),
+}
+
 /// A ring's figures; `projected_cpu_ns` is the sweep's linear projection, when known.
-pub fn line(spec: &RingSpec, o: &RingOutcome, projected_cpu_ns: Option<f64>) -> Map<String, Json> {
-    let projected = projected_cpu_ns.map(|p| json!(ns_to_s(p)));
-    line_of(spec, Some(&Outcome::Ring(o.clone())), projected, None)
+pub fn line<'a>(spec: &'a RingSpec, o: &'a RingOutcome, projected_cpu_ns: Option<f64>) -> RingLine<'a> {
+    line_of(spec, Some(o), projected_cpu_ns.map(|p| Some(ns_to_s(p))), None)
 }
 /// A ring of a sweep that did not finish: the line a finished one gets, its `status`
 /// and `reason` after the size, every figure (and the projection) null.
-pub fn failed_line(spec: &RingSpec, status: &TrialStatus) -> Map<String, Json> {
-    line_of(spec, None, Some(Json::Null), Some(status))
+pub fn failed_line<'a>(spec: &'a RingSpec, status: &'a TrialStatus) -> RingLine<'a> {
+    line_of(spec, None, Some(None), Some(status))
 }
-/// A ring's line: `projected` is written after the system time when given; `status` only
-/// for a ring that did not finish (a finished one's line has never carried it).
-fn line_of(
-    spec: &RingSpec,
-    o: Option<&Outcome>,
-    projected: Option<Json>,
-    status: Option<&TrialStatus>,
-) -> Map<String, Json> {
-    let mut m = object(json!({"family": "ring", "procs": spec.procs}));
-    if let Some(status) = status {
-        add_status(&mut m, status);
+/// A ring's line: `projected` is written after the system time when given.
+fn line_of<'a>(
+    spec: &'a RingSpec,
+    ring: Option<&'a RingOutcome>,
+    projected_s: Option<Option<f64>>,
+    status: Option<&'a TrialStatus>,
+) -> RingLine<'a> {
+    let o = ring.map(|r| Outcome::Ring(r.clone()));
+    let figures = Figures::of(registry::of(Family::Ring), Part::Always, |f| o.as_ref().and_then(|o| f.value(o)));
+    let (times, figures) = figures.split_after(&registry::ring::SYS_S);
+    RingLine {
+        family: Ring::NAME,
+        procs: spec.procs,
+        status: status.map(Status::of),
+        times,
+        projected_s,
+        figures,
+        mode: spec.mode.as_str(),
+        ipc: spec.ipc.as_str(),
+        pin: spec.pin.as_str(),
+        cpus: ring.map(|r| r.member_cpus.as_slice()),
+        policy: spec.policy.as_str(),
+        prio: spec.prio,
+        work_kb: spec.work_kb,
+        duration_s: match spec.length {
+            RingLength::Duration(d) => Some(d.as_secs_f64()),
+            RingLength::Laps(_) => None,
+        },
+        beside: Beside::of(&spec.load, o.as_ref(), spec.deadline),
+        trace: ring.and_then(|r| r.trace.as_ref()).map(|t| match &t.unavailable {
+            Some(reason) => TraceKeys::Attribution(reason),
+            None => TraceKeys::RingTrace(t),
+        }),
     }
-    let projected = projected.map(|p| (&registry::ring::SYS_S, "projected_s", p));
-    put(
-        &mut m,
-        registry::of(Family::Ring),
-        Part::Always,
-        |f| o.and_then(|o| f.value(o)),
-        projected.into_iter().collect(),
-    );
-    let ring = o.and_then(Outcome::ring);
-    m.extend(object(json!({
-        "mode": spec.mode.as_str(),
-        "ipc": spec.ipc.as_str(),
-        "pin": spec.pin.as_str(),
-        "cpus": ring.map(|r| &r.member_cpus),
-        "policy": spec.policy.as_str(),
-        "prio": spec.prio,
-        "work_kb": spec.work_kb,
-        "duration_s": match spec.length { RingLength::Duration(d) => Some(d.as_secs_f64()), RingLength::Laps(_) => None },
-    })));
-    add_load(&mut m, &spec.load, o);
-    add_reservation(&mut m, spec.deadline);
-    if let Some(t) = ring.and_then(|r| r.trace.as_ref()) {
-        match &t.unavailable {
-            Some(reason) => m.insert("attribution".into(), json!(reason)),
-            None => m.insert("ring_trace".into(), json!(t)),
-        };
-    }
-    m
 }
 
 /// The stored table of a ring experiment and its lines, from the figure registry.
@@ -245,7 +275,7 @@ impl FamilyReport for Ring {
 
     fn stored_line(t: &TrialRecord) -> Option<Map<String, Value>> {
         let (Some(TrialSpec::Ring(spec)), Some(Outcome::Ring(o))) = (&t.spec, &t.outcome) else { return None };
-        Some(line(spec, o, None))
+        Some(object_of(&line(spec, o, None)))
     }
 
     fn charts(n: i64, groups: &[&Group], axes: &[String]) -> Vec<Chart> {
@@ -309,8 +339,8 @@ mod tests {
         let mut report = RingReport::default();
         let (s2, o2) = pair(2, 1000, 873_000_000_000);
         let (s64, o64) = pair(64, 1000, 96_545_000_000_000);
-        assert_eq!(report.json(&s2, &o2)["projected_s"], 873.0);
-        let sixty_four = report.json(&s64, &o64);
+        assert_eq!(object_of(&report.json(&s2, &o2))["projected_s"], 873.0);
+        let sixty_four = object_of(&report.json(&s64, &o64));
         assert_eq!(sixty_four["projected_s"], 873.0 * 32.0);
         assert_eq!(sixty_four["cpu_s"], 96545.0);
     }
@@ -329,25 +359,25 @@ mod tests {
     #[test]
     fn per_hop_and_per_switch() {
         let (spec, o) = pair(4, 10, 40_000);
-        let j = line(&spec, &o, None);
+        let j = object_of(&line(&spec, &o, None));
         assert_eq!(j["hops"], 40);
         assert_eq!(j["ns_per_hop"], 1000.0);
         assert_eq!(j["ns_per_switch"], 900.0);
         assert!(j.get("projected_s").is_none());
-        assert_eq!(line(&spec, &o, Some(2e9))["projected_s"], 2.0);
+        assert_eq!(object_of(&line(&spec, &o, Some(2e9)))["projected_s"], 2.0);
     }
 
     #[test]
     fn a_ring_that_failed_has_the_finished_lines_keys_null_with_its_status() {
         let (spec, o) = pair(4, 10, 40_000);
         let status = TrialStatus::TimedOut("still running".into());
-        let failed = failed_line(&spec, &status);
-        let finished = line(&spec, &o, Some(2e9));
-        let keys = |m: &Map<String, Json>| {
+        let failed = object_of(&failed_line(&spec, &status));
+        let finished = object_of(&line(&spec, &o, Some(2e9)));
+        let keys = |m: &Map<String, Value>| {
             m.keys().filter(|k| !["status", "reason"].contains(&k.as_str())).cloned().collect::<Vec<_>>()
         };
         assert_eq!(keys(&failed), keys(&finished));
-        assert_eq!((&failed["status"], &failed["reason"]), (&json!("timed_out"), &json!("still running")));
+        assert_eq!((failed["status"].as_str(), failed["reason"].as_str()), (Some("timed_out"), Some("still running")));
         assert!(registry::of(Family::Ring).iter().all(|f| failed[f.key].is_null()));
         assert_eq!((&failed["procs"], &failed["mode"]), (&finished["procs"], &finished["mode"]));
     }

@@ -11,10 +11,10 @@ use crate::exec::suite::Trial;
 use crate::families::ring::report::{describe_setup, table_header, RingReport};
 use crate::model::{Outcome, RingLength, RingSpec, TrialSpec};
 use crate::report::exporter::tables_text;
+use crate::report::json_text;
 use crate::report::stored::RunRule;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
-use serde_json::Value;
 use std::time::Duration;
 
 pub fn run(args: &RingArgs) -> Result<i32> {
@@ -48,7 +48,7 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
     let mut live = |trial: &Trial, record: &TrialRecord, _: &TrialNotes, bar: &ProgressBar| -> Result<()> {
         let TrialSpec::Ring(spec) = &trial.spec else { return Ok(()) };
         if json && !record.is_ok() {
-            return bar.suspend(|| emit(&Value::Object(super::report::failed_line(spec, &record.status)).to_string()));
+            return bar.suspend(|| emit(&json_text(&super::report::failed_line(spec, &record.status))));
         }
         let Some(Outcome::Ring(outcome)) = &record.outcome else { return Ok(()) };
         if !streaming || !record.is_ok() {
@@ -65,7 +65,7 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
             }
             rows += 1;
             if json {
-                return emit(&Value::Object(report.json(spec, outcome)).to_string());
+                return emit(&json_text(&report.json(spec, outcome)));
             }
             emit(&report.table_row(spec, outcome))?;
             if let Some(load) = &outcome.load {

@@ -6,6 +6,7 @@ use crate::analysis::attribution::describe_prio;
 use crate::analysis::offcpu::{Outsider, WorkloadTrace};
 use crate::analysis::stats::median;
 use crate::analysis::stats::Summary;
+use crate::families::FamilyModel;
 use crate::model::figures as registry;
 use crate::model::figures::Part;
 use crate::model::Outcome;
@@ -13,12 +14,12 @@ use crate::model::TrialSpec;
 use crate::model::{figures, Family};
 use crate::model::{ns_to_s, TrialStatus, WorkloadKind, WorkloadOutcome, WorkloadSpec};
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures::{add_load, add_reservation, object, put, put_part};
+use crate::report::figures::{object_of, Beside, Figures, Status};
 use crate::report::plots::{series_of, Chart, Plot, Series, Style};
 use crate::report::stored::Group;
 use crate::report::table::Table;
 use crate::store::TrialRecord;
-use serde_json::json;
+use serde::Serialize;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 
@@ -402,13 +403,73 @@ pub fn describe(spec: &WorkloadSpec, repeats: u32) -> String {
     )
 }
 
-/// A workload trial's figures (zeros when it did not finish: its status says why).
-pub fn line(
-    spec: &WorkloadSpec,
+/// A workload trial's JSON line: its settings and status, its figures (zeros when it did
+/// not finish: its status says why), its size, load and reservation, its SCHED_DEADLINE
+/// figures when the kernel gave them, and with `--trace on` its time off the CPU.
+#[derive(Serialize)]
+pub struct WorkloadLine<'a> {
+    family: &'static str,
+    workload: &'static str,
+    policy: &'static str,
+    prio: i32,
+    nice: Option<i32>,
+    procs: usize,
     repeat: usize,
-    status: &TrialStatus,
-    o: Option<&WorkloadOutcome>,
-) -> Map<String, Json> {
+    #[serde(flatten)]
+    status: Status<'a>,
+    #[serde(flatten)]
+    figures: Figures,
+    iterations: Option<u64>,
+    transfer_size: Option<u64>,
+    block_size: Option<u64>,
+    seed: u64,
+    timeout_s: f64,
+    #[serde(flatten)]
+    beside: Beside,
+    #[serde(flatten)]
+    deadline: Option<Figures>,
+    #[serde(flatten)]
+    off_cpu: Option<OffCpuKeys<'a>>,
+}
+
+/// With `--trace on`: the children's time off the CPU summed (`off_cpu`), the outsiders
+/// that took their CPUs (`outsiders`), each child's split (`off_cpu_children`) and the
+/// events lost (`trace_lost_events`); or `attribution` saying why there are none.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum OffCpuKeys<'a> {
+    Unavailable {
+        attribution: &'a str,
+    },
+    Traced {
+        off_cpu: crate::analysis::offcpu::OffCpuTotals,
+        outsiders: &'a [crate::analysis::offcpu::Outsider],
+        off_cpu_children: &'a [crate::analysis::offcpu::ChildOffCpu],
+        trace_lost_events: u64,
+    },
+}
+
+impl<'a> OffCpuKeys<'a> {
+    fn of(t: &'a WorkloadTrace) -> OffCpuKeys<'a> {
+        match &t.unavailable {
+            Some(reason) => OffCpuKeys::Unavailable { attribution: reason },
+            None => OffCpuKeys::Traced {
+                off_cpu: t.totals(),
+                outsiders: &t.outsiders,
+                off_cpu_children: &t.children,
+                trace_lost_events: t.lost_events,
+            },
+        }
+    }
+}
+
+/// A workload trial's figures (zeros when it did not finish: its status says why).
+pub fn line<'a>(
+    spec: &'a WorkloadSpec,
+    repeat: usize,
+    status: &'a TrialStatus,
+    o: Option<&'a WorkloadOutcome>,
+) -> WorkloadLine<'a> {
     let p = &spec.params;
     let zero = WorkloadOutcome {
         children: spec.procs,
@@ -420,50 +481,28 @@ pub fn line(
         fairness: Some(1.0),
         ..WorkloadOutcome::default()
     };
-    let o = Outcome::Workload(o.cloned().unwrap_or(zero));
+    let whole = Outcome::Workload(o.cloned().unwrap_or(zero));
     let io = p.kind == WorkloadKind::Io;
-    let mut m = object(json!({
-        "family": "workload",
-        "workload": p.kind.as_str(),
-        "policy": spec.policy.as_str(),
-        "prio": spec.prio,
-        "nice": spec.nice,
-        "procs": spec.procs,
-        "repeat": repeat,
-        "status": status.label(),
-        "reason": status.reason(),
-    }));
-    put(&mut m, registry::of(Family::Workload), Part::Always, |f| f.value(&o), Vec::new());
-    m.extend(object(json!({
-        "iterations": if io { None } else { Some(p.iterations) },
-        "transfer_size": if io { Some(p.transfer_size) } else { None },
-        "block_size": if io { Some(p.block_size) } else { None },
-        "seed": p.seed,
-        "timeout_s": spec.timeout.as_secs_f64(),
-    })));
-    add_load(&mut m, &spec.load, Some(&o));
-    add_reservation(&mut m, spec.deadline);
-    put_part(&mut m, registry::of(Family::Workload), Part::Deadline, &o);
-    if let Outcome::Workload(w) = &o {
-        m.extend(off_cpu_keys(w.trace.as_ref()));
+    let figures = registry::of(Family::Workload);
+    WorkloadLine {
+        family: Workload::NAME,
+        workload: p.kind.as_str(),
+        policy: spec.policy.as_str(),
+        prio: spec.prio,
+        nice: spec.nice,
+        procs: spec.procs,
+        repeat,
+        status: Status::of(status),
+        figures: Figures::of(figures, Part::Always, |f| f.value(&whole)),
+        iterations: (!io).then_some(p.iterations),
+        transfer_size: io.then_some(p.transfer_size),
+        block_size: io.then_some(p.block_size),
+        seed: p.seed,
+        timeout_s: spec.timeout.as_secs_f64(),
+        beside: Beside::of(&spec.load, Some(&whole), spec.deadline),
+        deadline: Figures::known(figures, Part::Deadline, &whole),
+        off_cpu: o.and_then(|w| w.trace.as_ref()).map(OffCpuKeys::of),
     }
-    m
-}
-/// With `--trace on`: the children's time off the CPU summed (`off_cpu`), the outsiders
-/// that took their CPUs (`outsiders`), each child's split (`off_cpu_children`) and the
-/// events lost (`trace_lost_events`); or `attribution` saying why there are none.
-fn off_cpu_keys(trace: Option<&WorkloadTrace>) -> Map<String, Json> {
-    let mut keys = Map::new();
-    let Some(t) = trace else { return keys };
-    if let Some(reason) = &t.unavailable {
-        keys.insert("attribution".into(), json!(reason));
-        return keys;
-    }
-    keys.insert("off_cpu".into(), json!(t.totals()));
-    keys.insert("outsiders".into(), json!(t.outsiders));
-    keys.insert("off_cpu_children".into(), json!(t.children));
-    keys.insert("trace_lost_events".into(), json!(t.lost_events));
-    keys
 }
 
 /// The stored table of a workload experiment and its lines, from the figure registry.
@@ -490,7 +529,7 @@ impl FamilyReport for Workload {
     fn stored_line(t: &TrialRecord) -> Option<Map<String, Json>> {
         let Some(TrialSpec::Workload(spec)) = &t.spec else { return None };
         let outcome = t.outcome.as_ref().and_then(|o| o.workload());
-        Some(line(spec, t.repeat.max(0) as usize, &t.status, outcome))
+        Some(object_of(&line(spec, t.repeat.max(0) as usize, &t.status, outcome)))
     }
 
     fn charts(n: i64, groups: &[&Group], axes: &[String]) -> Vec<Chart> {
@@ -665,7 +704,7 @@ mod tests {
     #[test]
     fn json_has_the_required_keys() {
         let t = trial(Policy::Rr, 2.0, &[1, 2], TrialStatus::Ok);
-        let j = line(&t.spec, t.repeat, &t.status, t.outcome.as_ref());
+        let j = object_of(&line(&t.spec, t.repeat, &t.status, t.outcome.as_ref()));
         for key in [
             "workload",
             "policy",
