@@ -369,6 +369,9 @@ fn run_window(spec: &ServerSpec, rps: f64, window_ns: u64, cpus: &[usize], measu
             crate::sys::load::mark_window_start();
         }
         let sent: Vec<Joined<u64>> = senders.into_iter().map(joined).collect();
+        // The window is the duration: a message thread ends after its last send, which may
+        // be up to an interval before the window's end.
+        sleep_until(t0 + window_ns);
         let (t1, cpu1) = (monotonic_ns(), process_cpu_ns());
         let rq_waits: Vec<Option<u64>> = files
             .iter()
