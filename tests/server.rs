@@ -28,26 +28,27 @@ fn f(line: &serde_json::Value, key: &str) -> f64 {
 
 #[test]
 fn at_a_low_rate_a_request_takes_its_think_plus_work() {
-    let lines = server_lines(&[
-        "--rps",
-        "100",
-        "--work",
-        "1ms",
-        "--think",
-        "1ms",
-        "--threads",
-        "1",
-        "--workers",
-        "2",
-        "--duration",
-        "3s",
-    ]);
-    assert_eq!(lines.len(), 1);
-    let l = &lines[0];
-    assert_eq!((l["family"].as_str(), l["status"].as_str()), (Some("server"), Some("ok")), "{l}");
-    // The median request: 1 ms asleep, 1 ms of its own CPU time, and a wakeup of µs.
-    let p50_ms = f(l, "request_p50_ns") / 1e6;
-    assert!((p50_ms / 2.0 - 1.0).abs() < 0.10, "request p50 {p50_ms} ms, not 2 ms ± 10 %: {l}");
+    let args =
+        ["--rps", "100", "--work", "1ms", "--think", "1ms", "--threads", "1", "--workers", "2", "--duration", "3s"];
+    // The median request: 1 ms asleep, 1 ms of its own CPU time, and a wakeup of µs. On
+    // the shared machine another user's CPU hog beside the worker now and then slows every
+    // request of a few seconds alike (the worker waits out the hog's slices: beside a busy
+    // loop on each CPU the p50 is 5 ms), so up to three tries, each said.
+    let mut tries = Vec::new();
+    let line = loop {
+        let lines = server_lines(&args);
+        assert_eq!(lines.len(), 1);
+        let l = lines[0].clone();
+        assert_eq!((l["family"].as_str(), l["status"].as_str()), (Some("server"), Some("ok")), "{l}");
+        let p50_ms = f(&l, "request_p50_ns") / 1e6;
+        tries.push(p50_ms);
+        if (p50_ms / 2.0 - 1.0).abs() < 0.10 {
+            break l;
+        }
+        assert!(tries.len() < 3, "request p50 not 2 ms ± 10 % in 3 tries: {tries:?} ms; the last: {l}");
+        eprintln!("request p50 {p50_ms} ms, not 2 ms ± 10 %: trying again");
+    };
+    let l = &line;
     // Open loop at 100 a second for 3 s: 300 requests sent, each served.
     assert_eq!(l["sent"], 300, "{l}");
     assert_eq!(l["requests"], 300, "{l}");
