@@ -24,6 +24,8 @@ use std::sync::{Barrier, Mutex, MutexGuard};
 pub const QUEUE_CAPACITY: usize = 16_384;
 /// How long after every thread is ready the first requests go out.
 const START_DELAY_NS: u64 = 20_000_000;
+/// How long past the window's end a late message thread still sends what was due in it.
+const CATCH_UP_NS: u64 = 100_000_000;
 /// One `--target-util` probe.
 const PROBE_NS: u64 = 400_000_000;
 /// The most probes before the rate is taken as found.
@@ -276,8 +278,8 @@ fn worker(sh: &Shared, group: &Group, me: usize) -> std::result::Result<Tally, S
 }
 
 /// A message thread: its share of the rate at fixed absolute times from `t0 + offset`;
-/// a late thread sends what it missed at once, until the window ends (a thread that
-/// cannot keep up with its rate sends fewer). Returns the requests sent.
+/// a late thread sends what it missed at once, until 0.1 s past the window's end (a
+/// thread that cannot keep up with its rate sends fewer). Returns the requests sent.
 fn message(sh: &Shared, group: &Group, index: u32, rps: f64, window_ns: u64) -> std::result::Result<u64, String> {
     let set = sh.set_up();
     if !sh.start(set)? {
@@ -292,8 +294,9 @@ fn message(sh: &Shared, group: &Group, index: u32, rps: f64, window_ns: u64) -> 
     loop {
         let ideal = t0 + (offset + sent as f64 * interval) as u64;
         let mut now = monotonic_ns();
-        // The window ends on time even for a thread that cannot keep up with its rate.
-        if ideal >= end || now >= end {
+        // Every request due in the window goes out, but a thread that cannot keep up with
+        // its rate stops soon after the window's end.
+        if ideal >= end || now >= end + CATCH_UP_NS {
             break;
         }
         // Behind, it sends at once, without a system call.
