@@ -45,6 +45,9 @@ pub enum Command {
     /// A real-time task set (periodic tasks that run, sleep, lock, yield): per policy, are the deadlines met?
     #[command(after_help = TASKSET_EXAMPLES)]
     Taskset(TasksetArgs),
+    /// Request latency at a load (schbench's shape): message threads wake workers at a fixed rate; per policy, wakeup and request percentiles
+    #[command(after_help = SERVER_EXAMPLES)]
+    Server(ServerArgs),
     /// Timer wakeup latency: periodic absolute sleeps, actual − ideal (hrtimers 2007, cyclictest)
     #[command(after_help = LATENCY_EXAMPLES)]
     Latency(LatencyArgs),
@@ -656,6 +659,25 @@ tasks.toml:
   name = \"log\"
   period = \"10ms\"
   events = [{ lock = \"bus\" }, { run = \"2ms\" }, { unlock = \"bus\" }, { sleep = \"1ms\" }]";
+
+#[derive(Args, Debug, Clone)]
+pub struct ServerArgs {
+    #[command(flatten)]
+    pub options: crate::families::server::model::ServerOptions,
+
+    #[command(flatten)]
+    pub blocks: BlockArgs,
+
+    // text: a few lines per trial, then the cells' table and findings;
+    // json: one object per trial per line
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+const SERVER_EXAMPLES: &str = "Examples:
+  schedlab server --rps 200 --work 1ms --think 1ms --policy other,fifo --repeat 5
+  schedlab server --threads 2 --workers 4 --target-util 80% --lock --json
+  schedlab server --rps 500 --cpus 1 --load cpu --policy other,batch";
 
 #[derive(Args, Debug, Clone)]
 pub struct CommandArgs {

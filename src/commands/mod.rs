@@ -21,6 +21,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Workload(args) => crate::families::workload::subcommand::run(&args),
         Command::Command(args) => crate::families::command::subcommand::run(&args),
         Command::Taskset(args) => crate::families::taskset::subcommand::run(&args),
+        Command::Server(args) => crate::families::server::subcommand::run(&args),
         Command::Latency(args) => crate::families::latency::subcommand::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Ab(args) => ab::run(&args),

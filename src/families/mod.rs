@@ -14,6 +14,7 @@
 pub mod command;
 pub mod latency;
 pub mod ring;
+pub mod server;
 pub mod taskset;
 pub mod workload;
 
@@ -27,6 +28,7 @@ use std::time::Duration;
 pub use command::model::{CommandOutcome, CommandSpec};
 use latency::Latency;
 use ring::Ring;
+use server::Server;
 use taskset::Taskset;
 use workload::Workload;
 
@@ -143,6 +145,7 @@ pub enum Family {
     Latency,
     Command,
     Taskset,
+    Server,
 }
 
 /// One trial of any family: what the orchestrator sends a trial process.
@@ -154,6 +157,7 @@ pub enum TrialSpec {
     Latency(<Latency as FamilyModel>::Spec),
     Command(<command::Command as FamilyModel>::Spec),
     Taskset(<Taskset as FamilyModel>::Spec),
+    Server(<Server as FamilyModel>::Spec),
 }
 
 /// A finished trial's measurement, of whichever family.
@@ -165,6 +169,7 @@ pub enum Outcome {
     Latency(crate::model::LatencyOutcome),
     Command(CommandOutcome),
     Taskset(taskset::model::TasksetOutcome),
+    Server(server::model::ServerOutcome),
 }
 
 /// A family's options, read from keys and values (a suite experiment's, or a stored
@@ -176,6 +181,7 @@ pub enum FamilyOptions {
     Latency(<Latency as FamilyModel>::Options),
     Command(<command::Command as FamilyModel>::Options),
     Taskset(<Taskset as FamilyModel>::Options),
+    Server(<Server as FamilyModel>::Options),
 }
 
 /// `body` with `F` standing for `family`'s type (its [`FamilyModel`] and the traits of the
@@ -203,6 +209,10 @@ macro_rules! with_family {
                 type $F = $crate::families::taskset::Taskset;
                 $body
             }
+            $crate::families::Family::Server => {
+                type $F = $crate::families::server::Server;
+                $body
+            }
         }
     };
 }
@@ -218,6 +228,7 @@ macro_rules! on_each {
             $crate::families::$enum::Latency($x) => $body,
             $crate::families::$enum::Command($x) => $body,
             $crate::families::$enum::Taskset($x) => $body,
+            $crate::families::$enum::Server($x) => $body,
         }
     };
 }
@@ -233,10 +244,11 @@ macro_rules! into_trial_spec {
         })+
     };
 }
-into_trial_spec!(Ring: Ring, Workload: Workload, Latency: Latency, Command: command::Command, Taskset: Taskset);
+into_trial_spec!(Ring: Ring, Workload: Workload, Latency: Latency, Command: command::Command, Taskset: Taskset, Server: Server);
 
 impl Family {
-    pub const ALL: [Family; 5] = [Family::Ring, Family::Workload, Family::Latency, Family::Command, Family::Taskset];
+    pub const ALL: [Family; 6] =
+        [Family::Ring, Family::Workload, Family::Latency, Family::Command, Family::Taskset, Family::Server];
 
     pub fn as_str(self) -> &'static str {
         with_family!(self, F => F::NAME)
@@ -297,6 +309,7 @@ impl TrialSpec {
             TrialSpec::Latency(_) => Family::Latency,
             TrialSpec::Command(_) => Family::Command,
             TrialSpec::Taskset(_) => Family::Taskset,
+            TrialSpec::Server(_) => Family::Server,
         }
     }
 
@@ -383,6 +396,13 @@ impl Outcome {
         }
     }
 
+    pub fn server(&self) -> Option<&server::model::ServerOutcome> {
+        match self {
+            Outcome::Server(o) => Some(o),
+            _ => None,
+        }
+    }
+
     /// What the background load did during the trial, if it ran one.
     pub fn load(&self) -> Option<&LoadOutcome> {
         on_each!(Outcome, self, o => o.load())
@@ -420,6 +440,7 @@ impl Outcome {
             Outcome::Latency(_) => Family::Latency,
             Outcome::Command(_) => Family::Command,
             Outcome::Taskset(_) => Family::Taskset,
+            Outcome::Server(_) => Family::Server,
         }
     }
 
@@ -441,6 +462,7 @@ impl FamilyOptions {
             Family::Latency => serde_json::from_value(value).map(FamilyOptions::Latency),
             Family::Command => serde_json::from_value(value).map(FamilyOptions::Command),
             Family::Taskset => serde_json::from_value(value).map(FamilyOptions::Taskset),
+            Family::Server => serde_json::from_value(value).map(FamilyOptions::Server),
         };
         parsed.map_err(|e| e.to_string())
     }
@@ -453,6 +475,7 @@ impl FamilyOptions {
             FamilyOptions::Latency(o) => Latency::to_specs(o)?.into_iter().map(Into::into).collect(),
             FamilyOptions::Command(o) => command::Command::to_specs(o)?.into_iter().map(Into::into).collect(),
             FamilyOptions::Taskset(o) => Taskset::to_specs(o)?.into_iter().map(Into::into).collect(),
+            FamilyOptions::Server(o) => Server::to_specs(o)?.into_iter().map(Into::into).collect(),
         })
     }
 }

@@ -1,0 +1,48 @@
+//! The server family: request latency at a load, in schbench's shape. Message threads
+//! hand requests to their workers at a fixed open-loop rate (or the rate found for a CPU
+//! utilisation); each request is a think time and CPU work, optionally under a per-CPU
+//! lock; per policy, the wakeup and request latency percentiles and what was served.
+
+pub mod kernel;
+pub mod model;
+pub mod report;
+pub mod subcommand;
+pub mod trial;
+
+use crate::error::Result;
+use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec};
+use crate::model::figures::Figure;
+use crate::model::{LoadSpec, Policy};
+use model::{ServerOptions, ServerOutcome, ServerSpec};
+use std::time::Duration;
+
+/// The server family's type, for the traits every layer reaches a family through.
+pub struct Server;
+
+impl FamilyModel for Server {
+    const NAME: &'static str = "server";
+    type Options = ServerOptions;
+    type Spec = ServerSpec;
+
+    fn figures() -> &'static [&'static Figure] {
+        model::figures::ALL
+    }
+
+    fn to_specs(options: &ServerOptions) -> Result<Vec<ServerSpec>> {
+        options.to_specs()
+    }
+}
+
+impl FamilySpec for ServerSpec {
+    fn load(&self) -> &LoadSpec {
+        &self.load
+    }
+    fn policy(&self) -> Policy {
+        self.policy
+    }
+    fn least_length(&self) -> Option<Duration> {
+        Some(self.duration)
+    }
+}
+
+outcome_with_load_and_steal!(ServerOutcome);
