@@ -4,6 +4,7 @@
 pub mod attribution;
 pub mod changepoint;
 pub mod knee;
+pub mod misses;
 pub mod offcpu;
 pub mod period;
 pub mod random;
