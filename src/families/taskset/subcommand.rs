@@ -38,8 +38,16 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
             specs.iter().map(|s| s.policy.as_str()).collect::<Vec<_>>().join(", ")
         ))?;
     }
+    // The activations' file is created with its header before anything runs (an unwritable
+    // path fails first); each trial appends its rows as they come.
+    if let Some(path) = &args.activations {
+        use std::io::Write;
+        let mut file = crate::commands::create_output(path)?;
+        writeln!(file, "{}", super::kernel::ACTIVATIONS_HEADER).map_err(|e| crate::commands::cannot_write(path, &e))?;
+    }
+    let extras = Extras { activations: args.activations.clone(), ..Extras::default() };
     let bar = progress_bar(trials.len() as u64, "trials");
-    let mut pipeline = Pipeline::new(&mut orchestrator, &bar, Extras::default());
+    let mut pipeline = Pipeline::new(&mut orchestrator, &bar, extras);
     let mut live = |trial: &Trial, record: &TrialRecord, _: &TrialNotes, bar: &ProgressBar| -> Result<()> {
         let TrialSpec::Taskset(spec) = &trial.spec else { return Ok(()) };
         match format {
@@ -50,7 +58,11 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
             TableFormat::Text => {
                 let Some(o) = record.outcome.as_ref().and_then(|o| o.taskset()) else { return Ok(()) };
                 let title = format!("block {}: {}", trial.repeat, spec.policy);
-                bar.suspend(|| emit(&format!("\n{title}\n{}", super::report::task_table(spec, o).render().trim_end())))
+                let mut text = format!("\n{title}\n{}", super::report::task_table(spec, o).render().trim_end());
+                for line in super::report::miss_lines(o) {
+                    text.push_str(&format!("\n{line}"));
+                }
+                bar.suspend(|| emit(&text))
             }
             TableFormat::Csv | TableFormat::Markdown => Ok(()),
         }
