@@ -583,11 +583,20 @@ impl TasksetOptions {
     }
 }
 
+/// What the default reservation adds beside a quarter of the run events: the kernel
+/// charges a deadline task's runtime with everything that runs while it is current —
+/// its timer and system calls, and, on a kernel without IRQ time accounting (this VM's),
+/// the interrupts and softirqs that land on it (one BLOCK or RCU softirq burst here is up
+/// to ~100 µs) — so a quarter alone, tens of µs for a short run, is used up by one burst
+/// and the job is throttled to its next period.
+pub const RESERVATION_FLOOR_NS: u64 = 100_000;
+
 /// A task's SCHED_DEADLINE reservation: its `runtime`, or its run events with a quarter
-/// more for what the kernel counts beside them (wakeup, the timer, the switch), within
-/// its deadline.
+/// more and `RESERVATION_FLOOR_NS` for what the kernel counts beside them, within its
+/// deadline.
 fn reservation(t: &TaskDecl, deadline_ns: u64) -> Result<DeadlineParams> {
-    let runtime_ns = t.runtime_ns.unwrap_or_else(|| (t.run_ns() + t.run_ns() / 4).min(deadline_ns));
+    let runtime_ns =
+        t.runtime_ns.unwrap_or_else(|| (t.run_ns() + t.run_ns() / 4 + RESERVATION_FLOOR_NS).min(deadline_ns));
     if runtime_ns < DeadlineParams::MIN_NS || runtime_ns > deadline_ns {
         return Err(Error::usage(format!(
             "task {}: a runtime of {} must be at least 1024 ns and at most its deadline ({})",
