@@ -309,6 +309,7 @@ fn with_trace_on_each_miss_names_the_fifo_spinner_that_ran_instead() {
     // About 60 bursts in 3 s, each over two activations or more.
     assert!(its.len() >= 30, "the spinner made only {} misses: {l}", its.len());
     let named = its.iter().filter(|m| names_it(m)).count();
+    eprintln!("the spinner is named in {named} of its {} misses ({} misses in all)", its.len(), each.len());
     assert!(named * 10 >= its.len() * 9, "the spinner is named in {named} of its {} misses: {trace}", its.len());
     let wrongly = each.iter().filter(|m| !overlaps(m) && names_it(m)).count();
     assert_eq!(wrongly, 0, "the spinner is named in misses it had no part in: {trace}");
