@@ -50,7 +50,18 @@ const MISSES_LISTED: usize = 20;
 /// With `--trace on`: what ran on the tasks' CPUs during their misses, source by source,
 /// the time the kernel could not see (steal) beside the trial's steal, then each miss.
 pub fn miss_lines(o: &TasksetOutcome) -> Vec<String> {
-    let Some(trace) = &o.trace else { return Vec::new() };
+    let Some(trace) = &o.trace else {
+        if o.misses == 0 {
+            return Vec::new();
+        }
+        return vec![format!(
+            "{} misses in {} incident(s) (a late activation makes the next late too); the hypervisor's steal over \
+             the trial: {}; --trace on names what ran during each",
+            o.misses,
+            o.miss_bursts,
+            steal_text(o)
+        )];
+    };
     if let Some(reason) = &trace.unavailable {
         return vec![format!("tracing: {reason}")];
     }
@@ -71,10 +82,7 @@ pub fn miss_lines(o: &TasksetOutcome) -> Vec<String> {
             ms(s.ns)
         ));
     }
-    let steal = o.steal.as_ref().map_or("not read".to_string(), |st| {
-        st.cpus.iter().map(|c| format!("CPU {} {}", c.cpu, ms(c.steal_ns))).collect::<Vec<_>>().join(", ")
-            + &format!(" (± {} per CPU)", ms(st.resolution_ns))
-    });
+    let steal = steal_text(o);
     lines.push(format!(
         "  not visible to the kernel (on the CPU by its switches, not by the thread's own clock: the hypervisor's \
          steal): {} in {} of {} misses; steal over the trial: {steal}",
@@ -123,6 +131,15 @@ pub fn miss_lines(o: &TasksetOutcome) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// Each CPU's steal over the trial, as `/proc/stat` counts it.
+fn steal_text(o: &TasksetOutcome) -> String {
+    let ms = |ns: u64| format!("{:.2} ms", ns as f64 / 1e6);
+    o.steal.as_ref().map_or("not read".to_string(), |st| {
+        st.cpus.iter().map(|c| format!("CPU {} {}", c.cpu, ms(c.steal_ns))).collect::<Vec<_>>().join(", ")
+            + &format!(" (± {} per CPU)", ms(st.resolution_ns))
+    })
 }
 
 /// "12.3" µs from ns; slack may be negative.
