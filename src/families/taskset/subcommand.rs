@@ -20,6 +20,13 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
     // The signal watch comes first: every thread started later inherits the blocked mask.
     let limit = specs.iter().map(|s| s.duration).max().unwrap_or_default() * 2 + Duration::from_secs(60);
     let mut orchestrator = start_blocks(&specs, limit)?;
+    // The activations' file is created with its header after the checks, before anything
+    // runs (an unwritable path fails first); each trial appends its rows as they come.
+    if let Some(path) = &args.activations {
+        use std::io::Write;
+        let mut file = crate::commands::create_output(path)?;
+        writeln!(file, "{}", super::kernel::ACTIVATIONS_HEADER).map_err(|e| crate::commands::cannot_write(path, &e))?;
+    }
     let format = args.output.format();
     let blocks = args.blocks.repeat as usize;
     let seed = args.blocks.seed();
@@ -37,13 +44,6 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
             specs[0].duration.as_secs_f64(),
             specs.iter().map(|s| s.policy.as_str()).collect::<Vec<_>>().join(", ")
         ))?;
-    }
-    // The activations' file is created with its header before anything runs (an unwritable
-    // path fails first); each trial appends its rows as they come.
-    if let Some(path) = &args.activations {
-        use std::io::Write;
-        let mut file = crate::commands::create_output(path)?;
-        writeln!(file, "{}", super::kernel::ACTIVATIONS_HEADER).map_err(|e| crate::commands::cannot_write(path, &e))?;
     }
     let extras = Extras { activations: args.activations.clone(), ..Extras::default() };
     let bar = progress_bar(trials.len() as u64, "trials");
