@@ -636,6 +636,11 @@ pub struct TasksetArgs {
     #[command(flatten)]
     pub options: crate::families::taskset::model::TasksetOptions,
 
+    /// Stream every activation to FILE as CSV while the set runs (policy, block, task, instance, activation,
+    /// expected time, wakeup, response, slack, run got, missed): the only output that grows with the run
+    #[arg(long, value_name = "FILE.csv")]
+    pub activations: Option<std::path::PathBuf>,
+
     #[command(flatten)]
     pub blocks: BlockArgs,
 

@@ -5,6 +5,7 @@ pub mod answers;
 pub mod attribution;
 pub mod changepoint;
 pub mod knee;
+pub mod misses;
 pub mod offcpu;
 pub mod period;
 pub mod random;

@@ -133,7 +133,7 @@ pub fn create_output(path: &std::path::Path) -> Result<std::fs::File> {
     std::fs::File::create(path).map_err(|e| cannot_write(path, &e))
 }
 
-fn cannot_write(path: &std::path::Path, e: &std::io::Error) -> Error {
+pub(crate) fn cannot_write(path: &std::path::Path, e: &std::io::Error) -> Error {
     Error::env(format!("cannot write {}: {}", path.display(), crate::error::describe_io(e)))
 }
 

@@ -27,6 +27,10 @@ pub struct Extras {
     pub histogram: Option<PathBuf>,
     /// Append every raw sample (ns, one a line) to this file.
     pub samples: Option<PathBuf>,
+    /// Stream every task-set activation as a CSV row to this file, which the command
+    /// created with its header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activations: Option<PathBuf>,
     /// Append the recorded tracepoints as Chrome trace-event objects to this file.
     pub trace_out: Option<PathBuf>,
     /// Draw the live line (current, max, samples) on the controlling terminal.

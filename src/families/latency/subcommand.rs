@@ -49,6 +49,7 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
         trace_out: args.trace_out.clone(),
         live_line: std::io::stderr().is_terminal(),
         keep_partial: true,
+        activations: None,
     };
     let format = args.output.format();
     // csv and markdown print show's table of the runs at the end, text and json as they go.

@@ -5,6 +5,8 @@
 //! not move the next one, so lateness carries over and is counted, as a real task set's.
 
 use super::model::{Event, TaskSpec, TaskStats, TasksetOutcome, TasksetSpec};
+use crate::analysis::misses::{self, MissSplit, MissTrace, MissWindow};
+use crate::analysis::trace::Recording;
 use crate::error::{Error, Result};
 use crate::sys::clock::{monotonic_ns, thread_cpu_ns};
 use crate::sys::sched;
@@ -79,6 +81,11 @@ struct Tally {
     /// Response over the relative deadline, in 0.01 % steps.
     used: Histogram<u64>,
     misses: u64,
+    /// Misses whose instance met its previous deadline: the incidents, where a miss
+    /// carried over from the previous activation is not a new one.
+    bursts: u64,
+    /// The thread's last activation missed (a thread's own tally only).
+    last_missed: bool,
     slack_min_ns: i64,
     run_ns: u128,
 }
@@ -90,6 +97,8 @@ impl Tally {
             response: new_histogram(),
             used: new_histogram(),
             misses: 0,
+            bursts: 0,
+            last_missed: false,
             slack_min_ns: i64::MAX,
             run_ns: 0,
         }
@@ -101,6 +110,8 @@ impl Tally {
         let _ = self.response.record(response_ns.max(1));
         let _ = self.used.record(((response_ns as f64 / task.deadline_ns as f64) * 1e4).round().max(1.0) as u64);
         self.misses += u64::from(slack < 0);
+        self.bursts += u64::from(slack < 0 && !self.last_missed);
+        self.last_missed = slack < 0;
         self.slack_min_ns = self.slack_min_ns.min(slack);
         self.run_ns += u128::from(run_ns);
     }
@@ -110,6 +121,7 @@ impl Tally {
         let _ = self.response.add(&other.response);
         let _ = self.used.add(&other.used);
         self.misses += other.misses;
+        self.bursts += other.bursts;
         self.slack_min_ns = self.slack_min_ns.min(other.slack_min_ns);
         self.run_ns += other.run_ns;
     }
@@ -145,21 +157,75 @@ fn run_for(ns: u64) {
     }
 }
 
+/// One activation as `--activations` streams it.
+#[derive(Clone, Copy, Debug)]
+pub struct Activation {
+    pub task: usize,
+    pub instance: u32,
+    pub index: u64,
+    /// The ideal start (CLOCK_MONOTONIC ns), and from it to running, to completion.
+    pub ideal_ns: u64,
+    pub wake_ns: u64,
+    pub response_ns: u64,
+    /// The CPU time the activation got.
+    pub run_ns: u64,
+}
+
+/// Where a thread's activations go beside its histograms: a bounded channel to the writer
+/// thread (never blocking the task: a full channel drops the record, and the drop is
+/// counted), and the missed ones kept for the trace's split.
+struct Sinks<'a> {
+    stream: Option<std::sync::mpsc::SyncSender<Activation>>,
+    dropped: &'a AtomicU64,
+    keep_misses: bool,
+    /// Set when a signal asks the run to stop: each thread ends before its next activation.
+    stop: &'a AtomicBool,
+    /// An eventfd each thread bumps when it ends.
+    finished: std::os::fd::RawFd,
+}
+
+/// What one task instance's thread brings back.
+struct ThreadResult {
+    tally: Tally,
+    tid: i32,
+    /// Its missed activations (at most `misses::MAX_SPLIT`), when traced.
+    misses: Vec<Activation>,
+}
+
 /// The thread of one task instance: its policy, then its activations from `t0` on.
+#[allow(clippy::too_many_arguments)]
 fn instance(
-    task: &TaskSpec,
+    (index, task, instance_no): (usize, &TaskSpec, u32),
     spec: &TasksetSpec,
     mutexes: &BTreeMap<String, Mutex>,
     ready: &Barrier,
     go: &Barrier,
     t0: &AtomicU64,
     abort: &AtomicBool,
-) -> std::result::Result<Tally, String> {
+    sinks: Sinks,
+) -> std::result::Result<ThreadResult, String> {
+    let result = activations((index, task, instance_no), spec, mutexes, ready, go, t0, abort, &sinks);
+    // However it ended, the main thread hears of it (it waits on this, not on a timer).
+    let _ = crate::sys::fd::write_raw(sinks.finished, &1u64.to_ne_bytes());
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+fn activations(
+    (index, task, instance_no): (usize, &TaskSpec, u32),
+    spec: &TasksetSpec,
+    mutexes: &BTreeMap<String, Mutex>,
+    ready: &Barrier,
+    go: &Barrier,
+    t0: &AtomicU64,
+    abort: &AtomicBool,
+    sinks: &Sinks,
+) -> std::result::Result<ThreadResult, String> {
     let set = match spec.policy {
         p if p.is_deadline() => {
             sched::apply_scheduling(None, p, 0, task.reservation.as_ref(), spec.threads(), false).map(|_| ())
         }
-        p => sched::apply_to_current_thread(None, p, task.prio),
+        p => sched::apply_to_current_thread(spec.cpus.as_deref(), p, task.prio),
     };
     let set = set.and_then(|()| match spec.nice {
         Some(nice) => sched::set_nice(nice).map_err(|e| sched::explain_nice_refusal(nice, &e)),
@@ -168,8 +234,10 @@ fn instance(
     if set.is_err() {
         abort.store(true, Ordering::Release);
     }
+    // SAFETY: gettid takes nothing and cannot fail.
+    let tid = unsafe { libc::gettid() };
     // Everything the activations need is made now, not while they run: the mutexes each
-    // event takes, found by name once, and the histograms.
+    // event takes, found by name once, the histograms and the room for the misses.
     let steps: Vec<Step> = task
         .events
         .iter()
@@ -181,23 +249,30 @@ fn instance(
             Event::Yield => Step::Yield,
         })
         .collect();
+    // Under deadline a yield ending the events is the job's end ("job done"): the
+    // activation completes when it is called, not when the kernel's next period wakes
+    // the thread from it.
+    let job_done_yield = spec.policy.is_deadline() && matches!(steps.last(), Some(Step::Yield));
+    let work = steps.len() - usize::from(job_done_yield);
     let mut tally = Tally::new();
+    let mut misses = Vec::with_capacity(if sinks.keep_misses { misses::MAX_SPLIT } else { 0 });
     // Every thread reaches the barriers, set up or not, so none waits for ever; if one
     // could not be set up, none runs.
     ready.wait();
     go.wait();
     set?;
     if abort.load(Ordering::Acquire) {
-        return Ok(tally);
+        return Ok(ThreadResult { tally, tid, misses });
     }
     let start = t0.load(Ordering::Acquire);
     let end = start + spec.duration.as_nanos() as u64;
     let mut ideal = start;
-    while ideal < end {
+    let mut n = 0;
+    while ideal < end && !sinks.stop.load(Ordering::Relaxed) {
         sleep_until(ideal);
         let woke = monotonic_ns();
         let cpu0 = thread_cpu_ns();
-        for step in &steps {
+        for step in &steps[..work] {
             match step {
                 Step::Run(ns) => run_for(*ns),
                 Step::Sleep(d) => std::thread::sleep(*d),
@@ -210,10 +285,111 @@ fn instance(
             }
         }
         let done = monotonic_ns();
-        tally.record(task, woke.saturating_sub(ideal), done.saturating_sub(ideal), thread_cpu_ns() - cpu0);
+        let run_ns = thread_cpu_ns() - cpu0;
+        if job_done_yield {
+            // SAFETY: as above. Under SCHED_DEADLINE: the job is done, the rest of its
+            // runtime given back; the kernel wakes the thread at its next period.
+            unsafe { libc::sched_yield() };
+        }
+        let a = Activation {
+            task: index,
+            instance: instance_no,
+            index: n,
+            ideal_ns: ideal,
+            wake_ns: woke.saturating_sub(ideal),
+            response_ns: done.saturating_sub(ideal),
+            run_ns,
+        };
+        tally.record(task, a.wake_ns, a.response_ns, run_ns);
+        if a.response_ns > task.deadline_ns && misses.len() < misses.capacity() {
+            misses.push(a);
+        }
+        if let Some(stream) = &sinks.stream {
+            if stream.try_send(a).is_err() {
+                sinks.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
         ideal += task.period_ns;
+        n += 1;
     }
-    Ok(tally)
+    Ok(ThreadResult { tally, tid, misses })
+}
+
+/// How often the writer thread drains the activations' channel: it never waits on the
+/// channel itself, so a task's send never has a sleeper to wake.
+const WRITER_PERIOD: std::time::Duration = std::time::Duration::from_millis(100);
+/// Room for the activations between two drains (1.4 MB of records).
+const STREAM_CAPACITY: usize = 1 << 15;
+
+/// The `--activations` CSV's header; each trial appends its rows.
+pub const ACTIVATIONS_HEADER: &str = "policy,block,task,instance,activation,expected_us,expected_mono_ns,wake_us,\
+response_us,slack_us,run_us,missed";
+
+/// Drains the channel into `path` every `WRITER_PERIOD` until every task thread is done,
+/// off the task set's CPUs when they are pinned.
+fn write_activations(
+    rx: std::sync::mpsc::Receiver<Activation>,
+    path: &std::path::Path,
+    spec: &TasksetSpec,
+    repeat: u32,
+    t0: &AtomicU64,
+) -> std::io::Result<u64> {
+    use std::io::Write;
+    use std::sync::mpsc::TryRecvError;
+    if let Some(pinned) = &spec.cpus {
+        let others: Vec<usize> =
+            sched::allowed_cpus().unwrap_or_default().into_iter().filter(|c| !pinned.contains(c)).collect();
+        if !others.is_empty() {
+            let _ = sched::set_affinity(&others);
+        }
+    }
+    let file = std::fs::OpenOptions::new().append(true).open(path)?;
+    let mut out = std::io::BufWriter::new(file);
+    let us = |ns: i64| format!("{:.3}", ns as f64 / 1000.0);
+    let mut written = 0;
+    loop {
+        std::thread::sleep(WRITER_PERIOD);
+        loop {
+            match rx.try_recv() {
+                Ok(a) => {
+                    let task = &spec.tasks[a.task];
+                    let slack = task.deadline_ns as i64 - a.response_ns as i64;
+                    let start = t0.load(Ordering::Acquire);
+                    writeln!(
+                        out,
+                        "{},{repeat},{},{},{},{},{},{},{},{},{},{}",
+                        spec.policy.as_str(),
+                        csv_field(&task.name),
+                        a.instance,
+                        a.index,
+                        us(a.ideal_ns as i64 - start as i64),
+                        a.ideal_ns,
+                        us(a.wake_ns as i64),
+                        us(a.response_ns as i64),
+                        us(slack),
+                        us(a.run_ns as i64),
+                        u8::from(slack < 0)
+                    )?;
+                    written += 1;
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    out.flush()?;
+                    return Ok(written);
+                }
+            }
+        }
+        out.flush()?;
+    }
+}
+
+/// A task's name as one CSV field: quoted when it holds a comma, quote or line break.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
 }
 
 /// 1 ns to an hour at 3 significant digits, as the latency family's histograms.
@@ -236,6 +412,7 @@ fn stats(task: &TaskSpec, t: &Tally) -> TaskStats {
         instances: task.count,
         activations: n,
         misses: t.misses,
+        miss_bursts: t.bursts,
         wake_p50_ns: at(&t.wake, 0.5),
         wake_p99_ns: at(&t.wake, 0.99),
         wake_max_ns: if n > 0 { t.wake.max() } else { 0 },
@@ -248,8 +425,42 @@ fn stats(task: &TaskSpec, t: &Tally) -> TaskStats {
     }
 }
 
+/// Each CPU's trace buffer (KiB) for a traced task set: an activation costs some ten
+/// events of ~50 bytes (timer, wakeup, switches), so 32 MiB holds about a minute of a
+/// 1 kHz + 500 Hz + 100 Hz set per CPU; what overflows is counted, never hidden.
+const TRACE_BUFFER_KB: usize = 32 * 1024;
+
+/// What `run` is asked beside the set: the trial's block (for the activations' rows) and
+/// where to stream them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunExtras<'a> {
+    pub repeat: u32,
+    pub activations: Option<&'a std::path::Path>,
+}
+
+/// A thread's name (its comm, 15 bytes at most): the task's, so a trace names it.
+fn thread_name(task: &str) -> String {
+    let mut name = String::new();
+    for c in task.chars() {
+        if name.len() + c.len_utf8() > 15 {
+            break;
+        }
+        name.push(c);
+    }
+    name
+}
+
 /// Run the task set once and sum up its activations.
-pub fn run(spec: &TasksetSpec) -> Result<TasksetOutcome> {
+pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
+    // SIGINT, SIGTERM (also the parent-death signal of a trial whose orchestrator was
+    // killed) and SIGHUP stop the set: blocked in every thread started below and read
+    // here, so the threads end, the trace instance goes and the streamed rows are whole.
+    let signals = crate::sys::signals::SignalWatch::new(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP])
+        .map_err(|e| Error::os("setting up signal handling", e))?;
+    let finished = crate::sys::fd::eventfd().map_err(|e| Error::os("creating an eventfd", e))?;
+    let finished_fd = std::os::fd::AsRawFd::as_raw_fd(&finished);
+    let stop = AtomicBool::new(false);
+    let mut interrupted = None;
     let mut mutexes: BTreeMap<String, Mutex> = BTreeMap::new();
     for task in &spec.tasks {
         for e in &task.events {
@@ -265,38 +476,123 @@ pub fn run(spec: &TasksetSpec) -> Result<TasksetOutcome> {
     let go = Barrier::new(threads + 1);
     let t0 = AtomicU64::new(0);
     let abort = AtomicBool::new(false);
-    let results: Vec<(usize, std::result::Result<Tally, String>)> = std::thread::scope(|scope| {
+    let dropped = AtomicU64::new(0);
+    let (tx, rx) = match extras.activations {
+        Some(_) => {
+            let (tx, rx) = std::sync::mpsc::sync_channel(STREAM_CAPACITY);
+            (Some(tx), Some(rx))
+        }
+        None => (None, None),
+    };
+    let mut tracing = None;
+    let (results, written) = std::thread::scope(|scope| -> Result<_> {
         let mut handles = Vec::with_capacity(threads);
         for (i, task) in spec.tasks.iter().enumerate() {
-            for _ in 0..task.count {
+            for k in 0..task.count {
                 let (mutexes, ready, go, t0, abort) = (&mutexes, &ready, &go, &t0, &abort);
-                handles.push((i, scope.spawn(move || instance(task, spec, mutexes, ready, go, t0, abort))));
+                let sinks = Sinks {
+                    stream: tx.clone(),
+                    dropped: &dropped,
+                    keep_misses: spec.trace,
+                    stop: &stop,
+                    finished: finished_fd,
+                };
+                let handle = std::thread::Builder::new()
+                    .name(thread_name(&task.name))
+                    .spawn_scoped(scope, move || instance((i, task, k), spec, mutexes, ready, go, t0, abort, sinks));
+                match handle {
+                    Ok(h) => handles.push((i, h)),
+                    Err(e) => {
+                        // The threads already started wait at the barrier: let them go
+                        // and end at once.
+                        abort.store(true, Ordering::Release);
+                        return Err(Error::os("starting a task thread", e));
+                    }
+                }
             }
         }
+        drop(tx);
+        let writer = match (rx, extras.activations) {
+            (Some(rx), Some(path)) => {
+                let t0 = &t0;
+                Some(scope.spawn(move || write_activations(rx, path, spec, extras.repeat, t0)))
+            }
+            _ => None,
+        };
         ready.wait();
+        // The threads are set up and wait: the recording starts now, before the window.
+        if spec.trace {
+            tracing = Some(start_tracing(spec));
+        }
         t0.store(monotonic_ns() + START_DELAY_NS, Ordering::Release);
         // The background load's figures are of the window the task set runs in.
         crate::sys::load::mark_window_start();
         go.wait();
-        let joined = handles
+        // Off the pinned CPUs, the main thread sleeps until a thread ends or a signal
+        // comes: never on a timer.
+        if let Some(pinned) = &spec.cpus {
+            let others: Vec<usize> =
+                sched::allowed_cpus().unwrap_or_default().into_iter().filter(|c| !pinned.contains(c)).collect();
+            if !others.is_empty() {
+                let _ = sched::set_affinity(&others);
+            }
+        }
+        let mut ended = 0u64;
+        while ended < handles.len() as u64 {
+            let mut pfds = [
+                libc::pollfd { fd: signals.raw_fd(), events: libc::POLLIN, revents: 0 },
+                libc::pollfd { fd: finished_fd, events: libc::POLLIN, revents: 0 },
+            ];
+            // SAFETY: two valid pollfds.
+            unsafe { libc::poll(pfds.as_mut_ptr(), 2, -1) };
+            if pfds[1].revents & libc::POLLIN != 0 {
+                let mut count = [0u8; 8];
+                if matches!(crate::sys::fd::read_raw(finished_fd, &mut count), Ok(8)) {
+                    ended += u64::from_ne_bytes(count);
+                }
+            }
+            if let Some(&sig) = signals.drain().first() {
+                interrupted.get_or_insert(sig);
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+        let joined: Vec<_> = handles
             .into_iter()
             .map(|(i, h)| (i, h.join().unwrap_or_else(|_| Err("a task thread panicked".to_string()))))
             .collect();
         crate::sys::load::mark_window_end();
-        joined
-    });
+        let written = writer.map(|w| w.join().unwrap_or_else(|_| Err(std::io::Error::other("the writer panicked"))));
+        Ok((joined, written))
+    })?;
+    if let Some(sig) = interrupted {
+        // Stopped: the session is dropped (its instance removed), nothing is recorded.
+        drop(tracing);
+        return Err(Error::Interrupted(sig));
+    }
+    let recording = tracing.map(crate::bench::read_trace);
+    if let (Some(written), Some(path)) = (written, extras.activations) {
+        written.map_err(|e| Error::env(format!("writing {}: {}", path.display(), crate::error::describe_io(&e))))?;
+    }
     let mut per_task: Vec<Tally> = spec.tasks.iter().map(|_| Tally::new()).collect();
+    let mut tids = Vec::new();
+    let mut missed = Vec::new();
     for (i, result) in results {
-        per_task[i].add(&result.map_err(Error::failed)?);
+        let r = result.map_err(Error::failed)?;
+        per_task[i].add(&r.tally);
+        missed.extend(r.misses.iter().map(|a| (r.tid, *a)));
+        tids.push(r.tid);
     }
     let mut all = Tally::new();
     for t in &per_task {
         all.add(t);
     }
     let tasks: Vec<TaskStats> = spec.tasks.iter().zip(&per_task).map(|(t, tally)| stats(t, tally)).collect();
+    let trace = recording.map(|r| split(spec, r, missed, all.misses));
+    let stream_dropped = dropped.load(Ordering::Relaxed);
     Ok(TasksetOutcome {
         activations: all.count(),
         misses: all.misses,
+        miss_bursts: all.bursts,
         deadline_use_p99_pct: at(&all.used, 0.99) as f64 / 100.0,
         wake_p99_ns: at(&all.wake, 0.99),
         response_p99_ns: at(&all.response, 0.99),
@@ -310,7 +606,73 @@ pub fn run(spec: &TasksetSpec) -> Result<TasksetOutcome> {
         load: None,
         steal: None,
         cgroup: None,
+        trace,
+        activations_dropped: extras.activations.map(|_| stream_dropped),
     })
+}
+
+/// A tracing session on the task set's CPUs (all it may use when unpinned), or why none.
+fn start_tracing(spec: &TasksetSpec) -> std::result::Result<crate::sys::trace::TraceSession, String> {
+    let cpus = match &spec.cpus {
+        Some(cpus) => cpus.clone(),
+        None => sched::allowed_cpus().map_err(|e| format!("no attribution: reading the allowed CPUs: {e}"))?,
+    };
+    crate::bench::start_trace(&cpus, TRACE_BUFFER_KB)
+}
+
+/// Each kept miss split by what the recording saw on its thread's CPU (the first
+/// `MAX_SPLIT` in time), or why there is no recording.
+fn split(
+    spec: &TasksetSpec,
+    recording: std::result::Result<Recording, String>,
+    mut missed: Vec<(i32, Activation)>,
+    misses: u64,
+) -> MissTrace {
+    let recording = match recording {
+        Ok(r) => r,
+        Err(reason) => return MissTrace::unavailable(reason, misses),
+    };
+    missed.sort_by_key(|(_, a)| a.ideal_ns);
+    missed.truncate(misses::MAX_SPLIT);
+    let windows: Vec<MissWindow> = missed
+        .iter()
+        .map(|(tid, a)| MissWindow {
+            tid: *tid,
+            from_ns: a.ideal_ns,
+            start_ns: a.ideal_ns + a.wake_ns,
+            to_ns: a.ideal_ns + a.response_ns,
+            run_ns: a.run_ns,
+        })
+        .collect();
+    let pinned = spec.cpus.as_ref().filter(|c| c.len() == 1).map(|c| c[0]);
+    let splits = misses::split_misses(&recording.events, &windows, |_| pinned);
+    let lost_on = |cpu: Option<usize>| recording.lost.iter().any(|&(c, n)| n > 0 && Some(c) == cpu);
+    let each = missed
+        .iter()
+        .zip(splits)
+        .map(|((_, a), s)| {
+            let task = &spec.tasks[a.task];
+            MissSplit {
+                task: task.name.clone(),
+                instance: a.instance,
+                activation: a.index,
+                at_ns: a.ideal_ns,
+                response_ns: a.response_ns,
+                slack_ns: task.deadline_ns as i64 - a.response_ns as i64,
+                cpu: s.cpu,
+                earlier_ns: s.earlier_ns,
+                on_cpu_ns: s.on_cpu_ns,
+                not_visible_ns: s.on_cpu_ns.saturating_sub(a.run_ns),
+                asleep_ns: s.asleep_ns,
+                throttled_ns: s.throttled_ns,
+                unknown_ns: s.unknown_ns,
+                partial: lost_on(s.cpu),
+                culprits: s.culprits,
+            }
+        })
+        .collect();
+    let lost_events = recording.lost.iter().map(|(_, n)| n).sum();
+    MissTrace { lost_events, misses, each, ..MissTrace::default() }.summed()
 }
 
 #[cfg(test)]
@@ -331,10 +693,14 @@ mod tests {
         let mut t = Tally::new();
         t.record(&task, 10_000, 200_000, 100_000);
         t.record(&task, 20_000, 1_500_000, 100_000);
+        t.record(&task, 20_000, 1_200_000, 100_000);
+        t.record(&task, 20_000, 200_000, 100_000);
+        t.record(&task, 20_000, 1_100_000, 100_000);
         let s = stats(&task, &t);
-        assert_eq!((s.activations, s.misses, s.slack_min_ns), (2, 1, -500_000));
+        // Three misses in two bursts: the second carried over from the first.
+        assert_eq!((s.activations, s.misses, s.miss_bursts, s.slack_min_ns), (5, 3, 2, -500_000));
         assert_eq!(s.run_mean_ns, 100_000.0);
-        // Half the set's activations used 20 % of the deadline, the other 150 %.
-        assert!((at(&t.used, 0.5) as f64 / 100.0 - 20.0).abs() < 0.1);
+        // Two of the set's activations used 20 % of the deadline, the others 110-150 %.
+        assert!((at(&t.used, 0.4) as f64 / 100.0 - 20.0).abs() < 0.1);
     }
 }

@@ -4,7 +4,9 @@
 
 use crate::error::{Error, Result};
 use crate::model::load::LoadSpec;
-use crate::model::options::{check_nice, de_duration, de_i32, de_policies, read_family, read_with_groups, LoadOptions};
+use crate::model::options::{
+    check_nice, de_cpus, de_duration, de_i32, de_policies, read_family, read_with_groups, LoadOptions, OnOff,
+};
 use crate::model::parse::*;
 use crate::model::{format_ns, DeadlineParams, LoadOutcome, Policy, Steal};
 use clap::Args;
@@ -63,6 +65,17 @@ pub struct TasksetOptions {
     /// after FILE; what schedlab does not run is refused, naming it
     #[arg(long = "rt-app", value_name = "FILE.json")]
     pub rt_app: Option<PathBuf>,
+
+    /// Pin every task thread to these CPUs (e.g. 1 or 0-1); not under deadline, whose tasks the kernel does not let
+    /// be pinned [default: unpinned]
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
+    #[serde(deserialize_with = "de_cpus")]
+    pub cpus: Option<CpuList>,
+
+    /// Record the scheduler's and interrupts' tracepoints over each trial and name what ran on a task's CPU during
+    /// each missed activation (root; a private tracefs instance) [default: off]
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub trace: Option<OnOff>,
 }
 
 read_with_groups!(TasksetOptions { background });
@@ -382,6 +395,12 @@ pub struct TasksetSpec {
     pub duration: Duration,
     #[serde(default, skip_serializing_if = "LoadSpec::is_none")]
     pub load: LoadSpec,
+    /// Every task thread pinned to these CPUs (`--cpus`); unpinned when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<usize>>,
+    /// Record tracepoints and split each missed activation (`--trace on`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trace: bool,
 }
 
 impl TasksetSpec {
@@ -509,6 +528,16 @@ impl TasksetOptions {
             )));
         }
         let load = self.background.to_spec()?;
+        let cpus = self.cpus.as_ref().map(|c| c.0.clone());
+        if cpus.as_ref().is_some_and(|c| c.is_empty()) {
+            return Err(Error::usage("--cpus names no CPU"));
+        }
+        if cpus.is_some() && policies.iter().any(|p| p.is_deadline()) {
+            return Err(Error::usage(
+                "--cpus pins the task threads, but SCHED_DEADLINE tasks cannot be pinned (the kernel admits them on \
+                 the whole root domain): drop --cpus or the deadline policy",
+            ));
+        }
         // Rate-monotonic: the shorter the period, the higher the priority.
         let mut periods: Vec<u64> = decls.iter().map(|t| t.period_ns).collect();
         periods.sort_unstable();
@@ -546,17 +575,28 @@ impl TasksetOptions {
                     nice: self.nice.filter(|_| policy.takes_nice()),
                     duration,
                     load: load.clone(),
+                    cpus: cpus.clone(),
+                    trace: self.trace == Some(OnOff::On),
                 })
             })
             .collect()
     }
 }
 
+/// What the default reservation adds beside a quarter of the run events: the kernel
+/// charges a deadline task's runtime with everything that runs while it is current —
+/// its timer and system calls, and, on a kernel without IRQ time accounting (this VM's),
+/// the interrupts and softirqs that land on it (one BLOCK or RCU softirq burst here is up
+/// to ~100 µs) — so a quarter alone, tens of µs for a short run, is used up by one burst
+/// and the job is throttled to its next period.
+pub const RESERVATION_FLOOR_NS: u64 = 100_000;
+
 /// A task's SCHED_DEADLINE reservation: its `runtime`, or its run events with a quarter
-/// more for what the kernel counts beside them (wakeup, the timer, the switch), within
-/// its deadline.
+/// more and `RESERVATION_FLOOR_NS` for what the kernel counts beside them, within its
+/// deadline.
 fn reservation(t: &TaskDecl, deadline_ns: u64) -> Result<DeadlineParams> {
-    let runtime_ns = t.runtime_ns.unwrap_or_else(|| (t.run_ns() + t.run_ns() / 4).min(deadline_ns));
+    let runtime_ns =
+        t.runtime_ns.unwrap_or_else(|| (t.run_ns() + t.run_ns() / 4 + RESERVATION_FLOOR_NS).min(deadline_ns));
     if runtime_ns < DeadlineParams::MIN_NS || runtime_ns > deadline_ns {
         return Err(Error::usage(format!(
             "task {}: a runtime of {} must be at least 1024 ns and at most its deadline ({})",
@@ -576,6 +616,10 @@ pub struct TaskStats {
     pub activations: u64,
     /// Activations that finished after their deadline.
     pub misses: u64,
+    /// Misses whose previous activation met its deadline: the incidents (a late
+    /// activation makes the next late too, as lateness carries over).
+    #[serde(default)]
+    pub miss_bursts: u64,
     /// Timer expiry (the activation's ideal start) to running.
     pub wake_p50_ns: u64,
     pub wake_p99_ns: u64,
@@ -599,6 +643,9 @@ pub struct TasksetOutcome {
     pub tasks: Vec<TaskStats>,
     pub activations: u64,
     pub misses: u64,
+    /// Misses whose instance met its previous deadline (see `TaskStats::miss_bursts`).
+    #[serde(default)]
+    pub miss_bursts: u64,
     /// The 99th percentile over every activation of response / relative deadline, in %:
     /// under 100 the deadlines are met at p99; the smaller, the more room.
     pub deadline_use_p99_pct: f64,
@@ -614,6 +661,13 @@ pub struct TasksetOutcome {
     /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<crate::model::settings::CgroupFigures>,
+    /// With `--trace on`: what ran during each missed activation, or why it is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::analysis::misses::MissTrace>,
+    /// With `--activations`: the records the writer could not take in time (its channel
+    /// full), never silently short.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activations_dropped: Option<u64>,
 }
 
 impl TasksetOutcome {

@@ -3,6 +3,7 @@
 
 use super::model::{figures, TaskStats, TasksetOutcome, TasksetSpec};
 use super::Taskset;
+use crate::analysis::attribution::describe_source;
 use crate::analysis::stats::Summary;
 use crate::model::figures::{self as registry, Part};
 use crate::model::{format_ns, Family, Outcome, TrialSpec, TrialStatus};
@@ -28,12 +29,117 @@ pub fn line(spec: &TasksetSpec, repeat: usize, status: &TrialStatus, o: Option<&
     }));
     put(&mut m, registry::of(Family::Taskset), Part::Always, |f| o.and_then(|o| f.value(o)), Vec::new());
     if let Some(ts) = o.and_then(Outcome::taskset) {
+        m.insert("miss_bursts".into(), json!(ts.miss_bursts));
         m.insert("per_task".into(), json!(ts.tasks));
+        if let Some(trace) = &ts.trace {
+            m.insert("miss_trace".into(), json!(trace));
+        }
+        if let Some(dropped) = ts.activations_dropped {
+            m.insert("activations_dropped".into(), json!(dropped));
+        }
     }
     if o.is_some() {
         add_load(&mut m, &spec.load, o);
     }
     m
+}
+
+/// The most misses listed one by one in the text (all are in `--json` and the store).
+const MISSES_LISTED: usize = 20;
+
+/// With `--trace on`: what ran on the tasks' CPUs during their misses, source by source,
+/// the time the kernel could not see (steal) beside the trial's steal, then each miss.
+pub fn miss_lines(o: &TasksetOutcome) -> Vec<String> {
+    let Some(trace) = &o.trace else {
+        if o.misses == 0 {
+            return Vec::new();
+        }
+        return vec![format!(
+            "{} misses in {} incident(s) (a late activation makes the next late too); the hypervisor's steal over \
+             the trial: {}; --trace on names what ran during each",
+            o.misses,
+            o.miss_bursts,
+            steal_text(o)
+        )];
+    };
+    if let Some(reason) = &trace.unavailable {
+        return vec![format!("tracing: {reason}")];
+    }
+    if trace.misses == 0 {
+        return vec![format!("tracing: no missed activation to explain ({} events lost)", trace.lost_events)];
+    }
+    let ms = |ns: u64| format!("{:.2} ms", ns as f64 / 1e6);
+    let mut lines = vec![format!(
+        "what ran on the task's CPU during its misses ({} of {} split, {} events lost):",
+        trace.split, trace.misses, trace.lost_events
+    )];
+    for s in trace.sources.iter().take(8) {
+        lines.push(format!(
+            "  {}: in {} of {} misses, {}",
+            describe_source(&s.source),
+            s.misses,
+            trace.split,
+            ms(s.ns)
+        ));
+    }
+    let steal = steal_text(o);
+    lines.push(format!(
+        "  not visible to the kernel (on the CPU by its switches, not by the thread's own clock: the hypervisor's \
+         steal): {} in {} of {} misses; steal over the trial: {steal}",
+        ms(trace.not_visible_ns),
+        trace.misses_with_not_visible,
+        trace.split
+    ));
+    if trace.misses_throttled > 0 {
+        lines.push(format!(
+            "  throttled (preempted while a lower class or idle had its CPU: its deadline runtime used up, or RT \
+             throttling): {} in {} of {} misses",
+            ms(trace.throttled_ns),
+            trace.misses_throttled,
+            trace.split
+        ));
+    }
+    for m in trace.each.iter().take(MISSES_LISTED) {
+        let instance = if m.instance > 0 { format!(" #{}", m.instance) } else { String::new() };
+        let named: Vec<String> = m
+            .culprits
+            .iter()
+            .filter(|c| c.ns > 0)
+            .take(3)
+            .map(|c| format!("{} {} µs", describe_source(&c.source), us(c.ns as i64)))
+            .collect();
+        let cpu = m.cpu.map_or("?".to_string(), |c| c.to_string());
+        lines.push(format!(
+            "  miss: {}{instance} activation {} (CPU {cpu}): slack {} µs; own {} µs{}, not visible {} µs, asleep {} µs{}{}{}{}",
+            m.task,
+            m.activation,
+            us(m.slack_ns),
+            us(m.on_cpu_ns as i64),
+            if m.earlier_ns > 0 { format!(" (+ {} µs of earlier activations)", us(m.earlier_ns as i64)) } else { String::new() },
+            us(m.not_visible_ns as i64),
+            us(m.asleep_ns as i64),
+            if m.throttled_ns > 0 { format!(", throttled {} µs", us(m.throttled_ns as i64)) } else { String::new() },
+            if named.is_empty() { "; nothing else ran".to_string() } else { format!("; {}", named.join(", ")) },
+            if m.unknown_ns > 0 { format!(", unknown {} µs", us(m.unknown_ns as i64)) } else { String::new() },
+            if m.partial { " (partial: events lost)" } else { "" },
+        ));
+    }
+    if trace.each.len() > MISSES_LISTED {
+        lines.push(format!(
+            "  … {} more misses split in --json (miss_trace) and the store",
+            trace.each.len() - MISSES_LISTED
+        ));
+    }
+    lines
+}
+
+/// Each CPU's steal over the trial, as `/proc/stat` counts it.
+fn steal_text(o: &TasksetOutcome) -> String {
+    let ms = |ns: u64| format!("{:.2} ms", ns as f64 / 1e6);
+    o.steal.as_ref().map_or("not read".to_string(), |st| {
+        st.cpus.iter().map(|c| format!("CPU {} {}", c.cpu, ms(c.steal_ns))).collect::<Vec<_>>().join(", ")
+            + &format!(" (± {} per CPU)", ms(st.resolution_ns))
+    })
 }
 
 /// "12.3" µs from ns; slack may be negative.
@@ -51,6 +157,7 @@ pub fn task_table(spec: &TasksetSpec, o: &TasksetOutcome) -> Table {
         "prio",
         "acts",
         "miss %",
+        "bursts",
         "wake p50 µs",
         "wake p99 µs",
         "wake max µs",
@@ -70,6 +177,7 @@ pub fn task_table(spec: &TasksetSpec, o: &TasksetOutcome) -> Table {
             prio,
             s.activations.to_string(),
             format!("{:.2}", 100.0 * s.misses as f64 / s.activations.max(1) as f64),
+            s.miss_bursts.to_string(),
             us(s.wake_p50_ns as i64),
             us(s.wake_p99_ns as i64),
             us(s.wake_max_ns as i64),

@@ -20,6 +20,13 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
     // The signal watch comes first: every thread started later inherits the blocked mask.
     let limit = specs.iter().map(|s| s.duration).max().unwrap_or_default() * 2 + Duration::from_secs(60);
     let mut orchestrator = start_blocks(&specs, limit)?;
+    // The activations' file is created with its header after the checks, before anything
+    // runs (an unwritable path fails first); each trial appends its rows as they come.
+    if let Some(path) = &args.activations {
+        use std::io::Write;
+        let mut file = crate::commands::create_output(path)?;
+        writeln!(file, "{}", super::kernel::ACTIVATIONS_HEADER).map_err(|e| crate::commands::cannot_write(path, &e))?;
+    }
     let format = args.output.format();
     let blocks = args.blocks.repeat as usize;
     let seed = args.blocks.seed();
@@ -38,8 +45,9 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
             specs.iter().map(|s| s.policy.as_str()).collect::<Vec<_>>().join(", ")
         ))?;
     }
+    let extras = Extras { activations: args.activations.clone(), ..Extras::default() };
     let bar = progress_bar(trials.len() as u64, "trials");
-    let mut pipeline = Pipeline::new(&mut orchestrator, &bar, Extras::default());
+    let mut pipeline = Pipeline::new(&mut orchestrator, &bar, extras);
     let mut live = |trial: &Trial, record: &TrialRecord, _: &TrialNotes, bar: &ProgressBar| -> Result<()> {
         let TrialSpec::Taskset(spec) = &trial.spec else { return Ok(()) };
         match format {
@@ -50,7 +58,11 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
             TableFormat::Text => {
                 let Some(o) = record.outcome.as_ref().and_then(|o| o.taskset()) else { return Ok(()) };
                 let title = format!("block {}: {}", trial.repeat, spec.policy);
-                bar.suspend(|| emit(&format!("\n{title}\n{}", super::report::task_table(spec, o).render().trim_end())))
+                let mut text = format!("\n{title}\n{}", super::report::task_table(spec, o).render().trim_end());
+                for line in super::report::miss_lines(o) {
+                    text.push_str(&format!("\n{line}"));
+                }
+                bar.suspend(|| emit(&text))
             }
             TableFormat::Csv | TableFormat::Markdown => Ok(()),
         }

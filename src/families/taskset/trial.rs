@@ -13,6 +13,23 @@ use crate::sys::{load, sched};
 /// deadline bandwidth?
 pub fn preflight(spec: &TasksetSpec) -> Result<()> {
     let cpus = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?.len() as f64;
+    if let Some(pinned) = &spec.cpus {
+        let allowed = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?;
+        if let Some(cpu) = pinned.iter().find(|c| !allowed.contains(c)) {
+            return Err(Error::usage(format!(
+                "--cpus names CPU {cpu}, which schedlab may not use here (allowed: {}): pick among those",
+                crate::model::parse::format_cpu_list(&allowed)
+            )));
+        }
+        let pinned_cpus = pinned.len() as f64;
+        if !spec.policy.is_deadline() && spec.utilisation() > pinned_cpus {
+            return Err(Error::usage(format!(
+                "the task set needs {:.0}% of a CPU but --cpus gives it {} CPU(s): no policy could meet its deadlines",
+                spec.utilisation() * 100.0,
+                pinned.len()
+            )));
+        }
+    }
     let utilisation = spec.utilisation();
     if spec.policy.is_deadline() {
         let asked: f64 = spec.tasks.iter().filter_map(|t| Some(t.reservation?.bandwidth() * f64::from(t.count))).sum();
@@ -50,12 +67,24 @@ impl FamilyTrial for TasksetSpec {
         preflight(self)
     }
 
-    fn measure(&self, _repeat: u32, _extras: &Extras) -> Result<Reply> {
+    fn measure(&self, repeat: u32, extras: &Extras) -> Result<Reply> {
         preflight(self)?;
         let load_plan = preflight::load(&self.load)?;
-        let (mut outcome, load) = load::beside(load_plan.as_ref(), || super::kernel::run(self))?;
+        let run = super::kernel::RunExtras { repeat, activations: extras.activations.as_deref() };
+        let (mut outcome, load) = load::beside(load_plan.as_ref(), || super::kernel::run(self, run))?;
         outcome.load = load;
         Reply::ok(Outcome::Taskset(outcome))
+    }
+
+    /// Killed outright, its trace instance could not be removed.
+    fn sweep_after_kill(&self) {
+        if self.trace {
+            crate::sys::trace::sweep_stale();
+        }
+    }
+
+    fn measured_cpus(&self) -> Vec<usize> {
+        self.cpus.clone().unwrap_or_default()
     }
 
     fn estimate_s(&self, _cpus: f64) -> f64 {
