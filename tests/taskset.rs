@@ -124,6 +124,19 @@ fn without_privileges_fifo_is_refused_naming_the_policy() {
     assert!(String::from_utf8_lossy(&out.stderr).to_lowercase().contains("fifo"));
 }
 
+/// A thread the process limit does not allow: the ones already started are let go (not
+/// left waiting at the start for ever), and the error names the limit.
+#[test]
+fn a_thread_the_process_limit_refuses_ends_the_trial_naming_the_limit() {
+    let task = r#"name = "many", period = "10ms", count = 40, run = "50us""#;
+    let started = std::time::Instant::now();
+    let Some(out) = as_nobody(&["--nproc=20"], &["taskset", "--duration", "1s", "--task", task]) else { return };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("starting task thread") && err.contains("ulimit -u"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(30), "it ended at once: {:?}", started.elapsed());
+}
+
 #[test]
 fn beside_a_background_load_the_load_is_measured_over_the_sets_window() {
     let lines = taskset_lines(&["taskset", "--duration", "300ms", "--json", "--load", "cpu:1"], &TWO_TASKS);

@@ -9,12 +9,12 @@ use crate::analysis::misses::{self, MissSplit, MissTrace, MissWindow};
 use crate::analysis::trace::Recording;
 use crate::error::{Error, Result};
 use crate::sys::clock::{monotonic_ns, thread_cpu_ns};
+use crate::sys::gate::Gate;
 use crate::sys::sched;
 use hdrhistogram::Histogram;
 use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Barrier;
 
 /// How long after every thread is ready the first activations start.
 const START_DELAY_NS: u64 = 20_000_000;
@@ -198,8 +198,8 @@ fn instance(
     (index, task, instance_no): (usize, &TaskSpec, u32),
     spec: &TasksetSpec,
     mutexes: &BTreeMap<String, Mutex>,
-    ready: &Barrier,
-    go: &Barrier,
+    ready: &Gate,
+    go: &Gate,
     t0: &AtomicU64,
     abort: &AtomicBool,
     sinks: Sinks,
@@ -215,8 +215,8 @@ fn activations(
     (index, task, instance_no): (usize, &TaskSpec, u32),
     spec: &TasksetSpec,
     mutexes: &BTreeMap<String, Mutex>,
-    ready: &Barrier,
-    go: &Barrier,
+    ready: &Gate,
+    go: &Gate,
     t0: &AtomicU64,
     abort: &AtomicBool,
     sinks: &Sinks,
@@ -258,10 +258,9 @@ fn activations(
     let mut misses = Vec::with_capacity(if sinks.keep_misses { misses::MAX_SPLIT } else { 0 });
     // Every thread reaches the barriers, set up or not, so none waits for ever; if one
     // could not be set up, none runs.
-    ready.wait();
-    go.wait();
+    let went = ready.wait() && go.wait();
     set?;
-    if abort.load(Ordering::Acquire) {
+    if !went || abort.load(Ordering::Acquire) {
         return Ok(ThreadResult { tally, tid, misses });
     }
     let start = t0.load(Ordering::Acquire);
@@ -472,8 +471,8 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
         }
     }
     let threads = spec.threads();
-    let ready = Barrier::new(threads + 1);
-    let go = Barrier::new(threads + 1);
+    let ready = Gate::new(threads + 1);
+    let go = Gate::new(threads + 1);
     let t0 = AtomicU64::new(0);
     let abort = AtomicBool::new(false);
     let dropped = AtomicU64::new(0);
@@ -503,10 +502,20 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
                 match handle {
                     Ok(h) => handles.push((i, h)),
                     Err(e) => {
-                        // The threads already started wait at the barrier: let them go
-                        // and end at once.
+                        // The threads already started wait at the gate: let them go, to
+                        // end at once.
                         abort.store(true, Ordering::Release);
-                        return Err(Error::os("starting a task thread", e));
+                        ready.call_off();
+                        go.call_off();
+                        let started = handles.len();
+                        return Err(Error::os(
+                            format!(
+                                "starting task thread {} of {threads} (a process limit — `ulimit -u`, a cgroup's \
+                                 pids.max — allows no more: run fewer instances, or raise it)",
+                                started + 1
+                            ),
+                            e,
+                        ));
                     }
                 }
             }
