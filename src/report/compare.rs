@@ -354,11 +354,7 @@ fn drift_text(drift: Drift) -> String {
 }
 
 fn params_text(params: &Map<String, Json>) -> String {
-    params
-        .iter()
-        .map(|(k, v)| format!("{k}={}", v.as_str().map_or_else(|| v.to_string(), str::to_string)))
-        .collect::<Vec<_>>()
-        .join(" ")
+    crate::model::cell::text(params, crate::model::cell::all)
 }
 
 /// One source's share of a latency tail in A and in B (means over the cell's traced

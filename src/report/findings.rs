@@ -15,22 +15,18 @@ use crate::analysis::sequential::{self, Comparison, Decision, ALPHA, MARGIN, MIN
 use crate::analysis::stats::{holm_grouped, median};
 use crate::model::figures::{self, Figure};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, TrialSpec};
-use crate::report::stored::{groups, param_text, Group};
+use crate::report::stored::{groups, Group};
 use crate::store::{RunRecord, TrialRecord};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 use std::fmt;
 
 fn describe(params: &Map<String, Json>, skip: &[&str]) -> String {
-    let parts: Vec<String> = params
-        .iter()
-        .filter(|(k, _)| !skip.contains(&k.as_str()))
-        .map(|(k, v)| format!("{k}={}", param_text(Some(v))))
-        .collect();
-    if parts.is_empty() {
+    let text = crate::model::cell::text(params, |k| !skip.contains(&k));
+    if text.is_empty() {
         String::new()
     } else {
-        format!(" ({})", parts.join(" "))
+        format!(" ({text})")
     }
 }
 
