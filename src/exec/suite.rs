@@ -154,9 +154,7 @@ pub struct QuestionKey {
 impl QuestionKey {
     /// The question of the cell with these parameters in an experiment comparing `axis`.
     pub fn of(experiment: usize, axis: &str, params: &Map<String, Json>) -> QuestionKey {
-        let mut rest = params.clone();
-        rest.remove(axis);
-        QuestionKey { experiment, axis: axis.to_string(), rest: Json::Object(rest).to_string() }
+        QuestionKey { experiment, axis: axis.to_string(), rest: cell::key(params, Some(axis)) }
     }
 }
 

@@ -21,6 +21,16 @@ pub fn text(params: &Map<String, Json>, keep: impl Fn(&str) -> bool) -> String {
     parts(params, keep).join(" ")
 }
 
+/// The parameters but `without` (an axis, or none) as JSON text: what tells one cell, or
+/// one question of a compared axis, from another.
+pub fn key(params: &Map<String, Json>, without: Option<&str>) -> String {
+    let mut rest = params.clone();
+    if let Some(axis) = without {
+        rest.remove(axis);
+    }
+    Json::Object(rest).to_string()
+}
+
 /// Every parameter.
 pub fn all(_: &str) -> bool {
     true
@@ -37,5 +47,8 @@ mod tests {
         assert_eq!(text(&params, all), r#"policy=fifo procs=4 trace=true cmd=["a","b"]"#);
         assert_eq!(parts(&params, |k| k != "procs"), ["policy=fifo", "trace=true", r#"cmd=["a","b"]"#]);
         assert_eq!(text(&Map::new(), all), "");
+        let without_procs: Json = serde_json::from_str(&key(&params, Some("procs"))).unwrap();
+        assert_eq!(without_procs, serde_json::json!({"policy": "fifo", "trace": true, "cmd": ["a", "b"]}));
+        assert_eq!(key(&params, None), key(&params, Some("absent")));
     }
 }

@@ -541,9 +541,7 @@ fn questions<'b, 'a>(all: &'b [Group<'a>], axes: &[Option<String>]) -> Vec<Asked
             axes.get(g.experiment as usize).cloned().flatten()
         };
         let Some(axis) = axis.filter(|a| g.params.contains_key(a)) else { continue };
-        let mut rest = g.params.clone();
-        rest.remove(&axis);
-        let key = format!("{} {}", g.experiment, Json::Object(rest));
+        let key = format!("{} {}", g.experiment, crate::model::cell::key(&g.params, Some(&axis)));
         match out.iter_mut().find(|(k, _)| *k == key) {
             Some((_, asked)) => asked.set.push(g),
             None => out.push((key, Asked { axis, set: vec![g] })),
