@@ -661,16 +661,7 @@ mod tests {
     /// Latency trials with one figure of each set from `values` (the others left at 0).
     fn latency_trials(values: &[u64], set: fn(&mut ThreadStats, u64)) -> Vec<TrialRecord> {
         let latency = |value: u64| {
-            let zero = Some(0);
-            let mut all = ThreadStats {
-                samples: 500,
-                p50_ns: zero,
-                p90_ns: zero,
-                p99_ns: zero,
-                p999_ns: zero,
-                p9999_ns: zero,
-                ..ThreadStats::default()
-            };
+            let mut all = ThreadStats { samples: 500, ..ThreadStats::zero() };
             set(&mut all, value);
             LatencyOutcome {
                 all,
