@@ -5,14 +5,13 @@ use crate::cli::ReportArgs;
 use crate::commands::emit;
 use crate::commands::write_atomically;
 use crate::error::{describe_io, Error, Result};
-use crate::report::exporter::{self, Format, RunView};
+use crate::report::exporter::{self, Format, RunDoc, RunView};
 use crate::report::findings::{self, Finding};
 use crate::report::html::{self, ReportedRun};
 use crate::report::overlay;
 use crate::report::plots::{self, Chart};
 use crate::report::stored;
 use crate::store::{RunRecord, Store, TrialRecord};
-use serde_json::Value as Json;
 
 /// The runs named, each once, in the order first named.
 pub fn resolve_runs(store: &Store, names: &[String]) -> Result<Vec<i64>> {
@@ -93,10 +92,13 @@ fn render(format: Format, loaded: &[Loaded], overlay: &overlay::Overlay) -> Stri
     match format {
         Format::Json => {
             // Each run's document exactly as a one-run report prints it.
-            let runs: Vec<Json> = loaded.iter().map(|l| serde_json::from_str(&one(l)).unwrap_or(Json::Null)).collect();
+            let runs: Vec<RunDoc> = loaded
+                .iter()
+                .map(|l| exporter::run_doc(&RunView { run: &l.run, trials: &l.trials, findings: &l.findings }))
+                .collect();
             #[derive(serde::Serialize)]
             struct Doc<'a> {
-                runs: Vec<Json>,
+                runs: Vec<RunDoc<'a>>,
                 overlay: overlay::OverlayDoc<'a>,
             }
             let mut text = serde_json::to_string_pretty(&Doc { runs, overlay: overlay.json() }).unwrap_or_default();

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::exec::family::FamilyTrial;
 use crate::families::{on_each, with_family, FamilyModel, FamilyOptions};
 use crate::model::parse::{is_bare_number, parse_budget, parse_margin, parse_max_repeat, parse_target_ci};
-use crate::model::TrialSpec;
+use crate::model::{cell, TrialSpec};
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -114,8 +114,7 @@ impl Trial {
 
     /// "ring procs=4 laps=2000": the configuration, whatever the repeat.
     pub fn configuration(&self) -> String {
-        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={}", scalar_text(v))).collect();
-        format!("{} {}", self.family.as_str(), params.join(" "))
+        format!("{} {}", self.family.as_str(), cell::text(&self.params, cell::all))
     }
 
     /// "ring procs=4 laps=2000 #2"
@@ -158,9 +157,7 @@ pub struct QuestionKey {
 impl QuestionKey {
     /// The question of the cell with these parameters in an experiment comparing `axis`.
     pub fn of(experiment: usize, axis: &str, params: &Map<String, Json>) -> QuestionKey {
-        let mut rest = params.clone();
-        rest.remove(axis);
-        QuestionKey { experiment, axis: axis.to_string(), rest: Json::Object(rest).to_string() }
+        QuestionKey { experiment, axis: axis.to_string(), rest: cell::key(params, Some(axis)) }
     }
 }
 
@@ -683,13 +680,6 @@ fn values_of(origin: &Origin, name: &str, value: &Spanned<Toml>) -> Result<Vec<J
     }
 }
 
-fn scalar_text(v: &Json) -> String {
-    match v {
-        Json::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// Check one key's value alone, with the parser its flag uses, so an error names the key
 /// and its line.
 fn check_value(
@@ -708,10 +698,7 @@ fn check_value(
     if takes_value && matches!(value, Json::Bool(_)) {
         return Err(origin.at(at, format!("{name} needs a value, not true/false")));
     }
-    let shown = match value {
-        Json::String(s) => s.clone(),
-        other => other.to_string(),
-    };
+    let shown = cell::value_text(value);
     // A time that needs its unit, given as a bare number: say how to write it in TOML.
     if UNIT_REQUIRED.contains(&key) && is_bare_number(&shown) {
         let written = if value.is_string() { format!("\"{shown}\"") } else { shown.clone() };

@@ -4,6 +4,7 @@
 //! ns with units in the field names). Seconds and ratios are derived at the edge, so a
 //! figure is never rounded before it is stored.
 
+pub mod cell;
 pub mod figures;
 pub mod load;
 pub mod options;

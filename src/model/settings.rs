@@ -240,11 +240,9 @@ impl Settings {
     pub fn from_params(params: &Map<String, Json>) -> Result<Option<Settings>, String> {
         let mut out = Settings::default();
         let mut any = false;
-        for key in KEYS {
-            if let Some(Json::String(text)) = params.get(key) {
-                out.merge(key, text)?;
-                any = true;
-            }
+        for (key, text) in named(params) {
+            out.merge(key, text)?;
+            any = true;
         }
         Ok(any.then_some(out))
     }
@@ -396,17 +394,23 @@ pub fn values(key: &str, value: &toml::Value) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// The settings a cell's parameters name: each key of [`KEYS`] it has, with its text.
+fn named(params: &Map<String, Json>) -> impl Iterator<Item = (&'static str, &String)> {
+    KEYS.iter().filter_map(|key| match params.get(*key) {
+        Some(Json::String(text)) => Some((*key, text)),
+        _ => None,
+    })
+}
+
 /// Every setting a plan's trials name, key by key, for the run's fingerprint: a key's
 /// one value, or its values joined by " | " where it is an axis.
 pub fn of_plan<'a>(params: impl Iterator<Item = &'a Map<String, Json>>) -> Option<BTreeMap<String, String>> {
     let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for p in params {
-        for key in KEYS {
-            if let Some(Json::String(text)) = p.get(key) {
-                let list = seen.entry(key.to_string()).or_default();
-                if !list.contains(text) {
-                    list.push(text.clone());
-                }
+        for (key, text) in named(p) {
+            let list = seen.entry(key.to_string()).or_default();
+            if !list.contains(text) {
+                list.push(text.clone());
             }
         }
     }

@@ -17,10 +17,11 @@
 
 use crate::analysis::stats::median;
 use crate::error::{Error, Result};
+use crate::model::cell;
 use crate::model::figures::latency;
 use crate::model::{Family, Outcome, Policy, TrialSpec, WorkloadKind, WorkloadSpec};
 use crate::report::exporter::Format;
-use crate::report::stored::{self, param_text};
+use crate::report::stored;
 use crate::report::table::Table;
 use crate::store::seeds::{self, AgainstForm, Seed, SEEDS};
 use crate::store::{RunRecord, TrialRecord};
@@ -154,12 +155,7 @@ fn cell(v: Option<f64>, decimals: usize) -> String {
 /// The parameters of a trial that are neither the cell's policy and processes nor its
 /// size: what else sets one of this run's rows apart (a load, a nice value, ...).
 fn setting(t: &TrialRecord, also: &[&str]) -> String {
-    let mut parts: Vec<String> = t
-        .params
-        .iter()
-        .filter(|(k, _)| !["workload", "policy", "procs"].contains(&k.as_str()) && !also.contains(&k.as_str()))
-        .map(|(k, v)| format!("{k}={}", param_text(Some(v))))
-        .collect();
+    let mut parts = cell::parts(&t.params, |k| !["workload", "policy", "procs"].contains(&k) && !also.contains(&k));
     parts.sort();
     parts.join(" ")
 }

@@ -354,11 +354,7 @@ fn drift_text(drift: Drift) -> String {
 }
 
 fn params_text(params: &Map<String, Json>) -> String {
-    params
-        .iter()
-        .map(|(k, v)| format!("{k}={}", v.as_str().map_or_else(|| v.to_string(), str::to_string)))
-        .collect::<Vec<_>>()
-        .join(" ")
+    crate::model::cell::text(params, crate::model::cell::all)
 }
 
 /// One source's share of a latency tail in A and in B (means over the cell's traced
@@ -665,16 +661,7 @@ mod tests {
     /// Latency trials with one figure of each set from `values` (the others left at 0).
     fn latency_trials(values: &[u64], set: fn(&mut ThreadStats, u64)) -> Vec<TrialRecord> {
         let latency = |value: u64| {
-            let zero = Some(0);
-            let mut all = ThreadStats {
-                samples: 500,
-                p50_ns: zero,
-                p90_ns: zero,
-                p99_ns: zero,
-                p999_ns: zero,
-                p9999_ns: zero,
-                ..ThreadStats::default()
-            };
+            let mut all = ThreadStats { samples: 500, ..ThreadStats::zero() };
             set(&mut all, value);
             LatencyOutcome {
                 all,

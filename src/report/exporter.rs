@@ -4,12 +4,14 @@
 
 use crate::analysis::stats::Summary;
 use crate::families::with_family;
+use crate::model::Family;
 use crate::report::family::FamilyReport;
 use crate::report::findings::Finding;
 use crate::report::stored::RunRule;
 use crate::report::{figures, stored};
 use crate::store::{RunRecord, TrialRecord};
-use serde_json::{json, Map, Value as Json};
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
 
 /// How `report` prints a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -125,10 +127,39 @@ pub fn tables_text(trials: &[TrialRecord], rule: &RunRule, format: Format) -> St
 /// size), kept so its readers find them; every other summary is a registry figure.
 const SUMMARISED_SETTINGS: &[&str] = &["iterations", "transfer_size", "block_size"];
 
-/// Each figure of a group's ok trials (the registry's, in the order the trial lines
-/// write them), summarised over its repeats, with the 95 % interval of its median
+/// A figure's summary over a cell's ok repeats, with the 95 % interval of its median
 /// (`ci_low`, `ci_high`: null with fewer than 6 ok repeats).
-fn figure_summaries(g: &stored::Group, groups: &[&stored::Group]) -> Map<String, Json> {
+#[derive(Serialize)]
+struct FigureSummary {
+    #[serde(flatten)]
+    summary: Summary,
+    ci_low: Option<f64>,
+    ci_high: Option<f64>,
+}
+
+/// A cell's figures by key: each figure's summary (the registry's, in the order the
+/// trial lines write them), then the values its family derives from the cell.
+struct Summaries {
+    figures: Vec<(String, FigureSummary)>,
+    extras: Vec<(&'static str, f64)>,
+}
+
+impl Serialize for Summaries {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.figures.len() + self.extras.len()))?;
+        for (key, summary) in &self.figures {
+            m.serialize_entry(key, summary)?;
+        }
+        for (key, value) in &self.extras {
+            m.serialize_entry(key, value)?;
+        }
+        m.end()
+    }
+}
+
+/// Each figure of a group's ok trials summarised over its repeats.
+fn figure_summaries(g: &stored::Group, groups: &[&stored::Group]) -> Summaries {
     let mut values: Vec<(String, Vec<f64>)> = Vec::new();
     for t in g.ok() {
         for (key, value) in figures::stored(t).into_iter().flatten() {
@@ -142,92 +173,152 @@ fn figure_summaries(g: &stored::Group, groups: &[&stored::Group]) -> Map<String,
             }
         }
     }
-    let mut out: Map<String, Json> = values
+    let figures = values
         .into_iter()
         .filter_map(|(k, v)| {
-            let mut summary = json!(Summary::of(&v)?);
+            let summary = Summary::of(&v)?;
             let ci = crate::exec::adaptive::interval(&v);
-            summary["ci_low"] = json!(ci.map(|c| c.low));
-            summary["ci_high"] = json!(ci.map(|c| c.high));
-            Some((k, summary))
+            Some((k, FigureSummary { summary, ci_low: ci.as_ref().map(|c| c.low), ci_high: ci.map(|c| c.high) }))
         })
         .collect();
-    for (key, value) in with_family!(g.family, F => F::summary_extras(groups, g)) {
-        out.insert(key.into(), json!(value));
+    Summaries { figures, extras: with_family!(g.family, F => F::summary_extras(groups, g)) }
+}
+
+/// `report --format json`: the run, each experiment's cells with their figures' summaries,
+/// the findings and how many questions they answered, the trials that did not finish, and
+/// a seed suite's claims.
+#[derive(Serialize)]
+pub struct RunDoc<'a> {
+    run: RunHead<'a>,
+    experiments: Vec<ExperimentDoc>,
+    findings: &'a [Finding],
+    questions: QuestionsDoc,
+    not_ok: Vec<NotOkDoc<'a>>,
+    /// A seed suite's run only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    claims: Option<crate::report::claims::ClaimsTable>,
+}
+
+#[derive(Serialize)]
+struct RunHead<'a> {
+    id: i64,
+    uuid: &'a str,
+    suite: &'a str,
+    started: &'a str,
+    ended: Option<&'a str>,
+    status: &'a crate::store::RunStatus,
+    hostname: Option<&'a str>,
+    kernel: Option<&'a str>,
+    tool_version: &'a str,
+    ok: usize,
+    not_ok: usize,
+    planned: i64,
+    adaptive: Option<&'a crate::model::run::AdaptivePlan>,
+    warnings: &'a [String],
+    /// A run that probed its machine's noise only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    noise_floor: Option<&'a crate::sys::machine::NoiseFloor>,
+}
+
+#[derive(Serialize)]
+struct ExperimentDoc {
+    experiment: i64,
+    family: Family,
+    groups: Vec<GroupDoc>,
+}
+
+#[derive(Serialize)]
+struct GroupDoc {
+    params: Map<String, Json>,
+    ok: usize,
+    runs: usize,
+    headline: stored::Headline,
+    figures: Summaries,
+}
+
+#[derive(Serialize)]
+struct QuestionsDoc {
+    asked: usize,
+    answered: usize,
+    method: &'static str,
+}
+
+#[derive(Serialize)]
+struct NotOkDoc<'a> {
+    seq: i64,
+    family: Family,
+    params: &'a Map<String, Json>,
+    repeat: i64,
+    status: &'static str,
+    reason: Option<&'a str>,
+}
+
+/// The run's `report --format json` document.
+pub fn run_doc<'a>(v: &RunView<'a>) -> RunDoc<'a> {
+    let all = stored::groups(v.trials);
+    let rule = RunRule::of(v.run);
+    let experiments = stored::by_experiment(&all)
+        .into_iter()
+        .map(|(experiment, groups)| ExperimentDoc {
+            experiment: experiment + 1,
+            family: groups[0].family,
+            groups: groups
+                .iter()
+                .map(|g| GroupDoc {
+                    params: g.params.clone(),
+                    ok: g.ok().count(),
+                    runs: g.trials.len(),
+                    headline: stored::headline(g, &rule),
+                    figures: figure_summaries(g, &groups),
+                })
+                .collect(),
+        })
+        .collect();
+    let not_ok = v
+        .trials
+        .iter()
+        .filter(|t| !t.is_ok())
+        .map(|t| NotOkDoc {
+            seq: t.seq,
+            family: t.family,
+            params: &t.params,
+            repeat: t.repeat,
+            status: t.status.label(),
+            reason: t.status.reason(),
+        })
+        .collect();
+    let ok = v.trials.iter().filter(|t| t.is_ok()).count();
+    let run = v.run;
+    let (answered, asked) = crate::report::findings::questions_answered(v.findings);
+    RunDoc {
+        run: RunHead {
+            id: run.id,
+            uuid: &run.uuid,
+            suite: &run.suite_name,
+            started: &run.started,
+            ended: run.ended.as_deref(),
+            status: &run.status,
+            hostname: run.machine.hostname(),
+            kernel: run.machine.kernel_release(),
+            tool_version: &run.tool_version,
+            ok,
+            not_ok: v.trials.len() - ok,
+            planned: run.planned,
+            adaptive: run.options.adaptive.as_ref(),
+            warnings: &run.warnings,
+            noise_floor: run.machine.fields().noise_floor.as_ref(),
+        },
+        experiments,
+        findings: v.findings,
+        questions: QuestionsDoc { asked, answered, method: crate::analysis::sequential::METHOD },
+        not_ok,
+        claims: crate::report::claims::for_run(v.run, v.trials),
     }
-    out
 }
 
 impl Exporter for JsonReport {
     fn render(&self, v: &RunView) -> String {
-        let all = stored::groups(v.trials);
-        let rule = RunRule::of(v.run);
-        let mut experiments: Vec<Json> = Vec::new();
-        for (experiment, groups) in stored::by_experiment(&all) {
-            let rows: Vec<Json> = groups
-                .iter()
-                .map(|g| {
-                    json!({
-                        "params": g.params,
-                        "ok": g.ok().count(),
-                        "runs": g.trials.len(),
-                        "headline": stored::headline(g, &rule),
-                        "figures": figure_summaries(g, &groups),
-                    })
-                })
-                .collect();
-            experiments.push(json!({
-                "experiment": experiment + 1,
-                "family": groups[0].family.as_str(),
-                "groups": rows,
-            }));
-        }
-        let not_ok: Vec<Json> = v
-            .trials
-            .iter()
-            .filter(|t| !t.is_ok())
-            .map(|t| {
-                json!({"seq": t.seq, "family": t.family.as_str(), "params": t.params, "repeat": t.repeat,
-                       "status": t.status.label(), "reason": t.status.reason()})
-            })
-            .collect();
-        let ok = v.trials.iter().filter(|t| t.is_ok()).count();
-        let run = v.run;
-        let (answered, asked) = crate::report::findings::questions_answered(v.findings);
-        let questions = json!({ "asked": asked, "answered": answered, "method": crate::analysis::sequential::METHOD });
-        let mut doc = json!({
-            "run": {
-                "id": run.id,
-                "uuid": run.uuid,
-                "suite": run.suite_name,
-                "started": run.started,
-                "ended": run.ended,
-                "status": run.status,
-                "hostname": run.machine.hostname(),
-                "kernel": run.machine.kernel_release(),
-                "tool_version": run.tool_version,
-                "ok": ok,
-                "not_ok": v.trials.len() - ok,
-                "planned": run.planned,
-                "adaptive": run.options.adaptive,
-                "warnings": run.warnings,
-            },
-            "experiments": experiments,
-            "findings": v.findings,
-            "questions": questions,
-            "not_ok": not_ok,
-        });
-        // A run that probed its machine's noise carries its floor; other runs have no such key.
-        if let (Some(floor), Some(map)) =
-            (&run.machine.fields().noise_floor, doc.get_mut("run").and_then(|r| r.as_object_mut()))
-        {
-            map.insert("noise_floor".to_string(), json!(floor));
-        }
-        // A seed suite's run carries the seed's claims; other runs have no such key.
-        if let (Some(claims), Some(map)) = (crate::report::claims::for_run(v.run, v.trials), doc.as_object_mut()) {
-            map.insert("claims".to_string(), json!(claims));
-        }
-        let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        let mut text = serde_json::to_string_pretty(&run_doc(v)).unwrap_or_default();
         text.push('\n');
         text
     }

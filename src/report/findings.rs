@@ -18,22 +18,18 @@ use crate::analysis::stats::median;
 use crate::exec::suite::Asking;
 use crate::model::figures::{self, Figure};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, TrialSpec};
-use crate::report::stored::{groups, param_text, Group};
+use crate::report::stored::{groups, Group};
 use crate::store::{RunRecord, TrialRecord};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 use std::fmt;
 
 fn describe(params: &Map<String, Json>, skip: &[&str]) -> String {
-    let parts: Vec<String> = params
-        .iter()
-        .filter(|(k, _)| !skip.contains(&k.as_str()))
-        .map(|(k, v)| format!("{k}={}", param_text(Some(v))))
-        .collect();
-    if parts.is_empty() {
+    let text = crate::model::cell::text(params, |k| !skip.contains(&k));
+    if text.is_empty() {
         String::new()
     } else {
-        format!(" ({})", parts.join(" "))
+        format!(" ({text})")
     }
 }
 
@@ -494,9 +490,7 @@ fn questions<'b, 'a>(all: &'b [Group<'a>], asking: &[Asking]) -> Vec<Asked<'b, '
             this.and_then(|a| a.compare.clone())
         };
         let Some(axis) = axis.filter(|a| g.params.contains_key(a)) else { continue };
-        let mut rest = g.params.clone();
-        rest.remove(&axis);
-        let key = format!("{} {}", g.experiment, Json::Object(rest));
+        let key = format!("{} {}", g.experiment, crate::model::cell::key(&g.params, Some(&axis)));
         match out.iter_mut().find(|(k, _)| *k == key) {
             Some((_, asked)) => asked.set.push(g),
             None => out.push((key, Asked { axis, margin, set: vec![g] })),

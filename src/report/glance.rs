@@ -499,12 +499,11 @@ pub fn compare_rows(rows: &[crate::report::compare::Row]) -> Vec<DecisionRow> {
     let whats: Vec<String> = rows
         .iter()
         .map(|r| {
-            let settings: Vec<String> =
-                r.params.iter().map(|(k, v)| format!("{k}={}", crate::report::stored::param_text(Some(v)))).collect();
+            let settings = crate::model::cell::text(&r.params, crate::model::cell::all);
             if settings.is_empty() {
                 r.family.as_str().to_string()
             } else {
-                format!("{} ({})", r.family.as_str(), settings.join(" "))
+                format!("{} ({settings})", r.family.as_str())
             }
         })
         .collect();

@@ -27,14 +27,7 @@ pub struct CellGroup {
 }
 
 fn cell_text(family: &str, params: &Map<String, Json>) -> String {
-    let parts: Vec<String> = params
-        .iter()
-        .map(|(k, v)| match v {
-            Json::String(s) => format!("{k}={s}"),
-            other => format!("{k}={other}"),
-        })
-        .collect();
-    format!("{family} {}", parts.join(" "))
+    format!("{family} {}", crate::model::cell::text(params, crate::model::cell::all))
 }
 
 /// The cells of `trials` that ran in a private cgroup, in the order first seen.

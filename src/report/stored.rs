@@ -5,7 +5,7 @@
 use crate::analysis::stats::{Summary, MEDIAN_CI_MIN_N};
 use crate::exec::adaptive::{self, AdaptivePlan, Stop};
 use crate::families::with_family;
-use crate::model::figures;
+use crate::model::{cell, figures};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, TrialSpec, WorkloadOutcome};
 use crate::report::family::{Column, FamilyReport};
 use crate::report::table::Table;
@@ -221,7 +221,7 @@ pub fn groups(trials: &[TrialRecord]) -> Vec<Group<'_>> {
     // Index by identity, so ten thousand trials group in one pass.
     let mut index: std::collections::HashMap<(i64, Family, String), usize> = std::collections::HashMap::new();
     for t in trials {
-        let key = (t.experiment, t.family, Json::Object(t.params.clone()).to_string());
+        let key = (t.experiment, t.family, cell::key(&t.params, None));
         match index.get(&key) {
             Some(&i) => out[i].trials.push(t),
             None => {
@@ -251,12 +251,9 @@ pub fn varying(groups: &[&Group]) -> Vec<String> {
     keys.into_iter().filter(|k| groups.iter().any(|g| g.params.get(k) != groups[0].params.get(k))).collect()
 }
 
+/// A parameter's value as a table cell: "-" where the cell has no such parameter.
 pub fn param_text(v: Option<&Json>) -> String {
-    match v {
-        None => "-".into(),
-        Some(Json::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-    }
+    v.map_or_else(|| "-".into(), cell::value_text)
 }
 
 pub fn fixed(v: Option<f64>, decimals: usize) -> String {
@@ -325,13 +322,8 @@ pub fn experiment_tables_for(trials: &[TrialRecord], rule: &RunRule) -> Vec<(Str
     for (experiment, groups) in by_experiment(&all) {
         let family = groups[0].family;
         let axes = varying(&groups);
-        let fixed_params: Vec<String> = groups[0]
-            .params
-            .iter()
-            .filter(|(k, _)| !axes.contains(k))
-            .map(|(k, v)| format!("{k}={}", param_text(Some(v))))
-            .collect();
-        let mut title = format!("experiment {} ({}) {}", experiment + 1, family.as_str(), fixed_params.join(" "));
+        let fixed_params = cell::text(&groups[0].params, |k| !axes.iter().any(|a| a == k));
+        let mut title = format!("experiment {} ({}) {fixed_params}", experiment + 1, family.as_str());
         let index = usize::try_from(experiment).ok();
         let compared = index.and_then(|e| rule.compared.get(e).cloned().flatten()).filter(|a| axes.contains(a));
         if let Some(t) = index.and_then(|e| rule.plan.target(e)) {
@@ -472,11 +464,11 @@ pub fn tables_for(trials: &[TrialRecord], rule: &RunRule) -> String {
     if !failed.is_empty() {
         out.push_str("\nnot ok (excluded from the figures above):\n");
         for t in failed {
-            let params: Vec<String> = t.params.iter().map(|(k, v)| format!("{k}={}", param_text(Some(v)))).collect();
+            let params = cell::text(&t.params, cell::all);
             out.push_str(&format!(
                 "  {} {} #{}: {}: {}\n",
                 t.family.as_str(),
-                params.join(" "),
+                params,
                 t.repeat,
                 t.status.label(),
                 t.status.reason().unwrap_or("")

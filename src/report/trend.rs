@@ -4,10 +4,11 @@
 
 use crate::analysis::changepoint::{self, ChangePoint, NewestShift};
 use crate::analysis::stats::{holm, median};
+use crate::model::cell;
 use crate::model::figures::{self, Figure};
 use crate::model::Family;
 use crate::report::compare::{number, p_text};
-use crate::report::stored::{groups, param_text};
+use crate::report::stored::groups;
 use crate::report::table::Table;
 use crate::store::{RunRecord, TrialRecord};
 use crate::sys::machine::StoredMachine;
@@ -114,8 +115,7 @@ pub struct TrendSeries {
 
 impl TrendSeries {
     pub fn cell_text(&self) -> String {
-        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={}", param_text(Some(v)))).collect();
-        format!("{} {}", self.family.as_str(), params.join(" ")).trim_end().to_string()
+        format!("{} {}", self.family.as_str(), cell::text(&self.params, cell::all)).trim_end().to_string()
     }
 }
 

@@ -544,7 +544,7 @@ impl Store {
                 run.status.as_str().into(),
                 run.tool_version.as_str().into(),
                 json_text(&run.machine).into(),
-                Json::from(run.warnings.clone()).to_string().into(),
+                json_text(&run.warnings).into(),
                 run.planned.into(),
                 pid.into(),
             ],

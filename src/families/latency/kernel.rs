@@ -237,17 +237,7 @@ fn with_sched(stats: ThreadStats, sched: &SchedInfo) -> ThreadStats {
 /// fraction of samples at or below it.
 pub fn stats_of(h: &Histogram<u64>, cpu: Option<usize>, overruns: u64) -> ThreadStats {
     if h.is_empty() {
-        let zero = Some(0);
-        return ThreadStats {
-            cpu,
-            overruns,
-            p50_ns: zero,
-            p90_ns: zero,
-            p99_ns: zero,
-            p999_ns: zero,
-            p9999_ns: zero,
-            ..ThreadStats::default()
-        };
+        return ThreadStats { cpu, overruns, ..ThreadStats::zero() };
     }
     ThreadStats {
         cpu,

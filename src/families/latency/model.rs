@@ -87,6 +87,22 @@ pub struct ThreadStats {
     pub migrations: Option<u64>,
 }
 
+impl ThreadStats {
+    /// The figures of an empty histogram: every count and time 0, the percentiles known
+    /// to be 0 (not unknown).
+    pub fn zero() -> ThreadStats {
+        let zero = Some(0);
+        ThreadStats {
+            p50_ns: zero,
+            p90_ns: zero,
+            p99_ns: zero,
+            p999_ns: zero,
+            p9999_ns: zero,
+            ..ThreadStats::default()
+        }
+    }
+}
+
 /// What one latency run under one policy measured.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencyOutcome {
