@@ -496,4 +496,15 @@ mod tests {
         assert!(err("rps = 200\nthreads = 1\nworkers = 1\nwork = \"10ms\"").contains("--workers 2"));
         assert!(err("rps = 100\nprio = 5").contains("no real-time policy"));
     }
+
+    #[test]
+    fn the_longest_trial_covers_its_probes_and_the_requests_in_hand() {
+        let s = &specs("rps = 2\nthink = \"400ms\"\nwork = \"90ms\"\nduration = \"500ms\"").unwrap()[0];
+        // The window, its start delay, 0.1 s of late sends, and the last request in hand.
+        assert_eq!(s.longest(), Duration::from_millis(500 + 20 + 100 + 490));
+        let t = &specs("target-util = \"50%\"\nwork = \"1ms\"\nduration = \"1s\"").unwrap()[0];
+        assert_eq!(t.longest(), Duration::from_millis(1000 + 121 + 4 * (400 + 121)));
+        let err = specs("rps = 10\nthink = \"400ms\"\nwork = \"100ms\"\nduration = \"500ms\"").unwrap_err();
+        assert!(err.to_string().contains("not less than --duration 500ms"), "{err}");
+    }
 }
