@@ -1,14 +1,19 @@
 //! The server, run: M message threads, each with T workers. A message thread wakes at
 //! fixed absolute times (`clock_nanosleep` with TIMER_ABSTIME: open loop, so a slow reply
-//! delays no request), stamps a request and hands it to one idle worker, woken by a futex;
-//! with none idle the request waits in the message thread's queue. The worker records its
-//! wakeup latency (stamp → running), sleeps the think time, does the CPU work on its own
-//! CPU clock (optionally holding the lock of the CPU it is on), and records the request's
-//! latency (stamp → done). Each worker keeps HDR histograms, merged at the end, so memory
-//! does not grow with the duration; its run-queue wait is read from schedstat at the
+//! delays no request), and hands each request, with the time it was due and the time it
+//! went out, to one idle worker, woken by a futex; with none idle the request waits in the
+//! message thread's queue. The worker records its wakeup latency (sent → running), sleeps
+//! the think time, does the CPU work on its own CPU clock (optionally holding the lock of
+//! the CPU it is on), and records the request's latency from the time it was due (→ done:
+//! a late send counts against the request, no coordinated omission). Requests still queued
+//! when the window ends are counted as unserved, each with its wait so far as a lower bound
+//! of its latency. Each thread keeps HDR histograms, merged at the end, so memory does not
+//! grow with the duration; the workers' run-queue wait is read from schedstat at the
 //! window's edges.
 
-use super::model::{Probe, Rate, ServerOutcome, ServerSpec, WorkerStats};
+use super::model::{
+    Probe, Rate, ServerOutcome, ServerSpec, WorkerStats, CATCH_UP_NS, MAX_PROBES, PROBE_NS, START_DELAY_NS,
+};
 use crate::error::{Error, Result};
 use crate::sys::clock::{monotonic_ns, thread_cpu_ns};
 use crate::sys::sched;
@@ -18,20 +23,14 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 
 /// Requests one message thread's queue holds; more are dropped (and counted).
 pub const QUEUE_CAPACITY: usize = 16_384;
-/// How long after every thread is ready the first requests go out.
-const START_DELAY_NS: u64 = 20_000_000;
-/// How long past the window's end a late message thread still sends what was due in it.
-const CATCH_UP_NS: u64 = 100_000_000;
-/// One `--target-util` probe.
-const PROBE_NS: u64 = 400_000_000;
-/// The most probes before the rate is taken as found.
-const MAX_PROBES: usize = 4;
 /// A probe this close to the target (relative) ends the search.
 const PROBE_TOLERANCE: f64 = 0.05;
+/// CPU work is spun in chunks of about this much between reads of the thread's CPU clock.
+const SPIN_CHUNK_NS: u64 = 5_000;
 
 /// A worker's futex word: asleep (idle), handed a request, or told to stop.
 const IDLE: u32 = 0;
@@ -60,10 +59,19 @@ fn futex_wake(word: &AtomicU32) {
     unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1) };
 }
 
-/// A worker as its message thread sees it: its futex word and the stamp it is handed.
+/// A request: when it was due (its place in the open-loop schedule) and when its message
+/// thread actually sent it (later, where that thread was itself late).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Request {
+    due: u64,
+    sent: u64,
+}
+
+/// A worker as its message thread sees it: its futex word and the request it is handed.
 struct Slot {
     word: AtomicU32,
-    stamp: AtomicU64,
+    due: AtomicU64,
+    sent: AtomicU64,
     /// The worker's thread id, for its schedstat file.
     tid: AtomicI32,
 }
@@ -77,11 +85,20 @@ struct Group {
 struct GroupState {
     /// Workers asleep on their futex, ready for a request.
     idle: Vec<usize>,
-    /// Stamps of requests that found no idle worker.
-    queue: VecDeque<u64>,
+    /// Requests that found no idle worker.
+    queue: VecDeque<Request>,
     queued: u64,
     dropped: u64,
     stopped: bool,
+}
+
+/// What a group's queue held when the window ended: the requests no worker served, and
+/// each one's wait from its due time to the end (a lower bound of its latency).
+struct Leftover {
+    queued: u64,
+    dropped: u64,
+    unserved: u64,
+    waits: Histogram<u32>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -99,42 +116,54 @@ impl Group {
                 stopped: false,
             }),
             slots: (0..workers)
-                .map(|_| Slot { word: AtomicU32::new(IDLE), stamp: AtomicU64::new(0), tid: AtomicI32::new(0) })
+                .map(|_| Slot {
+                    word: AtomicU32::new(IDLE),
+                    due: AtomicU64::new(0),
+                    sent: AtomicU64::new(0),
+                    tid: AtomicI32::new(0),
+                })
                 .collect(),
         }
     }
 
-    /// Hand the request stamped `stamp` to an idle worker, or queue it.
-    fn send(&self, stamp: u64) {
+    /// Hand `r` to an idle worker, or queue it.
+    fn send(&self, r: Request) {
         let mut s = lock(&self.state);
         match s.idle.pop() {
             Some(w) => {
                 drop(s);
                 let slot = &self.slots[w];
-                slot.stamp.store(stamp, Ordering::Relaxed);
+                slot.due.store(r.due, Ordering::Relaxed);
+                slot.sent.store(r.sent, Ordering::Relaxed);
                 slot.word.store(WOKEN, Ordering::Release);
                 futex_wake(&slot.word);
             }
             None if s.queue.len() < QUEUE_CAPACITY => {
-                s.queue.push_back(stamp);
+                s.queue.push_back(r);
                 s.queued += 1;
             }
             None => s.dropped += 1,
         }
     }
 
-    /// No more requests: wake every idle worker to stop; busy ones stop after their request.
-    fn stop(&self) -> (u64, u64) {
+    /// The window ended at `end`: no more requests are served. Idle workers are woken to
+    /// stop, busy ones stop after the request they hold; what is still queued is unserved.
+    fn stop(&self, end: u64) -> Leftover {
         let mut s = lock(&self.state);
         s.stopped = true;
         let idle = std::mem::take(&mut s.idle);
-        let counts = (s.queued, s.dropped);
+        let mut waits = new_histogram();
+        let unserved = s.queue.len() as u64;
+        for r in s.queue.drain(..) {
+            waits.saturating_record(end.saturating_sub(r.due).max(1));
+        }
+        let left = Leftover { queued: s.queued, dropped: s.dropped, unserved, waits };
         drop(s);
         for w in idle {
             self.slots[w].word.store(STOP, Ordering::Release);
             futex_wake(&self.slots[w].word);
         }
-        counts
+        left
     }
 }
 
@@ -147,11 +176,38 @@ fn sleep_until(at_ns: u64) {
     {}
 }
 
-/// Busy until this thread has had `ns` more of CPU time.
-fn run_for(ns: u64) {
-    let start = thread_cpu_ns();
-    while thread_cpu_ns().saturating_sub(start) < ns {
+/// Spin `n` iterations in user space.
+fn spin(n: u64) {
+    for _ in 0..n {
         std::hint::spin_loop();
+    }
+}
+
+/// Spin iterations per µs of CPU time, measured once per process (on the first trial's
+/// first request: a few hundred µs, before any request of the window is timed).
+fn spins_per_us() -> u64 {
+    static PER_US: OnceLock<u64> = OnceLock::new();
+    *PER_US.get_or_init(|| {
+        const N: u64 = 200_000;
+        let start = thread_cpu_ns();
+        spin(N);
+        let took = thread_cpu_ns().saturating_sub(start).max(1);
+        (N * 1000 / took).max(1)
+    })
+}
+
+/// Busy until this thread has had `ns` more of CPU time: spins of at most about
+/// `SPIN_CHUNK_NS` between reads of its CPU clock, so the work is user time, not the
+/// clock's system calls, and overshoots by less than a chunk.
+fn run_for(ns: u64, per_us: u64) {
+    let start = thread_cpu_ns();
+    loop {
+        let done = thread_cpu_ns().saturating_sub(start);
+        if done >= ns {
+            break;
+        }
+        let left = (ns - done).min(SPIN_CHUNK_NS);
+        spin((left * per_us / 1000).max(1));
     }
 }
 
@@ -178,11 +234,71 @@ fn at(h: &Histogram<u32>, quantile: f64) -> Option<u64> {
     (!h.is_empty()).then(|| h.value_at_quantile(quantile))
 }
 
+fn max(h: &Histogram<u32>) -> Option<u64> {
+    (!h.is_empty()).then(|| h.max())
+}
+
 /// What one worker measured.
 struct Tally {
     wake: Histogram<u32>,
     request: Histogram<u32>,
     requests: u64,
+    /// Of those, the ones done by the window's end.
+    in_window: u64,
+}
+
+/// What one message thread did: requests sent, those due in the window it never sent,
+/// and how late each send was against its due time.
+struct Sends {
+    sent: u64,
+    unsent: u64,
+    lag: Histogram<u32>,
+}
+
+/// Where the start gate is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Waiting,
+    Open,
+    Cancelled,
+}
+
+/// The start: every thread arrives and waits; the main thread waits for all to arrive,
+/// then opens the gate, or cancels it (a thread could not be created or set up), and
+/// every waiting thread is let go at once either way.
+struct Gate {
+    state: Mutex<(usize, Phase)>,
+    cv: Condvar,
+}
+
+impl Gate {
+    fn new() -> Gate {
+        Gate { state: Mutex::new((0, Phase::Waiting)), cv: Condvar::new() }
+    }
+
+    /// A thread is ready: wait for the main thread's word; whether to run.
+    fn arrive(&self) -> bool {
+        let mut s = lock(&self.state);
+        s.0 += 1;
+        self.cv.notify_all();
+        while s.1 == Phase::Waiting {
+            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.1 == Phase::Open
+    }
+
+    /// The main thread: wait until `n` threads have arrived.
+    fn wait_for(&self, n: usize) {
+        let mut s = lock(&self.state);
+        while s.0 < n {
+            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn set(&self, phase: Phase) {
+        lock(&self.state).1 = phase;
+        self.cv.notify_all();
+    }
 }
 
 /// What every thread shares in one window.
@@ -191,9 +307,9 @@ struct Shared<'a> {
     cpus: Option<&'a [usize]>,
     /// One mutex per CPU number, for `--lock`.
     cpu_locks: &'a [Mutex<()>],
-    ready: Barrier,
-    go: Barrier,
+    gate: Gate,
     t0: AtomicU64,
+    window_ns: u64,
     abort: AtomicBool,
 }
 
@@ -214,12 +330,12 @@ impl Shared<'_> {
         set
     }
 
-    /// Both barriers, set up or not, so none waits for ever; then whether to run.
+    /// Through the gate, set up or not, so the main thread never waits for ever; then
+    /// whether to run.
     fn start(&self, set: std::result::Result<(), String>) -> std::result::Result<bool, String> {
-        self.ready.wait();
-        self.go.wait();
+        let open = self.gate.arrive();
         set?;
-        Ok(!self.abort.load(Ordering::Acquire))
+        Ok(open && !self.abort.load(Ordering::Acquire))
     }
 }
 
@@ -229,20 +345,22 @@ fn worker(sh: &Shared, group: &Group, me: usize) -> std::result::Result<Tally, S
     // SAFETY: gettid takes nothing and cannot fail.
     slot.tid.store(unsafe { libc::gettid() }, Ordering::Release);
     let set = sh.set_up();
-    let mut tally = Tally { wake: new_histogram(), request: new_histogram(), requests: 0 };
+    let mut tally = Tally { wake: new_histogram(), request: new_histogram(), requests: 0, in_window: 0 };
     let think = (sh.spec.think_ns > 0).then(|| std::time::Duration::from_nanos(sh.spec.think_ns));
+    let per_us = spins_per_us();
     if !sh.start(set)? {
         return Ok(tally);
     }
+    let end = sh.t0.load(Ordering::Acquire) + sh.window_ns;
     loop {
         let mut s = lock(&group.state);
         if s.stopped {
             break;
         }
-        let stamp = match s.queue.pop_front() {
-            Some(stamp) => {
+        let due = match s.queue.pop_front() {
+            Some(r) => {
                 drop(s);
-                stamp
+                r.due
             }
             None => {
                 slot.word.store(IDLE, Ordering::Relaxed);
@@ -257,9 +375,9 @@ fn worker(sh: &Shared, group: &Group, me: usize) -> std::result::Result<Tally, S
                 if word == STOP {
                     break;
                 }
-                let stamp = slot.stamp.load(Ordering::Relaxed);
-                tally.wake.saturating_record(woke.saturating_sub(stamp).max(1));
-                stamp
+                let sent = slot.sent.load(Ordering::Relaxed);
+                tally.wake.saturating_record(woke.saturating_sub(sent).max(1));
+                slot.due.load(Ordering::Relaxed)
             }
         };
         if let Some(t) = think {
@@ -267,47 +385,54 @@ fn worker(sh: &Shared, group: &Group, me: usize) -> std::result::Result<Tally, S
         }
         if sh.spec.lock {
             let _held = lock(&sh.cpu_locks[current_cpu() % sh.cpu_locks.len()]);
-            run_for(sh.spec.work_ns);
+            run_for(sh.spec.work_ns, per_us);
         } else {
-            run_for(sh.spec.work_ns);
+            run_for(sh.spec.work_ns, per_us);
         }
-        tally.request.saturating_record(monotonic_ns().saturating_sub(stamp).max(1));
+        let done = monotonic_ns();
+        tally.request.saturating_record(done.saturating_sub(due).max(1));
         tally.requests += 1;
+        tally.in_window += u64::from(done <= end);
     }
     Ok(tally)
 }
 
 /// A message thread: its share of the rate at fixed absolute times from `t0 + offset`;
 /// a late thread sends what it missed at once, until 0.1 s past the window's end (a
-/// thread that cannot keep up with its rate sends fewer). Returns the requests sent.
-fn message(sh: &Shared, group: &Group, index: u32, rps: f64, window_ns: u64) -> std::result::Result<u64, String> {
+/// thread that cannot keep up with its rate leaves the rest unsent).
+fn message(sh: &Shared, group: &Group, index: u32, rps: f64) -> std::result::Result<Sends, String> {
     let set = sh.set_up();
+    let mut sends = Sends { sent: 0, unsent: 0, lag: new_histogram() };
     if !sh.start(set)? {
-        return Ok(0);
+        return Ok(sends);
     }
     let threads = f64::from(sh.spec.message_threads);
     let interval = 1e9 * threads / rps;
     let offset = interval * f64::from(index) / threads;
     let t0 = sh.t0.load(Ordering::Acquire);
-    let end = t0 + window_ns;
-    let mut sent: u64 = 0;
+    let end = t0 + sh.window_ns;
+    let due_at = |k: u64| t0 + (offset + k as f64 * interval) as u64;
     loop {
-        let ideal = t0 + (offset + sent as f64 * interval) as u64;
+        let due = due_at(sends.sent);
         let mut now = monotonic_ns();
         // Every request due in the window goes out, but a thread that cannot keep up with
         // its rate stops soon after the window's end.
-        if ideal >= end || now >= end + CATCH_UP_NS {
+        if due >= end || now >= end + CATCH_UP_NS {
             break;
         }
         // Behind, it sends at once, without a system call.
-        if ideal > now {
-            sleep_until(ideal);
+        if due > now {
+            sleep_until(due);
             now = monotonic_ns();
         }
-        group.send(now);
-        sent += 1;
+        group.send(Request { due, sent: now });
+        sends.lag.saturating_record(now.saturating_sub(due).max(1));
+        sends.sent += 1;
     }
-    Ok(sent)
+    while due_at(sends.sent + sends.unsent) < end {
+        sends.unsent += 1;
+    }
+    Ok(sends)
 }
 
 /// What one window measured.
@@ -316,10 +441,31 @@ struct Window {
     /// Each worker's run-queue wait over the window, in the tallies' order.
     rq_waits: Vec<Option<u64>>,
     sent: u64,
+    unsent: u64,
+    lag: Histogram<u32>,
     queued: u64,
     dropped: u64,
+    unserved: u64,
+    /// The unserved requests' waits from their due time to the window's end.
+    unserved_waits: Histogram<u32>,
     window_ns: u64,
     util_pct: f64,
+}
+
+/// A thread of the server could not be created: name the limit.
+fn spawn_refusal(err: &std::io::Error, started: usize, threads: usize) -> Error {
+    let why = crate::error::describe_io(err);
+    let hint = if err.raw_os_error() == Some(libc::EAGAIN) {
+        "RLIMIT_NPROC (`ulimit -u`), the cgroup's pids.max or kernel.threads-max is reached: raise the limit, or \
+         give fewer --threads/--workers"
+    } else {
+        "give fewer --threads/--workers"
+    };
+    Error::env(format!(
+        "the server needs {threads} threads, but thread {} could not be created ({why}): {hint}; the {started} \
+         already started were stopped",
+        started + 1
+    ))
 }
 
 /// Run the server at `rps` for `window_ns`; `measured` marks the background load's window.
@@ -333,30 +479,69 @@ fn run_window(spec: &ServerSpec, rps: f64, window_ns: u64, cpus: &[usize], measu
         spec,
         cpus: spec.cpus.as_deref(),
         cpu_locks: &cpu_locks,
-        ready: Barrier::new(threads + 1),
-        go: Barrier::new(threads + 1),
+        gate: Gate::new(),
         t0: AtomicU64::new(0),
+        window_ns,
         abort: AtomicBool::new(false),
     };
     type Joined<T> = std::result::Result<T, String>;
     fn joined<T>(h: std::thread::ScopedJoinHandle<'_, Joined<T>>) -> Joined<T> {
         h.join().unwrap_or_else(|_| Err("a server thread panicked".to_string()))
     }
-    let (sent, workers, rq_waits, span) = std::thread::scope(|scope| {
+    let run = std::thread::scope(|scope| {
         let (sh, groups) = (&sh, &groups);
         let mut workers = Vec::with_capacity(m * t);
-        for (g, group) in groups.iter().enumerate() {
+        let mut senders = Vec::with_capacity(m);
+        let mut refused = None;
+        'spawn: for (g, group) in groups.iter().enumerate() {
             for w in 0..t {
-                workers.push((g as u32, scope.spawn(move || worker(sh, group, w))));
+                match std::thread::Builder::new().spawn_scoped(scope, move || worker(sh, group, w)) {
+                    Ok(h) => workers.push((g as u32, h)),
+                    Err(e) => {
+                        refused = Some(e);
+                        break 'spawn;
+                    }
+                }
             }
         }
-        let senders: Vec<_> = groups
-            .iter()
-            .enumerate()
-            .map(|(g, group)| scope.spawn(move || message(sh, group, g as u32, rps, window_ns)))
-            .collect();
-        sh.ready.wait();
-        // Every worker has written its thread id before the first barrier.
+        if refused.is_none() {
+            for (g, group) in groups.iter().enumerate() {
+                match std::thread::Builder::new().spawn_scoped(scope, move || message(sh, group, g as u32, rps)) {
+                    Ok(h) => senders.push(h),
+                    Err(e) => {
+                        refused = Some(e);
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some(e) = refused {
+            // Let the started threads through the gate to return at once.
+            sh.abort.store(true, Ordering::Release);
+            sh.gate.set(Phase::Cancelled);
+            for g in groups {
+                g.stop(0);
+            }
+            let started = workers.len() + senders.len();
+            return Err(spawn_refusal(&e, started, threads));
+        }
+        sh.gate.wait_for(threads);
+        // Every thread wrote its thread id and was set up before it arrived.
+        if sh.abort.load(Ordering::Acquire) {
+            sh.gate.set(Phase::Cancelled);
+            for g in groups {
+                g.stop(0);
+            }
+            let sent: Vec<Joined<Sends>> = senders.into_iter().map(joined).collect();
+            let workers: Vec<Joined<Tally>> = workers.into_iter().map(|(_, h)| joined(h)).collect();
+            let why = sent
+                .into_iter()
+                .filter_map(|r| r.err())
+                .chain(workers.into_iter().filter_map(|r| r.err()))
+                .next()
+                .unwrap_or_else(|| "a server thread could not be set up".to_string());
+            return Err(Error::env(why));
+        }
         let files: Vec<Option<File>> = groups
             .iter()
             .flat_map(|g| &g.slots)
@@ -364,16 +549,15 @@ fn run_window(spec: &ServerSpec, rps: f64, window_ns: u64, cpus: &[usize], measu
             .collect();
         let t0 = monotonic_ns() + START_DELAY_NS;
         sh.t0.store(t0, Ordering::Release);
-        sh.go.wait();
+        sh.gate.set(Phase::Open);
         sleep_until(t0);
         let cpu0 = process_cpu_ns();
         let before: Vec<Option<u64>> = files.iter().map(run_delay).collect();
         if measured {
             crate::sys::load::mark_window_start();
         }
-        let sent: Vec<Joined<u64>> = senders.into_iter().map(joined).collect();
         // The window is the duration: a message thread ends after its last send, which may
-        // be up to an interval before the window's end.
+        // be up to an interval before the window's end, or (a late one) after it.
         sleep_until(t0 + window_ns);
         let (t1, cpu1) = (monotonic_ns(), process_cpu_ns());
         let rq_waits: Vec<Option<u64>> = files
@@ -385,26 +569,38 @@ fn run_window(spec: &ServerSpec, rps: f64, window_ns: u64, cpus: &[usize], measu
         if measured {
             crate::sys::load::mark_window_end();
         }
-        for g in groups {
-            g.stop();
-        }
+        let sent: Vec<Joined<Sends>> = senders.into_iter().map(joined).collect();
+        let ended = monotonic_ns();
+        let left: Vec<Leftover> = groups.iter().map(|g| g.stop(ended)).collect();
         let workers: Vec<(u32, Joined<Tally>)> = workers.into_iter().map(|(g, h)| (g, joined(h))).collect();
-        (sent, workers, rq_waits, (t1.saturating_sub(t0), cpu1.saturating_sub(cpu0)))
+        Ok((sent, workers, rq_waits, left, (t1.saturating_sub(t0), cpu1.saturating_sub(cpu0))))
     });
-    let sent = sent.into_iter().collect::<std::result::Result<Vec<u64>, String>>().map_err(Error::failed)?;
+    let (sent, workers, rq_waits, left, span) = run?;
+    let sends = sent.into_iter().collect::<std::result::Result<Vec<Sends>, String>>().map_err(Error::failed)?;
     let tallies = workers
         .into_iter()
         .map(|(g, r)| r.map(|t| (g, t)))
         .collect::<std::result::Result<Vec<_>, String>>()
         .map_err(Error::failed)?;
-    let (queued, dropped) = groups.iter().map(Group::stop).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let mut lag = new_histogram();
+    for s in &sends {
+        let _ = lag.add(&s.lag);
+    }
+    let mut unserved_waits = new_histogram();
+    for l in &left {
+        let _ = unserved_waits.add(&l.waits);
+    }
     let (window_ns, cpu_ns) = span;
     Ok(Window {
         tallies,
         rq_waits,
-        sent: sent.iter().sum(),
-        queued,
-        dropped,
+        sent: sends.iter().map(|s| s.sent).sum(),
+        unsent: sends.iter().map(|s| s.unsent).sum(),
+        lag,
+        queued: left.iter().map(|l| l.queued).sum(),
+        dropped: left.iter().map(|l| l.dropped).sum(),
+        unserved: left.iter().map(|l| l.unserved).sum(),
+        unserved_waits,
         window_ns,
         util_pct: 100.0 * cpu_ns as f64 / (window_ns.max(1) as f64 * cpus.len() as f64),
     })
@@ -419,30 +615,39 @@ fn run_delay(file: &Option<File>) -> Option<u64> {
 }
 
 /// `--target-util`: start from rps × work = util × CPUs, probe, and scale the rate by
-/// target / measured until a probe comes within 5 % (at most four probes), never beyond
-/// what the workers can serve. Returns the rate found and the probes.
+/// target / measured until a probe comes within 5 % (at most four probes), always within
+/// 1 request a second and what the workers can serve (`preflight` refused a target whose
+/// starting rate the workers could not serve). Every rate returned was probed: where no
+/// probe came within 5 %, the closest one's. Returns the rate and the probes.
 fn find_rate(spec: &ServerSpec, pct: f64, cpus: &[usize]) -> Result<(f64, Vec<Probe>)> {
     let capacity = spec.worker_capacity_rps();
-    let mut rps = spec.rps_for_util(pct, cpus.len()).min(capacity).max(1.0);
-    let mut probes = Vec::new();
+    if capacity < 1.0 {
+        return Err(Error::usage(format!(
+            "--target-util: the workers serve at most {capacity:.2} requests a second, less than the 1 a probe needs: \
+             give more --workers or a shorter --work/--think"
+        )));
+    }
+    let bound = |rps: f64| rps.clamp(1.0, capacity);
+    let mut rps = bound(spec.rps_for_util(pct, cpus.len()));
+    let mut probes: Vec<Probe> = Vec::new();
     for _ in 0..MAX_PROBES {
         let w = run_window(spec, rps, PROBE_NS, cpus, false)?;
         probes.push(Probe { rps, util_pct: w.util_pct });
         if w.util_pct <= 0.0 || (w.util_pct - pct).abs() <= pct * PROBE_TOLERANCE {
             break;
         }
-        rps = (rps * pct / w.util_pct).clamp(rps / 2.0, rps * 2.0).min(capacity).max(1.0);
+        let next = bound((rps * pct / w.util_pct).clamp(rps / 2.0, rps * 2.0));
+        if next == rps {
+            // At a bound already (the workers' capacity, or 1 a second): nothing else to try.
+            break;
+        }
+        rps = next;
     }
-    Ok((rps, probes))
-}
-
-fn median(mut v: Vec<u64>) -> Option<u64> {
-    v.sort_unstable();
-    match v.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(v[n / 2]),
-        n => Some((v[n / 2 - 1] + v[n / 2]) / 2),
-    }
+    let closest = probes
+        .iter()
+        .min_by(|a, b| (a.util_pct - pct).abs().total_cmp(&(b.util_pct - pct).abs()))
+        .map_or(rps, |p| p.rps);
+    Ok((closest, probes))
 }
 
 /// Run the server once (after finding its rate, under `--target-util`) and sum it up.
@@ -460,30 +665,38 @@ pub fn run(spec: &ServerSpec) -> Result<ServerOutcome> {
         let _ = request.add(&t.request);
         workers.push(WorkerStats { group: *group, requests: t.requests, rq_wait_ns: *rq_wait_ns });
     }
+    // An unserved request's latency is at least its wait until the window ended.
+    let _ = request.add(&w.unserved_waits);
     let waits: Option<Vec<u64>> = workers.iter().map(|s| s.rq_wait_ns).collect();
     let requests: u64 = workers.iter().map(|s| s.requests).sum();
+    let in_window: u64 = w.tallies.iter().map(|(_, t)| t.in_window).sum();
     Ok(ServerOutcome {
         rps_asked: rps,
         calibration,
         cpus: cpus.len() as u32,
         sent: w.sent,
+        unsent: w.unsent,
+        send_lag_p99_ns: at(&w.lag, 0.99),
+        send_lag_max_ns: max(&w.lag),
         requests,
-        achieved_rps: requests as f64 * 1e9 / w.window_ns.max(1) as f64,
+        served_in_window: in_window,
+        achieved_rps: in_window as f64 * 1e9 / w.window_ns.max(1) as f64,
         queued: w.queued,
         dropped: w.dropped,
+        unserved: w.unserved,
         cpu_util_pct: w.util_pct,
         wakeups: wake.len(),
         wake_p50_ns: at(&wake, 0.5),
         wake_p90_ns: at(&wake, 0.9),
         wake_p99_ns: at(&wake, 0.99),
         wake_p999_ns: at(&wake, 0.999),
-        wake_max_ns: (!wake.is_empty()).then(|| wake.max()),
+        wake_max_ns: max(&wake),
         request_p50_ns: at(&request, 0.5),
         request_p90_ns: at(&request, 0.9),
         request_p99_ns: at(&request, 0.99),
         request_p999_ns: at(&request, 0.999),
-        request_max_ns: (!request.is_empty()).then(|| request.max()),
-        rq_wait_median_ns: waits.as_ref().and_then(|v| median(v.clone())),
+        request_max_ns: max(&request),
+        rq_wait_per_request_ns: waits.as_ref().filter(|_| requests > 0).map(|v| v.iter().sum::<u64>() / requests),
         rq_wait_max_ns: waits.as_ref().and_then(|v| v.iter().copied().max()),
         workers,
         load: None,
@@ -496,21 +709,135 @@ pub fn run(spec: &ServerSpec) -> Result<ServerOutcome> {
 mod tests {
     use super::*;
 
+    fn req(due: u64) -> Request {
+        Request { due, sent: due + 1 }
+    }
+
     #[test]
     fn a_request_goes_to_an_idle_worker_or_waits_in_the_queue() {
         let g = Group::new(2);
         lock(&g.state).idle.push(1);
-        g.send(42);
-        assert_eq!((g.slots[1].word.load(Ordering::Relaxed), g.slots[1].stamp.load(Ordering::Relaxed)), (WOKEN, 42));
-        g.send(43);
+        g.send(req(42));
+        let slot = &g.slots[1];
+        assert_eq!(
+            (slot.word.load(Ordering::Relaxed), slot.due.load(Ordering::Relaxed), slot.sent.load(Ordering::Relaxed)),
+            (WOKEN, 42, 43)
+        );
+        g.send(req(43));
         let s = lock(&g.state);
-        assert_eq!((s.queue.front().copied(), s.queued, s.dropped), (Some(43), 1, 0));
+        assert_eq!((s.queue.front().copied(), s.queued, s.dropped), (Some(req(43)), 1, 0));
     }
 
     #[test]
-    fn medians_of_even_and_odd_counts() {
-        assert_eq!(median(vec![3, 1, 2]), Some(2));
-        assert_eq!(median(vec![4, 1, 3, 2]), Some(2));
-        assert_eq!(median(Vec::new()), None);
+    fn what_is_queued_at_the_end_is_unserved_with_its_wait_so_far() {
+        let g = Group::new(1);
+        for due in [100, 200, 300] {
+            g.send(req(due));
+        }
+        let left = g.stop(1_000);
+        assert_eq!((left.queued, left.dropped, left.unserved, left.waits.len()), (3, 0, 3, 3));
+        assert_eq!((left.waits.min(), left.waits.max()), (700, 900));
+        assert!(lock(&g.state).queue.is_empty() && lock(&g.state).stopped);
+    }
+
+    #[test]
+    fn a_cancelled_gate_lets_every_waiting_thread_go() {
+        let gate = Gate::new();
+        std::thread::scope(|s| {
+            let waiting: Vec<_> = (0..3).map(|_| s.spawn(|| gate.arrive())).collect();
+            gate.wait_for(3);
+            gate.set(Phase::Cancelled);
+            assert!(waiting.into_iter().all(|h| !h.join().unwrap()));
+        });
+    }
+
+    #[test]
+    fn the_work_is_its_cpu_time_and_mostly_user_time() {
+        let per_us = spins_per_us();
+        let usage = || {
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            // SAFETY: `ru` is a valid, writable rusage; RUSAGE_THREAD exists since 2.6.26.
+            unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+            let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+            (us(ru.ru_utime), us(ru.ru_stime))
+        };
+        let (u0, s0) = usage();
+        let c0 = thread_cpu_ns();
+        run_for(50_000_000, per_us);
+        let took = thread_cpu_ns() - c0;
+        let (u1, s1) = usage();
+        assert!((50_000_000..50_000_000 + 2 * SPIN_CHUNK_NS + 1_000_000).contains(&took), "{took} ns");
+        assert!(u1 - u0 > 4 * (s1 - s0), "user {} µs, system {} µs", u1 - u0, s1 - s0);
+    }
+
+    /// As an unprivileged user whose RLIMIT_NPROC leaves room for a few threads only (the
+    /// checks before a trial would refuse it; here the limit is met half-way through the
+    /// start, as when other tasks appear meanwhile), the run ends at once with an error
+    /// naming the limit, instead of waiting for ever on the threads that never started.
+    #[test]
+    fn a_thread_that_cannot_be_created_ends_the_run_with_the_limit_named() {
+        // SAFETY: geteuid cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: needs root to switch to an unprivileged user");
+            return;
+        }
+        let spec = ServerSpec {
+            message_threads: 8,
+            workers: 8,
+            rate: Rate::Rps(100),
+            work_ns: 1_000_000,
+            think_ns: 0,
+            lock: false,
+            policy: crate::model::Policy::Other,
+            prio: 0,
+            nice: None,
+            cpus: None,
+            duration: std::time::Duration::from_millis(200),
+            load: Default::default(),
+        };
+        // SAFETY: the child only runs the server and leaves with _exit; the test harness's
+        // other thread holds no lock the child needs (glibc's fork resets malloc's).
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let limit = libc::rlimit { rlim_cur: 6, rlim_max: 6 };
+            // SAFETY: plain system calls on this (single-threaded) child.
+            let code = unsafe {
+                if libc::setrlimit(libc::RLIMIT_NPROC, &limit) != 0
+                    || libc::setresgid(65534, 65534, 65534) != 0
+                    || libc::setresuid(65534, 65534, 65534) != 0
+                {
+                    10
+                } else {
+                    match run(&spec) {
+                        Err(Error::Environment(m))
+                            if m.contains("could not be created") && m.contains("RLIMIT_NPROC") =>
+                        {
+                            0
+                        }
+                        Err(_) => 11,
+                        Ok(_) => 12,
+                    }
+                }
+            };
+            // SAFETY: leaves the child without running the harness's exit handlers.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        let start = std::time::Instant::now();
+        // SAFETY: waits for our own child, without blocking.
+        while unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == 0 {
+            if start.elapsed() > std::time::Duration::from_secs(20) {
+                // SAFETY: our own child.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, &mut status, 0);
+                }
+                panic!("the run still waited 20 s after a thread could not be created");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(libc::WIFEXITED(status), "{status:#x}");
+        assert_eq!(libc::WEXITSTATUS(status), 0, "10: no switch to nobody, 11: another error, 12: it ran");
     }
 }

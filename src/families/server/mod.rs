@@ -40,8 +40,10 @@ impl FamilySpec for ServerSpec {
     fn policy(&self) -> Policy {
         self.policy
     }
+    /// The longest a legal trial runs (probes, start, late sends, the requests in hand):
+    /// a `--trial-timeout` below it is refused rather than met half-way.
     fn least_length(&self) -> Option<Duration> {
-        Some(self.duration)
+        Some(self.longest())
     }
 }
 

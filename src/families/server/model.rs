@@ -28,6 +28,16 @@ pub const MAX_THREADS: u32 = 64;
 pub const MAX_ALL_THREADS: u32 = 512;
 /// The highest rate: a request every microsecond.
 pub const MAX_RPS: u64 = 1_000_000;
+/// How long after every thread is ready the first requests go out.
+pub const START_DELAY_NS: u64 = 20_000_000;
+/// How long past the window's end a late message thread still sends what was due in it.
+pub const CATCH_UP_NS: u64 = 100_000_000;
+/// One `--target-util` probe.
+pub const PROBE_NS: u64 = 400_000_000;
+/// The most `--target-util` probes before the closest one's rate is taken.
+pub const MAX_PROBES: usize = 4;
+/// Under `--target-util`, think + work must leave a probe room for several requests a worker.
+pub const MAX_PROBED_REQUEST_NS: u64 = PROBE_NS / 4;
 
 /// `--threads M` / `--workers T`: 1 to 64.
 fn parse_thread_count(text: &str) -> std::result::Result<u32, String> {
@@ -192,6 +202,18 @@ impl ServerSpec {
         f64::from(self.all_workers()) * 1e9 / (self.work_ns + self.think_ns) as f64
     }
 
+    /// The longest the trial can run: each window (the probes' and the measured one)
+    /// starts after a short delay, may send late for up to 0.1 s past its end, and then
+    /// waits for the requests in hand (think + work, below the window by the checks).
+    pub fn longest(&self) -> Duration {
+        let probes = match self.rate {
+            Rate::Rps(_) => 0,
+            Rate::TargetUtilPct(_) => MAX_PROBES as u64,
+        };
+        let tail = START_DELAY_NS + CATCH_UP_NS + self.think_ns + self.work_ns;
+        Duration::from_nanos(self.duration.as_nanos() as u64 + tail + probes * (PROBE_NS + tail))
+    }
+
     /// The rate a CPU utilisation asks for on `cpus` CPUs, from the work alone.
     pub fn rps_for_util(&self, pct: f64, cpus: usize) -> f64 {
         pct / 100.0 * cpus as f64 * 1e9 / self.work_ns as f64
@@ -240,6 +262,26 @@ impl ServerOptions {
                 duration_arg(duration.as_nanos() as u64)
             )));
         }
+        let think = self.think.unwrap_or(Duration::ZERO);
+        if think + work >= duration {
+            return Err(Error::usage(format!(
+                "--think {} + --work {} is {}, not less than --duration {}: a request would outlast the window it is \
+                 sent in (and the trial its limit); give a longer --duration or a shorter --think/--work",
+                format_ns(think.as_nanos() as u64),
+                format_ns(work.as_nanos() as u64),
+                format_ns((think + work).as_nanos() as u64),
+                duration_arg(duration.as_nanos() as u64)
+            )));
+        }
+        if matches!(rate, Rate::TargetUtilPct(_)) && (think + work).as_nanos() as u64 >= MAX_PROBED_REQUEST_NS {
+            return Err(Error::usage(format!(
+                "--target-util probes the rate in windows of {}, so a request's --think + --work ({}) must be below {}: \
+                 give a shorter --think/--work, or a fixed --rps",
+                format_ns(PROBE_NS),
+                format_ns((think + work).as_nanos() as u64),
+                format_ns(MAX_PROBED_REQUEST_NS)
+            )));
+        }
         if let Some(list) = &self.cpus {
             if list.0.is_empty() {
                 return Err(Error::usage("--cpus names no CPU"));
@@ -254,7 +296,7 @@ impl ServerOptions {
                     workers,
                     rate,
                     work_ns: work.as_nanos() as u64,
-                    think_ns: self.think.unwrap_or(Duration::ZERO).as_nanos() as u64,
+                    think_ns: think.as_nanos() as u64,
                     lock: self.lock,
                     policy,
                     prio: crate::model::parse::resolve_priority(policy, self.prio.filter(|_| policy.is_realtime()))?,
@@ -320,32 +362,52 @@ pub struct ServerOutcome {
     pub calibration: Vec<Probe>,
     /// The CPUs the utilisation is of.
     pub cpus: u32,
-    /// Requests sent, and served, in the window.
+    /// Requests sent (each due in the window).
     pub sent: u64,
+    /// Requests due in the window that a late message thread never sent (it stops 0.1 s
+    /// past the window's end).
+    #[serde(default)]
+    pub unsent: u64,
+    /// How late the message threads sent, against each request's due time: p99 and max.
+    #[serde(default)]
+    pub send_lag_p99_ns: Option<u64>,
+    #[serde(default)]
+    pub send_lag_max_ns: Option<u64>,
+    /// Requests served (some may finish after the window's end: those handed out before it).
     pub requests: u64,
-    /// Requests served per second of the window.
+    /// Of those, the ones done by the window's end.
+    #[serde(default)]
+    pub served_in_window: u64,
+    /// Requests done by the window's end, per second of the window.
     pub achieved_rps: f64,
     /// Requests that found no idle worker and waited in their message thread's queue.
     pub queued: u64,
     /// Requests the queue had no room for (it holds `QUEUE_CAPACITY` a message thread).
     pub dropped: u64,
+    /// Requests still queued when the window ended, never served; requests + dropped +
+    /// unserved = sent.
+    #[serde(default)]
+    pub unserved: u64,
     /// The process's CPU time over the window, over the window times the CPUs, in %.
     pub cpu_util_pct: f64,
-    /// Request stamped → its worker running (for requests that woke a sleeping worker).
+    /// Request sent → its worker running (for requests that woke a sleeping worker).
     pub wakeups: u64,
     pub wake_p50_ns: Option<u64>,
     pub wake_p90_ns: Option<u64>,
     pub wake_p99_ns: Option<u64>,
     pub wake_p999_ns: Option<u64>,
     pub wake_max_ns: Option<u64>,
-    /// Request stamped → its reply (think, work, and any wait before and between).
+    /// Request due → its reply (any lateness of its send, wait, think, work); an unserved
+    /// request counts with its wait until the window ended (a lower bound).
     pub request_p50_ns: Option<u64>,
     pub request_p90_ns: Option<u64>,
     pub request_p99_ns: Option<u64>,
     pub request_p999_ns: Option<u64>,
     pub request_max_ns: Option<u64>,
-    /// Each worker's run-queue wait over the window: the median and the largest.
-    pub rq_wait_median_ns: Option<u64>,
+    /// The workers' run-queue wait over the window, summed, per request served; and the
+    /// largest one worker's.
+    #[serde(default)]
+    pub rq_wait_per_request_ns: Option<u64>,
     pub rq_wait_max_ns: Option<u64>,
     pub workers: Vec<WorkerStats>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -369,6 +431,10 @@ pub mod figures {
         REQUESTS = count("requests", "requests", Count, O(|o| Some(o.server()?.requests as f64)));
         QUEUED = count("queued", "queued", Count, O(|o| Some(o.server()?.queued as f64))).lower();
         DROPPED = count("dropped", "dropped", Count, O(|o| Some(o.server()?.dropped as f64))).lower();
+        UNSERVED = count("unserved", "unserved", Count, O(|o| Some(o.server()?.unserved as f64))).lower();
+        UNSENT = count("unsent", "unsent", Count, O(|o| Some(o.server()?.unsent as f64))).lower();
+        SEND_LAG_P99_NS =
+            count("send_lag_p99_ns", "send lag p99 ns", Ns, O(|o| Some(o.server()?.send_lag_p99_ns? as f64))).lower();
         CPU_UTIL_PCT = figure("cpu_util_pct", "cpu util %", Percent, O(|o| Some(o.server()?.cpu_util_pct)));
         WAKE_P50_NS = count("wake_p50_ns", "wake p50 ns", Ns, O(|o| Some(o.server()?.wake_p50_ns? as f64))).lower();
         WAKE_P90_NS = count("wake_p90_ns", "wake p90 ns", Ns, O(|o| Some(o.server()?.wake_p90_ns? as f64))).lower();
@@ -387,11 +453,11 @@ pub mod figures {
         REQUEST_P999_NS =
             count("request_p999_ns", "request p99.9 ns", Ns, O(|o| Some(o.server()?.request_p999_ns? as f64)))
                 .lower();
-        RQ_WAIT_MEDIAN_NS = count(
-            "rq_wait_median_ns",
-            "rq wait median ns",
+        RQ_WAIT_PER_REQUEST_NS = count(
+            "rq_wait_per_request_ns",
+            "rq wait per request ns",
             Ns,
-            O(|o| Some(o.server()?.rq_wait_median_ns? as f64)),
+            O(|o| Some(o.server()?.rq_wait_per_request_ns? as f64)),
         )
         .compared(3);
         RQ_WAIT_MAX_NS =
@@ -429,5 +495,16 @@ mod tests {
         // 1 worker busy 10 ms a request serves at most 100 a second.
         assert!(err("rps = 200\nthreads = 1\nworkers = 1\nwork = \"10ms\"").contains("--workers 2"));
         assert!(err("rps = 100\nprio = 5").contains("no real-time policy"));
+    }
+
+    #[test]
+    fn the_longest_trial_covers_its_probes_and_the_requests_in_hand() {
+        let s = &specs("rps = 2\nthink = \"400ms\"\nwork = \"90ms\"\nduration = \"500ms\"").unwrap()[0];
+        // The window, its start delay, 0.1 s of late sends, and the last request in hand.
+        assert_eq!(s.longest(), Duration::from_millis(500 + 20 + 100 + 490));
+        let t = &specs("target-util = \"50%\"\nwork = \"1ms\"\nduration = \"1s\"").unwrap()[0];
+        assert_eq!(t.longest(), Duration::from_millis(1000 + 121 + 4 * (400 + 121)));
+        let err = specs("rps = 10\nthink = \"400ms\"\nwork = \"100ms\"\nduration = \"500ms\"").unwrap_err();
+        assert!(err.to_string().contains("not less than --duration 500ms"), "{err}");
     }
 }

@@ -31,6 +31,8 @@ pub fn line(spec: &ServerSpec, repeat: usize, status: &TrialStatus, o: Option<&O
         m.insert("cpus".into(), json!(s.cpus));
         m.insert("sent".into(), json!(s.sent));
         m.insert("wakeups".into(), json!(s.wakeups));
+        m.insert("served_in_window".into(), json!(s.served_in_window));
+        m.insert("send_lag_max_ns".into(), json!(s.send_lag_max_ns));
         m.insert("wake_max_ns".into(), json!(s.wake_max_ns));
         m.insert("request_max_ns".into(), json!(s.request_max_ns));
         if !s.calibration.is_empty() {
@@ -48,35 +50,49 @@ fn us(ns: Option<u64>) -> String {
     ns.map_or("-".to_string(), |ns| format!("{:.1}", ns as f64 / 1000.0))
 }
 
-/// A trial in one line of text: the rate (and how it was found), what was served, and
-/// the percentiles.
+/// A trial in one line of text: the rate (and how it was found), what was sent and
+/// served, and the percentiles (with the samples they rest on).
 pub fn text(spec: &ServerSpec, o: &ServerOutcome) -> String {
     let rate = match spec.rate {
         Rate::Rps(_) => format!("{:.0} rps asked", o.rps_asked),
         Rate::TargetUtilPct(p) => {
-            format!("{:.0} rps found for {p}% of {} CPU(s) in {} probe(s)", o.rps_asked, o.cpus, o.calibration.len())
+            let at_it = o.calibration.iter().find(|c| c.rps == o.rps_asked);
+            let probe = at_it.map_or(String::new(), |c| format!(", its probe {:.1}%", c.util_pct));
+            format!(
+                "{:.0} rps found for {p}% of {} CPU(s) in {} probe(s){probe}",
+                o.rps_asked,
+                o.cpus,
+                o.calibration.len()
+            )
         }
     };
     format!(
-        "{rate}, {:.0} served ({} requests, {} queued, {} dropped), CPU {:.1}%\n  wakeup  µs: p50 {} p90 {} p99 {} \
-         p99.9 {}\n  request µs: p50 {} p90 {} p99 {} p99.9 {}  (think {} + work {})\n  run-queue wait per worker: \
-         median {} µs, max {} µs",
+        "{rate}, {:.0} served in the window ({} sent, {} unsent; {} served, {} queued, {} dropped, {} unserved), CPU \
+         {:.1}%\n  send lag µs: p99 {} max {}\n  wakeup  µs: p50 {} p90 {} p99 {} p99.9 {}  ({} wakeups)\n  request \
+         µs: p50 {} p90 {} p99 {} p99.9 {}  (think {} + work {}, from each request's due time)\n  run-queue wait: {} \
+         µs per request served, {} µs the most of one worker",
         o.achieved_rps,
+        o.sent,
+        o.unsent,
         o.requests,
         o.queued,
         o.dropped,
+        o.unserved,
         o.cpu_util_pct,
+        us(o.send_lag_p99_ns),
+        us(o.send_lag_max_ns),
         us(o.wake_p50_ns),
         us(o.wake_p90_ns),
         us(o.wake_p99_ns),
         us(o.wake_p999_ns),
+        o.wakeups,
         us(o.request_p50_ns),
         us(o.request_p90_ns),
         us(o.request_p99_ns),
         us(o.request_p999_ns),
         format_ns(spec.think_ns),
         format_ns(spec.work_ns),
-        us(o.rq_wait_median_ns),
+        us(o.rq_wait_per_request_ns),
         us(o.rq_wait_max_ns),
     )
 }
@@ -96,9 +112,11 @@ impl FamilyReport for Server {
             Column::micros("Request p99.9 µs", &REQUEST_P999_NS, Median),
             Column::micros("Wake p50 µs", &WAKE_P50_NS, Median),
             Column::micros("Wake p99 µs", &WAKE_P99_NS, Median),
-            Column::micros("RQ wait median µs", &RQ_WAIT_MEDIAN_NS, Median),
+            Column::micros("RQ wait/request µs", &RQ_WAIT_PER_REQUEST_NS, Median),
             Column::named("Queued", &QUEUED, Sum, 0),
             Column::named("Dropped", &DROPPED, Sum, 0),
+            Column::named("Unserved", &UNSERVED, Sum, 0),
+            Column::named("Unsent", &UNSENT, Sum, 0),
         ]
     }
 

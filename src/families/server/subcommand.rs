@@ -18,7 +18,9 @@ use std::time::Duration;
 pub fn run(args: &ServerArgs) -> Result<i32> {
     let specs = args.options.to_specs()?;
     // The signal watch comes first: every thread started later inherits the blocked mask.
-    let limit = specs.iter().map(|s| s.duration).max().unwrap_or_default() * 2 + Duration::from_secs(60);
+    // The kill limit: the longest a legal trial runs (probes, late sends and the requests in
+    // hand included), and a minute to start and stop.
+    let limit = specs.iter().map(|s| s.longest()).max().unwrap_or_default() + Duration::from_secs(60);
     let mut orchestrator = start_blocks(&specs, limit)?;
     let format = args.output.format();
     let blocks = args.blocks.repeat as usize;

@@ -8,14 +8,22 @@ use crate::exec::family::FamilyTrial;
 use crate::exec::preflight;
 use crate::exec::runner::{Extras, Reply};
 use crate::model::Outcome;
-use crate::sys::{load, sched};
+use crate::sys::{limits, load, sched};
 
 /// Can every thread have its policy, nice and CPUs, and can the workers serve the rate?
 /// A rate whose CPU work alone needs more than the CPUs give is allowed (an overload is a
 /// question too) but said.
 pub fn preflight(spec: &ServerSpec) -> Result<()> {
     let cpus = sched::resolve_cpus(spec.cpus.as_deref())?.len();
-    preflight::scheduling(spec.policy, spec.prio, None, (spec.message_threads * (spec.workers + 1)) as usize)?;
+    let threads = spec.message_threads * (spec.workers + 1);
+    preflight::scheduling(spec.policy, spec.prio, None, threads as usize)?;
+    limits::check_task_budget(
+        u64::from(threads) + 1,
+        &format!(
+            "a server of {} message thread(s) × {} worker(s) (and its trial process)",
+            spec.message_threads, spec.workers
+        ),
+    )?;
     if let Some(nice) = spec.nice {
         sched::probe_nice(nice)?;
     }
@@ -33,7 +41,9 @@ pub fn preflight(spec: &ServerSpec) -> Result<()> {
             }
         }
         Rate::TargetUtilPct(pct) => {
-            let rps = spec.rps_for_util(f64::from(pct), cpus);
+            // The search keeps the rate within 1 a second and the workers' capacity: both must
+            // hold the rate the target starts from.
+            let rps = spec.rps_for_util(f64::from(pct), cpus).max(1.0);
             check_worker_capacity(spec, rps, &format!("--target-util {pct}% of {cpus} CPU(s)"))?;
         }
     }
@@ -57,10 +67,6 @@ impl FamilyTrial for ServerSpec {
     }
 
     fn estimate_s(&self, _cpus: f64) -> f64 {
-        let probes = match self.rate {
-            Rate::Rps(_) => 0.0,
-            Rate::TargetUtilPct(_) => 1.0,
-        };
-        self.duration.as_secs_f64() + probes + 0.1
+        self.longest().as_secs_f64()
     }
 }
