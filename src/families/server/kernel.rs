@@ -16,6 +16,7 @@ use super::model::{
 };
 use crate::error::{Error, Result};
 use crate::sys::clock::{monotonic_ns, thread_cpu_ns};
+use crate::sys::gate::Gate;
 use crate::sys::sched;
 use crate::sys::schedstat::parse_schedstat;
 use hdrhistogram::Histogram;
@@ -23,7 +24,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// Requests one message thread's queue holds; more are dropped (and counted).
 pub const QUEUE_CAPACITY: usize = 16_384;
@@ -255,52 +256,6 @@ struct Sends {
     lag: Histogram<u32>,
 }
 
-/// Where the start gate is.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Waiting,
-    Open,
-    Cancelled,
-}
-
-/// The start: every thread arrives and waits; the main thread waits for all to arrive,
-/// then opens the gate, or cancels it (a thread could not be created or set up), and
-/// every waiting thread is let go at once either way.
-struct Gate {
-    state: Mutex<(usize, Phase)>,
-    cv: Condvar,
-}
-
-impl Gate {
-    fn new() -> Gate {
-        Gate { state: Mutex::new((0, Phase::Waiting)), cv: Condvar::new() }
-    }
-
-    /// A thread is ready: wait for the main thread's word; whether to run.
-    fn arrive(&self) -> bool {
-        let mut s = lock(&self.state);
-        s.0 += 1;
-        self.cv.notify_all();
-        while s.1 == Phase::Waiting {
-            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
-        }
-        s.1 == Phase::Open
-    }
-
-    /// The main thread: wait until `n` threads have arrived.
-    fn wait_for(&self, n: usize) {
-        let mut s = lock(&self.state);
-        while s.0 < n {
-            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-
-    fn set(&self, phase: Phase) {
-        lock(&self.state).1 = phase;
-        self.cv.notify_all();
-    }
-}
-
 /// What every thread shares in one window.
 struct Shared<'a> {
     spec: &'a ServerSpec,
@@ -518,7 +473,7 @@ fn run_window(spec: &ServerSpec, rps: f64, window_ns: u64, cpus: &[usize], measu
         if let Some(e) = refused {
             // Let the started threads through the gate to return at once.
             sh.abort.store(true, Ordering::Release);
-            sh.gate.set(Phase::Cancelled);
+            sh.gate.call_off();
             for g in groups {
                 g.stop(0);
             }
@@ -528,7 +483,7 @@ fn run_window(spec: &ServerSpec, rps: f64, window_ns: u64, cpus: &[usize], measu
         sh.gate.wait_for(threads);
         // Every thread wrote its thread id and was set up before it arrived.
         if sh.abort.load(Ordering::Acquire) {
-            sh.gate.set(Phase::Cancelled);
+            sh.gate.call_off();
             for g in groups {
                 g.stop(0);
             }
@@ -549,7 +504,7 @@ fn run_window(spec: &ServerSpec, rps: f64, window_ns: u64, cpus: &[usize], measu
             .collect();
         let t0 = monotonic_ns() + START_DELAY_NS;
         sh.t0.store(t0, Ordering::Release);
-        sh.gate.set(Phase::Open);
+        sh.gate.open();
         sleep_until(t0);
         let cpu0 = process_cpu_ns();
         let before: Vec<Option<u64>> = files.iter().map(run_delay).collect();
@@ -738,17 +693,6 @@ mod tests {
         assert_eq!((left.queued, left.dropped, left.unserved, left.waits.len()), (3, 0, 3, 3));
         assert_eq!((left.waits.min(), left.waits.max()), (700, 900));
         assert!(lock(&g.state).queue.is_empty() && lock(&g.state).stopped);
-    }
-
-    #[test]
-    fn a_cancelled_gate_lets_every_waiting_thread_go() {
-        let gate = Gate::new();
-        std::thread::scope(|s| {
-            let waiting: Vec<_> = (0..3).map(|_| s.spawn(|| gate.arrive())).collect();
-            gate.wait_for(3);
-            gate.set(Phase::Cancelled);
-            assert!(waiting.into_iter().all(|h| !h.join().unwrap()));
-        });
     }
 
     #[test]

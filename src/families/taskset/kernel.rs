@@ -198,13 +198,12 @@ fn instance(
     (index, task, instance_no): (usize, &TaskSpec, u32),
     spec: &TasksetSpec,
     mutexes: &BTreeMap<String, Mutex>,
-    ready: &Gate,
-    go: &Gate,
+    gate: &Gate,
     t0: &AtomicU64,
     abort: &AtomicBool,
     sinks: Sinks,
 ) -> std::result::Result<ThreadResult, String> {
-    let result = activations((index, task, instance_no), spec, mutexes, ready, go, t0, abort, &sinks);
+    let result = activations((index, task, instance_no), spec, mutexes, gate, t0, abort, &sinks);
     // However it ended, the main thread hears of it (it waits on this, not on a timer).
     let _ = crate::sys::fd::write_raw(sinks.finished, &1u64.to_ne_bytes());
     result
@@ -215,8 +214,7 @@ fn activations(
     (index, task, instance_no): (usize, &TaskSpec, u32),
     spec: &TasksetSpec,
     mutexes: &BTreeMap<String, Mutex>,
-    ready: &Gate,
-    go: &Gate,
+    gate: &Gate,
     t0: &AtomicU64,
     abort: &AtomicBool,
     sinks: &Sinks,
@@ -258,7 +256,7 @@ fn activations(
     let mut misses = Vec::with_capacity(if sinks.keep_misses { misses::MAX_SPLIT } else { 0 });
     // Every thread reaches the barriers, set up or not, so none waits for ever; if one
     // could not be set up, none runs.
-    let went = ready.wait() && go.wait();
+    let went = gate.arrive();
     set?;
     if !went || abort.load(Ordering::Acquire) {
         return Ok(ThreadResult { tally, tid, misses });
@@ -471,8 +469,7 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
         }
     }
     let threads = spec.threads();
-    let ready = Gate::new(threads + 1);
-    let go = Gate::new(threads + 1);
+    let gate = Gate::new();
     let t0 = AtomicU64::new(0);
     let abort = AtomicBool::new(false);
     let dropped = AtomicU64::new(0);
@@ -488,7 +485,7 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
         let mut handles = Vec::with_capacity(threads);
         for (i, task) in spec.tasks.iter().enumerate() {
             for k in 0..task.count {
-                let (mutexes, ready, go, t0, abort) = (&mutexes, &ready, &go, &t0, &abort);
+                let (mutexes, gate, t0, abort) = (&mutexes, &gate, &t0, &abort);
                 let sinks = Sinks {
                     stream: tx.clone(),
                     dropped: &dropped,
@@ -498,15 +495,14 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
                 };
                 let handle = std::thread::Builder::new()
                     .name(thread_name(&task.name))
-                    .spawn_scoped(scope, move || instance((i, task, k), spec, mutexes, ready, go, t0, abort, sinks));
+                    .spawn_scoped(scope, move || instance((i, task, k), spec, mutexes, gate, t0, abort, sinks));
                 match handle {
                     Ok(h) => handles.push((i, h)),
                     Err(e) => {
                         // The threads already started wait at the gate: let them go, to
                         // end at once.
                         abort.store(true, Ordering::Release);
-                        ready.call_off();
-                        go.call_off();
+                        gate.call_off();
                         let started = handles.len();
                         return Err(Error::os(
                             format!(
@@ -528,7 +524,7 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
             }
             _ => None,
         };
-        ready.wait();
+        gate.wait_for(threads);
         // The threads are set up and wait: the recording starts now, before the window.
         if spec.trace {
             tracing = Some(start_tracing(spec));
@@ -536,7 +532,7 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
         t0.store(monotonic_ns() + START_DELAY_NS, Ordering::Release);
         // The background load's figures are of the window the task set runs in.
         crate::sys::load::mark_window_start();
-        go.wait();
+        gate.open();
         // Off the pinned CPUs, the main thread sleeps until a thread ends or a signal
         // comes: never on a timer.
         if let Some(pinned) = &spec.cpus {
