@@ -5,7 +5,7 @@
 //! not move the next one, so lateness carries over and is counted, as a real task set's.
 
 use super::model::{Event, TaskSpec, TaskStats, TasksetOutcome, TasksetSpec};
-use crate::analysis::misses::{self, MissSplit, MissTrace, MissWindow};
+use crate::analysis::misses::{self, LockWait, MissSplit, MissTrace, MissWindow};
 use crate::analysis::trace::Recording;
 use crate::error::{Error, Result};
 use crate::sys::clock::{monotonic_ns, thread_cpu_ns};
@@ -14,7 +14,7 @@ use crate::sys::sched;
 use hdrhistogram::Histogram;
 use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 
 /// How long after every thread is ready the first activations start.
 const START_DELAY_NS: u64 = 20_000_000;
@@ -24,6 +24,8 @@ const START_DELAY_NS: u64 = 20_000_000;
 /// would boost it.
 struct Mutex {
     raw: Box<UnsafeCell<libc::pthread_mutex_t>>,
+    /// The thread holding it (0: none), for the trace's split to name a waiter's holder.
+    holder: AtomicI32,
 }
 
 // SAFETY: a pthread mutex is made to be shared between threads; it never moves (boxed)
@@ -50,15 +52,23 @@ impl Mutex {
         if rc != 0 {
             return Err(Error::os("making a task set's mutex", std::io::Error::from_raw_os_error(rc)));
         }
-        Ok(Mutex { raw })
+        Ok(Mutex { raw, holder: AtomicI32::new(0) })
     }
 
-    fn lock(&self) {
+    /// Takes it for thread `me`: the wait, from asking to getting it, and the holder seen
+    /// on asking.
+    fn lock(&self, me: i32) -> LockWait {
+        let holder = self.holder.load(Ordering::Relaxed);
+        let from_ns = monotonic_ns();
         // SAFETY: initialised in `new`; the events are checked to lock and unlock in pairs.
         unsafe { libc::pthread_mutex_lock(self.raw.get()) };
+        let to_ns = monotonic_ns();
+        self.holder.store(me, Ordering::Relaxed);
+        LockWait { from_ns, to_ns, holder }
     }
 
     fn unlock(&self) {
+        self.holder.store(0, Ordering::Relaxed);
         // SAFETY: only called by the thread that locked it (checked events).
         unsafe { libc::pthread_mutex_unlock(self.raw.get()) };
     }
@@ -184,12 +194,27 @@ struct Sinks<'a> {
     finished: std::os::fd::RawFd,
 }
 
+/// The most waits for a mutex one activation keeps for the trace's split.
+const MAX_WAITS: usize = 8;
+
+/// A missed activation kept for the trace's split: when its own work could start (its
+/// ideal start, or the previous activation's completion when that was later), and its
+/// waits for a mutex.
+#[derive(Clone, Copy, Debug)]
+struct Miss {
+    a: Activation,
+    start_ns: u64,
+    waits: [LockWait; MAX_WAITS],
+    n_waits: usize,
+}
+
 /// What one task instance's thread brings back.
 struct ThreadResult {
     tally: Tally,
     tid: i32,
-    /// Its missed activations (at most `misses::MAX_SPLIT`), when traced.
-    misses: Vec<Activation>,
+    /// Its last missed activations (at most `misses::MAX_SPLIT`: the trace's buffers keep
+    /// the newest events), when traced.
+    misses: std::collections::VecDeque<Miss>,
 }
 
 /// The thread of one task instance: its policy, then its activations from `t0` on.
@@ -255,7 +280,8 @@ fn activations(
     let job_done_yield = spec.policy.is_deadline() && matches!(steps.last(), Some(Step::Yield));
     let work = steps.len() - usize::from(job_done_yield);
     let mut tally = Tally::new();
-    let mut misses = Vec::with_capacity(if sinks.keep_misses { misses::MAX_SPLIT } else { 0 });
+    let mut misses = std::collections::VecDeque::with_capacity(if sinks.keep_misses { misses::MAX_SPLIT } else { 0 });
+    let mut waits = [LockWait::default(); MAX_WAITS];
     // Every thread reaches the barriers, set up or not, so none waits for ever; if one
     // could not be set up, none runs.
     let went = ready.wait() && go.wait();
@@ -267,15 +293,23 @@ fn activations(
     let end = start + spec.duration.as_nanos() as u64;
     let mut ideal = start;
     let mut n = 0;
+    let mut prev_done = 0;
     while ideal < end && !sinks.stop.load(Ordering::Relaxed) {
         sleep_until(ideal);
         let woke = monotonic_ns();
         let cpu0 = thread_cpu_ns();
+        let mut n_waits = 0;
         for step in &steps[..work] {
             match step {
                 Step::Run(ns) => run_for(*ns),
                 Step::Sleep(d) => std::thread::sleep(*d),
-                Step::Lock(m) => m.lock(),
+                Step::Lock(m) => {
+                    let wait = m.lock(tid);
+                    if n_waits < MAX_WAITS && wait.to_ns > wait.from_ns {
+                        waits[n_waits] = wait;
+                        n_waits += 1;
+                    }
+                }
                 Step::Unlock(m) => m.unlock(),
                 // SAFETY: sched_yield takes nothing and cannot fail.
                 Step::Yield => unsafe {
@@ -300,9 +334,13 @@ fn activations(
             run_ns,
         };
         tally.record(task, a.wake_ns, a.response_ns, run_ns);
-        if a.response_ns > task.deadline_ns && misses.len() < misses.capacity() {
-            misses.push(a);
+        if a.response_ns > task.deadline_ns && sinks.keep_misses {
+            if misses.len() == misses::MAX_SPLIT {
+                misses.pop_front();
+            }
+            misses.push_back(Miss { a, start_ns: ideal.max(prev_done), waits, n_waits });
         }
+        prev_done = done;
         if let Some(stream) = &sinks.stream {
             if stream.try_send(a).is_err() {
                 sinks.dropped.fetch_add(1, Ordering::Relaxed);
@@ -588,7 +626,7 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
     for (i, result) in results {
         let r = result.map_err(Error::failed)?;
         per_task[i].add(&r.tally);
-        missed.extend(r.misses.iter().map(|a| (r.tid, *a)));
+        missed.extend(r.misses.iter().map(|m| (r.tid, *m)));
         tids.push(r.tid);
     }
     let mut all = Tally::new();
@@ -629,37 +667,41 @@ fn start_tracing(spec: &TasksetSpec) -> std::result::Result<crate::sys::trace::T
     crate::bench::start_trace(&cpus, TRACE_BUFFER_KB)
 }
 
-/// Each kept miss split by what the recording saw on its thread's CPU (the first
+/// Each kept miss split by what the recording saw on its thread's CPU (the last
 /// `MAX_SPLIT` in time), or why there is no recording.
 fn split(
     spec: &TasksetSpec,
     recording: std::result::Result<Recording, String>,
-    mut missed: Vec<(i32, Activation)>,
+    mut missed: Vec<(i32, Miss)>,
     misses: u64,
 ) -> MissTrace {
     let recording = match recording {
         Ok(r) => r,
         Err(reason) => return MissTrace::unavailable(reason, misses),
     };
-    missed.sort_by_key(|(_, a)| a.ideal_ns);
-    missed.truncate(misses::MAX_SPLIT);
+    // The last ones: the trace's buffers overwrite their oldest events.
+    missed.sort_by_key(|(_, m)| m.a.ideal_ns);
+    let first = missed.len().saturating_sub(misses::MAX_SPLIT);
+    missed.drain(..first);
     let windows: Vec<MissWindow> = missed
         .iter()
-        .map(|(tid, a)| MissWindow {
+        .map(|(tid, m)| MissWindow {
             tid: *tid,
-            from_ns: a.ideal_ns,
-            start_ns: a.ideal_ns + a.wake_ns,
-            to_ns: a.ideal_ns + a.response_ns,
-            run_ns: a.run_ns,
+            from_ns: m.a.ideal_ns,
+            start_ns: m.start_ns,
+            to_ns: m.a.ideal_ns + m.a.response_ns,
+            run_ns: m.a.run_ns,
+            lock_waits: m.waits[..m.n_waits].to_vec(),
         })
         .collect();
     let pinned = spec.cpus.as_ref().filter(|c| c.len() == 1).map(|c| c[0]);
-    let splits = misses::split_misses(&recording.events, &windows, |_| pinned);
+    let (splits, once) = misses::split_misses(&recording.events, &windows, |_| pinned);
     let lost_on = |cpu: Option<usize>| recording.lost.iter().any(|&(c, n)| n > 0 && Some(c) == cpu);
     let each = missed
         .iter()
         .zip(splits)
-        .map(|((_, a), s)| {
+        .map(|((_, m), s)| {
+            let a = &m.a;
             let task = &spec.tasks[a.task];
             MissSplit {
                 task: task.name.clone(),
@@ -673,6 +715,7 @@ fn split(
                 on_cpu_ns: s.on_cpu_ns,
                 not_visible_ns: s.on_cpu_ns.saturating_sub(a.run_ns),
                 asleep_ns: s.asleep_ns,
+                lock_ns: s.lock_ns,
                 throttled_ns: s.throttled_ns,
                 unknown_ns: s.unknown_ns,
                 partial: lost_on(s.cpu),
@@ -681,7 +724,7 @@ fn split(
         })
         .collect();
     let lost_events = recording.lost.iter().map(|(_, n)| n).sum();
-    MissTrace { lost_events, misses, each, ..MissTrace::default() }.summed()
+    MissTrace { lost_events, misses, each, ..MissTrace::default() }.summed(&once)
 }
 
 #[cfg(test)]
