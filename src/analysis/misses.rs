@@ -13,8 +13,11 @@
 //!   on its CPU, else the task running there (another task of the set, or anyone else, by
 //!   comm, pid and priority); the idle task is no culprit: a runnable thread beside an idle
 //!   CPU is `Runnable` (the wait for the scheduler);
-//! - the thread asleep (switched out sleeping or blocked): its own doing, `asleep_ns`,
-//!   whatever ran on its CPU meanwhile — but for its waits for a mutex (the thread
+//! - the thread asleep (switched out sleeping or blocked) and not woken since the window
+//!   opened: its periodic timer had expired but no wakeup came (`timer_late_ns`: the
+//!   timer interrupt held off, mostly by the hypervisor);
+//! - the thread asleep otherwise: its own doing, `asleep_ns`, whatever ran on its CPU
+//!   meanwhile — but for its waits for a mutex (the thread
 //!   measures them, with the holder it saw on asking): the holder, named as the trace
 //!   shows it, or `lock_ns` ("waiting for a lock") when no event named the holder;
 //! - the thread preempted (switched out still runnable) while its CPU ran a task of a
@@ -104,8 +107,12 @@ pub struct MissSplit {
     pub on_cpu_ns: u64,
     /// ... and how much of that its own CPU clock did not count: the hypervisor's steal.
     pub not_visible_ns: u64,
-    /// Asleep of its own accord (its timer not yet fired, a sleep), whatever ran on its CPU.
+    /// Asleep of its own accord (a sleep event), whatever ran on its CPU.
     pub asleep_ns: u64,
+    /// Still asleep after its periodic timer's expiry (the window's start), before any
+    /// wakeup: the timer's interrupt came late.
+    #[serde(default)]
+    pub timer_late_ns: u64,
     /// Asleep waiting for a mutex whose holder no event named ("waiting for a lock"); a
     /// named holder's time is a culprit.
     #[serde(default)]
@@ -222,6 +229,7 @@ pub fn split_misses(
         splits: windows.iter().map(|_| WindowSplit::default()).collect(),
         once: Once { window_ns: union_ns(windows), ..Once::default() },
         last_cpu: HashMap::new(),
+        awake_at: HashMap::new(),
         preempted: HashMap::new(),
         prio: HashMap::new(),
         tids: windows.iter().map(|w| w.tid).collect(),
@@ -270,6 +278,7 @@ pub struct WindowSplit {
     pub earlier_ns: u64,
     pub on_cpu_ns: u64,
     pub asleep_ns: u64,
+    pub timer_late_ns: u64,
     pub lock_ns: u64,
     pub throttled_ns: u64,
     pub unknown_ns: u64,
@@ -284,6 +293,7 @@ enum Booked {
     Earlier,
     OnCpu,
     Asleep,
+    TimerLate,
     Lock,
     Throttled,
     Unknown,
@@ -296,6 +306,7 @@ impl WindowSplit {
             Booked::Earlier => self.earlier_ns += ns,
             Booked::OnCpu => self.on_cpu_ns += ns,
             Booked::Asleep => self.asleep_ns += ns,
+            Booked::TimerLate => self.timer_late_ns += ns,
             Booked::Lock => self.lock_ns += ns,
             Booked::Throttled => self.throttled_ns += ns,
             Booked::Unknown => self.unknown_ns += ns,
@@ -323,6 +334,8 @@ struct Splitter<'w> {
     once: Once,
     /// Each measured thread's CPU, as its last event named it.
     last_cpu: HashMap<i32, usize>,
+    /// When each measured thread last became runnable or ran.
+    awake_at: HashMap<i32, u64>,
     /// Whether each measured thread's last switch out left it runnable (preempted), and
     /// its kernel priority as its switches show it.
     preempted: HashMap<i32, bool>,
@@ -351,6 +364,11 @@ impl Splitter<'_> {
         let (state, _) = sched.task(tid);
         let cpu = match state {
             TaskState::Running { cpu } | TaskState::Runnable { cpu } => cpu,
+            TaskState::Sleeping | TaskState::Blocked | TaskState::Gone
+                if self.awake_at.get(&tid).is_none_or(|&at| at < window.from_ns) =>
+            {
+                return vec![(Booked::TimerLate, len)];
+            }
             TaskState::Sleeping | TaskState::Blocked | TaskState::Gone => {
                 // Asleep: its own doing, but for its waits for a mutex.
                 let mut booked = Vec::new();
@@ -481,6 +499,9 @@ impl<'a> Handler<'a> for Splitter<'_> {
         for change in step.changes() {
             if let TaskState::Running { cpu } | TaskState::Runnable { cpu } = change.to {
                 self.last_cpu.insert(change.pid, cpu);
+                if self.tids.contains(&change.pid) {
+                    self.awake_at.insert(change.pid, now);
+                }
             }
         }
         if let EventKind::Switch { prev, next, .. } = &event.kind {
@@ -574,9 +595,10 @@ mod tests {
         ];
         let (mut splits, once) = split_misses(&events, &[window(100, 5_000, 60_000, 90_000)], |_| Some(1));
         let split = splits.remove(0);
-        // 5-10 µs: asleep (the spinner's 9-10 is none of its business: its timer had not
-        // fired); 10-60: runnable behind the spinner, less the interrupt's 5; 60-90: its own.
-        assert_eq!((split.asleep_ns, split.on_cpu_ns, split.unknown_ns), (5_000, 30_000, 0));
+        // 5-10 µs: asleep past its timer's expiry (the spinner's 9-10 is none of its
+        // business: it was not woken yet); 10-60: runnable behind the spinner, less the
+        // interrupt's 5; 60-90: its own.
+        assert_eq!((split.timer_late_ns, split.asleep_ns, split.on_cpu_ns, split.unknown_ns), (5_000, 0, 30_000, 0));
         let spinner = Source::Task { comm: "spinner".into(), pid: 200, prio: 0 };
         let irq = Source::Irq { irq: 24, name: "virtio0".into() };
         assert_eq!(named(&split), vec![(spinner.clone(), 45_000), (irq.clone(), 5_000)]);

@@ -715,6 +715,7 @@ fn split(
                 on_cpu_ns: s.on_cpu_ns,
                 not_visible_ns: s.on_cpu_ns.saturating_sub(a.run_ns),
                 asleep_ns: s.asleep_ns,
+                timer_late_ns: s.timer_late_ns,
                 lock_ns: s.lock_ns,
                 throttled_ns: s.throttled_ns,
                 unknown_ns: s.unknown_ns,

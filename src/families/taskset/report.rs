@@ -114,13 +114,18 @@ pub fn miss_lines(o: &TasksetOutcome) -> Vec<String> {
             .collect();
         let cpu = m.cpu.map_or("?".to_string(), |c| c.to_string());
         lines.push(format!(
-            "  miss: {}{instance} activation {} (CPU {cpu}): slack {} µs; own {} µs{}, not visible {} µs, asleep {} µs{}{}{}{}{}",
+            "  miss: {}{instance} activation {} (CPU {cpu}): slack {} µs; own {} µs{}, not visible {} µs, {}asleep {} µs{}{}{}{}{}",
             m.task,
             m.activation,
             us(m.slack_ns),
             us(m.on_cpu_ns as i64),
             if m.earlier_ns > 0 { format!(" (+ {} µs of earlier activations)", us(m.earlier_ns as i64)) } else { String::new() },
             us(m.not_visible_ns as i64),
+            if m.timer_late_ns > 0 {
+                format!("woken late (asleep past its timer) {} µs, ", us(m.timer_late_ns as i64))
+            } else {
+                String::new()
+            },
             us(m.asleep_ns as i64),
             if m.lock_ns > 0 { format!(", waiting for a lock {} µs", us(m.lock_ns as i64)) } else { String::new() },
             if m.throttled_ns > 0 { format!(", throttled {} µs", us(m.throttled_ns as i64)) } else { String::new() },
