@@ -450,6 +450,9 @@ fn nothing_is_left_running_after_sigint_sigterm_or_sigkill() {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGKILL] {
         let dir = Scratch::new(&format!("taskset-signal-{sig}"));
         let csv = dir.path("acts.csv");
+        let partial = dir.path("acts.csv.partial");
+        // An earlier file of that name stays as it was until a run succeeds.
+        std::fs::write(&csv, "an earlier run's\n").unwrap();
         let mut args = vec!["taskset", "--duration", "30s", "--activations", csv.to_str().unwrap()];
         if is_root() {
             args.extend(["--policy", "fifo", "--trace", "on"]);
@@ -463,12 +466,13 @@ fn nothing_is_left_running_after_sigint_sigterm_or_sigkill() {
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
-        // Running: the trial process with its three task threads, rows streaming in.
+        // Running: the trial process with its three task threads (and the writer), rows
+        // going to FILE.partial.
         let mut trial = None;
         let running = wait_until(Duration::from_secs(20), || {
             trial = children_of(pid).into_iter().find(|&c| is_trial_process(c));
             let threads = trial.map_or(0, |t| std::fs::read_dir(format!("/proc/{t}/task")).map_or(0, |d| d.count()));
-            threads >= 4 && std::fs::read_to_string(&csv).is_ok_and(|t| t.lines().count() > 10)
+            threads >= 5 && partial.exists()
         });
         assert!(running, "the task set did not start (signal {sig})");
         let trial = trial.unwrap();
@@ -499,8 +503,10 @@ fn nothing_is_left_running_after_sigint_sigterm_or_sigkill() {
                 .collect();
             assert!(left.is_empty(), "signal {sig}: left in {root}: {left:?}");
         }
-        // The rows streamed so far are whole lines.
-        let text = std::fs::read_to_string(&csv).unwrap();
-        assert!(text.lines().skip(1).all(|l| l.split(',').count() == 12), "signal {sig}: a torn row");
+        // No half-written file: the partial one is gone (under SIGKILL, removed by the
+        // trial process its parent's death stopped), the earlier file untouched.
+        let removed = wait_until(Duration::from_secs(5), || !partial.exists());
+        assert!(removed, "signal {sig}: {} left", partial.display());
+        assert_eq!(std::fs::read_to_string(&csv).unwrap(), "an earlier run's\n", "signal {sig}");
     }
 }

@@ -14,7 +14,7 @@ use crate::sys::sched;
 use hdrhistogram::Histogram;
 use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 
 /// How long after every thread is ready the first activations start.
 const START_DELAY_NS: u64 = 20_000_000;
@@ -186,7 +186,14 @@ pub struct Activation {
 /// counted), and the missed ones kept for the trace's split.
 struct Sinks<'a> {
     stream: Option<std::sync::mpsc::SyncSender<Activation>>,
+    /// The records in the channel, and the eventfd that wakes the writer when they reach
+    /// `STREAM_WAKE_AT`.
+    queued: &'a AtomicUsize,
+    wake_writer: std::os::fd::RawFd,
+    /// Records the full channel could not take ...
     dropped: &'a AtomicU64,
+    /// ... and those sent after the writer failed.
+    unwritten: &'a AtomicU64,
     keep_misses: bool,
     /// Set when a signal asks the run to stop: each thread ends before its next activation.
     stop: &'a AtomicBool,
@@ -342,8 +349,19 @@ fn activations(
         }
         prev_done = done;
         if let Some(stream) = &sinks.stream {
-            if stream.try_send(a).is_err() {
-                sinks.dropped.fetch_add(1, Ordering::Relaxed);
+            match stream.try_send(a) {
+                // The one send that fills the channel to the mark wakes the writer.
+                Ok(()) => {
+                    if sinks.queued.fetch_add(1, Ordering::Relaxed) + 1 == STREAM_WAKE_AT {
+                        let _ = crate::sys::fd::write_raw(sinks.wake_writer, &1u64.to_ne_bytes());
+                    }
+                }
+                Err(std::sync::mpsc::TrySendError::Full(_)) => {
+                    sinks.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(std::sync::mpsc::TrySendError::Disconnected(_)) => {
+                    sinks.unwritten.fetch_add(1, Ordering::Relaxed);
+                }
             }
         }
         ideal += task.period_ns;
@@ -352,25 +370,50 @@ fn activations(
     Ok(ThreadResult { tally, tid, misses })
 }
 
-/// How often the writer thread drains the activations' channel: it never waits on the
-/// channel itself, so a task's send never has a sleeper to wake.
-const WRITER_PERIOD: std::time::Duration = std::time::Duration::from_millis(100);
 /// Room for the activations between two drains (1.4 MB of records).
 const STREAM_CAPACITY: usize = 1 << 15;
+/// The writer sleeps until this many records wait (or the set ends): it is woken by the
+/// send that reaches the mark, never by a timer, so it wakes on no CPU periodically
+/// (a 1 kHz set wakes it every 16 s).
+const STREAM_WAKE_AT: usize = STREAM_CAPACITY / 2;
 
 /// The `--activations` CSV's header; each trial appends its rows.
 pub const ACTIVATIONS_HEADER: &str = "policy,block,task,instance,activation,expected_us,expected_mono_ns,wake_us,\
 response_us,slack_us,run_us,missed";
 
-/// Drains the channel into `path` every `WRITER_PERIOD` until every task thread is done,
-/// off the task set's CPUs when they are pinned.
-fn write_activations(
+/// The writer's side of the activations' channel.
+struct Writer<'a> {
     rx: std::sync::mpsc::Receiver<Activation>,
+    queued: &'a AtomicUsize,
+    wake: std::os::fd::RawFd,
+    /// Set when writing fails, so the set ends instead of running on unrecorded.
+    stop: &'a AtomicBool,
+}
+
+/// Appends the channel's records to `path` each time it is woken, until every task thread
+/// is done, off the task set's CPUs when they are pinned. A failure stops the set.
+fn write_activations(
+    w: Writer,
     path: &std::path::Path,
     spec: &TasksetSpec,
     repeat: u32,
     t0: &AtomicU64,
 ) -> std::io::Result<u64> {
+    let result = drain_activations(&w, path, spec, repeat, t0);
+    if result.is_err() {
+        w.stop.store(true, Ordering::Relaxed);
+    }
+    result
+}
+
+fn drain_activations(
+    w: &Writer,
+    path: &std::path::Path,
+    spec: &TasksetSpec,
+    repeat: u32,
+    t0: &AtomicU64,
+) -> std::io::Result<u64> {
+    use std::fmt::Write as _;
     use std::io::Write;
     use std::sync::mpsc::TryRecvError;
     if let Some(pinned) = &spec.cpus {
@@ -380,20 +423,23 @@ fn write_activations(
             let _ = sched::set_affinity(&others);
         }
     }
-    let file = std::fs::OpenOptions::new().append(true).open(path)?;
-    let mut out = std::io::BufWriter::new(file);
+    let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
     let us = |ns: i64| format!("{:.3}", ns as f64 / 1000.0);
+    let mut rows = String::new();
     let mut written = 0;
     loop {
-        std::thread::sleep(WRITER_PERIOD);
-        loop {
-            match rx.try_recv() {
+        let mut count = [0u8; 8];
+        crate::sys::fd::read_raw(w.wake, &mut count)?;
+        let mut taken = 0;
+        let ended = loop {
+            match w.rx.try_recv() {
                 Ok(a) => {
                     let task = &spec.tasks[a.task];
                     let slack = task.deadline_ns as i64 - a.response_ns as i64;
                     let start = t0.load(Ordering::Acquire);
-                    writeln!(
-                        out,
+                    // Whole rows only: each formatted in full before any is written.
+                    let _ = writeln!(
+                        rows,
                         "{},{repeat},{},{},{},{},{},{},{},{},{},{}",
                         spec.policy.as_str(),
                         csv_field(&task.name),
@@ -406,17 +452,20 @@ fn write_activations(
                         us(slack),
                         us(a.run_ns as i64),
                         u8::from(slack < 0)
-                    )?;
-                    written += 1;
+                    );
+                    taken += 1;
                 }
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    out.flush()?;
-                    return Ok(written);
-                }
+                Err(TryRecvError::Empty) => break false,
+                Err(TryRecvError::Disconnected) => break true,
             }
+        };
+        w.queued.fetch_sub(taken, Ordering::Relaxed);
+        file.write_all(rows.as_bytes())?;
+        rows.clear();
+        written += taken as u64;
+        if ended {
+            return Ok(written);
         }
-        out.flush()?;
     }
 }
 
@@ -514,6 +563,10 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
     let t0 = AtomicU64::new(0);
     let abort = AtomicBool::new(false);
     let dropped = AtomicU64::new(0);
+    let unwritten = AtomicU64::new(0);
+    let queued = AtomicUsize::new(0);
+    let wake_writer = crate::sys::fd::eventfd().map_err(|e| Error::os("creating an eventfd", e))?;
+    let wake_fd = std::os::fd::AsRawFd::as_raw_fd(&wake_writer);
     let (tx, rx) = match extras.activations {
         Some(_) => {
             let (tx, rx) = std::sync::mpsc::sync_channel(STREAM_CAPACITY);
@@ -529,7 +582,10 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
                 let (mutexes, ready, go, t0, abort) = (&mutexes, &ready, &go, &t0, &abort);
                 let sinks = Sinks {
                     stream: tx.clone(),
+                    queued: &queued,
+                    wake_writer: wake_fd,
                     dropped: &dropped,
+                    unwritten: &unwritten,
                     keep_misses: spec.trace,
                     stop: &stop,
                     finished: finished_fd,
@@ -562,7 +618,8 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
         let writer = match (rx, extras.activations) {
             (Some(rx), Some(path)) => {
                 let t0 = &t0;
-                Some(scope.spawn(move || write_activations(rx, path, spec, extras.repeat, t0)))
+                let w = Writer { rx, queued: &queued, wake: wake_fd, stop: &stop };
+                Some(scope.spawn(move || write_activations(w, path, spec, extras.repeat, t0)))
             }
             _ => None,
         };
@@ -608,18 +665,29 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
             .map(|(i, h)| (i, h.join().unwrap_or_else(|_| Err("a task thread panicked".to_string()))))
             .collect();
         crate::sys::load::mark_window_end();
+        // Every sender is gone: the writer's last wake drains the rest and ends.
+        let _ = crate::sys::fd::write_raw(wake_fd, &1u64.to_ne_bytes());
         let written = writer.map(|w| w.join().unwrap_or_else(|_| Err(std::io::Error::other("the writer panicked"))));
         Ok((joined, written))
     })?;
+    // A failed writer stopped the set: its error first (a signal may have come too).
+    if let (Some(written), Some(path)) = (&written, extras.activations) {
+        if let Err(e) = written {
+            drop(tracing);
+            return Err(Error::env(format!(
+                "writing {}: {} (the set was stopped; {} activations came after the failure)",
+                path.display(),
+                crate::error::describe_io(e),
+                unwritten.load(Ordering::Relaxed)
+            )));
+        }
+    }
     if let Some(sig) = interrupted {
         // Stopped: the session is dropped (its instance removed), nothing is recorded.
         drop(tracing);
         return Err(Error::Interrupted(sig));
     }
     let recording = tracing.map(crate::bench::read_trace);
-    if let (Some(written), Some(path)) = (written, extras.activations) {
-        written.map_err(|e| Error::env(format!("writing {}: {}", path.display(), crate::error::describe_io(&e))))?;
-    }
     let mut per_task: Vec<Tally> = spec.tasks.iter().map(|_| Tally::new()).collect();
     let mut tids = Vec::new();
     let mut missed = Vec::new();

@@ -71,7 +71,13 @@ impl FamilyTrial for TasksetSpec {
         preflight(self)?;
         let load_plan = preflight::load(&self.load)?;
         let run = super::kernel::RunExtras { repeat, activations: extras.activations.as_deref() };
-        let (mut outcome, load) = load::beside(load_plan.as_ref(), || super::kernel::run(self, run))?;
+        let ran = load::beside(load_plan.as_ref(), || super::kernel::run(self, run));
+        if let (Err(Error::Interrupted(_)), Some(path)) = (&ran, &extras.activations) {
+            // Stopped: the rows are incomplete. The command removes its partial file too,
+            // but not when it was killed outright (its death is what stopped this trial).
+            let _ = std::fs::remove_file(path);
+        }
+        let (mut outcome, load) = ran?;
         outcome.load = load;
         Reply::ok(Outcome::Taskset(outcome))
     }
