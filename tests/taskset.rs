@@ -110,6 +110,32 @@ fn deadline_admission_is_checked_before_anything_runs() {
         &["taskset", "--policy", "deadline", "--task", r#"name = "a", period = "1ms", run = "700us", count = 8"#],
         "SCHED_DEADLINE admits",
     );
+    refused(
+        &["taskset", "--policy", "deadline", "--task", r#"name = "a", period = "1ms", run = "700us", count = 8"#],
+        "a: 975 µs per 1 ms by default (run 700 µs + a quarter + 100 µs floor); the runs themselves do not fit",
+    );
+    // The default reservations (475 µs each) ask for 285 %; smaller runtimes, still over
+    // the run, would fit (313 µs on 2 CPUs): the error says which.
+    refused(
+        &["taskset", "--policy", "deadline", "--task", r#"name = "a", period = "1ms", run = "300us", count = 6"#],
+        "us\"` would fit",
+    );
+}
+
+#[test]
+fn a_short_period_deadline_set_is_admitted_with_its_default_reservations() {
+    if !is_root() {
+        eprintln!("skipped: SCHED_DEADLINE needs root");
+        return;
+    }
+    // 3 × 50 µs every 250 µs: 60 % of a CPU. The floor is a tenth of the period here
+    // (25 µs), so the reservations ask for 3 × 87.5 µs / 250 µs = 105 %, not 195 %.
+    let lines = taskset_lines(
+        &["taskset", "--policy", "deadline", "--duration", "200ms", "--json"],
+        &["--task", r#"name = "a", period = "250us", run = "50us", count = 3"#],
+    );
+    assert_eq!(lines[0]["status"], "ok", "{}", lines[0]);
+    assert_eq!(lines[0]["activations"], 2400, "{}", lines[0]);
 }
 
 #[test]
