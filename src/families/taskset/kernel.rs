@@ -511,10 +511,15 @@ fn stats(task: &TaskSpec, t: &Tally) -> TaskStats {
     }
 }
 
-/// Each CPU's trace buffer (KiB) for a traced task set: an activation costs some ten
-/// events of ~50 bytes (timer, wakeup, switches), so 32 MiB holds about a minute of a
-/// 1 kHz + 500 Hz + 100 Hz set per CPU; what overflows is counted, never hidden.
-const TRACE_BUFFER_KB: usize = 32 * 1024;
+/// Each CPU's trace buffer (KiB) for a traced task set, from its length: rt-taskset's set
+/// (1 kHz + 500 Hz + 100 Hz) wrote 0.3-0.5 MB/s a CPU here (13 000 events/s on the busier
+/// CPU, others' builds running), so 1 MiB a second of trial, between 4 and 32 MiB: the
+/// buffer the kernel keeps and the reading's memory (its text, twice) follow the trial,
+/// not a fixed 32 MiB a CPU. A buffer that overflows loses its oldest events (the last
+/// misses are the ones split); what it lost is counted, never hidden.
+fn trace_buffer_kb(duration: std::time::Duration) -> usize {
+    (duration.as_secs_f64().ceil() as usize * 1024).clamp(4 * 1024, 32 * 1024)
+}
 
 /// What `run` is asked beside the set: the trial's block (for the activations' rows) and
 /// where to stream them.
@@ -732,7 +737,7 @@ fn start_tracing(spec: &TasksetSpec) -> std::result::Result<crate::sys::trace::T
         Some(cpus) => cpus.clone(),
         None => sched::allowed_cpus().map_err(|e| format!("no attribution: reading the allowed CPUs: {e}"))?,
     };
-    crate::bench::start_trace(&cpus, TRACE_BUFFER_KB)
+    crate::bench::start_trace(&cpus, trace_buffer_kb(spec.duration))
 }
 
 /// Each kept miss split by what the recording saw on its thread's CPU (the last
