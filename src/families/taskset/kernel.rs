@@ -676,16 +676,14 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
         Ok((joined, written))
     })?;
     // A failed writer stopped the set: its error first (a signal may have come too).
-    if let (Some(written), Some(path)) = (&written, extras.activations) {
-        if let Err(e) = written {
-            drop(tracing);
-            return Err(Error::env(format!(
-                "writing {}: {} (the set was stopped; {} activations came after the failure)",
-                path.display(),
-                crate::error::describe_io(e),
-                unwritten.load(Ordering::Relaxed)
-            )));
-        }
+    if let (Some(Err(e)), Some(path)) = (&written, extras.activations) {
+        drop(tracing);
+        return Err(Error::env(format!(
+            "writing {}: {} (the set was stopped; {} activations came after the failure)",
+            path.display(),
+            crate::error::describe_io(e),
+            unwritten.load(Ordering::Relaxed)
+        )));
     }
     if let Some(sig) = interrupted {
         // Stopped: the session is dropped (its instance removed), nothing is recorded.
