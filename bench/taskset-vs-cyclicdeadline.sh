@@ -24,39 +24,26 @@ fi
 cargo build --release --quiet
 bin=${CARGO_TARGET_DIR:-target}/release/schedlab
 
-# cyclicdeadline writes its marker to <debugfs>/tracing/trace_marker: mount debugfs if it
-# is not, size the buffer for every job, and put everything back as it was on exit.
-mounted_debugfs=
-if ! mountpoint -q /sys/kernel/debug; then
-  mount -t debugfs none /sys/kernel/debug
-  mounted_debugfs=1
-fi
-tracing=/sys/kernel/debug/tracing
-old_on=$(cat "$tracing/tracing_on")
-# "7 (expanded: 1408)": the size the buffer takes once tracing is used.
-old_kb=$(sed -e 's/.*expanded: \([0-9]*\).*/\1/' -e 's/ .*//' "$tracing/buffer_size_kb")
+# cyclicdeadline writes a marker for every job to <debugfs>/tracing/trace_marker, the
+# global trace buffer's, which other people's tools use: it is neither cleared nor
+# resized here. cyclicdeadline runs in a private mount namespace where a regular file (in
+# /dev/shm, memory as the ring buffer is) is bound over trace_marker, so its markers land
+# in that file, and the namespace's mounts go with it.
 results=$(mktemp)
-restore() {
-  echo "$old_on" >"$tracing/tracing_on"
-  echo >"$tracing/trace"
-  echo "$old_kb" >"$tracing/buffer_size_kb"
-  rm -f "$results" "$results.cd.json"
-  if [ -n "$mounted_debugfs" ]; then umount /sys/kernel/debug; fi
-}
-trap restore EXIT
-# About 120 bytes a job, twice over.
-echo $((seconds * 1000000 / interval_us * 240 / 1024 + 1024)) >"$tracing/buffer_size_kb"
+markers=$(mktemp -p /dev/shm 2>/dev/null || mktemp)
+trap 'rm -f "$results" "$results.cd.json" "$markers"' EXIT
 
 for ((i = 1; i <= rounds; i++)); do
   flock /tmp/schedlab-measure.lock "$bin" taskset --policy deadline --duration "${seconds}s" --json \
     --task "name = \"cd\", period = \"${interval_us}us\", runtime = \"${runtime_us}us\", run = \"50us\"" |
     python3 -c 'import json,sys; l=json.loads(sys.stdin.readline()); t=l["per_task"][0]; print("schedlab", t["activations"], t["wake_p50_ns"]/1e3, t["wake_p99_ns"]/1e3, t["wake_max_ns"]/1e3, t["misses"])' >>"$results"
-  echo >"$tracing/trace"
-  echo 1 >"$tracing/tracing_on"
-  flock /tmp/schedlab-measure.lock cyclicdeadline -D "$seconds" -i "$interval_us" -t 1 --json="$results.cd.json" >/dev/null
-  echo 0 >"$tracing/tracing_on"
-  # The first marker is cyclicdeadline's own check of the job in its main thread. A
-  # trace that lost jobs (a full buffer) is said so: its percentiles are of fewer jobs.
+  : >"$markers"
+  flock /tmp/schedlab-measure.lock unshare -m --propagation private sh -c '
+    mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+    mount --bind "$1" /sys/kernel/debug/tracing/trace_marker
+    exec cyclicdeadline -D "$2" -i "$3" -t 1 --json="$4" >/dev/null' sh "$markers" "$seconds" "$interval_us" "$results.cd.json"
+  # The first marker is cyclicdeadline's own check of the job in its main thread. Fewer
+  # markers than jobs is said so: the percentiles are of fewer jobs.
   python3 -c '
 import json, math, re, sys
 offs = [int(m.group(1)) for m in re.finditer(r"start at \d+ off=(\d+)", open(sys.argv[1]).read())][1:]
@@ -64,8 +51,8 @@ offs.sort()
 def pct(q): return offs[max(0, math.ceil(q * len(offs)) - 1)]
 cycles = json.load(open(sys.argv[2]))["thread"]["0"]["cycles"]
 if len(offs) < cycles - 1:
-    print(f"warning: the trace kept {len(offs)} of cyclicdeadline\x27s {cycles} jobs", file=sys.stderr)
-print("cyclicdeadline", len(offs), pct(0.50), pct(0.99), offs[-1], "-")' "$tracing/trace" "$results.cd.json" >>"$results"
+    print(f"warning: {len(offs)} markers for cyclicdeadline\x27s {cycles} jobs", file=sys.stderr)
+print("cyclicdeadline", len(offs), pct(0.50), pct(0.99), offs[-1], "-")' "$markers" "$results.cd.json" >>"$results"
 done
 
 python3 - "$results" "$runtime_us" "$interval_us" <<'PY'

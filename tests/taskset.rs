@@ -110,6 +110,32 @@ fn deadline_admission_is_checked_before_anything_runs() {
         &["taskset", "--policy", "deadline", "--task", r#"name = "a", period = "1ms", run = "700us", count = 8"#],
         "SCHED_DEADLINE admits",
     );
+    refused(
+        &["taskset", "--policy", "deadline", "--task", r#"name = "a", period = "1ms", run = "700us", count = 8"#],
+        "a: 975 µs per 1 ms by default (run 700 µs + a quarter + 100 µs floor); the runs themselves do not fit",
+    );
+    // The default reservations (475 µs each) ask for 285 %; smaller runtimes, still over
+    // the run, would fit (313 µs on 2 CPUs): the error says which.
+    refused(
+        &["taskset", "--policy", "deadline", "--task", r#"name = "a", period = "1ms", run = "300us", count = 6"#],
+        "us\"` would fit",
+    );
+}
+
+#[test]
+fn a_short_period_deadline_set_is_admitted_with_its_default_reservations() {
+    if !is_root() {
+        eprintln!("skipped: SCHED_DEADLINE needs root");
+        return;
+    }
+    // 3 × 50 µs every 250 µs: 60 % of a CPU. The floor is a tenth of the period here
+    // (25 µs), so the reservations ask for 3 × 87.5 µs / 250 µs = 105 %, not 195 %.
+    let lines = taskset_lines(
+        &["taskset", "--policy", "deadline", "--duration", "200ms", "--json"],
+        &["--task", r#"name = "a", period = "250us", run = "50us", count = 3"#],
+    );
+    assert_eq!(lines[0]["status"], "ok", "{}", lines[0]);
+    assert_eq!(lines[0]["activations"], 2400, "{}", lines[0]);
 }
 
 #[test]
@@ -393,9 +419,11 @@ fn an_admitted_deadline_set_on_an_idle_machine_meets_its_deadlines_but_for_the_m
         eprintln!("skipped: SCHED_DEADLINE needs root");
         return;
     }
-    // 20 % of one CPU on a 2-CPU machine: far inside what the kernel admits.
+    // 20 % of one CPU on a 2-CPU machine: far inside what the kernel admits. The same set
+    // under FIFO, in the same run (the blocks in random order), is the machine's own noise
+    // at that load: a FIFO task has no reservation to run out of.
     let lines = taskset_lines(
-        &["taskset", "--policy", "deadline", "--duration", "3s", "--trace", "on", "--json"],
+        &["taskset", "--policy", "deadline,fifo", "--duration", "3s", "--trace", "on", "--json"],
         &[
             "--task",
             r#"name = "a", period = "10ms", run = "1ms""#,
@@ -403,14 +431,18 @@ fn an_admitted_deadline_set_on_an_idle_machine_meets_its_deadlines_but_for_the_m
             r#"name = "b", period = "20ms", run = "2ms""#,
         ],
     );
-    let l = &lines[0];
+    let of = |policy: &str| lines.iter().find(|l| l["policy"] == policy).unwrap_or_else(|| panic!("no {policy} line"));
+    let (l, fifo) = (of("deadline"), of("fifo"));
     assert_eq!(l["activations"], 450, "{l}");
     let trace = &l["miss_trace"];
-    // Each miss must be the machine's: time the kernel's switches gave the thread but its
-    // clock did not count (the hypervisor's steal), another task or an interrupt on its
-    // CPU, a throttle, or the carry-over of an earlier late activation — never the set
-    // alone on an idle CPU with nothing else in its window.
+    // Each miss must be the machine's, by the time that explains it: time the kernel's
+    // switches gave the thread but its clock did not count (the hypervisor's steal),
+    // another task or an interrupt on its CPU, its timer's wakeup coming late, the time it
+    // was throttled (the reservation is the run plus a quarter plus up to 100 µs, so running
+    // it out takes that much of the machine's time charged to the job), or the carry-over
+    // of an earlier late activation. Time the trace does not know explains nothing.
     for m in trace["each"].as_array().unwrap() {
+        let ns = |k: &str| m[k].as_u64().unwrap_or(0);
         let others: u64 = m["culprits"]
             .as_array()
             .unwrap()
@@ -418,21 +450,18 @@ fn an_admitted_deadline_set_on_an_idle_machine_meets_its_deadlines_but_for_the_m
             .filter(|c| !matches!(c["source"]["comm"].as_str(), Some("a" | "b")))
             .map(|c| c["ns"].as_u64().unwrap())
             .sum();
-        // Work of earlier activations that ran late into this one is the carry-over of an
-        // earlier incident, not a new one.
-        let outside = others
-            + m["not_visible_ns"].as_u64().unwrap()
-            + m["unknown_ns"].as_u64().unwrap()
-            + m["earlier_ns"].as_u64().unwrap();
+        let outside = others + ns("not_visible_ns") + ns("timer_late_ns") + ns("throttled_ns") + ns("earlier_ns");
         let late = (-m["slack_ns"].as_i64().unwrap()) as u64;
-        assert!(
-            outside * 2 >= late || m["throttled_ns"].as_u64().unwrap() > 0,
-            "a miss with nothing of the machine's to explain it: {m}"
-        );
+        assert!(outside * 2 >= late, "a miss with nothing of the machine's to explain it: {m}");
     }
-    // And nearly every deadline is met: misses, if any, come in few incidents.
+    // And nearly every deadline is met: misses, if any, come in few incidents. Measured
+    // here (11 interleaved 3 s pairs on the shared 2-vCPU VM): DEADLINE 0-6 incidents,
+    // median 0; FIFO 0-3 in the same runs, one 30 ms stall of the machine each. The bound
+    // is FIFO's count (twice: a stall that delays a FIFO task also eats a reservation)
+    // plus a third above the worst excess seen.
     let bursts = l["miss_bursts"].as_u64().unwrap();
-    assert!(bursts <= 5, "{bursts} incidents in 450 activations: {l}");
+    let fifo_bursts = fifo["miss_bursts"].as_u64().unwrap();
+    assert!(bursts <= 8 + 2 * fifo_bursts, "{bursts} incidents in 450 activations, FIFO {fifo_bursts}: {l}");
 }
 
 /// The schedlab tracefs instances there are now.
@@ -450,6 +479,9 @@ fn nothing_is_left_running_after_sigint_sigterm_or_sigkill() {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGKILL] {
         let dir = Scratch::new(&format!("taskset-signal-{sig}"));
         let csv = dir.path("acts.csv");
+        let partial = dir.path("acts.csv.partial");
+        // An earlier file of that name stays as it was until a run succeeds.
+        std::fs::write(&csv, "an earlier run's\n").unwrap();
         let mut args = vec!["taskset", "--duration", "30s", "--activations", csv.to_str().unwrap()];
         if is_root() {
             args.extend(["--policy", "fifo", "--trace", "on"]);
@@ -463,12 +495,13 @@ fn nothing_is_left_running_after_sigint_sigterm_or_sigkill() {
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
-        // Running: the trial process with its three task threads, rows streaming in.
+        // Running: the trial process with its three task threads (and the writer), rows
+        // going to FILE.partial.
         let mut trial = None;
         let running = wait_until(Duration::from_secs(20), || {
             trial = children_of(pid).into_iter().find(|&c| is_trial_process(c));
             let threads = trial.map_or(0, |t| std::fs::read_dir(format!("/proc/{t}/task")).map_or(0, |d| d.count()));
-            threads >= 4 && std::fs::read_to_string(&csv).is_ok_and(|t| t.lines().count() > 10)
+            threads >= 5 && partial.exists()
         });
         assert!(running, "the task set did not start (signal {sig})");
         let trial = trial.unwrap();
@@ -499,8 +532,10 @@ fn nothing_is_left_running_after_sigint_sigterm_or_sigkill() {
                 .collect();
             assert!(left.is_empty(), "signal {sig}: left in {root}: {left:?}");
         }
-        // The rows streamed so far are whole lines.
-        let text = std::fs::read_to_string(&csv).unwrap();
-        assert!(text.lines().skip(1).all(|l| l.split(',').count() == 12), "signal {sig}: a torn row");
+        // No half-written file: the partial one is gone (under SIGKILL, removed by the
+        // trial process its parent's death stopped), the earlier file untouched.
+        let removed = wait_until(Duration::from_secs(5), || !partial.exists());
+        assert!(removed, "signal {sig}: {} left", partial.display());
+        assert_eq!(std::fs::read_to_string(&csv).unwrap(), "an earlier run's\n", "signal {sig}");
     }
 }

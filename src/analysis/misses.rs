@@ -9,10 +9,17 @@
 //!
 //! - the thread running: its own time (`on_cpu_ns`), unless an interrupt, softirq or the
 //!   local timer held its CPU (that handler is named);
-//! - the thread not running: the innermost open handler on its CPU, else the task running
-//!   there (another task of the set, or anyone else, by comm, pid and priority); the idle
-//!   task is no culprit: a runnable thread beside an idle CPU is `Runnable` (the wait for
-//!   the scheduler), a sleeping one is `asleep_ns`;
+//! - the thread runnable (woken or preempted, waiting for a CPU): the innermost open handler
+//!   on its CPU, else the task running there (another task of the set, or anyone else, by
+//!   comm, pid and priority); the idle task is no culprit: a runnable thread beside an idle
+//!   CPU is `Runnable` (the wait for the scheduler);
+//! - the thread asleep (switched out sleeping or blocked) and not woken since the window
+//!   opened: its periodic timer had expired but no wakeup came (`timer_late_ns`: the
+//!   timer interrupt held off, mostly by the hypervisor);
+//! - the thread asleep otherwise: its own doing, `asleep_ns`, whatever ran on its CPU
+//!   meanwhile — but for its waits for a mutex (the thread
+//!   measures them, with the holder it saw on asking): the holder, named as the trace
+//!   shows it, or `lock_ns` ("waiting for a lock") when no event named the holder;
 //! - the thread preempted (switched out still runnable) while its CPU ran a task of a
 //!   lower class (a normal task or the idle task under a real-time or deadline thread):
 //!   nothing outranks it there, so the kernel's bandwidth control held it back —
@@ -24,6 +31,11 @@
 //! The thread's CPU is the one its last switch or wakeup named, so a thread that migrates
 //! is followed. The stretches sum to the window's length, but for the handlers that
 //! interrupted the running thread: those are named and also inside `on_cpu_ns`.
+//!
+//! Windows overlap (a late activation's lateness carries into the next ones', and
+//! several threads miss at once): each miss's own split sees its whole window, but the
+//! trial's totals book every stretch once — to the oldest open window that names a culprit
+//! (or throttling) for it — so they never exceed the union of the windows (`window_ns`).
 //!
 //! What the tracepoints cannot see — the hypervisor running another guest on this virtual
 //! CPU (steal) — still shows: the thread's own CPU clock (`CLOCK_THREAD_CPUTIME_ID`, which
@@ -37,8 +49,8 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::replay::{replay, ContextEdge, CpuState, Handler, OpenContexts, Sched, Step, TaskState};
 use crate::analysis::trace::{EventKind, Source, TraceEvent};
 
-/// The most missed activations split and kept per trial (the first ones); every miss
-/// after them is counted, not split.
+/// The most missed activations split and kept per trial (the last ones: the trace's
+/// buffers overwrite their oldest events); every miss before them is counted, not split.
 pub const MAX_SPLIT: usize = 2000;
 
 /// One missed activation to split: the thread, its window (CLOCK_MONOTONIC ns) and the CPU
@@ -52,6 +64,17 @@ pub struct MissWindow {
     pub start_ns: u64,
     pub to_ns: u64,
     pub run_ns: u64,
+    /// The thread's waits for a mutex in this window, as it measured them.
+    pub lock_waits: Vec<LockWait>,
+}
+
+/// A wait for a mutex: from asking to getting it (CLOCK_MONOTONIC ns), and the thread that
+/// held it when asked (0: none seen).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LockWait {
+    pub from_ns: u64,
+    pub to_ns: u64,
+    pub holder: i32,
 }
 
 /// One source's time in one miss's window.
@@ -84,15 +107,24 @@ pub struct MissSplit {
     pub on_cpu_ns: u64,
     /// ... and how much of that its own CPU clock did not count: the hypervisor's steal.
     pub not_visible_ns: u64,
-    /// Asleep while its CPU idled (the timer not yet fired, a sleep, a mutex).
+    /// Asleep of its own accord (a sleep event), whatever ran on its CPU.
     pub asleep_ns: u64,
+    /// Still asleep after its periodic timer's expiry (the window's start), before any
+    /// wakeup: the timer's interrupt came late.
+    #[serde(default)]
+    pub timer_late_ns: u64,
+    /// Asleep waiting for a mutex whose holder no event named ("waiting for a lock"); a
+    /// named holder's time is a culprit.
+    #[serde(default)]
+    pub lock_ns: u64,
     /// Preempted and held back while its CPU ran a lower class or idled: throttled by its
     /// reservation (deadline) or RT throttling.
     #[serde(default)]
     pub throttled_ns: u64,
     /// No state known for the thread or its CPU.
     pub unknown_ns: u64,
-    /// What else had its CPU while it was not running, or interrupted it: most time first.
+    /// What else had its CPU while it was runnable, interrupted it, or held the mutex it
+    /// waited for: most time first.
     pub culprits: Vec<MissCulprit>,
     /// The CPU's buffer lost events: the split may be incomplete.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -106,7 +138,8 @@ impl MissSplit {
     }
 }
 
-/// One source over a trial's split misses: in how many it took time, and how much.
+/// One source over a trial's split misses: in how many it took time, and how much — each
+/// stretch counted once however many overlapping windows it falls in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MissSource {
     pub source: Source,
@@ -123,9 +156,12 @@ pub struct MissTrace {
     /// Events the trace buffers lost over the window: non-zero makes splits partial.
     #[serde(default)]
     pub lost_events: u64,
-    /// The trial's misses, and how many of them were split (the first `MAX_SPLIT`).
+    /// The trial's misses, and how many of them were split (the last `MAX_SPLIT`).
     pub misses: u64,
     pub split: u64,
+    /// The union of the split misses' windows: the time the totals below share.
+    #[serde(default)]
+    pub window_ns: u64,
     /// Each source over the split misses, the most time first.
     pub sources: Vec<MissSource>,
     /// Summed over the split misses: the time the thread's clock did not count while the
@@ -133,7 +169,8 @@ pub struct MissTrace {
     pub not_visible_ns: u64,
     /// Misses in which some of that time was seen (at least 10 µs).
     pub misses_with_not_visible: u64,
-    /// Summed over the split misses: the time the thread was throttled, and in how many.
+    /// Over the split misses (each stretch once): the time the thread was throttled, and in
+    /// how many misses.
     #[serde(default)]
     pub throttled_ns: u64,
     #[serde(default)]
@@ -147,15 +184,17 @@ impl MissTrace {
         MissTrace { unavailable: Some(reason.into()), misses, ..MissTrace::default() }
     }
 
-    /// The sums over `each`: every source's misses and time, and the not-visible time.
-    pub fn summed(mut self) -> MissTrace {
+    /// The totals: every source's misses (from `each`) and time (from `once`, each stretch
+    /// booked once), the union of the windows, and the not-visible time.
+    pub fn summed(mut self, once: &Once) -> MissTrace {
         let mut by: BTreeMap<&Source, (u64, u64)> = BTreeMap::new();
         for miss in &self.each {
             for c in miss.culprits.iter().filter(|c| c.ns > 0) {
-                let e = by.entry(&c.source).or_default();
-                e.0 += 1;
-                e.1 += c.ns;
+                by.entry(&c.source).or_default().0 += 1;
             }
+        }
+        for (source, ns) in &once.by {
+            by.entry(source).or_default().1 += ns;
         }
         let mut sources: Vec<MissSource> =
             by.into_iter().map(|(source, (misses, ns))| MissSource { source: source.clone(), misses, ns }).collect();
@@ -164,7 +203,8 @@ impl MissTrace {
         self.split = self.each.len() as u64;
         self.not_visible_ns = self.each.iter().map(|m| m.not_visible_ns).sum();
         self.misses_with_not_visible = self.each.iter().filter(|m| m.not_visible_ns >= 10_000).count() as u64;
-        self.throttled_ns = self.each.iter().map(|m| m.throttled_ns).sum();
+        self.window_ns = once.window_ns;
+        self.throttled_ns = once.throttled_ns;
         self.misses_throttled = self.each.iter().filter(|m| m.throttled_ns > 0).count() as u64;
         self
     }
@@ -172,13 +212,13 @@ impl MissTrace {
 
 /// Splits each window (see the module's comment). `events` in time order, the idle exits
 /// put back; `hint_cpu` is where a pinned thread runs, for time before any event names it.
-/// Returns, per window in the order given: (end CPU, on-CPU ns, asleep ns, unknown ns,
-/// culprits by time).
+/// Returns each window's split, in the order given, and the totals with every stretch
+/// booked once.
 pub fn split_misses(
     events: &[TraceEvent],
     windows: &[MissWindow],
     hint_cpu: impl Fn(i32) -> Option<usize>,
-) -> Vec<WindowSplit> {
+) -> (Vec<WindowSplit>, Once) {
     let mut order: Vec<usize> = (0..windows.len()).collect();
     order.sort_by_key(|&i| windows[i].from_ns);
     let mut splitter = Splitter {
@@ -187,10 +227,14 @@ pub fn split_misses(
         next: 0,
         active: Vec::new(),
         splits: windows.iter().map(|_| WindowSplit::default()).collect(),
+        once: Once { window_ns: union_ns(windows), ..Once::default() },
         last_cpu: HashMap::new(),
+        awake_at: HashMap::new(),
         preempted: HashMap::new(),
         prio: HashMap::new(),
         tids: windows.iter().map(|w| w.tid).collect(),
+        holders: windows.iter().flat_map(|w| w.lock_waits.iter().map(|l| l.holder)).filter(|&h| h != 0).collect(),
+        seen: HashMap::new(),
         handlers: HashMap::new(),
         prev_ns: None,
     };
@@ -200,7 +244,31 @@ pub fn split_misses(
         }
     }
     replay(events, &mut [&mut splitter]);
-    splitter.splits
+    (splitter.splits, splitter.once)
+}
+
+/// The length of the union of the windows.
+fn union_ns(windows: &[MissWindow]) -> u64 {
+    let mut spans: Vec<(u64, u64)> = windows.iter().map(|w| (w.from_ns, w.to_ns)).collect();
+    spans.sort_unstable();
+    let (mut total, mut end) = (0, 0);
+    for (from, to) in spans {
+        let from = from.max(end);
+        if to > from {
+            total += to - from;
+            end = to;
+        }
+    }
+    total
+}
+
+/// The trial's totals over its split misses, each stretch booked once.
+#[derive(Clone, Debug, Default)]
+pub struct Once {
+    /// The union of the windows.
+    pub window_ns: u64,
+    pub by: BTreeMap<Source, u64>,
+    pub throttled_ns: u64,
 }
 
 /// One window's split, before it is named with its task.
@@ -210,6 +278,8 @@ pub struct WindowSplit {
     pub earlier_ns: u64,
     pub on_cpu_ns: u64,
     pub asleep_ns: u64,
+    pub timer_late_ns: u64,
+    pub lock_ns: u64,
     pub throttled_ns: u64,
     pub unknown_ns: u64,
     pub culprits: Vec<MissCulprit>,
@@ -217,9 +287,31 @@ pub struct WindowSplit {
     covered_ns: u64,
 }
 
+/// What one stretch of one window went to.
+#[derive(Clone, Debug, PartialEq)]
+enum Booked {
+    Earlier,
+    OnCpu,
+    Asleep,
+    TimerLate,
+    Lock,
+    Throttled,
+    Unknown,
+    To(Source),
+}
+
 impl WindowSplit {
-    fn add(&mut self, source: Source, ns: u64) {
-        *self.by.entry(source).or_default() += ns;
+    fn add(&mut self, booked: &Booked, ns: u64) {
+        match booked {
+            Booked::Earlier => self.earlier_ns += ns,
+            Booked::OnCpu => self.on_cpu_ns += ns,
+            Booked::Asleep => self.asleep_ns += ns,
+            Booked::TimerLate => self.timer_late_ns += ns,
+            Booked::Lock => self.lock_ns += ns,
+            Booked::Throttled => self.throttled_ns += ns,
+            Booked::Unknown => self.unknown_ns += ns,
+            Booked::To(source) => *self.by.entry(source.clone()).or_default() += ns,
+        }
     }
 
     fn close(&mut self, window_ns: u64) {
@@ -236,15 +328,23 @@ struct Splitter<'w> {
     windows: &'w [MissWindow],
     order: Vec<usize>,
     next: usize,
+    /// The open windows, oldest first.
     active: Vec<usize>,
     splits: Vec<WindowSplit>,
+    once: Once,
     /// Each measured thread's CPU, as its last event named it.
     last_cpu: HashMap<i32, usize>,
+    /// When each measured thread last became runnable or ran.
+    awake_at: HashMap<i32, u64>,
     /// Whether each measured thread's last switch out left it runnable (preempted), and
     /// its kernel priority as its switches show it.
     preempted: HashMap<i32, bool>,
     prio: HashMap<i32, i32>,
     tids: HashSet<i32>,
+    /// The threads that held a mutex a window's thread waited for, and how the trace
+    /// last named each (comm and priority).
+    holders: HashSet<i32>,
+    seen: HashMap<i32, Source>,
     /// The handler contexts open on each CPU.
     handlers: HashMap<usize, OpenContexts<Source>>,
     prev_ns: Option<u64>,
@@ -255,47 +355,105 @@ impl Splitter<'_> {
         self.handlers.get(&cpu).and_then(|open| open.innermost())
     }
 
-    /// The stretch `from..to` of window `i`, by the state before the current event.
-    fn book(&mut self, i: usize, from: u64, to: u64, sched: &Sched) {
-        let tid = self.windows[i].tid;
+    /// What the stretch `from..to` of window `i` went to, by the state before the current
+    /// event.
+    fn book(&self, i: usize, from: u64, to: u64, sched: &Sched) -> Vec<(Booked, u64)> {
+        let window = &self.windows[i];
+        let tid = window.tid;
         let len = to - from;
         let (state, _) = sched.task(tid);
         let cpu = match state {
-            TaskState::Running { cpu } | TaskState::Runnable { cpu } => Some(cpu),
-            _ => self.last_cpu.get(&tid).copied(),
-        };
-        let handler = cpu.and_then(|c| self.handler_on(c)).cloned();
-        let split = &mut self.splits[i];
-        split.covered_ns += len;
-        let Some(cpu) = cpu else {
-            split.unknown_ns += len;
-            return;
-        };
-        if matches!(state, TaskState::Running { .. }) {
-            let start = self.windows[i].start_ns.clamp(from, to);
-            split.earlier_ns += start - from;
-            split.on_cpu_ns += to - start;
-            if let Some(h) = handler {
-                split.add(h, len);
+            TaskState::Running { cpu } | TaskState::Runnable { cpu } => cpu,
+            TaskState::Sleeping | TaskState::Blocked | TaskState::Gone
+                if self.awake_at.get(&tid).is_none_or(|&at| at < window.from_ns) =>
+            {
+                return vec![(Booked::TimerLate, len)];
             }
-            return;
+            TaskState::Sleeping | TaskState::Blocked | TaskState::Gone => {
+                // Asleep: its own doing, but for its waits for a mutex.
+                let mut booked = Vec::new();
+                let mut waited = 0;
+                for wait in &window.lock_waits {
+                    let (a, b) = (wait.from_ns.max(from), wait.to_ns.min(to));
+                    if b > a {
+                        waited += b - a;
+                        let holder = self.seen.get(&wait.holder).filter(|_| wait.holder != 0);
+                        booked.push((holder.map_or(Booked::Lock, |h| Booked::To(h.clone())), b - a));
+                    }
+                }
+                booked.push((Booked::Asleep, len.saturating_sub(waited)));
+                return booked;
+            }
+            // No event has named the thread yet: not known whether it was runnable.
+            TaskState::Unknown => return vec![(Booked::Unknown, len)],
+        };
+        let handler = self.handler_on(cpu).cloned();
+        if matches!(state, TaskState::Running { .. }) {
+            let start = window.start_ns.clamp(from, to);
+            let mut booked = vec![(Booked::Earlier, start - from), (Booked::OnCpu, to - start)];
+            if let Some(h) = handler {
+                booked.push((Booked::To(h), len));
+            }
+            return booked;
         }
+        // Runnable: what held its CPU.
         if let Some(h) = handler {
-            split.add(h, len);
-            return;
+            return vec![(Booked::To(h), len)];
         }
-        let preempted = matches!(state, TaskState::Runnable { .. }) && self.preempted.get(&tid) == Some(&true);
+        let preempted = self.preempted.get(&tid) == Some(&true);
         let lower = |other: i32| self.prio.get(&tid).is_some_and(|&mine| class(other) > class(mine));
-        match sched.cpu(cpu) {
+        let booked = match sched.cpu(cpu) {
             CpuState::Running { task, .. } if preempted && (sched.cpu(cpu).is_idle() || lower(task.prio)) => {
-                split.throttled_ns += len
+                Booked::Throttled
             }
             CpuState::Running { task, .. } if !sched.cpu(cpu).is_idle() && task.pid != tid => {
-                split.add(Source::Task { comm: task.comm.clone(), pid: task.pid, prio: task.prio }, len)
+                Booked::To(Source::Task { comm: task.comm.clone(), pid: task.pid, prio: task.prio })
             }
-            CpuState::Running { .. } if matches!(state, TaskState::Runnable { .. }) => split.add(Source::Runnable, len),
-            CpuState::Running { .. } => split.asleep_ns += len,
-            CpuState::Unseen | CpuState::NoSwitchYet => split.unknown_ns += len,
+            CpuState::Running { .. } => Booked::To(Source::Runnable),
+            CpuState::Unseen | CpuState::NoSwitchYet => Booked::Unknown,
+        };
+        vec![(booked, len)]
+    }
+
+    /// Books `prev..now` to every open window, cut where windows open or close: each
+    /// window gets its share; the totals get each piece once, from the oldest window that
+    /// names a culprit or throttling for it.
+    fn book_all(&mut self, prev: u64, now: u64, sched: &Sched) {
+        let mut cuts = vec![prev, now];
+        for &i in &self.active {
+            let w = &self.windows[i];
+            cuts.extend([w.from_ns, w.to_ns].into_iter().filter(|&t| t > prev && t < now));
+        }
+        cuts.sort_unstable();
+        cuts.dedup();
+        for piece in cuts.windows(2) {
+            let (a, b) = (piece[0], piece[1]);
+            let mut counted = false;
+            for k in 0..self.active.len() {
+                let i = self.active[k];
+                let w = &self.windows[i];
+                if w.from_ns > a || w.to_ns < b {
+                    continue;
+                }
+                let booked = self.book(i, a, b, sched);
+                let split = &mut self.splits[i];
+                split.covered_ns += b - a;
+                for (what, ns) in &booked {
+                    split.add(what, *ns);
+                }
+                let blamed =
+                    booked.iter().filter(|(what, ns)| *ns > 0 && matches!(what, Booked::To(_) | Booked::Throttled));
+                let mut blamed = blamed.peekable();
+                if !counted && blamed.peek().is_some() {
+                    counted = true;
+                    for (what, ns) in blamed {
+                        match what {
+                            Booked::To(source) => *self.once.by.entry(source.clone()).or_default() += ns,
+                            _ => self.once.throttled_ns += ns,
+                        }
+                    }
+                }
+            }
         }
     }
 }
@@ -314,33 +472,43 @@ impl<'a> Handler<'a> for Splitter<'_> {
     fn step(&mut self, step: &Step<'a>, sched: &Sched<'a>) {
         let event = step.event;
         let now = event.ts_ns;
-        // Windows that open before this event join; each active one gets the stretch since
-        // the previous event (or its start), clipped to it.
+        // Windows that open before this event join; the open ones get the stretch since
+        // the previous event (before the first event nothing is known: `close` books it
+        // as unknown).
         while self.next < self.order.len() && self.windows[self.order[self.next]].from_ns < now {
             self.active.push(self.order[self.next]);
             self.next += 1;
         }
-        let prev = self.prev_ns.unwrap_or(0);
-        let active = std::mem::take(&mut self.active);
-        let mut still = Vec::with_capacity(active.len());
-        for i in active {
-            let (from, to) = (self.windows[i].from_ns.max(prev), self.windows[i].to_ns.min(now));
-            // Before the first event nothing is known: `close` books it as unknown.
-            if to > from && self.prev_ns.is_some() {
-                self.book(i, from, to, sched);
-            }
-            if self.windows[i].to_ns > now {
-                still.push(i);
-            } else {
-                self.splits[i].cpu = self.last_cpu.get(&self.windows[i].tid).copied();
+        if let Some(prev) = self.prev_ns {
+            if !self.active.is_empty() && now > prev {
+                self.book_all(prev, now, sched);
             }
         }
-        self.active = still;
+        let mut k = 0;
+        while k < self.active.len() {
+            let i = self.active[k];
+            if self.windows[i].to_ns > now {
+                k += 1;
+            } else {
+                self.splits[i].cpu = self.last_cpu.get(&self.windows[i].tid).copied();
+                self.active.remove(k);
+            }
+        }
         self.prev_ns = Some(now);
         // Then the event changes the state.
         for change in step.changes() {
             if let TaskState::Running { cpu } | TaskState::Runnable { cpu } = change.to {
                 self.last_cpu.insert(change.pid, cpu);
+                if self.tids.contains(&change.pid) {
+                    self.awake_at.insert(change.pid, now);
+                }
+            }
+        }
+        if let EventKind::Switch { prev, next, .. } = &event.kind {
+            for t in [prev, next] {
+                if self.holders.contains(&t.pid) {
+                    self.seen.insert(t.pid, Source::Task { comm: t.comm.clone(), pid: t.pid, prio: t.prio });
+                }
             }
         }
         if let (EventKind::Switch { prev, next, .. }, Some(state)) = (&event.kind, step.prev_state) {
@@ -400,6 +568,14 @@ mod tests {
         ev(ts, 1, EventKind::Switch { prev, prev_state: state.into(), next })
     }
 
+    fn window(tid: i32, from_ns: u64, start_ns: u64, to_ns: u64) -> MissWindow {
+        MissWindow { tid, from_ns, start_ns, to_ns, run_ns: to_ns - start_ns, lock_waits: Vec::new() }
+    }
+
+    fn named(split: &WindowSplit) -> Vec<(Source, u64)> {
+        split.culprits.iter().map(|c| (c.source.clone(), c.ns)).collect()
+    }
+
     #[test]
     fn a_preempting_spinner_and_an_interrupt_are_named_and_the_rest_is_the_threads() {
         let me = task("ctl", 100, 19);
@@ -417,31 +593,101 @@ mod tests {
             switch(60_000, spin.clone(), "S", me.clone()),
             switch(90_000, me.clone(), "S", idle.clone()),
         ];
-        let windows = [MissWindow { tid: 100, from_ns: 5_000, start_ns: 60_000, to_ns: 90_000, run_ns: 30_000 }];
-        let split = split_misses(&events, &windows, |_| Some(1)).remove(0);
-        // 5-9 µs: asleep beside idle; 9-60: the spinner (less the interrupt's 5); 60-90: its own.
-        assert_eq!((split.asleep_ns, split.on_cpu_ns, split.unknown_ns), (4_000, 30_000, 0));
-        let named: Vec<(Source, u64)> = split.culprits.iter().map(|c| (c.source.clone(), c.ns)).collect();
-        assert_eq!(
-            named,
-            vec![
-                (Source::Task { comm: "spinner".into(), pid: 200, prio: 0 }, 46_000),
-                (Source::Irq { irq: 24, name: "virtio0".into() }, 5_000)
-            ]
-        );
+        let (mut splits, once) = split_misses(&events, &[window(100, 5_000, 60_000, 90_000)], |_| Some(1));
+        let split = splits.remove(0);
+        // 5-10 µs: asleep past its timer's expiry (the spinner's 9-10 is none of its
+        // business: it was not woken yet); 10-60: runnable behind the spinner, less the
+        // interrupt's 5; 60-90: its own.
+        assert_eq!((split.timer_late_ns, split.asleep_ns, split.on_cpu_ns, split.unknown_ns), (5_000, 0, 30_000, 0));
+        let spinner = Source::Task { comm: "spinner".into(), pid: 200, prio: 0 };
+        let irq = Source::Irq { irq: 24, name: "virtio0".into() };
+        assert_eq!(named(&split), vec![(spinner.clone(), 45_000), (irq.clone(), 5_000)]);
         assert_eq!(split.cpu, Some(1));
+        assert_eq!(once.window_ns, 85_000);
+        assert_eq!(once.by, BTreeMap::from([(spinner, 45_000), (irq, 5_000)]));
     }
 
     #[test]
-    fn a_trace_summed_counts_each_source_once_per_miss() {
-        let spin = Source::Task { comm: "spinner".into(), pid: 200, prio: 0 };
-        let miss = |ns| MissSplit {
-            culprits: vec![MissCulprit { source: spin.clone(), ns }, MissCulprit { source: Source::LocalTimer, ns: 0 }],
-            not_visible_ns: 20_000,
-            ..MissSplit::default()
-        };
-        let t = MissTrace { misses: 3, each: vec![miss(5), miss(7)], ..MissTrace::default() }.summed();
-        assert_eq!(t.sources, vec![MissSource { source: spin, misses: 2, ns: 12 }]);
-        assert_eq!((t.split, t.misses, t.not_visible_ns, t.misses_with_not_visible), (2, 3, 40_000, 2));
+    fn a_sleep_beside_a_busy_cpu_is_the_threads_own() {
+        // The repro: a thread runs 100 µs, sleeps 2 ms, runs 100 µs, while a compiler runs
+        // on its CPU whenever the thread does not.
+        let me = task("fifo", 100, 89);
+        let rustc = task("rustc", 300, 120);
+        let events = vec![
+            switch(0, rustc.clone(), "R", me.clone()),
+            switch(100_000, me.clone(), "S", rustc.clone()),
+            ev(2_100_000, 1, EventKind::Waking { task: me.clone(), target_cpu: 1 }),
+            switch(2_100_000, rustc.clone(), "R", me.clone()),
+            switch(2_200_000, me.clone(), "S", rustc.clone()),
+        ];
+        let (splits, once) = split_misses(&events, &[window(100, 0, 0, 2_200_000)], |_| Some(1));
+        let split = &splits[0];
+        assert_eq!((split.on_cpu_ns, split.asleep_ns, split.unknown_ns), (200_000, 2_000_000, 0));
+        assert!(split.culprits.is_empty(), "{:?}", split.culprits);
+        assert!(once.by.is_empty());
+    }
+
+    #[test]
+    fn a_wait_for_a_mutex_names_its_holder_when_the_trace_does() {
+        let me = task("hi", 100, 10);
+        let holder = task("lo", 101, 50);
+        let idle = task("swapper/1", 0, 120);
+        let events = vec![
+            switch(0, idle.clone(), "R", me.clone()),
+            // It asks for the mutex at 10 µs and sleeps on it until 50 µs, then sleeps
+            // (its own sleep) until 80 µs.
+            switch(10_000, me.clone(), "S", holder.clone()),
+            switch(50_000, holder.clone(), "S", me.clone()),
+            switch(60_000, me.clone(), "S", idle.clone()),
+            ev(80_000, 1, EventKind::Waking { task: me.clone(), target_cpu: 1 }),
+            switch(80_000, idle.clone(), "R", me.clone()),
+            switch(90_000, me.clone(), "S", idle.clone()),
+        ];
+        let wait = LockWait { from_ns: 10_000, to_ns: 50_000, holder: 101 };
+        let mut w = window(100, 0, 0, 90_000);
+        w.lock_waits = vec![wait];
+        let (splits, _) = split_misses(&events, &[w.clone()], |_| Some(1));
+        let lo = Source::Task { comm: "lo".into(), pid: 101, prio: 50 };
+        assert_eq!(named(&splits[0]), vec![(lo, 40_000)]);
+        assert_eq!((splits[0].on_cpu_ns, splits[0].asleep_ns, splits[0].lock_ns), (30_000, 20_000, 0));
+        // A holder no event names: waiting for a lock, not a guess.
+        w.lock_waits = vec![LockWait { holder: 999, ..wait }];
+        let (splits, _) = split_misses(&events, &[w], |_| Some(1));
+        assert!(splits[0].culprits.is_empty());
+        assert_eq!((splits[0].asleep_ns, splits[0].lock_ns), (20_000, 40_000));
+    }
+
+    #[test]
+    fn overlapping_windows_book_each_stretch_once_in_the_totals() {
+        // A spinner holds the CPU 0-3 ms; the thread's activations at 0 and 1 ms (period
+        // 1 ms) both wait behind it and finish at 3.1 and 3.2 ms.
+        let me = task("t", 100, 89);
+        let spin = task("spin", 200, 0);
+        let events = vec![
+            switch(0, me.clone(), "R", spin.clone()),
+            switch(3_000_000, spin.clone(), "S", me.clone()),
+            switch(3_200_000, me.clone(), "S", spin.clone()),
+        ];
+        let windows = [window(100, 0, 0, 3_100_000), window(100, 1_000_000, 3_100_000, 3_200_000)];
+        let (splits, once) = split_misses(&events, &windows, |_| Some(1));
+        let spinner = Source::Task { comm: "spin".into(), pid: 200, prio: 0 };
+        // Each miss sees its own window's share ...
+        assert_eq!(named(&splits[0]), vec![(spinner.clone(), 3_000_000)]);
+        assert_eq!(named(&splits[1]), vec![(spinner.clone(), 2_000_000)]);
+        assert_eq!((splits[1].earlier_ns, splits[1].on_cpu_ns), (100_000, 100_000));
+        // ... the totals count the spinner's 3 ms once, within the 3.2 ms union.
+        assert_eq!(once.window_ns, 3_200_000);
+        assert_eq!(once.by, BTreeMap::from([(spinner.clone(), 3_000_000)]));
+        let each = windows
+            .iter()
+            .zip(&splits)
+            .map(|(_, s)| MissSplit { culprits: s.culprits.clone(), not_visible_ns: 20_000, ..MissSplit::default() })
+            .collect();
+        let t = MissTrace { misses: 3, each, ..MissTrace::default() }.summed(&once);
+        assert_eq!(t.sources, vec![MissSource { source: spinner, misses: 2, ns: 3_000_000 }]);
+        assert_eq!(
+            (t.split, t.misses, t.window_ns, t.not_visible_ns, t.misses_with_not_visible),
+            (2, 3, 3_200_000, 40_000, 2)
+        );
     }
 }

@@ -5,7 +5,7 @@
 //! not move the next one, so lateness carries over and is counted, as a real task set's.
 
 use super::model::{Event, TaskSpec, TaskStats, TasksetOutcome, TasksetSpec};
-use crate::analysis::misses::{self, MissSplit, MissTrace, MissWindow};
+use crate::analysis::misses::{self, LockWait, MissSplit, MissTrace, MissWindow};
 use crate::analysis::trace::Recording;
 use crate::error::{Error, Result};
 use crate::sys::clock::{monotonic_ns, thread_cpu_ns};
@@ -14,7 +14,7 @@ use crate::sys::sched;
 use hdrhistogram::Histogram;
 use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 
 /// How long after every thread is ready the first activations start.
 const START_DELAY_NS: u64 = 20_000_000;
@@ -24,6 +24,8 @@ const START_DELAY_NS: u64 = 20_000_000;
 /// would boost it.
 struct Mutex {
     raw: Box<UnsafeCell<libc::pthread_mutex_t>>,
+    /// The thread holding it (0: none), for the trace's split to name a waiter's holder.
+    holder: AtomicI32,
 }
 
 // SAFETY: a pthread mutex is made to be shared between threads; it never moves (boxed)
@@ -50,15 +52,23 @@ impl Mutex {
         if rc != 0 {
             return Err(Error::os("making a task set's mutex", std::io::Error::from_raw_os_error(rc)));
         }
-        Ok(Mutex { raw })
+        Ok(Mutex { raw, holder: AtomicI32::new(0) })
     }
 
-    fn lock(&self) {
+    /// Takes it for thread `me`: the wait, from asking to getting it, and the holder seen
+    /// on asking.
+    fn lock(&self, me: i32) -> LockWait {
+        let holder = self.holder.load(Ordering::Relaxed);
+        let from_ns = monotonic_ns();
         // SAFETY: initialised in `new`; the events are checked to lock and unlock in pairs.
         unsafe { libc::pthread_mutex_lock(self.raw.get()) };
+        let to_ns = monotonic_ns();
+        self.holder.store(me, Ordering::Relaxed);
+        LockWait { from_ns, to_ns, holder }
     }
 
     fn unlock(&self) {
+        self.holder.store(0, Ordering::Relaxed);
         // SAFETY: only called by the thread that locked it (checked events).
         unsafe { libc::pthread_mutex_unlock(self.raw.get()) };
     }
@@ -176,7 +186,14 @@ pub struct Activation {
 /// counted), and the missed ones kept for the trace's split.
 struct Sinks<'a> {
     stream: Option<std::sync::mpsc::SyncSender<Activation>>,
+    /// The records in the channel, and the eventfd that wakes the writer when they reach
+    /// `STREAM_WAKE_AT`.
+    queued: &'a AtomicUsize,
+    wake_writer: std::os::fd::RawFd,
+    /// Records the full channel could not take ...
     dropped: &'a AtomicU64,
+    /// ... and those sent after the writer failed.
+    unwritten: &'a AtomicU64,
     keep_misses: bool,
     /// Set when a signal asks the run to stop: each thread ends before its next activation.
     stop: &'a AtomicBool,
@@ -184,12 +201,27 @@ struct Sinks<'a> {
     finished: std::os::fd::RawFd,
 }
 
+/// The most waits for a mutex one activation keeps for the trace's split.
+const MAX_WAITS: usize = 8;
+
+/// A missed activation kept for the trace's split: when its own work could start (its
+/// ideal start, or the previous activation's completion when that was later), and its
+/// waits for a mutex.
+#[derive(Clone, Copy, Debug)]
+struct Miss {
+    a: Activation,
+    start_ns: u64,
+    waits: [LockWait; MAX_WAITS],
+    n_waits: usize,
+}
+
 /// What one task instance's thread brings back.
 struct ThreadResult {
     tally: Tally,
     tid: i32,
-    /// Its missed activations (at most `misses::MAX_SPLIT`), when traced.
-    misses: Vec<Activation>,
+    /// Its last missed activations (at most `misses::MAX_SPLIT`: the trace's buffers keep
+    /// the newest events), when traced.
+    misses: std::collections::VecDeque<Miss>,
 }
 
 /// The thread of one task instance: its policy, then its activations from `t0` on.
@@ -253,7 +285,8 @@ fn activations(
     let job_done_yield = spec.policy.is_deadline() && matches!(steps.last(), Some(Step::Yield));
     let work = steps.len() - usize::from(job_done_yield);
     let mut tally = Tally::new();
-    let mut misses = Vec::with_capacity(if sinks.keep_misses { misses::MAX_SPLIT } else { 0 });
+    let mut misses = std::collections::VecDeque::with_capacity(if sinks.keep_misses { misses::MAX_SPLIT } else { 0 });
+    let mut waits = [LockWait::default(); MAX_WAITS];
     // Every thread reaches the barriers, set up or not, so none waits for ever; if one
     // could not be set up, none runs.
     let went = gate.arrive();
@@ -265,15 +298,23 @@ fn activations(
     let end = start + spec.duration.as_nanos() as u64;
     let mut ideal = start;
     let mut n = 0;
+    let mut prev_done = 0;
     while ideal < end && !sinks.stop.load(Ordering::Relaxed) {
         sleep_until(ideal);
         let woke = monotonic_ns();
         let cpu0 = thread_cpu_ns();
+        let mut n_waits = 0;
         for step in &steps[..work] {
             match step {
                 Step::Run(ns) => run_for(*ns),
                 Step::Sleep(d) => std::thread::sleep(*d),
-                Step::Lock(m) => m.lock(),
+                Step::Lock(m) => {
+                    let wait = m.lock(tid);
+                    if n_waits < MAX_WAITS && wait.to_ns > wait.from_ns {
+                        waits[n_waits] = wait;
+                        n_waits += 1;
+                    }
+                }
                 Step::Unlock(m) => m.unlock(),
                 // SAFETY: sched_yield takes nothing and cannot fail.
                 Step::Yield => unsafe {
@@ -298,12 +339,27 @@ fn activations(
             run_ns,
         };
         tally.record(task, a.wake_ns, a.response_ns, run_ns);
-        if a.response_ns > task.deadline_ns && misses.len() < misses.capacity() {
-            misses.push(a);
+        if a.response_ns > task.deadline_ns && sinks.keep_misses {
+            if misses.len() == misses::MAX_SPLIT {
+                misses.pop_front();
+            }
+            misses.push_back(Miss { a, start_ns: ideal.max(prev_done), waits, n_waits });
         }
+        prev_done = done;
         if let Some(stream) = &sinks.stream {
-            if stream.try_send(a).is_err() {
-                sinks.dropped.fetch_add(1, Ordering::Relaxed);
+            match stream.try_send(a) {
+                // The one send that fills the channel to the mark wakes the writer.
+                Ok(()) => {
+                    if sinks.queued.fetch_add(1, Ordering::Relaxed) + 1 == STREAM_WAKE_AT {
+                        let _ = crate::sys::fd::write_raw(sinks.wake_writer, &1u64.to_ne_bytes());
+                    }
+                }
+                Err(std::sync::mpsc::TrySendError::Full(_)) => {
+                    sinks.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(std::sync::mpsc::TrySendError::Disconnected(_)) => {
+                    sinks.unwritten.fetch_add(1, Ordering::Relaxed);
+                }
             }
         }
         ideal += task.period_ns;
@@ -312,25 +368,50 @@ fn activations(
     Ok(ThreadResult { tally, tid, misses })
 }
 
-/// How often the writer thread drains the activations' channel: it never waits on the
-/// channel itself, so a task's send never has a sleeper to wake.
-const WRITER_PERIOD: std::time::Duration = std::time::Duration::from_millis(100);
 /// Room for the activations between two drains (1.4 MB of records).
 const STREAM_CAPACITY: usize = 1 << 15;
+/// The writer sleeps until this many records wait (or the set ends): it is woken by the
+/// send that reaches the mark, never by a timer, so it wakes on no CPU periodically
+/// (a 1 kHz set wakes it every 16 s).
+const STREAM_WAKE_AT: usize = STREAM_CAPACITY / 2;
 
 /// The `--activations` CSV's header; each trial appends its rows.
 pub const ACTIVATIONS_HEADER: &str = "policy,block,task,instance,activation,expected_us,expected_mono_ns,wake_us,\
 response_us,slack_us,run_us,missed";
 
-/// Drains the channel into `path` every `WRITER_PERIOD` until every task thread is done,
-/// off the task set's CPUs when they are pinned.
-fn write_activations(
+/// The writer's side of the activations' channel.
+struct Writer<'a> {
     rx: std::sync::mpsc::Receiver<Activation>,
+    queued: &'a AtomicUsize,
+    wake: std::os::fd::RawFd,
+    /// Set when writing fails, so the set ends instead of running on unrecorded.
+    stop: &'a AtomicBool,
+}
+
+/// Appends the channel's records to `path` each time it is woken, until every task thread
+/// is done, off the task set's CPUs when they are pinned. A failure stops the set.
+fn write_activations(
+    w: Writer,
     path: &std::path::Path,
     spec: &TasksetSpec,
     repeat: u32,
     t0: &AtomicU64,
 ) -> std::io::Result<u64> {
+    let result = drain_activations(&w, path, spec, repeat, t0);
+    if result.is_err() {
+        w.stop.store(true, Ordering::Relaxed);
+    }
+    result
+}
+
+fn drain_activations(
+    w: &Writer,
+    path: &std::path::Path,
+    spec: &TasksetSpec,
+    repeat: u32,
+    t0: &AtomicU64,
+) -> std::io::Result<u64> {
+    use std::fmt::Write as _;
     use std::io::Write;
     use std::sync::mpsc::TryRecvError;
     if let Some(pinned) = &spec.cpus {
@@ -340,20 +421,23 @@ fn write_activations(
             let _ = sched::set_affinity(&others);
         }
     }
-    let file = std::fs::OpenOptions::new().append(true).open(path)?;
-    let mut out = std::io::BufWriter::new(file);
+    let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
     let us = |ns: i64| format!("{:.3}", ns as f64 / 1000.0);
+    let mut rows = String::new();
     let mut written = 0;
     loop {
-        std::thread::sleep(WRITER_PERIOD);
-        loop {
-            match rx.try_recv() {
+        let mut count = [0u8; 8];
+        crate::sys::fd::read_raw(w.wake, &mut count)?;
+        let mut taken = 0;
+        let ended = loop {
+            match w.rx.try_recv() {
                 Ok(a) => {
                     let task = &spec.tasks[a.task];
                     let slack = task.deadline_ns as i64 - a.response_ns as i64;
                     let start = t0.load(Ordering::Acquire);
-                    writeln!(
-                        out,
+                    // Whole rows only: each formatted in full before any is written.
+                    let _ = writeln!(
+                        rows,
                         "{},{repeat},{},{},{},{},{},{},{},{},{},{}",
                         spec.policy.as_str(),
                         csv_field(&task.name),
@@ -366,17 +450,20 @@ fn write_activations(
                         us(slack),
                         us(a.run_ns as i64),
                         u8::from(slack < 0)
-                    )?;
-                    written += 1;
+                    );
+                    taken += 1;
                 }
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    out.flush()?;
-                    return Ok(written);
-                }
+                Err(TryRecvError::Empty) => break false,
+                Err(TryRecvError::Disconnected) => break true,
             }
+        };
+        w.queued.fetch_sub(taken, Ordering::Relaxed);
+        file.write_all(rows.as_bytes())?;
+        rows.clear();
+        written += taken as u64;
+        if ended {
+            return Ok(written);
         }
-        out.flush()?;
     }
 }
 
@@ -422,10 +509,15 @@ fn stats(task: &TaskSpec, t: &Tally) -> TaskStats {
     }
 }
 
-/// Each CPU's trace buffer (KiB) for a traced task set: an activation costs some ten
-/// events of ~50 bytes (timer, wakeup, switches), so 32 MiB holds about a minute of a
-/// 1 kHz + 500 Hz + 100 Hz set per CPU; what overflows is counted, never hidden.
-const TRACE_BUFFER_KB: usize = 32 * 1024;
+/// Each CPU's trace buffer (KiB) for a traced task set, from its length: rt-taskset's set
+/// (1 kHz + 500 Hz + 100 Hz) wrote 0.3-0.5 MB/s a CPU here (13 000 events/s on the busier
+/// CPU, others' builds running), so 1 MiB a second of trial, between 4 and 32 MiB: the
+/// buffer the kernel keeps and the reading's memory (its text, twice) follow the trial,
+/// not a fixed 32 MiB a CPU. A buffer that overflows loses its oldest events (the last
+/// misses are the ones split); what it lost is counted, never hidden.
+fn trace_buffer_kb(duration: std::time::Duration) -> usize {
+    (duration.as_secs_f64().ceil() as usize * 1024).clamp(4 * 1024, 32 * 1024)
+}
 
 /// What `run` is asked beside the set: the trial's block (for the activations' rows) and
 /// where to stream them.
@@ -473,6 +565,10 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
     let t0 = AtomicU64::new(0);
     let abort = AtomicBool::new(false);
     let dropped = AtomicU64::new(0);
+    let unwritten = AtomicU64::new(0);
+    let queued = AtomicUsize::new(0);
+    let wake_writer = crate::sys::fd::eventfd().map_err(|e| Error::os("creating an eventfd", e))?;
+    let wake_fd = std::os::fd::AsRawFd::as_raw_fd(&wake_writer);
     let (tx, rx) = match extras.activations {
         Some(_) => {
             let (tx, rx) = std::sync::mpsc::sync_channel(STREAM_CAPACITY);
@@ -488,7 +584,10 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
                 let (mutexes, gate, t0, abort) = (&mutexes, &gate, &t0, &abort);
                 let sinks = Sinks {
                     stream: tx.clone(),
+                    queued: &queued,
+                    wake_writer: wake_fd,
                     dropped: &dropped,
+                    unwritten: &unwritten,
                     keep_misses: spec.trace,
                     stop: &stop,
                     finished: finished_fd,
@@ -520,7 +619,8 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
         let writer = match (rx, extras.activations) {
             (Some(rx), Some(path)) => {
                 let t0 = &t0;
-                Some(scope.spawn(move || write_activations(rx, path, spec, extras.repeat, t0)))
+                let w = Writer { rx, queued: &queued, wake: wake_fd, stop: &stop };
+                Some(scope.spawn(move || write_activations(w, path, spec, extras.repeat, t0)))
             }
             _ => None,
         };
@@ -566,25 +666,34 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
             .map(|(i, h)| (i, h.join().unwrap_or_else(|_| Err("a task thread panicked".to_string()))))
             .collect();
         crate::sys::load::mark_window_end();
+        // Every sender is gone: the writer's last wake drains the rest and ends.
+        let _ = crate::sys::fd::write_raw(wake_fd, &1u64.to_ne_bytes());
         let written = writer.map(|w| w.join().unwrap_or_else(|_| Err(std::io::Error::other("the writer panicked"))));
         Ok((joined, written))
     })?;
+    // A failed writer stopped the set: its error first (a signal may have come too).
+    if let (Some(Err(e)), Some(path)) = (&written, extras.activations) {
+        drop(tracing);
+        return Err(Error::env(format!(
+            "writing {}: {} (the set was stopped; {} activations came after the failure)",
+            path.display(),
+            crate::error::describe_io(e),
+            unwritten.load(Ordering::Relaxed)
+        )));
+    }
     if let Some(sig) = interrupted {
         // Stopped: the session is dropped (its instance removed), nothing is recorded.
         drop(tracing);
         return Err(Error::Interrupted(sig));
     }
     let recording = tracing.map(crate::bench::read_trace);
-    if let (Some(written), Some(path)) = (written, extras.activations) {
-        written.map_err(|e| Error::env(format!("writing {}: {}", path.display(), crate::error::describe_io(&e))))?;
-    }
     let mut per_task: Vec<Tally> = spec.tasks.iter().map(|_| Tally::new()).collect();
     let mut tids = Vec::new();
     let mut missed = Vec::new();
     for (i, result) in results {
         let r = result.map_err(Error::failed)?;
         per_task[i].add(&r.tally);
-        missed.extend(r.misses.iter().map(|a| (r.tid, *a)));
+        missed.extend(r.misses.iter().map(|m| (r.tid, *m)));
         tids.push(r.tid);
     }
     let mut all = Tally::new();
@@ -622,40 +731,44 @@ fn start_tracing(spec: &TasksetSpec) -> std::result::Result<crate::sys::trace::T
         Some(cpus) => cpus.clone(),
         None => sched::allowed_cpus().map_err(|e| format!("no attribution: reading the allowed CPUs: {e}"))?,
     };
-    crate::bench::start_trace(&cpus, TRACE_BUFFER_KB)
+    crate::bench::start_trace(&cpus, trace_buffer_kb(spec.duration))
 }
 
-/// Each kept miss split by what the recording saw on its thread's CPU (the first
+/// Each kept miss split by what the recording saw on its thread's CPU (the last
 /// `MAX_SPLIT` in time), or why there is no recording.
 fn split(
     spec: &TasksetSpec,
     recording: std::result::Result<Recording, String>,
-    mut missed: Vec<(i32, Activation)>,
+    mut missed: Vec<(i32, Miss)>,
     misses: u64,
 ) -> MissTrace {
     let recording = match recording {
         Ok(r) => r,
         Err(reason) => return MissTrace::unavailable(reason, misses),
     };
-    missed.sort_by_key(|(_, a)| a.ideal_ns);
-    missed.truncate(misses::MAX_SPLIT);
+    // The last ones: the trace's buffers overwrite their oldest events.
+    missed.sort_by_key(|(_, m)| m.a.ideal_ns);
+    let first = missed.len().saturating_sub(misses::MAX_SPLIT);
+    missed.drain(..first);
     let windows: Vec<MissWindow> = missed
         .iter()
-        .map(|(tid, a)| MissWindow {
+        .map(|(tid, m)| MissWindow {
             tid: *tid,
-            from_ns: a.ideal_ns,
-            start_ns: a.ideal_ns + a.wake_ns,
-            to_ns: a.ideal_ns + a.response_ns,
-            run_ns: a.run_ns,
+            from_ns: m.a.ideal_ns,
+            start_ns: m.start_ns,
+            to_ns: m.a.ideal_ns + m.a.response_ns,
+            run_ns: m.a.run_ns,
+            lock_waits: m.waits[..m.n_waits].to_vec(),
         })
         .collect();
     let pinned = spec.cpus.as_ref().filter(|c| c.len() == 1).map(|c| c[0]);
-    let splits = misses::split_misses(&recording.events, &windows, |_| pinned);
+    let (splits, once) = misses::split_misses(&recording.events, &windows, |_| pinned);
     let lost_on = |cpu: Option<usize>| recording.lost.iter().any(|&(c, n)| n > 0 && Some(c) == cpu);
     let each = missed
         .iter()
         .zip(splits)
-        .map(|((_, a), s)| {
+        .map(|((_, m), s)| {
+            let a = &m.a;
             let task = &spec.tasks[a.task];
             MissSplit {
                 task: task.name.clone(),
@@ -669,6 +782,8 @@ fn split(
                 on_cpu_ns: s.on_cpu_ns,
                 not_visible_ns: s.on_cpu_ns.saturating_sub(a.run_ns),
                 asleep_ns: s.asleep_ns,
+                timer_late_ns: s.timer_late_ns,
+                lock_ns: s.lock_ns,
                 throttled_ns: s.throttled_ns,
                 unknown_ns: s.unknown_ns,
                 partial: lost_on(s.cpu),
@@ -677,7 +792,7 @@ fn split(
         })
         .collect();
     let lost_events = recording.lost.iter().map(|(_, n)| n).sum();
-    MissTrace { lost_events, misses, each, ..MissTrace::default() }.summed()
+    MissTrace { lost_events, misses, each, ..MissTrace::default() }.summed(&once)
 }
 
 #[cfg(test)]

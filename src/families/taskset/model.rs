@@ -588,15 +588,24 @@ impl TasksetOptions {
 /// its timer and system calls, and, on a kernel without IRQ time accounting (this VM's),
 /// the interrupts and softirqs that land on it (one BLOCK or RCU softirq burst here is up
 /// to ~100 µs) — so a quarter alone, tens of µs for a short run, is used up by one burst
-/// and the job is throttled to its next period.
+/// and the job is throttled to its next period. At most a tenth of the period, so a short
+/// period's set stays admissible (a 250 µs period gets 25 µs).
 pub const RESERVATION_FLOOR_NS: u64 = 100_000;
 
-/// A task's SCHED_DEADLINE reservation: its `runtime`, or its run events with a quarter
-/// more and `RESERVATION_FLOOR_NS` for what the kernel counts beside them, within its
-/// deadline.
+/// What the default reservation adds beside a quarter of the run: `RESERVATION_FLOOR_NS`,
+/// at most a tenth of the period.
+pub fn reservation_floor_ns(period_ns: u64) -> u64 {
+    RESERVATION_FLOOR_NS.min(period_ns / 10)
+}
+
+/// The default `runtime`: the run events, a quarter more and the floor, within the deadline.
+pub fn default_runtime_ns(run_ns: u64, period_ns: u64, deadline_ns: u64) -> u64 {
+    (run_ns + run_ns / 4 + reservation_floor_ns(period_ns)).min(deadline_ns)
+}
+
+/// A task's SCHED_DEADLINE reservation: its `runtime`, or `default_runtime_ns`.
 fn reservation(t: &TaskDecl, deadline_ns: u64) -> Result<DeadlineParams> {
-    let runtime_ns =
-        t.runtime_ns.unwrap_or_else(|| (t.run_ns() + t.run_ns() / 4 + RESERVATION_FLOOR_NS).min(deadline_ns));
+    let runtime_ns = t.runtime_ns.unwrap_or_else(|| default_runtime_ns(t.run_ns(), t.period_ns, deadline_ns));
     if runtime_ns < DeadlineParams::MIN_NS || runtime_ns > deadline_ns {
         return Err(Error::usage(format!(
             "task {}: a runtime of {} must be at least 1024 ns and at most its deadline ({})",

@@ -70,8 +70,12 @@ pub fn miss_lines(o: &TasksetOutcome) -> Vec<String> {
     }
     let ms = |ns: u64| format!("{:.2} ms", ns as f64 / 1e6);
     let mut lines = vec![format!(
-        "what ran on the task's CPU during its misses ({} of {} split, {} events lost):",
-        trace.split, trace.misses, trace.lost_events
+        "what ran on the task's CPU during its misses ({} of {} split, {} events lost; the misses' windows overlap \
+         when lateness carries over: {} in all, and each stretch below is counted once in it):",
+        trace.split,
+        trace.misses,
+        trace.lost_events,
+        ms(trace.window_ns)
     )];
     for s in trace.sources.iter().take(8) {
         lines.push(format!(
@@ -110,14 +114,20 @@ pub fn miss_lines(o: &TasksetOutcome) -> Vec<String> {
             .collect();
         let cpu = m.cpu.map_or("?".to_string(), |c| c.to_string());
         lines.push(format!(
-            "  miss: {}{instance} activation {} (CPU {cpu}): slack {} µs; own {} µs{}, not visible {} µs, asleep {} µs{}{}{}{}",
+            "  miss: {}{instance} activation {} (CPU {cpu}): slack {} µs; own {} µs{}, not visible {} µs, {}asleep {} µs{}{}{}{}{}",
             m.task,
             m.activation,
             us(m.slack_ns),
             us(m.on_cpu_ns as i64),
             if m.earlier_ns > 0 { format!(" (+ {} µs of earlier activations)", us(m.earlier_ns as i64)) } else { String::new() },
             us(m.not_visible_ns as i64),
+            if m.timer_late_ns > 0 {
+                format!("woken late (asleep past its timer) {} µs, ", us(m.timer_late_ns as i64))
+            } else {
+                String::new()
+            },
             us(m.asleep_ns as i64),
+            if m.lock_ns > 0 { format!(", waiting for a lock {} µs", us(m.lock_ns as i64)) } else { String::new() },
             if m.throttled_ns > 0 { format!(", throttled {} µs", us(m.throttled_ns as i64)) } else { String::new() },
             if named.is_empty() { "; nothing else ran".to_string() } else { format!("; {}", named.join(", ")) },
             if m.unknown_ns > 0 { format!(", unknown {} µs", us(m.unknown_ns as i64)) } else { String::new() },

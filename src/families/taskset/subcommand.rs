@@ -20,13 +20,21 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
     // The signal watch comes first: every thread started later inherits the blocked mask.
     let limit = specs.iter().map(|s| s.duration).max().unwrap_or_default() * 2 + Duration::from_secs(60);
     let mut orchestrator = start_blocks(&specs, limit)?;
-    // The activations' file is created with its header after the checks, before anything
-    // runs (an unwritable path fails first); each trial appends its rows as they come.
-    if let Some(path) = &args.activations {
-        use std::io::Write;
-        let mut file = crate::commands::create_output(path)?;
-        writeln!(file, "{}", super::kernel::ACTIVATIONS_HEADER).map_err(|e| crate::commands::cannot_write(path, &e))?;
-    }
+    // The activations go to FILE.partial, made with its header after the checks, before
+    // anything runs (an unwritable path fails first); each trial appends its rows. Only a
+    // run whose every trial succeeded renames it to FILE: an existing FILE is kept until
+    // then, and a failed or interrupted run leaves no partial file behind.
+    let partial = match &args.activations {
+        Some(path) => {
+            use std::io::Write;
+            let partial = Partial::new(path);
+            let mut file = crate::commands::create_output(&partial.path)?;
+            writeln!(file, "{}", super::kernel::ACTIVATIONS_HEADER)
+                .map_err(|e| crate::commands::cannot_write(&partial.path, &e))?;
+            Some(partial)
+        }
+        None => None,
+    };
     let format = args.output.format();
     let blocks = args.blocks.repeat as usize;
     let seed = args.blocks.seed();
@@ -45,7 +53,7 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
             specs.iter().map(|s| s.policy.as_str()).collect::<Vec<_>>().join(", ")
         ))?;
     }
-    let extras = Extras { activations: args.activations.clone(), ..Extras::default() };
+    let extras = Extras { activations: partial.as_ref().map(|p| p.path.clone()), ..Extras::default() };
     let bar = progress_bar(trials.len() as u64, "trials");
     let mut pipeline = Pipeline::new(&mut orchestrator, &bar, extras);
     let mut live = |trial: &Trial, record: &TrialRecord, _: &TrialNotes, bar: &ProgressBar| -> Result<()> {
@@ -59,6 +67,12 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
                 let Some(o) = record.outcome.as_ref().and_then(|o| o.taskset()) else { return Ok(()) };
                 let title = format!("block {}: {}", trial.repeat, spec.policy);
                 let mut text = format!("\n{title}\n{}", super::report::task_table(spec, o).render().trim_end());
+                if let Some(dropped) = o.activations_dropped.filter(|&d| d > 0) {
+                    text.push_str(&format!(
+                        "\nwarning: {dropped} activations not written to the --activations file (the writer's channel \
+                         was full: they are in the figures, not in the file)"
+                    ));
+                }
                 for line in super::report::miss_lines(o) {
                     text.push_str(&format!("\n{line}"));
                 }
@@ -70,6 +84,46 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
     let label = |t: &Trial| format!("block {}/{blocks}: {}", t.repeat, t.spec.policy());
     let records = pipeline.run_all(&trials, &mut [&mut live], label, |_| 1)?;
     let exit_code = pipeline.exit_code();
+    if let Some(partial) = partial {
+        if exit_code == 0 {
+            partial.finish()?;
+        } else {
+            eprintln!(
+                "schedlab: {} not written: a trial failed, so its activations are incomplete",
+                partial.target.display()
+            );
+        }
+    }
     emit_cells_and_findings(&records, format)?;
     Ok(exit_code)
+}
+
+/// `FILE.partial` while the activations are written: removed when dropped unless
+/// `finish` renamed it to FILE.
+struct Partial {
+    path: std::path::PathBuf,
+    target: std::path::PathBuf,
+    done: bool,
+}
+
+impl Partial {
+    fn new(target: &std::path::Path) -> Partial {
+        let mut name = target.as_os_str().to_owned();
+        name.push(".partial");
+        Partial { path: name.into(), target: target.to_path_buf(), done: false }
+    }
+
+    fn finish(mut self) -> Result<()> {
+        std::fs::rename(&self.path, &self.target).map_err(|e| crate::commands::cannot_write(&self.target, &e))?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for Partial {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }

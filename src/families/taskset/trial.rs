@@ -38,11 +38,12 @@ pub fn preflight(spec: &TasksetSpec) -> Result<()> {
         if asked > cpus * share {
             return Err(Error::usage(format!(
                 "the task set's reservations ask for {:.0}% of a CPU, more than SCHED_DEADLINE admits here ({} CPU(s) \
-                 × {:.0}% = {:.0}%): shorten the runs or runtimes, or lengthen the periods",
+                 × {:.0}% = {:.0}%){}",
                 asked * 100.0,
                 cpus,
                 share * 100.0,
-                cpus * share * 100.0
+                cpus * share * 100.0,
+                admission_advice(spec, (cpus * share) / asked)
             )));
         }
     } else if utilisation > cpus {
@@ -71,7 +72,13 @@ impl FamilyTrial for TasksetSpec {
         preflight(self)?;
         let load_plan = preflight::load(&self.load)?;
         let run = super::kernel::RunExtras { repeat, activations: extras.activations.as_deref() };
-        let (mut outcome, load) = load::beside(load_plan.as_ref(), || super::kernel::run(self, run))?;
+        let ran = load::beside(load_plan.as_ref(), || super::kernel::run(self, run));
+        if let (Err(Error::Interrupted(_)), Some(path)) = (&ran, &extras.activations) {
+            // Stopped: the rows are incomplete. The command removes its partial file too,
+            // but not when it was killed outright (its death is what stopped this trial).
+            let _ = std::fs::remove_file(path);
+        }
+        let (mut outcome, load) = ran?;
         outcome.load = load;
         Reply::ok(Outcome::Taskset(outcome))
     }
@@ -90,4 +97,41 @@ impl FamilyTrial for TasksetSpec {
     fn estimate_s(&self, _cpus: f64) -> f64 {
         self.duration.as_secs_f64() + 0.05
     }
+}
+
+/// How to fit a refused set: each task's runtime, and where it is the default (the run,
+/// a quarter more and the floor), the smaller `runtime = ...` that would fit when that
+/// still covers the run; else shorter runs or longer periods.
+fn admission_advice(spec: &TasksetSpec, fits: f64) -> String {
+    use super::model::{default_runtime_ns, reservation_floor_ns};
+    use crate::model::format_ns;
+    let mut parts = Vec::new();
+    let mut fixable = true;
+    for t in &spec.tasks {
+        let Some(r) = t.reservation else { continue };
+        let run = t.events.iter().map(|e| if let super::model::Event::Run(ns) = e { *ns } else { 0 }).sum::<u64>();
+        // 1 % under the limit, rounded down to the µs.
+        let fit_ns = ((r.runtime_ns as f64 * fits * 0.99) as u64) / 1000 * 1000;
+        fixable &= fit_ns > run;
+        if r.runtime_ns == default_runtime_ns(run, t.period_ns, t.deadline_ns) {
+            parts.push(format!(
+                "{}: {} per {} by default (run {} + a quarter + {} floor){}",
+                t.name,
+                format_ns(r.runtime_ns),
+                format_ns(t.period_ns),
+                format_ns(run),
+                format_ns(reservation_floor_ns(t.period_ns)),
+                if fit_ns > run { format!(", `runtime = \"{}us\"` would fit", fit_ns / 1000) } else { String::new() }
+            ));
+        } else {
+            parts.push(format!("{}: runtime {} per {}", t.name, format_ns(r.runtime_ns), format_ns(t.period_ns)));
+        }
+    }
+    let fix = if fixable {
+        "set a smaller `runtime` in the tasks (a job that runs it out is throttled to its next period), or lengthen the \
+         periods"
+    } else {
+        "the runs themselves do not fit: shorten the runs, lengthen the periods or run fewer instances"
+    };
+    format!(" — {}; {fix}", parts.join("; "))
 }
