@@ -119,6 +119,36 @@ impl DeadlineOptions {
     }
 }
 
+/// The policies a family compares and how their tasks are set (`--policy`, `--prio`,
+/// `--nice`), for the families that take a list of policies (workload, command, taskset,
+/// server). Each family words their help for what it runs (`mut_arg` on the family), so
+/// the fields carry no doc comment of their own.
+#[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(rename_all = "kebab-case", default)]
+pub struct PolicyOptions {
+    #[arg(long, value_name = "LIST", value_parser = parse_policies)]
+    #[serde(deserialize_with = "de_policies")]
+    pub policy: Option<PolicyList>,
+    #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "de_i32")]
+    pub prio: Option<i32>,
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[serde(deserialize_with = "de_i32")]
+    pub nice: Option<i32>,
+}
+
+impl PolicyOptions {
+    /// The policies asked for; OTHER when none is.
+    pub fn policies(&self) -> Vec<Policy> {
+        self.policy.as_ref().map_or(vec![Policy::Other], |p| p.0.clone())
+    }
+
+    /// The nice value of a task under `policy`: only the policies that take one get it.
+    pub fn nice_for(&self, policy: Policy) -> Option<i32> {
+        self.nice.filter(|_| policy.takes_nice())
+    }
+}
+
 /// What is read and recorded beside a trial's own figures (`--schedstat`, `--trace`). Each
 /// family words their help for what it measures, with `schedstat_help` and its own trace
 /// text (`mut_arg` on the family), so the fields carry no doc comment of their own.
@@ -354,7 +384,7 @@ mod tests {
         let ring: RingOptions = toml::from_str("prio = \"80\"\npolicy = \"fifo\"\nwork-kb = \"8\"").unwrap();
         assert_eq!((ring.prio, ring.work_kb), (Some(80), Some(8)));
         let workload: WorkloadOptions = toml::from_str("seed = \"42\"\nnice = -5").unwrap();
-        assert_eq!((workload.seed, workload.nice), (Some(42), Some(-5)));
+        assert_eq!((workload.seed, workload.scheduling.nice), (Some(42), Some(-5)));
         for bad in ["threads = 0", "threads = 5000", "threads = \"two\""] {
             assert!(toml::from_str::<LatencyOptions>(bad).is_err(), "{bad}");
         }

@@ -9,7 +9,7 @@ use crate::model::figures::Better;
 use crate::model::load::LoadSpec;
 // The suite keys go through the same parsers as the other families' flags.
 use crate::model::options::{
-    check_nice, check_prio, de_cpus, de_duration, de_i32, de_policies, read_family, read_with_groups,
+    check_nice, check_prio, de_cpus, de_duration, read_family, read_with_groups, PolicyOptions,
 };
 use crate::model::parse::*;
 use crate::model::{Policy, Usage};
@@ -32,21 +32,11 @@ pub const OUTPUT_KEPT_BYTES: usize = 16 << 20;
 // The derived reader reads the family's own keys; the load group is read by its own type
 // (`options::read_with_groups`).
 #[serde(remote = "Self", rename_all = "kebab-case", default)]
+#[command(mut_arg("policy", |a| a.help("Policies to compare: one or a list of other,fifo,rr,batch,idle [default: other]")), mut_arg("prio", |a| a.help("Static priority for fifo/rr (1-99) [default: 50]")), mut_arg("nice", |a| a.help("Nice value (-20..19) for the other and batch policies")))]
 pub struct CommandOptions {
-    /// Policies to compare: one or a list of other,fifo,rr,batch,idle [default: other]
-    #[arg(long, value_name = "LIST", value_parser = parse_policies)]
-    #[serde(deserialize_with = "de_policies")]
-    pub policy: Option<PolicyList>,
-
-    /// Static priority for fifo/rr (1-99) [default: 50]
-    #[arg(long, value_name = "N")]
-    #[serde(deserialize_with = "de_i32")]
-    pub prio: Option<i32>,
-
-    /// Nice value (-20..19) for the other and batch policies
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de_i32")]
-    pub nice: Option<i32>,
+    #[command(flatten)]
+    #[serde(skip)]
+    pub scheduling: PolicyOptions,
 
     /// CPUs the command (and every process it starts) may run on (e.g. 0 or 0-3) [default: every allowed CPU]
     #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
@@ -301,15 +291,15 @@ impl CommandOptions {
         if program.is_empty() {
             return Err(Error::usage("the command's program name is empty"));
         }
-        let policies = self.policy.as_ref().map_or(vec![Policy::Other], |p| p.0.clone());
+        let policies = self.scheduling.policies();
         if let Some(p) = policies.iter().find(|p| p.is_deadline()) {
             return Err(Error::usage(format!(
                 "--policy {p} is not offered for a command: a SCHED_DEADLINE reservation fits a periodic task, which \
                  an arbitrary program is not; use other, fifo, rr, batch or idle"
             )));
         }
-        check_prio(self.prio, &policies)?;
-        check_nice(self.nice, &policies)?;
+        check_prio(self.scheduling.prio, &policies)?;
+        check_nice(self.scheduling.nice, &policies)?;
         if matches!(&self.cpus, Some(c) if c.0.is_empty()) {
             return Err(Error::usage("--cpus names no CPU"));
         }
@@ -321,12 +311,12 @@ impl CommandOptions {
         let load = self.background.to_spec()?;
         let mut specs = Vec::new();
         for &policy in &policies {
-            let prio = if policy.is_realtime() { resolve_priority(policy, self.prio)? } else { 0 };
+            let prio = if policy.is_realtime() { resolve_priority(policy, self.scheduling.prio)? } else { 0 };
             specs.push(CommandSpec {
                 argv: self.cmd.clone(),
                 policy,
                 prio,
-                nice: self.nice.filter(|_| policy.takes_nice()),
+                nice: self.scheduling.nice_for(policy),
                 cpus: self.cpus.as_ref().map(|c| c.0.clone()),
                 timeout: self.timeout.unwrap_or(DEFAULT_COMMAND_TIMEOUT),
                 load: load.clone(),
@@ -411,7 +401,7 @@ impl CommandOutcome {
     }
 }
 
-read_with_groups!(CommandOptions { background });
+read_with_groups!(CommandOptions { background, scheduling });
 
 /// Figures of a command's whole process tree (wait4 after it ends), and its time waiting
 /// for a CPU where a cgroup of its own could be made; the figures declared for its output
@@ -502,7 +492,7 @@ mod tests {
         assert!(e.contains("no command to run"), "{e}");
         let opts = CommandOptions {
             cmd: vec!["true".into()],
-            policy: Some(parse_policies("deadline").unwrap()),
+            scheduling: PolicyOptions { policy: Some(parse_policies("deadline").unwrap()), ..Default::default() },
             ..Default::default()
         };
         assert!(opts.to_specs().unwrap_err().to_string().contains("not offered"));

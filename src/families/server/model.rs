@@ -6,7 +6,7 @@
 use crate::error::{Error, Result};
 use crate::model::load::LoadSpec;
 use crate::model::options::{
-    check_nice, check_prio, de_cpus, de_duration, de_i32, de_policies, read_family, read_with_groups, LoadOptions,
+    check_nice, check_prio, de_cpus, de_duration, read_family, read_with_groups, LoadOptions, PolicyOptions,
 };
 use crate::model::parse::from_text::text_value;
 use crate::model::parse::*;
@@ -87,6 +87,7 @@ text_value!(de_think, Duration, parse_think);
 /// `schedlab server` flags and server experiment keys.
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
 #[serde(remote = "Self", rename_all = "kebab-case", default)]
+#[command(mut_arg("policy", |a| a.help("Policies to compare: one or a list of other,batch,idle,fifo,rr (fifo/rr: workers and message threads at --prio) [default: other]")), mut_arg("prio", |a| a.help("Static priority of every thread under fifo/rr (1-99) [default: 50]")), mut_arg("nice", |a| a.help("Nice value (-20..19) of every thread under other/batch")))]
 pub struct ServerOptions {
     /// Message threads: each sends its share of the rate to its own workers [default: 1]
     #[arg(long, value_name = "M", value_parser = parse_thread_count)]
@@ -125,21 +126,9 @@ pub struct ServerOptions {
     #[arg(long)]
     pub lock: bool,
 
-    /// Policies to compare: one or a list of other,batch,idle,fifo,rr (fifo/rr: workers and message threads at
-    /// --prio) [default: other]
-    #[arg(long, value_name = "LIST", value_parser = parse_policies)]
-    #[serde(deserialize_with = "de_policies")]
-    pub policy: Option<PolicyList>,
-
-    /// Static priority of every thread under fifo/rr (1-99) [default: 50]
-    #[arg(long, value_name = "N")]
-    #[serde(deserialize_with = "de_i32")]
-    pub prio: Option<i32>,
-
-    /// Nice value (-20..19) of every thread under other/batch
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de_i32")]
-    pub nice: Option<i32>,
+    #[command(flatten)]
+    #[serde(skip)]
+    pub scheduling: PolicyOptions,
 
     /// CPUs the server's threads may run on, together (e.g. 1 or 0-3); the utilisation is of these
     /// [default: every allowed CPU]
@@ -157,7 +146,7 @@ pub struct ServerOptions {
     pub background: LoadOptions,
 }
 
-read_with_groups!(ServerOptions { background });
+read_with_groups!(ServerOptions { background, scheduling });
 
 /// The rate a trial sends at: fixed, or found for a CPU utilisation first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -232,7 +221,7 @@ impl ServerOptions {
                      keeps the CPUs that busy)",
                 )),
             };
-        let policies = self.policy.as_ref().map_or(vec![Policy::Other], |p| p.0.clone());
+        let policies = self.scheduling.policies();
         if policies.iter().any(|p| p.is_deadline()) {
             return Err(Error::usage(
                 "--policy deadline is not offered for a server: its workers wake on requests, not on periods, so no \
@@ -240,8 +229,8 @@ impl ServerOptions {
                  (for periodic tasks under deadline, see `schedlab taskset`)",
             ));
         }
-        check_prio(self.prio, &policies)?;
-        check_nice(self.nice, &policies)?;
+        check_prio(self.scheduling.prio, &policies)?;
+        check_nice(self.scheduling.nice, &policies)?;
         let message_threads = self.threads.unwrap_or(1);
         let workers = self.workers.unwrap_or(DEFAULT_WORKERS);
         if message_threads * workers > MAX_ALL_THREADS {
@@ -299,8 +288,11 @@ impl ServerOptions {
                     think_ns: think.as_nanos() as u64,
                     lock: self.lock,
                     policy,
-                    prio: crate::model::parse::resolve_priority(policy, self.prio.filter(|_| policy.is_realtime()))?,
-                    nice: self.nice.filter(|_| policy.takes_nice()),
+                    prio: crate::model::parse::resolve_priority(
+                        policy,
+                        self.scheduling.prio.filter(|_| policy.is_realtime()),
+                    )?,
+                    nice: self.scheduling.nice_for(policy),
                     cpus: self.cpus.as_ref().map(|c| c.0.clone()),
                     duration,
                     load: load.clone(),

@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::model::load::LoadSpec;
 use crate::model::options::{
-    check_nice, de_cpus, de_duration, de_i32, de_policies, read_family, read_with_groups, LoadOptions, OnOff,
+    check_nice, de_cpus, de_duration, read_family, read_with_groups, LoadOptions, OnOff, PolicyOptions,
 };
 use crate::model::parse::*;
 use crate::model::{format_ns, DeadlineParams, LoadOutcome, Policy, Steal};
@@ -26,22 +26,11 @@ pub const MAX_COUNT: u32 = 256;
 /// `schedlab taskset` flags and taskset experiment keys.
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
 #[serde(remote = "Self", rename_all = "kebab-case", default)]
+#[command(mut_arg("policy", |a| a.help("Policies to compare: one or a list of other,fifo,rr,deadline (fifo and rr get rate-monotonic priorities: the shorter the period, the higher) [default: other]")), mut_arg("prio", |a| a.help("The highest static priority rate-monotonic assignment gives, for fifo/rr (1-99); a task's own prio wins [default: 80]")), mut_arg("nice", |a| a.help("Nice value (-20..19) of every task under other")))]
 pub struct TasksetOptions {
-    /// Policies to compare: one or a list of other,fifo,rr,deadline (fifo and rr get rate-monotonic priorities:
-    /// the shorter the period, the higher) [default: other]
-    #[arg(long, value_name = "LIST", value_parser = parse_policies)]
-    #[serde(deserialize_with = "de_policies")]
-    pub policy: Option<PolicyList>,
-
-    /// The highest static priority rate-monotonic assignment gives, for fifo/rr (1-99); a task's own prio wins [default: 80]
-    #[arg(long, value_name = "N")]
-    #[serde(deserialize_with = "de_i32")]
-    pub prio: Option<i32>,
-
-    /// Nice value (-20..19) of every task under other
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de_i32")]
-    pub nice: Option<i32>,
+    #[command(flatten)]
+    #[serde(skip)]
+    pub scheduling: PolicyOptions,
 
     /// How long each trial runs the task set [default: 5s]
     #[arg(long, value_name = "TIME", value_parser = parse_duration)]
@@ -78,7 +67,7 @@ pub struct TasksetOptions {
     pub trace: Option<OnOff>,
 }
 
-read_with_groups!(TasksetOptions { background });
+read_with_groups!(TasksetOptions { background, scheduling });
 
 /// One event of a task's activation, in order: its activation starts at its period's
 /// timer (the implicit first event), then these run.
@@ -507,14 +496,14 @@ impl TasksetOptions {
         for t in &decls {
             check_task(t)?;
         }
-        let policies = self.policy.as_ref().map_or(vec![Policy::Other], |p| p.0.clone());
+        let policies = self.scheduling.policies();
         if let Some(p) = policies.iter().find(|p| matches!(p, Policy::Batch | Policy::Idle)) {
             return Err(Error::usage(format!(
                 "--policy {p} is not offered for a task set: use other, fifo, rr or deadline"
             )));
         }
-        check_nice(self.nice, &policies)?;
-        let top = self.prio.unwrap_or(DEFAULT_TOP_PRIO);
+        check_nice(self.scheduling.nice, &policies)?;
+        let top = self.scheduling.prio.unwrap_or(DEFAULT_TOP_PRIO);
         if !(1..=99).contains(&top) {
             return Err(Error::usage(format!("--prio {top} is out of range: use 1 to 99")));
         }
@@ -572,7 +561,7 @@ impl TasksetOptions {
                 Ok(TasksetSpec {
                     tasks,
                     policy,
-                    nice: self.nice.filter(|_| policy.takes_nice()),
+                    nice: self.scheduling.nice_for(policy),
                     duration,
                     load: load.clone(),
                     cpus: cpus.clone(),

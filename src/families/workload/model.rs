@@ -282,6 +282,7 @@ const WORKLOAD_TRACE_HELP: &str =
 // The derived reader reads the family's own keys for its `Deserialize` (`read_with_groups`).
 #[serde(remote = "Self", rename_all = "kebab-case", default)]
 #[command(mut_arg("schedstat", |a| a.help(schedstat_help("child's"))), mut_arg("trace", |a| a.help(WORKLOAD_TRACE_HELP)))]
+#[command(mut_arg("policy", |a| a.help("Policies to compare: one or a list of other,fifo,rr,batch,idle,deadline [default: other]")), mut_arg("prio", |a| a.help("Static priority for fifo/rr (1-99) [default: 99, the maximum, as in the classic study]")), mut_arg("nice", |a| a.help("Nice value (-20..19) for the other and batch children")))]
 pub struct WorkloadOptions {
     /// cpu: Monte Carlo pi; io: O_SYNC block copy; mixed: a pi sample and an 80-byte O_SYNC write per iteration
     #[arg(value_enum, required = true)]
@@ -292,20 +293,9 @@ pub struct WorkloadOptions {
     #[serde(deserialize_with = "de_workload_procs")]
     pub procs: Option<ProcList>,
 
-    /// Policies to compare: one or a list of other,fifo,rr,batch,idle,deadline [default: other]
-    #[arg(long, value_name = "LIST", value_parser = parse_policies)]
-    #[serde(deserialize_with = "de_policies")]
-    pub policy: Option<PolicyList>,
-
-    /// Static priority for fifo/rr (1-99) [default: 99, the maximum, as in the classic study]
-    #[arg(long, value_name = "N")]
-    #[serde(deserialize_with = "de_i32")]
-    pub prio: Option<i32>,
-
-    /// Nice value (-20..19) for the other and batch children
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de_i32")]
-    pub nice: Option<i32>,
+    #[command(flatten)]
+    #[serde(skip)]
+    pub scheduling: PolicyOptions,
 
     /// cpu: Monte Carlo samples per child [default: 50000000, ~0.2 s here]; mixed: iterations [default: 1000]
     #[arg(long, value_name = "N", value_parser = parse_iterations, allow_hyphen_values = true)]
@@ -353,7 +343,7 @@ pub struct WorkloadOptions {
     pub observe: ObserveOptions,
 }
 
-read_with_groups!(WorkloadOptions { background, reservation, observe });
+read_with_groups!(WorkloadOptions { background, reservation, observe, scheduling });
 
 impl WorkloadOptions {
     /// One spec per policy x procs cell, policies in the order given, counts ascending.
@@ -361,10 +351,10 @@ impl WorkloadOptions {
         let kind = self.workload.ok_or_else(|| {
             Error::usage("a workload needs its kind: cpu, io or mixed (workload = \"cpu\" in a suite)")
         })?;
-        let policies = self.policy.as_ref().map_or(vec![Policy::Other], |p| p.0.clone());
-        check_prio(self.prio, &policies)?;
+        let policies = self.scheduling.policies();
+        check_prio(self.scheduling.prio, &policies)?;
         let deadline = self.reservation.resolve(&policies)?;
-        check_nice(self.nice, &policies)?;
+        check_nice(self.scheduling.nice, &policies)?;
         let transfer_size = self.transfer_size.unwrap_or(DEFAULT_TRANSFER_SIZE);
         let block_size = self.block_size.unwrap_or(DEFAULT_BLOCK_SIZE);
         if kind == WorkloadKind::Io {
@@ -411,8 +401,9 @@ impl WorkloadOptions {
         let load = self.background.to_spec()?;
         let mut specs = Vec::new();
         for &policy in &policies {
-            let prio = if policy.is_realtime() { resolve_priority(policy, self.prio.or(Some(99)))? } else { 0 };
-            let nice = self.nice.filter(|_| policy.takes_nice());
+            let prio =
+                if policy.is_realtime() { resolve_priority(policy, self.scheduling.prio.or(Some(99)))? } else { 0 };
+            let nice = self.scheduling.nice_for(policy);
             for &procs in &counts {
                 specs.push(WorkloadSpec {
                     params: params.clone(),
