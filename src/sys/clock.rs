@@ -1,4 +1,5 @@
-//! CLOCK_MONOTONIC in integer nanoseconds: comparable across CPUs and processes, so a
+//! The clocks in integer nanoseconds, and what is timed on them (an absolute sleep, a
+//! burn of CPU time). CLOCK_MONOTONIC is comparable across CPUs and processes, so a
 //! timestamp taken in one ring member can be subtracted from one taken in another.
 
 pub fn monotonic_ns() -> u64 {
@@ -26,4 +27,90 @@ pub fn thread_cpu_ns() -> u64 {
     // SAFETY: `ts` is a valid, writable timespec; the thread CPU clock exists since Linux 2.6.12.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The whole process's CPU time (every thread's) in integer nanoseconds.
+pub fn process_cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; the process CPU clock always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Sleep until `at_ns` on CLOCK_MONOTONIC (an absolute timer: a late wakeup does not
+/// shift the next one).
+pub fn sleep_until(at_ns: u64) {
+    let ts = libc::timespec { tv_sec: (at_ns / 1_000_000_000) as libc::time_t, tv_nsec: (at_ns % 1_000_000_000) as _ };
+    // SAFETY: a valid timespec; EINTR is retried by the loop.
+    while unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) }
+        == libc::EINTR
+    {}
+}
+
+/// The most CPU time `burn` spins between two reads of the thread's CPU clock.
+pub const BURN_CHUNK_NS: u64 = 5_000;
+
+/// Spin `n` iterations in user space.
+fn spin(n: u64) {
+    for _ in 0..n {
+        std::hint::spin_loop();
+    }
+}
+
+/// Spin iterations per µs of CPU time, measured once per process (a few hundred µs, on
+/// the first call).
+fn spins_per_us() -> u64 {
+    static PER_US: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *PER_US.get_or_init(|| {
+        const N: u64 = 200_000;
+        let start = thread_cpu_ns();
+        spin(N);
+        let took = thread_cpu_ns().saturating_sub(start).max(1);
+        (N * 1000 / took).max(1)
+    })
+}
+
+/// Busy until this thread has had `ns` more of CPU time, on its own CPU clock (not a
+/// calibrated loop: time off the CPU does not count). It spins at most about
+/// `BURN_CHUNK_NS` between reads of the clock, so the work is user time, not the clock's
+/// system calls, and it overshoots by less than a chunk. Call `burn(0)` before anything is
+/// timed to take the one calibration out of the measurement.
+pub fn burn(ns: u64) {
+    let per_us = spins_per_us();
+    let start = thread_cpu_ns();
+    loop {
+        let done = thread_cpu_ns().saturating_sub(start);
+        if done >= ns {
+            break;
+        }
+        let left = (ns - done).min(BURN_CHUNK_NS);
+        spin((left * per_us / 1000).max(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burn_is_its_cpu_time_and_mostly_user_time() {
+        burn(0);
+        let usage = || {
+            // SAFETY: an all-zero rusage is valid to pass for writing.
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            // SAFETY: `ru` is a valid, writable rusage; RUSAGE_THREAD exists since 2.6.26.
+            unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+            let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+            (us(ru.ru_utime), us(ru.ru_stime))
+        };
+        let (u0, s0) = usage();
+        let c0 = thread_cpu_ns();
+        burn(200_000_000);
+        let took = thread_cpu_ns() - c0;
+        let (u1, s1) = usage();
+        assert!((200_000_000..200_000_000 + 2 * BURN_CHUNK_NS + 1_000_000).contains(&took), "{took} ns");
+        // The kernel splits user and system time by sampling at its ticks (a few ms), so a
+        // short run's split is rough: twice is far from the 1 : 3 of a clock read per loop.
+        assert!(u1 - u0 > 2 * (s1 - s0), "user {} µs, system {} µs", u1 - u0, s1 - s0);
+    }
 }

@@ -15,7 +15,7 @@ use super::model::{
     Probe, Rate, ServerOutcome, ServerSpec, WorkerStats, CATCH_UP_NS, MAX_PROBES, PROBE_NS, START_DELAY_NS,
 };
 use crate::error::{Error, Result};
-use crate::sys::clock::{monotonic_ns, thread_cpu_ns};
+use crate::sys::clock::{burn, monotonic_ns, process_cpu_ns, sleep_until};
 use crate::sys::gate::Gate;
 use crate::sys::sched;
 use crate::sys::schedstat::parse_schedstat;
@@ -24,14 +24,12 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard};
 
 /// Requests one message thread's queue holds; more are dropped (and counted).
 pub const QUEUE_CAPACITY: usize = 16_384;
 /// A probe this close to the target (relative) ends the search.
 const PROBE_TOLERANCE: f64 = 0.05;
-/// CPU work is spun in chunks of about this much between reads of the thread's CPU clock.
-const SPIN_CHUNK_NS: u64 = 5_000;
 
 /// A worker's futex word: asleep (idle), handed a request, or told to stop.
 const IDLE: u32 = 0;
@@ -168,58 +166,6 @@ impl Group {
     }
 }
 
-/// Sleep until `at_ns` on CLOCK_MONOTONIC.
-fn sleep_until(at_ns: u64) {
-    let ts = libc::timespec { tv_sec: (at_ns / 1_000_000_000) as libc::time_t, tv_nsec: (at_ns % 1_000_000_000) as _ };
-    // SAFETY: a valid timespec; EINTR is retried by the loop.
-    while unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) }
-        == libc::EINTR
-    {}
-}
-
-/// Spin `n` iterations in user space.
-fn spin(n: u64) {
-    for _ in 0..n {
-        std::hint::spin_loop();
-    }
-}
-
-/// Spin iterations per µs of CPU time, measured once per process (on the first trial's
-/// first request: a few hundred µs, before any request of the window is timed).
-fn spins_per_us() -> u64 {
-    static PER_US: OnceLock<u64> = OnceLock::new();
-    *PER_US.get_or_init(|| {
-        const N: u64 = 200_000;
-        let start = thread_cpu_ns();
-        spin(N);
-        let took = thread_cpu_ns().saturating_sub(start).max(1);
-        (N * 1000 / took).max(1)
-    })
-}
-
-/// Busy until this thread has had `ns` more of CPU time: spins of at most about
-/// `SPIN_CHUNK_NS` between reads of its CPU clock, so the work is user time, not the
-/// clock's system calls, and overshoots by less than a chunk.
-fn run_for(ns: u64, per_us: u64) {
-    let start = thread_cpu_ns();
-    loop {
-        let done = thread_cpu_ns().saturating_sub(start);
-        if done >= ns {
-            break;
-        }
-        let left = (ns - done).min(SPIN_CHUNK_NS);
-        spin((left * per_us / 1000).max(1));
-    }
-}
-
-/// The whole process's CPU time (every thread's), ns.
-fn process_cpu_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec; the process CPU clock always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 /// The CPU the calling thread is on now.
 fn current_cpu() -> usize {
     // SAFETY: sched_getcpu takes nothing; it fails only where the kernel lacks getcpu.
@@ -302,7 +248,7 @@ fn worker(sh: &Shared, group: &Group, me: usize) -> std::result::Result<Tally, S
     let set = sh.set_up();
     let mut tally = Tally { wake: new_histogram(), request: new_histogram(), requests: 0, in_window: 0 };
     let think = (sh.spec.think_ns > 0).then(|| std::time::Duration::from_nanos(sh.spec.think_ns));
-    let per_us = spins_per_us();
+    crate::sys::clock::burn(0);
     if !sh.start(set)? {
         return Ok(tally);
     }
@@ -340,9 +286,9 @@ fn worker(sh: &Shared, group: &Group, me: usize) -> std::result::Result<Tally, S
         }
         if sh.spec.lock {
             let _held = lock(&sh.cpu_locks[current_cpu() % sh.cpu_locks.len()]);
-            run_for(sh.spec.work_ns, per_us);
+            burn(sh.spec.work_ns);
         } else {
-            run_for(sh.spec.work_ns, per_us);
+            burn(sh.spec.work_ns);
         }
         let done = monotonic_ns();
         tally.request.saturating_record(done.saturating_sub(due).max(1));
@@ -693,27 +639,6 @@ mod tests {
         assert_eq!((left.queued, left.dropped, left.unserved, left.waits.len()), (3, 0, 3, 3));
         assert_eq!((left.waits.min(), left.waits.max()), (700, 900));
         assert!(lock(&g.state).queue.is_empty() && lock(&g.state).stopped);
-    }
-
-    #[test]
-    fn the_work_is_its_cpu_time_and_mostly_user_time() {
-        let per_us = spins_per_us();
-        let usage = || {
-            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-            // SAFETY: `ru` is a valid, writable rusage; RUSAGE_THREAD exists since 2.6.26.
-            unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-            let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-            (us(ru.ru_utime), us(ru.ru_stime))
-        };
-        let (u0, s0) = usage();
-        let c0 = thread_cpu_ns();
-        run_for(200_000_000, per_us);
-        let took = thread_cpu_ns() - c0;
-        let (u1, s1) = usage();
-        assert!((200_000_000..200_000_000 + 2 * SPIN_CHUNK_NS + 1_000_000).contains(&took), "{took} ns");
-        // The kernel splits user and system time by sampling at its ticks (a few ms), so a
-        // short run's split is rough: twice is far from the 1 : 3 of a clock read per loop.
-        assert!(u1 - u0 > 2 * (s1 - s0), "user {} µs, system {} µs", u1 - u0, s1 - s0);
     }
 
     /// As an unprivileged user whose RLIMIT_NPROC leaves room for a few threads only (the

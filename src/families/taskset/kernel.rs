@@ -8,7 +8,7 @@ use super::model::{Event, TaskSpec, TaskStats, TasksetOutcome, TasksetSpec};
 use crate::analysis::misses::{self, LockWait, MissSplit, MissTrace, MissWindow};
 use crate::analysis::trace::Recording;
 use crate::error::{Error, Result};
-use crate::sys::clock::{monotonic_ns, thread_cpu_ns};
+use crate::sys::clock::{burn, monotonic_ns, sleep_until, thread_cpu_ns};
 use crate::sys::gate::Gate;
 use crate::sys::sched;
 use hdrhistogram::Histogram;
@@ -150,23 +150,6 @@ enum Step<'a> {
     Yield,
 }
 
-/// Sleep until `at_ns` on CLOCK_MONOTONIC.
-fn sleep_until(at_ns: u64) {
-    let ts = libc::timespec { tv_sec: (at_ns / 1_000_000_000) as libc::time_t, tv_nsec: (at_ns % 1_000_000_000) as _ };
-    // SAFETY: a valid timespec; EINTR is retried by the loop.
-    while unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) }
-        == libc::EINTR
-    {}
-}
-
-/// Busy until this thread has had `ns` more of CPU time.
-fn run_for(ns: u64) {
-    let start = thread_cpu_ns();
-    while thread_cpu_ns().saturating_sub(start) < ns {
-        std::hint::spin_loop();
-    }
-}
-
 /// One activation as `--activations` streams it.
 #[derive(Clone, Copy, Debug)]
 pub struct Activation {
@@ -287,8 +270,10 @@ fn activations(
     let mut tally = Tally::new();
     let mut misses = std::collections::VecDeque::with_capacity(if sinks.keep_misses { misses::MAX_SPLIT } else { 0 });
     let mut waits = [LockWait::default(); MAX_WAITS];
-    // Every thread reaches the barriers, set up or not, so none waits for ever; if one
-    // could not be set up, none runs.
+    // The burn's one calibration, before anything is timed.
+    burn(0);
+    // Every thread reaches the gate, set up or not, so the main thread never waits for
+    // ever; if one could not be set up, none runs.
     let went = gate.arrive();
     set?;
     if !went || abort.load(Ordering::Acquire) {
@@ -306,7 +291,7 @@ fn activations(
         let mut n_waits = 0;
         for step in &steps[..work] {
             match step {
-                Step::Run(ns) => run_for(*ns),
+                Step::Run(ns) => burn(*ns),
                 Step::Sleep(d) => std::thread::sleep(*d),
                 Step::Lock(m) => {
                     let wait = m.lock(tid);
