@@ -42,33 +42,7 @@ for ((i = 1; i <= rounds; i++)); do
     mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
     mount --bind "$1" /sys/kernel/debug/tracing/trace_marker
     exec cyclicdeadline -D "$2" -i "$3" -t 1 --json="$4" >/dev/null' sh "$markers" "$seconds" "$interval_us" "$results.cd.json"
-  # The first marker is cyclicdeadline's own check of the job in its main thread. Fewer
-  # markers than jobs is said so: the percentiles are of fewer jobs.
-  python3 -c '
-import json, math, re, sys
-offs = [int(m.group(1)) for m in re.finditer(r"start at \d+ off=(\d+)", open(sys.argv[1]).read())][1:]
-offs.sort()
-def pct(q): return offs[max(0, math.ceil(q * len(offs)) - 1)]
-cycles = json.load(open(sys.argv[2]))["thread"]["0"]["cycles"]
-if len(offs) < cycles - 1:
-    print(f"warning: {len(offs)} markers for cyclicdeadline\x27s {cycles} jobs", file=sys.stderr)
-print("cyclicdeadline", len(offs), pct(0.50), pct(0.99), offs[-1], "-")' "$markers" "$results.cd.json" >>"$results"
+  python3 bench/cyclicdeadline.py row "$markers" "$results.cd.json" >>"$results"
 done
 
-python3 - "$results" "$runtime_us" "$interval_us" <<'PY'
-import sys, statistics as st
-rows = [l.split() for l in open(sys.argv[1])]
-def col(tool, i): return [float(r[i]) for r in rows if r[0] == tool]
-print(f"reservation: runtime {sys.argv[2]} us every {sys.argv[3]} us (deadline = period), one unpinned thread each")
-print(f"{'round':<6} {'tool':<15} {'jobs':>7} {'p50 us':>8} {'p99 us':>8} {'max us':>9} {'missed':>7}")
-for n, r in enumerate(rows):
-    print(f"{n // 2 + 1:<6} {r[0]:<15} {int(r[1]):7d} {float(r[2]):8.1f} {float(r[3]):8.1f} {float(r[4]):9.1f} {r[5]:>7}")
-s50, c50 = st.median(col("schedlab", 2)), st.median(col("cyclicdeadline", 2))
-s99, c99 = st.median(col("schedlab", 3)), st.median(col("cyclicdeadline", 3))
-ratio = lambda a, b: f"{a / b:.3f}" if b else "n/a (cyclicdeadline 0)"
-print()
-print(f"median p50: schedlab {s50:.1f} us, cyclicdeadline {c50:.1f} us, ratio {ratio(s50, c50)}")
-print(f"median p99: schedlab {s99:.1f} us, cyclicdeadline {c99:.1f} us, ratio {ratio(s99, c99)}")
-print("(cyclicdeadline reports whole microseconds and writes a trace marker inside every job;")
-print(" schedlab's histogram resolves 0.1 %; schedlab measures on CLOCK_MONOTONIC)")
-PY
+python3 bench/cyclicdeadline.py summary "$results" "$runtime_us" "$interval_us" "schedlab measures on CLOCK_MONOTONIC"
