@@ -413,16 +413,9 @@ impl StartGate {
     pub fn wait(&self) {
         let word = &self.word[0];
         while word.load(Ordering::Acquire) == 0 {
-            // SAFETY: the word lives in a shared mapping that outlives the child.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_futex,
-                    word.as_ptr(),
-                    libc::FUTEX_WAIT,
-                    0u32,
-                    std::ptr::null::<libc::timespec>(),
-                )
-            };
+            // The word lives in a shared mapping that outlives the child; a failed wait
+            // (none is expected) only means the loop looks again.
+            let _ = crate::sys::futex::wait(word, 0, crate::sys::futex::Scope::Shared);
         }
     }
 
@@ -430,8 +423,7 @@ impl StartGate {
     pub fn open(&self) {
         let word = &self.word[0];
         word.store(1, Ordering::Release);
-        // SAFETY: as for wait.
-        unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX) };
+        let _ = crate::sys::futex::wake(word, i32::MAX, crate::sys::futex::Scope::Shared);
     }
 }
 

@@ -6,6 +6,7 @@ pub mod children;
 pub mod clock;
 pub mod fd;
 pub mod fs;
+pub mod futex;
 pub mod gate;
 pub mod limits;
 pub mod load;

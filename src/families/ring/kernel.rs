@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::model::{Ipc, Pin, RingLength, RingMode, RingOutcome, RingSpec, Usage};
 use crate::sys::children::{ChildContext, ChildGroup, StartGate};
 use crate::sys::clock::monotonic_ns;
+use crate::sys::futex;
 use crate::sys::schedstat::{SchedBoard, TaskFiles};
 use crate::sys::shm::{SharedSlice, Snapshot, UsageBoard};
 use crate::sys::trace::TraceSession;
@@ -131,11 +132,11 @@ struct FutexLink<'a> {
 }
 
 impl FutexLink<'_> {
-    fn op(&self, base: libc::c_int) -> libc::c_int {
+    fn scope(&self) -> futex::Scope {
         if self.private {
-            base | libc::FUTEX_PRIVATE_FLAG
+            futex::Scope::Process
         } else {
-            base
+            futex::Scope::Shared
         }
     }
 }
@@ -147,33 +148,13 @@ impl Link for FutexLink<'_> {
             if v != 0 {
                 return Ok(v);
             }
-            // SAFETY: the word lives in memory mapped for the whole life of the members.
-            let r = unsafe {
-                libc::syscall(
-                    libc::SYS_futex,
-                    self.mine.as_ptr(),
-                    self.op(libc::FUTEX_WAIT),
-                    0u32,
-                    std::ptr::null::<libc::timespec>(),
-                )
-            };
-            if r != 0 {
-                let err = io::Error::last_os_error();
-                if !matches!(err.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR)) {
-                    return Err(err);
-                }
-            }
+            futex::wait(self.mine, 0, self.scope())?;
         }
     }
 
     fn send(&self, value: u32) -> io::Result<()> {
         self.next.store(value, Ordering::Release);
-        // SAFETY: as for recv.
-        let r = unsafe { libc::syscall(libc::SYS_futex, self.next.as_ptr(), self.op(libc::FUTEX_WAKE), 1u32) };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        futex::wake(self.next, 1, self.scope())
     }
 }
 

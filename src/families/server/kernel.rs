@@ -16,6 +16,7 @@ use super::model::{
 };
 use crate::error::{Error, Result};
 use crate::sys::clock::{burn, monotonic_ns, process_cpu_ns, sleep_until};
+use crate::sys::futex::{self, Scope};
 use crate::sys::gate::Gate;
 use crate::sys::sched;
 use crate::sys::schedstat::parse_schedstat;
@@ -35,28 +36,6 @@ const PROBE_TOLERANCE: f64 = 0.05;
 const IDLE: u32 = 0;
 const WOKEN: u32 = 1;
 const STOP: u32 = 2;
-
-/// Sleep on `word` while it holds `expected` (or until a spurious wakeup).
-fn futex_wait(word: &AtomicU32, expected: u32) {
-    // SAFETY: the address is a live, aligned u32 for the duration of the call (the slot
-    // outlives every thread that waits on it, scoped threads); a null timeout waits
-    // without limit; a changed value returns EAGAIN at once, which the caller loops on.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-            expected,
-            std::ptr::null::<libc::timespec>(),
-        )
-    };
-}
-
-/// Wake the one thread sleeping on `word`.
-fn futex_wake(word: &AtomicU32) {
-    // SAFETY: as in `futex_wait`; FUTEX_WAKE only reads the address.
-    unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1) };
-}
 
 /// A request: when it was due (its place in the open-loop schedule) and when its message
 /// thread actually sent it (later, where that thread was itself late).
@@ -135,7 +114,8 @@ impl Group {
                 slot.due.store(r.due, Ordering::Relaxed);
                 slot.sent.store(r.sent, Ordering::Relaxed);
                 slot.word.store(WOKEN, Ordering::Release);
-                futex_wake(&slot.word);
+                // A wake cannot fail on a live word of this process's own.
+                let _ = futex::wake(&slot.word, 1, Scope::Process);
             }
             None if s.queue.len() < QUEUE_CAPACITY => {
                 s.queue.push_back(r);
@@ -160,7 +140,7 @@ impl Group {
         drop(s);
         for w in idle {
             self.slots[w].word.store(STOP, Ordering::Release);
-            futex_wake(&self.slots[w].word);
+            let _ = futex::wake(&self.slots[w].word, 1, Scope::Process);
         }
         left
     }
@@ -248,7 +228,7 @@ fn worker(sh: &Shared, group: &Group, me: usize) -> std::result::Result<Tally, S
     let set = sh.set_up();
     let mut tally = Tally { wake: new_histogram(), request: new_histogram(), requests: 0, in_window: 0 };
     let think = (sh.spec.think_ns > 0).then(|| std::time::Duration::from_nanos(sh.spec.think_ns));
-    crate::sys::clock::burn(0);
+    burn(0);
     if !sh.start(set)? {
         return Ok(tally);
     }
@@ -269,7 +249,7 @@ fn worker(sh: &Shared, group: &Group, me: usize) -> std::result::Result<Tally, S
                 drop(s);
                 let mut word = slot.word.load(Ordering::Acquire);
                 while word == IDLE {
-                    futex_wait(&slot.word, IDLE);
+                    futex::wait(&slot.word, IDLE, Scope::Process).map_err(|e| format!("a worker's futex wait: {e}"))?;
                     word = slot.word.load(Ordering::Acquire);
                 }
                 let woke = monotonic_ns();
