@@ -90,6 +90,22 @@ pub fn set_deadline(params: &DeadlineParams, signal_overruns: bool) -> io::Resul
     Ok(false)
 }
 
+/// Put the calling thread under SCHED_DEADLINE with this reservation and
+/// SCHED_FLAG_RECLAIM (GRUB, Linux 4.13+): a job that runs past its runtime goes on in
+/// the bandwidth the CPU's other reservations leave unused instead of being throttled to
+/// its next period. `tasks`: how many reservations the trial asks for, for the message.
+pub fn set_reclaiming_deadline(params: &DeadlineParams, tasks: usize) -> std::result::Result<(), String> {
+    if sched_setattr_admitted(&deadline_attr(params, libc::SCHED_FLAG_RECLAIM as u64)) == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::EINVAL) && sched_setattr_self(&deadline_attr(params, 0)) == 0 {
+        // The reservation itself is fine: the flag is what this kernel does not know.
+        return Err("this kernel does not offer SCHED_FLAG_RECLAIM (Linux 4.13+): drop --reclaim".to_string());
+    }
+    Err(explain_deadline_refusal(params, tasks, &err))
+}
+
 /// The bounds the kernel puts on a deadline task's period
 /// (`/proc/sys/kernel/sched_deadline_period_{min,max}_us`, Linux 5.5+; `None` where absent).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -235,6 +235,10 @@ fn activations(
     sinks: &Sinks,
 ) -> std::result::Result<ThreadResult, String> {
     let set = match spec.policy {
+        p if p.is_deadline() && spec.reclaim => match task.reservation.as_ref() {
+            Some(params) => sched::set_reclaiming_deadline(params, spec.threads()),
+            None => Err("internal: SCHED_DEADLINE without a reservation".to_string()),
+        },
         p if p.is_deadline() => {
             sched::apply_scheduling(None, p, 0, task.reservation.as_ref(), spec.threads(), false).map(|_| ())
         }
@@ -794,6 +798,7 @@ mod tests {
             events: vec![Event::Run(100_000)],
             prio: 0,
             reservation: None,
+            blocking_ns: 0,
         };
         let mut t = Tally::new();
         t.record(&task, 10_000, 200_000, 100_000);

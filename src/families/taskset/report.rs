@@ -27,6 +27,9 @@ pub fn line(spec: &TasksetSpec, repeat: usize, status: &TrialStatus, o: Option<&
         "status": status.label(),
         "reason": status.reason(),
     }));
+    if spec.reclaim {
+        m.insert("reclaim".into(), json!(true));
+    }
     put(&mut m, registry::of(Family::Taskset), Part::Always, |f| o.and_then(|o| f.value(o)), Vec::new());
     if let Some(ts) = o.and_then(Outcome::taskset) {
         m.insert("miss_bursts".into(), json!(ts.miss_bursts));
@@ -178,6 +181,7 @@ pub fn task_table(spec: &TasksetSpec, o: &TasksetOutcome) -> Table {
     ]);
     for (t, s) in spec.tasks.iter().zip(&o.tasks) {
         let prio = match t.reservation {
+            Some(r) if spec.reclaim => format!("dl {} +rec", format_ns(r.runtime_ns)),
             Some(r) => format!("dl {}", format_ns(r.runtime_ns)),
             None => t.prio.to_string(),
         };

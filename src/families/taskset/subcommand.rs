@@ -17,6 +17,12 @@ use std::time::Duration;
 
 pub fn run(args: &TasksetArgs) -> Result<i32> {
     let specs = args.options.to_specs()?;
+    // A suite's reclaim applies to its deadline cells; on the command line it must have one.
+    if args.options.reclaim && !specs.iter().any(|s| s.policy.is_deadline()) {
+        return Err(crate::error::Error::usage(
+            "--reclaim is SCHED_DEADLINE's (SCHED_FLAG_RECLAIM): add deadline to --policy or drop --reclaim",
+        ));
+    }
     // The signal watch comes first: every thread started later inherits the blocked mask.
     let limit = specs.iter().map(|s| s.duration).max().unwrap_or_default() * 2 + Duration::from_secs(60);
     let mut orchestrator = start_blocks(&specs, limit)?;
@@ -50,7 +56,11 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
             specs[0].threads(),
             specs[0].utilisation() * 100.0,
             specs[0].duration.as_secs_f64(),
-            specs.iter().map(|s| s.policy.as_str()).collect::<Vec<_>>().join(", ")
+            specs
+                .iter()
+                .map(|s| if s.reclaim { format!("{} (reclaiming)", s.policy) } else { s.policy.to_string() })
+                .collect::<Vec<_>>()
+                .join(", ")
         ))?;
     }
     let extras = Extras { activations: partial.as_ref().map(|p| p.path.clone()), ..Extras::default() };

@@ -113,9 +113,13 @@ fn admission_advice(spec: &TasksetSpec, fits: f64) -> String {
         // 1 % under the limit, rounded down to the µs.
         let fit_ns = ((r.runtime_ns as f64 * fits * 0.99) as u64) / 1000 * 1000;
         fixable &= fit_ns > run;
-        if r.runtime_ns == default_runtime_ns(run, t.period_ns, t.deadline_ns) {
+        if r.runtime_ns == default_runtime_ns(run, t.blocking_ns, t.period_ns, t.deadline_ns) {
+            let spin = match t.blocking_ns {
+                0 => String::new(),
+                ns => format!(" + {} waiting on a mutex", format_ns(ns)),
+            };
             parts.push(format!(
-                "{}: {} per {} by default (run {} + a quarter + {} floor){}",
+                "{}: {} per {} by default (run {} + a quarter{spin} + {} floor){}",
                 t.name,
                 format_ns(r.runtime_ns),
                 format_ns(t.period_ns),
