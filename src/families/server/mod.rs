@@ -40,10 +40,10 @@ impl FamilySpec for ServerSpec {
     fn policy(&self) -> Policy {
         self.policy
     }
-    /// The longest a legal trial runs (probes, start, late sends, the requests in hand):
-    /// a `--trial-timeout` below it is refused rather than met half-way.
+    /// Its measured window and the delay before it: a `--trial-timeout` below that could
+    /// never let a trial end (`longest` is what it may take with probes and late sends).
     fn least_length(&self) -> Option<Duration> {
-        Some(self.longest())
+        Some(self.duration + Duration::from_nanos(model::START_DELAY_NS))
     }
 }
 
