@@ -363,6 +363,43 @@ fn with_trace_on_each_miss_names_the_fifo_spinner_that_ran_instead() {
 }
 
 #[test]
+fn a_traced_suite_names_what_ran_during_the_misses_in_its_stored_tables() {
+    if !is_root() {
+        eprintln!("skipped: SCHED_FIFO and tracing need root");
+        return;
+    }
+    let dir = Scratch::new("taskset-traced-suite");
+    let suite = dir.write(
+        "traced.toml",
+        &format!(
+            r#"name = "traced"
+[[experiment]]
+family = "taskset"
+policy = "fifo"
+cpus = "{}"
+trace = "on"
+duration = "1s"
+repeat = 1
+tasks = [{{ name = "ctl", period = "1ms", run = "200us" }}]
+"#,
+            last_cpu()
+        ),
+    );
+    let db = dir.path("traced.db");
+    let interferer = Interferer::start(last_cpu());
+    let text = ok_stdout(&db, &["run", &suite, "--noise-probe", "off"]);
+    drop(interferer);
+    // The spinner's 2 ms bursts every 50 ms make the 1 ms task miss some 20 times a second,
+    // and the cell's row of the table names it among what ran instead, as `show` does again.
+    let title = "what ran on the tasks' CPUs during their misses";
+    for shown in [text, ok_stdout(&db, &["show", "1"])] {
+        let table = shown.split(title).nth(1).unwrap_or_else(|| panic!("no miss table: {shown}"));
+        let row = table.lines().find(|l| l.contains("of")).unwrap_or_else(|| panic!("no row: {shown}"));
+        assert!(row.contains("sl-interferer"), "{row}");
+    }
+}
+
+#[test]
 fn each_activation_is_streamed_to_the_csv_when_asked() {
     let dir = Scratch::new("taskset-activations");
     let csv = dir.path("acts.csv");

@@ -4,6 +4,7 @@
 use super::model::{figures, TaskStats, TasksetOutcome, TasksetSpec};
 use super::Taskset;
 use crate::analysis::attribution::describe_source;
+use crate::analysis::misses::MissTrace;
 use crate::analysis::stats::Summary;
 use crate::model::figures::{self as registry, Part};
 use crate::model::{format_ns, Family, Outcome, TrialSpec, TrialStatus};
@@ -254,11 +255,67 @@ impl FamilyReport for Taskset {
         }
         let width = axes.len() + 1;
         let table = (0..width).fold(table, Table::left_align);
-        vec![("each task, medians over repeats (slack p99: what 99 % of activations had left)".to_string(), table)]
+        let mut tables =
+            vec![("each task, medians over repeats (slack p99: what 99 % of activations had left)".to_string(), table)];
+        tables.extend(miss_sources_table(groups, axes));
+        tables
     }
 
     fn stored_line(t: &TrialRecord) -> Option<Map<String, Json>> {
         let Some(TrialSpec::Taskset(spec)) = &t.spec else { return None };
         Some(line(spec, t.repeat.max(0) as usize, &t.status, t.outcome.as_ref()))
     }
+}
+
+/// With `--trace on`: per cell, over its repeats, what ran on the tasks' CPUs during their
+/// misses (the three sources with the most time), the time they were throttled and the
+/// time not visible to the kernel. Each miss one by one is in `--json` and the store.
+fn miss_sources_table(groups: &[&Group], axes: &[String]) -> Option<(String, Table)> {
+    let traced = |g: &&&Group| g.outcomes().filter_map(Outcome::taskset).any(|o| o.trace.is_some());
+    if !groups.iter().any(|g| traced(&g)) {
+        return None;
+    }
+    let mut table = Table::new(axes.iter().map(String::as_str).chain([
+        "misses split",
+        "what ran instead (misses, ms)",
+        "throttled ms",
+        "not visible ms",
+    ]));
+    let ms = |ns: u64| format!("{:.2}", ns as f64 / 1e6);
+    for g in groups.iter().filter(traced) {
+        let traces: Vec<&MissTrace> =
+            g.outcomes().filter_map(Outcome::taskset).filter_map(|o| o.trace.as_ref()).collect();
+        let (mut misses, mut split, mut throttled, mut not_visible) = (0, 0, 0, 0);
+        let mut by_source: Vec<(String, u64, u64)> = Vec::new();
+        for t in &traces {
+            misses += t.misses;
+            split += t.split;
+            throttled += t.throttled_ns;
+            not_visible += t.not_visible_ns;
+            for s in &t.sources {
+                let name = describe_source(&s.source);
+                match by_source.iter_mut().find(|(n, _, _)| *n == name) {
+                    Some(entry) => {
+                        entry.1 += s.misses;
+                        entry.2 += s.ns;
+                    }
+                    None => by_source.push((name, s.misses, s.ns)),
+                }
+            }
+        }
+        by_source.sort_by_key(|s| std::cmp::Reverse(s.2));
+        let top: Vec<String> =
+            by_source.iter().take(3).map(|(name, n, ns)| format!("{name} ({n}, {})", ms(*ns))).collect();
+        let mut row: Vec<String> = axes.iter().map(|k| g.value_text(k)).collect();
+        row.extend([
+            format!("{split} of {misses}"),
+            if top.is_empty() { "-".to_string() } else { top.join("; ") },
+            ms(throttled),
+            ms(not_visible),
+        ]);
+        table.push(row);
+    }
+    let width = axes.len() + 2;
+    let table = (0..width).fold(table, Table::left_align);
+    Some(("what ran on the tasks' CPUs during their misses, over the repeats (--trace on)".to_string(), table))
 }
