@@ -511,11 +511,10 @@ fn with_reclaim_an_admitted_deadline_set_misses_only_by_the_machines_stalls() {
         eprintln!("skipped: SCHED_DEADLINE needs root");
         return;
     }
-    // rt-taskset's three tasks, 60 % of one CPU. This kernel does not preempt kernel code
-    // and charges a reservation with the time a kernel thread held the CPU after the task
-    // woke (docs/taskset.md): as the kernel gives it, such a job runs its runtime out and
-    // is throttled to its next period. With --reclaim the overrun runs in the bandwidth
-    // left unused; what remains is the machine's stalls.
+    // rt-taskset's three tasks, 60 % of one CPU. This kernel does not preempt kernel code,
+    // and a job a kernel thread delayed can run its runtime out (docs/taskset.md): as the
+    // kernel gives it, it is then throttled to its next period. With --reclaim the overrun
+    // runs in the bandwidth left unused; what remains is the machine's stalls.
     let lines = taskset_lines(
         &["taskset", "--policy", "deadline", "--reclaim", "--duration", "3s", "--trace", "on", "--json"],
         &[

@@ -157,7 +157,7 @@ pub struct QuestionKey {
 impl QuestionKey {
     /// The question of the cell with these parameters in an experiment comparing `axis`.
     pub fn of(experiment: usize, axis: &str, params: &Map<String, Json>) -> QuestionKey {
-        QuestionKey { experiment, axis: axis.to_string(), rest: cell::key(params, Some(axis)) }
+        QuestionKey { experiment, axis: axis.to_string(), rest: cell::question_key(params, axis) }
     }
 }
 
@@ -582,8 +582,9 @@ fn check_experiment(
             check_value(origin, family, &flags, key, value, *at)?;
         }
     }
-    // A policy axis that mixes deadline with other policies: the reservation keys are the
-    // deadline combinations' alone, and the others are run once, not once per reservation.
+    // A policy axis that mixes deadline with other policies: the reservation keys (and
+    // taskset's reclaim) are the deadline combinations' alone, and the others are run
+    // once, not once per reservation.
     let mixed_policies = params.iter().any(|(k, v, _)| {
         k == "policy" && v.len() > 1 && v.iter().any(|p| matches!(p, Json::String(s) if s == "deadline"))
     });
@@ -591,8 +592,8 @@ fn check_experiment(
         let mut kept: Vec<(Map<String, Json>, Vec<usize>)> = Vec::with_capacity(combos.len());
         for (mut combo, offsets) in combos {
             if !matches!(combo.get("policy"), Some(Json::String(s)) if s == "deadline") {
-                for key in ["runtime", "deadline", "period"] {
-                    combo.remove(&key_name(key));
+                for key in cell::DEADLINE_ONLY {
+                    combo.remove(key);
                 }
             }
             if !kept.iter().any(|(c, _)| *c == combo) {

@@ -31,6 +31,24 @@ pub fn key(params: &Map<String, Json>, without: Option<&str>) -> String {
     Json::Object(rest).to_string()
 }
 
+/// Keys only a deadline trial has: its reservation, and taskset's `reclaim`. A policy
+/// axis that mixes deadline with other policies keeps them in the deadline cells alone.
+pub const DEADLINE_ONLY: [&str; 4] = ["runtime", "deadline", "period", "reclaim"];
+
+/// What tells one question of a compared `axis` from another: the parameters but the axis
+/// and, for the policy axis, the keys only its deadline cells have — so those cells are
+/// compared with the other policies' and not asked apart.
+pub fn question_key(params: &Map<String, Json>, axis: &str) -> String {
+    let mut rest = params.clone();
+    rest.remove(axis);
+    if axis == "policy" {
+        for k in DEADLINE_ONLY {
+            rest.remove(k);
+        }
+    }
+    Json::Object(rest).to_string()
+}
+
 /// Every parameter.
 pub fn all(_: &str) -> bool {
     true

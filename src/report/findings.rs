@@ -490,7 +490,7 @@ fn questions<'b, 'a>(all: &'b [Group<'a>], asking: &[Asking]) -> Vec<Asked<'b, '
             this.and_then(|a| a.compare.clone())
         };
         let Some(axis) = axis.filter(|a| g.params.contains_key(a)) else { continue };
-        let key = format!("{} {}", g.experiment, crate::model::cell::key(&g.params, Some(&axis)));
+        let key = format!("{} {}", g.experiment, crate::model::cell::question_key(&g.params, &axis));
         match out.iter_mut().find(|(k, _)| *k == key) {
             Some((_, asked)) => asked.set.push(g),
             None => out.push((key, Asked { axis, margin, set: vec![g] })),

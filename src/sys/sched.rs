@@ -98,12 +98,27 @@ pub fn set_reclaiming_deadline(params: &DeadlineParams, tasks: usize) -> std::re
     if sched_setattr_admitted(&deadline_attr(params, libc::SCHED_FLAG_RECLAIM as u64)) == 0 {
         return Ok(());
     }
-    let err = io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::EINVAL) && sched_setattr_self(&deadline_attr(params, 0)) == 0 {
-        // The reservation itself is fine: the flag is what this kernel does not know.
-        return Err("this kernel does not offer SCHED_FLAG_RECLAIM (Linux 4.13+): drop --reclaim".to_string());
+    Err(explain_reclaim_refusal(params, tasks, &io::Error::last_os_error()))
+}
+
+/// Why a reservation with SCHED_FLAG_RECLAIM was refused. The reservation was checked
+/// before (its bounds here, the kernel's limits in `probe_deadline`), so an EINVAL is
+/// the flag: a kernel before 4.13 does not know it.
+fn explain_reclaim_refusal(params: &DeadlineParams, tasks: usize, err: &io::Error) -> String {
+    if err.raw_os_error() == Some(libc::EINVAL) {
+        return "the kernel refused SCHED_FLAG_RECLAIM with this reservation (EINVAL; Linux before 4.13 does not \
+                offer it): drop --reclaim"
+            .to_string();
     }
-    Err(explain_deadline_refusal(params, tasks, &err))
+    explain_deadline_refusal(params, tasks, err)
+}
+
+/// [`probe_deadline`] with SCHED_FLAG_RECLAIM: a kernel that does not offer the flag
+/// is named before anything runs.
+pub fn probe_reclaiming_deadline(params: &DeadlineParams, tasks: usize) -> Result<()> {
+    let attr = deadline_attr(params, libc::SCHED_FLAG_RECLAIM as u64);
+    in_forked_child(move || sched_setattr_admitted(&attr))
+        .map_err(|e| Error::env(explain_reclaim_refusal(params, tasks, &e)))
 }
 
 /// The bounds the kernel puts on a deadline task's period

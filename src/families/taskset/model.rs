@@ -539,6 +539,13 @@ impl TasksetOptions {
         if cpus.as_ref().is_some_and(|c| c.is_empty()) {
             return Err(Error::usage("--cpus names no CPU"));
         }
+        // (A suite's policy axis that mixes deadline with others keeps reclaim in the
+        // deadline cells alone.)
+        if self.reclaim && !policies.iter().any(|p| p.is_deadline()) {
+            return Err(Error::usage(
+                "--reclaim is SCHED_DEADLINE's (SCHED_FLAG_RECLAIM): add deadline to the policies or drop reclaim",
+            ));
+        }
         if cpus.is_some() && policies.iter().any(|p| p.is_deadline()) {
             return Err(Error::usage(
                 "--cpus pins the task threads, but SCHED_DEADLINE tasks cannot be pinned (the kernel admits them on \
@@ -615,39 +622,42 @@ pub fn default_runtime_ns(run_ns: u64, blocking_ns: u64, period_ns: u64, deadlin
     (run_ns + run_ns / 4 + blocking_ns + reservation_floor_ns(period_ns)).min(deadline_ns)
 }
 
-/// The run events between each lock and its unlock: (mutex, run held).
+/// The run events between each priority-inheritance lock and its unlock: (mutex, run
+/// held). A plain mutex's waiter sleeps, so only these sections are spun on.
 fn critical_sections(events: &[Event]) -> Vec<(&str, u64)> {
-    let mut open: Vec<(&str, u64)> = Vec::new();
+    let mut open: Vec<(&str, bool, u64)> = Vec::new();
     let mut done = Vec::new();
     for e in events {
         match e {
-            Event::Lock { name, .. } => open.push((name, 0)),
+            Event::Lock { name, pi } => open.push((name, *pi, 0)),
             Event::Unlock(name) => {
-                if let Some(i) = open.iter().rposition(|(m, _)| m == name) {
-                    done.push(open.remove(i));
+                if let Some(i) = open.iter().rposition(|(m, _, _)| m == name) {
+                    let (m, pi, held) = open.remove(i);
+                    if pi {
+                        done.push((m, held));
+                    }
                 }
             }
-            Event::Run(ns) => open.iter_mut().for_each(|(_, held)| *held += ns),
+            Event::Run(ns) => open.iter_mut().for_each(|(_, _, held)| *held += ns),
             _ => {}
         }
     }
     done
 }
 
-/// How long a job of `t` may have to wait for a mutex: the longest critical section
-/// another task (or another instance of `t`) runs on a mutex `t` takes. A waiter on a
-/// priority-inheritance mutex spins in the kernel while the owner runs on another CPU,
-/// and under SCHED_DEADLINE that spinning is charged to the waiter's runtime (a control
-/// job here spun 1.3-14 ms for a 300 µs section), so the default reservation covers it.
+/// How long a job of `t` may spin waiting for mutexes: for each priority-inheritance
+/// lock it takes, the longest critical section another task (or another instance of `t`)
+/// runs on that mutex. A waiter on such a mutex spins in the kernel while the owner runs
+/// on another CPU, and under SCHED_DEADLINE that spinning is charged to the waiter's
+/// runtime (a control job here spun 1.3-14 ms for a 300 µs section), so the default
+/// reservation covers it. (An owner itself waiting on a nested mutex is not followed.)
 pub fn blocking_ns(t: &TaskDecl, all: &[TaskDecl]) -> u64 {
-    let taken: Vec<&str> = critical_sections(&t.events).into_iter().map(|(m, _)| m).collect();
-    all.iter()
-        .filter(|u| u.name != t.name || u.count > 1)
-        .flat_map(|u| critical_sections(&u.events))
-        .filter(|(m, _)| taken.contains(m))
-        .map(|(_, held)| held)
-        .max()
-        .unwrap_or(0)
+    let others: Vec<(&str, u64)> =
+        all.iter().filter(|u| u.name != t.name || u.count > 1).flat_map(|u| critical_sections(&u.events)).collect();
+    critical_sections(&t.events)
+        .into_iter()
+        .map(|(taken, _)| others.iter().filter(|(m, _)| *m == taken).map(|(_, held)| *held).max().unwrap_or(0))
+        .sum()
 }
 
 /// A task's SCHED_DEADLINE reservation: its `runtime`, or `default_runtime_ns`.
@@ -799,11 +809,31 @@ mod tests {
             ],
         );
         let alone = task("alone", vec![Event::Run(400_000)]);
+        // Twice a job on "state": two waits.
+        let twice = task(
+            "twice",
+            vec![
+                lock("state"),
+                Event::Run(10_000),
+                Event::Unlock("state".into()),
+                lock("state"),
+                Event::Unlock("state".into()),
+            ],
+        );
+        // A plain mutex's waiter sleeps: no spinning to reserve for.
+        let plain = |name: &str, held: u64| {
+            task(
+                name,
+                vec![Event::Lock { name: "plain".into(), pi: false }, Event::Run(held), Event::Unlock("plain".into())],
+            )
+        };
+        assert_eq!(blocking_ns(&plain("p", 10_000), &[plain("p", 10_000), plain("q", 500_000)]), 0);
         let all = [control.clone(), logger.clone(), alone.clone()];
         // The logger holds "state" over 350 µs of runs (its nested section included).
         assert_eq!(blocking_ns(&control, &all), 350_000);
         assert_eq!(blocking_ns(&logger, &all), 100_000);
         assert_eq!(blocking_ns(&alone, &all), 0);
+        assert_eq!(blocking_ns(&twice, &[twice.clone(), logger.clone()]), 2 * 350_000);
         // A task's own other instances contend with it; one instance alone does not.
         assert_eq!(blocking_ns(&control, std::slice::from_ref(&control)), 0);
         let two = TaskDecl { count: 2, ..control.clone() };

@@ -17,12 +17,6 @@ use std::time::Duration;
 
 pub fn run(args: &TasksetArgs) -> Result<i32> {
     let specs = args.options.to_specs()?;
-    // A suite's reclaim applies to its deadline cells; on the command line it must have one.
-    if args.options.reclaim && !specs.iter().any(|s| s.policy.is_deadline()) {
-        return Err(crate::error::Error::usage(
-            "--reclaim is SCHED_DEADLINE's (SCHED_FLAG_RECLAIM): add deadline to --policy or drop --reclaim",
-        ));
-    }
     // The signal watch comes first: every thread started later inherits the blocked mask.
     let limit = specs.iter().map(|s| s.duration).max().unwrap_or_default() * 2 + Duration::from_secs(60);
     let mut orchestrator = start_blocks(&specs, limit)?;

@@ -56,6 +56,9 @@ pub fn preflight(spec: &TasksetSpec) -> Result<()> {
     }
     for task in &spec.tasks {
         preflight::scheduling(spec.policy, task.prio, task.reservation.as_ref(), spec.threads())?;
+        if let Some(params) = task.reservation.as_ref().filter(|_| spec.reclaim) {
+            sched::probe_reclaiming_deadline(params, spec.threads())?;
+        }
     }
     if let Some(nice) = spec.nice {
         sched::probe_nice(nice)?;
@@ -112,7 +115,9 @@ fn admission_advice(spec: &TasksetSpec, fits: f64) -> String {
         let run = t.events.iter().map(|e| if let super::model::Event::Run(ns) = e { *ns } else { 0 }).sum::<u64>();
         // 1 % under the limit, rounded down to the µs.
         let fit_ns = ((r.runtime_ns as f64 * fits * 0.99) as u64) / 1000 * 1000;
-        fixable &= fit_ns > run;
+        // A smaller runtime must still cover the run and the wait on a mutex.
+        let least = run + t.blocking_ns;
+        fixable &= fit_ns > least;
         if r.runtime_ns == default_runtime_ns(run, t.blocking_ns, t.period_ns, t.deadline_ns) {
             let spin = match t.blocking_ns {
                 0 => String::new(),
@@ -125,7 +130,7 @@ fn admission_advice(spec: &TasksetSpec, fits: f64) -> String {
                 format_ns(t.period_ns),
                 format_ns(run),
                 format_ns(reservation_floor_ns(t.period_ns)),
-                if fit_ns > run { format!(", `runtime = \"{}us\"` would fit", fit_ns / 1000) } else { String::new() }
+                if fit_ns > least { format!(", `runtime = \"{}us\"` would fit", fit_ns / 1000) } else { String::new() }
             ));
         } else {
             parts.push(format!("{}: runtime {} per {}", t.name, format_ns(r.runtime_ns), format_ns(t.period_ns)));
