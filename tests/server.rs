@@ -106,6 +106,52 @@ fn a_target_utilisation_finds_its_rate_first() {
     assert!(rps > 0.1 * cpus * 1000.0 && rps < 0.6 * cpus * 1000.0, "{l}");
 }
 
+/// A busy loop per CPU at nice 0, ended when dropped.
+struct Hogs(Vec<std::process::Child>);
+
+impl Hogs {
+    fn start() -> Hogs {
+        let n = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Hogs(
+            (0..n)
+                .map(|_| {
+                    std::process::Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .stdin(Stdio::null())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[test]
+fn a_target_the_crowded_cpus_cannot_give_settles_on_a_rate_the_server_keeps_up_with() {
+    // Beside a busy loop per CPU the server gets about half of them: 80 % is out of reach,
+    // and raising the rate to chase it would only grow the queue. The search then measures
+    // at a rate it kept up with (or the slowest it tried), not the overload it probed.
+    let hogs = Hogs::start();
+    let lines = server_lines(&["--target-util", "80%", "--workers", "4", "--work", "1ms", "--duration", "1s"]);
+    drop(hogs);
+    let l = &lines[0];
+    let probes = l["calibration"].as_array().unwrap();
+    let sent = f(l, "sent");
+    let behind = f(l, "unserved") + f(l, "dropped") + f(l, "unsent");
+    assert!(behind <= 0.25 * sent, "{behind} of {sent} requests not served at {} a second: {l}", f(l, "rps_asked"));
+    let rates: Vec<f64> = probes.iter().map(|p| f(p, "rps")).collect();
+    assert!(rates.contains(&f(l, "rps_asked")), "the rate measured at was probed: {l}");
+}
+
 #[test]
 fn a_suite_stores_the_server_per_policy_and_shows_it() {
     let dir = Scratch::new("server-suite");

@@ -511,24 +511,54 @@ fn find_rate(spec: &ServerSpec, pct: f64, cpus: &[usize]) -> Result<(f64, Vec<Pr
     let bound = |rps: f64| rps.clamp(1.0, capacity);
     let mut rps = bound(spec.rps_for_util(pct, cpus.len()));
     let mut probes: Vec<Probe> = Vec::new();
+    // Whether each probe's server kept up with what it was sent.
+    let mut kept_up: Vec<bool> = Vec::new();
     for _ in 0..MAX_PROBES {
         let w = run_window(spec, rps, PROBE_NS, cpus, false)?;
         probes.push(Probe { rps, util_pct: w.util_pct });
+        kept_up.push(!fell_behind(&w));
         if w.util_pct <= 0.0 || (w.util_pct - pct).abs() <= pct * PROBE_TOLERANCE {
             break;
         }
-        let next = bound((rps * pct / w.util_pct).clamp(rps / 2.0, rps * 2.0));
+        let next = if fell_behind(&w) && w.util_pct < pct {
+            // Below the target yet behind: other work holds the CPUs, and a higher rate
+            // would only grow the queue. Try the rate it did serve, then stop.
+            let served = w.sent.saturating_sub(w.unserved + w.dropped) as f64;
+            let next = bound((served * 1e9 / w.window_ns.max(1) as f64).min(rps / 1.05));
+            if next < rps {
+                rps = next;
+                let w = run_window(spec, rps, PROBE_NS, cpus, false)?;
+                probes.push(Probe { rps, util_pct: w.util_pct });
+                kept_up.push(!fell_behind(&w));
+            }
+            break;
+        } else {
+            bound((rps * pct / w.util_pct).clamp(rps / 2.0, rps * 2.0))
+        };
         if next == rps {
             // At a bound already (the workers' capacity, or 1 a second): nothing else to try.
             break;
         }
         rps = next;
     }
-    let closest = probes
+    // The probe nearest the target among those the server kept up with; where it kept up
+    // with none, the slowest rate tried.
+    let nearest = |p: &&(Probe, bool)| (p.0.util_pct - pct).abs();
+    let tried: Vec<(Probe, bool)> = probes.iter().cloned().zip(kept_up).collect();
+    let chosen = tried
         .iter()
-        .min_by(|a, b| (a.util_pct - pct).abs().total_cmp(&(b.util_pct - pct).abs()))
-        .map_or(rps, |p| p.rps);
-    Ok((closest, probes))
+        .filter(|(_, kept)| *kept)
+        .min_by(|a, b| nearest(a).total_cmp(&nearest(b)))
+        .or_else(|| tried.iter().min_by(|a, b| a.0.rps.total_cmp(&b.0.rps)))
+        .map_or(rps, |(p, _)| p.rps);
+    Ok((chosen, probes))
+}
+
+/// Did a probe's server fall behind what it was sent: more than 5 % of the requests due
+/// in its window left unserved, dropped or unsent?
+fn fell_behind(w: &Window) -> bool {
+    let due = w.sent + w.unsent;
+    (w.unserved + w.dropped + w.unsent) * 20 > due
 }
 
 /// Run the server once (after finding its rate, under `--target-util`) and sum it up.
