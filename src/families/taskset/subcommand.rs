@@ -12,7 +12,6 @@ use crate::exec::suite::Trial;
 use crate::model::TrialSpec;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
-use serde_json::Value;
 use std::time::Duration;
 
 pub fn run(args: &TasksetArgs) -> Result<i32> {
@@ -46,7 +45,7 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
     let seed = args.blocks.seed();
     let all: Vec<TrialSpec> = specs.iter().cloned().map(TrialSpec::Taskset).collect();
     let trials = Trial::in_blocks(&all, blocks, seed, |spec| {
-        serde_json::Map::from_iter([("policy".to_string(), Value::from(spec.policy().as_str()))])
+        serde_json::Map::from_iter([("policy".to_string(), spec.policy().as_str().into())])
     });
     if format == TableFormat::Text {
         emit(&format!(
