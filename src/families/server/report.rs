@@ -165,3 +165,66 @@ impl FamilyReport for Server {
         Some(line(spec, t.repeat.max(0) as usize, &t.status, t.outcome.as_ref()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::ServerOptions;
+    use super::*;
+    use crate::report::figures::object_of;
+
+    fn spec(text: &str) -> ServerSpec {
+        toml::from_str::<ServerOptions>(text).unwrap().to_specs().unwrap().remove(0)
+    }
+
+    fn figure_keys() -> Vec<&'static str> {
+        registry::of(Family::Server).iter().filter(|f| f.part == Part::Always).map(|f| f.key).collect()
+    }
+
+    const SETTINGS: [&str; 12] = [
+        "family",
+        "policy",
+        "threads",
+        "workers",
+        "target_util_pct",
+        "work_ns",
+        "think_ns",
+        "lock",
+        "duration_s",
+        "repeat",
+        "status",
+        "reason",
+    ];
+
+    #[test]
+    fn a_failed_trial_has_its_settings_and_status_then_every_figure_null() {
+        let status = TrialStatus::Failed("no CPU".into());
+        let failed = object_of(&line(&spec("rps = 100"), 1, &status, None));
+        let keys: Vec<&str> = failed.keys().map(String::as_str).collect();
+        assert_eq!(keys, [SETTINGS.to_vec(), figure_keys()].concat());
+        assert!(figure_keys().iter().all(|k| failed[*k].is_null()));
+        assert_eq!((failed["target_util_pct"].is_null(), failed["reason"].as_str()), (true, Some("no CPU")));
+    }
+
+    #[test]
+    fn a_finished_trial_adds_what_only_the_server_counts_after_the_figures() {
+        let spec = spec("target-util = \"50%\"");
+        let o = Outcome::Server(ServerOutcome { requests: 7, cpu_util_pct: 50.0, ..Default::default() });
+        let ok = object_of(&line(&spec, 2, &TrialStatus::Ok, Some(&o)));
+        let keys: Vec<&str> = ok.keys().map(String::as_str).collect();
+        let served = [
+            "cpus",
+            "sent",
+            "wakeups",
+            "served_in_window",
+            "send_lag_max_ns",
+            "wake_max_ns",
+            "request_max_ns",
+            "per_worker",
+        ];
+        assert_eq!(keys, [SETTINGS.to_vec(), figure_keys(), served.to_vec()].concat());
+        // Counts stay integers, percentages floats; no probes, no calibration key.
+        assert_eq!(crate::report::json_text(&ok["requests"]), "7");
+        assert_eq!(crate::report::json_text(&ok["cpu_util_pct"]), "50.0");
+        assert_eq!(ok["target_util_pct"], 50);
+    }
+}

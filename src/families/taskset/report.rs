@@ -294,3 +294,47 @@ impl FamilyReport for Taskset {
         Some(line(spec, t.repeat.max(0) as usize, &t.status, t.outcome.as_ref()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::{TaskDecl, TasksetOptions};
+    use super::*;
+    use crate::report::figures::object_of;
+
+    fn spec(reclaim: bool) -> TasksetSpec {
+        let task: TaskDecl = serde_json::from_str(r#"{"name": "a", "period": "10ms", "run": "1ms"}"#).unwrap();
+        let options = TasksetOptions { tasks: vec![task], reclaim, ..Default::default() };
+        let mut spec = options.to_specs().unwrap().remove(0);
+        // What --reclaim records for a deadline set, on this one to see where it is written.
+        spec.reclaim = reclaim;
+        spec
+    }
+
+    fn figure_keys() -> Vec<&'static str> {
+        registry::of(Family::Taskset).iter().filter(|f| f.part == Part::Always).map(|f| f.key).collect()
+    }
+
+    const SETTINGS: [&str; 9] =
+        ["family", "policy", "tasks", "threads", "utilisation_pct", "duration_s", "repeat", "status", "reason"];
+
+    #[test]
+    fn a_failed_trial_has_its_settings_and_status_then_every_figure_null() {
+        let status = TrialStatus::TimedOut("still running".into());
+        let failed = object_of(&line(&spec(false), 1, &status, None));
+        let keys: Vec<&str> = failed.keys().map(String::as_str).collect();
+        assert_eq!(keys, [SETTINGS.to_vec(), figure_keys()].concat());
+        assert!(figure_keys().iter().all(|k| failed[*k].is_null()));
+        assert_eq!(crate::report::json_text(&failed["utilisation_pct"]), "10.0");
+    }
+
+    #[test]
+    fn reclaim_is_written_after_the_status_only_when_asked_for() {
+        let o = Outcome::Taskset(TasksetOutcome { activations: 10, ..Default::default() });
+        let ok = object_of(&line(&spec(true), 1, &TrialStatus::Ok, Some(&o)));
+        let keys: Vec<&str> = ok.keys().map(String::as_str).collect();
+        let finished = ["miss_bursts", "per_task"];
+        assert_eq!(keys, [SETTINGS.to_vec(), vec!["reclaim"], figure_keys(), finished.to_vec()].concat());
+        assert_eq!(crate::report::json_text(&ok["activations"]), "10");
+        assert!(!object_of(&line(&spec(false), 1, &TrialStatus::Ok, Some(&o))).contains_key("reclaim"));
+    }
+}
