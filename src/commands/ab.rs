@@ -273,13 +273,14 @@ struct Extension {
 /// nor equivalence (the comparison's verdicts, Holm over both claims of every figure). A
 /// figure that has both sides' values in fewer than half its blocks (a count that is
 /// mostly 0, whose ratio is undefined) cannot be decided by more blocks and is left out.
-fn undecided_cells(rows: &[compare::Row]) -> Vec<(crate::model::Family, serde_json::Map<String, serde_json::Value>)> {
-    let mut out: Vec<(crate::model::Family, serde_json::Map<String, serde_json::Value>)> = Vec::new();
+/// Each cell comes once, as its first undecided row (whose family and params name it).
+fn undecided_cells(rows: &[compare::Row]) -> Vec<&compare::Row> {
+    let mut out: Vec<&compare::Row> = Vec::new();
     for row in rows {
         let testable = row.blocks.is_some_and(|b| 2 * b >= row.a.len().min(row.b.len()) && b > 0);
         let decided = matches!(row.verdict, Verdict::Faster | Verdict::Slower | Verdict::Equivalent);
-        if testable && !decided && !out.iter().any(|(f, p)| *f == row.family && *p == row.params) {
-            out.push((row.family, row.params.clone()));
+        if testable && !decided && !out.iter().any(|o| o.family == row.family && o.params == row.params) {
+            out.push(row);
         }
     }
     out
@@ -310,9 +311,10 @@ fn extend(
         extra.warmups.clear();
         extra.trials = open
             .iter()
-            .filter_map(|(family, params)| {
-                let mut t = suite.trials.iter().find(|t| t.family == *family && t.params == *params)?.clone();
-                let mine = stored.iter().flatten().filter(|r| r.family == *family && r.params == *params);
+            .filter_map(|cell| {
+                let in_cell = |family, params: &_| family == cell.family && *params == cell.params;
+                let mut t = suite.trials.iter().find(|t| in_cell(t.family, &t.params))?.clone();
+                let mine = stored.iter().flatten().filter(|r| in_cell(r.family, &r.params));
                 let times: Vec<f64> = mine.clone().map(|r| r.elapsed_s).collect();
                 t.repeat = mine.map(|r| r.repeat).max().unwrap_or(0) as u32 + 1;
                 if !times.is_empty() {

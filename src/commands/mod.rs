@@ -145,10 +145,11 @@ pub fn object_text(doc: &impl serde::Serialize, format: crate::cli::TableFormat)
     let mut table = crate::report::table::Table::new(["field", "value"]).left_align(0).left_align(1);
     if let Some(object) = value.as_object() {
         for (k, v) in object {
-            let cell = match v {
-                serde_json::Value::String(s) => s.clone(),
-                serde_json::Value::Null => String::new(),
-                other => other.to_string(),
+            // A string without its quotes, null as an empty cell, anything else as JSON.
+            let cell = match v.as_str() {
+                Some(s) => s.to_string(),
+                None if v.is_null() => String::new(),
+                None => v.to_string(),
             };
             table.push(vec![k.clone(), cell]);
         }

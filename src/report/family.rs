@@ -10,15 +10,16 @@ use crate::report::plots::Chart;
 use crate::report::stored::{ci_cell, fixed, headline, Group, RunRule};
 use crate::report::table::Table;
 use crate::store::TrialRecord;
-use serde_json::{Map, Value as Json};
+use serde::Serialize;
 
 pub trait FamilyReport: FamilyModel {
     /// The columns of the family's stored table, after each cell's axes and its ok/runs.
     fn columns() -> Vec<Column>;
 
-    /// A stored trial's figures as one object: what exports and CSV rows carry. `None`
-    /// where its spec or outcome cannot make one.
-    fn stored_line(t: &TrialRecord) -> Option<Map<String, Json>>;
+    /// A stored trial's line, as the family's command prints it with `--json`: what
+    /// exports and CSV rows carry as its figures. `None` where its spec or outcome cannot
+    /// make one.
+    fn stored_line(t: &TrialRecord) -> Option<impl Serialize>;
 
     /// Values beside a cell's summaries in `report --format json` that the family derives
     /// from the cell and its experiment (a ring's projected seconds).

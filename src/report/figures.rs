@@ -175,35 +175,8 @@ pub fn object_of<T: Serialize>(line: &T) -> Map<String, Json> {
     }
 }
 
-/// Write `figures` of `part` with `value` reading each, in registry order; a key that is
-/// not a figure but has always sat after one in the line comes in `beside` as (after, key, value).
-pub fn put(
-    m: &mut Map<String, Json>,
-    figures: &[&'static Figure],
-    part: Part,
-    value: impl Fn(&Figure) -> Option<f64>,
-    beside: Vec<(&Figure, &str, Json)>,
-) {
-    for (f, n) in Figures::of(figures, part, value).0 {
-        m.insert(f.key.into(), serde_json::to_value(n).unwrap_or_default());
-        for (_, key, v) in beside.iter().filter(|(after, _, _)| std::ptr::eq(*after, f)) {
-            m.insert((*key).into(), v.clone());
-        }
-    }
-}
-
-/// The cgroup and load keys of a trial, added to a line built as an object.
-pub fn add_load(m: &mut Map<String, Json>, spec: &LoadSpec, o: Option<&Outcome>) {
-    m.extend(object_of(&Beside::of(spec, o, None)));
-}
-
-pub fn object(value: Json) -> Map<String, Json> {
-    match value {
-        Json::Object(m) => m,
-        _ => Map::new(),
-    }
-}
-
+/// A stored trial's line as named values, for the export and the CSV (which take any
+/// trial's keys one by one) and `report --format json`'s summaries.
 pub fn stored(t: &TrialRecord) -> Option<Map<String, Json>> {
-    with_family!(t.family, F => F::stored_line(t))
+    with_family!(t.family, F => F::stored_line(t).map(|line| object_of(&line)))
 }

@@ -10,10 +10,9 @@ use crate::model::figures::{self, Part, Unit};
 use crate::model::{Family, TrialSpec};
 use crate::model::{Outcome, TrialStatus};
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures::{object_of, Beside, Figures, Status};
+use crate::report::figures::{Beside, Figures, Status};
 use crate::store::TrialRecord;
 use serde::Serialize;
-use serde_json::{Map, Value as Json};
 
 /// One run of a command: its settings, then every figure of the family and those declared
 /// for it (null where the run failed or a figure is unknown), then the load's.
@@ -75,8 +74,8 @@ impl FamilyReport for Command {
         columns
     }
 
-    fn stored_line(t: &TrialRecord) -> Option<Map<String, Json>> {
+    fn stored_line(t: &TrialRecord) -> Option<impl Serialize> {
         let Some(TrialSpec::Command(spec)) = &t.spec else { return None };
-        Some(object_of(&line(spec, t.repeat.max(0) as usize, &t.status, t.outcome.as_ref())))
+        Some(line(spec, t.repeat.max(0) as usize, &t.status, t.outcome.as_ref()))
     }
 }

@@ -12,7 +12,6 @@ use crate::exec::suite::Trial;
 use crate::model::TrialSpec;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
-use serde_json::Value;
 use std::time::Duration;
 
 pub fn run(args: &CommandArgs) -> Result<i32> {
@@ -28,8 +27,8 @@ pub fn run(args: &CommandArgs) -> Result<i32> {
     let trials = Trial::in_blocks(&all, blocks, seed, |spec| {
         let TrialSpec::Command(c) = spec else { return serde_json::Map::new() };
         serde_json::Map::from_iter([
-            ("cmd".to_string(), Value::from(c.argv.clone())),
-            ("policy".to_string(), Value::from(c.policy.as_str())),
+            ("cmd".to_string(), c.argv.clone().into()),
+            ("policy".to_string(), c.policy.as_str().into()),
         ])
     });
     let bar = progress_bar(trials.len() as u64, "runs");

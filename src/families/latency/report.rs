@@ -11,7 +11,7 @@ use crate::model::{format_ns, LatencyOutcome, LatencySpec, ThreadStats};
 use crate::model::{Family, TrialStatus};
 use crate::model::{Outcome, TrialSpec};
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures::{object_of, Beside, Figures, Status};
+use crate::report::figures::{Beside, Figures, Status};
 use crate::report::findings::ThreadSpikes;
 use crate::report::findings::{spike_periods, Finding};
 use crate::report::plots::{esc, tick_label, ticks, COLORS};
@@ -20,7 +20,6 @@ use crate::report::stored::Group;
 use crate::report::table::Table;
 use crate::store::TrialRecord;
 use serde::Serialize;
-use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -460,9 +459,9 @@ impl FamilyReport for Latency {
         ]
     }
 
-    fn stored_line(t: &TrialRecord) -> Option<Map<String, Json>> {
+    fn stored_line(t: &TrialRecord) -> Option<impl Serialize> {
         let (Some(TrialSpec::Latency(spec)), Some(Outcome::Latency(o))) = (&t.spec, &t.outcome) else { return None };
-        Some(object_of(&stored_object(spec, o)))
+        Some(stored_object(spec, o))
     }
 
     fn charts(n: i64, groups: &[&Group], axes: &[String]) -> Vec<Chart> {

@@ -15,7 +15,6 @@ use crate::report::json_text;
 use crate::report::stored::RunRule;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
-use serde_json::Value;
 use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
@@ -95,7 +94,7 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
         .iter()
         .enumerate()
         .map(|(seq, spec)| {
-            let params = serde_json::Map::from_iter([("policy".to_string(), Value::from(spec.policy.as_str()))]);
+            let params = serde_json::Map::from_iter([("policy".to_string(), spec.policy.as_str().into())]);
             Trial::of_command(seq, TrialSpec::Latency(spec.clone()), 1, params)
         })
         .collect();

@@ -13,13 +13,12 @@ use crate::model::{ns_to_s, Family, TrialStatus};
 use crate::model::{Outcome, TrialSpec};
 use crate::model::{RingLength, RingOutcome, RingSpec};
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures::{object_of, Beside, Figures, Status};
+use crate::report::figures::{Beside, Figures, Status};
 use crate::report::plots::{series_of, Chart, Plot, Point, Series, Style};
 use crate::report::stored::{projected_s, Group};
 use crate::report::table::Table;
 use crate::store::TrialRecord;
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 const COLUMNS: [&str; 13] = [
     "Processes",
@@ -273,9 +272,9 @@ impl FamilyReport for Ring {
         projected_s(groups, g).map(|p| ("projected_s", p)).into_iter().collect()
     }
 
-    fn stored_line(t: &TrialRecord) -> Option<Map<String, Value>> {
+    fn stored_line(t: &TrialRecord) -> Option<impl Serialize> {
         let (Some(TrialSpec::Ring(spec)), Some(Outcome::Ring(o))) = (&t.spec, &t.outcome) else { return None };
-        Some(object_of(&line(spec, o, None)))
+        Some(line(spec, o, None))
     }
 
     fn charts(n: i64, groups: &[&Group], axes: &[String]) -> Vec<Chart> {
@@ -332,6 +331,7 @@ fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
 mod tests {
     use super::*;
     use crate::model::sample_ring as pair;
+    use crate::report::figures::object_of;
 
     #[test]
     fn projected_scales_the_smallest_ring_linearly() {
@@ -373,8 +373,8 @@ mod tests {
         let status = TrialStatus::TimedOut("still running".into());
         let failed = object_of(&failed_line(&spec, &status));
         let finished = object_of(&line(&spec, &o, Some(2e9)));
-        let keys = |m: &Map<String, Value>| {
-            m.keys().filter(|k| !["status", "reason"].contains(&k.as_str())).cloned().collect::<Vec<_>>()
+        let keys = |m: &serde_json::Map<_, _>| {
+            m.keys().filter(|k| !["status", "reason"].contains(&k.as_str())).cloned().collect::<Vec<String>>()
         };
         assert_eq!(keys(&failed), keys(&finished));
         assert_eq!((failed["status"].as_str(), failed["reason"].as_str()), (Some("timed_out"), Some("still running")));

@@ -81,7 +81,7 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
         .iter()
         .enumerate()
         .map(|(seq, spec)| {
-            let params = serde_json::Map::from_iter([("procs".to_string(), serde_json::json!(spec.procs))]);
+            let params = serde_json::Map::from_iter([("procs".to_string(), spec.procs.into())]);
             Trial::of_command(seq, TrialSpec::Ring(spec.clone()), 1, params)
         })
         .collect();

@@ -1,49 +1,89 @@
 //! The server's tables and lines: the stored table from the figure registry, a JSON line
 //! per trial (with each worker's requests and run-queue wait), and its live text line.
 
-use super::model::{figures, Rate, ServerOutcome, ServerSpec};
+use super::model::{figures, Probe, Rate, ServerOutcome, ServerSpec, WorkerStats};
 use super::Server;
+use crate::families::FamilyModel;
 use crate::model::figures::{self as registry, Part};
 use crate::model::{format_ns, Family, Outcome, TrialSpec, TrialStatus};
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures::{add_load, object, put};
+use crate::report::figures::{Beside, Figures, Status};
 use crate::store::TrialRecord;
-use serde_json::{json, Map, Value as Json};
+use serde::Serialize;
 
-/// One trial: the server's settings, then its figures (null where it failed), then the load's.
-pub fn line(spec: &ServerSpec, repeat: usize, status: &TrialStatus, o: Option<&Outcome>) -> Map<String, Json> {
-    let mut m = object(json!({
-        "family": "server",
-        "policy": spec.policy.as_str(),
-        "threads": spec.message_threads,
-        "workers": spec.workers,
-        "target_util_pct": match spec.rate { Rate::TargetUtilPct(p) => json!(p), Rate::Rps(_) => Json::Null },
-        "work_ns": spec.work_ns,
-        "think_ns": spec.think_ns,
-        "lock": spec.lock,
-        "duration_s": spec.duration.as_secs_f64(),
-        "repeat": repeat,
-        "status": status.label(),
-        "reason": status.reason(),
-    }));
-    put(&mut m, registry::of(Family::Server), Part::Always, |f| o.and_then(|o| f.value(o)), Vec::new());
-    if let Some(s) = o.and_then(Outcome::server) {
-        m.insert("cpus".into(), json!(s.cpus));
-        m.insert("sent".into(), json!(s.sent));
-        m.insert("wakeups".into(), json!(s.wakeups));
-        m.insert("served_in_window".into(), json!(s.served_in_window));
-        m.insert("send_lag_max_ns".into(), json!(s.send_lag_max_ns));
-        m.insert("wake_max_ns".into(), json!(s.wake_max_ns));
-        m.insert("request_max_ns".into(), json!(s.request_max_ns));
-        if !s.calibration.is_empty() {
-            m.insert("calibration".into(), json!(s.calibration));
-        }
-        m.insert("per_worker".into(), json!(s.workers));
+/// One trial: the server's settings, then its figures (null where it failed), then what
+/// only the server counts (its CPUs, what was sent, the maxima, the probes, each worker),
+/// then the load's.
+pub fn line<'a>(spec: &ServerSpec, repeat: usize, status: &'a TrialStatus, o: Option<&'a Outcome>) -> ServerLine<'a> {
+    let target_util_pct = match spec.rate {
+        Rate::TargetUtilPct(p) => Some(p),
+        Rate::Rps(_) => None,
+    };
+    ServerLine {
+        family: Server::NAME,
+        policy: spec.policy.as_str(),
+        threads: spec.message_threads,
+        workers: spec.workers,
+        target_util_pct,
+        work_ns: spec.work_ns,
+        think_ns: spec.think_ns,
+        lock: spec.lock,
+        duration_s: spec.duration.as_secs_f64(),
+        repeat,
+        status: Status::of(status),
+        figures: Figures::of(registry::of(Family::Server), Part::Always, |f| o.and_then(|o| f.value(o))),
+        served: o.and_then(Outcome::server).map(|s| Served {
+            cpus: s.cpus,
+            sent: s.sent,
+            wakeups: s.wakeups,
+            served_in_window: s.served_in_window,
+            send_lag_max_ns: s.send_lag_max_ns,
+            wake_max_ns: s.wake_max_ns,
+            request_max_ns: s.request_max_ns,
+            calibration: &s.calibration,
+            per_worker: &s.workers,
+        }),
+        beside: o.map(|o| Beside::of(&spec.load, Some(o), None)),
     }
-    if o.is_some() {
-        add_load(&mut m, &spec.load, o);
-    }
-    m
+}
+
+#[derive(Serialize)]
+pub struct ServerLine<'a> {
+    family: &'static str,
+    policy: &'static str,
+    threads: u32,
+    workers: u32,
+    /// Null under a fixed --rps.
+    target_util_pct: Option<u32>,
+    work_ns: u64,
+    think_ns: u64,
+    lock: bool,
+    duration_s: f64,
+    repeat: usize,
+    #[serde(flatten)]
+    status: Status<'a>,
+    #[serde(flatten)]
+    figures: Figures,
+    #[serde(flatten)]
+    served: Option<Served<'a>>,
+    #[serde(flatten)]
+    beside: Option<Beside>,
+}
+
+/// A finished trial's keys after the registry's figures.
+#[derive(Serialize)]
+struct Served<'a> {
+    cpus: u32,
+    sent: u64,
+    wakeups: u64,
+    served_in_window: u64,
+    send_lag_max_ns: Option<u64>,
+    wake_max_ns: Option<u64>,
+    request_max_ns: Option<u64>,
+    /// Only under --target-util, which probes for the rate.
+    #[serde(skip_serializing_if = "<[Probe]>::is_empty")]
+    calibration: &'a [Probe],
+    per_worker: &'a [WorkerStats],
 }
 
 fn us(ns: Option<u64>) -> String {
@@ -120,8 +160,71 @@ impl FamilyReport for Server {
         ]
     }
 
-    fn stored_line(t: &TrialRecord) -> Option<Map<String, Json>> {
+    fn stored_line(t: &TrialRecord) -> Option<impl Serialize> {
         let Some(TrialSpec::Server(spec)) = &t.spec else { return None };
         Some(line(spec, t.repeat.max(0) as usize, &t.status, t.outcome.as_ref()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::ServerOptions;
+    use super::*;
+    use crate::report::figures::object_of;
+
+    fn spec(text: &str) -> ServerSpec {
+        toml::from_str::<ServerOptions>(text).unwrap().to_specs().unwrap().remove(0)
+    }
+
+    fn figure_keys() -> Vec<&'static str> {
+        registry::of(Family::Server).iter().filter(|f| f.part == Part::Always).map(|f| f.key).collect()
+    }
+
+    const SETTINGS: [&str; 12] = [
+        "family",
+        "policy",
+        "threads",
+        "workers",
+        "target_util_pct",
+        "work_ns",
+        "think_ns",
+        "lock",
+        "duration_s",
+        "repeat",
+        "status",
+        "reason",
+    ];
+
+    #[test]
+    fn a_failed_trial_has_its_settings_and_status_then_every_figure_null() {
+        let status = TrialStatus::Failed("no CPU".into());
+        let failed = object_of(&line(&spec("rps = 100"), 1, &status, None));
+        let keys: Vec<&str> = failed.keys().map(String::as_str).collect();
+        assert_eq!(keys, [SETTINGS.to_vec(), figure_keys()].concat());
+        assert!(figure_keys().iter().all(|k| failed[*k].is_null()));
+        assert_eq!((failed["target_util_pct"].is_null(), failed["reason"].as_str()), (true, Some("no CPU")));
+    }
+
+    #[test]
+    fn a_finished_trial_adds_what_only_the_server_counts_after_the_figures() {
+        let spec = spec("target-util = \"50%\"");
+        let o = Outcome::Server(ServerOutcome { requests: 7, cpu_util_pct: 50.0, ..Default::default() });
+        let ok = object_of(&line(&spec, 2, &TrialStatus::Ok, Some(&o)));
+        let keys: Vec<&str> = ok.keys().map(String::as_str).collect();
+        let served = [
+            "cpus",
+            "sent",
+            "wakeups",
+            "served_in_window",
+            "send_lag_max_ns",
+            "wake_max_ns",
+            "request_max_ns",
+            "per_worker",
+        ];
+        assert_eq!(keys, [SETTINGS.to_vec(), figure_keys(), served.to_vec()].concat());
+        // Counts stay integers, percentages floats; no probes, no calibration key.
+        assert_eq!(crate::report::json_text(&ok["requests"]), "7");
+        assert_eq!(crate::report::json_text(&ok["cpu_util_pct"]), "50.0");
+        assert_eq!(ok["target_util_pct"], 50);
     }
 }

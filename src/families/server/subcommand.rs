@@ -12,7 +12,6 @@ use crate::exec::suite::Trial;
 use crate::model::TrialSpec;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
-use serde_json::Value;
 use std::time::Duration;
 
 pub fn run(args: &ServerArgs) -> Result<i32> {
@@ -27,7 +26,7 @@ pub fn run(args: &ServerArgs) -> Result<i32> {
     let seed = args.blocks.seed();
     let all: Vec<TrialSpec> = specs.iter().cloned().map(TrialSpec::Server).collect();
     let trials = Trial::in_blocks(&all, blocks, seed, |spec| {
-        serde_json::Map::from_iter([("policy".to_string(), Value::from(spec.policy().as_str()))])
+        serde_json::Map::from_iter([("policy".to_string(), spec.policy().as_str().into())])
     });
     if format == TableFormat::Text {
         let s = &specs[0];
@@ -50,7 +49,7 @@ pub fn run(args: &ServerArgs) -> Result<i32> {
         match format {
             TableFormat::Json => {
                 let line = super::report::line(spec, trial.repeat as usize, &record.status, record.outcome.as_ref());
-                bar.suspend(|| emit(&Value::Object(line).to_string()))
+                bar.suspend(|| emit(&crate::report::json_text(&line)))
             }
             TableFormat::Text => {
                 let Some(o) = record.outcome.as_ref().and_then(|o| o.server()) else { return Ok(()) };

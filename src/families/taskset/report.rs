@@ -6,46 +6,77 @@ use super::Taskset;
 use crate::analysis::attribution::describe_source;
 use crate::analysis::misses::MissTrace;
 use crate::analysis::stats::Summary;
+use crate::families::FamilyModel;
 use crate::model::figures::{self as registry, Part};
 use crate::model::{format_ns, Family, Outcome, TrialSpec, TrialStatus};
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures::{add_load, object, put};
+use crate::report::figures::{Beside, Figures, Status};
 use crate::report::stored::{fixed, Group};
 use crate::report::table::Table;
 use crate::store::TrialRecord;
-use serde_json::{json, Map, Value as Json};
+use serde::Serialize;
 
-/// One trial: the set's settings, then its figures (null where it failed), then the load's.
-pub fn line(spec: &TasksetSpec, repeat: usize, status: &TrialStatus, o: Option<&Outcome>) -> Map<String, Json> {
-    let mut m = object(json!({
-        "family": "taskset",
-        "policy": spec.policy.as_str(),
-        "tasks": spec.tasks.iter().map(|t| &t.name).collect::<Vec<_>>(),
-        "threads": spec.threads(),
-        "utilisation_pct": spec.utilisation() * 100.0,
-        "duration_s": spec.duration.as_secs_f64(),
-        "repeat": repeat,
-        "status": status.label(),
-        "reason": status.reason(),
-    }));
-    if spec.reclaim {
-        m.insert("reclaim".into(), json!(true));
+/// One trial: the set's settings, then its figures (null where it failed), then each
+/// task's and the misses' (a finished trial's), then the load's.
+pub fn line<'a>(
+    spec: &'a TasksetSpec,
+    repeat: usize,
+    status: &'a TrialStatus,
+    o: Option<&'a Outcome>,
+) -> TasksetLine<'a> {
+    TasksetLine {
+        family: Taskset::NAME,
+        policy: spec.policy.as_str(),
+        tasks: spec.tasks.iter().map(|t| t.name.as_str()).collect(),
+        threads: spec.threads(),
+        utilisation_pct: spec.utilisation() * 100.0,
+        duration_s: spec.duration.as_secs_f64(),
+        repeat,
+        status: Status::of(status),
+        reclaim: spec.reclaim,
+        figures: Figures::of(registry::of(Family::Taskset), Part::Always, |f| o.and_then(|o| f.value(o))),
+        tasks_met: o.and_then(Outcome::taskset).map(|ts| TasksMet {
+            miss_bursts: ts.miss_bursts,
+            per_task: &ts.tasks,
+            miss_trace: ts.trace.as_ref(),
+            activations_dropped: ts.activations_dropped,
+        }),
+        beside: o.map(|o| Beside::of(&spec.load, Some(o), None)),
     }
-    put(&mut m, registry::of(Family::Taskset), Part::Always, |f| o.and_then(|o| f.value(o)), Vec::new());
-    if let Some(ts) = o.and_then(Outcome::taskset) {
-        m.insert("miss_bursts".into(), json!(ts.miss_bursts));
-        m.insert("per_task".into(), json!(ts.tasks));
-        if let Some(trace) = &ts.trace {
-            m.insert("miss_trace".into(), json!(trace));
-        }
-        if let Some(dropped) = ts.activations_dropped {
-            m.insert("activations_dropped".into(), json!(dropped));
-        }
-    }
-    if o.is_some() {
-        add_load(&mut m, &spec.load, o);
-    }
-    m
+}
+
+#[derive(Serialize)]
+pub struct TasksetLine<'a> {
+    family: &'static str,
+    policy: &'static str,
+    tasks: Vec<&'a str>,
+    threads: usize,
+    utilisation_pct: f64,
+    duration_s: f64,
+    repeat: usize,
+    #[serde(flatten)]
+    status: Status<'a>,
+    /// Written only when asked for (`--reclaim`), so other lines read as before it existed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    reclaim: bool,
+    #[serde(flatten)]
+    figures: Figures,
+    #[serde(flatten)]
+    tasks_met: Option<TasksMet<'a>>,
+    #[serde(flatten)]
+    beside: Option<Beside>,
+}
+
+/// A finished trial's keys after the registry's figures: each task's, and with `--trace
+/// on` what ran during the misses.
+#[derive(Serialize)]
+struct TasksMet<'a> {
+    miss_bursts: u64,
+    per_task: &'a [TaskStats],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    miss_trace: Option<&'a MissTrace>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    activations_dropped: Option<u64>,
 }
 
 /// The most misses listed one by one in the text (all are in `--json` and the store).
@@ -261,7 +292,7 @@ impl FamilyReport for Taskset {
         tables
     }
 
-    fn stored_line(t: &TrialRecord) -> Option<Map<String, Json>> {
+    fn stored_line(t: &TrialRecord) -> Option<impl Serialize> {
         let Some(TrialSpec::Taskset(spec)) = &t.spec else { return None };
         Some(line(spec, t.repeat.max(0) as usize, &t.status, t.outcome.as_ref()))
     }
@@ -318,4 +349,48 @@ fn miss_sources_table(groups: &[&Group], axes: &[String]) -> Option<(String, Tab
     let width = axes.len() + 2;
     let table = (0..width).fold(table, Table::left_align);
     Some(("what ran on the tasks' CPUs during their misses, over the repeats (--trace on)".to_string(), table))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::{TaskDecl, TasksetOptions};
+    use super::*;
+    use crate::report::figures::object_of;
+
+    fn spec(reclaim: bool) -> TasksetSpec {
+        let task: TaskDecl = serde_json::from_str(r#"{"name": "a", "period": "10ms", "run": "1ms"}"#).unwrap();
+        let options = TasksetOptions { tasks: vec![task], ..Default::default() };
+        let mut spec = options.to_specs().unwrap().remove(0);
+        // What --reclaim records for a deadline set, on this one to see where it is written.
+        spec.reclaim = reclaim;
+        spec
+    }
+
+    fn figure_keys() -> Vec<&'static str> {
+        registry::of(Family::Taskset).iter().filter(|f| f.part == Part::Always).map(|f| f.key).collect()
+    }
+
+    const SETTINGS: [&str; 9] =
+        ["family", "policy", "tasks", "threads", "utilisation_pct", "duration_s", "repeat", "status", "reason"];
+
+    #[test]
+    fn a_failed_trial_has_its_settings_and_status_then_every_figure_null() {
+        let status = TrialStatus::TimedOut("still running".into());
+        let failed = object_of(&line(&spec(false), 1, &status, None));
+        let keys: Vec<&str> = failed.keys().map(String::as_str).collect();
+        assert_eq!(keys, [SETTINGS.to_vec(), figure_keys()].concat());
+        assert!(figure_keys().iter().all(|k| failed[*k].is_null()));
+        assert_eq!(crate::report::json_text(&failed["utilisation_pct"]), "10.0");
+    }
+
+    #[test]
+    fn reclaim_is_written_after_the_status_only_when_asked_for() {
+        let o = Outcome::Taskset(TasksetOutcome { activations: 10, ..Default::default() });
+        let ok = object_of(&line(&spec(true), 1, &TrialStatus::Ok, Some(&o)));
+        let keys: Vec<&str> = ok.keys().map(String::as_str).collect();
+        let finished = ["miss_bursts", "per_task"];
+        assert_eq!(keys, [SETTINGS.to_vec(), vec!["reclaim"], figure_keys(), finished.to_vec()].concat());
+        assert_eq!(crate::report::json_text(&ok["activations"]), "10");
+        assert!(!object_of(&line(&spec(false), 1, &TrialStatus::Ok, Some(&o))).contains_key("reclaim"));
+    }
 }

@@ -14,13 +14,12 @@ use crate::model::TrialSpec;
 use crate::model::{figures, Family};
 use crate::model::{ns_to_s, TrialStatus, WorkloadKind, WorkloadOutcome, WorkloadSpec};
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures::{object_of, Beside, Figures, Status};
+use crate::report::figures::{Beside, Figures, Status};
 use crate::report::plots::{series_of, Chart, Plot, Series, Style};
 use crate::report::stored::Group;
 use crate::report::table::Table;
 use crate::store::TrialRecord;
 use serde::Serialize;
-use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 
 /// One trial of a live `schedlab workload` run: what ran, how it ended, what it measured.
@@ -526,10 +525,10 @@ impl FamilyReport for Workload {
         ]
     }
 
-    fn stored_line(t: &TrialRecord) -> Option<Map<String, Json>> {
+    fn stored_line(t: &TrialRecord) -> Option<impl Serialize> {
         let Some(TrialSpec::Workload(spec)) = &t.spec else { return None };
         let outcome = t.outcome.as_ref().and_then(|o| o.workload());
-        Some(object_of(&line(spec, t.repeat.max(0) as usize, &t.status, outcome)))
+        Some(line(spec, t.repeat.max(0) as usize, &t.status, outcome))
     }
 
     fn charts(n: i64, groups: &[&Group], axes: &[String]) -> Vec<Chart> {
@@ -583,6 +582,7 @@ fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
 mod tests {
     use super::*;
     use crate::model::{ChildRecord, Policy, SchedInfo, Usage, WorkloadParams, WorkloadTrial};
+    use crate::report::figures::object_of;
     use std::time::Duration;
 
     fn trial(policy: Policy, wall_s: f64, child_cpu_ns: &[u64], status: TrialStatus) -> LiveTrial {

@@ -14,7 +14,6 @@ use crate::report::exporter::tables_text;
 use crate::report::stored::RunRule;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
-use serde_json::Value;
 
 pub fn run(args: &WorkloadArgs) -> Result<i32> {
     let specs = args.options.to_specs()?;
@@ -65,8 +64,8 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
         .enumerate()
         .map(|(seq, (spec, repeat))| {
             let params = serde_json::Map::from_iter([
-                ("policy".to_string(), Value::from(spec.policy.as_str())),
-                ("procs".to_string(), Value::from(spec.procs)),
+                ("policy".to_string(), spec.policy.as_str().into()),
+                ("procs".to_string(), spec.procs.into()),
             ]);
             Trial::of_command(seq, TrialSpec::Workload(spec.clone()), repeat as u32, params)
         })
