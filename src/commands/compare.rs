@@ -104,7 +104,7 @@ struct SettingChange<'a> {
 
 /// The fingerprint's settings fields (`model::settings`) that differ between A and B.
 fn settings_changed(a: &RunRecord, b: &RunRecord) -> Vec<crate::report::trend::FieldChange> {
-    crate::report::trend::changed_fields(a.machine.as_json(), b.machine.as_json())
+    crate::report::trend::changed_fields(&a.machine, &b.machine)
         .into_iter()
         .filter(|c| c.field == "settings" || c.field.starts_with("settings."))
         .collect()
