@@ -43,7 +43,7 @@ impl<'a> Fields<'a> {
     }
 }
 
-macro_rules! as_json {
+macro_rules! compact_text {
     ($($method:ident: $t:ty),*) => {
         $(fn $method(self, v: $t) -> Result<(), Error> {
             self.json(&v)
@@ -62,7 +62,7 @@ impl<'a> Serializer for Fields<'a> {
     type SerializeStruct = Object<'a>;
     type SerializeStructVariant = Impossible<(), Error>;
 
-    as_json!(serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+    compact_text!(serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
         serialize_i128: i128, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64,
         serialize_u128: u128, serialize_f32: f32, serialize_f64: f64, serialize_char: char,
         serialize_bytes: &[u8]);
