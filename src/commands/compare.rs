@@ -104,7 +104,7 @@ struct SettingChange<'a> {
 
 /// The fingerprint's settings fields (`model::settings`) that differ between A and B.
 fn settings_changed(a: &RunRecord, b: &RunRecord) -> Vec<crate::report::trend::FieldChange> {
-    crate::report::trend::changed_fields(a.machine.as_json(), b.machine.as_json())
+    crate::report::trend::changed_fields(&a.machine, &b.machine)
         .into_iter()
         .filter(|c| c.field == "settings" || c.field.starts_with("settings."))
         .collect()
@@ -175,13 +175,13 @@ pub fn report(args: &ReportArgs) -> Result<()> {
     };
     let found = findings::findings_of_run(&run, &trials);
     let view = RunView { run: &run, trials: &trials, findings: &found };
-    let mut text = exporter::for_format(args.format).render(&view);
-    if let Some(a) = &against {
-        text = match args.format {
-            TableFormat::Json => crate::report::against::with_report(&text, a),
-            format => format!("{}\n\n{}", text.trim_end(), a.render(format)),
-        };
-    }
+    let text = match (&against, args.format) {
+        (Some(a), TableFormat::Json) => crate::report::against::with_report(&exporter::run_doc(&view), a),
+        (Some(a), format) => {
+            format!("{}\n\n{}", exporter::for_format(format).render(&view).trim_end(), a.render(format))
+        }
+        (None, format) => exporter::for_format(format).render(&view),
+    };
     emit(text.trim_end())?;
     let charts = plots::plots(&trials);
     if let Some(dir) = &args.svg {

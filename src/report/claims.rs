@@ -24,7 +24,6 @@ use crate::model::Outcome;
 use crate::store::seeds::{Claim, ClaimFigure, Seed, Test, SEEDS};
 use crate::store::TrialRecord;
 use serde::Serialize;
-use serde_json::Value as Json;
 
 /// The level each table's family of claims is held to.
 pub const ALPHA: f64 = 0.05;
@@ -128,10 +127,8 @@ struct Data<'a> {
 /// key it does not hold and for a trial without a spec.
 fn param(t: &TrialRecord, key: &str) -> Option<String> {
     let stored = t.params.get(key)?;
-    Some(t.spec.as_ref().and_then(|s| s.key_text(key)).unwrap_or_else(|| match stored {
-        Json::String(s) => s.to_lowercase(),
-        other => other.to_string(),
-    }))
+    let suites = || stored.as_str().map_or_else(|| stored.to_string(), str::to_lowercase);
+    Some(t.spec.as_ref().and_then(|s| s.key_text(key)).unwrap_or_else(suites))
 }
 
 impl Data<'_> {
@@ -663,8 +660,11 @@ mod tests {
             experiment: 0,
             family: Family::Workload,
             repeat,
-            params: serde_json::from_value(serde_json::json!({"workload": workload, "policy": policy, "procs": procs}))
-                .unwrap(),
+            params: serde_json::Map::from_iter([
+                ("workload".to_string(), workload.into()),
+                ("policy".to_string(), policy.into()),
+                ("procs".to_string(), procs.into()),
+            ]),
             spec: None,
             outcome: Some(Outcome::Workload(outcome)),
             status: TrialStatus::Ok,
@@ -678,7 +678,7 @@ mod tests {
         let (_, seed) = study().runs().unwrap().remove(0);
         let mut t = seed.into_iter().find(|t| t.spec.as_ref().is_some_and(|s| s.policy() == Policy::Fifo)).unwrap();
         // A stored parameter that disagrees with the spec: the spec is what ran.
-        t.params.insert("policy".into(), Json::from("SCHED_FIFO"));
+        t.params.insert("policy".into(), "SCHED_FIFO".into());
         assert_eq!(param(&t, "policy").as_deref(), Some("fifo"));
         assert_eq!(param(&t, "procs"), t.spec.as_ref().and_then(TrialSpec::procs).map(|n| n.to_string()));
         // A key the suite did not set is on no axis, though the spec has a value for it.

@@ -789,9 +789,11 @@ mod spike_tests {
         let text = found[0].to_string();
         assert!(text.starts_with("latency (policy=fifo) trial 0: "), "{text}");
         assert!(text.contains("recur every 100.0 ms ± ") && text.contains("a periodic source on CPU 1"), "{text}");
-        let json = serde_json::to_value(&found[0]).unwrap();
-        assert_eq!(json["kind"], "spike_period");
-        assert!(json["period_ns"].as_f64().is_some() && json["test"]["p"].as_f64().unwrap() < period::ALPHA);
+        assert!(period.test.p < period::ALPHA, "{period:?}");
+        // Its JSON: the kind, then the thread, then the period's fields.
+        let json = serde_json::to_string(&found[0]).unwrap();
+        let head = r#"{"kind":"spike_period","what":"latency (policy=fifo) trial 0","cpu":1,"level":"2 × p99","#;
+        assert!(json.starts_with(head) && json.contains(r#""period_ns":"#) && json.contains(r#""test":{"#), "{json}");
     }
 
     /// Spikes above 70 µs after merging those within 10 ms: what the finding counts.

@@ -332,7 +332,7 @@ mod tests {
     use super::*;
     use crate::report::plots::overlay_chart;
     use crate::store::ncar::import_table;
-    use serde_json::json;
+    use crate::sys::machine::{Machine, StoredMachine};
 
     /// A table whose CPU cost per hop is `per_hop_us` below `step_at` processes and three
     /// times that from it on, as an imported run with id `id`.
@@ -351,8 +351,8 @@ mod tests {
     #[test]
     fn each_ring_run_is_a_line_with_its_knees_and_the_rest_are_left_out() {
         let (mut empty, _) = run(3, "empty", 1, 100);
-        empty.machine =
-            crate::sys::machine::StoredMachine::from_json(json!({"hostname": "h", "kernel_release": "6.1"}));
+        let machine = Machine { hostname: Some("h".into()), kernel_release: Some("6.1".into()), ..Machine::default() };
+        empty.machine = StoredMachine::from(&machine);
         let runs = vec![run(1, "old", 500, 12), run(2, "new", 2, 100), (empty, Vec::new())];
         let o = overlay(&runs);
         assert_eq!(o.lines.len(), 2);

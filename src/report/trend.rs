@@ -8,6 +8,7 @@ use crate::model::cell;
 use crate::model::figures::{self, Figure};
 use crate::model::Family;
 use crate::report::compare::{number, p_text};
+use crate::report::fields::fields;
 use crate::report::stored::groups;
 use crate::report::table::Table;
 use crate::store::{RunRecord, TrialRecord};
@@ -182,7 +183,7 @@ pub fn series(runs: &[(RunRecord, Vec<TrialRecord>)], choice: &FigureChoice, thr
                 let (before, at) = (s.points[point.index - 1].run, s.points[point.index].run);
                 Shift {
                     run: at,
-                    changed: changed_fields(fingerprint[&before].as_json(), fingerprint[&at].as_json()),
+                    changed: changed_fields(fingerprint[&before], fingerprint[&at]),
                     noise: noise_differences(fingerprint[&before], fingerprint[&at], before, at),
                     point,
                 }
@@ -229,12 +230,10 @@ fn noise_note(noise: &[String]) -> String {
     }
 }
 
-/// The fields of two fingerprints that differ (nested objects by dotted key), volatile
-/// ones left out.
-pub fn changed_fields(before: &Json, after: &Json) -> Vec<FieldChange> {
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    flatten("", before, &mut a);
-    flatten("", after, &mut b);
+/// The fields of two fingerprints that differ (nested objects by dotted key, `fields`),
+/// volatile ones left out.
+pub fn changed_fields(before: &impl Serialize, after: &impl Serialize) -> Vec<FieldChange> {
+    let (a, b) = (fields(before), fields(after));
     let mut keys: Vec<&String> = a.iter().chain(&b).map(|(k, _)| k).collect();
     keys.sort();
     keys.dedup();
@@ -248,19 +247,6 @@ pub fn changed_fields(before: &Json, after: &Json) -> Vec<FieldChange> {
             (from != to).then(|| FieldChange { field: k.clone(), from, to })
         })
         .collect()
-}
-
-fn flatten(prefix: &str, value: &Json, out: &mut Vec<(String, String)>) {
-    match value {
-        Json::Object(map) => {
-            for (k, v) in map {
-                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                flatten(&key, v, out);
-            }
-        }
-        Json::String(s) => out.push((prefix.to_string(), s.clone())),
-        other => out.push((prefix.to_string(), other.to_string())),
-    }
 }
 
 fn signed_percent(fraction: f64) -> String {
@@ -494,12 +480,16 @@ pub fn json(series: &[TrendSeries], threshold: f64) -> TrendDoc<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    /// A fingerprint as stored (JSON text).
+    fn stored(json: &str) -> StoredMachine {
+        StoredMachine::from_json(serde_json::from_str(json).unwrap())
+    }
 
     #[test]
     fn changed_fields_name_what_differs_and_skip_the_load() {
-        let a = json!({"kernel_release": "6.1", "load_average": [1.0], "v": {"x": 1}, "gone": true});
-        let b = json!({"kernel_release": "6.6", "load_average": [9.0], "v": {"x": 2}});
+        let a = stored(r#"{"kernel_release": "6.1", "load_average": [1.0], "v": {"x": 1}, "gone": true}"#);
+        let b = stored(r#"{"kernel_release": "6.6", "load_average": [9.0], "v": {"x": 2}}"#);
         let changed = changed_fields(&a, &b);
         let fields: Vec<&str> = changed.iter().map(|c| c.field.as_str()).collect();
         assert_eq!(fields, vec!["gone", "kernel_release", "v.x"]);
@@ -510,19 +500,18 @@ mod tests {
     #[test]
     fn a_noise_floor_is_no_changed_field_but_its_move_is_said() {
         let floor = |ring: [f64; 3]| {
-            StoredMachine::from_json(
-                json!({"kernel_release": "6.1", "noise_floor": {"ring_ns_per_hop": ring, "wakeup_p99_us": [50.0, 55.0, 60.0]}}),
-            )
+            let floor = format!(r#"{{"ring_ns_per_hop": {ring:?}, "wakeup_p99_us": [50.0, 55.0, 60.0]}}"#);
+            stored(&format!(r#"{{"kernel_release": "6.1", "noise_floor": {floor}}}"#))
         };
         let (quiet, loud) = (floor([3200.0, 3250.0, 3300.0]), floor([9000.0, 9100.0, 9300.0]));
-        assert_eq!(changed_fields(quiet.as_json(), loud.as_json()), Vec::<FieldChange>::new());
+        assert_eq!(changed_fields(&quiet, &loud), Vec::<FieldChange>::new());
         let moved = noise_differences(&quiet, &loud, 4, 5);
         assert_eq!(moved.len(), 1, "{moved:?}");
         assert!(moved[0].starts_with("2-member ring: 3.25 µs/hop (3.20-3.30) in run 4, 9.10 µs/hop"), "{moved:?}");
         assert!(noise_note(&moved).starts_with("; the noise floor moved too (2-member ring"));
         assert_eq!(noise_differences(&quiet, &floor([3210.0, 3260.0, 3290.0]), 4, 5), Vec::<String>::new());
         // A run without a floor (older, or probed off) moves nothing.
-        assert_eq!(noise_differences(&StoredMachine::from_json(json!({})), &loud, 4, 5), Vec::<String>::new());
+        assert_eq!(noise_differences(&stored("{}"), &loud, 4, 5), Vec::<String>::new());
         assert_eq!(noise_note(&[]), "");
     }
 

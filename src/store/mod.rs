@@ -21,6 +21,7 @@ mod pg;
 pub mod seeds;
 mod sqlite;
 mod timestamp;
+mod warning;
 
 use crate::error::{Error, Result};
 use crate::model::run::RunOptions;
@@ -127,7 +128,8 @@ fn newer(shown: &str, version: i64, what: &str) -> Error {
 }
 
 fn legacy_outcome(family: Family, status: &str, figures: Option<String>, histogram: Option<&[u8]>) -> Option<Outcome> {
-    let figures: Json = serde_json::from_str(&figures?).ok()?;
+    // The 0.1.0 figures are the legacy reader's to read.
+    let figures = serde_json::from_str(&figures?).ok()?;
     (status == "ok").then(|| legacy::outcome(family, &figures, histogram.map(decode_histogram))).flatten()
 }
 
@@ -156,11 +158,9 @@ fn outcome_from_text(text: &str, histogram: Option<&[u8]>) -> Option<Outcome> {
     Some(outcome)
 }
 
+/// A trial's stored parameters: none where the column is empty or holds no object.
 fn to_map(text: Option<String>) -> Map<String, Json> {
-    match to_json(text) {
-        Json::Object(m) => m,
-        _ => Map::new(),
-    }
+    parsed(text)
 }
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -284,15 +284,15 @@ pub enum Access {
     Create,
 }
 
-/// A run's stored warnings: a JSON list of lines (anything else reads as no warnings; a
-/// non-text entry is kept as its JSON text rather than dropped).
-pub fn warnings_of(stored: &Json) -> Vec<String> {
-    let Some(list) = stored.as_array() else { return Vec::new() };
-    list.iter().map(|w| w.as_str().map_or_else(|| w.to_string(), str::to_string)).collect()
+/// A stored JSON column as `T`; its default where the column is empty or does not read as one.
+fn parsed<T: serde::de::DeserializeOwned + Default>(text: Option<String>) -> T {
+    text.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
 }
 
-fn to_json(text: Option<String>) -> Json {
-    text.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(Json::Null)
+/// A run's stored warnings: a JSON list of lines (anything else reads as no warnings; a
+/// non-text entry is kept as its JSON text rather than dropped).
+fn warnings_of(text: Option<String>) -> Vec<String> {
+    parsed::<Vec<warning::StoredWarning>>(text).into_iter().map(|w| w.0).collect()
 }
 
 /// The columns of `runs`, in the order `run_from_row` reads them.
@@ -397,13 +397,13 @@ impl Store {
             uuid: row.text(1)?,
             suite_name: row.text(2)?,
             suite_text: row.text(3)?,
-            options: RunOptions::from_json(to_json(row.opt_text(4)?)),
+            options: RunOptions::from_json(parsed(row.opt_text(4)?)),
             started: row.text(5)?,
             ended: row.opt_text(6)?,
             status: RunStatus::from(row.text(7)?),
             tool_version: row.text(8)?,
-            machine: StoredMachine::from_json(to_json(row.opt_text(9)?)),
-            warnings: warnings_of(&to_json(row.opt_text(10)?)),
+            machine: StoredMachine::from_json(parsed(row.opt_text(9)?)),
+            warnings: warnings_of(row.opt_text(10)?),
             planned: row.int(11)?,
             pid: row.opt_int(12)?,
         })

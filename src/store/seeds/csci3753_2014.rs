@@ -5,15 +5,16 @@
 //! gives no child finish times or fairness: they are unknown in the outcome.
 
 use super::{
-    bug, finished_run, line_of, Against, AgainstForm, Cells, Claim, ClaimFigure, Claims, Published, Seed, Test,
+    bug, finished_run, line_of, Against, AgainstForm, Cells, Claim, ClaimFigure, Claims, Published, ReferenceOptions,
+    Seed, Test,
 };
 use crate::error::Result;
 use crate::model::{
     Family, Outcome, Policy, TrialSpec, TrialStatus, Usage, WorkloadKind, WorkloadOutcome, WorkloadParams, WorkloadSpec,
 };
 use crate::store::{RunRecord, TrialRecord};
-use serde::Deserialize;
-use serde_json::{json, Map};
+use serde::{Deserialize, Serialize};
+use serde_json::Map;
 use std::time::Duration;
 
 /// `import --reference csci3753-2014`: the 2014 policy study's Appendix A.
@@ -198,6 +199,22 @@ struct CsciMachine {
     kernel_release: String,
     cores: u32,
     memory: String,
+}
+
+/// The study's machine as its run stores it: the VM section 2.1 describes, marked as
+/// imported.
+#[derive(Serialize)]
+struct StudyMachine<'a> {
+    hostname: String,
+    kernel_release: &'a str,
+    hypervisor_flag: bool,
+    virtualisation: &'a str,
+    system: &'a str,
+    cores: u32,
+    memory: &'a str,
+    imported: bool,
+    figures: &'static str,
+    source: String,
 }
 
 #[derive(Deserialize)]
@@ -396,11 +413,11 @@ fn study_run() -> Result<(RunRecord, Vec<TrialRecord>)> {
         }
         let mut params = Map::new();
         if let Some(n) = l.iterations {
-            params.insert("iterations".into(), json!(n));
+            params.insert("iterations".into(), n.into());
         }
-        params.insert("policy".into(), json!(l.policy.as_str()));
-        params.insert("procs".into(), json!(l.procs));
-        params.insert("workload".into(), json!(l.workload.as_str()));
+        params.insert("policy".into(), l.policy.as_str().into());
+        params.insert("procs".into(), l.procs.into());
+        params.insert("workload".into(), l.workload.as_str().into());
         let spec = WorkloadSpec {
             params: WorkloadParams {
                 kind: l.workload,
@@ -452,18 +469,18 @@ fn study_run() -> Result<(RunRecord, Vec<TrialRecord>)> {
         });
     }
     let m = &file.machine;
-    let machine = json!({
-        "hostname": format!("{} VM, {} (CSCI 3753 2014, published)", m.virtualisation, m.system),
-        "kernel_release": m.kernel_release,
-        "hypervisor_flag": true,
-        "virtualisation": m.virtualisation,
-        "system": m.system,
-        "cores": m.cores,
-        "memory": m.memory,
-        "imported": true,
-        "figures": "published in the study; built into schedlab: imported, not measured by schedlab",
-        "source": format!("{CSCI_CITATION}; the machine: section 2.1, Setup"),
-    });
+    let machine = StudyMachine {
+        hostname: format!("{} VM, {} (CSCI 3753 2014, published)", m.virtualisation, m.system),
+        kernel_release: &m.kernel_release,
+        hypervisor_flag: true,
+        virtualisation: &m.virtualisation,
+        system: &m.system,
+        cores: m.cores,
+        memory: &m.memory,
+        imported: true,
+        figures: "published in the study; built into schedlab: imported, not measured by schedlab",
+        source: format!("{CSCI_CITATION}; the machine: section 2.1, Setup"),
+    };
     let mut suite_text = format!("{CSCI_CITATION}\n(as printed: wall, user and system seconds, CPU %, switches)\n");
     for section in &file.section {
         suite_text.push_str(&format!("\n{}\n\n{}\n", section.title, section.text.trim()));
@@ -472,7 +489,7 @@ fn study_run() -> Result<(RunRecord, Vec<TrialRecord>)> {
         identity: format!("reference/{NAME}"),
         suite_name: format!("{NAME}-published"),
         suite_text,
-        options: json!({"import": "reference", "reference": NAME}),
+        options: ReferenceOptions::of(NAME),
         machine,
         started,
         warnings,
@@ -554,11 +571,8 @@ mod tests {
         assert!(run.suite_text.contains("wall=17.34 user=50.66 system=0.15 CPU=292% i-switched=44 v-switched=17"));
         let t = &trials[0];
         assert_eq!(
-            t.params,
-            json!({"iterations": 100_000_000, "policy": "fifo", "procs": 10, "workload": "cpu"})
-                .as_object()
-                .cloned()
-                .unwrap()
+            serde_json::to_string(&t.params).unwrap(),
+            r#"{"iterations":100000000,"policy":"fifo","procs":10,"workload":"cpu"}"#
         );
         let o = t.outcome.as_ref().and_then(Outcome::workload).unwrap();
         assert_eq!((o.wall_ns, o.usage.utime_ns, o.usage.stime_ns), (17_340_000_000, 50_660_000_000, 150_000_000));

@@ -5,14 +5,16 @@
 //! `report --against hrtimers-2007`'s words. The post gives no percentiles: they are
 //! unknown in the outcome.
 
-use super::{bug, finished_run, Against, AgainstForm, Cells, Claim, ClaimFigure, Claims, Published, Seed, Test};
+use super::{
+    bug, finished_run, Against, AgainstForm, Cells, Claim, ClaimFigure, Claims, Published, ReferenceOptions, Seed, Test,
+};
 use crate::error::Result;
 use crate::model::{
     Family, LatencyLength, LatencyOutcome, LatencySpec, Outcome, Placement, Policy, ThreadStats, TrialSpec, TrialStatus,
 };
 use crate::store::{RunRecord, TrialRecord};
-use serde::Deserialize;
-use serde_json::{json, Map};
+use serde::{Deserialize, Serialize};
+use serde_json::Map;
 
 /// `import --reference hrtimers-2007`: the 2007 hrtimers post's table.
 const NAME: &str = "hrtimers-2007";
@@ -193,6 +195,18 @@ const HRTIMERS_SPLIT_NOTE: &str = "the post's table ran its digits together (eac
                                    the split is data/hrtimers-2007.toml's, from the post's own words for max and avg \
                                    and from reasoning for min (see that file's header)";
 
+/// A kernel of the post as its run stores it: named by the table's header, marked as
+/// imported.
+#[derive(Serialize)]
+struct PostMachine<'a> {
+    hostname: String,
+    kernel_release: &'a str,
+    hrtimers: bool,
+    imported: bool,
+    figures: &'static str,
+    source: String,
+}
+
 /// The 2007 post's table as two finished runs, one per kernel (2.6.19-rc6 vanilla,
 /// 2.6.20-hrt-dynticks1), each with two ok latency trials: as a normal user (SCHED_OTHER)
 /// and as root (SCHED_FIFO 99), 850 wakeups at 85 Hz. min, max and avg are the post's;
@@ -212,9 +226,9 @@ fn kernel_runs() -> Result<Vec<(RunRecord, Vec<TrialRecord>)>> {
                 return Err(bug(HRTIMERS_FILE, format_args!("{}: a max of a whole period is an overrun", k.id)));
             }
             let mut params = Map::new();
-            params.insert("freq".into(), json!(post.frequency_hz));
-            params.insert("loops".into(), json!(post.iterations));
-            params.insert("policy".into(), json!(policy.as_str()));
+            params.insert("freq".into(), post.frequency_hz.into());
+            params.insert("loops".into(), post.iterations.into());
+            params.insert("policy".into(), policy.as_str().into());
             let spec = LatencySpec {
                 interval_ns: post.period_ns,
                 length: LatencyLength::Loops(post.iterations),
@@ -263,14 +277,14 @@ fn kernel_runs() -> Result<Vec<(RunRecord, Vec<TrialRecord>)>> {
             });
         }
         let hrt = if k.hrtimers { "with high-resolution timers" } else { "without high-resolution timers" };
-        let machine = json!({
-            "hostname": format!("Linux {} (hrtimers 2007, published)", k.heading),
-            "kernel_release": k.kernel_release,
-            "hrtimers": k.hrtimers,
-            "imported": true,
-            "figures": "published in the post; built into schedlab: imported, not measured by schedlab",
-            "source": format!("{HRTIMERS_CITATION}: the table's \"{}\" columns", k.heading),
-        });
+        let machine = PostMachine {
+            hostname: format!("Linux {} (hrtimers 2007, published)", k.heading),
+            kernel_release: &k.kernel_release,
+            hrtimers: k.hrtimers,
+            imported: true,
+            figures: "published in the post; built into schedlab: imported, not measured by schedlab",
+            source: format!("{HRTIMERS_CITATION}: the table's \"{}\" columns", k.heading),
+        };
         let notice = format!(
             "published figures: the 2007 hrtimers post's \"{}\" columns ({hrt}), imported, not measured by schedlab; \
              the post gives min, max and avg of {} wakeups at {} Hz as a normal user (SCHED_OTHER) and as root \
@@ -298,7 +312,7 @@ fn kernel_runs() -> Result<Vec<(RunRecord, Vec<TrialRecord>)>> {
             identity: format!("reference/{NAME}/{}", k.id),
             suite_name: format!("{NAME}-published"),
             suite_text,
-            options: json!({"import": "reference", "reference": NAME, "kernel": k.id}),
+            options: ReferenceOptions { kernel: Some(&k.id), ..ReferenceOptions::of(NAME) },
             machine,
             started: started.clone(),
             warnings: vec![notice, HRTIMERS_SPLIT_NOTE.to_string()],

@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::model::figures::{latency, workload, Figure, Unit};
 use crate::model::Outcome;
 use crate::store::{RunRecord, RunStatus, TrialRecord};
-use serde_json::Value as Json;
+use serde::Serialize;
 
 pub use csci3753_2014::{study_lines, StudyLine};
 pub use hrtimers_2007::{post_kernels, PostColumn, PostKernel};
@@ -224,32 +224,53 @@ fn line_of(file: &str, needle: &str) -> usize {
 /// 1992 set's under the NCAR table format's, as `import --ncar` made them first).
 const UUID_NAMESPACE: uuid::Uuid = uuid::uuid!("ab4825b6-4c19-495e-a9aa-e8164d8e7830");
 
-/// What a reference set's run says about itself.
-struct Published {
+/// How a reference set's run was stored, in its options (keys `RunOptions` keeps as
+/// unknown): `{"import": "reference", "reference": NAME}`, and which of the set's
+/// machines or kernels the run holds where it holds one of several.
+#[derive(Serialize)]
+struct ReferenceOptions<'a> {
+    import: &'static str,
+    reference: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    machine: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kernel: Option<&'a str>,
+}
+
+impl<'a> ReferenceOptions<'a> {
+    fn of(reference: &'static str) -> ReferenceOptions<'a> {
+        ReferenceOptions { import: "reference", reference, machine: None, kernel: None }
+    }
+}
+
+/// What a reference set's run says about itself; `M` is the seed's own machine record
+/// (names the machine and marks the figures as imported).
+struct Published<'a, M: Serialize> {
     /// What identifies the figures: the same identity gives the same run uuid.
     identity: String,
     suite_name: String,
     suite_text: String,
-    options: Json,
-    /// The machine record: names the machine and marks the figures as imported.
-    machine: Json,
+    options: ReferenceOptions<'a>,
+    machine: M,
     started: String,
     /// The notice that the figures are published, first, then any check's warning.
     warnings: Vec<String>,
 }
 
-fn finished_run(p: Published, planned: usize) -> RunRecord {
+fn finished_run<M: Serialize>(p: Published<M>, planned: usize) -> RunRecord {
+    // The typed records become the stored form the run keeps (plain strings, numbers and
+    // flags: encoding cannot fail).
     RunRecord {
         id: 0,
         uuid: uuid::Uuid::new_v5(&UUID_NAMESPACE, p.identity.as_bytes()).to_string(),
         suite_name: p.suite_name,
         suite_text: p.suite_text,
-        options: crate::model::run::RunOptions::from_json(p.options),
+        options: crate::model::run::RunOptions::from_json(serde_json::to_value(&p.options).unwrap_or_default()),
         started: p.started.clone(),
         ended: Some(p.started),
         status: RunStatus::Finished,
         tool_version: env!("CARGO_PKG_VERSION").into(),
-        machine: crate::sys::machine::StoredMachine::from_json(p.machine),
+        machine: crate::sys::machine::StoredMachine::from_json(serde_json::to_value(&p.machine).unwrap_or_default()),
         warnings: p.warnings,
         planned: planned as i64,
         pid: None,

@@ -4,12 +4,11 @@
 //! `import --reference ncar-1992` as nine ring runs; the report's conclusions as claims.
 //! It has no `report --against` form: `pipeline-1992`'s own report shows the same table.
 
-use super::{line_of, Claim, Claims, Seed, Test};
+use super::{line_of, Claim, Claims, ReferenceOptions, Seed, Test};
 use crate::error::{Error, Result};
 use crate::store::ncar::{consistency_warnings, parse_table, to_run, NcarTable, Provenance, NCAR_LAPS};
 use crate::store::{RunRecord, TrialRecord};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 /// The name of the built-in reference set (`import --reference`).
 const REFERENCE_NAME: &str = "ncar-1992";
@@ -79,6 +78,21 @@ struct ReferenceMachine {
     table: String,
 }
 
+/// One of the report's machines as its run stores it: named by model and system, marked
+/// as imported, with the laps its table's rings ran.
+#[derive(Serialize)]
+struct ReportMachine<'a> {
+    hostname: String,
+    kernel_release: &'a str,
+    vendor: &'a str,
+    model: &'a str,
+    cpus_used: u32,
+    imported: bool,
+    figures: &'static str,
+    source: String,
+    laps: u64,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ReferenceFile {
@@ -108,22 +122,24 @@ fn machine_runs() -> Result<Vec<(RunRecord, Vec<TrialRecord>)>> {
         let table = parse_table(REFERENCE_FILE, &m.table, line_of(REFERENCE_TOML, &m.table))?;
         let warnings = consistency_warnings(REFERENCE_FILE, &table);
         let label = format!("{}, {}", m.model, m.system);
-        let machine = json!({
-            "hostname": format!("{label} (NCAR 1992, published)"),
-            "kernel_release": m.system,
-            "vendor": m.vendor,
-            "model": m.model,
-            "cpus_used": m.cpus,
-            "imported": true,
-            "figures": "published in the report; built into schedlab, not measured by it",
-            "source": format!("{CITATION}: \"{}\"", m.heading),
-            "laps": NCAR_LAPS,
-        });
+        let machine = ReportMachine {
+            hostname: format!("{label} (NCAR 1992, published)"),
+            kernel_release: &m.system,
+            vendor: &m.vendor,
+            model: &m.model,
+            cpus_used: m.cpus,
+            imported: true,
+            figures: "published in the report; built into schedlab, not measured by it",
+            source: format!("{CITATION}: \"{}\"", m.heading),
+            laps: NCAR_LAPS,
+        };
+        let options = ReferenceOptions { machine: Some(&m.id), ..ReferenceOptions::of(REFERENCE_NAME) };
         let provenance = Provenance {
             suite_name: format!("{REFERENCE_NAME}-published"),
             suite_text: format!("{}\n(from {CITATION})\n\n{}", m.heading, m.table.trim_end()),
-            options: json!({"import": "reference", "reference": REFERENCE_NAME, "machine": m.id}),
-            machine,
+            // Typed records in the stored form `to_run` takes (encoding cannot fail).
+            options: serde_json::to_value(&options).unwrap_or_default(),
+            machine: serde_json::to_value(&machine).unwrap_or_default(),
             // The report is dated October 1992; when each machine ran is not given.
             started: "1992-10-01T00:00:00.000Z".into(),
             notice: format!(
