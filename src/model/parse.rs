@@ -480,6 +480,109 @@ pub(crate) mod from_text {
     pub(crate) use text_value;
 }
 
+/// Readers for a value whose shape is checked after it is read, where the message names
+/// the task or key it belongs to and quotes what was written instead (`5 is not a time`).
+pub(crate) mod given {
+    use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Unexpected, Visitor};
+    use std::fmt;
+
+    /// Any value, kept only as text for a message: the compact JSON it reads as (`5`,
+    /// `"1ms"`, `[1,2]`) and serde's name for its kind (``integer `5` ``).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Shown {
+        pub json: String,
+        pub kind: String,
+    }
+
+    impl fmt::Display for Shown {
+        fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str(&self.json)
+        }
+    }
+
+    struct ShownVisitor;
+
+    impl ShownVisitor {
+        fn scalar<T: serde::Serialize>(value: T, kind: Unexpected) -> Shown {
+            // A number, string or flag: writing it as JSON cannot fail.
+            Shown { json: serde_json::to_string(&value).unwrap_or_default(), kind: kind.to_string() }
+        }
+    }
+
+    impl<'de> Visitor<'de> for ShownVisitor {
+        type Value = Shown;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any value")
+        }
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Shown, E> {
+            Ok(Self::scalar(v, Unexpected::Bool(v)))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Shown, E> {
+            Ok(Self::scalar(v, Unexpected::Signed(v)))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Shown, E> {
+            Ok(Self::scalar(v, Unexpected::Unsigned(v)))
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Shown, E> {
+            Ok(Self::scalar(v, Unexpected::Float(v)))
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Shown, E> {
+            Ok(Self::scalar(v, Unexpected::Str(v)))
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Shown, E> {
+            Ok(Shown { json: "null".into(), kind: "null".into() })
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Shown, E> {
+            self.visit_unit()
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shown, A::Error> {
+            let mut items = Vec::new();
+            while let Some(item) = seq.next_element::<Shown>()? {
+                items.push(item.json);
+            }
+            Ok(Shown { json: format!("[{}]", items.join(",")), kind: "sequence".into() })
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shown, A::Error> {
+            let mut entries = Vec::new();
+            while let Some((key, value)) = map.next_entry::<String, Shown>()? {
+                entries.push(format!("{}:{}", serde_json::to_string(&key).unwrap_or_default(), value.json));
+            }
+            Ok(Shown { json: format!("{{{}}}", entries.join(",")), kind: "map".into() })
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Shown {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Shown, D::Error> {
+            d.deserialize_any(ShownVisitor)
+        }
+    }
+
+    /// What was given where a `T` belongs: one, or something else, shown for the message
+    /// the reader words once it knows whose value it is.
+    #[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+    #[serde(untagged)]
+    pub enum Given<T> {
+        Is(T),
+        Not(Shown),
+    }
+
+    impl<T> Given<T> {
+        /// The `T`, if one was given.
+        pub fn ok(self) -> Option<T> {
+            match self {
+                Given::Is(v) => Some(v),
+                Given::Not(_) => None,
+            }
+        }
+    }
+
+    /// For `#[serde(default, deserialize_with = "present")]`: a key that is there is
+    /// `Some`, whatever its value (null included), and only a missing key is `None`.
+    pub fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+        T::deserialize(d).map(Some)
+    }
+}
+
 /// "0-3,6,8-9": the kernel's own CPU list notation.
 pub fn format_cpu_list(cpus: &[usize]) -> String {
     let mut sorted = cpus.to_vec();
@@ -681,6 +784,25 @@ mod tests {
         assert_eq!(parse_reservation_ns("100").unwrap_err(), "100 has no unit: write 100us, 100ms or 100s");
         assert!(parse_reservation_ns("0ms").unwrap_err().contains("greater than zero"));
         assert!(parse_reservation_ns("3 fortnights").unwrap_err().contains("unknown time unit"));
+    }
+
+    #[test]
+    fn a_value_of_another_shape_is_kept_as_its_json_text() {
+        use given::Given;
+        let read = |text: &str| serde_json::from_str::<Given<String>>(text).unwrap();
+        assert_eq!(read("\"1ms\""), Given::Is("1ms".into()));
+        let shown = |text: &str| match read(text) {
+            Given::Not(s) => (s.json, s.kind),
+            Given::Is(s) => panic!("{s} is a string"),
+        };
+        assert_eq!(shown("5"), ("5".into(), "integer `5`".into()));
+        assert_eq!(shown("1.5"), ("1.5".into(), "floating point `1.5`".into()));
+        assert_eq!(shown("[1, \"x\", {\"a\": null}]"), ("[1,\"x\",{\"a\":null}]".into(), "sequence".into()));
+        let toml: Given<String> = toml::from_str::<std::collections::BTreeMap<String, Given<String>>>("t = 100")
+            .unwrap()
+            .remove("t")
+            .unwrap();
+        assert_eq!(toml.ok(), None);
     }
 
     #[test]

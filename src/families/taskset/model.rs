@@ -7,11 +7,11 @@ use crate::model::load::LoadSpec;
 use crate::model::options::{
     check_nice, de_cpus, de_duration, read_family, read_with_groups, LoadOptions, OnOff, PolicyOptions,
 };
+use crate::model::parse::given::{present, Given};
 use crate::model::parse::*;
 use crate::model::{format_ns, DeadlineParams, LoadOutcome, Policy, Steal};
 use clap::Args;
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::Value as Json;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -100,7 +100,7 @@ fn run_ns(events: &[Event]) -> u64 {
 }
 
 /// A task as the user describes it (validated into a [`TaskSpec`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TaskDecl {
     pub name: String,
     pub count: u32,
@@ -111,52 +111,102 @@ pub struct TaskDecl {
     pub runtime_ns: Option<u64>,
 }
 
-/// The keys of a task table, before validation.
+/// The keys of a task table, before validation (`from_table` words each message with the
+/// task's name, which a table may give after its times).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TaskTable {
     name: String,
     count: Option<u32>,
-    period: Json,
-    deadline: Option<Json>,
-    run: Option<Json>,
-    events: Option<Vec<Json>>,
+    period: UnitTime,
+    deadline: Option<UnitTime>,
+    run: Option<UnitTime>,
+    events: Option<Vec<Given<EventTable>>>,
     prio: Option<i32>,
-    runtime: Option<Json>,
+    runtime: Option<UnitTime>,
 }
 
-/// A time written with its unit ("1ms", "250us"): a bare number could be s, ms or µs.
-fn time_ns(what: &str, value: &Json) -> std::result::Result<u64, String> {
+/// A time written with its unit ("1ms", "250us"): a bare number could be s, ms or µs, so
+/// it is refused when checked.
+type UnitTime = Given<String>;
+
+/// The time in ns, or why not; `what` names it ("task a: period").
+fn time_ns(what: &str, value: &UnitTime) -> std::result::Result<u64, String> {
     match value {
-        Json::String(text) => parse_duration(text).map(|d| d.as_nanos() as u64).map_err(|e| format!("{what}: {e}")),
-        other => Err(format!("{what}: {other} is not a time: write it with its unit, e.g. \"1ms\"")),
+        Given::Is(text) => parse_duration(text).map(|d| d.as_nanos() as u64).map_err(|e| format!("{what}: {e}")),
+        Given::Not(other) => Err(format!("{what}: {other} is not a time: write it with its unit, e.g. \"1ms\"")),
+    }
+}
+
+/// One event table as written: its keys in order, the value of its kind when that is a
+/// time or a mutex's name, and its `pi`.
+struct EventTable {
+    keys: Vec<String>,
+    text: Option<Given<String>>,
+    pi: Option<Given<bool>>,
+}
+
+impl<'de> Deserialize<'de> for EventTable {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = EventTable;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an event table")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<EventTable, A::Error> {
+                let mut table = EventTable { keys: Vec::new(), text: None, pi: None };
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "pi" => table.pi = Some(map.next_value()?),
+                        "run" | "sleep" | "lock" | "unlock" => table.text = Some(map.next_value()?),
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                    table.keys.push(key);
+                }
+                Ok(table)
+            }
+        }
+        d.deserialize_map(Visitor)
     }
 }
 
 /// One event table: exactly one of run, sleep, lock (with `pi`), unlock, yield.
-fn event(task: &str, value: &Json) -> std::result::Result<Event, String> {
-    let Json::Object(map) = value else {
-        return Err(format!("task {task}: an event is a table, e.g. {{ run = \"100us\" }}, not {value}"));
+fn event(task: &str, value: &Given<EventTable>) -> std::result::Result<Event, String> {
+    let table = match value {
+        Given::Is(table) => table,
+        Given::Not(other) => {
+            return Err(format!("task {task}: an event is a table, e.g. {{ run = \"100us\" }}, not {other}"))
+        }
     };
-    let kinds: Vec<&String> = map.keys().filter(|k| k.as_str() != "pi").collect();
+    let kinds: Vec<&str> = table.keys.iter().map(String::as_str).filter(|&k| k != "pi").collect();
     let [kind] = kinds.as_slice() else {
         return Err(format!(
             "task {task}: an event has exactly one of run, sleep, lock, unlock, yield (got {})",
-            kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+            kinds.join(", ")
         ));
     };
-    let pi = map.get("pi").map(|v| v.as_bool().ok_or("pi is true or false"));
-    let pi = pi.transpose().map_err(|e| format!("task {task}: {e}"))?;
-    if pi.is_some() && kind.as_str() != "lock" {
+    let pi = match &table.pi {
+        Some(Given::Not(_)) => return Err(format!("task {task}: pi is true or false")),
+        Some(Given::Is(pi)) => Some(*pi),
+        None => None,
+    };
+    if pi.is_some() && *kind != "lock" {
         return Err(format!("task {task}: pi belongs to a lock event"));
     }
-    let name_of = |v: &Json| v.as_str().map(str::to_string).ok_or(format!("task {task}: {kind} names a mutex"));
-    let v = &map[kind.as_str()];
-    Ok(match kind.as_str() {
-        "run" => Event::Run(time_ns(&format!("task {task}: run"), v)?),
-        "sleep" => Event::Sleep(time_ns(&format!("task {task}: sleep"), v)?),
-        "lock" => Event::Lock { name: name_of(v)?, pi: pi.unwrap_or(true) },
-        "unlock" => Event::Unlock(name_of(v)?),
+    let text = table.text.as_ref();
+    let name_of = || match text {
+        Some(Given::Is(name)) => Ok(name.clone()),
+        _ => Err(format!("task {task}: {kind} names a mutex")),
+    };
+    let time = |what: &str| text.map_or(Ok(0), |t| time_ns(&format!("task {task}: {what}"), t));
+    Ok(match *kind {
+        "run" => Event::Run(time("run")?),
+        "sleep" => Event::Sleep(time("sleep")?),
+        "lock" => Event::Lock { name: name_of()?, pi: pi.unwrap_or(true) },
+        "unlock" => Event::Unlock(name_of()?),
         "yield" => Event::Yield,
         other => {
             return Err(format!(
@@ -196,41 +246,27 @@ impl TaskDecl {
 
 impl<'de> Deserialize<'de> for TaskDecl {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let value = Json::deserialize(d)?;
-        // A stored spec's form (its events typed), or a suite's table.
-        if value.get("period_ns").is_some() {
-            #[derive(Deserialize)]
-            struct Stored {
-                name: String,
-                count: u32,
-                period_ns: u64,
-                deadline_ns: Option<u64>,
-                events: Vec<Event>,
-                prio: Option<i32>,
-                runtime_ns: Option<u64>,
-            }
-            let s: Stored = serde_json::from_value(value).map_err(serde::de::Error::custom)?;
-            return Ok(TaskDecl {
-                name: s.name,
-                count: s.count,
-                period_ns: s.period_ns,
-                deadline_ns: s.deadline_ns,
-                events: s.events,
-                prio: s.prio,
-                runtime_ns: s.runtime_ns,
-            });
-        }
-        let table: TaskTable = serde_json::from_value(value).map_err(serde::de::Error::custom)?;
-        TaskDecl::from_table(table).map_err(serde::de::Error::custom)
+        TaskDecl::from_table(TaskTable::deserialize(d)?).map_err(serde::de::Error::custom)
     }
+}
+
+/// Reads TOML text twice: first its shape (`Shape`, whose errors keep TOML's position and
+/// excerpt), then its tasks, whose own messages (`task a: period: …`) are given bare.
+fn read_toml<'a, Shape: Deserialize<'a>, Tasks: Deserialize<'a>>(
+    text: &'a str,
+) -> std::result::Result<std::result::Result<Tasks, String>, toml::de::Error> {
+    toml::from_str::<Shape>(text)?;
+    Ok(toml::from_str::<Tasks>(text).map_err(|e| e.message().to_string()))
 }
 
 /// `--task 'name = "a", period = "1ms", run = "200us"'`.
 fn parse_task_flag(text: &str) -> std::result::Result<TaskDecl, String> {
-    let doc: toml::Table =
-        toml::from_str(&format!("task = {{ {text} }}")).map_err(|e| format!("not a TOML table: {e}"))?;
-    let value = serde_json::to_value(&doc["task"]).map_err(|e| e.to_string())?;
-    serde_json::from_value(value).map_err(|e| e.to_string())
+    #[derive(Deserialize)]
+    struct Flag<T> {
+        task: T,
+    }
+    let flag = read_toml::<Flag<serde::de::IgnoredAny>, Flag<TaskDecl>>(&format!("task = {{ {text} }}"));
+    flag.map_err(|e| format!("not a TOML table: {e}"))?.map(|f| f.task)
 }
 
 /// The tasks of a TOML file of `[[task]]` tables.
@@ -240,43 +276,127 @@ pub fn read_task_file(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
     })?;
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
-    struct File {
-        #[serde(default)]
-        task: Vec<Json>,
+    struct File<T> {
+        #[serde(default = "Vec::new")]
+        task: Vec<T>,
     }
-    let file: File = toml::from_str(&text).map_err(|e| Error::usage(format!("{}: {e}", path.display())))?;
-    file.task
-        .into_iter()
-        .map(|t| serde_json::from_value(t).map_err(|e| Error::usage(format!("{}: {e}", path.display()))))
-        .collect()
+    let bad = |e: String| Error::usage(format!("{}: {e}", path.display()));
+    let file = read_toml::<File<serde::de::IgnoredAny>, File<TaskDecl>>(&text).map_err(|e| bad(e.to_string()))?;
+    file.map(|f| f.task).map_err(bad)
 }
 
-/// A JSON object with its keys in the order written: an rt-app task's events run in the
-/// order its keys are written (serde_json's map would sort them).
-struct Ordered(Vec<(String, Json)>);
+/// A JSON object with its entries in the order written: rt-app runs a task's events, and
+/// lists its tasks, in the order their keys are written.
+struct Ordered<V>(Vec<(String, V)>);
 
-impl<'de> Deserialize<'de> for Ordered {
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for Ordered<V> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = Ordered;
+        struct Visitor<V>(std::marker::PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Visitor<V> {
+            type Value = Ordered<V>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a JSON object")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Ordered, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Ordered<V>, A::Error> {
                 let mut entries = Vec::new();
-                while let Some((key, value)) = map.next_entry::<String, Json>()? {
+                while let Some((key, value)) = map.next_entry::<String, V>()? {
                     entries.push((key, value));
                 }
                 Ok(Ordered(entries))
             }
         }
-        d.deserialize_map(Visitor)
+        d.deserialize_map(Visitor(std::marker::PhantomData))
     }
 }
 
 /// The rt-app keys of a task that are its settings, not events.
 const RT_APP_SETTINGS: [&str; 6] = ["instance", "loop", "priority", "policy", "dl-runtime", "dl-deadline"];
+
+/// One value of an rt-app task, read by its key's kind (rt-app numbers repeats: run0, run1).
+enum RtAppEntry {
+    Instance(Option<u64>),
+    /// `loop` and `policy`: schedlab runs for --duration, under the --policy of each trial.
+    Ignored,
+    Priority(Option<i64>),
+    /// `run`, `sleep`, `dl-runtime`, `dl-deadline`: whole µs.
+    Micros(Given<u64>),
+    /// `lock` and `unlock`: the mutex's name.
+    Mutex(Option<String>),
+    Yield,
+    Timer(Option<Given<u64>>),
+    Unsupported,
+}
+
+/// An rt-app timer: `{ "ref": "t", "period": 1000 }` (µs).
+#[derive(Deserialize)]
+struct RtAppTimer {
+    #[serde(default, deserialize_with = "present")]
+    period: Option<Given<u64>>,
+}
+
+/// An rt-app task's keys in order, each read as its kind takes it; anything but an
+/// object is kept to be named in the message.
+struct RtAppTask(Given<Vec<(String, RtAppEntry)>>);
+
+impl<'de> Deserialize<'de> for RtAppTask {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Entries(Vec<(String, RtAppEntry)>);
+        impl<'de> Deserialize<'de> for Entries {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                struct Visitor;
+                impl<'de> serde::de::Visitor<'de> for Visitor {
+                    type Value = Entries;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str("a JSON object")
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        mut map: A,
+                    ) -> std::result::Result<Entries, A::Error> {
+                        let mut entries = Vec::new();
+                        while let Some(key) = map.next_key::<String>()? {
+                            let entry = match key.trim_end_matches(|c: char| c.is_ascii_digit()) {
+                                "instance" => RtAppEntry::Instance(map.next_value::<Given<u64>>()?.ok()),
+                                "loop" | "policy" => {
+                                    map.next_value::<serde::de::IgnoredAny>()?;
+                                    RtAppEntry::Ignored
+                                }
+                                "priority" => RtAppEntry::Priority(map.next_value::<Given<i64>>()?.ok()),
+                                "run" | "sleep" | "dl-runtime" | "dl-deadline" => RtAppEntry::Micros(map.next_value()?),
+                                "lock" | "unlock" => RtAppEntry::Mutex(map.next_value::<Given<String>>()?.ok()),
+                                "yield" => {
+                                    map.next_value::<serde::de::IgnoredAny>()?;
+                                    RtAppEntry::Yield
+                                }
+                                "timer" => RtAppEntry::Timer(
+                                    map.next_value::<Given<RtAppTimer>>()?.ok().and_then(|t| t.period),
+                                ),
+                                _ => {
+                                    map.next_value::<serde::de::IgnoredAny>()?;
+                                    RtAppEntry::Unsupported
+                                }
+                            };
+                            entries.push((key, entry));
+                        }
+                        Ok(Entries(entries))
+                    }
+                }
+                d.deserialize_map(Visitor)
+            }
+        }
+        Ok(RtAppTask(match Given::<Entries>::deserialize(d)? {
+            Given::Is(Entries(entries)) => Given::Is(entries),
+            Given::Not(other) => Given::Not(other),
+        }))
+    }
+}
+
+/// rt-app's `global`: only `pi_enabled` is read, and only when it is true or false.
+#[derive(Deserialize, Default)]
+struct RtAppGlobal {
+    #[serde(default)]
+    pi_enabled: Option<Given<bool>>,
+}
 
 /// The tasks of an rt-app JSON file (rt-app's own format: `tasks`, each an object whose
 /// keys are its settings and its events in order, times in µs; `global` ignored but for
@@ -288,19 +408,26 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
     let bad = |msg: String| Error::usage(format!("{}: {msg}", path.display()));
     #[derive(Deserialize)]
     struct File {
-        tasks: Ordered,
+        tasks: Ordered<RtAppTask>,
         #[serde(default)]
-        global: Json,
+        global: Option<Given<RtAppGlobal>>,
     }
     let file: File = serde_json::from_str(&text).map_err(|e| bad(format!("not an rt-app file: {e}")))?;
-    let pi = file.global.get("pi_enabled").and_then(Json::as_bool).unwrap_or(false);
-    let us = |task: &str, key: &str, v: &Json| -> Result<u64> {
-        let n = v.as_u64().ok_or_else(|| bad(format!("task {task}: {key} is a whole number of µs, not {v}")))?;
-        Ok(n * 1000)
+    let pi = file.global.and_then(Given::ok).and_then(|g| g.pi_enabled).and_then(Given::ok).unwrap_or(false);
+    let us = |task: &str, key: &str, v: &Given<u64>| -> Result<u64> {
+        match v {
+            Given::Is(n) => Ok(n * 1000),
+            Given::Not(other) => Err(bad(format!("task {task}: {key} is a whole number of µs, not {other}"))),
+        }
     };
     let mut out = Vec::new();
-    for (name, body) in file.tasks.0 {
-        let Ordered(entries) = serde_json::from_value(body).map_err(|e| bad(format!("task {name}: {e}")))?;
+    for (name, RtAppTask(body)) in file.tasks.0 {
+        let entries = match body {
+            Given::Is(entries) => entries,
+            Given::Not(other) => {
+                return Err(bad(format!("task {name}: invalid type: {}, expected a JSON object", other.kind)))
+            }
+        };
         let mut decl = TaskDecl {
             name: name.clone(),
             count: 1,
@@ -312,35 +439,36 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
         };
         // Events before and after the timer, and the timer's period.
         let (mut before, mut after, mut period) = (Vec::new(), Vec::new(), None);
-        for (key, value) in &entries {
-            // rt-app repeats an event under numbered keys: run0, run1, …
+        for (key, entry) in entries {
             let kind = key.trim_end_matches(|c: char| c.is_ascii_digit());
             let events = if period.is_some() { &mut after } else { &mut before };
-            let mutex = |v: &Json| {
-                v.as_str().map(str::to_string).ok_or_else(|| bad(format!("task {name}: {key} names a mutex")))
-            };
-            match kind {
-                "instance" => decl.count = value.as_u64().and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
-                // schedlab runs for --duration, under the --policy of each trial.
-                "loop" | "policy" => {}
-                "priority" => decl.prio = value.as_i64().map(|p| p as i32),
-                "dl-runtime" => decl.runtime_ns = Some(us(&name, key, value)?),
-                "dl-deadline" => decl.deadline_ns = Some(us(&name, key, value)?),
-                "run" => events.push(Event::Run(us(&name, key, value)?)),
-                "sleep" => events.push(Event::Sleep(us(&name, key, value)?)),
-                "lock" => events.push(Event::Lock { name: mutex(value)?, pi }),
-                "unlock" => events.push(Event::Unlock(mutex(value)?)),
-                "yield" => events.push(Event::Yield),
-                "timer" if period.is_some() => {
+            let mutex = |m: Option<String>| m.ok_or_else(|| bad(format!("task {name}: {key} names a mutex")));
+            match entry {
+                RtAppEntry::Instance(n) => decl.count = n.and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
+                RtAppEntry::Ignored => {}
+                RtAppEntry::Priority(p) => decl.prio = p.map(|p| p as i32),
+                RtAppEntry::Micros(v) => {
+                    let ns = us(&name, &key, &v)?;
+                    match kind {
+                        "dl-runtime" => decl.runtime_ns = Some(ns),
+                        "dl-deadline" => decl.deadline_ns = Some(ns),
+                        "run" => events.push(Event::Run(ns)),
+                        _ => events.push(Event::Sleep(ns)),
+                    }
+                }
+                RtAppEntry::Mutex(m) if kind == "lock" => events.push(Event::Lock { name: mutex(m)?, pi }),
+                RtAppEntry::Mutex(m) => events.push(Event::Unlock(mutex(m)?)),
+                RtAppEntry::Yield => events.push(Event::Yield),
+                RtAppEntry::Timer(_) if period.is_some() => {
                     return Err(bad(format!("task {name}: a second timer ({key}): schedlab runs one period a task")))
                 }
-                "timer" => {
-                    let p = value.get("period").ok_or_else(|| bad(format!("task {name}: {key} has no period")))?;
-                    period = Some(us(&name, key, p)?);
+                RtAppEntry::Timer(p) => {
+                    let p = p.ok_or_else(|| bad(format!("task {name}: {key} has no period")))?;
+                    period = Some(us(&name, &key, &p)?);
                 }
-                other => {
+                RtAppEntry::Unsupported => {
                     return Err(bad(format!(
-                        "task {name}: '{other}' is not supported: schedlab runs rt-app's run, sleep, timer, lock, \
+                        "task {name}: '{kind}' is not supported: schedlab runs rt-app's run, sleep, timer, lock, \
                          unlock and yield, and the settings {}",
                         RT_APP_SETTINGS.join(", ")
                     )))
