@@ -70,8 +70,10 @@ pub struct CommandOptions {
 pub enum FigureSource {
     /// The first capture group of the pattern's last match.
     Regex(String),
-    /// An RFC 6901 pointer into the last output line that is a JSON object.
-    Json(String),
+    /// An RFC 6901 pointer into the last output line that is a JSON object (stored and
+    /// written in a suite as `json`).
+    #[serde(rename = "json")]
+    Pointer(String),
 }
 
 /// Which way a declared figure is better, if either.
@@ -113,7 +115,7 @@ impl<'de> Deserialize<'de> for FigureDecl {
         let t = FigureTable::deserialize(d)?;
         let source = match (t.regex, t.json, t.source) {
             (Some(r), None, None) => FigureSource::Regex(r),
-            (None, Some(j), None) => FigureSource::Json(j),
+            (None, Some(j), None) => FigureSource::Pointer(j),
             (None, None, Some(s)) => s,
             _ => {
                 return Err(serde::de::Error::custom(format!(
@@ -193,7 +195,7 @@ impl FigureDecl {
                     ));
                 }
             }
-            FigureSource::Json(pointer) => {
+            FigureSource::Pointer(pointer) => {
                 if !pointer.starts_with('/') {
                     return Err(format!(
                         "figure '{name}': '{pointer}' is not a JSON pointer: it starts with /, e.g. json:/rps or \
@@ -228,7 +230,7 @@ impl FigureDecl {
                 let caps = re.captures_iter(text).last()?;
                 number(caps.get(1)?.as_str())
             }
-            FigureSource::Json(pointer) => text.lines().rev().find_map(|line| {
+            FigureSource::Pointer(pointer) => text.lines().rev().find_map(|line| {
                 let value: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
                 let found = value.is_object().then(|| value.pointer(pointer)).flatten()?;
                 found.as_f64().or_else(|| found.as_str().and_then(number))
@@ -262,8 +264,11 @@ pub fn parse_figure_flag(text: &str) -> std::result::Result<FigureDecl, String> 
         ));
     };
     let rest = &text[at + marker.len()..];
-    let source =
-        if marker == "=regex:" { FigureSource::Regex(rest.to_string()) } else { FigureSource::Json(rest.to_string()) };
+    let source = if marker == "=regex:" {
+        FigureSource::Regex(rest.to_string())
+    } else {
+        FigureSource::Pointer(rest.to_string())
+    };
     let mut head = text[..at].split(',');
     let name = head.next().unwrap_or_default().to_string();
     let (mut unit, mut better) = (None, Direction::Neither);
@@ -470,18 +475,19 @@ mod tests {
 
     #[test]
     fn suite_tables_and_stored_specs_read_the_same_declaration() {
-        let opts: CommandOptions = serde_json::from_value(serde_json::json!({
-            "cmd": ["true"],
-            "figures": [{"name": "p99_us", "regex": "p99: (\\d+)", "unit": "us", "better": "lower"}]
-        }))
+        let opts: CommandOptions = toml::from_str(
+            r#"cmd = ["true"]
+               figures = [{ name = "p99_us", regex = 'p99: (\d+)', unit = "us", better = "lower" }]"#,
+        )
         .unwrap();
         let spec = &opts.to_specs().unwrap()[0];
         let stored = serde_json::to_value(spec).unwrap();
         let back: CommandSpec = serde_json::from_value(stored).unwrap();
         assert_eq!(&back, spec);
-        let e = serde_json::from_value::<CommandOptions>(serde_json::json!({
-            "cmd": ["true"], "figures": [{"name": "x", "regex": "(1)", "json": "/x"}]
-        }))
+        let e = toml::from_str::<CommandOptions>(
+            r#"cmd = ["true"]
+               figures = [{ name = "x", regex = "(1)", json = "/x" }]"#,
+        )
         .unwrap_err();
         assert!(e.to_string().contains("exactly one of"), "{e}");
     }
