@@ -91,8 +91,8 @@ impl LoadOptions {
 }
 
 /// A SCHED_DEADLINE reservation (`--runtime`, `--deadline`, `--period`), for the families
-/// whose tasks take one as they are (latency's period is its sampling interval, so it
-/// keeps flags of its own).
+/// whose tasks take one (latency words `--period`'s help itself: there the period is its
+/// sampling interval).
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
 #[serde(rename_all = "kebab-case", default)]
 pub struct DeadlineOptions {
@@ -451,8 +451,7 @@ mod tests {
         let got: Vec<_> = specs.iter().map(|s| (s.policy, s.deadline.map(|d| d.deadline_ns))).collect();
         assert_eq!(got, vec![(Policy::Other, None), (Policy::Deadline, Some(2 * ms))]);
         let latency = LatencyOptions {
-            runtime: Some(100_000),
-            period: Some(2 * ms),
+            reservation: DeadlineOptions { runtime: Some(100_000), period: Some(2 * ms), ..Default::default() },
             interval: Some(std::time::Duration::from_millis(1)),
             ..LatencyOptions::default()
         };

@@ -173,11 +173,17 @@ const LATENCY_TRACE_HELP: &str =
      what ran in each late wakeup's place: the tail's culprits (root; a private tracefs instance; needs --cpus) \
      [default: off]";
 
+/// `--period`'s help for latency: under deadline the period is the sampling interval.
+const LATENCY_PERIOD_HELP: &str =
+    "SCHED_DEADLINE: time between the starts of two jobs, the sampling interval (e.g. 1ms); with --policy deadline";
+
 /// `schedlab latency` flags and latency experiment keys.
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
 // The derived reader reads the family's own keys for its `Deserialize` (`read_with_groups`).
 #[serde(remote = "Self", rename_all = "kebab-case", default)]
-#[command(mut_arg("schedstat", |a| a.help(schedstat_help("measuring thread's"))), mut_arg("trace", |a| a.help(LATENCY_TRACE_HELP)))]
+// Each `mut_arg` moves its flag to the end of the list that names the suite keys in an
+// error, so `period` goes first: the keys stay in flag order.
+#[command(mut_arg("period", |a| a.help(LATENCY_PERIOD_HELP)), mut_arg("schedstat", |a| a.help(schedstat_help("measuring thread's"))), mut_arg("trace", |a| a.help(LATENCY_TRACE_HELP)))]
 pub struct LatencyOptions {
     /// Wakeups per second (e.g. 85, 1000) [default: --interval 1ms]
     #[arg(long, value_name = "HZ", value_parser = parse_frequency, conflicts_with = "interval", allow_negative_numbers = true)]
@@ -235,27 +241,16 @@ pub struct LatencyOptions {
     #[serde(skip)]
     pub background: LoadOptions,
 
-    /// SCHED_DEADLINE: CPU time each job may use per period (e.g. 100us); with --policy deadline
-    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
-    #[serde(deserialize_with = "de_reservation")]
-    pub runtime: Option<u64>,
-
-    /// SCHED_DEADLINE: time from a period's start by which its job must be done [default: --period]
-    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
-    #[serde(deserialize_with = "de_reservation")]
-    pub deadline: Option<u64>,
-
-    /// SCHED_DEADLINE: time between the starts of two jobs, the sampling interval (e.g. 1ms); with --policy deadline
-    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
-    #[serde(deserialize_with = "de_reservation")]
-    pub period: Option<u64>,
+    #[command(flatten)]
+    #[serde(skip)]
+    pub reservation: DeadlineOptions,
 
     #[command(flatten)]
     #[serde(skip)]
     pub observe: ObserveOptions,
 }
 
-read_with_groups!(LatencyOptions { background, observe });
+read_with_groups!(LatencyOptions { background, reservation, observe });
 
 impl LatencyOptions {
     pub fn interval_ns(&self) -> u64 {
@@ -287,7 +282,7 @@ impl LatencyOptions {
             None => vec![self.policy.unwrap_or(Policy::Other)],
         };
         check_prio(self.prio, &policies)?;
-        let deadline = resolve_deadline(&policies, self.runtime, self.deadline, self.period)?;
+        let deadline = self.reservation.resolve(&policies)?;
         if deadline.is_some() && placement != Placement::Unpinned {
             return Err(Error::usage(DEADLINE_PLACEMENT));
         }
