@@ -142,9 +142,7 @@ pub fn run(spec: &CommandSpec, cpus: Option<&[usize]>) -> Result<CommandOutcome>
         leftovers_killed,
         parsed,
         judged: spec.figures.iter().find(|f| f.better == Direction::Lower).map(|f| f.name.clone()),
-        load: None,
-        steal: None,
-        cgroup: None,
+        beside: Default::default(),
     })
 }
 

@@ -391,13 +391,9 @@ pub struct CommandOutcome {
     /// wall time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judged: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<crate::model::LoadOutcome>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steal: Option<crate::model::Steal>,
-    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cgroup: Option<crate::model::settings::CgroupFigures>,
+    /// The background load's, the steal's and the private cgroup's figures.
+    #[serde(flatten)]
+    pub beside: crate::families::Beside,
 }
 
 impl CommandOutcome {

@@ -114,16 +114,9 @@ pub struct LatencyOutcome {
     pub mlockall: bool,
     /// The combined histogram: (value in ns, count), ascending values.
     pub histogram: Vec<(u64, u64)>,
-    /// What the background load did during the measured window (none without a load).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<LoadOutcome>,
-    /// Each CPU's steal over the trial (the hypervisor's, as the guest accounts it); none in
-    /// runs stored before schedlab read it, or where the kernel shows none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steal: Option<Steal>,
-    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cgroup: Option<crate::model::settings::CgroupFigures>,
+    /// The background load's, the steal's and the private cgroup's figures.
+    #[serde(flatten)]
+    pub beside: crate::families::Beside,
     /// Under SCHED_DEADLINE: what the jobs did besides start late.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<DeadlineFigures>,

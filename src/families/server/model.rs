@@ -10,7 +10,7 @@ use crate::model::options::{
 };
 use crate::model::parse::from_text::text_value;
 use crate::model::parse::*;
-use crate::model::{format_ns, LoadOutcome, Policy, Steal};
+use crate::model::{format_ns, Policy};
 use clap::Args;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::sync::OnceLock;
@@ -402,13 +402,9 @@ pub struct ServerOutcome {
     pub rq_wait_per_request_ns: Option<u64>,
     pub rq_wait_max_ns: Option<u64>,
     pub workers: Vec<WorkerStats>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<LoadOutcome>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steal: Option<Steal>,
-    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cgroup: Option<crate::model::settings::CgroupFigures>,
+    /// The background load's, the steal's and the private cgroup's figures.
+    #[serde(flatten)]
+    pub beside: crate::families::Beside,
 }
 
 /// The server's figures: request and wakeup latency percentiles at the rate, what was

@@ -9,7 +9,7 @@ use crate::model::options::{
 };
 use crate::model::parse::given::{present, Given};
 use crate::model::parse::*;
-use crate::model::{format_ns, DeadlineParams, LoadOutcome, Policy, Steal};
+use crate::model::{format_ns, DeadlineParams, Policy};
 use clap::Args;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::path::PathBuf;
@@ -839,13 +839,9 @@ pub struct TasksetOutcome {
     pub slack_min_ns: i64,
     /// The highest miss ratio of any one task, in %.
     pub worst_task_miss_pct: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<LoadOutcome>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steal: Option<Steal>,
-    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cgroup: Option<crate::model::settings::CgroupFigures>,
+    /// The background load's, the steal's and the private cgroup's figures.
+    #[serde(flatten)]
+    pub beside: crate::families::Beside,
     /// With `--trace on`: what ran during each missed activation, or why it is unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<crate::analysis::misses::MissTrace>,
@@ -939,6 +935,28 @@ mod tests {
         // The default reservation: run, a quarter, the wait and the floor.
         assert_eq!(default_runtime_ns(250_000, 350_000, 1_000_000, 1_000_000), 250_000 + 62_500 + 350_000 + 100_000);
         assert_eq!(default_runtime_ns(250_000, 900_000, 1_000_000, 1_000_000), 1_000_000, "within the deadline");
+    }
+
+    #[test]
+    fn the_figures_beside_an_outcome_are_stored_where_they_stood() {
+        use crate::families::{Beside, Outcome};
+        let outcome = TasksetOutcome {
+            worst_task_miss_pct: 1.5,
+            beside: Beside {
+                load: Some(crate::model::LoadOutcome::default()),
+                steal: Some(crate::model::Steal::default()),
+                cgroup: None,
+            },
+            activations_dropped: Some(3),
+            ..Default::default()
+        };
+        let text = serde_json::to_string(&Outcome::Taskset(outcome.clone())).unwrap();
+        assert!(text.starts_with("{\"family\":\"taskset\",\"tasks\":[],"), "{text}");
+        let at = |key: &str| text.find(&format!("\"{key}\":")).unwrap_or_else(|| panic!("{key}: {text}"));
+        let order = ["worst_task_miss_pct", "load", "steal", "activations_dropped"].map(at);
+        assert!(order.is_sorted(), "{text}");
+        assert!(!text.contains("\"cgroup\"") && text.ends_with("\"activations_dropped\":3}"), "{text}");
+        assert_eq!(serde_json::from_str::<Outcome>(&text).unwrap(), Outcome::Taskset(outcome));
     }
 
     #[test]
