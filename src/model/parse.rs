@@ -487,10 +487,12 @@ pub(crate) mod given {
     use std::fmt;
 
     /// Any value, kept only as text for a message: the compact JSON it reads as (`5`,
-    /// `"1ms"`, `[1,2]`) and serde's name for its kind (``integer `5` ``).
+    /// `"1ms"`, `[1,2]`), the inline TOML a TOML file would hold (`[1, 2]`, `{ a = 1 }`),
+    /// and serde's name for its kind (``integer `5` ``).
     #[derive(Clone, Debug, PartialEq)]
     pub struct Shown {
         pub json: String,
+        pub toml: String,
         pub kind: String,
     }
 
@@ -503,9 +505,10 @@ pub(crate) mod given {
     struct ShownVisitor;
 
     impl ShownVisitor {
-        fn scalar<T: serde::Serialize>(value: T, kind: Unexpected) -> Shown {
-            // A number, string or flag: writing it as JSON cannot fail.
-            Shown { json: serde_json::to_string(&value).unwrap_or_default(), kind: kind.to_string() }
+        /// A number, string or flag: writing it as JSON or TOML cannot fail.
+        fn scalar<T: serde::Serialize + Into<toml::Value>>(value: T, kind: Unexpected) -> Shown {
+            let json = serde_json::to_string(&value).unwrap_or_default();
+            Shown { json, kind: kind.to_string(), toml: value.into().to_string() }
         }
     }
 
@@ -521,7 +524,8 @@ pub(crate) mod given {
             Ok(Self::scalar(v, Unexpected::Signed(v)))
         }
         fn visit_u64<E: de::Error>(self, v: u64) -> Result<Shown, E> {
-            Ok(Self::scalar(v, Unexpected::Unsigned(v)))
+            let text = v.to_string();
+            Ok(Shown { json: text.clone(), toml: text, kind: Unexpected::Unsigned(v).to_string() })
         }
         fn visit_f64<E: de::Error>(self, v: f64) -> Result<Shown, E> {
             Ok(Self::scalar(v, Unexpected::Float(v)))
@@ -530,7 +534,7 @@ pub(crate) mod given {
             Ok(Self::scalar(v, Unexpected::Str(v)))
         }
         fn visit_unit<E: de::Error>(self) -> Result<Shown, E> {
-            Ok(Shown { json: "null".into(), kind: "null".into() })
+            Ok(Shown { json: "null".into(), toml: "null".into(), kind: "null".into() })
         }
         fn visit_none<E: de::Error>(self) -> Result<Shown, E> {
             self.visit_unit()
@@ -538,16 +542,22 @@ pub(crate) mod given {
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shown, A::Error> {
             let mut items = Vec::new();
             while let Some(item) = seq.next_element::<Shown>()? {
-                items.push(item.json);
+                items.push(item);
             }
-            Ok(Shown { json: format!("[{}]", items.join(",")), kind: "sequence".into() })
+            let json = items.iter().map(|i| i.json.as_str()).collect::<Vec<_>>().join(",");
+            let toml = items.iter().map(|i| i.toml.as_str()).collect::<Vec<_>>().join(", ");
+            Ok(Shown { json: format!("[{json}]"), toml: format!("[{toml}]"), kind: "sequence".into() })
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shown, A::Error> {
-            let mut entries = Vec::new();
+            let (mut json, mut toml) = (Vec::new(), Vec::new());
             while let Some((key, value)) = map.next_entry::<String, Shown>()? {
-                entries.push(format!("{}:{}", serde_json::to_string(&key).unwrap_or_default(), value.json));
+                json.push(format!("{}:{}", serde_json::to_string(&key).unwrap_or_default(), value.json));
+                let bare = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                let key = if bare { key } else { toml::Value::from(key).to_string() };
+                toml.push(format!("{key} = {}", value.toml));
             }
-            Ok(Shown { json: format!("{{{}}}", entries.join(",")), kind: "map".into() })
+            let toml = if toml.is_empty() { "{}".to_string() } else { format!("{{ {} }}", toml.join(", ")) };
+            Ok(Shown { json: format!("{{{}}}", json.join(",")), toml, kind: "map".into() })
         }
     }
 
