@@ -9,7 +9,7 @@ use crate::model::figures::Better;
 use crate::model::load::LoadSpec;
 // The suite keys go through the same parsers as the other families' flags.
 use crate::model::options::{
-    check_nice, check_prio, de_cpus, de_duration, read_family, read_with_groups, PolicyOptions,
+    check_nice, check_prio, chosen_cpus, de_cpus, de_duration, read_family, read_with_groups, PolicyOptions,
 };
 use crate::model::parse::*;
 use crate::model::{Policy, Usage};
@@ -305,9 +305,7 @@ impl CommandOptions {
         }
         check_prio(self.scheduling.prio, &policies)?;
         check_nice(self.scheduling.nice, &policies)?;
-        if matches!(&self.cpus, Some(c) if c.0.is_empty()) {
-            return Err(Error::usage("--cpus names no CPU"));
-        }
+        let cpus = chosen_cpus(&self.cpus, "--cpus")?;
         let mut names: Vec<&str> = self.figures.iter().map(|f| f.name.as_str()).collect();
         names.sort_unstable();
         if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
@@ -322,7 +320,7 @@ impl CommandOptions {
                 policy,
                 prio,
                 nice: self.scheduling.nice_for(policy),
-                cpus: self.cpus.as_ref().map(|c| c.0.clone()),
+                cpus: cpus.clone(),
                 timeout: self.timeout.unwrap_or(DEFAULT_COMMAND_TIMEOUT),
                 load: load.clone(),
                 figures: self.figures.clone(),

@@ -303,9 +303,7 @@ impl RingOptions {
         if work_kb > MAX_WORK_KB {
             return Err(Error::usage(format!("--work-kb {work_kb} is more than the 1 GiB per member schedlab allows")));
         }
-        if matches!(&self.cpus, Some(c) if c.0.is_empty()) {
-            return Err(Error::usage("--cpus names no CPU"));
-        }
+        let cpus = chosen_cpus(&self.cpus, "--cpus")?;
         let length = match (self.laps, self.duration) {
             (Some(_), Some(_)) => return Err(Error::usage("--laps and --duration exclude each other: give one")),
             (_, Some(d)) => RingLength::Duration(d),
@@ -360,7 +358,7 @@ impl RingOptions {
                 mode: self.mode.unwrap_or(RingMode::Process),
                 ipc: self.ipc.unwrap_or(Ipc::Pipe),
                 pin,
-                cpus: self.cpus.as_ref().map(|c| c.0.clone()),
+                cpus: cpus.clone(),
                 policy,
                 prio,
                 work_kb,

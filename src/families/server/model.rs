@@ -6,7 +6,8 @@
 use crate::error::{Error, Result};
 use crate::model::load::LoadSpec;
 use crate::model::options::{
-    check_nice, check_prio, de_cpus, de_duration, read_family, read_with_groups, LoadOptions, PolicyOptions,
+    check_nice, check_prio, chosen_cpus, de_cpus, de_duration, read_family, read_with_groups, LoadOptions,
+    PolicyOptions,
 };
 use crate::model::parse::from_text::text_value;
 use crate::model::parse::*;
@@ -271,11 +272,7 @@ impl ServerOptions {
                 format_ns(MAX_PROBED_REQUEST_NS)
             )));
         }
-        if let Some(list) = &self.cpus {
-            if list.0.is_empty() {
-                return Err(Error::usage("--cpus names no CPU"));
-            }
-        }
+        let cpus = chosen_cpus(&self.cpus, "--cpus")?;
         let load = self.background.to_spec()?;
         let specs: Vec<ServerSpec> = policies
             .iter()
@@ -293,7 +290,7 @@ impl ServerOptions {
                         self.scheduling.prio.filter(|_| policy.is_realtime()),
                     )?,
                     nice: self.scheduling.nice_for(policy),
-                    cpus: self.cpus.as_ref().map(|c| c.0.clone()),
+                    cpus: cpus.clone(),
                     duration,
                     load: load.clone(),
                 })

@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::model::load::LoadSpec;
 use crate::model::options::{
-    check_nice, de_cpus, de_duration, read_family, read_with_groups, LoadOptions, OnOff, PolicyOptions,
+    check_nice, chosen_cpus, de_cpus, de_duration, read_family, read_with_groups, LoadOptions, OnOff, PolicyOptions,
 };
 use crate::model::parse::given::{present, Given};
 use crate::model::parse::*;
@@ -663,10 +663,7 @@ impl TasksetOptions {
             )));
         }
         let load = self.background.to_spec()?;
-        let cpus = self.cpus.as_ref().map(|c| c.0.clone());
-        if cpus.as_ref().is_some_and(|c| c.is_empty()) {
-            return Err(Error::usage("--cpus names no CPU"));
-        }
+        let cpus = chosen_cpus(&self.cpus, "--cpus")?;
         if cpus.is_some() && policies.iter().any(|p| p.is_deadline()) {
             return Err(Error::usage(
                 "--cpus pins the task threads, but SCHED_DEADLINE tasks cannot be pinned (the kernel admits them on \
