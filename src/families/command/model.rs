@@ -443,6 +443,7 @@ mod tests {
         assert_eq!((f.name.as_str(), f.unit.as_deref(), f.better), ("p99_us", Some("us"), Direction::Lower));
         assert_eq!(f.read("50.0th: 7\n99.0th: 120\n", ""), Some(120.0));
         let j = parse_figure_flag("rps,better=higher=json:/rps").unwrap();
+        assert_eq!(serde_json::to_string(&j.source).unwrap(), r#"{"json":"/rps"}"#, "stored as before");
         assert_eq!(j.read("starting\n{\"rps\": 1234.5}\ndone\n", ""), Some(1234.5));
         assert_eq!(j.read("no json here", "{\"rps\": \"7\"}"), Some(7.0), "stderr is read too, numbers as text");
         for (text, value) in [("12.5", Some(12.5)), ("1,234.5", Some(1234.5)), ("1,234,567", Some(1234567.0))] {

@@ -201,6 +201,8 @@ fn event(task: &str, value: &Given<EventTable>) -> std::result::Result<Event, St
         Some(Given::Is(name)) => Ok(name.clone()),
         _ => Err(format!("task {task}: {kind} names a mutex")),
     };
+    // The reader keeps the value of a run or sleep; without one it would be a run of 0,
+    // which `check_task` refuses.
     let time = |what: &str| text.map_or(Ok(0), |t| time_ns(&format!("task {task}: {what}"), t));
     Ok(match *kind {
         "run" => Event::Run(time("run")?),
