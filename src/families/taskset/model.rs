@@ -329,6 +329,26 @@ enum RtAppEntry {
     Unsupported,
 }
 
+/// `T` read from an object only: a derived struct would also take a list of its fields in
+/// order, where rt-app's keys that are not objects mean "not given".
+struct FromObject<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for FromObject<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visitor<T> {
+            type Value = FromObject<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(FromObject)
+            }
+        }
+        d.deserialize_map(Visitor(std::marker::PhantomData))
+    }
+}
+
 /// An rt-app timer: `{ "ref": "t", "period": 1000 }` (µs).
 #[derive(Deserialize)]
 struct RtAppTimer {
@@ -371,7 +391,7 @@ impl<'de> Deserialize<'de> for RtAppTask {
                                     RtAppEntry::Yield
                                 }
                                 "timer" => RtAppEntry::Timer(
-                                    map.next_value::<Given<RtAppTimer>>()?.ok().and_then(|t| t.period),
+                                    map.next_value::<Given<FromObject<RtAppTimer>>>()?.ok().and_then(|t| t.0.period),
                                 ),
                                 _ => {
                                     map.next_value::<serde::de::IgnoredAny>()?;
@@ -394,7 +414,7 @@ impl<'de> Deserialize<'de> for RtAppTask {
 }
 
 /// rt-app's `global`: only `pi_enabled` is read, and only when it is true or false.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize)]
 struct RtAppGlobal {
     #[serde(default)]
     pi_enabled: Option<Given<bool>>,
@@ -412,10 +432,10 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
     struct File {
         tasks: Ordered<RtAppTask>,
         #[serde(default)]
-        global: Option<Given<RtAppGlobal>>,
+        global: Option<Given<FromObject<RtAppGlobal>>>,
     }
     let file: File = serde_json::from_str(&text).map_err(|e| bad(format!("not an rt-app file: {e}")))?;
-    let pi = file.global.and_then(Given::ok).and_then(|g| g.pi_enabled).and_then(Given::ok).unwrap_or(false);
+    let pi = file.global.and_then(Given::ok).and_then(|g| g.0.pi_enabled).and_then(Given::ok).unwrap_or(false);
     let us = |task: &str, key: &str, v: &Given<u64>| -> Result<u64> {
         match v {
             Given::Is(n) => Ok(n * 1000),
@@ -956,6 +976,30 @@ mod tests {
         assert!(order.is_sorted(), "{text}");
         assert!(!text.contains("\"cgroup\"") && text.ends_with("\"activations_dropped\":3}"), "{text}");
         assert_eq!(serde_json::from_str::<Outcome>(&text).unwrap(), Outcome::Taskset(outcome));
+    }
+
+    #[test]
+    fn rt_app_keys_read_in_order_and_only_objects_as_objects() {
+        let dir = std::env::temp_dir().join(format!("schedlab-rt-app-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let read = |text: &str| {
+            let file = dir.join("set.json");
+            std::fs::write(&file, text).unwrap();
+            read_rt_app(&file).map_err(|e| e.to_string())
+        };
+        let task =
+            r#""a": {"sleep": 100, "lock": "m", "run1": 50, "unlock": "m", "timer": {"period": 1000}, "run0": 20}"#;
+        let with_pi = read(&format!(r#"{{"tasks": {{{task}}}, "global": {{"pi_enabled": true}}}}"#)).unwrap();
+        // After the timer first, then what came before it; each key where it was written.
+        let lock = Event::Lock { name: "m".into(), pi: true };
+        let events =
+            vec![Event::Run(20_000), Event::Sleep(100_000), lock, Event::Run(50_000), Event::Unlock("m".into())];
+        assert_eq!((with_pi[0].period_ns, &with_pi[0].events), (1_000_000, &events));
+        let odd_global = read(&format!(r#"{{"tasks": {{{task}}}, "global": [true]}}"#)).unwrap();
+        assert_eq!(odd_global[0].events[2], Event::Lock { name: "m".into(), pi: false });
+        let e = read(r#"{"tasks": {"a": {"run": 100, "timer": [1000]}}}"#).unwrap_err();
+        assert!(e.ends_with("task a: timer has no period"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
