@@ -567,6 +567,38 @@ pub(crate) mod given {
         }
     }
 
+    /// A value whose type its key in a table decides (rt-app's `run0` is a time, its `lock`
+    /// a name), read by `Keyed`.
+    pub trait ByKey<'de>: Sized {
+        /// What an error says was expected where no table stands.
+        const EXPECTING: &'static str = "a table";
+        fn read<A: MapAccess<'de>>(key: &str, map: &mut A) -> Result<Self, A::Error>;
+    }
+
+    /// A table's entries in the order written, each value read as its key says (`ByKey`).
+    pub struct Keyed<V>(pub Vec<(String, V)>);
+
+    impl<'de, V: ByKey<'de>> Deserialize<'de> for Keyed<V> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct KeyedVisitor<V>(std::marker::PhantomData<V>);
+            impl<'de, V: ByKey<'de>> Visitor<'de> for KeyedVisitor<V> {
+                type Value = Keyed<V>;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str(V::EXPECTING)
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Keyed<V>, A::Error> {
+                    let mut entries = Vec::new();
+                    while let Some(key) = map.next_key::<String>()? {
+                        let value = V::read(&key, &mut map)?;
+                        entries.push((key, value));
+                    }
+                    Ok(Keyed(entries))
+                }
+            }
+            d.deserialize_map(KeyedVisitor(std::marker::PhantomData))
+        }
+    }
+
     /// What was given where a `T` belongs: one, or something else, shown for the message
     /// the reader words once it knows whose value it is.
     #[derive(Clone, Debug, PartialEq, serde::Deserialize)]

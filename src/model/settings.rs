@@ -10,7 +10,7 @@
 //! table, export and comparison shows it as the parameter it is, and a resumed run
 //! switches what its trials name.
 
-use crate::model::parse::given::{Given, Shown};
+use crate::model::parse::given::{ByKey, Given, Keyed, Shown};
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
@@ -85,8 +85,8 @@ impl CgroupSetting {
     }
 
     /// From a table: `{ weight = 100 }`, `{ max = "50ms/100ms" }`, `{ idle = true }`.
-    fn from_table(table: Given<CgroupTable>) -> Result<CgroupSetting, String> {
-        let Given::Is(CgroupTable(entries)) = table else {
+    fn from_table(table: Given<Keyed<CgroupValue>>) -> Result<CgroupSetting, String> {
+        let Given::Is(Keyed(entries)) = table else {
             return Err(
                 "cgroup takes a table: { weight = 100 }, { max = \"50ms/100ms\" }, { idle = true } or {} (no limit)"
                     .into(),
@@ -115,9 +115,7 @@ impl CgroupSetting {
     }
 }
 
-/// A `cgroup` table's keys in order, each read as its key takes it.
-struct CgroupTable(Vec<(String, CgroupValue)>);
-
+/// A `cgroup` table's value, read by its key.
 enum CgroupValue {
     Weight(Given<i64>),
     Max(Given<String>),
@@ -125,32 +123,17 @@ enum CgroupValue {
     Unknown,
 }
 
-impl<'de> Deserialize<'de> for CgroupTable {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> de::Visitor<'de> for Visitor {
-            type Value = CgroupTable;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a cgroup table")
+impl<'de> ByKey<'de> for CgroupValue {
+    fn read<A: de::MapAccess<'de>>(key: &str, map: &mut A) -> Result<Self, A::Error> {
+        Ok(match key {
+            "weight" => CgroupValue::Weight(map.next_value()?),
+            "max" => CgroupValue::Max(map.next_value()?),
+            "idle" => CgroupValue::Idle(map.next_value()?),
+            _ => {
+                map.next_value::<de::IgnoredAny>()?;
+                CgroupValue::Unknown
             }
-            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<CgroupTable, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(key) = map.next_key::<String>()? {
-                    let value = match key.as_str() {
-                        "weight" => CgroupValue::Weight(map.next_value()?),
-                        "max" => CgroupValue::Max(map.next_value()?),
-                        "idle" => CgroupValue::Idle(map.next_value()?),
-                        _ => {
-                            map.next_value::<de::IgnoredAny>()?;
-                            CgroupValue::Unknown
-                        }
-                    };
-                    entries.push((key, value));
-                }
-                Ok(CgroupTable(entries))
-            }
-        }
-        d.deserialize_map(Visitor)
+        })
     }
 }
 
@@ -247,14 +230,14 @@ impl Settings {
     pub fn from_texts(texts: &[String]) -> Result<Settings, String> {
         let mut out = Settings::default();
         for text in texts {
-            let SettingTexts(keys) = toml::from_str(text).map_err(|e| {
+            let Keyed::<SettingText>(keys) = toml::from_str(text).map_err(|e| {
                 format!(
                     "'{text}' is no setting: {} (write e.g. 'sysctl.kernel.sched_rt_runtime_us = 980000' or \
                      'cgroup = {{ max = \"50ms/100ms\" }}')",
                     e.message().trim()
                 )
             })?;
-            for (key, one) in keys {
+            for (key, SettingText(one)) in keys {
                 out.merge(&key, &one?)?;
             }
         }
@@ -363,7 +346,7 @@ fn check_sysctl(name: &str, value: &str) -> Result<(), String> {
 /// A `sysctl` table's entries in order: `{ kernel = { sched_rt_runtime_us = 1 } }` (dotted
 /// keys, unquoted) and `{ "kernel.sched_rt_runtime_us" = 1 }` alike.
 #[derive(Deserialize)]
-struct SysctlTable(#[serde(with = "ordered")] Vec<(String, SysctlValue)>);
+struct SysctlTable(Keyed<SysctlValue>);
 
 #[derive(Deserialize)]
 #[serde(untagged)]
@@ -375,26 +358,9 @@ enum SysctlValue {
     Other(Shown),
 }
 
-/// A map's entries in the order written.
-mod ordered {
-    use serde::de::{self, Deserialize, Deserializer};
-
-    pub fn deserialize<'de, D: Deserializer<'de>, V: Deserialize<'de>>(d: D) -> Result<Vec<(String, V)>, D::Error> {
-        struct Visitor<V>(std::marker::PhantomData<V>);
-        impl<'de, V: Deserialize<'de>> de::Visitor<'de> for Visitor<V> {
-            type Value = Vec<(String, V)>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a table")
-            }
-            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(entry) = map.next_entry()? {
-                    entries.push(entry);
-                }
-                Ok(entries)
-            }
-        }
-        d.deserialize_map(Visitor(std::marker::PhantomData))
+impl<'de> ByKey<'de> for SysctlValue {
+    fn read<A: de::MapAccess<'de>>(_: &str, map: &mut A) -> Result<Self, A::Error> {
+        map.next_value()
     }
 }
 
@@ -433,36 +399,21 @@ fn unknown_setting(key: &str) -> String {
     format!("unknown setting '{key}': expected one of {}", KEYS.join(", "))
 }
 
-/// The keys of one `--a-set` text in order, each read as its setting takes it and made
-/// its canonical text (or the reason it cannot be).
-struct SettingTexts(Vec<(String, Result<String, String>)>);
+/// One key of an `--a-set` text, read as its setting takes it and made its canonical text
+/// (or the reason it cannot be).
+struct SettingText(Result<String, String>);
 
-impl<'de> Deserialize<'de> for SettingTexts {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> de::Visitor<'de> for Visitor {
-            type Value = SettingTexts;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("settings")
+impl<'de> ByKey<'de> for SettingText {
+    fn read<A: de::MapAccess<'de>>(key: &str, map: &mut A) -> Result<Self, A::Error> {
+        Ok(SettingText(match key {
+            "cgroup" => CgroupSetting::from_table(map.next_value()?).map(|c| c.text()),
+            "sysctl" => sysctl_text(map.next_value()?),
+            "scx" | "governor" | "smt" => name_text(key, map.next_value()?),
+            other => {
+                map.next_value::<de::IgnoredAny>()?;
+                Err(unknown_setting(other))
             }
-            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<SettingTexts, A::Error> {
-                let mut keys = Vec::new();
-                while let Some(key) = map.next_key::<String>()? {
-                    let text = match key.as_str() {
-                        "cgroup" => CgroupSetting::from_table(map.next_value()?).map(|c| c.text()),
-                        "sysctl" => sysctl_text(map.next_value()?),
-                        "scx" | "governor" | "smt" => name_text(&key, map.next_value()?),
-                        other => {
-                            map.next_value::<de::IgnoredAny>()?;
-                            Err(unknown_setting(other))
-                        }
-                    };
-                    keys.push((key, text));
-                }
-                Ok(SettingTexts(keys))
-            }
-        }
-        d.deserialize_map(Visitor)
+        }))
     }
 }
 
@@ -476,7 +427,8 @@ fn example(key: &str) -> &'static str {
 
 /// The table's entries as (dotted name, value text) pairs.
 fn flatten_sysctl(prefix: &str, table: SysctlTable, out: &mut Vec<(String, String)>) -> Result<(), String> {
-    for (k, v) in table.0 {
+    let SysctlTable(Keyed(entries)) = table;
+    for (k, v) in entries {
         let name = if prefix.is_empty() { k } else { format!("{prefix}.{k}") };
         match v {
             SysctlValue::Table(inner) => flatten_sysctl(&name, inner, out)?,

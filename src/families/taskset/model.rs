@@ -7,7 +7,7 @@ use crate::model::load::LoadSpec;
 use crate::model::options::{
     check_nice, chosen_cpus, de_cpus, de_duration, read_family, read_with_groups, LoadOptions, OnOff, PolicyOptions,
 };
-use crate::model::parse::given::{present, Given};
+use crate::model::parse::given::{present, ByKey, Given, Keyed};
 use crate::model::parse::*;
 use crate::model::{format_ns, DeadlineParams, Policy};
 use clap::Args;
@@ -121,7 +121,7 @@ struct TaskTable {
     period: UnitTime,
     deadline: Option<UnitTime>,
     run: Option<UnitTime>,
-    events: Option<Vec<Given<EventTable>>>,
+    events: Option<Vec<Given<Keyed<EventValue>>>>,
     prio: Option<i32>,
     runtime: Option<UnitTime>,
 }
@@ -138,57 +138,43 @@ fn time_ns(what: &str, value: &UnitTime) -> std::result::Result<u64, String> {
     }
 }
 
-/// One event table as written: its keys in order, the value of its kind when that is a
-/// time or a mutex's name, and its `pi`.
-struct EventTable {
-    keys: Vec<String>,
-    text: Option<Given<String>>,
-    pi: Option<Given<bool>>,
+/// One value of an event table, read by its key: the time or mutex name of the event's
+/// kind, its `pi`, or a key whose value does not matter here.
+enum EventValue {
+    Text(Given<String>),
+    Pi(Given<bool>),
+    Other,
 }
 
-impl<'de> Deserialize<'de> for EventTable {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = EventTable;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an event table")
+impl<'de> ByKey<'de> for EventValue {
+    fn read<A: serde::de::MapAccess<'de>>(key: &str, map: &mut A) -> std::result::Result<Self, A::Error> {
+        Ok(match key {
+            "pi" => EventValue::Pi(map.next_value()?),
+            "run" | "sleep" | "lock" | "unlock" => EventValue::Text(map.next_value()?),
+            _ => {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                EventValue::Other
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<EventTable, A::Error> {
-                let mut table = EventTable { keys: Vec::new(), text: None, pi: None };
-                while let Some(key) = map.next_key::<String>()? {
-                    match key.as_str() {
-                        "pi" => table.pi = Some(map.next_value()?),
-                        "run" | "sleep" | "lock" | "unlock" => table.text = Some(map.next_value()?),
-                        _ => {
-                            map.next_value::<serde::de::IgnoredAny>()?;
-                        }
-                    }
-                    table.keys.push(key);
-                }
-                Ok(table)
-            }
-        }
-        d.deserialize_map(Visitor)
+        })
     }
 }
 
 /// One event table: exactly one of run, sleep, lock (with `pi`), unlock, yield.
-fn event(task: &str, value: &Given<EventTable>) -> std::result::Result<Event, String> {
-    let table = match value {
+fn event(task: &str, value: &Given<Keyed<EventValue>>) -> std::result::Result<Event, String> {
+    let Keyed(entries) = match value {
         Given::Is(table) => table,
         Given::Not(other) => {
             return Err(format!("task {task}: an event is a table, e.g. {{ run = \"100us\" }}, not {other}"))
         }
     };
-    let kinds: Vec<&str> = table.keys.iter().map(String::as_str).filter(|&k| k != "pi").collect();
+    let kinds: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).filter(|&k| k != "pi").collect();
     let [kind] = kinds.as_slice() else {
         return Err(format!(
             "task {task}: an event has exactly one of run, sleep, lock, unlock, yield (got {})",
             kinds.join(", ")
         ));
     };
-    let pi = match &table.pi {
+    let pi = match entries.iter().find_map(|(_, v)| if let EventValue::Pi(pi) = v { Some(pi) } else { None }) {
         Some(Given::Not(_)) => return Err(format!("task {task}: pi is true or false")),
         Some(Given::Is(pi)) => Some(*pi),
         None => None,
@@ -196,7 +182,7 @@ fn event(task: &str, value: &Given<EventTable>) -> std::result::Result<Event, St
     if pi.is_some() && *kind != "lock" {
         return Err(format!("task {task}: pi belongs to a lock event"));
     }
-    let text = table.text.as_ref();
+    let text = entries.iter().find_map(|(_, v)| if let EventValue::Text(text) = v { Some(text) } else { None });
     let name_of = || match text {
         Some(Given::Is(name)) => Ok(name.clone()),
         _ => Err(format!("task {task}: {kind} names a mutex")),
@@ -287,30 +273,6 @@ pub fn read_task_file(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
     file.map(|f| f.task).map_err(bad)
 }
 
-/// A JSON object with its entries in the order written: rt-app runs a task's events, and
-/// lists its tasks, in the order their keys are written.
-struct Ordered<V>(Vec<(String, V)>);
-
-impl<'de, V: Deserialize<'de>> Deserialize<'de> for Ordered<V> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Visitor<V>(std::marker::PhantomData<V>);
-        impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Visitor<V> {
-            type Value = Ordered<V>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Ordered<V>, A::Error> {
-                let mut entries = Vec::new();
-                while let Some((key, value)) = map.next_entry::<String, V>()? {
-                    entries.push((key, value));
-                }
-                Ok(Ordered(entries))
-            }
-        }
-        d.deserialize_map(Visitor(std::marker::PhantomData))
-    }
-}
-
 /// The rt-app keys of a task that are its settings, not events.
 const RT_APP_SETTINGS: [&str; 6] = ["instance", "loop", "priority", "policy", "dl-runtime", "dl-deadline"];
 
@@ -356,60 +318,42 @@ struct RtAppTimer {
     period: Option<Given<u64>>,
 }
 
-/// An rt-app task's keys in order, each read as its kind takes it; anything but an
-/// object is kept to be named in the message.
-struct RtAppTask(Given<Vec<(String, RtAppEntry)>>);
-
-impl<'de> Deserialize<'de> for RtAppTask {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Entries(Vec<(String, RtAppEntry)>);
-        impl<'de> Deserialize<'de> for Entries {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-                struct Visitor;
-                impl<'de> serde::de::Visitor<'de> for Visitor {
-                    type Value = Entries;
-                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                        f.write_str("a JSON object")
-                    }
-                    fn visit_map<A: serde::de::MapAccess<'de>>(
-                        self,
-                        mut map: A,
-                    ) -> std::result::Result<Entries, A::Error> {
-                        let mut entries = Vec::new();
-                        while let Some(key) = map.next_key::<String>()? {
-                            let entry = match key.trim_end_matches(|c: char| c.is_ascii_digit()) {
-                                "instance" => RtAppEntry::Instance(map.next_value::<Given<u64>>()?.ok()),
-                                "loop" | "policy" => {
-                                    map.next_value::<serde::de::IgnoredAny>()?;
-                                    RtAppEntry::Ignored
-                                }
-                                "priority" => RtAppEntry::Priority(map.next_value::<Given<i64>>()?.ok()),
-                                "run" | "sleep" | "dl-runtime" | "dl-deadline" => RtAppEntry::Micros(map.next_value()?),
-                                "lock" | "unlock" => RtAppEntry::Mutex(map.next_value::<Given<String>>()?.ok()),
-                                "yield" => {
-                                    map.next_value::<serde::de::IgnoredAny>()?;
-                                    RtAppEntry::Yield
-                                }
-                                "timer" => RtAppEntry::Timer(
-                                    map.next_value::<Given<FromObject<RtAppTimer>>>()?.ok().and_then(|t| t.0.period),
-                                ),
-                                _ => {
-                                    map.next_value::<serde::de::IgnoredAny>()?;
-                                    RtAppEntry::Unsupported
-                                }
-                            };
-                            entries.push((key, entry));
-                        }
-                        Ok(Entries(entries))
-                    }
-                }
-                d.deserialize_map(Visitor)
+impl<'de> ByKey<'de> for RtAppEntry {
+    fn read<A: serde::de::MapAccess<'de>>(key: &str, map: &mut A) -> std::result::Result<Self, A::Error> {
+        let ignore = |map: &mut A| map.next_value::<serde::de::IgnoredAny>().map(|_| ());
+        Ok(match key.trim_end_matches(|c: char| c.is_ascii_digit()) {
+            "instance" => RtAppEntry::Instance(map.next_value::<Given<u64>>()?.ok()),
+            "loop" | "policy" => {
+                ignore(map)?;
+                RtAppEntry::Ignored
             }
-        }
-        Ok(RtAppTask(match Given::<Entries>::deserialize(d)? {
-            Given::Is(Entries(entries)) => Given::Is(entries),
-            Given::Not(other) => Given::Not(other),
-        }))
+            "priority" => RtAppEntry::Priority(map.next_value::<Given<i64>>()?.ok()),
+            "run" | "sleep" | "dl-runtime" | "dl-deadline" => RtAppEntry::Micros(map.next_value()?),
+            "lock" | "unlock" => RtAppEntry::Mutex(map.next_value::<Given<String>>()?.ok()),
+            "yield" => {
+                ignore(map)?;
+                RtAppEntry::Yield
+            }
+            "timer" => {
+                let timer = map.next_value::<Given<FromObject<RtAppTimer>>>()?;
+                RtAppEntry::Timer(timer.ok().and_then(|t| t.0.period))
+            }
+            _ => {
+                ignore(map)?;
+                RtAppEntry::Unsupported
+            }
+        })
+    }
+}
+
+/// An rt-app task: its keys in order (events run in the order written), each read as its
+/// kind takes it; anything but an object is kept to be named in the message.
+struct RtAppTask(Given<Keyed<RtAppEntry>>);
+
+impl<'de> ByKey<'de> for RtAppTask {
+    const EXPECTING: &'static str = "a JSON object";
+    fn read<A: serde::de::MapAccess<'de>>(_: &str, map: &mut A) -> std::result::Result<Self, A::Error> {
+        map.next_value().map(RtAppTask)
     }
 }
 
@@ -430,7 +374,7 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
     let bad = |msg: String| Error::usage(format!("{}: {msg}", path.display()));
     #[derive(Deserialize)]
     struct File {
-        tasks: Ordered<RtAppTask>,
+        tasks: Keyed<RtAppTask>,
         #[serde(default)]
         global: Option<Given<FromObject<RtAppGlobal>>>,
     }
@@ -445,7 +389,7 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
     let mut out = Vec::new();
     for (name, RtAppTask(body)) in file.tasks.0 {
         let entries = match body {
-            Given::Is(entries) => entries,
+            Given::Is(Keyed(entries)) => entries,
             Given::Not(other) => {
                 return Err(bad(format!("task {name}: invalid type: {}, expected a JSON object", other.kind)))
             }
