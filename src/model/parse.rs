@@ -480,8 +480,10 @@ pub(crate) mod from_text {
     pub(crate) use text_value;
 }
 
-/// Readers for a value whose shape is checked after it is read, where the message names
-/// the task or key it belongs to and quotes what was written instead (`5 is not a time`).
+/// Readers for typed tables whose values are checked after they are read, where the
+/// message names the task or key a value belongs to and quotes what was written instead
+/// (`task a: period: 5 is not a time`): `Given` keeps a value of another shape as text,
+/// `Keyed` reads a table whose keys decide their values' types, in the order written.
 pub(crate) mod given {
     use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Unexpected, Visitor};
     use std::fmt;
