@@ -506,7 +506,8 @@ fn check_experiment(
             // A machine setting (`cgroup`, `sysctl`, ...; `model::settings`): an axis like any
             // other, each value its canonical text.
             _ if crate::model::settings::is_key(name) => {
-                let texts = crate::model::settings::values(name, value.get_ref()).map_err(|m| origin.at(at, m))?;
+                let texts =
+                    crate::model::settings::values(name, value.get_ref().clone()).map_err(|m| origin.at(at, m))?;
                 params.push((name.to_string(), texts.into_iter().map(Json::String).collect(), at));
             }
             _ => params.push((check_key(origin, family, &flags, key)?, values_of(origin, name, value)?, at)),

@@ -109,27 +109,43 @@ pub trait FamilyOutcome {
     fn set_cgroup(&mut self, cgroup: Option<crate::model::settings::CgroupFigures>);
 }
 
-/// `FamilyOutcome` for an outcome that keeps its load and steal in fields of those names.
+/// What every outcome records beside its own figures, flattened into it (its keys stand
+/// among the outcome's own, where these fields stood before they were shared).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Beside {
+    /// What the background load did during the measured window (none without a load).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadOutcome>,
+    /// Each CPU's steal over the trial (the hypervisor's, as the guest accounts it); none in
+    /// runs stored before schedlab read it, or where the kernel shows none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal: Option<Steal>,
+    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<crate::model::settings::CgroupFigures>,
+}
+
+/// `FamilyOutcome` for an outcome that keeps its load, steal and cgroup in a `beside` field.
 macro_rules! outcome_with_load_and_steal {
     ($outcome:ty) => {
         impl $crate::families::FamilyOutcome for $outcome {
             fn load(&self) -> Option<&$crate::model::LoadOutcome> {
-                self.load.as_ref()
+                self.beside.load.as_ref()
             }
             fn set_load(&mut self, load: Option<$crate::model::LoadOutcome>) {
-                self.load = load;
+                self.beside.load = load;
             }
             fn steal(&self) -> Option<&$crate::model::Steal> {
-                self.steal.as_ref()
+                self.beside.steal.as_ref()
             }
             fn set_steal(&mut self, steal: Option<$crate::model::Steal>) {
-                self.steal = steal;
+                self.beside.steal = steal;
             }
             fn cgroup(&self) -> Option<&$crate::model::settings::CgroupFigures> {
-                self.cgroup.as_ref()
+                self.beside.cgroup.as_ref()
             }
             fn set_cgroup(&mut self, cgroup: Option<$crate::model::settings::CgroupFigures>) {
-                self.cgroup = cgroup;
+                self.beside.cgroup = cgroup;
             }
         }
     };

@@ -91,8 +91,8 @@ impl LoadOptions {
 }
 
 /// A SCHED_DEADLINE reservation (`--runtime`, `--deadline`, `--period`), for the families
-/// whose tasks take one as they are (latency's period is its sampling interval, so it
-/// keeps flags of its own).
+/// whose tasks take one (latency words `--period`'s help itself: there the period is its
+/// sampling interval).
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
 #[serde(rename_all = "kebab-case", default)]
 pub struct DeadlineOptions {
@@ -226,6 +226,14 @@ macro_rules! read_with_groups {
     };
 }
 pub(crate) use read_with_groups;
+/// The CPUs a CPU-list flag (`flag`: "--cpus") names, refused when it names none.
+pub(crate) fn chosen_cpus(cpus: &Option<CpuList>, flag: &str) -> Result<Option<Vec<usize>>> {
+    match cpus {
+        Some(list) if list.0.is_empty() => Err(Error::usage(format!("{flag} names no CPU"))),
+        other => Ok(other.as_ref().map(|c| c.0.clone())),
+    }
+}
+
 /// `--prio` sets a static priority, which only fifo and rr have.
 pub(crate) fn check_prio(prio: Option<i32>, policies: &[Policy]) -> Result<()> {
     if prio.is_some() && !policies.iter().any(|p| p.is_realtime()) {
@@ -259,19 +267,11 @@ pub(crate) fn load_spec(
     if let Some(nice) = nice.filter(|n| !(-20..=19).contains(n)) {
         return Err(Error::usage(format!("--load-nice {nice} is out of range: use -20 to 19")));
     }
-    if matches!(cpus, Some(c) if c.0.is_empty()) {
-        return Err(Error::usage("--load-cpus names no CPU"));
-    }
+    let cpus = chosen_cpus(cpus, "--load-cpus")?;
     if dir.is_some() && !arg.kind.writes_files() {
         return Err(Error::usage("--load-dir applies only to the io and mixed loads, which write files"));
     }
-    Ok(LoadSpec {
-        kind: arg.kind,
-        instances: arg.instances,
-        cpus: cpus.as_ref().map(|c| c.0.clone()),
-        nice,
-        dir: dir.clone(),
-    })
+    Ok(LoadSpec { kind: arg.kind, instances: arg.instances, cpus, nice, dir: dir.clone() })
 }
 
 /// Why deadline tasks are never pinned: the kernel's rule, and what schedlab does instead.
@@ -451,8 +451,7 @@ mod tests {
         let got: Vec<_> = specs.iter().map(|s| (s.policy, s.deadline.map(|d| d.deadline_ns))).collect();
         assert_eq!(got, vec![(Policy::Other, None), (Policy::Deadline, Some(2 * ms))]);
         let latency = LatencyOptions {
-            runtime: Some(100_000),
-            period: Some(2 * ms),
+            reservation: DeadlineOptions { runtime: Some(100_000), period: Some(2 * ms), ..Default::default() },
             interval: Some(std::time::Duration::from_millis(1)),
             ..LatencyOptions::default()
         };

@@ -480,6 +480,153 @@ pub(crate) mod from_text {
     pub(crate) use text_value;
 }
 
+/// Readers for typed tables whose values are checked after they are read, where the
+/// message names the task or key a value belongs to and quotes what was written instead
+/// (`task a: period: 5 is not a time`): `Given` keeps a value of another shape as text,
+/// `Keyed` reads a table whose keys decide their values' types, in the order written.
+pub(crate) mod given {
+    use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Unexpected, Visitor};
+    use std::fmt;
+
+    /// Any value, kept only as text for a message: the compact JSON it reads as (`5`,
+    /// `"1ms"`, `[1,2]`), the inline TOML a TOML file would hold (`[1, 2]`, `{ a = 1 }`),
+    /// and serde's name for its kind (``integer `5` ``).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Shown {
+        pub json: String,
+        pub toml: String,
+        pub kind: String,
+    }
+
+    impl fmt::Display for Shown {
+        fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str(&self.json)
+        }
+    }
+
+    struct ShownVisitor;
+
+    impl ShownVisitor {
+        /// A number, string or flag: writing it as JSON or TOML cannot fail.
+        fn scalar<T: serde::Serialize + Into<toml::Value>>(value: T, kind: Unexpected) -> Shown {
+            let json = serde_json::to_string(&value).unwrap_or_default();
+            Shown { json, kind: kind.to_string(), toml: value.into().to_string() }
+        }
+    }
+
+    impl<'de> Visitor<'de> for ShownVisitor {
+        type Value = Shown;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any value")
+        }
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Shown, E> {
+            Ok(Self::scalar(v, Unexpected::Bool(v)))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Shown, E> {
+            Ok(Self::scalar(v, Unexpected::Signed(v)))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Shown, E> {
+            let text = v.to_string();
+            Ok(Shown { json: text.clone(), toml: text, kind: Unexpected::Unsigned(v).to_string() })
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Shown, E> {
+            Ok(Self::scalar(v, Unexpected::Float(v)))
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Shown, E> {
+            Ok(Self::scalar(v, Unexpected::Str(v)))
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Shown, E> {
+            Ok(Shown { json: "null".into(), toml: "null".into(), kind: "null".into() })
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Shown, E> {
+            self.visit_unit()
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shown, A::Error> {
+            let mut items = Vec::new();
+            while let Some(item) = seq.next_element::<Shown>()? {
+                items.push(item);
+            }
+            let json = items.iter().map(|i| i.json.as_str()).collect::<Vec<_>>().join(",");
+            let toml = items.iter().map(|i| i.toml.as_str()).collect::<Vec<_>>().join(", ");
+            Ok(Shown { json: format!("[{json}]"), toml: format!("[{toml}]"), kind: "sequence".into() })
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shown, A::Error> {
+            let (mut json, mut toml) = (Vec::new(), Vec::new());
+            while let Some((key, value)) = map.next_entry::<String, Shown>()? {
+                json.push(format!("{}:{}", serde_json::to_string(&key).unwrap_or_default(), value.json));
+                let bare = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                let key = if bare { key } else { toml::Value::from(key).to_string() };
+                toml.push(format!("{key} = {}", value.toml));
+            }
+            let toml = if toml.is_empty() { "{}".to_string() } else { format!("{{ {} }}", toml.join(", ")) };
+            Ok(Shown { json: format!("{{{}}}", json.join(",")), toml, kind: "map".into() })
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Shown {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Shown, D::Error> {
+            d.deserialize_any(ShownVisitor)
+        }
+    }
+
+    /// A value whose type its key in a table decides (rt-app's `run0` is a time, its `lock`
+    /// a name), read by `Keyed`.
+    pub trait ByKey<'de>: Sized {
+        /// What an error says was expected where no table stands.
+        const EXPECTING: &'static str = "a table";
+        fn read<A: MapAccess<'de>>(key: &str, map: &mut A) -> Result<Self, A::Error>;
+    }
+
+    /// A table's entries in the order written, each value read as its key says (`ByKey`).
+    pub struct Keyed<V>(pub Vec<(String, V)>);
+
+    impl<'de, V: ByKey<'de>> Deserialize<'de> for Keyed<V> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct KeyedVisitor<V>(std::marker::PhantomData<V>);
+            impl<'de, V: ByKey<'de>> Visitor<'de> for KeyedVisitor<V> {
+                type Value = Keyed<V>;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str(V::EXPECTING)
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Keyed<V>, A::Error> {
+                    let mut entries = Vec::new();
+                    while let Some(key) = map.next_key::<String>()? {
+                        let value = V::read(&key, &mut map)?;
+                        entries.push((key, value));
+                    }
+                    Ok(Keyed(entries))
+                }
+            }
+            d.deserialize_map(KeyedVisitor(std::marker::PhantomData))
+        }
+    }
+
+    /// What was given where a `T` belongs: one, or something else, shown for the message
+    /// the reader words once it knows whose value it is.
+    #[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+    #[serde(untagged)]
+    pub enum Given<T> {
+        Is(T),
+        Not(Shown),
+    }
+
+    impl<T> Given<T> {
+        /// The `T`, if one was given.
+        pub fn ok(self) -> Option<T> {
+            match self {
+                Given::Is(v) => Some(v),
+                Given::Not(_) => None,
+            }
+        }
+    }
+
+    /// For `#[serde(default, deserialize_with = "present")]`: a key that is there is
+    /// `Some`, whatever its value (null included), and only a missing key is `None`.
+    pub fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+        T::deserialize(d).map(Some)
+    }
+}
+
 /// "0-3,6,8-9": the kernel's own CPU list notation.
 pub fn format_cpu_list(cpus: &[usize]) -> String {
     let mut sorted = cpus.to_vec();
@@ -681,6 +828,25 @@ mod tests {
         assert_eq!(parse_reservation_ns("100").unwrap_err(), "100 has no unit: write 100us, 100ms or 100s");
         assert!(parse_reservation_ns("0ms").unwrap_err().contains("greater than zero"));
         assert!(parse_reservation_ns("3 fortnights").unwrap_err().contains("unknown time unit"));
+    }
+
+    #[test]
+    fn a_value_of_another_shape_is_kept_as_its_json_text() {
+        use given::Given;
+        let read = |text: &str| serde_json::from_str::<Given<String>>(text).unwrap();
+        assert_eq!(read("\"1ms\""), Given::Is("1ms".into()));
+        let shown = |text: &str| match read(text) {
+            Given::Not(s) => (s.json, s.kind),
+            Given::Is(s) => panic!("{s} is a string"),
+        };
+        assert_eq!(shown("5"), ("5".into(), "integer `5`".into()));
+        assert_eq!(shown("1.5"), ("1.5".into(), "floating point `1.5`".into()));
+        assert_eq!(shown("[1, \"x\", {\"a\": null}]"), ("[1,\"x\",{\"a\":null}]".into(), "sequence".into()));
+        let toml: Given<String> = toml::from_str::<std::collections::BTreeMap<String, Given<String>>>("t = 100")
+            .unwrap()
+            .remove("t")
+            .unwrap();
+        assert_eq!(toml.ok(), None);
     }
 
     #[test]

@@ -10,6 +10,8 @@
 //! table, export and comparison shows it as the parameter it is, and a resumed run
 //! switches what its trials name.
 
+use crate::model::parse::given::{ByKey, Given, Keyed, Shown};
+use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -82,29 +84,56 @@ impl CgroupSetting {
         Ok(out)
     }
 
-    /// From a TOML table: `{ weight = 100 }`, `{ max = "50ms/100ms" }`, `{ idle = true }`.
-    fn from_toml(value: &toml::Value) -> Result<CgroupSetting, String> {
-        let toml::Value::Table(table) = value else {
+    /// From a table: `{ weight = 100 }`, `{ max = "50ms/100ms" }`, `{ idle = true }`.
+    fn from_table(table: Given<Keyed<CgroupValue>>) -> Result<CgroupSetting, String> {
+        let Given::Is(Keyed(entries)) = table else {
             return Err(
                 "cgroup takes a table: { weight = 100 }, { max = \"50ms/100ms\" }, { idle = true } or {} (no limit)"
                     .into(),
             );
         };
         let mut out = CgroupSetting::default();
-        for (key, v) in table {
-            match (key.as_str(), v) {
-                ("weight", toml::Value::Integer(w)) => out.weight = Some(parse_weight(&w.to_string())?),
-                ("max", toml::Value::String(m)) => out.max_us = Some(parse_max(m)?),
-                ("idle", toml::Value::Boolean(b)) => out.idle = *b,
-                ("weight" | "max" | "idle", other) => {
+        for (key, value) in entries {
+            match value {
+                CgroupValue::Weight(Given::Is(w)) => out.weight = Some(parse_weight(&w.to_string())?),
+                CgroupValue::Max(Given::Is(m)) => out.max_us = Some(parse_max(&m)?),
+                CgroupValue::Idle(Given::Is(b)) => out.idle = b,
+                CgroupValue::Weight(Given::Not(other))
+                | CgroupValue::Max(Given::Not(other))
+                | CgroupValue::Idle(Given::Not(other)) => {
                     return Err(format!(
-                    "cgroup {key} = {other} is not understood: write weight = 100, max = \"50ms/100ms\" or idle = true"
-                ))
+                        "cgroup {key} = {} is not understood: write weight = 100, max = \"50ms/100ms\" or idle = true",
+                        other.toml
+                    ))
                 }
-                (other, _) => return Err(format!("unknown cgroup key '{other}': expected weight, max or idle")),
+                CgroupValue::Unknown => {
+                    return Err(format!("unknown cgroup key '{key}': expected weight, max or idle"))
+                }
             }
         }
         Ok(out)
+    }
+}
+
+/// A `cgroup` table's value, read by its key.
+enum CgroupValue {
+    Weight(Given<i64>),
+    Max(Given<String>),
+    Idle(Given<bool>),
+    Unknown,
+}
+
+impl<'de> ByKey<'de> for CgroupValue {
+    fn read<A: de::MapAccess<'de>>(key: &str, map: &mut A) -> Result<Self, A::Error> {
+        Ok(match key {
+            "weight" => CgroupValue::Weight(map.next_value()?),
+            "max" => CgroupValue::Max(map.next_value()?),
+            "idle" => CgroupValue::Idle(map.next_value()?),
+            _ => {
+                map.next_value::<de::IgnoredAny>()?;
+                CgroupValue::Unknown
+            }
+        })
     }
 }
 
@@ -201,16 +230,15 @@ impl Settings {
     pub fn from_texts(texts: &[String]) -> Result<Settings, String> {
         let mut out = Settings::default();
         for text in texts {
-            let table: toml::Table = toml::from_str(text).map_err(|e| {
+            let Keyed::<SettingText>(keys) = toml::from_str(text).map_err(|e| {
                 format!(
                     "'{text}' is no setting: {} (write e.g. 'sysctl.kernel.sched_rt_runtime_us = 980000' or \
                      'cgroup = {{ max = \"50ms/100ms\" }}')",
                     e.message().trim()
                 )
             })?;
-            for (key, value) in &table {
-                let one = one_value(key, value)?;
-                out.merge(key, &one)?;
+            for (key, SettingText(one)) in keys {
+                out.merge(&key, &one?)?;
             }
         }
         Ok(out)
@@ -231,7 +259,7 @@ impl Settings {
                     self.sysctl.insert(name.to_string(), value.to_string());
                 }
             }
-            other => return Err(format!("unknown setting '{other}': expected one of {}", KEYS.join(", "))),
+            other => return Err(unknown_setting(other)),
         }
         Ok(())
     }
@@ -315,38 +343,77 @@ fn check_sysctl(name: &str, value: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// One key's one value as its canonical text, checked.
-fn one_value(key: &str, value: &toml::Value) -> Result<String, String> {
-    match key {
-        "cgroup" => Ok(CgroupSetting::from_toml(value)?.text()),
-        "sysctl" => {
-            let toml::Value::Table(table) = value else {
-                return Err("sysctl takes a table: sysctl = { \"kernel.sched_rt_runtime_us\" = 980000 }".into());
-            };
-            let mut pairs = Vec::new();
-            flatten_sysctl("", table, &mut pairs)?;
-            if pairs.is_empty() {
-                return Err("sysctl = {} names no sysctl".into());
+/// A `sysctl` table's entries in order: `{ kernel = { sched_rt_runtime_us = 1 } }` (dotted
+/// keys, unquoted) and `{ "kernel.sched_rt_runtime_us" = 1 }` alike.
+#[derive(Deserialize)]
+struct SysctlTable(Keyed<SysctlValue>);
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SysctlValue {
+    Table(SysctlTable),
+    Whole(i64),
+    Word(String),
+    Flag(bool),
+    Other(Shown),
+}
+
+impl<'de> ByKey<'de> for SysctlValue {
+    fn read<A: de::MapAccess<'de>>(_: &str, map: &mut A) -> Result<Self, A::Error> {
+        map.next_value()
+    }
+}
+
+/// `sysctl`'s canonical text: "NAME=VALUE,…", each name allow-listed.
+fn sysctl_text(value: Given<SysctlTable>) -> Result<String, String> {
+    let Given::Is(table) = value else {
+        return Err("sysctl takes a table: sysctl = { \"kernel.sched_rt_runtime_us\" = 980000 }".into());
+    };
+    let mut pairs = Vec::new();
+    flatten_sysctl("", table, &mut pairs)?;
+    if pairs.is_empty() {
+        return Err("sysctl = {} names no sysctl".into());
+    }
+    for (name, v) in &pairs {
+        check_sysctl(name, v)?;
+    }
+    Ok(pairs.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(","))
+}
+
+/// `scx`, `governor` or `smt`: a name in quotes, checked.
+fn name_text(key: &str, value: Given<String>) -> Result<String, String> {
+    let Given::Is(text) = value else {
+        return Err(format!("{key} takes a name in quotes, e.g. {key} = \"{}\"", example(key)));
+    };
+    let ok = match key {
+        "smt" => matches!(text.as_str(), "on" | "off"),
+        _ => !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-".contains(&b)),
+    };
+    if !ok {
+        return Err(format!("{key} = \"{text}\" is not understood: e.g. {key} = \"{}\"", example(key)));
+    }
+    Ok(text)
+}
+
+fn unknown_setting(key: &str) -> String {
+    format!("unknown setting '{key}': expected one of {}", KEYS.join(", "))
+}
+
+/// One key of an `--a-set` text, read as its setting takes it and made its canonical text
+/// (or the reason it cannot be).
+struct SettingText(Result<String, String>);
+
+impl<'de> ByKey<'de> for SettingText {
+    fn read<A: de::MapAccess<'de>>(key: &str, map: &mut A) -> Result<Self, A::Error> {
+        Ok(SettingText(match key {
+            "cgroup" => CgroupSetting::from_table(map.next_value()?).map(|c| c.text()),
+            "sysctl" => sysctl_text(map.next_value()?),
+            "scx" | "governor" | "smt" => name_text(key, map.next_value()?),
+            other => {
+                map.next_value::<de::IgnoredAny>()?;
+                Err(unknown_setting(other))
             }
-            for (name, v) in &pairs {
-                check_sysctl(name, v)?;
-            }
-            Ok(pairs.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(","))
-        }
-        "scx" | "governor" | "smt" => {
-            let text = value
-                .as_str()
-                .ok_or_else(|| format!("{key} takes a name in quotes, e.g. {key} = \"{}\"", example(key)))?;
-            let ok = match key {
-                "smt" => matches!(text, "on" | "off"),
-                _ => !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-".contains(&b)),
-            };
-            if !ok {
-                return Err(format!("{key} = \"{text}\" is not understood: e.g. {key} = \"{}\"", example(key)));
-            }
-            Ok(text.to_string())
-        }
-        other => Err(format!("unknown setting '{other}': expected one of {}", KEYS.join(", "))),
+        }))
     }
 }
 
@@ -358,40 +425,62 @@ fn example(key: &str) -> &'static str {
     }
 }
 
-/// `{ kernel = { sched_rt_runtime_us = 1 } }` (dotted keys, unquoted) and
-/// `{ "kernel.sched_rt_runtime_us" = 1 }` alike -> ("kernel.sched_rt_runtime_us", "1").
-fn flatten_sysctl(prefix: &str, table: &toml::Table, out: &mut Vec<(String, String)>) -> Result<(), String> {
-    for (k, v) in table {
-        let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+/// The table's entries as (dotted name, value text) pairs.
+fn flatten_sysctl(prefix: &str, table: SysctlTable, out: &mut Vec<(String, String)>) -> Result<(), String> {
+    let SysctlTable(Keyed(entries)) = table;
+    for (k, v) in entries {
+        let name = if prefix.is_empty() { k } else { format!("{prefix}.{k}") };
         match v {
-            toml::Value::Table(inner) => flatten_sysctl(&name, inner, out)?,
-            toml::Value::Integer(i) => out.push((name, i.to_string())),
-            toml::Value::String(s) => out.push((name, s.trim().to_string())),
-            toml::Value::Boolean(b) => out.push((name, u8::from(*b).to_string())),
-            other => return Err(format!("sysctl {name} = {other}: give a whole number or a word")),
+            SysctlValue::Table(inner) => flatten_sysctl(&name, inner, out)?,
+            SysctlValue::Whole(i) => out.push((name, i.to_string())),
+            SysctlValue::Word(s) => out.push((name, s.trim().to_string())),
+            SysctlValue::Flag(b) => out.push((name, u8::from(b).to_string())),
+            SysctlValue::Other(other) => {
+                return Err(format!("sysctl {name} = {}: give a whole number or a word", other.toml))
+            }
         }
     }
     Ok(())
 }
 
+/// One value, or a list of them (an axis).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrList<T> {
+    List(Vec<T>),
+    One(T),
+}
+
 /// A suite key's values, each as its canonical text: one for a scalar (a table for
 /// `cgroup` and `sysctl`), several for a list (an axis).
-pub fn values(key: &str, value: &toml::Value) -> Result<Vec<String>, String> {
-    let items: Vec<&toml::Value> = match value {
-        toml::Value::Array(items) if items.is_empty() => {
-            return Err(format!("{key} is an empty list: give at least one value"))
+pub fn values<'de, D: Deserializer<'de>>(key: &str, value: D) -> Result<Vec<String>, String> {
+    fn texts<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+        key: &str,
+        value: D,
+        text: impl Fn(T) -> Result<String, String>,
+    ) -> Result<Vec<String>, String> {
+        let items = match OneOrList::<T>::deserialize(value).map_err(|e| format!("{key}: {e}"))? {
+            OneOrList::List(items) if items.is_empty() => {
+                return Err(format!("{key} is an empty list: give at least one value"))
+            }
+            OneOrList::List(items) => items,
+            OneOrList::One(item) => vec![item],
+        };
+        let mut out: Vec<String> = Vec::new();
+        for item in items {
+            let one = text(item)?;
+            if !out.contains(&one) {
+                out.push(one);
+            }
         }
-        toml::Value::Array(items) => items.iter().collect(),
-        other => vec![other],
-    };
-    let mut out: Vec<String> = Vec::new();
-    for item in items {
-        let text = one_value(key, item)?;
-        if !out.contains(&text) {
-            out.push(text);
-        }
+        Ok(out)
     }
-    Ok(out)
+    match key {
+        "cgroup" => texts(key, value, |t| CgroupSetting::from_table(t).map(|c| c.text())),
+        "sysctl" => texts(key, value, sysctl_text),
+        "scx" | "governor" | "smt" => texts(key, value, |t| name_text(key, t)),
+        other => Err(unknown_setting(other)),
+    }
 }
 
 /// The settings a cell's parameters name: each key of [`KEYS`] it has, with its text.
@@ -427,40 +516,45 @@ mod tests {
 
     #[test]
     fn cgroup_settings_read_and_round_trip() {
-        let v = values("cgroup", &toml("[{}, { max = \"50ms/100ms\" }, { weight = 100 }, { idle = true }]")).unwrap();
+        let v = values("cgroup", toml("[{}, { max = \"50ms/100ms\" }, { weight = 100 }, { idle = true }]")).unwrap();
         assert_eq!(v, ["default", "max=50ms/100ms", "weight=100", "idle"]);
         for text in &v {
             assert_eq!(&CgroupSetting::parse_text(text).unwrap().text(), text);
         }
         assert_eq!(CgroupSetting::parse_text("max=50ms/100ms").unwrap().max_us, Some((50_000, 100_000)));
         assert_eq!(
-            values("cgroup", &toml("{ max = \"1500us/1s\", weight = 50 }")).unwrap(),
+            values("cgroup", toml("{ max = \"1500us/1s\", weight = 50 }")).unwrap(),
             ["weight=50,max=1500us/1s"]
         );
     }
 
     #[test]
     fn a_max_below_a_millisecond_and_odd_keys_are_refused() {
-        let e = values("cgroup", &toml("{ max = \"500us/100ms\" }")).unwrap_err();
+        let e = values("cgroup", toml("{ max = \"500us/100ms\" }")).unwrap_err();
         assert!(e.contains("below 1 ms"), "{e}");
-        assert!(values("cgroup", &toml("{ max = \"50ms/2s\" }")).unwrap_err().contains("period"));
-        assert!(values("cgroup", &toml("{ shares = 10 }")).unwrap_err().contains("unknown cgroup key"));
-        assert!(values("cgroup", &toml("{ weight = 0 }")).unwrap_err().contains("1 to 10000"));
-        assert!(values("cgroup", &toml("\"max\"")).unwrap_err().contains("takes a table"));
+        assert!(values("cgroup", toml("{ max = \"50ms/2s\" }")).unwrap_err().contains("period"));
+        assert!(values("cgroup", toml("{ shares = 10 }")).unwrap_err().contains("unknown cgroup key"));
+        assert!(values("cgroup", toml("{ weight = 0 }")).unwrap_err().contains("1 to 10000"));
+        assert!(values("cgroup", toml("\"max\"")).unwrap_err().contains("takes a table"));
+        // What was written instead is quoted as TOML writes it.
+        let e = values("cgroup", toml("{ idle = { a = 1 } }")).unwrap_err();
+        assert!(e.starts_with("cgroup idle = { a = 1 } is not understood"), "{e}");
+        let e = values("sysctl", toml("{ kernel = { sched_rt_runtime_us = [1, \"x\"] } }")).unwrap_err();
+        assert_eq!(e, "sysctl kernel.sched_rt_runtime_us = [1, \"x\"]: give a whole number or a word");
     }
 
     #[test]
     fn sysctls_are_allow_listed_and_written_either_way() {
-        let v = values("sysctl", &toml("{ \"kernel.sched_rt_runtime_us\" = 980000 }")).unwrap();
+        let v = values("sysctl", toml("{ \"kernel.sched_rt_runtime_us\" = 980000 }")).unwrap();
         assert_eq!(v, ["kernel.sched_rt_runtime_us=980000"]);
         let dotted = Settings::from_texts(&["sysctl.kernel.sched_rt_runtime_us = 980000".into()]).unwrap();
         assert_eq!(dotted.sysctl["kernel.sched_rt_runtime_us"], "980000");
         assert_eq!(dotted.flat()["sysctl.kernel.sched_rt_runtime_us"], "980000");
-        let e = values("sysctl", &toml("{ \"vm.swappiness\" = 10 }")).unwrap_err();
+        let e = values("sysctl", toml("{ \"vm.swappiness\" = 10 }")).unwrap_err();
         assert!(e.contains("outside what schedlab switches"), "{e}");
-        assert!(values("sysctl", &toml("{ \"kernel.sched_x/../../y\" = 1 }")).is_err());
-        assert!(values("sysctl", &toml("{ \"kernel.timer_migration\" = 0 }")).is_ok());
-        assert!(values("sysctl", &toml("{ \"kernel.numa_balancing\" = 0 }")).is_ok());
+        assert!(values("sysctl", toml("{ \"kernel.sched_x/../../y\" = 1 }")).is_err());
+        assert!(values("sysctl", toml("{ \"kernel.timer_migration\" = 0 }")).is_ok());
+        assert!(values("sysctl", toml("{ \"kernel.numa_balancing\" = 0 }")).is_ok());
     }
 
     #[test]

@@ -122,7 +122,9 @@ pub fn run(spec: &CommandSpec, cpus: Option<&[usize]>) -> Result<CommandOutcome>
         let Some(value) = figure.read(&stdout, &stderr) else {
             let source = match &figure.source {
                 crate::families::command::model::FigureSource::Regex(r) => format!("regex '{r}'"),
-                crate::families::command::model::FigureSource::Json(p) => format!("JSON pointer {p} in a line of JSON"),
+                crate::families::command::model::FigureSource::Pointer(p) => {
+                    format!("JSON pointer {p} in a line of JSON")
+                }
             };
             return Err(Error::Failed(format!(
                 "the figure '{}' was not in the output of `{line}` ({source} matched nothing)",
@@ -140,9 +142,7 @@ pub fn run(spec: &CommandSpec, cpus: Option<&[usize]>) -> Result<CommandOutcome>
         leftovers_killed,
         parsed,
         judged: spec.figures.iter().find(|f| f.better == Direction::Lower).map(|f| f.name.clone()),
-        load: None,
-        steal: None,
-        cgroup: None,
+        beside: Default::default(),
     })
 }
 

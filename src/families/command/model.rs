@@ -9,7 +9,7 @@ use crate::model::figures::Better;
 use crate::model::load::LoadSpec;
 // The suite keys go through the same parsers as the other families' flags.
 use crate::model::options::{
-    check_nice, check_prio, de_cpus, de_duration, read_family, read_with_groups, PolicyOptions,
+    check_nice, check_prio, chosen_cpus, de_cpus, de_duration, read_family, read_with_groups, PolicyOptions,
 };
 use crate::model::parse::*;
 use crate::model::{Policy, Usage};
@@ -70,8 +70,10 @@ pub struct CommandOptions {
 pub enum FigureSource {
     /// The first capture group of the pattern's last match.
     Regex(String),
-    /// An RFC 6901 pointer into the last output line that is a JSON object.
-    Json(String),
+    /// An RFC 6901 pointer into the last output line that is a JSON object (stored and
+    /// written in a suite as `json`).
+    #[serde(rename = "json")]
+    Pointer(String),
 }
 
 /// Which way a declared figure is better, if either.
@@ -113,7 +115,7 @@ impl<'de> Deserialize<'de> for FigureDecl {
         let t = FigureTable::deserialize(d)?;
         let source = match (t.regex, t.json, t.source) {
             (Some(r), None, None) => FigureSource::Regex(r),
-            (None, Some(j), None) => FigureSource::Json(j),
+            (None, Some(j), None) => FigureSource::Pointer(j),
             (None, None, Some(s)) => s,
             _ => {
                 return Err(serde::de::Error::custom(format!(
@@ -193,7 +195,7 @@ impl FigureDecl {
                     ));
                 }
             }
-            FigureSource::Json(pointer) => {
+            FigureSource::Pointer(pointer) => {
                 if !pointer.starts_with('/') {
                     return Err(format!(
                         "figure '{name}': '{pointer}' is not a JSON pointer: it starts with /, e.g. json:/rps or \
@@ -228,7 +230,7 @@ impl FigureDecl {
                 let caps = re.captures_iter(text).last()?;
                 number(caps.get(1)?.as_str())
             }
-            FigureSource::Json(pointer) => text.lines().rev().find_map(|line| {
+            FigureSource::Pointer(pointer) => text.lines().rev().find_map(|line| {
                 let value: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
                 let found = value.is_object().then(|| value.pointer(pointer)).flatten()?;
                 found.as_f64().or_else(|| found.as_str().and_then(number))
@@ -262,8 +264,11 @@ pub fn parse_figure_flag(text: &str) -> std::result::Result<FigureDecl, String> 
         ));
     };
     let rest = &text[at + marker.len()..];
-    let source =
-        if marker == "=regex:" { FigureSource::Regex(rest.to_string()) } else { FigureSource::Json(rest.to_string()) };
+    let source = if marker == "=regex:" {
+        FigureSource::Regex(rest.to_string())
+    } else {
+        FigureSource::Pointer(rest.to_string())
+    };
     let mut head = text[..at].split(',');
     let name = head.next().unwrap_or_default().to_string();
     let (mut unit, mut better) = (None, Direction::Neither);
@@ -300,9 +305,7 @@ impl CommandOptions {
         }
         check_prio(self.scheduling.prio, &policies)?;
         check_nice(self.scheduling.nice, &policies)?;
-        if matches!(&self.cpus, Some(c) if c.0.is_empty()) {
-            return Err(Error::usage("--cpus names no CPU"));
-        }
+        let cpus = chosen_cpus(&self.cpus, "--cpus")?;
         let mut names: Vec<&str> = self.figures.iter().map(|f| f.name.as_str()).collect();
         names.sort_unstable();
         if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
@@ -317,7 +320,7 @@ impl CommandOptions {
                 policy,
                 prio,
                 nice: self.scheduling.nice_for(policy),
-                cpus: self.cpus.as_ref().map(|c| c.0.clone()),
+                cpus: cpus.clone(),
                 timeout: self.timeout.unwrap_or(DEFAULT_COMMAND_TIMEOUT),
                 load: load.clone(),
                 figures: self.figures.clone(),
@@ -386,13 +389,9 @@ pub struct CommandOutcome {
     /// wall time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judged: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<crate::model::LoadOutcome>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steal: Option<crate::model::Steal>,
-    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cgroup: Option<crate::model::settings::CgroupFigures>,
+    /// The background load's, the steal's and the private cgroup's figures.
+    #[serde(flatten)]
+    pub beside: crate::families::Beside,
 }
 
 impl CommandOutcome {
@@ -444,6 +443,7 @@ mod tests {
         assert_eq!((f.name.as_str(), f.unit.as_deref(), f.better), ("p99_us", Some("us"), Direction::Lower));
         assert_eq!(f.read("50.0th: 7\n99.0th: 120\n", ""), Some(120.0));
         let j = parse_figure_flag("rps,better=higher=json:/rps").unwrap();
+        assert_eq!(serde_json::to_string(&j.source).unwrap(), r#"{"json":"/rps"}"#, "stored as before");
         assert_eq!(j.read("starting\n{\"rps\": 1234.5}\ndone\n", ""), Some(1234.5));
         assert_eq!(j.read("no json here", "{\"rps\": \"7\"}"), Some(7.0), "stderr is read too, numbers as text");
         for (text, value) in [("12.5", Some(12.5)), ("1,234.5", Some(1234.5)), ("1,234,567", Some(1234567.0))] {
@@ -470,18 +470,19 @@ mod tests {
 
     #[test]
     fn suite_tables_and_stored_specs_read_the_same_declaration() {
-        let opts: CommandOptions = serde_json::from_value(serde_json::json!({
-            "cmd": ["true"],
-            "figures": [{"name": "p99_us", "regex": "p99: (\\d+)", "unit": "us", "better": "lower"}]
-        }))
+        let opts: CommandOptions = toml::from_str(
+            r#"cmd = ["true"]
+               figures = [{ name = "p99_us", regex = 'p99: (\d+)', unit = "us", better = "lower" }]"#,
+        )
         .unwrap();
         let spec = &opts.to_specs().unwrap()[0];
         let stored = serde_json::to_value(spec).unwrap();
         let back: CommandSpec = serde_json::from_value(stored).unwrap();
         assert_eq!(&back, spec);
-        let e = serde_json::from_value::<CommandOptions>(serde_json::json!({
-            "cmd": ["true"], "figures": [{"name": "x", "regex": "(1)", "json": "/x"}]
-        }))
+        let e = toml::from_str::<CommandOptions>(
+            r#"cmd = ["true"]
+               figures = [{ name = "x", regex = "(1)", json = "/x" }]"#,
+        )
         .unwrap_err();
         assert!(e.to_string().contains("exactly one of"), "{e}");
     }

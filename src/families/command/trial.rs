@@ -36,7 +36,7 @@ impl FamilyTrial for CommandSpec {
         let cpus = self.cpus.as_deref().map(|c| sched::resolve_cpus(Some(c))).transpose()?;
         let load_plan = preflight::load(&self.load)?;
         let (mut outcome, load) = load::beside(load_plan.as_ref(), || super::kernel::run(self, cpus.as_deref()))?;
-        outcome.load = load;
+        outcome.beside.load = load;
         Reply::ok(Outcome::Command(outcome))
     }
 

@@ -169,9 +169,7 @@ impl LatencyRun {
             dma_latency_held: self.conditions.dma_latency.is_ok(),
             mlockall: self.conditions.mlockall.is_ok(),
             histogram: combined.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect(),
-            load: None,
-            steal: None,
-            cgroup: None,
+            beside: Default::default(),
             deadline: self.spec.deadline.map(|_| DeadlineFigures {
                 missed_deadlines: self.threads.iter().map(|t| t.missed_deadlines).sum(),
                 runtime_overruns: self.runtime_overruns,

@@ -114,16 +114,9 @@ pub struct LatencyOutcome {
     pub mlockall: bool,
     /// The combined histogram: (value in ns, count), ascending values.
     pub histogram: Vec<(u64, u64)>,
-    /// What the background load did during the measured window (none without a load).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<LoadOutcome>,
-    /// Each CPU's steal over the trial (the hypervisor's, as the guest accounts it); none in
-    /// runs stored before schedlab read it, or where the kernel shows none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steal: Option<Steal>,
-    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cgroup: Option<crate::model::settings::CgroupFigures>,
+    /// The background load's, the steal's and the private cgroup's figures.
+    #[serde(flatten)]
+    pub beside: crate::families::Beside,
     /// Under SCHED_DEADLINE: what the jobs did besides start late.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<DeadlineFigures>,
@@ -173,11 +166,17 @@ const LATENCY_TRACE_HELP: &str =
      what ran in each late wakeup's place: the tail's culprits (root; a private tracefs instance; needs --cpus) \
      [default: off]";
 
+/// `--period`'s help for latency: under deadline the period is the sampling interval.
+const LATENCY_PERIOD_HELP: &str =
+    "SCHED_DEADLINE: time between the starts of two jobs, the sampling interval (e.g. 1ms); with --policy deadline";
+
 /// `schedlab latency` flags and latency experiment keys.
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
 // The derived reader reads the family's own keys for its `Deserialize` (`read_with_groups`).
 #[serde(remote = "Self", rename_all = "kebab-case", default)]
-#[command(mut_arg("schedstat", |a| a.help(schedstat_help("measuring thread's"))), mut_arg("trace", |a| a.help(LATENCY_TRACE_HELP)))]
+// Each `mut_arg` moves its flag to the end of the list that names the suite keys in an
+// error, so `period` goes first: the keys stay in flag order.
+#[command(mut_arg("period", |a| a.help(LATENCY_PERIOD_HELP)), mut_arg("schedstat", |a| a.help(schedstat_help("measuring thread's"))), mut_arg("trace", |a| a.help(LATENCY_TRACE_HELP)))]
 pub struct LatencyOptions {
     /// Wakeups per second (e.g. 85, 1000) [default: --interval 1ms]
     #[arg(long, value_name = "HZ", value_parser = parse_frequency, conflicts_with = "interval", allow_negative_numbers = true)]
@@ -235,27 +234,16 @@ pub struct LatencyOptions {
     #[serde(skip)]
     pub background: LoadOptions,
 
-    /// SCHED_DEADLINE: CPU time each job may use per period (e.g. 100us); with --policy deadline
-    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
-    #[serde(deserialize_with = "de_reservation")]
-    pub runtime: Option<u64>,
-
-    /// SCHED_DEADLINE: time from a period's start by which its job must be done [default: --period]
-    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
-    #[serde(deserialize_with = "de_reservation")]
-    pub deadline: Option<u64>,
-
-    /// SCHED_DEADLINE: time between the starts of two jobs, the sampling interval (e.g. 1ms); with --policy deadline
-    #[arg(long, value_name = "TIME", value_parser = parse_reservation_ns)]
-    #[serde(deserialize_with = "de_reservation")]
-    pub period: Option<u64>,
+    #[command(flatten)]
+    #[serde(skip)]
+    pub reservation: DeadlineOptions,
 
     #[command(flatten)]
     #[serde(skip)]
     pub observe: ObserveOptions,
 }
 
-read_with_groups!(LatencyOptions { background, observe });
+read_with_groups!(LatencyOptions { background, reservation, observe });
 
 impl LatencyOptions {
     pub fn interval_ns(&self) -> u64 {
@@ -287,7 +275,7 @@ impl LatencyOptions {
             None => vec![self.policy.unwrap_or(Policy::Other)],
         };
         check_prio(self.prio, &policies)?;
-        let deadline = resolve_deadline(&policies, self.runtime, self.deadline, self.period)?;
+        let deadline = self.reservation.resolve(&policies)?;
         if deadline.is_some() && placement != Placement::Unpinned {
             return Err(Error::usage(DEADLINE_PLACEMENT));
         }

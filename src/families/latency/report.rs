@@ -244,7 +244,7 @@ pub fn culprit_lines(o: &LatencyOutcome) -> String {
 
 /// A traced thread's tail, named against not visible, with its CPU's steal over the run.
 pub fn tail_account(o: &LatencyOutcome, t: &crate::analysis::trace::ThreadAttribution) -> attribution::TailAccount {
-    let steal = o.steal.as_ref().and_then(|s| Some((s.of_cpu(t.cpu)?, s.resolution_ns)));
+    let steal = o.beside.steal.as_ref().and_then(|s| Some((s.of_cpu(t.cpu)?, s.resolution_ns)));
     attribution::TailAccount::of(&t.tail, &t.spikes, t.above_ns, steal)
 }
 

@@ -75,7 +75,7 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
             }
         } else if streaming {
             emit(notes.description.as_deref().unwrap_or_default())?;
-            if let Some(load) = &outcome.load {
+            if let Some(load) = &outcome.beside.load {
                 emit(&crate::report::load_line(load))?;
             }
             if !several {

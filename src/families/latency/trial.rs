@@ -86,7 +86,7 @@ impl FamilyTrial for LatencySpec {
         append_to(extras.samples.as_deref(), |out| kernel::write_samples(out, &run.threads))?;
         append_to(extras.trace_out.as_deref(), |out| kernel::write_trace_events(out, &run))?;
         let mut outcome = run.outcome();
-        outcome.load = load;
+        outcome.beside.load = load;
         let notes = TrialNotes { description: Some(kernel::describe(&run)), interrupted: run.interrupted };
         Ok(Reply { status: TrialStatus::Ok, outcome: Some(Outcome::Latency(outcome)), notes })
     }

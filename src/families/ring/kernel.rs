@@ -435,9 +435,7 @@ pub fn run_ring(spec: &RingSpec, cpus: &[usize], overhead_ps: u64) -> Result<Rin
         overhead_ps,
         spawn_ns: measured.spawn_ns,
         teardown_ns: measured.all_reaped_ns.saturating_sub(header[T_END].load(Ordering::Relaxed)),
-        load: None,
-        steal: None,
-        cgroup: None,
+        beside: Default::default(),
         run_delay_ns: sched.run_delay_ns,
         migrations: sched.migrations,
         trace: measured.trace.map(|recording| match recording {

@@ -143,16 +143,9 @@ pub struct RingOutcome {
     pub spawn_ns: u64,
     /// From the end of the timed region to every member reaped.
     pub teardown_ns: u64,
-    /// What the background load did during the measured window (none without a load).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<LoadOutcome>,
-    /// Each CPU's steal over the trial (the hypervisor's, as the guest accounts it); none in
-    /// runs stored before schedlab read it, or where the kernel shows none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steal: Option<Steal>,
-    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cgroup: Option<crate::model::settings::CgroupFigures>,
+    /// The background load's, the steal's and the private cgroup's figures.
+    #[serde(flatten)]
+    pub beside: crate::families::Beside,
     /// Run-queue wait summed over the members, each from just before it first waits for
     /// the token to its leaving (`/proc/<tid>/schedstat`); unknown where the kernel lacks it or
     /// `--schedstat off`. Older stored runs have none.
@@ -310,9 +303,7 @@ impl RingOptions {
         if work_kb > MAX_WORK_KB {
             return Err(Error::usage(format!("--work-kb {work_kb} is more than the 1 GiB per member schedlab allows")));
         }
-        if matches!(&self.cpus, Some(c) if c.0.is_empty()) {
-            return Err(Error::usage("--cpus names no CPU"));
-        }
+        let cpus = chosen_cpus(&self.cpus, "--cpus")?;
         let length = match (self.laps, self.duration) {
             (Some(_), Some(_)) => return Err(Error::usage("--laps and --duration exclude each other: give one")),
             (_, Some(d)) => RingLength::Duration(d),
@@ -367,7 +358,7 @@ impl RingOptions {
                 mode: self.mode.unwrap_or(RingMode::Process),
                 ipc: self.ipc.unwrap_or(Ipc::Pipe),
                 pin,
-                cpus: self.cpus.as_ref().map(|c| c.0.clone()),
+                cpus: cpus.clone(),
                 policy,
                 prio,
                 work_kb,

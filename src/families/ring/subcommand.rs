@@ -68,7 +68,7 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
                 return emit(&json_text(&report.json(spec, outcome)));
             }
             emit(&report.table_row(spec, outcome))?;
-            if let Some(load) = &outcome.load {
+            if let Some(load) = &outcome.beside.load {
                 emit(&format!("    {}", crate::report::load_line(load)))?;
             }
             if let Some(trace) = &outcome.trace {

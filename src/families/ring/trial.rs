@@ -44,7 +44,7 @@ impl FamilyTrial for RingSpec {
         let load_plan = preflight::load(&self.load)?;
         let overhead_ps = kernel::measure_overhead(self, &cpus)?;
         let (mut outcome, load) = load::beside(load_plan.as_ref(), || kernel::run_ring(self, &cpus, overhead_ps))?;
-        outcome.load = load;
+        outcome.beside.load = load;
         Reply::ok(Outcome::Ring(outcome))
     }
 

@@ -610,9 +610,7 @@ pub fn run(spec: &ServerSpec) -> Result<ServerOutcome> {
         rq_wait_per_request_ns: waits.as_ref().filter(|_| requests > 0).map(|v| v.iter().sum::<u64>() / requests),
         rq_wait_max_ns: waits.as_ref().and_then(|v| v.iter().copied().max()),
         workers,
-        load: None,
-        steal: None,
-        cgroup: None,
+        beside: Default::default(),
     })
 }
 

@@ -6,11 +6,12 @@
 use crate::error::{Error, Result};
 use crate::model::load::LoadSpec;
 use crate::model::options::{
-    check_nice, check_prio, de_cpus, de_duration, read_family, read_with_groups, LoadOptions, PolicyOptions,
+    check_nice, check_prio, chosen_cpus, de_cpus, de_duration, read_family, read_with_groups, LoadOptions,
+    PolicyOptions,
 };
 use crate::model::parse::from_text::text_value;
 use crate::model::parse::*;
-use crate::model::{format_ns, LoadOutcome, Policy, Steal};
+use crate::model::{format_ns, Policy};
 use clap::Args;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::sync::OnceLock;
@@ -271,11 +272,7 @@ impl ServerOptions {
                 format_ns(MAX_PROBED_REQUEST_NS)
             )));
         }
-        if let Some(list) = &self.cpus {
-            if list.0.is_empty() {
-                return Err(Error::usage("--cpus names no CPU"));
-            }
-        }
+        let cpus = chosen_cpus(&self.cpus, "--cpus")?;
         let load = self.background.to_spec()?;
         let specs: Vec<ServerSpec> = policies
             .iter()
@@ -293,7 +290,7 @@ impl ServerOptions {
                         self.scheduling.prio.filter(|_| policy.is_realtime()),
                     )?,
                     nice: self.scheduling.nice_for(policy),
-                    cpus: self.cpus.as_ref().map(|c| c.0.clone()),
+                    cpus: cpus.clone(),
                     duration,
                     load: load.clone(),
                 })
@@ -402,13 +399,9 @@ pub struct ServerOutcome {
     pub rq_wait_per_request_ns: Option<u64>,
     pub rq_wait_max_ns: Option<u64>,
     pub workers: Vec<WorkerStats>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<LoadOutcome>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steal: Option<Steal>,
-    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cgroup: Option<crate::model::settings::CgroupFigures>,
+    /// The background load's, the steal's and the private cgroup's figures.
+    #[serde(flatten)]
+    pub beside: crate::families::Beside,
 }
 
 /// The server's figures: request and wakeup latency percentiles at the rate, what was

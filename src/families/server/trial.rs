@@ -58,7 +58,7 @@ impl FamilyTrial for ServerSpec {
     fn measure(&self, _repeat: u32, _extras: &Extras) -> Result<Reply> {
         let load_plan = preflight::load(&self.load)?;
         let (mut outcome, load) = load::beside(load_plan.as_ref(), || super::kernel::run(self))?;
-        outcome.load = load;
+        outcome.beside.load = load;
         Reply::ok(Outcome::Server(outcome))
     }
 

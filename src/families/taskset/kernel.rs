@@ -706,9 +706,7 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
             .map(|t| 100.0 * t.misses as f64 / t.activations as f64)
             .fold(0.0, f64::max),
         tasks,
-        load: None,
-        steal: None,
-        cgroup: None,
+        beside: Default::default(),
         trace,
         activations_dropped: extras.activations.map(|_| stream_dropped),
     })

@@ -5,13 +5,13 @@
 use crate::error::{Error, Result};
 use crate::model::load::LoadSpec;
 use crate::model::options::{
-    check_nice, de_cpus, de_duration, read_family, read_with_groups, LoadOptions, OnOff, PolicyOptions,
+    check_nice, chosen_cpus, de_cpus, de_duration, read_family, read_with_groups, LoadOptions, OnOff, PolicyOptions,
 };
+use crate::model::parse::given::{present, ByKey, Given, Keyed};
 use crate::model::parse::*;
-use crate::model::{format_ns, DeadlineParams, LoadOutcome, Policy, Steal};
+use crate::model::{format_ns, DeadlineParams, Policy};
 use clap::Args;
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::Value as Json;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -100,7 +100,7 @@ fn run_ns(events: &[Event]) -> u64 {
 }
 
 /// A task as the user describes it (validated into a [`TaskSpec`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TaskDecl {
     pub name: String,
     pub count: u32,
@@ -111,52 +111,90 @@ pub struct TaskDecl {
     pub runtime_ns: Option<u64>,
 }
 
-/// The keys of a task table, before validation.
+/// The keys of a task table, before validation (`from_table` words each message with the
+/// task's name, which a table may give after its times).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TaskTable {
     name: String,
     count: Option<u32>,
-    period: Json,
-    deadline: Option<Json>,
-    run: Option<Json>,
-    events: Option<Vec<Json>>,
+    period: UnitTime,
+    deadline: Option<UnitTime>,
+    run: Option<UnitTime>,
+    events: Option<Vec<Given<Keyed<EventValue>>>>,
     prio: Option<i32>,
-    runtime: Option<Json>,
+    runtime: Option<UnitTime>,
 }
 
-/// A time written with its unit ("1ms", "250us"): a bare number could be s, ms or µs.
-fn time_ns(what: &str, value: &Json) -> std::result::Result<u64, String> {
+/// A time written with its unit ("1ms", "250us"): a bare number could be s, ms or µs, so
+/// it is refused when checked.
+type UnitTime = Given<String>;
+
+/// The time in ns, or why not; `what` names it ("task a: period").
+fn time_ns(what: &str, value: &UnitTime) -> std::result::Result<u64, String> {
     match value {
-        Json::String(text) => parse_duration(text).map(|d| d.as_nanos() as u64).map_err(|e| format!("{what}: {e}")),
-        other => Err(format!("{what}: {other} is not a time: write it with its unit, e.g. \"1ms\"")),
+        Given::Is(text) => parse_duration(text).map(|d| d.as_nanos() as u64).map_err(|e| format!("{what}: {e}")),
+        Given::Not(other) => Err(format!("{what}: {other} is not a time: write it with its unit, e.g. \"1ms\"")),
+    }
+}
+
+/// One value of an event table, read by its key: the time or mutex name of the event's
+/// kind, its `pi`, or a key whose value does not matter here.
+enum EventValue {
+    Text(Given<String>),
+    Pi(Given<bool>),
+    Other,
+}
+
+impl<'de> ByKey<'de> for EventValue {
+    fn read<A: serde::de::MapAccess<'de>>(key: &str, map: &mut A) -> std::result::Result<Self, A::Error> {
+        Ok(match key {
+            "pi" => EventValue::Pi(map.next_value()?),
+            "run" | "sleep" | "lock" | "unlock" => EventValue::Text(map.next_value()?),
+            _ => {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                EventValue::Other
+            }
+        })
     }
 }
 
 /// One event table: exactly one of run, sleep, lock (with `pi`), unlock, yield.
-fn event(task: &str, value: &Json) -> std::result::Result<Event, String> {
-    let Json::Object(map) = value else {
-        return Err(format!("task {task}: an event is a table, e.g. {{ run = \"100us\" }}, not {value}"));
+fn event(task: &str, value: &Given<Keyed<EventValue>>) -> std::result::Result<Event, String> {
+    let Keyed(entries) = match value {
+        Given::Is(table) => table,
+        Given::Not(other) => {
+            return Err(format!("task {task}: an event is a table, e.g. {{ run = \"100us\" }}, not {other}"))
+        }
     };
-    let kinds: Vec<&String> = map.keys().filter(|k| k.as_str() != "pi").collect();
+    let kinds: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).filter(|&k| k != "pi").collect();
     let [kind] = kinds.as_slice() else {
         return Err(format!(
             "task {task}: an event has exactly one of run, sleep, lock, unlock, yield (got {})",
-            kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+            kinds.join(", ")
         ));
     };
-    let pi = map.get("pi").map(|v| v.as_bool().ok_or("pi is true or false"));
-    let pi = pi.transpose().map_err(|e| format!("task {task}: {e}"))?;
-    if pi.is_some() && kind.as_str() != "lock" {
+    let pi = match entries.iter().find_map(|(_, v)| if let EventValue::Pi(pi) = v { Some(pi) } else { None }) {
+        Some(Given::Not(_)) => return Err(format!("task {task}: pi is true or false")),
+        Some(Given::Is(pi)) => Some(*pi),
+        None => None,
+    };
+    if pi.is_some() && *kind != "lock" {
         return Err(format!("task {task}: pi belongs to a lock event"));
     }
-    let name_of = |v: &Json| v.as_str().map(str::to_string).ok_or(format!("task {task}: {kind} names a mutex"));
-    let v = &map[kind.as_str()];
-    Ok(match kind.as_str() {
-        "run" => Event::Run(time_ns(&format!("task {task}: run"), v)?),
-        "sleep" => Event::Sleep(time_ns(&format!("task {task}: sleep"), v)?),
-        "lock" => Event::Lock { name: name_of(v)?, pi: pi.unwrap_or(true) },
-        "unlock" => Event::Unlock(name_of(v)?),
+    let text = entries.iter().find_map(|(_, v)| if let EventValue::Text(text) = v { Some(text) } else { None });
+    let name_of = || match text {
+        Some(Given::Is(name)) => Ok(name.clone()),
+        _ => Err(format!("task {task}: {kind} names a mutex")),
+    };
+    // The reader keeps the value of a run or sleep; without one it would be a run of 0,
+    // which `check_task` refuses.
+    let time = |what: &str| text.map_or(Ok(0), |t| time_ns(&format!("task {task}: {what}"), t));
+    Ok(match *kind {
+        "run" => Event::Run(time("run")?),
+        "sleep" => Event::Sleep(time("sleep")?),
+        "lock" => Event::Lock { name: name_of()?, pi: pi.unwrap_or(true) },
+        "unlock" => Event::Unlock(name_of()?),
         "yield" => Event::Yield,
         other => {
             return Err(format!(
@@ -196,41 +234,27 @@ impl TaskDecl {
 
 impl<'de> Deserialize<'de> for TaskDecl {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let value = Json::deserialize(d)?;
-        // A stored spec's form (its events typed), or a suite's table.
-        if value.get("period_ns").is_some() {
-            #[derive(Deserialize)]
-            struct Stored {
-                name: String,
-                count: u32,
-                period_ns: u64,
-                deadline_ns: Option<u64>,
-                events: Vec<Event>,
-                prio: Option<i32>,
-                runtime_ns: Option<u64>,
-            }
-            let s: Stored = serde_json::from_value(value).map_err(serde::de::Error::custom)?;
-            return Ok(TaskDecl {
-                name: s.name,
-                count: s.count,
-                period_ns: s.period_ns,
-                deadline_ns: s.deadline_ns,
-                events: s.events,
-                prio: s.prio,
-                runtime_ns: s.runtime_ns,
-            });
-        }
-        let table: TaskTable = serde_json::from_value(value).map_err(serde::de::Error::custom)?;
-        TaskDecl::from_table(table).map_err(serde::de::Error::custom)
+        TaskDecl::from_table(TaskTable::deserialize(d)?).map_err(serde::de::Error::custom)
     }
+}
+
+/// Reads TOML text twice: first its shape (`Shape`, whose errors keep TOML's position and
+/// excerpt), then its tasks, whose own messages (`task a: period: …`) are given bare.
+fn read_toml<'a, Shape: Deserialize<'a>, Tasks: Deserialize<'a>>(
+    text: &'a str,
+) -> std::result::Result<std::result::Result<Tasks, String>, toml::de::Error> {
+    toml::from_str::<Shape>(text)?;
+    Ok(toml::from_str::<Tasks>(text).map_err(|e| e.message().to_string()))
 }
 
 /// `--task 'name = "a", period = "1ms", run = "200us"'`.
 fn parse_task_flag(text: &str) -> std::result::Result<TaskDecl, String> {
-    let doc: toml::Table =
-        toml::from_str(&format!("task = {{ {text} }}")).map_err(|e| format!("not a TOML table: {e}"))?;
-    let value = serde_json::to_value(&doc["task"]).map_err(|e| e.to_string())?;
-    serde_json::from_value(value).map_err(|e| e.to_string())
+    #[derive(Deserialize)]
+    struct Flag<T> {
+        task: T,
+    }
+    let flag = read_toml::<Flag<serde::de::IgnoredAny>, Flag<TaskDecl>>(&format!("task = {{ {text} }}"));
+    flag.map_err(|e| format!("not a TOML table: {e}"))?.map(|f| f.task)
 }
 
 /// The tasks of a TOML file of `[[task]]` tables.
@@ -240,43 +264,105 @@ pub fn read_task_file(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
     })?;
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
-    struct File {
-        #[serde(default)]
-        task: Vec<Json>,
+    struct File<T> {
+        #[serde(default = "Vec::new")]
+        task: Vec<T>,
     }
-    let file: File = toml::from_str(&text).map_err(|e| Error::usage(format!("{}: {e}", path.display())))?;
-    file.task
-        .into_iter()
-        .map(|t| serde_json::from_value(t).map_err(|e| Error::usage(format!("{}: {e}", path.display()))))
-        .collect()
-}
-
-/// A JSON object with its keys in the order written: an rt-app task's events run in the
-/// order its keys are written (serde_json's map would sort them).
-struct Ordered(Vec<(String, Json)>);
-
-impl<'de> Deserialize<'de> for Ordered {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = Ordered;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Ordered, A::Error> {
-                let mut entries = Vec::new();
-                while let Some((key, value)) = map.next_entry::<String, Json>()? {
-                    entries.push((key, value));
-                }
-                Ok(Ordered(entries))
-            }
-        }
-        d.deserialize_map(Visitor)
-    }
+    let bad = |e: String| Error::usage(format!("{}: {e}", path.display()));
+    let file = read_toml::<File<serde::de::IgnoredAny>, File<TaskDecl>>(&text).map_err(|e| bad(e.to_string()))?;
+    file.map(|f| f.task).map_err(bad)
 }
 
 /// The rt-app keys of a task that are its settings, not events.
 const RT_APP_SETTINGS: [&str; 6] = ["instance", "loop", "priority", "policy", "dl-runtime", "dl-deadline"];
+
+/// One value of an rt-app task, read by its key's kind (rt-app numbers repeats: run0, run1).
+enum RtAppEntry {
+    Instance(Option<u64>),
+    /// `loop` and `policy`: schedlab runs for --duration, under the --policy of each trial.
+    Ignored,
+    Priority(Option<i64>),
+    /// `run`, `sleep`, `dl-runtime`, `dl-deadline`: whole µs.
+    Micros(Given<u64>),
+    /// `lock` and `unlock`: the mutex's name.
+    Mutex(Option<String>),
+    Yield,
+    Timer(Option<Given<u64>>),
+    Unsupported,
+}
+
+/// `T` read from an object only: a derived struct would also take a list of its fields in
+/// order, where rt-app's keys that are not objects mean "not given".
+struct FromObject<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for FromObject<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visitor<T> {
+            type Value = FromObject<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(FromObject)
+            }
+        }
+        d.deserialize_map(Visitor(std::marker::PhantomData))
+    }
+}
+
+/// An rt-app timer: `{ "ref": "t", "period": 1000 }` (µs).
+#[derive(Deserialize)]
+struct RtAppTimer {
+    #[serde(default, deserialize_with = "present")]
+    period: Option<Given<u64>>,
+}
+
+impl<'de> ByKey<'de> for RtAppEntry {
+    fn read<A: serde::de::MapAccess<'de>>(key: &str, map: &mut A) -> std::result::Result<Self, A::Error> {
+        let ignore = |map: &mut A| map.next_value::<serde::de::IgnoredAny>().map(|_| ());
+        Ok(match key.trim_end_matches(|c: char| c.is_ascii_digit()) {
+            "instance" => RtAppEntry::Instance(map.next_value::<Given<u64>>()?.ok()),
+            "loop" | "policy" => {
+                ignore(map)?;
+                RtAppEntry::Ignored
+            }
+            "priority" => RtAppEntry::Priority(map.next_value::<Given<i64>>()?.ok()),
+            "run" | "sleep" | "dl-runtime" | "dl-deadline" => RtAppEntry::Micros(map.next_value()?),
+            "lock" | "unlock" => RtAppEntry::Mutex(map.next_value::<Given<String>>()?.ok()),
+            "yield" => {
+                ignore(map)?;
+                RtAppEntry::Yield
+            }
+            "timer" => {
+                let timer = map.next_value::<Given<FromObject<RtAppTimer>>>()?;
+                RtAppEntry::Timer(timer.ok().and_then(|t| t.0.period))
+            }
+            _ => {
+                ignore(map)?;
+                RtAppEntry::Unsupported
+            }
+        })
+    }
+}
+
+/// An rt-app task: its keys in order (events run in the order written), each read as its
+/// kind takes it; anything but an object is kept to be named in the message.
+struct RtAppTask(Given<Keyed<RtAppEntry>>);
+
+impl<'de> ByKey<'de> for RtAppTask {
+    const EXPECTING: &'static str = "a JSON object";
+    fn read<A: serde::de::MapAccess<'de>>(_: &str, map: &mut A) -> std::result::Result<Self, A::Error> {
+        map.next_value().map(RtAppTask)
+    }
+}
+
+/// rt-app's `global`: only `pi_enabled` is read, and only when it is true or false.
+#[derive(Deserialize)]
+struct RtAppGlobal {
+    #[serde(default)]
+    pi_enabled: Option<Given<bool>>,
+}
 
 /// The tasks of an rt-app JSON file (rt-app's own format: `tasks`, each an object whose
 /// keys are its settings and its events in order, times in µs; `global` ignored but for
@@ -288,19 +374,26 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
     let bad = |msg: String| Error::usage(format!("{}: {msg}", path.display()));
     #[derive(Deserialize)]
     struct File {
-        tasks: Ordered,
+        tasks: Keyed<RtAppTask>,
         #[serde(default)]
-        global: Json,
+        global: Option<Given<FromObject<RtAppGlobal>>>,
     }
     let file: File = serde_json::from_str(&text).map_err(|e| bad(format!("not an rt-app file: {e}")))?;
-    let pi = file.global.get("pi_enabled").and_then(Json::as_bool).unwrap_or(false);
-    let us = |task: &str, key: &str, v: &Json| -> Result<u64> {
-        let n = v.as_u64().ok_or_else(|| bad(format!("task {task}: {key} is a whole number of µs, not {v}")))?;
-        Ok(n * 1000)
+    let pi = file.global.and_then(Given::ok).and_then(|g| g.0.pi_enabled).and_then(Given::ok).unwrap_or(false);
+    let us = |task: &str, key: &str, v: &Given<u64>| -> Result<u64> {
+        match v {
+            Given::Is(n) => Ok(n * 1000),
+            Given::Not(other) => Err(bad(format!("task {task}: {key} is a whole number of µs, not {other}"))),
+        }
     };
     let mut out = Vec::new();
-    for (name, body) in file.tasks.0 {
-        let Ordered(entries) = serde_json::from_value(body).map_err(|e| bad(format!("task {name}: {e}")))?;
+    for (name, RtAppTask(body)) in file.tasks.0 {
+        let entries = match body {
+            Given::Is(Keyed(entries)) => entries,
+            Given::Not(other) => {
+                return Err(bad(format!("task {name}: invalid type: {}, expected a JSON object", other.kind)))
+            }
+        };
         let mut decl = TaskDecl {
             name: name.clone(),
             count: 1,
@@ -312,35 +405,36 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
         };
         // Events before and after the timer, and the timer's period.
         let (mut before, mut after, mut period) = (Vec::new(), Vec::new(), None);
-        for (key, value) in &entries {
-            // rt-app repeats an event under numbered keys: run0, run1, …
+        for (key, entry) in entries {
             let kind = key.trim_end_matches(|c: char| c.is_ascii_digit());
             let events = if period.is_some() { &mut after } else { &mut before };
-            let mutex = |v: &Json| {
-                v.as_str().map(str::to_string).ok_or_else(|| bad(format!("task {name}: {key} names a mutex")))
-            };
-            match kind {
-                "instance" => decl.count = value.as_u64().and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
-                // schedlab runs for --duration, under the --policy of each trial.
-                "loop" | "policy" => {}
-                "priority" => decl.prio = value.as_i64().map(|p| p as i32),
-                "dl-runtime" => decl.runtime_ns = Some(us(&name, key, value)?),
-                "dl-deadline" => decl.deadline_ns = Some(us(&name, key, value)?),
-                "run" => events.push(Event::Run(us(&name, key, value)?)),
-                "sleep" => events.push(Event::Sleep(us(&name, key, value)?)),
-                "lock" => events.push(Event::Lock { name: mutex(value)?, pi }),
-                "unlock" => events.push(Event::Unlock(mutex(value)?)),
-                "yield" => events.push(Event::Yield),
-                "timer" if period.is_some() => {
+            let mutex = |m: Option<String>| m.ok_or_else(|| bad(format!("task {name}: {key} names a mutex")));
+            match entry {
+                RtAppEntry::Instance(n) => decl.count = n.and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
+                RtAppEntry::Ignored => {}
+                RtAppEntry::Priority(p) => decl.prio = p.map(|p| p as i32),
+                RtAppEntry::Micros(v) => {
+                    let ns = us(&name, &key, &v)?;
+                    match kind {
+                        "dl-runtime" => decl.runtime_ns = Some(ns),
+                        "dl-deadline" => decl.deadline_ns = Some(ns),
+                        "run" => events.push(Event::Run(ns)),
+                        _ => events.push(Event::Sleep(ns)),
+                    }
+                }
+                RtAppEntry::Mutex(m) if kind == "lock" => events.push(Event::Lock { name: mutex(m)?, pi }),
+                RtAppEntry::Mutex(m) => events.push(Event::Unlock(mutex(m)?)),
+                RtAppEntry::Yield => events.push(Event::Yield),
+                RtAppEntry::Timer(_) if period.is_some() => {
                     return Err(bad(format!("task {name}: a second timer ({key}): schedlab runs one period a task")))
                 }
-                "timer" => {
-                    let p = value.get("period").ok_or_else(|| bad(format!("task {name}: {key} has no period")))?;
-                    period = Some(us(&name, key, p)?);
+                RtAppEntry::Timer(p) => {
+                    let p = p.ok_or_else(|| bad(format!("task {name}: {key} has no period")))?;
+                    period = Some(us(&name, &key, &p)?);
                 }
-                other => {
+                RtAppEntry::Unsupported => {
                     return Err(bad(format!(
-                        "task {name}: '{other}' is not supported: schedlab runs rt-app's run, sleep, timer, lock, \
+                        "task {name}: '{kind}' is not supported: schedlab runs rt-app's run, sleep, timer, lock, \
                          unlock and yield, and the settings {}",
                         RT_APP_SETTINGS.join(", ")
                     )))
@@ -535,10 +629,7 @@ impl TasksetOptions {
             )));
         }
         let load = self.background.to_spec()?;
-        let cpus = self.cpus.as_ref().map(|c| c.0.clone());
-        if cpus.as_ref().is_some_and(|c| c.is_empty()) {
-            return Err(Error::usage("--cpus names no CPU"));
-        }
+        let cpus = chosen_cpus(&self.cpus, "--cpus")?;
         // (A suite's policy axis that mixes deadline with others keeps reclaim in the
         // deadline cells alone.)
         if self.reclaim && !policies.iter().any(|p| p.is_deadline()) {
@@ -721,13 +812,9 @@ pub struct TasksetOutcome {
     pub slack_min_ns: i64,
     /// The highest miss ratio of any one task, in %.
     pub worst_task_miss_pct: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<LoadOutcome>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steal: Option<Steal>,
-    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cgroup: Option<crate::model::settings::CgroupFigures>,
+    /// The background load's, the steal's and the private cgroup's figures.
+    #[serde(flatten)]
+    pub beside: crate::families::Beside,
     /// With `--trace on`: what ran during each missed activation, or why it is unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<crate::analysis::misses::MissTrace>,
@@ -841,6 +928,52 @@ mod tests {
         // The default reservation: run, a quarter, the wait and the floor.
         assert_eq!(default_runtime_ns(250_000, 350_000, 1_000_000, 1_000_000), 250_000 + 62_500 + 350_000 + 100_000);
         assert_eq!(default_runtime_ns(250_000, 900_000, 1_000_000, 1_000_000), 1_000_000, "within the deadline");
+    }
+
+    #[test]
+    fn the_figures_beside_an_outcome_are_stored_where_they_stood() {
+        use crate::families::{Beside, Outcome};
+        let outcome = TasksetOutcome {
+            worst_task_miss_pct: 1.5,
+            beside: Beside {
+                load: Some(crate::model::LoadOutcome::default()),
+                steal: Some(crate::model::Steal::default()),
+                cgroup: None,
+            },
+            activations_dropped: Some(3),
+            ..Default::default()
+        };
+        let text = serde_json::to_string(&Outcome::Taskset(outcome.clone())).unwrap();
+        assert!(text.starts_with("{\"family\":\"taskset\",\"tasks\":[],"), "{text}");
+        let at = |key: &str| text.find(&format!("\"{key}\":")).unwrap_or_else(|| panic!("{key}: {text}"));
+        let order = ["worst_task_miss_pct", "load", "steal", "activations_dropped"].map(at);
+        assert!(order.is_sorted(), "{text}");
+        assert!(!text.contains("\"cgroup\"") && text.ends_with("\"activations_dropped\":3}"), "{text}");
+        assert_eq!(serde_json::from_str::<Outcome>(&text).unwrap(), Outcome::Taskset(outcome));
+    }
+
+    #[test]
+    fn rt_app_keys_read_in_order_and_only_objects_as_objects() {
+        let dir = std::env::temp_dir().join(format!("schedlab-rt-app-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let read = |text: &str| {
+            let file = dir.join("set.json");
+            std::fs::write(&file, text).unwrap();
+            read_rt_app(&file).map_err(|e| e.to_string())
+        };
+        let task =
+            r#""a": {"sleep": 100, "lock": "m", "run1": 50, "unlock": "m", "timer": {"period": 1000}, "run0": 20}"#;
+        let with_pi = read(&format!(r#"{{"tasks": {{{task}}}, "global": {{"pi_enabled": true}}}}"#)).unwrap();
+        // After the timer first, then what came before it; each key where it was written.
+        let lock = Event::Lock { name: "m".into(), pi: true };
+        let events =
+            vec![Event::Run(20_000), Event::Sleep(100_000), lock, Event::Run(50_000), Event::Unlock("m".into())];
+        assert_eq!((with_pi[0].period_ns, &with_pi[0].events), (1_000_000, &events));
+        let odd_global = read(&format!(r#"{{"tasks": {{{task}}}, "global": [true]}}"#)).unwrap();
+        assert_eq!(odd_global[0].events[2], Event::Lock { name: "m".into(), pi: false });
+        let e = read(r#"{"tasks": {"a": {"run": 100, "timer": [1000]}}}"#).unwrap_err();
+        assert!(e.ends_with("task a: timer has no period"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

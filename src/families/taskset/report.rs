@@ -181,7 +181,7 @@ pub fn miss_lines(o: &TasksetOutcome) -> Vec<String> {
 /// Each CPU's steal over the trial, as `/proc/stat` counts it.
 fn steal_text(o: &TasksetOutcome) -> String {
     let ms = |ns: u64| format!("{:.2} ms", ns as f64 / 1e6);
-    o.steal.as_ref().map_or("not read".to_string(), |st| {
+    o.beside.steal.as_ref().map_or("not read".to_string(), |st| {
         st.cpus.iter().map(|c| format!("CPU {} {}", c.cpu, ms(c.steal_ns))).collect::<Vec<_>>().join(", ")
             + &format!(" (± {} per CPU)", ms(st.resolution_ns))
     })

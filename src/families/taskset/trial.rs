@@ -82,7 +82,7 @@ impl FamilyTrial for TasksetSpec {
             let _ = std::fs::remove_file(path);
         }
         let (mut outcome, load) = ran?;
-        outcome.load = load;
+        outcome.beside.load = load;
         Reply::ok(Outcome::Taskset(outcome))
     }
 

@@ -94,9 +94,7 @@ impl WorkloadTrial {
             fairness: Some(crate::analysis::stats::jain_index(&shares)),
             pi_min: pis().reduce(f64::min),
             pi_max: pis().reduce(f64::max),
-            load: None,
-            steal: None,
-            cgroup: None,
+            beside: Default::default(),
             reservation: self.spec.deadline.map(|dl| self.reservation_figures(&dl)),
             run_delay_ns: sum.run_delay_ns,
             run_delay_max_ns: delays.as_ref().and_then(|d| d.last().copied()),
@@ -197,16 +195,9 @@ pub struct WorkloadOutcome {
     /// The children's pi estimates (cpu and mixed), lowest and highest.
     pub pi_min: Option<f64>,
     pub pi_max: Option<f64>,
-    /// What the background load did during the measured window (none without a load).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<LoadOutcome>,
-    /// Each CPU's steal over the trial (the hypervisor's, as the guest accounts it); none in
-    /// runs stored before schedlab read it, or where the kernel shows none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steal: Option<Steal>,
-    /// The trial's private cgroup (a `cgroup` setting): throttling and CPU pressure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cgroup: Option<crate::model::settings::CgroupFigures>,
+    /// The background load's, the steal's and the private cgroup's figures.
+    #[serde(flatten)]
+    pub beside: crate::families::Beside,
     /// Under SCHED_DEADLINE: what each child's reservation let it have.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reservation: Option<ReservationFigures>,
