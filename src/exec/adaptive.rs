@@ -22,7 +22,8 @@
 //!    (which narrows as 1/√n) times its trial; ties round-robin. Effort goes where it
 //!    soonest buys an answer, and the time already spent shares the budget: a question
 //!    whose projection keeps saying "a few more blocks" cannot take the run while others
-//!    are a few blocks from an answer.
+//!    are a few blocks from an answer. A question below the fewest blocks any answer
+//!    needs counts only the blocks to reach them: a projection from so few says little.
 //! 3. An item runs only if the time the run has used plus its typical trial times fits the
 //!    budget; when none fits, the run ends. Items left open are reported as stopped by
 //!    `max_repeat` or by the budget, never dropped.
@@ -513,15 +514,21 @@ impl Session {
         let mut items = Vec::new();
         let answers = self.answers();
         let alpha = self.alpha_now(&answers);
+        let fewest = crate::analysis::sequential::fewest_blocks(alpha);
         for (i, q) in self.questions.iter().enumerate() {
             if self.question_open(i, &answers) {
                 let block: Duration = q.cells.iter().map(|&c| self.cells[c].typical).sum();
                 let comparison = self.comparison(i);
                 let run = comparison.as_ref().map_or(0, Comparison::blocks);
                 // Nothing in sight: as if it needed the longest projection.
-                let to_go = comparison
+                let projected = comparison
                     .and_then(|c| c.blocks_to_answer(alpha))
                     .unwrap_or(crate::analysis::sequential::MAX_PROJECTED);
+                // Below the fewest blocks any answer needs, a projection from so few blocks
+                // says little (a real 10 % difference can read 5 of 9 blocks higher): such
+                // a question is first taken that far, which is cheap, and judged by its
+                // projection after.
+                let to_go = if run < fewest { fewest - run } else { projected };
                 items.push((Item::Question(i), (run + to_go) as f64 * block.as_secs_f64(), block));
             }
         }
