@@ -6,7 +6,6 @@ pub mod claims;
 pub mod compare;
 pub mod exporter;
 pub mod family;
-pub mod fields;
 pub mod figures;
 pub mod findings;
 pub mod forest;

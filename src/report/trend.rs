@@ -8,7 +8,6 @@ use crate::model::cell;
 use crate::model::figures::{self, Figure};
 use crate::model::Family;
 use crate::report::compare::{number, p_text};
-use crate::report::fields::fields;
 use crate::report::stored::groups;
 use crate::report::table::Table;
 use crate::store::{RunRecord, TrialRecord};
@@ -230,8 +229,9 @@ fn noise_note(noise: &[String]) -> String {
     }
 }
 
-/// The fields of two fingerprints that differ (nested objects by dotted key, `fields`),
-/// volatile ones left out.
+/// The fields of two fingerprints that differ (nested objects by dotted key), volatile
+/// ones left out. A fingerprint is walked as stored, keys this schedlab does not know
+/// included, so through its JSON form.
 pub fn changed_fields(before: &impl Serialize, after: &impl Serialize) -> Vec<FieldChange> {
     let (a, b) = (fields(before), fields(after));
     let mut keys: Vec<&String> = a.iter().chain(&b).map(|(k, _)| k).collect();
@@ -247,6 +247,30 @@ pub fn changed_fields(before: &impl Serialize, after: &impl Serialize) -> Vec<Fi
             (from != to).then(|| FieldChange { field: k.clone(), from, to })
         })
         .collect()
+}
+
+/// Every field of a record as (dotted key, text): a nested object by dotted key (an
+/// empty one none), a string its text, anything else its compact JSON (`true`, `4`, a
+/// list whole).
+fn fields(record: &impl Serialize) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Ok(value) = serde_json::to_value(record) {
+        flatten("", &value, &mut out);
+    }
+    out
+}
+
+fn flatten(prefix: &str, value: &Json, out: &mut Vec<(String, String)>) {
+    match value {
+        Json::Object(map) => {
+            for (k, v) in map {
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                flatten(&key, v, out);
+            }
+        }
+        Json::String(s) => out.push((prefix.to_string(), s.clone())),
+        other => out.push((prefix.to_string(), other.to_string())),
+    }
 }
 
 fn signed_percent(fraction: f64) -> String {
