@@ -21,7 +21,6 @@ mod pg;
 pub mod seeds;
 mod sqlite;
 mod timestamp;
-mod warning;
 
 use crate::error::{Error, Result};
 use crate::model::run::RunOptions;
@@ -292,7 +291,9 @@ fn parsed<T: serde::de::DeserializeOwned + Default>(text: Option<String>) -> T {
 /// A run's stored warnings: a JSON list of lines (anything else reads as no warnings; a
 /// non-text entry is kept as its JSON text rather than dropped).
 fn warnings_of(text: Option<String>) -> Vec<String> {
-    parsed::<Vec<warning::StoredWarning>>(text).into_iter().map(|w| w.0).collect()
+    // Any JSON, since a hand-edited or newer store may hold more than lines of text.
+    let list: Vec<serde_json::Value> = parsed(text);
+    list.iter().map(|w| w.as_str().map_or_else(|| w.to_string(), str::to_string)).collect()
 }
 
 /// The columns of `runs`, in the order `run_from_row` reads them.
@@ -643,6 +644,15 @@ mod tests {
         let buckets = vec![(0, 1), (127, 128), (128, 1), (1_000_000, 5), (u64::MAX / 2, 7)];
         assert_eq!(decode_histogram(&encode_histogram(&buckets)), buckets);
         assert!(encode_histogram(&[(1000, 3), (1001, 4)]).len() <= 5);
+    }
+
+    #[test]
+    fn stored_warnings_read_as_lines_and_any_other_entry_as_its_json() {
+        let text = |t: &str| Some(t.to_string());
+        assert_eq!(warnings_of(text(r#"["a line", 3, {"code": 7}, null]"#)), ["a line", "3", r#"{"code":7}"#, "null"]);
+        assert!(warnings_of(text(r#"{"not": "a list"}"#)).is_empty());
+        assert!(warnings_of(text("not json")).is_empty());
+        assert!(warnings_of(None).is_empty());
     }
 
     #[test]
