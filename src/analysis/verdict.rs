@@ -82,8 +82,8 @@ pub struct Evidence {
     pub ci: Option<(f64, f64)>,
     pub p: Option<f64>,
     pub too_few: Option<String>,
-    /// Paired blocks only: how many, and the p that the median ratio is within
-    /// 1 ± `sequential::MARGIN` (what lets `ab` stop adding blocks on a tie).
+    /// Paired blocks only: how many, and the p that the median ratio is within 1 ± the
+    /// experiment's margin (what lets `ab` stop adding blocks on a tie).
     pub blocks: Option<usize>,
     pub p_equivalent: Option<f64>,
 }
@@ -106,9 +106,9 @@ pub fn evidence(a: &[f64], b: &[f64]) -> Evidence {
 /// (`analysis::sequential`): the median within-block ratio B / A, its confidence sequence
 /// at `ALPHA`, and the sign test's anytime-valid p of a difference of that median — valid
 /// at whatever block the session stopped, so `ab` may add blocks until it is decided.
-pub fn evidence_paired(pairs: &[(f64, f64)]) -> Evidence {
+pub fn evidence_paired(pairs: &[(f64, f64)], margin: f64) -> Evidence {
     let fewest = fewest_blocks(ALPHA);
-    let Some(paired) = Paired::of(pairs) else {
+    let Some(paired) = Paired::within(pairs, margin) else {
         let why = "no block in which both sides have a value".to_string();
         return Evidence { ratio: None, ci: None, p: None, too_few: Some(why), blocks: Some(0), p_equivalent: None };
     };

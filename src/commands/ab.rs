@@ -300,7 +300,8 @@ fn extend(
     let mut next_seq = suite.trials.len();
     for pair in plan.first_pair.. {
         let stored = [store.trials(ids[0])?, store.trials(ids[1])?];
-        let rows = compare::compare(&stored[0], &stored[1], 0.05, compare::Mode::Interleaved, &[]);
+        let margins: Vec<f64> = suite.experiments.iter().map(|e| e.margin).collect();
+        let rows = compare::compare(&stored[0], &stored[1], 0.05, compare::Mode::Interleaved, &[], &margins);
         let open = undecided_cells(&rows);
         if open.is_empty() {
             eprintln!("schedlab: A/B: every figure decided after {pair} block pairs");

@@ -30,7 +30,9 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
     if let compare::Mode::Separate { history_runs } = &mut mode {
         *history_runs = history.len();
     }
-    let rows = compare::compare(&trials_a, &trials_b, threshold, mode, &history);
+    // An interleaved session judges equivalence at each experiment's own margin.
+    let margins: Vec<f64> = crate::exec::suite::asked(&run_a.suite_text).iter().map(|a| a.margin).collect();
+    let rows = compare::compare(&trials_a, &trials_b, threshold, mode, &history, &margins);
     if rows.is_empty() {
         return Err(Error::usage(format!(
             "runs {a} and {b} have no trials in common (none with the same family and parameters): nothing to compare"

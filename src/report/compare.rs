@@ -138,6 +138,18 @@ pub struct Row {
     pub verdict: Verdict,
     /// Slower by more than the threshold (and the drift), significantly.
     pub regression: bool,
+    /// Interleaved: the margin its equivalence is judged at (its experiment's).
+    pub margin: f64,
+}
+
+impl Row {
+    /// The verdict in words, an equivalence with its margin.
+    pub fn verdict_text(&self) -> String {
+        match self.verdict {
+            Verdict::Equivalent => format!("equivalent within ±{:.0}%", self.margin * 100.0),
+            ref other => other.label(),
+        }
+    }
 }
 
 /// A figure of a group's ok trials in the order they ran (start time, then plan order).
@@ -168,12 +180,15 @@ fn history_sd(cells: &[&Group], history: &[Vec<Group>], figure: &Figure) -> Opti
 /// Match the two runs' trials and compare every figure. Empty when nothing matches.
 /// `history` holds the trials of other runs on the same machine (in separate mode, their
 /// spread widens the drift band; interleaved runs ignore it).
+/// `margins`: each experiment's margin of equivalence (by its index in A's suite), for an
+/// interleaved session; an experiment past its end is judged at `sequential::MARGIN`.
 pub fn compare(
     a: &[TrialRecord],
     b: &[TrialRecord],
     threshold: f64,
     mode: Mode,
     history: &[Vec<TrialRecord>],
+    margins: &[f64],
 ) -> Vec<Row> {
     let (ga, gb) = (groups(a), groups(b));
     let history: Vec<Vec<Group>> = history.iter().map(|t| groups(t)).collect();
@@ -189,9 +204,13 @@ pub fn compare(
             if va.is_empty() && vb.is_empty() && left.outcomes().next().is_some() && right.outcomes().next().is_some() {
                 continue;
             }
+            let margin = usize::try_from(left.experiment)
+                .ok()
+                .and_then(|e| margins.get(e).copied())
+                .unwrap_or(crate::analysis::sequential::MARGIN);
             let e = match mode {
                 Mode::Interleaved => {
-                    evidence_paired(&pair_blocks(&left.by_repeat(compared), &right.by_repeat(compared)))
+                    evidence_paired(&pair_blocks(&left.by_repeat(compared), &right.by_repeat(compared)), margin)
                 }
                 Mode::Separate { .. } => evidence(&va, &vb),
             };
@@ -213,6 +232,7 @@ pub fn compare(
                 drift: Drift::Shared,
                 verdict: Verdict::NoDifference,
                 regression: false,
+                margin,
             };
             found.push((row, e, (left.experiment, right.experiment)));
         }
@@ -325,7 +345,11 @@ pub fn summary(rows: &[Row], mode: Mode, threshold: f64, a: i64, b: i64) -> Stri
     let tested = count(&|r| r.p_adjusted.is_some());
     let equivalent = count(&|r| r.verdict == Verdict::Equivalent);
     let equivalent = if mode == Mode::Interleaved {
-        format!("{equivalent} equivalent within ±{:.0}%; ", crate::analysis::sequential::MARGIN * 100.0)
+        let mut margins: Vec<String> = rows.iter().map(|r| format!("±{:.0}%", r.margin * 100.0)).collect();
+        margins.dedup();
+        margins.sort();
+        margins.dedup();
+        format!("{equivalent} equivalent within {}; ", margins.join(" or "))
     } else {
         String::new()
     };
@@ -561,7 +585,7 @@ pub fn table(rows: &[Row]) -> Table {
             drift_text(r.drift),
             r.p.map_or("-".into(), p_text),
             r.p_adjusted.map_or("-".into(), p_text),
-            format!("{}{}", r.verdict.label(), if r.regression { " REGRESSION" } else { "" }),
+            format!("{}{}", r.verdict_text(), if r.regression { " REGRESSION" } else { "" }),
         ]);
     }
     t
@@ -653,6 +677,21 @@ mod tests {
         measured.iter().enumerate().map(|(i, m)| trial(i, r#"{"procs": 2}"#, Outcome::Ring(ring(m)))).collect()
     }
 
+    #[test]
+    fn an_interleaved_session_judges_equivalence_at_its_experiments_margin() {
+        // B is 7 % above A in half the blocks and 7 % below in the rest: no difference, all
+        // of it inside ±10 % and none inside ±5 %.
+        let a = latencies(&[10_000; 40]);
+        let b = latencies(&(0..40).map(|i| if i % 2 == 0 { 10_700 } else { 9_300 }).collect::<Vec<_>>());
+        let at = |margins: &[f64]| {
+            let rows = compare(&a, &b, 0.05, Mode::Interleaved, &[], margins);
+            let row = rows.into_iter().find(|r| r.p_adjusted.is_some()).unwrap();
+            (row.verdict.clone(), row.verdict_text())
+        };
+        assert_eq!(at(&[0.10]), (Verdict::Equivalent, "equivalent within ±10%".to_string()));
+        assert_eq!(at(&[]).0, Verdict::NoDifference, "at the default ±5 %");
+    }
+
     /// Latency trials from each one's p50 (its p99 and max left at 0: never tested).
     fn latencies(p50_ns: &[u64]) -> Vec<TrialRecord> {
         latency_trials(p50_ns, |stats, p50_ns| stats.p50_ns = Some(p50_ns))
@@ -713,7 +752,7 @@ mod tests {
     fn separate_runs_do_not_call_drift_a_regression() {
         let (a, b) = (rings(&RING_3), rings(&RING_1));
         // Run 1's slow stretch: 16 % higher, and significant by Mann-Whitney...
-        let separate = compare(&a, &b, 0.05, Mode::Separate { history_runs: 0 }, &[]);
+        let separate = compare(&a, &b, 0.05, Mode::Separate { history_runs: 0 }, &[], &[]);
         let switch = row(&separate, "ns_per_switch");
         assert!(switch.ratio.unwrap() > 1.15 && switch.p_adjusted.unwrap() < ALPHA, "{:?}", switch.p_adjusted);
         // ...but as separate runs it must also clear the drift the runs show of themselves.
@@ -726,7 +765,7 @@ mod tests {
         assert!(band > 0.03 && band < 0.2, "{band}");
         // Interleaved, the same values are paired blocks: 7 of 8 higher is not enough for
         // the sign test, which needs all of 8 at the least.
-        let shared = compare(&a, &b, 0.05, Mode::Interleaved, &[]);
+        let shared = compare(&a, &b, 0.05, Mode::Interleaved, &[], &[]);
         let paired = row(&shared, "ns_per_switch");
         assert_eq!((paired.blocks, paired.verdict.clone()), (Some(8), Verdict::NoDifference));
     }
@@ -734,7 +773,7 @@ mod tests {
     #[test]
     fn a_significant_shift_inside_the_drift_band_cannot_be_separated() {
         let (a, b) = (latencies(&P50_3), latencies(&P50_4));
-        let separate = compare(&a, &b, 0.05, Mode::Separate { history_runs: 0 }, &[]);
+        let separate = compare(&a, &b, 0.05, Mode::Separate { history_runs: 0 }, &[], &[]);
         let p50 = row(&separate, "p50_ns");
         // Run 4's own halves differ by 9 %: a 21 % lower p50 is within twice that.
         assert_eq!(p50.verdict, Verdict::Drift, "{:?} {:?}", p50.ci, p50.drift);
@@ -748,13 +787,14 @@ mod tests {
     fn a_change_far_beyond_the_drift_is_still_a_regression() {
         // The same ring with a CPU hog on its CPU: every hop waits (3x slower).
         let slowed: Vec<(u64, u64)> = RING_3.iter().map(|&(real, overhead)| (real * 3, overhead)).collect();
-        let separate = compare(&rings(&RING_3), &rings(&slowed), 0.05, Mode::Separate { history_runs: 0 }, &[]);
+        let separate = compare(&rings(&RING_3), &rings(&slowed), 0.05, Mode::Separate { history_runs: 0 }, &[], &[]);
         let switch = row(&separate, "ns_per_switch");
         assert_eq!(switch.verdict, Verdict::Slower);
         assert!(switch.regression, "{:?} {:?}", switch.ci, switch.drift);
         // Also beside a history holding run 1's slow stretch (+16 %).
         let history = [rings(&RING_1), rings(&RING_3)];
-        let separate = compare(&rings(&RING_3), &rings(&slowed), 0.05, Mode::Separate { history_runs: 2 }, &history);
+        let separate =
+            compare(&rings(&RING_3), &rings(&slowed), 0.05, Mode::Separate { history_runs: 2 }, &history, &[]);
         let switch = row(&separate, "ns_per_switch");
         assert!(switch.regression && switch.drift.fraction().unwrap() > 0.15, "{:?} {:?}", switch.ci, switch.drift);
     }
@@ -772,19 +812,19 @@ mod tests {
         let p99 = |values: &[u64]| latency_trials(values, |stats, p99_ns| stats.p99_ns = Some(p99_ns));
         let (a, b) = (p99(&P99_1), p99(&P99_2));
         // Alone, the two runs' halves allow ±41 %: run 2's 6x p99 reads as a regression.
-        let alone = compare(&a, &b, 0.05, Mode::Separate { history_runs: 0 }, &[]);
+        let alone = compare(&a, &b, 0.05, Mode::Separate { history_runs: 0 }, &[], &[]);
         assert!(row(&alone, "p99_ns").regression, "{:?}", row(&alone, "p99_ns").drift);
         // Runs 3 and 4 of the same cell differ by 10x: two runs here can be that far apart.
         let history = [p99(&P99_3), p99(&P99_4)];
-        let seen = compare(&a, &b, 0.05, Mode::Separate { history_runs: 2 }, &history);
+        let seen = compare(&a, &b, 0.05, Mode::Separate { history_runs: 2 }, &history, &[]);
         let p99_row = row(&seen, "p99_ns");
         assert!(!p99_row.regression && p99_row.verdict == Verdict::Drift, "{:?} {:?}", p99_row.ci, p99_row.drift);
         assert!(p99_row.drift.fraction().unwrap() > 5.0, "{:?}", p99_row.drift);
         // One other run is no spread at all: the band stays the runs' own.
-        let one = compare(&a, &b, 0.05, Mode::Separate { history_runs: 1 }, &history[..1]);
+        let one = compare(&a, &b, 0.05, Mode::Separate { history_runs: 1 }, &history[..1], &[]);
         assert_eq!(row(&one, "p99_ns").drift, row(&alone, "p99_ns").drift);
         // Interleaved runs ignore any history.
-        let shared = compare(&a, &b, 0.05, Mode::Interleaved, &history);
+        let shared = compare(&a, &b, 0.05, Mode::Interleaved, &history, &[]);
         assert_eq!(row(&shared, "p99_ns").drift, Drift::Shared);
     }
 
@@ -826,7 +866,7 @@ mod tests {
         };
         // B = run 1 against A = run 2, as the issue's A/A comparisons did (separate runs
         // without history: Mann-Whitney on the repeats).
-        let rows = compare(&run(2), &run(1), 0.05, Mode::Separate { history_runs: 0 }, &[]);
+        let rows = compare(&run(2), &run(1), 0.05, Mode::Separate { history_runs: 0 }, &[], &[]);
         assert_eq!(rows.len(), 10);
         assert!(rows.iter().all(|r| !r.regression && r.verdict == Verdict::NoDifference));
         let lucky = rows.iter().find(|r| r.params["procs"] == 32 && r.figure == "ns_per_switch").unwrap();

@@ -571,6 +571,7 @@ mod tests {
             drift: compare::Drift::Shared,
             verdict,
             regression,
+            margin: crate::analysis::sequential::MARGIN,
         }
     }
 
