@@ -345,10 +345,10 @@ pub fn summary(rows: &[Row], mode: Mode, threshold: f64, a: i64, b: i64) -> Stri
     let tested = count(&|r| r.p_adjusted.is_some());
     let equivalent = count(&|r| r.verdict == Verdict::Equivalent);
     let equivalent = if mode == Mode::Interleaved {
-        let mut margins: Vec<String> = rows.iter().map(|r| format!("±{:.0}%", r.margin * 100.0)).collect();
+        let mut margins: Vec<f64> = rows.iter().map(|r| r.margin).collect();
+        margins.sort_by(f64::total_cmp);
         margins.dedup();
-        margins.sort();
-        margins.dedup();
+        let margins: Vec<String> = margins.iter().map(|m| format!("±{:.0}%", m * 100.0)).collect();
         format!("{equivalent} equivalent within {}; ", margins.join(" or "))
     } else {
         String::new()

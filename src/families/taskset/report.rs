@@ -6,6 +6,7 @@ use super::Taskset;
 use crate::analysis::attribution::describe_source;
 use crate::analysis::misses::MissTrace;
 use crate::analysis::stats::Summary;
+use crate::analysis::trace::Source;
 use crate::families::FamilyModel;
 use crate::model::figures::{self as registry, Part};
 use crate::model::{format_ns, Family, Outcome, TrialSpec, TrialStatus};
@@ -15,6 +16,7 @@ use crate::report::stored::{fixed, Group};
 use crate::report::table::Table;
 use crate::store::TrialRecord;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// One trial: the set's settings, then its figures (null where it failed), then each
 /// task's and the misses' (a finished trial's), then the load's.
@@ -317,26 +319,27 @@ fn miss_sources_table(groups: &[&Group], axes: &[String]) -> Option<(String, Tab
         let traces: Vec<&MissTrace> =
             g.outcomes().filter_map(Outcome::taskset).filter_map(|o| o.trace.as_ref()).collect();
         let (mut misses, mut split, mut throttled, mut not_visible) = (0, 0, 0, 0);
-        let mut by_source: Vec<(String, u64, u64)> = Vec::new();
+        // Each source's misses and time summed over the repeats, as `MissTrace::summed`
+        // sums them over one trial's misses.
+        let mut by_source: BTreeMap<&Source, (u64, u64)> = BTreeMap::new();
         for t in &traces {
             misses += t.misses;
             split += t.split;
             throttled += t.throttled_ns;
             not_visible += t.not_visible_ns;
             for s in &t.sources {
-                let name = describe_source(&s.source);
-                match by_source.iter_mut().find(|(n, _, _)| *n == name) {
-                    Some(entry) => {
-                        entry.1 += s.misses;
-                        entry.2 += s.ns;
-                    }
-                    None => by_source.push((name, s.misses, s.ns)),
-                }
+                let entry = by_source.entry(&s.source).or_default();
+                entry.0 += s.misses;
+                entry.1 += s.ns;
             }
         }
-        by_source.sort_by_key(|s| std::cmp::Reverse(s.2));
-        let top: Vec<String> =
-            by_source.iter().take(3).map(|(name, n, ns)| format!("{name} ({n}, {})", ms(*ns))).collect();
+        let mut by_time: Vec<(&&Source, &(u64, u64))> = by_source.iter().collect();
+        by_time.sort_by_key(|(_, (_, ns))| std::cmp::Reverse(*ns));
+        let top: Vec<String> = by_time
+            .iter()
+            .take(3)
+            .map(|(source, (n, ns))| format!("{} ({n}, {})", describe_source(source), ms(*ns)))
+            .collect();
         let mut row: Vec<String> = axes.iter().map(|k| g.value_text(k)).collect();
         row.extend([
             format!("{split} of {misses}"),
