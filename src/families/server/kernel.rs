@@ -515,12 +515,13 @@ fn find_rate(spec: &ServerSpec, pct: f64, cpus: &[usize]) -> Result<(f64, Vec<Pr
     let mut kept_up: Vec<bool> = Vec::new();
     for _ in 0..MAX_PROBES {
         let w = run_window(spec, rps, PROBE_NS, cpus, false)?;
+        let behind = fell_behind(&w);
         probes.push(Probe { rps, util_pct: w.util_pct });
-        kept_up.push(!fell_behind(&w));
+        kept_up.push(!behind);
         if w.util_pct <= 0.0 || (w.util_pct - pct).abs() <= pct * PROBE_TOLERANCE {
             break;
         }
-        let next = if fell_behind(&w) && w.util_pct < pct {
+        let next = if behind && w.util_pct < pct {
             // Below the target yet behind: other work holds the CPUs, and a higher rate
             // would only grow the queue. Try the rate it did serve, then stop.
             let served = w.sent.saturating_sub(w.unserved + w.dropped) as f64;
