@@ -23,6 +23,18 @@ pub fn warn_if_no_schedstat(reading: bool) {
 /// limits and one reservation is tried (`tasks`: how many the trial will ask for, named
 /// when the kernel's admission control refuses).
 pub fn scheduling(policy: Policy, prio: i32, deadline: Option<&DeadlineParams>, tasks: usize) -> Result<()> {
+    scheduling_with(policy, prio, deadline, tasks, false)
+}
+
+/// [`scheduling`], a deadline reservation tried with SCHED_FLAG_RECLAIM where `reclaim`
+/// (taskset's `--reclaim`), so a kernel without the flag is named before anything runs.
+pub fn scheduling_with(
+    policy: Policy,
+    prio: i32,
+    deadline: Option<&DeadlineParams>,
+    tasks: usize,
+    reclaim: bool,
+) -> Result<()> {
     if !policy.is_deadline() {
         return sched::probe_policy(policy, prio);
     }
@@ -30,7 +42,7 @@ pub fn scheduling(policy: Policy, prio: i32, deadline: Option<&DeadlineParams>, 
     if let Some(why) = sched::DeadlinePeriodLimits::read().refusal(params.period_ns) {
         return Err(Error::env(why));
     }
-    sched::probe_deadline(params, tasks)
+    sched::probe_deadline(params, tasks, reclaim)
 }
 
 /// A background load: its CPUs, nice value and directory (`None` without a load).

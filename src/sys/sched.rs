@@ -113,14 +113,6 @@ fn explain_reclaim_refusal(params: &DeadlineParams, tasks: usize, err: &io::Erro
     explain_deadline_refusal(params, tasks, err)
 }
 
-/// [`probe_deadline`] with SCHED_FLAG_RECLAIM: a kernel that does not offer the flag
-/// is named before anything runs.
-pub fn probe_reclaiming_deadline(params: &DeadlineParams, tasks: usize) -> Result<()> {
-    let attr = deadline_attr(params, libc::SCHED_FLAG_RECLAIM as u64);
-    in_forked_child(move || sched_setattr_admitted(&attr))
-        .map_err(|e| Error::env(explain_reclaim_refusal(params, tasks, &e)))
-}
-
 /// The bounds the kernel puts on a deadline task's period
 /// (`/proc/sys/kernel/sched_deadline_period_{min,max}_us`, Linux 5.5+; `None` where absent).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -447,12 +439,19 @@ pub fn probe_policy(policy: Policy, prio: i32) -> Result<()> {
 
 /// Try one deadline reservation in a short-lived forked child, as [`probe_policy`]
 /// does: a missing privilege, an affinity the kernel refuses or a reservation that alone
-/// exceeds what is free is reported before anything is forked. (Whether all of a trial's
-/// reservations fit together is the kernel's to say when its tasks ask.)
-pub fn probe_deadline(params: &DeadlineParams, tasks: usize) -> Result<()> {
-    let attr = deadline_attr(params, 0);
-    in_forked_child(move || sched_setattr_admitted(&attr))
-        .map_err(|e| Error::env(explain_deadline_refusal(params, tasks, &e)))
+/// exceeds what is free is reported before anything is forked; with `reclaim`, also a
+/// kernel without SCHED_FLAG_RECLAIM. (Whether all of a trial's reservations fit
+/// together is the kernel's to say when its tasks ask.)
+pub fn probe_deadline(params: &DeadlineParams, tasks: usize, reclaim: bool) -> Result<()> {
+    let flags = if reclaim { libc::SCHED_FLAG_RECLAIM as u64 } else { 0 };
+    let attr = deadline_attr(params, flags);
+    in_forked_child(move || sched_setattr_admitted(&attr)).map_err(|e| {
+        Error::env(if reclaim {
+            explain_reclaim_refusal(params, tasks, &e)
+        } else {
+            explain_deadline_refusal(params, tasks, &e)
+        })
+    })
 }
 
 /// [`apply_to_current_thread`] for any policy: a deadline policy takes its reservation

@@ -55,10 +55,7 @@ pub fn preflight(spec: &TasksetSpec) -> Result<()> {
         )));
     }
     for task in &spec.tasks {
-        preflight::scheduling(spec.policy, task.prio, task.reservation.as_ref(), spec.threads())?;
-        if let Some(params) = task.reservation.as_ref().filter(|_| spec.reclaim) {
-            sched::probe_reclaiming_deadline(params, spec.threads())?;
-        }
+        preflight::scheduling_with(spec.policy, task.prio, task.reservation.as_ref(), spec.threads(), spec.reclaim)?;
     }
     if let Some(nice) = spec.nice {
         sched::probe_nice(nice)?;
