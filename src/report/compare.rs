@@ -52,8 +52,8 @@ use crate::analysis::verdict::{
 pub use crate::analysis::verdict::{Drift, Verdict, ALPHA};
 use crate::model::figures::{self, Figure};
 use crate::model::Family;
-use crate::report::stored::{groups, Group};
 use crate::report::table::Table;
+use crate::store::group::{groups, Group};
 use crate::store::{RunRecord, TrialRecord};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};

@@ -110,7 +110,7 @@ impl Exporter for Csv {
 /// line) or Markdown (each under a `###` heading); aligned text otherwise. What `report`
 /// prints, and what the family commands print with `--format csv|markdown`.
 pub fn tables_text(trials: &[TrialRecord], rule: &RunRule, format: Format) -> String {
-    let all = stored::groups(trials);
+    let all = crate::store::group::groups(trials);
     let extras = stored::by_experiment(&all).values().flat_map(|g| stored::family_tables(g)).collect::<Vec<_>>();
     stored::experiment_tables_for(trials, rule)
         .into_iter()
@@ -159,7 +159,7 @@ impl Serialize for Summaries {
 }
 
 /// Each figure of a group's ok trials summarised over its repeats.
-fn figure_summaries(g: &stored::Group, groups: &[&stored::Group]) -> Summaries {
+fn figure_summaries(g: &crate::store::group::Group, groups: &[&crate::store::group::Group]) -> Summaries {
     let mut values: Vec<(String, Vec<f64>)> = Vec::new();
     for t in g.ok() {
         for (key, value) in figures::stored(t).into_iter().flatten() {
@@ -255,7 +255,7 @@ struct NotOkDoc<'a> {
 
 /// The run's `report --format json` document.
 pub fn run_doc<'a>(v: &RunView<'a>) -> RunDoc<'a> {
-    let all = stored::groups(v.trials);
+    let all = crate::store::group::groups(v.trials);
     let rule = RunRule::of(v.run);
     let experiments = stored::by_experiment(&all)
         .into_iter()

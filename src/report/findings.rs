@@ -18,7 +18,7 @@ use crate::analysis::stats::median;
 use crate::exec::suite::Asking;
 use crate::model::figures::{self, Figure};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, TrialSpec};
-use crate::report::stored::{groups, Group};
+use crate::store::group::{groups, Group};
 use crate::store::{RunRecord, TrialRecord};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};

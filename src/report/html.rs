@@ -291,7 +291,7 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
             TableView::of(Some(title), &table, axes)
         })
         .collect();
-    let grouped = crate::report::stored::groups(trials);
+    let grouped = crate::store::group::groups(trials);
     let notes: Vec<String> = crate::report::stored::by_experiment(&grouped)
         .values()
         .filter_map(|g| crate::report::stored::starvation(g))

@@ -8,7 +8,7 @@ use crate::analysis::stats::median;
 use crate::families::with_family;
 use crate::report::family::FamilyReport;
 use crate::report::overlay::{Overlay, OverlayLine};
-use crate::report::stored::{groups, Group};
+use crate::store::group::{groups, Group};
 use crate::store::TrialRecord;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -535,7 +535,7 @@ pub fn plots(trials: &[TrialRecord]) -> Vec<Chart> {
     let mut charts = Vec::new();
     for (experiment, gs) in crate::report::stored::by_experiment(&all) {
         let n = experiment + 1;
-        let axes = crate::report::stored::varying(&gs);
+        let axes = crate::store::group::varying(&gs);
         charts.extend(with_family!(gs[0].family, F => F::charts(n, &gs, &axes)));
     }
     charts
