@@ -190,7 +190,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::env(format!("cannot make {}: {}", dir.display(), crate::error::describe_io(&e))))?;
         // The forest plots of the run's decisions (and of a seed suite's claims) as well.
-        let forests = crate::report::forest::run_charts(&found, crate::report::claims::for_run(&run, &trials).as_ref());
+        let forests = crate::report::forest::run_charts(&found, crate::decide::claims::for_run(&run, &trials).as_ref());
         for chart in charts.iter().chain(&forests) {
             let path = dir.join(format!("{}.svg", chart.name));
             crate::commands::write_atomically(&path, chart.svg.as_bytes())?;

@@ -60,7 +60,7 @@ pub fn many(store: &Store, ids: &[i64], args: &ReportArgs) -> Result<()> {
         let forests: Vec<Chart> = loaded
             .iter()
             .flat_map(|l| {
-                let claims = crate::report::claims::for_run(&l.run, &l.trials);
+                let claims = crate::decide::claims::for_run(&l.run, &l.trials);
                 crate::report::forest::run_charts(&l.findings, claims.as_ref())
                     .into_iter()
                     .map(|c| Chart { name: format!("run{}-{}", l.run.id, c.name), ..c })

@@ -382,7 +382,7 @@ fn write_report(store: &Store, run_id: i64) {
         if let Err(e) = &written {
             eprintln!("schedlab: warning: the HTML report was not written: {e}");
         }
-        let claims = crate::report::claims::for_run(&run, &trials);
+        let claims = crate::decide::claims::for_run(&run, &trials);
         let page = written.is_ok().then_some(path.as_path());
         emit(crate::report::glance::run_end(run_id, &run.warnings, &found, claims.as_ref(), page).trim_end())?;
         if written.is_ok() {

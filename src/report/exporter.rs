@@ -70,7 +70,7 @@ impl Exporter for Text {
                 out.push_str(&format!("  - {f}\n"));
             }
         }
-        if let Some(claims) = crate::report::claims::for_run(v.run, v.trials) {
+        if let Some(claims) = crate::decide::claims::for_run(v.run, v.trials) {
             out.push_str(&format!("\n{}\n", crate::report::claims::text(&claims)));
         }
         out
@@ -196,7 +196,7 @@ pub struct RunDoc<'a> {
     not_ok: Vec<NotOkDoc<'a>>,
     /// A seed suite's run only.
     #[serde(skip_serializing_if = "Option::is_none")]
-    claims: Option<crate::report::claims::ClaimsTable>,
+    claims: Option<crate::decide::claims::ClaimsTable>,
 }
 
 #[derive(Serialize)]
@@ -312,7 +312,7 @@ pub fn run_doc<'a>(v: &RunView<'a>) -> RunDoc<'a> {
         findings: v.findings,
         questions: QuestionsDoc { asked, answered, method: crate::analysis::sequential::METHOD },
         not_ok,
-        claims: crate::report::claims::for_run(v.run, v.trials),
+        claims: crate::decide::claims::for_run(v.run, v.trials),
     }
 }
 

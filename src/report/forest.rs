@@ -314,7 +314,7 @@ pub fn compare_svg(rows: &[DecisionRow], threshold: f64, interleaved: bool) -> O
 /// suite, its claims' (`claims-forest`).
 pub fn run_charts(
     found: &[crate::report::findings::Finding],
-    claims: Option<&crate::report::claims::ClaimsTable>,
+    claims: Option<&crate::decide::claims::ClaimsTable>,
 ) -> Vec<crate::report::plots::Chart> {
     let questions = crate::report::glance::questions(found);
     let claim_rows = claims.map(crate::report::glance::claim_rows).unwrap_or_default();

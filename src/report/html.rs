@@ -311,7 +311,7 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
         }
         TableView::of(Some("Trials not ok (excluded from the figures)".into()), &t, 5)
     });
-    let claims = crate::report::claims::for_run(run, trials);
+    let claims = crate::decide::claims::for_run(run, trials);
     RunView {
         title: format!("schedlab run {} ({})", run.id, run.suite_name),
         run_id: run.id,
