@@ -2,6 +2,7 @@
 
 use crate::cli::{CompareArgs, ComparisonOutput, ReportArgs};
 use crate::commands::emit;
+use crate::decide::compare::{self as decided, Mode};
 use crate::error::{Error, Result};
 use crate::report::exporter::{self, Format as TableFormat, RunView};
 use crate::report::{compare, json_text};
@@ -22,17 +23,17 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
     let (threshold, format, html_path) = (output.threshold, output.format, output.html.as_deref());
     let (a, b) = (run_a.id, run_b.id);
     let (trials_a, trials_b) = (store.trials(a)?, store.trials(b)?);
-    let mut mode = compare::Mode::of(run_a, run_b);
+    let mut mode = Mode::of(run_a, run_b);
     let history = match mode {
-        compare::Mode::Interleaved => Vec::new(),
-        compare::Mode::Separate { .. } => history(store, run_a, run_b, &trials_a)?,
+        Mode::Interleaved => Vec::new(),
+        Mode::Separate { .. } => history(store, run_a, run_b, &trials_a)?,
     };
-    if let compare::Mode::Separate { history_runs } = &mut mode {
+    if let Mode::Separate { history_runs } = &mut mode {
         *history_runs = history.len();
     }
     // An interleaved session judges equivalence at each experiment's own margin.
     let margins: Vec<f64> = crate::exec::suite::asked(&run_a.suite_text).iter().map(|a| a.margin).collect();
-    let rows = compare::compare(&trials_a, &trials_b, threshold, mode, &history, &margins);
+    let rows = decided::compare(&trials_a, &trials_b, threshold, mode, &history, &margins);
     if rows.is_empty() {
         return Err(Error::usage(format!(
             "runs {a} and {b} have no trials in common (none with the same family and parameters): nothing to compare"
@@ -56,7 +57,7 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
             }
         }
     }
-    let culprits = compare::culprit_changes(&trials_a, &trials_b, 5);
+    let culprits = decided::culprit_changes(&trials_a, &trials_b, 5);
     let noise = [compare::RunNoise::of(run_a, &trials_a), compare::RunNoise::of(run_b, &trials_b)];
     let noise_differences = compare::noise_differences(run_a, run_b);
     if format != TableFormat::Json {
@@ -92,7 +93,7 @@ enum After<'a> {
     /// The fingerprint's settings that differ between A and B.
     SettingsChanged(Vec<SettingChange<'a>>),
     /// Where what ran in the tail's place changed.
-    CulpritChange(&'a compare::CulpritChange),
+    CulpritChange(&'a decided::CulpritChange),
     /// Each run's noise floor and how they differ.
     NoiseFloors { runs: &'a [compare::RunNoise], differences: &'a [String] },
 }

@@ -340,7 +340,6 @@ fn adjust(evidence: &mut [&mut Evidence]) {
     }
 }
 
-
 /// The claims table of a run of a seed's suite (`pipeline-1992`, `policy-study`,
 /// `hrtimers-2007`: each seed's `Claims::suite`), its seed's data built in; `None` for
 /// other suites.

@@ -4,3 +4,4 @@
 //! themselves are `analysis`; the words, tables and pages are `report`.
 
 pub mod claims;
+pub mod compare;

@@ -33,10 +33,7 @@ pub fn evidence_text(e: &Evidence) -> String {
 
 /// The table as a `Table`: claim, its verdict on the seed's data, on this run.
 pub fn as_table(table: &ClaimsTable) -> Table {
-    let mut t = Table::new(["Claim", "On the seed's data", "On this run"])
-        .left_align(0)
-        .left_align(1)
-        .left_align(2);
+    let mut t = Table::new(["Claim", "On the seed's data", "On this run"]).left_align(0).left_align(1).left_align(2);
     for r in &table.rows {
         t.push(vec![r.claim.to_string(), evidence_text(&r.seed_data), evidence_text(&r.this_run)]);
     }

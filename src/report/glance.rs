@@ -494,8 +494,8 @@ pub fn claim_rows(table: &crate::decide::claims::ClaimsTable) -> Vec<DecisionRow
 
 /// A comparison of two runs (`compare`, `ab`) as rows: one a compared figure, B over A
 /// with its interval, coloured by its verdict.
-pub fn compare_rows(rows: &[crate::report::compare::Row]) -> Vec<DecisionRow> {
-    use crate::report::compare::Verdict as Cmp;
+pub fn compare_rows(rows: &[crate::decide::compare::Row]) -> Vec<DecisionRow> {
+    use crate::decide::compare::Verdict as Cmp;
     let whats: Vec<String> = rows
         .iter()
         .map(|r| {

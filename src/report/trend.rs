@@ -18,7 +18,7 @@ use serde_json::{Map, Value as Json};
 /// The Holm-adjusted p below which the newest run's departure from its segment counts:
 /// `compare`'s level, since this too is a one-run verdict for CI (with one run on one
 /// side, the noise is the segment's run-to-run spread, often wide on a shared machine).
-pub const NEWEST_ALPHA: f64 = crate::report::compare::ALPHA;
+pub const NEWEST_ALPHA: f64 = crate::decide::compare::ALPHA;
 /// How the series are judged, in one sentence for the reports.
 pub const METHOD_TEXT: &str = "Each point is the median of a run's ok repeats of the cell. Change points: \
     E-Divisive with means (Matteson & James 2014) proposes each split of the log values, and a \

@@ -134,3 +134,37 @@ pub fn varying(groups: &[&Group]) -> Vec<String> {
 pub fn param_text(v: Option<&Json>) -> String {
     v.map_or_else(|| "-".into(), cell::value_text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{sample_ring, Policy, TrialStatus};
+
+    /// A ring trial whose suite gave it `params` (a JSON object).
+    fn ring_trial(params: &str, spec: Option<TrialSpec>) -> TrialRecord {
+        let params = serde_json::from_str(params).unwrap();
+        let (seq, experiment, repeat, elapsed_s) = (0, 0, 1, 0.0);
+        let (outcome, status, started) = (None, TrialStatus::Ok, String::new());
+        TrialRecord { seq, experiment, family: Family::Ring, repeat, params, spec, outcome, status, started, elapsed_s }
+    }
+
+    fn group(t: &TrialRecord) -> Group<'_> {
+        Group { experiment: 0, family: t.family, params: t.params.clone(), trials: vec![t] }
+    }
+
+    #[test]
+    fn a_groups_axes_come_from_its_spec_and_from_params_only_without_one() {
+        let (mut spec, _) = sample_ring(4, 10, 1000);
+        spec.policy = Policy::Fifo;
+        let params = r#"{"policy": "SCHED_FIFO", "procs": 4, "laps": 10}"#;
+        let typed = ring_trial(params, Some(TrialSpec::Ring(spec)));
+        let g = group(&typed);
+        assert_eq!((g.policy(), g.procs(), g.value_text("policy")), ("fifo", Some(4.0), "fifo".to_string()));
+        // A key the spec does not hold as one field, and one the suite did not set.
+        assert_eq!((g.value_text("laps"), g.value_text("work_kb")), ("10".to_string(), "-".to_string()));
+        let old = ring_trial(r#"{"policy": "rr", "procs": 3}"#, None);
+        let g = group(&old);
+        assert_eq!((g.policy(), g.procs(), g.value_text("policy")), ("rr", Some(3.0), "rr".to_string()));
+        assert_eq!(group(&ring_trial("{}", None)).policy(), "other");
+    }
+}
