@@ -106,8 +106,8 @@ struct SettingChange<'a> {
 }
 
 /// The fingerprint's settings fields (`model::settings`) that differ between A and B.
-fn settings_changed(a: &RunRecord, b: &RunRecord) -> Vec<crate::report::trend::FieldChange> {
-    crate::report::trend::changed_fields(&a.machine, &b.machine)
+fn settings_changed(a: &RunRecord, b: &RunRecord) -> Vec<crate::decide::trend::FieldChange> {
+    crate::decide::trend::changed_fields(&a.machine, &b.machine)
         .into_iter()
         .filter(|c| c.field == "settings" || c.field.starts_with("settings."))
         .collect()

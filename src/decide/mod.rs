@@ -5,3 +5,4 @@
 
 pub mod claims;
 pub mod compare;
+pub mod trend;

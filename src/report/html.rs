@@ -10,6 +10,7 @@
 //! (`run_view`, `compare_view`) and one that renders it.
 
 use crate::decide::compare::{Mode, Row, Verdict, ALPHA};
+use crate::decide::trend::TrendSeries;
 use crate::error::{Error, Result};
 use crate::report::against::Against;
 use crate::report::compare;
@@ -18,7 +19,7 @@ use crate::report::overlay::Overlay;
 use crate::report::plots::Chart;
 use crate::report::stored::{experiment_tables_for, RunRule};
 use crate::report::table::Table;
-use crate::report::trend::{self, TrendSeries};
+use crate::report::trend;
 use crate::store::{RunRecord, TrialRecord};
 use minijinja::syntax::SyntaxConfig;
 use minijinja::value::Serde;

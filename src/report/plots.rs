@@ -626,7 +626,7 @@ pub fn overlay_chart(overlay: &Overlay) -> Option<Chart> {
 
 /// A trend: one cell's figure run after run (x: the run's place in time order), the level
 /// of each segment between change points as a step line, and a ◇ where each shift began.
-pub fn trend_chart(series: &crate::report::trend::TrendSeries, name: &str) -> Chart {
+pub fn trend_chart(series: &crate::decide::trend::TrendSeries, name: &str) -> Chart {
     let values: Vec<f64> = series.points.iter().map(|p| p.value).collect();
     let points: Vec<Point> = values.iter().enumerate().map(|(i, v)| ((i + 1) as f64, *v, None)).collect();
     let mut bounds: Vec<usize> = vec![0];
