@@ -6,7 +6,7 @@ use crate::decide::compare::{self as decided, Mode};
 use crate::error::{Error, Result};
 use crate::report::exporter::{self, Format as TableFormat, RunView};
 use crate::report::{compare, json_text};
-use crate::report::{findings, html, plots};
+use crate::report::{html, plots};
 use crate::store::{Access, RunRecord, Store, TrialRecord};
 use serde::Serialize;
 
@@ -176,7 +176,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
         Some(name) => Some(crate::report::against::against(name, &run, &trials)?),
         None => None,
     };
-    let found = findings::findings_of_run(&run, &trials);
+    let found = crate::decide::findings::findings_of_run(&run, &trials);
     let view = RunView { run: &run, trials: &trials, findings: &found };
     let text = match (&against, args.format) {
         (Some(a), TableFormat::Json) => crate::report::against::with_report(&exporter::run_doc(&view), a),

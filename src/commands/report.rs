@@ -4,9 +4,9 @@
 use crate::cli::ReportArgs;
 use crate::commands::emit;
 use crate::commands::write_atomically;
+use crate::decide::findings::{self, Finding};
 use crate::error::{describe_io, Error, Result};
 use crate::report::exporter::{self, Format, RunDoc, RunView};
-use crate::report::findings::{self, Finding};
 use crate::report::html::{self, ReportedRun};
 use crate::report::overlay;
 use crate::report::plots::{self, Chart};

@@ -375,7 +375,7 @@ fn write_report(store: &Store, run_id: i64) {
     let shown = (|| -> Result<()> {
         let run = store.run(run_id)?;
         let trials = store.trials(run_id)?;
-        let found = crate::report::findings::findings_of_run(&run, &trials);
+        let found = crate::decide::findings::findings_of_run(&run, &trials);
         let charts = crate::report::plots::plots(&trials);
         let written = crate::report::html::run_page(&run, &trials, &charts, &found)
             .and_then(|page| crate::commands::write_atomically(&path, page.as_bytes()));

@@ -118,8 +118,8 @@ pub struct RunNoise {
 
 impl RunNoise {
     pub fn of(run: &RunRecord, trials: &[TrialRecord]) -> RunNoise {
-        let found = crate::report::findings::findings_of_run(run, trials);
-        let (answered, asked) = crate::report::findings::questions_answered(&found);
+        let found = crate::decide::findings::findings_of_run(run, trials);
+        let (answered, asked) = crate::decide::findings::questions_answered(&found);
         RunNoise {
             run: run.id,
             floor: run.machine.fields().noise_floor.as_ref().map(|f| f.summary()),

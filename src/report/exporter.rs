@@ -3,10 +3,10 @@
 //! `stored`, and JSON carries numbers (a summary per figure), never formatted cells.
 
 use crate::analysis::stats::Summary;
+use crate::decide::findings::Finding;
 use crate::families::with_family;
 use crate::model::Family;
 use crate::report::family::FamilyReport;
-use crate::report::findings::Finding;
 use crate::report::stored::RunRule;
 use crate::report::{figures, stored};
 use crate::store::{RunRecord, TrialRecord};
@@ -289,7 +289,7 @@ pub fn run_doc<'a>(v: &RunView<'a>) -> RunDoc<'a> {
         .collect();
     let ok = v.trials.iter().filter(|t| t.is_ok()).count();
     let run = v.run;
-    let (answered, asked) = crate::report::findings::questions_answered(v.findings);
+    let (answered, asked) = crate::decide::findings::questions_answered(v.findings);
     RunDoc {
         run: RunHead {
             id: run.id,

@@ -7,8 +7,8 @@
 
 use crate::analysis::knee::Shape;
 use crate::analysis::sequential::{self, MARGIN};
+use crate::decide::findings::{Answer, Finding, Verdict};
 use crate::report::compare::p_text;
-use crate::report::findings::{Answer, Finding, Verdict};
 use crate::report::table::Table;
 
 /// The widest line of the terminal's question table.
@@ -595,7 +595,7 @@ pub fn run_end(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::findings::TEST;
+    use crate::decide::findings::TEST;
 
     fn answer(verdict: Verdict, ratio: f64, ci: (Option<f64>, Option<f64>), supported: Option<f64>) -> Answer {
         Answer {

@@ -10,11 +10,11 @@
 //! (`run_view`, `compare_view`) and one that renders it.
 
 use crate::decide::compare::{Mode, Row, Verdict, ALPHA};
+use crate::decide::findings::Finding;
 use crate::decide::trend::TrendSeries;
 use crate::error::{Error, Result};
 use crate::report::against::Against;
 use crate::report::compare;
-use crate::report::findings::Finding;
 use crate::report::overlay::Overlay;
 use crate::report::plots::Chart;
 use crate::report::stored::{experiment_tables_for, RunRule};

@@ -8,8 +8,8 @@
 //! alone, so the overlay states exactly what each run's own report states.
 
 use crate::analysis::stats::median;
+use crate::decide::findings::{self, Finding};
 use crate::model::{Family, RingOutcome};
-use crate::report::findings::{self, Finding};
 use crate::report::table::Table;
 use crate::store::group::param_text;
 use crate::store::{RunRecord, TrialRecord};
