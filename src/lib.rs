@@ -12,6 +12,7 @@ pub mod analysis;
 pub mod bench;
 pub mod cli;
 pub mod commands;
+pub mod decide;
 pub mod error;
 pub mod exec;
 pub mod families;

@@ -23,15 +23,18 @@ const RANKS: &[(&str, u32)] = &[
     ("store", 5),
     // Plans and running them: suites, preflight, the trial executor, adaptive repeats.
     ("exec", 6),
+    // Decisions over stored results: the seeds' claims, compare's verdicts, trend's change
+    // points, as typed values.
+    ("decide", 7),
     // Rendering results: tables, JSON/CSV/markdown, HTML, plots, findings, compare, trend.
-    ("report", 7),
+    ("report", 8),
     // Command-line definitions.
-    ("cli", 8),
+    ("cli", 9),
     // One function per subcommand, gluing the layers together.
-    ("commands", 9),
+    ("commands", 10),
     // The library root and the binary.
-    ("lib", 10),
-    ("main", 10),
+    ("lib", 11),
+    ("main", 11),
 ];
 
 fn rank(module: &str) -> Option<u32> {

@@ -5,7 +5,7 @@
 //!
 //! 1. Spikes: the kept samples above a level the caller names (schedlab's findings use
 //!    the median plus ten robust spreads, twice the p99, and the p99.9 and p99.99: see
-//!    `report::findings::spike_levels`), where spikes
+//!    `decide::findings::spike_levels`), where spikes
 //!    closer together than half the shortest period searched are merged into their
 //!    largest, so one disturbance that delays several wakeups counts once.
 //! 2. Fit on one half of the run: each period that the gap between two nearby spikes

@@ -3,8 +3,8 @@
 //! and the run's sign-test confidence sequence (`evidence_paired`). Either p is adjusted
 //! by Holm over every figure tested (`stats::holm`); separate runs' intervals must also
 //! clear the drift band. Pure functions over
-//! numbers; `report::compare` matches the trials, calls these and renders (its module doc
-//! states the rule).
+//! numbers; `decide::compare` matches the trials and calls these (its module doc states
+//! the rule), and `report::compare` renders the rows.
 
 use crate::analysis::sequential::{fewest_blocks, sign_e, Paired};
 use crate::analysis::stats::{bootstrap_ratio_ci, mann_whitney, median, smallest_possible_p};

@@ -42,13 +42,13 @@
 use crate::analysis::random::SplitMix64;
 use crate::cli::AbArgs;
 use crate::commands::{compare as compare_cmd, run};
+use crate::decide::compare::{self, Verdict};
 use crate::error::{Error, Result};
 use crate::exec::pipeline::{Pipeline, StoreSink};
 use crate::exec::runner::{Extras, Orchestrator};
 use crate::exec::suite::{self, format_estimate, Suite};
 use crate::model::run::{AbSide, RunOptions};
 use crate::model::settings::Settings;
-use crate::report::compare::{self, Verdict};
 use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, Store};
 use crate::sys::machine::{Machine, StoredMachine};
 use crate::sys::process;

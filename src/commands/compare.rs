@@ -2,10 +2,11 @@
 
 use crate::cli::{CompareArgs, ComparisonOutput, ReportArgs};
 use crate::commands::emit;
+use crate::decide::compare::{self as decided, Mode};
 use crate::error::{Error, Result};
 use crate::report::exporter::{self, Format as TableFormat, RunView};
 use crate::report::{compare, json_text};
-use crate::report::{findings, html, plots};
+use crate::report::{html, plots};
 use crate::store::{Access, RunRecord, Store, TrialRecord};
 use serde::Serialize;
 
@@ -22,17 +23,17 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
     let (threshold, format, html_path) = (output.threshold, output.format, output.html.as_deref());
     let (a, b) = (run_a.id, run_b.id);
     let (trials_a, trials_b) = (store.trials(a)?, store.trials(b)?);
-    let mut mode = compare::Mode::of(run_a, run_b);
+    let mut mode = Mode::of(run_a, run_b);
     let history = match mode {
-        compare::Mode::Interleaved => Vec::new(),
-        compare::Mode::Separate { .. } => history(store, run_a, run_b, &trials_a)?,
+        Mode::Interleaved => Vec::new(),
+        Mode::Separate { .. } => history(store, run_a, run_b, &trials_a)?,
     };
-    if let compare::Mode::Separate { history_runs } = &mut mode {
+    if let Mode::Separate { history_runs } = &mut mode {
         *history_runs = history.len();
     }
     // An interleaved session judges equivalence at each experiment's own margin.
     let margins: Vec<f64> = crate::exec::suite::asked(&run_a.suite_text).iter().map(|a| a.margin).collect();
-    let rows = compare::compare(&trials_a, &trials_b, threshold, mode, &history, &margins);
+    let rows = decided::compare(&trials_a, &trials_b, threshold, mode, &history, &margins);
     if rows.is_empty() {
         return Err(Error::usage(format!(
             "runs {a} and {b} have no trials in common (none with the same family and parameters): nothing to compare"
@@ -56,7 +57,7 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
             }
         }
     }
-    let culprits = compare::culprit_changes(&trials_a, &trials_b, 5);
+    let culprits = decided::culprit_changes(&trials_a, &trials_b, 5);
     let noise = [compare::RunNoise::of(run_a, &trials_a), compare::RunNoise::of(run_b, &trials_b)];
     let noise_differences = compare::noise_differences(run_a, run_b);
     if format != TableFormat::Json {
@@ -92,7 +93,7 @@ enum After<'a> {
     /// The fingerprint's settings that differ between A and B.
     SettingsChanged(Vec<SettingChange<'a>>),
     /// Where what ran in the tail's place changed.
-    CulpritChange(&'a compare::CulpritChange),
+    CulpritChange(&'a decided::CulpritChange),
     /// Each run's noise floor and how they differ.
     NoiseFloors { runs: &'a [compare::RunNoise], differences: &'a [String] },
 }
@@ -105,8 +106,8 @@ struct SettingChange<'a> {
 }
 
 /// The fingerprint's settings fields (`model::settings`) that differ between A and B.
-fn settings_changed(a: &RunRecord, b: &RunRecord) -> Vec<crate::report::trend::FieldChange> {
-    crate::report::trend::changed_fields(&a.machine, &b.machine)
+fn settings_changed(a: &RunRecord, b: &RunRecord) -> Vec<crate::decide::trend::FieldChange> {
+    crate::decide::trend::changed_fields(&a.machine, &b.machine)
         .into_iter()
         .filter(|c| c.field == "settings" || c.field.starts_with("settings."))
         .collect()
@@ -175,7 +176,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
         Some(name) => Some(crate::report::against::against(name, &run, &trials)?),
         None => None,
     };
-    let found = findings::findings_of_run(&run, &trials);
+    let found = crate::decide::findings::findings_of_run(&run, &trials);
     let view = RunView { run: &run, trials: &trials, findings: &found };
     let text = match (&against, args.format) {
         (Some(a), TableFormat::Json) => crate::report::against::with_report(&exporter::run_doc(&view), a),
@@ -190,7 +191,7 @@ pub fn report(args: &ReportArgs) -> Result<()> {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::env(format!("cannot make {}: {}", dir.display(), crate::error::describe_io(&e))))?;
         // The forest plots of the run's decisions (and of a seed suite's claims) as well.
-        let forests = crate::report::forest::run_charts(&found, crate::report::claims::for_run(&run, &trials).as_ref());
+        let forests = crate::report::forest::run_charts(&found, crate::decide::claims::for_run(&run, &trials).as_ref());
         for chart in charts.iter().chain(&forests) {
             let path = dir.join(format!("{}.svg", chart.name));
             crate::commands::write_atomically(&path, chart.svg.as_bytes())?;

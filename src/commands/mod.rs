@@ -71,7 +71,7 @@ pub fn emit_cells_and_findings(records: &[crate::store::TrialRecord], format: cr
         TableFormat::Text => {
             emit(&format!("\n{}", crate::report::exporter::tables_text(records, &rule, format).trim_end()))?;
             // The answers at a glance first, then each finding in full (no page holds them).
-            let found = crate::report::findings::findings(records);
+            let found = crate::decide::findings::findings(records);
             let questions = crate::report::glance::questions(&found);
             if !questions.is_empty() {
                 emit(&format!("\n{}", crate::report::glance::text_block(&questions).trim_end()))?;

@@ -4,9 +4,9 @@
 use crate::cli::ReportArgs;
 use crate::commands::emit;
 use crate::commands::write_atomically;
+use crate::decide::findings::{self, Finding};
 use crate::error::{describe_io, Error, Result};
 use crate::report::exporter::{self, Format, RunDoc, RunView};
-use crate::report::findings::{self, Finding};
 use crate::report::html::{self, ReportedRun};
 use crate::report::overlay;
 use crate::report::plots::{self, Chart};
@@ -60,7 +60,7 @@ pub fn many(store: &Store, ids: &[i64], args: &ReportArgs) -> Result<()> {
         let forests: Vec<Chart> = loaded
             .iter()
             .flat_map(|l| {
-                let claims = crate::report::claims::for_run(&l.run, &l.trials);
+                let claims = crate::decide::claims::for_run(&l.run, &l.trials);
                 crate::report::forest::run_charts(&l.findings, claims.as_ref())
                     .into_iter()
                     .map(|c| Chart { name: format!("run{}-{}", l.run.id, c.name), ..c })

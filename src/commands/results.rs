@@ -162,7 +162,7 @@ pub fn show(args: &ShowArgs) -> Result<()> {
         return print_run(&store, id, args.machine);
     }
     let (run, trials) = (store.run(id)?, store.trials(id)?);
-    let findings = crate::report::findings::findings_of_run(&run, &trials);
+    let findings = crate::decide::findings::findings_of_run(&run, &trials);
     let view = crate::report::exporter::RunView { run: &run, trials: &trials, findings: &findings };
     emit(crate::report::exporter::for_format(args.format).render(&view).trim_end())
 }

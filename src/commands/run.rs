@@ -375,14 +375,14 @@ fn write_report(store: &Store, run_id: i64) {
     let shown = (|| -> Result<()> {
         let run = store.run(run_id)?;
         let trials = store.trials(run_id)?;
-        let found = crate::report::findings::findings_of_run(&run, &trials);
+        let found = crate::decide::findings::findings_of_run(&run, &trials);
         let charts = crate::report::plots::plots(&trials);
         let written = crate::report::html::run_page(&run, &trials, &charts, &found)
             .and_then(|page| crate::commands::write_atomically(&path, page.as_bytes()));
         if let Err(e) = &written {
             eprintln!("schedlab: warning: the HTML report was not written: {e}");
         }
-        let claims = crate::report::claims::for_run(&run, &trials);
+        let claims = crate::decide::claims::for_run(&run, &trials);
         let page = written.is_ok().then_some(path.as_path());
         emit(crate::report::glance::run_end(run_id, &run.warnings, &found, claims.as_ref(), page).trim_end())?;
         if written.is_ok() {

@@ -3,9 +3,10 @@
 
 use crate::cli::TrendArgs;
 use crate::commands::emit;
+use crate::decide::trend::{self as decided, FigureChoice};
 use crate::error::{Error, Result};
 use crate::report::exporter::Format as TableFormat;
-use crate::report::trend::{self, FigureChoice};
+use crate::report::trend;
 use crate::report::{html, plots};
 use crate::store::{Access, Store};
 
@@ -28,7 +29,7 @@ pub fn run(args: &TrendArgs) -> Result<i32> {
         .map(|s| s.run)
         // The sides of an A/B session ran in states set up for the comparison.
         .filter(|r| r.options.ab.is_none())
-        .filter(|r| args.machine.as_ref().is_none_or(|m| &trend::hostname(r) == m))
+        .filter(|r| args.machine.as_ref().is_none_or(|m| &decided::hostname(r) == m))
         .filter(|r| args.suite.as_ref().is_none_or(|s| &r.suite_name == s))
         .collect();
     if wanted.is_empty() {
@@ -43,7 +44,7 @@ pub fn run(args: &TrendArgs) -> Result<i32> {
         let trials = store.trials(run.id)?;
         runs.push((run, trials));
     }
-    let series = trend::series(&runs, &choice, args.threshold);
+    let series = decided::series(&runs, &choice, args.threshold);
     if series.is_empty() {
         return Err(Error::usage(format!(
             "the {} matching runs have no ok trial with the figure asked: nothing to follow",

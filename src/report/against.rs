@@ -21,7 +21,6 @@ use crate::model::cell;
 use crate::model::figures::latency;
 use crate::model::{Family, Outcome, Policy, TrialSpec, WorkloadKind, WorkloadSpec};
 use crate::report::exporter::{Format, RunDoc};
-use crate::report::stored;
 use crate::report::table::Table;
 use crate::store::seeds::{self, AgainstForm, Seed, SEEDS};
 use crate::store::{RunRecord, TrialRecord};
@@ -494,9 +493,9 @@ fn latency_columns(
     trials: &[TrialRecord],
 ) -> Result<Against> {
     let latency: Vec<TrialRecord> = trials.iter().filter(|t| t.family == Family::Latency).cloned().collect();
-    let groups = stored::groups(&latency);
-    let refs: Vec<&stored::Group> = groups.iter().collect();
-    let varying: Vec<String> = stored::varying(&refs).into_iter().filter(|k| k != "policy").collect();
+    let groups = crate::store::group::groups(&latency);
+    let refs: Vec<&crate::store::group::Group> = groups.iter().collect();
+    let varying: Vec<String> = crate::store::group::varying(&refs).into_iter().filter(|k| k != "policy").collect();
     let mut columns: Vec<Column> = Vec::new();
     for g in &groups {
         let Some(spec) = g.trials.iter().find_map(|t| match t.spec.as_ref()? {

@@ -3,10 +3,10 @@
 //! `stored`, and JSON carries numbers (a summary per figure), never formatted cells.
 
 use crate::analysis::stats::Summary;
+use crate::decide::findings::Finding;
 use crate::families::with_family;
 use crate::model::Family;
 use crate::report::family::FamilyReport;
-use crate::report::findings::Finding;
 use crate::report::stored::RunRule;
 use crate::report::{figures, stored};
 use crate::store::{RunRecord, TrialRecord};
@@ -70,7 +70,7 @@ impl Exporter for Text {
                 out.push_str(&format!("  - {f}\n"));
             }
         }
-        if let Some(claims) = crate::report::claims::for_run(v.run, v.trials) {
+        if let Some(claims) = crate::decide::claims::for_run(v.run, v.trials) {
             out.push_str(&format!("\n{}\n", crate::report::claims::text(&claims)));
         }
         out
@@ -110,7 +110,7 @@ impl Exporter for Csv {
 /// line) or Markdown (each under a `###` heading); aligned text otherwise. What `report`
 /// prints, and what the family commands print with `--format csv|markdown`.
 pub fn tables_text(trials: &[TrialRecord], rule: &RunRule, format: Format) -> String {
-    let all = stored::groups(trials);
+    let all = crate::store::group::groups(trials);
     let extras = stored::by_experiment(&all).values().flat_map(|g| stored::family_tables(g)).collect::<Vec<_>>();
     stored::experiment_tables_for(trials, rule)
         .into_iter()
@@ -159,7 +159,7 @@ impl Serialize for Summaries {
 }
 
 /// Each figure of a group's ok trials summarised over its repeats.
-fn figure_summaries(g: &stored::Group, groups: &[&stored::Group]) -> Summaries {
+fn figure_summaries(g: &crate::store::group::Group, groups: &[&crate::store::group::Group]) -> Summaries {
     let mut values: Vec<(String, Vec<f64>)> = Vec::new();
     for t in g.ok() {
         for (key, value) in figures::stored(t).into_iter().flatten() {
@@ -196,7 +196,7 @@ pub struct RunDoc<'a> {
     not_ok: Vec<NotOkDoc<'a>>,
     /// A seed suite's run only.
     #[serde(skip_serializing_if = "Option::is_none")]
-    claims: Option<crate::report::claims::ClaimsTable>,
+    claims: Option<crate::decide::claims::ClaimsTable>,
 }
 
 #[derive(Serialize)]
@@ -255,7 +255,7 @@ struct NotOkDoc<'a> {
 
 /// The run's `report --format json` document.
 pub fn run_doc<'a>(v: &RunView<'a>) -> RunDoc<'a> {
-    let all = stored::groups(v.trials);
+    let all = crate::store::group::groups(v.trials);
     let rule = RunRule::of(v.run);
     let experiments = stored::by_experiment(&all)
         .into_iter()
@@ -289,7 +289,7 @@ pub fn run_doc<'a>(v: &RunView<'a>) -> RunDoc<'a> {
         .collect();
     let ok = v.trials.iter().filter(|t| t.is_ok()).count();
     let run = v.run;
-    let (answered, asked) = crate::report::findings::questions_answered(v.findings);
+    let (answered, asked) = crate::decide::findings::questions_answered(v.findings);
     RunDoc {
         run: RunHead {
             id: run.id,
@@ -312,7 +312,7 @@ pub fn run_doc<'a>(v: &RunView<'a>) -> RunDoc<'a> {
         findings: v.findings,
         questions: QuestionsDoc { asked, answered, method: crate::analysis::sequential::METHOD },
         not_ok,
-        claims: crate::report::claims::for_run(v.run, v.trials),
+        claims: crate::decide::claims::for_run(v.run, v.trials),
     }
 }
 

@@ -7,8 +7,9 @@ use crate::analysis::stats::Summary;
 use crate::families::FamilyModel;
 use crate::model::figures::Figure;
 use crate::report::plots::Chart;
-use crate::report::stored::{ci_cell, fixed, headline, Group, RunRule};
+use crate::report::stored::{ci_cell, fixed, headline, RunRule};
 use crate::report::table::Table;
+use crate::store::group::Group;
 use crate::store::TrialRecord;
 use serde::Serialize;
 

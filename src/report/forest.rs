@@ -313,8 +313,8 @@ pub fn compare_svg(rows: &[DecisionRow], threshold: f64, interleaved: bool) -> O
 /// A run's forest plots for `report --svg`: its questions' (`forest`) and, for a seed's
 /// suite, its claims' (`claims-forest`).
 pub fn run_charts(
-    found: &[crate::report::findings::Finding],
-    claims: Option<&crate::report::claims::ClaimsTable>,
+    found: &[crate::decide::findings::Finding],
+    claims: Option<&crate::decide::claims::ClaimsTable>,
 ) -> Vec<crate::report::plots::Chart> {
     let questions = crate::report::glance::questions(found);
     let claim_rows = claims.map(crate::report::glance::claim_rows).unwrap_or_default();

@@ -7,8 +7,8 @@
 
 use crate::analysis::knee::Shape;
 use crate::analysis::sequential::{self, MARGIN};
+use crate::decide::findings::{Answer, Finding, Verdict};
 use crate::report::compare::p_text;
-use crate::report::findings::{Answer, Finding, Verdict};
 use crate::report::table::Table;
 
 /// The widest line of the terminal's question table.
@@ -460,8 +460,8 @@ pub fn text_block(rows: &[DecisionRow]) -> String {
 
 /// A seed's claims as forest rows: each claim on the seed's data and on this run, where
 /// its comparisons have ratios (the range of them, as its effect states it).
-pub fn claim_rows(table: &crate::report::claims::ClaimsTable) -> Vec<DecisionRow> {
-    use crate::report::claims::Verdict as Claim;
+pub fn claim_rows(table: &crate::decide::claims::ClaimsTable) -> Vec<DecisionRow> {
+    use crate::decide::claims::Verdict as Claim;
     let mut rows = Vec::new();
     for r in &table.rows {
         for (side, e) in [("seed data", &r.seed_data), ("this run", &r.this_run)] {
@@ -494,8 +494,8 @@ pub fn claim_rows(table: &crate::report::claims::ClaimsTable) -> Vec<DecisionRow
 
 /// A comparison of two runs (`compare`, `ab`) as rows: one a compared figure, B over A
 /// with its interval, coloured by its verdict.
-pub fn compare_rows(rows: &[crate::report::compare::Row]) -> Vec<DecisionRow> {
-    use crate::report::compare::Verdict as Cmp;
+pub fn compare_rows(rows: &[crate::decide::compare::Row]) -> Vec<DecisionRow> {
+    use crate::decide::compare::Verdict as Cmp;
     let whats: Vec<String> = rows
         .iter()
         .map(|r| {
@@ -548,7 +548,7 @@ pub fn compare_rows(rows: &[crate::report::compare::Row]) -> Vec<DecisionRow> {
 
 /// A seed's claims for the terminal: both verdicts, then the claim, wrapped; the evidence
 /// is in the findings in full (`report`, `--format json`, the HTML page).
-pub fn claims_text(table: &crate::report::claims::ClaimsTable) -> String {
+pub fn claims_text(table: &crate::decide::claims::ClaimsTable) -> String {
     let mut out = format!("{} (seed data: {}, built in; this run):\n", table.title, table.seed);
     out.push_str(&format!("{:<11}  {:<11}  claim\n", "seed data", "this run"));
     for r in &table.rows {
@@ -565,7 +565,7 @@ pub fn run_end(
     run_id: i64,
     warnings: &[String],
     found: &[Finding],
-    claims: Option<&crate::report::claims::ClaimsTable>,
+    claims: Option<&crate::decide::claims::ClaimsTable>,
     page: Option<&std::path::Path>,
 ) -> String {
     let mut out = String::new();
@@ -595,7 +595,7 @@ pub fn run_end(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::findings::TEST;
+    use crate::decide::findings::TEST;
 
     fn answer(verdict: Verdict, ratio: f64, ci: (Option<f64>, Option<f64>), supported: Option<f64>) -> Answer {
         Answer {

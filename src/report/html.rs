@@ -9,15 +9,17 @@
 //! Each page has one function that builds its context from the stored records
 //! (`run_view`, `compare_view`) and one that renders it.
 
+use crate::decide::compare::{Mode, Row, Verdict, ALPHA};
+use crate::decide::findings::Finding;
+use crate::decide::trend::TrendSeries;
 use crate::error::{Error, Result};
 use crate::report::against::Against;
-use crate::report::compare::{self, Row};
-use crate::report::findings::Finding;
+use crate::report::compare;
 use crate::report::overlay::Overlay;
 use crate::report::plots::Chart;
 use crate::report::stored::{experiment_tables_for, RunRule};
 use crate::report::table::Table;
-use crate::report::trend::{self, TrendSeries};
+use crate::report::trend;
 use crate::store::{RunRecord, TrialRecord};
 use minijinja::syntax::SyntaxConfig;
 use minijinja::value::Serde;
@@ -291,7 +293,7 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
             TableView::of(Some(title), &table, axes)
         })
         .collect();
-    let grouped = crate::report::stored::groups(trials);
+    let grouped = crate::store::group::groups(trials);
     let notes: Vec<String> = crate::report::stored::by_experiment(&grouped)
         .values()
         .filter_map(|g| crate::report::stored::starvation(g))
@@ -311,7 +313,7 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
         }
         TableView::of(Some("Trials not ok (excluded from the figures)".into()), &t, 5)
     });
-    let claims = crate::report::claims::for_run(run, trials);
+    let claims = crate::decide::claims::for_run(run, trials);
     RunView {
         title: format!("schedlab run {} ({})", run.id, run.suite_name),
         run_id: run.id,
@@ -364,7 +366,7 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
     }
 }
 
-fn compare_view(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64, mode: compare::Mode) -> CompareView {
+fn compare_view(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64, mode: Mode) -> CompareView {
     let who = |r: &RunRecord| {
         format!(
             "run {} ({}, {} on {}, kernel {})",
@@ -396,19 +398,19 @@ fn compare_view(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64, mode
         noise_differs: !noise_differences.is_empty(),
         a: who(a),
         b: who(b),
-        alpha: compare::ALPHA.to_string(),
+        alpha: ALPHA.to_string(),
         threshold_percent: format!("{:.1}", threshold * 100.0),
         mode: mode.describe().trim_start_matches("mode: ").to_string(),
         compared: rows.len(),
         tested: rows.iter().filter(|r| r.p_adjusted.is_some()).count(),
         regressions: rows.iter().filter(|r| r.regression).count(),
-        drift: rows.iter().filter(|r| r.verdict == compare::Verdict::Drift).count(),
+        drift: rows.iter().filter(|r| r.verdict == Verdict::Drift).count(),
         power_note: compare::power_note(rows),
         rows: table,
         forest: crate::report::forest::compare_svg(
             &crate::report::glance::compare_rows(rows),
             threshold,
-            mode == compare::Mode::Interleaved,
+            mode == Mode::Interleaved,
         )
         .map(Value::from_safe_string),
         machine_a: machine_view(a.machine.as_json()),
@@ -477,7 +479,7 @@ pub fn runs_page(runs: &[ReportedRun], overlay: &Overlay, chart: Option<&Chart>)
     render("runs.html", view)
 }
 
-pub fn compare_page(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64, mode: compare::Mode) -> Result<String> {
+pub fn compare_page(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64, mode: Mode) -> Result<String> {
     render("compare.html", compare_view(a, b, rows, threshold, mode))
 }
 
@@ -531,7 +533,6 @@ pub fn trend_page(series: &[TrendSeries], charts: &[Chart], threshold: f64, titl
 mod tests {
     use super::*;
     use crate::model::{Family, TrialStatus};
-    use crate::report::compare::Verdict;
     use serde_json::json;
 
     fn run(id: i64, name: &str, machine: Json) -> RunRecord {
@@ -568,7 +569,7 @@ mod tests {
             blocks: None,
             p_equivalent: None,
             p_adjusted: Some(0.03),
-            drift: compare::Drift::Shared,
+            drift: crate::decide::compare::Drift::Shared,
             verdict,
             regression,
             margin: crate::analysis::sequential::MARGIN,
@@ -617,7 +618,7 @@ mod tests {
         let machine = json!({"hostname": "h", "note": "REGRESSION"});
         let (a, b) = (run(1, "a", machine.clone()), run(2, "b", machine));
         let rows = [row(Verdict::Slower, true), row(Verdict::Slower, false), row(Verdict::NoDifference, false)];
-        let page = compare_page(&a, &b, &rows, 0.05, compare::Mode::Interleaved).unwrap();
+        let page = compare_page(&a, &b, &rows, 0.05, Mode::Interleaved).unwrap();
         assert_eq!(page.matches("class=\"l bad\"").count(), 1, "{page}");
         assert!(page.contains("<td class=\"l bad\">B slower REGRESSION</td>"), "{page}");
         assert!(page.contains("<td>B slower</td>") && page.contains("<td>no significant difference</td>"));

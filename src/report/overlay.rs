@@ -8,10 +8,10 @@
 //! alone, so the overlay states exactly what each run's own report states.
 
 use crate::analysis::stats::median;
+use crate::decide::findings::{self, Finding};
 use crate::model::{Family, RingOutcome};
-use crate::report::findings::{self, Finding};
-use crate::report::stored::{self, param_text};
 use crate::report::table::Table;
+use crate::store::group::param_text;
 use crate::store::{RunRecord, TrialRecord};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
@@ -138,7 +138,7 @@ pub fn overlay(runs: &[(RunRecord, Vec<TrialRecord>)]) -> Overlay {
 
 /// Median CPU ns per hop at each process count, ascending.
 fn points_of(trials: &[TrialRecord]) -> Vec<OverlayPoint> {
-    let mut points: Vec<OverlayPoint> = stored::groups(trials)
+    let mut points: Vec<OverlayPoint> = crate::store::group::groups(trials)
         .iter()
         .filter_map(|g| {
             let values = g.ring(RingOutcome::cpu_ns_per_hop);

@@ -8,7 +8,7 @@ use crate::analysis::stats::median;
 use crate::families::with_family;
 use crate::report::family::FamilyReport;
 use crate::report::overlay::{Overlay, OverlayLine};
-use crate::report::stored::{groups, Group};
+use crate::store::group::{groups, Group};
 use crate::store::TrialRecord;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -535,7 +535,7 @@ pub fn plots(trials: &[TrialRecord]) -> Vec<Chart> {
     let mut charts = Vec::new();
     for (experiment, gs) in crate::report::stored::by_experiment(&all) {
         let n = experiment + 1;
-        let axes = crate::report::stored::varying(&gs);
+        let axes = crate::store::group::varying(&gs);
         charts.extend(with_family!(gs[0].family, F => F::charts(n, &gs, &axes)));
     }
     charts
@@ -626,7 +626,7 @@ pub fn overlay_chart(overlay: &Overlay) -> Option<Chart> {
 
 /// A trend: one cell's figure run after run (x: the run's place in time order), the level
 /// of each segment between change points as a step line, and a ◇ where each shift began.
-pub fn trend_chart(series: &crate::report::trend::TrendSeries, name: &str) -> Chart {
+pub fn trend_chart(series: &crate::decide::trend::TrendSeries, name: &str) -> Chart {
     let values: Vec<f64> = series.points.iter().map(|p| p.value).collect();
     let points: Vec<Point> = values.iter().enumerate().map(|(i, v)| ((i + 1) as f64, *v, None)).collect();
     let mut bounds: Vec<usize> = vec![0];

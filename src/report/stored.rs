@@ -6,102 +6,13 @@ use crate::analysis::stats::{Summary, MEDIAN_CI_MIN_N};
 use crate::exec::adaptive::{self, AdaptivePlan, Stop};
 use crate::families::with_family;
 use crate::model::{cell, figures};
-use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, TrialSpec, WorkloadOutcome};
+use crate::model::{Family, Outcome, WorkloadOutcome};
 use crate::report::family::{Column, FamilyReport};
 use crate::report::table::Table;
+use crate::store::group::{groups, varying, Group};
 use crate::store::{RunRecord, RunStatus, TrialRecord};
 use serde::Serialize;
-use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
-
-/// Trials of one parameter combination.
-pub struct Group<'a> {
-    pub experiment: i64,
-    pub family: Family,
-    pub params: Map<String, Json>,
-    pub trials: Vec<&'a TrialRecord>,
-}
-
-impl Group<'_> {
-    pub fn ok(&self) -> impl Iterator<Item = &TrialRecord> {
-        self.trials.iter().copied().filter(|t| t.is_ok())
-    }
-
-    /// The outcome of every ok trial.
-    pub fn outcomes(&self) -> impl Iterator<Item = &Outcome> {
-        self.ok().filter_map(|t| t.outcome.as_ref())
-    }
-
-    /// A figure of every ok trial that has a finite one, keyed by the repeat it ran in
-    /// (a run's block, or an `ab` session's block pair): what paired blocks are made of.
-    pub fn by_repeat(&self, figure: &crate::model::figures::Figure) -> Vec<(u32, f64)> {
-        self.ok()
-            .filter_map(|t| Some((u32::try_from(t.repeat).ok()?, figure.value(t.outcome.as_ref()?)?)))
-            .filter(|(_, v)| v.is_finite())
-            .collect()
-    }
-
-    /// A figure of every ok trial that has one.
-    pub fn values(&self, figure: impl Fn(&Outcome) -> Option<f64>) -> Vec<f64> {
-        self.outcomes().filter_map(figure).collect()
-    }
-
-    pub fn ring(&self, figure: impl Fn(&RingOutcome) -> f64) -> Vec<f64> {
-        self.values(|o| o.ring().map(&figure))
-    }
-
-    pub fn workload(&self, figure: impl Fn(&WorkloadOutcome) -> f64) -> Vec<f64> {
-        self.values(|o| o.workload().map(&figure))
-    }
-
-    pub fn latency(&self, figure: impl Fn(&LatencyOutcome) -> f64) -> Vec<f64> {
-        self.values(|o| o.latency().map(&figure))
-    }
-
-    /// The spec the group's trials ran (they share their parameters, so one for all);
-    /// `None` where their stored parameters no longer make a spec (an old import).
-    pub fn spec(&self) -> Option<&TrialSpec> {
-        self.trials.iter().find_map(|t| t.spec.as_ref())
-    }
-
-    /// The group's processes where its suite set them (a group left at the default is on
-    /// no procs axis), read from its trials' spec (from the suite's value for a trial whose
-    /// stored parameters no longer make a spec).
-    pub fn procs(&self) -> Option<f64> {
-        if !self.params.contains_key("procs") {
-            return None;
-        }
-        match self.spec() {
-            Some(spec) => spec.procs().map(|n| n as f64),
-            None => self.params.get("procs").and_then(Json::as_f64),
-        }
-    }
-
-    /// The policy this group ran under, read from its trials' spec (the suite's value, or
-    /// other, for trials without one).
-    pub fn policy(&self) -> &str {
-        match self.spec() {
-            Some(spec) => spec.policy().as_str(),
-            None => self.params.get("policy").and_then(Json::as_str).unwrap_or("other"),
-        }
-    }
-
-    /// A parameter's value as text ("fifo", "10"; "-" where the suite did not set it):
-    /// the spec's where it holds the key as one field (`TrialSpec::key_text`), the suite's
-    /// value otherwise.
-    pub fn value_text(&self, key: &str) -> String {
-        match self.params.get(key) {
-            Some(_) => self.spec().and_then(|s| s.key_text(key)).unwrap_or_else(|| param_text(self.params.get(key))),
-            None => param_text(None),
-        }
-    }
-
-    /// The headline figure (`Outcome::headline`) of every ok trial that has one (published
-    /// latency figures give no p99).
-    pub fn headlines(&self) -> Vec<f64> {
-        self.values(|o| Some(o.headline()).filter(|v| !v.is_nan()))
-    }
-}
 
 /// What a run asked of its cells: its adaptive plan, and whether it finished (a cell a
 /// finished run left short of its target below `max_repeat` was stopped by the budget).
@@ -213,47 +124,6 @@ pub fn ci_cell(h: &Headline) -> String {
         Some(Stop::Unfinished) => format!("{width} (unfinished)"),
         None => width,
     }
-}
-
-/// Group trials by experiment and parameters, in plan order.
-pub fn groups(trials: &[TrialRecord]) -> Vec<Group<'_>> {
-    let mut out: Vec<Group> = Vec::new();
-    // Index by identity, so ten thousand trials group in one pass.
-    let mut index: std::collections::HashMap<(i64, Family, String), usize> = std::collections::HashMap::new();
-    for t in trials {
-        let key = (t.experiment, t.family, cell::key(&t.params, None));
-        match index.get(&key) {
-            Some(&i) => out[i].trials.push(t),
-            None => {
-                index.insert(key, out.len());
-                out.push(Group {
-                    experiment: t.experiment,
-                    family: t.family,
-                    params: t.params.clone(),
-                    trials: vec![t],
-                });
-            }
-        }
-    }
-    out
-}
-
-/// Parameters whose value differs between the groups of one experiment.
-pub fn varying(groups: &[&Group]) -> Vec<String> {
-    let mut keys: Vec<String> = Vec::new();
-    for g in groups {
-        for k in g.params.keys() {
-            if !keys.contains(k) {
-                keys.push(k.clone());
-            }
-        }
-    }
-    keys.into_iter().filter(|k| groups.iter().any(|g| g.params.get(k) != groups[0].params.get(k))).collect()
-}
-
-/// A parameter's value as a table cell: "-" where the cell has no such parameter.
-pub fn param_text(v: Option<&Json>) -> String {
-    v.map_or_else(|| "-".into(), cell::value_text)
 }
 
 pub fn fixed(v: Option<f64>, decimals: usize) -> String {
@@ -510,38 +380,4 @@ pub fn projected_s(groups: &[&Group], g: &Group) -> Option<f64> {
     let per_hop =
         Summary::of(&base.ring(|o| seconds(o.cpu_ns())))?.median / Summary::of(&base.ring(|o| o.hops as f64))?.median;
     Some(per_hop * Summary::of(&g.ring(|o| o.hops as f64))?.median)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{sample_ring, Policy, TrialStatus};
-
-    /// A ring trial whose suite gave it `params` (a JSON object).
-    fn ring_trial(params: &str, spec: Option<TrialSpec>) -> TrialRecord {
-        let params = serde_json::from_str(params).unwrap();
-        let (seq, experiment, repeat, elapsed_s) = (0, 0, 1, 0.0);
-        let (outcome, status, started) = (None, TrialStatus::Ok, String::new());
-        TrialRecord { seq, experiment, family: Family::Ring, repeat, params, spec, outcome, status, started, elapsed_s }
-    }
-
-    fn group(t: &TrialRecord) -> Group<'_> {
-        Group { experiment: 0, family: t.family, params: t.params.clone(), trials: vec![t] }
-    }
-
-    #[test]
-    fn a_groups_axes_come_from_its_spec_and_from_params_only_without_one() {
-        let (mut spec, _) = sample_ring(4, 10, 1000);
-        spec.policy = Policy::Fifo;
-        let params = r#"{"policy": "SCHED_FIFO", "procs": 4, "laps": 10}"#;
-        let typed = ring_trial(params, Some(TrialSpec::Ring(spec)));
-        let g = group(&typed);
-        assert_eq!((g.policy(), g.procs(), g.value_text("policy")), ("fifo", Some(4.0), "fifo".to_string()));
-        // A key the spec does not hold as one field, and one the suite did not set.
-        assert_eq!((g.value_text("laps"), g.value_text("work_kb")), ("10".to_string(), "-".to_string()));
-        let old = ring_trial(r#"{"policy": "rr", "procs": 3}"#, None);
-        let g = group(&old);
-        assert_eq!((g.policy(), g.procs(), g.value_text("policy")), ("rr", Some(3.0), "rr".to_string()));
-        assert_eq!(group(&ring_trial("{}", None)).policy(), "other");
-    }
 }

@@ -14,6 +14,7 @@
 
 mod backend;
 pub mod export;
+pub mod group;
 pub mod legacy;
 mod location;
 pub mod ncar;

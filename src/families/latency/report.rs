@@ -3,6 +3,8 @@
 
 use super::Latency;
 use crate::analysis::attribution;
+use crate::decide::findings::ThreadSpikes;
+use crate::decide::findings::{spike_periods, Finding};
 use crate::families::FamilyModel;
 use crate::model::figures as registry;
 use crate::model::figures::latency;
@@ -12,12 +14,10 @@ use crate::model::{Family, TrialStatus};
 use crate::model::{Outcome, TrialSpec};
 use crate::report::family::{Column, FamilyReport, Summarise};
 use crate::report::figures::{Beside, Figures, Status};
-use crate::report::findings::ThreadSpikes;
-use crate::report::findings::{spike_periods, Finding};
 use crate::report::plots::{esc, tick_label, ticks, COLORS};
 use crate::report::plots::{series_of, Chart, Plot, Point, Series, Style};
-use crate::report::stored::Group;
 use crate::report::table::Table;
+use crate::store::group::Group;
 use crate::store::TrialRecord;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -193,7 +193,7 @@ pub fn spike_lines(spec: &LatencySpec, o: &LatencyOutcome) -> String {
 pub fn beat_culprits(
     spec: &LatencySpec,
     o: &LatencyOutcome,
-    spikes: &crate::report::findings::ThreadSpikes,
+    spikes: &crate::decide::findings::ThreadSpikes,
 ) -> Option<(usize, Vec<crate::analysis::trace::TailCulprit>)> {
     let p = spikes.claimed()?;
     let traced = o.attribution.as_ref()?.threads.iter().find(|a| Some(a.cpu) == spikes.cpu)?;
@@ -698,7 +698,7 @@ fn latency_strip_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
         let mut periods: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for t in g.ok() {
             let (Some(Outcome::Latency(o)), Some(TrialSpec::Latency(spec))) = (&t.outcome, &t.spec) else { continue };
-            let spikes = crate::report::findings::spike_periods(o, spec.interval_ns);
+            let spikes = crate::decide::findings::spike_periods(o, spec.interval_ns);
             for (kept, found) in o.outliers.iter().zip(&spikes) {
                 let (who, short) = match (o.outliers.len(), kept.cpu) {
                     (1, _) => (format!("repeat {}", t.repeat), t.repeat.to_string()),

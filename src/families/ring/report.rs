@@ -15,8 +15,9 @@ use crate::model::{RingLength, RingOutcome, RingSpec};
 use crate::report::family::{Column, FamilyReport, Summarise};
 use crate::report::figures::{Beside, Figures, Status};
 use crate::report::plots::{series_of, Chart, Plot, Point, Series, Style};
-use crate::report::stored::{projected_s, Group};
+use crate::report::stored::projected_s;
 use crate::report::table::Table;
+use crate::store::group::Group;
 use crate::store::TrialRecord;
 use serde::Serialize;
 

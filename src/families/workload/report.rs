@@ -16,8 +16,8 @@ use crate::model::{ns_to_s, TrialStatus, WorkloadKind, WorkloadOutcome, Workload
 use crate::report::family::{Column, FamilyReport, Summarise};
 use crate::report::figures::{Beside, Figures, Status};
 use crate::report::plots::{series_of, Chart, Plot, Series, Style};
-use crate::report::stored::Group;
 use crate::report::table::Table;
+use crate::store::group::Group;
 use crate::store::TrialRecord;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -8,8 +8,8 @@
 //! [`SEEDS`] is the one list of them: the import, the claims and `--against` (report), and
 //! the `--reference` and `--against` names and help (cli) all read it, so a new seed is
 //! one file here and one entry there. The claims and `--against` are declared here, as
-//! data; deciding and rendering them is the report layer's (`report::claims`,
-//! `report::against`), which this layer may not import.
+//! data; deciding them is `decide::claims`', rendering them the report layer's
+//! (`report::claims`, `report::against`): layers this one may not import.
 //!
 //! What a document does not give is unknown in a run's outcome (`None`), never made up.
 //! Run ids are derived from a set's name (UUID v5), so importing a set twice stores
@@ -73,7 +73,7 @@ pub fn reference_runs(name: &str) -> Result<Vec<(RunRecord, Vec<TrialRecord>)>> 
 }
 
 // ---------------------------------------------------------------------------------------
-// The claims, as data: `report::claims` decides each on the seed's figures and on a run.
+// The claims, as data: `decide::claims` decides each on the seed's figures and on a run.
 
 /// A seed's conclusions.
 pub struct Claims {

@@ -1,0 +1,618 @@
+//! Findings, computed from the stored outcomes, never guessed: ring knees, the answer to
+//! each question of the run (the best policy per workload, the latency leader, any other
+//! compared axis), and latency spikes that recur with a period.
+//! Each is a typed value carrying its numbers; the sentence is made only when it is shown.
+//!
+//! The questions' answers are one family of claims: each question's leader against the
+//! other cells on paired blocks (`analysis::sequential`), two hypotheses per question and
+//! figure (a lead, equivalence), Holm-adjusted together. Knees keep their own test
+//! (`analysis::knee`, family-wise 0.01 over a sweep's candidate steps), and a spike period
+//! its own held-out test.
+
+use crate::analysis::answers::{answer_all, Question};
+pub use crate::analysis::answers::{Answer, Verdict, TEST};
+use crate::analysis::knee::{self, Shape, StepTest};
+use crate::analysis::period::{self, Level, SpikePeriod};
+use crate::analysis::sequential::{Comparison, MARGIN};
+use crate::analysis::stats::median;
+use crate::exec::suite::Asking;
+use crate::model::figures::{self, Figure};
+use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, TrialSpec};
+use crate::store::group::{groups, Group};
+use crate::store::{RunRecord, TrialRecord};
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
+
+fn describe(params: &Map<String, Json>, skip: &[&str]) -> String {
+    let text = crate::model::cell::text(params, |k| !skip.contains(&k));
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!(" ({text})")
+    }
+}
+
+/// Sets of groups that differ only in `axis`, in first-seen order.
+fn series<'a, 'b>(groups: &'b [Group<'a>], family: Family, axis: &str) -> Vec<Vec<&'b Group<'a>>> {
+    let mut out: Vec<Vec<&Group>> = Vec::new();
+    for g in groups.iter().filter(|g| g.family == family) {
+        let key = |x: &Group| {
+            let mut p = x.params.clone();
+            p.remove(axis);
+            (x.experiment, p)
+        };
+        match out.iter_mut().find(|s| key(s[0]) == key(g)) {
+            Some(s) => s.push(g),
+            None => out.push(vec![g]),
+        }
+    }
+    out
+}
+
+/// One computed statement about a run, with its evidence.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finding {
+    /// Too few ring sizes to look for a knee.
+    RingTooFewSizes { what: String, sizes: usize },
+    /// The CPU cost per hop steps between two neighbouring ring sizes, and stays there.
+    Knee {
+        what: String,
+        /// The last ring size before the step and the first after it.
+        before: u64,
+        after: u64,
+        /// CPU ns per hop at those two sizes (medians over repeats), and after / before − 1.
+        cost_before_ns: f64,
+        cost_after_ns: f64,
+        jump: f64,
+        /// The median CPU ns per hop of each side as a whole, up to the neighbouring knees.
+        level_before_ns: f64,
+        level_after_ns: f64,
+        evidence: StepTest,
+    },
+    /// How a ring sweep's CPU cost per hop scales, knees aside: the NCAR "is it linear?".
+    Scaling {
+        what: String,
+        from: u64,
+        to: u64,
+        knees: usize,
+        shape: Shape,
+        /// The fitted change of the cost per hop across the sizes, knees left out, and the
+        /// t statistic of that fit.
+        trend: f64,
+        trend_t: f64,
+        /// CPU time at the largest ring over the linear projection from the smallest.
+        above_projection: f64,
+    },
+    /// The policy with the lowest median wall time, against the others.
+    BestPolicy {
+        what: String,
+        best: String,
+        best_wall_s: f64,
+        next: String,
+        next_wall_s: f64,
+        answer: Answer,
+        switches: Option<SwitchContrast>,
+        /// With `--trace on`: each policy's preemptions per child, and the share by a
+        /// sibling, from the scheduler's tracepoints (policy, median per child, share).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        preempted: Vec<(String, f64, f64)>,
+    },
+    /// The latency leaders by p99 and by maximum (medians over repeats), each tested
+    /// against the other policies, and every policy's overruns.
+    LatencyLeader {
+        what: String,
+        p99_policy: String,
+        p99_ns: f64,
+        p99_answer: Answer,
+        max_policy: String,
+        max_ns: f64,
+        max_answer: Answer,
+        overruns: Vec<(String, u64)>,
+    },
+    /// Any other compared axis (`compare = "iterations"`): the value with the lowest
+    /// median headline figure, against the others.
+    Compared {
+        what: String,
+        axis: String,
+        figure: String,
+        best: String,
+        best_value: f64,
+        next: String,
+        next_value: f64,
+        answer: Answer,
+    },
+    /// A latency thread's spikes recur with a period, by a test on the half of the run the
+    /// period was not fitted on.
+    SpikePeriod {
+        what: String,
+        /// The thread's CPU (none: unpinned).
+        cpu: Option<usize>,
+        #[serde(flatten)]
+        period: SpikePeriod,
+    },
+}
+
+/// One measuring thread's spike-period search: the most significant period among its
+/// spikes, significant or not (none: too few spikes, or a run too short to search).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadSpikes {
+    pub cpu: Option<usize>,
+    pub period: Option<SpikePeriod>,
+}
+
+impl ThreadSpikes {
+    /// The period, when the held-out test is significant.
+    pub fn claimed(&self) -> Option<&SpikePeriod> {
+        self.period.as_ref().filter(|p| p.significant())
+    }
+}
+
+/// A spike is a sample above this many times the thread's p99: well out of the body of
+/// the distribution. The tail's own small delays (on the shared VM, the scheduler tick's
+/// and a 20 ms housekeeping beat's 40-60 µs, about the p99) are then no spikes, and a
+/// period among them is not taken for a source of spikes.
+pub const SPIKE_OVER_P99: u64 = 2;
+
+/// A spike is also a sample this many robust spreads (p90 − p50) above the median. A source
+/// that delays 1-5 % of the samples (1.5 ms every 100 ms at 1 kHz) *is* the p99, so twice
+/// the p99 is above all of its spikes; the median and p90 are not moved by it. On the
+/// shared VM the spread is 6-15 µs, so this level is 80-160 µs: above the tick's and the
+/// housekeeping beat's delays (measured with `bench/spike-periods.sh`).
+pub const SPIKE_BODY_SPREADS: u64 = 10;
+
+/// The levels a thread's spikes are searched above, lowest first: the median plus ten
+/// spreads where that is below twice the p99, twice the p99, and the p99.9 and p99.99 where
+/// they are higher. When the buffer of largest samples is full and its smallest is above a
+/// level, samples between the two were not kept, so that level becomes "above the
+/// smallest kept".
+fn spike_levels(stats: &ThreadStats, kept: &ThreadOutliers) -> Vec<Level> {
+    let smallest_kept = kept.samples.iter().map(|s| s.1).min().unwrap_or(0);
+    let full = kept.capacity > 0 && kept.samples.len() >= kept.capacity;
+    // Without the percentiles (published figures that give none) there is no level.
+    let (Some(p50), Some(p90), Some(p99)) = (stats.p50_ns, stats.p90_ns, stats.p99_ns) else { return Vec::new() };
+    let twice_p99 = SPIKE_OVER_P99 * p99;
+    let body = p50 + SPIKE_BODY_SPREADS * p90.saturating_sub(p50);
+    let floor = body.min(twice_p99);
+    let below_twice_p99 = (body < twice_p99).then_some(("p50 + 10 × (p90 − p50)", body));
+    let mut levels: Vec<Level> = Vec::new();
+    let tail = [("p99.9", stats.p999_ns), ("p99.99", stats.p9999_ns)];
+    for (name, value) in below_twice_p99
+        .into_iter()
+        .chain([("2 × p99", twice_p99)])
+        .chain(tail.into_iter().filter_map(|(name, v)| Some((name, v?))))
+    {
+        let value = value.max(floor);
+        let above_ns = if full && smallest_kept > value { smallest_kept - 1 } else { value };
+        // The same spikes as a level before: one test, not two.
+        if levels.iter().any(|l| l.above_ns >= above_ns) {
+            continue;
+        }
+        levels.push(Level { name, above_ns });
+    }
+    levels
+}
+
+/// The spike-period search of every thread of a latency outcome that kept its largest
+/// samples (runs stored before schedlab kept them have none).
+pub fn spike_periods(o: &LatencyOutcome, interval_ns: u64) -> Vec<ThreadSpikes> {
+    o.outliers
+        .iter()
+        .zip(&o.threads)
+        .map(|(kept, stats)| ThreadSpikes {
+            cpu: kept.cpu,
+            period: period::search(&kept.samples, kept.span_ns, interval_ns, &spike_levels(stats, kept)),
+        })
+        .collect()
+}
+
+/// The findings of the threads whose spikes recur with a period.
+pub fn spike_findings(what: &str, o: &LatencyOutcome, interval_ns: u64) -> Vec<Finding> {
+    spike_periods(o, interval_ns)
+        .into_iter()
+        .filter_map(|t| {
+            let period = t.claimed()?.clone();
+            Some(Finding::SpikePeriod { what: what.to_string(), cpu: t.cpu, period })
+        })
+        .collect()
+}
+
+/// How OTHER's involuntary switches compare with the real-time policies'.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SwitchContrast {
+    /// OTHER had this many times the real-time policies' involuntary switches.
+    Ratio(f64),
+    /// OTHER had this many, the real-time policies none.
+    OnlyOther(f64),
+}
+
+/// The findings of a stored run, its questions read from the suite it ran.
+pub fn findings_of_run(run: &RunRecord, trials: &[TrialRecord]) -> Vec<Finding> {
+    findings_with(trials, &crate::exec::suite::asked(&run.suite_text))
+}
+
+/// The findings of trials whose suite is not at hand: the questions are the policies of
+/// workload and latency experiments.
+pub fn findings(trials: &[TrialRecord]) -> Vec<Finding> {
+    findings_with(trials, &[])
+}
+
+/// One question of a run: the compared axis and the groups that differ only in it.
+struct Asked<'b, 'a> {
+    axis: String,
+    /// Its sides are called equivalent within 1 ± this.
+    margin: f64,
+    set: Vec<&'b Group<'a>>,
+}
+
+/// The groups of each question: those of one experiment that differ only in its compared
+/// axis (`asking` by experiment; when empty, the policy of workload and latency, at the
+/// default margin).
+fn questions<'b, 'a>(all: &'b [Group<'a>], asking: &[Asking]) -> Vec<Asked<'b, 'a>> {
+    let mut out: Vec<(String, Asked)> = Vec::new();
+    for g in all {
+        let this = usize::try_from(g.experiment).ok().and_then(|e| asking.get(e));
+        let margin = this.map_or(MARGIN, |a| a.margin);
+        let axis = if asking.is_empty() {
+            g.family.compares_policy_by_default().then(|| "policy".to_string())
+        } else {
+            this.and_then(|a| a.compare.clone())
+        };
+        let Some(axis) = axis.filter(|a| g.params.contains_key(a)) else { continue };
+        let key = format!("{} {}", g.experiment, crate::model::cell::question_key(&g.params, &axis));
+        match out.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, asked)) => asked.set.push(g),
+            None => out.push((key, Asked { axis, margin, set: vec![g] })),
+        }
+    }
+    out.into_iter().map(|(_, a)| a).filter(|a| a.set.len() >= 2).collect()
+}
+
+/// Each group's values of a figure keyed by the block (repeat) its trial ran in.
+fn blocks_of(set: &[&Group], figure: &Figure) -> Vec<Vec<(u32, f64)>> {
+    set.iter().map(|g| g.by_repeat(figure)).collect()
+}
+
+/// The answers to a run's questions, corrected together.
+fn answers(all: &[Group], asking: &[Asking]) -> Vec<Finding> {
+    let asked = questions(all, asking);
+    // Each question's figures (latency: p99 and the maximum), then every claim answered
+    // together (`analysis::answers`).
+    let figures_of: Vec<Vec<&Figure>> = asked
+        .iter()
+        .map(|a| {
+            let sample = a.set.iter().find_map(|g| g.outcomes().next());
+            sample.map_or_else(|| figures::questioned(a.set[0].family), figures::questioned_of)
+        })
+        .collect();
+    let decided = answer_all(
+        &asked
+            .iter()
+            .zip(&figures_of)
+            .map(|(a, figs)| Question {
+                figures: figs.iter().map(|fig| blocks_of(&a.set, fig)).collect(),
+                margin: a.margin,
+                block_s: block_seconds(&a.set),
+            })
+            .collect::<Vec<_>>(),
+    );
+    let mut out = Vec::new();
+    for ((a, figs), results) in asked.iter().zip(&figures_of).zip(decided) {
+        let what = format!("{}{}", a.set[0].family.as_str(), describe(&a.set[0].params, &[a.axis.as_str()]));
+        let answered: Vec<(&Figure, Comparison, Answer)> =
+            figs.iter().zip(results).filter_map(|(fig, r)| r.map(|(c, ans)| (*fig, c, ans))).collect();
+        let label = |i: usize| a.set[i].value_text(&a.axis);
+        let level = |fig: &Figure, i: usize| {
+            let v = blocks_of(&a.set[i..=i], fig).remove(0);
+            median(&v.iter().map(|x| x.1).collect::<Vec<_>>())
+        };
+        let family = a.set[0].family;
+        match (family, a.axis.as_str(), answered.as_slice()) {
+            (Family::Workload, "policy", [(fig, c, ans), ..]) => out.push(Finding::BestPolicy {
+                what,
+                best: label(c.leader),
+                best_wall_s: level(fig, c.leader),
+                next: label(c.runner_up),
+                next_wall_s: level(fig, c.runner_up),
+                answer: ans.clone(),
+                switches: switch_contrast(&a.set),
+                preempted: preempted_per_policy(&a.set),
+            }),
+            (Family::Latency, "policy", [(p99, c99, a99), (max, cmax, amax)]) => out.push(Finding::LatencyLeader {
+                what,
+                p99_policy: label(c99.leader),
+                p99_ns: level(p99, c99.leader),
+                p99_answer: a99.clone(),
+                max_policy: label(cmax.leader),
+                max_ns: level(max, cmax.leader),
+                max_answer: amax.clone(),
+                overruns: {
+                    let overruns = &figures::latency::OVERRUNS;
+                    a.set
+                        .iter()
+                        .map(|g| (g.policy().to_string(), g.values(|o| overruns.value(o)).iter().sum::<f64>() as u64))
+                        .collect()
+                },
+            }),
+            _ => {
+                for (fig, c, ans) in &answered {
+                    out.push(Finding::Compared {
+                        what: what.clone(),
+                        axis: a.axis.clone(),
+                        figure: fig.label.to_string(),
+                        best: label(c.leader),
+                        best_value: level(fig, c.leader),
+                        next: label(c.runner_up),
+                        next_value: level(fig, c.runner_up),
+                        answer: ans.clone(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What one block of a question takes: each cell's median trial time, summed.
+fn block_seconds(set: &[&Group]) -> Option<f64> {
+    let per_cell: Vec<f64> = set
+        .iter()
+        .filter_map(|g| {
+            let times: Vec<f64> = g.ok().map(|t| t.elapsed_s).filter(|s| *s > 0.0).collect();
+            (!times.is_empty()).then(|| median(&times))
+        })
+        .collect();
+    (per_cell.len() == set.len()).then(|| per_cell.iter().sum())
+}
+
+/// How OTHER's involuntary switches compare with the real-time policies' in one question.
+/// Per policy of a question's traced workload cells: the median child's preemptions (over
+/// every traced child of the cell) and the share of all preemptions by a sibling.
+fn preempted_per_policy(set: &[&Group]) -> Vec<(String, f64, f64)> {
+    set.iter()
+        .filter_map(|g| {
+            let traces: Vec<&crate::analysis::offcpu::WorkloadTrace> = g
+                .outcomes()
+                .filter_map(|o| match o {
+                    Outcome::Workload(w) => w.trace.as_ref().filter(|t| t.unavailable.is_none()),
+                    _ => None,
+                })
+                .collect();
+            let per_child: Vec<f64> =
+                traces.iter().flat_map(|t| t.children.iter().map(|c| c.times.preemptions() as f64)).collect();
+            if per_child.is_empty() {
+                return None;
+            }
+            let (siblings, all) = traces
+                .iter()
+                .flat_map(|t| &t.children)
+                .fold((0u64, 0u64), |(s, a), c| (s + c.times.preempted_by_siblings, a + c.times.preemptions()));
+            let share = if all == 0 { 0.0 } else { siblings as f64 / all as f64 };
+            Some((g.policy().to_string(), median(&per_child), share))
+        })
+        .collect()
+}
+
+fn switch_contrast(set: &[&Group]) -> Option<SwitchContrast> {
+    let involuntary = &figures::workload::NIVCSW;
+    let invol =
+        |policy: &str| set.iter().find(|g| g.policy() == policy).map(|g| median(&g.values(|o| involuntary.value(o))));
+    let rt: Vec<f64> = ["fifo", "rr"].iter().filter_map(|p| invol(p)).filter(|v| v.is_finite()).collect();
+    match (invol("other"), rt.is_empty()) {
+        (Some(other), false) => {
+            let rt_mean = rt.iter().sum::<f64>() / rt.len() as f64;
+            if rt_mean > 0.0 {
+                Some(SwitchContrast::Ratio(other / rt_mean))
+            } else if other >= 1.0 {
+                Some(SwitchContrast::OnlyOther(other))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The questions of findings that answer one, and how many of them are decided.
+pub fn questions_answered(found: &[Finding]) -> (usize, usize) {
+    let headline: Vec<bool> = found
+        .iter()
+        .filter_map(|f| match f {
+            Finding::BestPolicy { answer, .. } | Finding::Compared { answer, .. } => Some(answer.decided()),
+            Finding::LatencyLeader { p99_answer, .. } => Some(p99_answer.decided()),
+            // A ring sweep asks "knee or no knee, linear or not": answered unless unclear.
+            Finding::Scaling { shape, .. } => Some(*shape != Shape::Unclear),
+            _ => None,
+        })
+        .collect();
+    (headline.iter().filter(|d| **d).count(), headline.len())
+}
+
+fn findings_with(trials: &[TrialRecord], asking: &[Asking]) -> Vec<Finding> {
+    let all = groups(trials);
+    let mut out = Vec::new();
+    for set in series(&all, Family::Ring, "procs") {
+        let points: Vec<(f64, Vec<f64>)> = set
+            .iter()
+            .filter_map(|g| Some((g.procs()?, g.ring(RingOutcome::cpu_ns_per_hop))))
+            .filter(|(_, v)| !v.is_empty())
+            .collect();
+        let what = format!("ring{}", describe(&set[0].params, &["procs"]));
+        let Some(scaling) = knee::analyse(&points) else {
+            out.push(Finding::RingTooFewSizes { what, sizes: points.len() });
+            continue;
+        };
+        for k in &scaling.knees {
+            out.push(Finding::Knee {
+                what: what.clone(),
+                before: k.before as u64,
+                after: k.after as u64,
+                cost_before_ns: k.cost_before,
+                cost_after_ns: k.cost_after,
+                jump: k.jump,
+                level_before_ns: k.level_before,
+                level_after_ns: k.level_after,
+                evidence: k.test.clone(),
+            });
+        }
+        out.push(Finding::Scaling {
+            what,
+            from: scaling.from as u64,
+            to: scaling.to as u64,
+            knees: scaling.knees.len(),
+            shape: scaling.shape,
+            trend: scaling.trend,
+            trend_t: scaling.trend_t,
+            above_projection: scaling.above_projection,
+        });
+    }
+    out.extend(answers(&all, asking));
+    for t in trials.iter().filter(|t| t.is_ok()) {
+        let (Some(TrialSpec::Latency(spec)), Some(Outcome::Latency(o))) = (&t.spec, &t.outcome) else { continue };
+        let what = format!("latency{} trial {}", describe(&t.params, &[]), t.seq);
+        out.extend(spike_findings(&what, o, spec.interval_ns));
+    }
+    out
+}
+
+#[cfg(test)]
+mod spike_tests {
+    use super::*;
+    use crate::analysis::random::SplitMix64;
+    use crate::model::{LatencyLength, LatencySpec, Placement, Policy, TrialStatus};
+
+    /// A stored 4 s fifo latency trial on CPU 1 at 5 kHz whose largest samples are 60
+    /// random spikes, plus, when `planted`, a spike every 100 ms.
+    fn trial(seq: i64, planted: bool) -> TrialRecord {
+        let mut rng = SplitMix64::new(seq as u64);
+        let mut samples: Vec<(u64, u64)> =
+            (0..60).map(|_| ((rng.next_f64() * 4e9) as u64, 80_000 + (rng.next_f64() * 2e6) as u64)).collect();
+        if planted {
+            samples.extend((0..40).map(|i| (30_000_000 + i * 100_000_000 + (rng.next_f64() * 50e3) as u64, 250_000)));
+        }
+        samples.sort_unstable();
+        // The body's level (18 + 10 × 12 µs) is above twice the p99: not searched.
+        let stats = ThreadStats {
+            cpu: Some(1),
+            samples: 20_000,
+            p50_ns: Some(18_000),
+            p90_ns: Some(30_000),
+            p99_ns: Some(35_000),
+            ..Default::default()
+        };
+        let outcome = LatencyOutcome {
+            threads: vec![stats.clone()],
+            all: stats,
+            dma_latency_held: true,
+            mlockall: true,
+            outliers: vec![ThreadOutliers { cpu: Some(1), span_ns: 4_000_000_000, capacity: 512, samples }],
+            ..LatencyOutcome::default()
+        };
+        let spec = LatencySpec {
+            interval_ns: 200_000,
+            length: LatencyLength::Duration(std::time::Duration::from_secs(4)),
+            policy: Policy::Fifo,
+            prio: 95,
+            placement: Placement::Cpus(vec![1]),
+            hold_dma_latency: true,
+            break_ns: None,
+            schedstat: true,
+            trace: false,
+            load: Default::default(),
+            deadline: None,
+        };
+        TrialRecord {
+            seq,
+            experiment: 0,
+            family: Family::Latency,
+            repeat: seq + 1,
+            params: serde_json::from_str(r#"{"policy": "fifo"}"#).unwrap(),
+            spec: Some(TrialSpec::Latency(spec)),
+            outcome: Some(Outcome::Latency(outcome)),
+            status: TrialStatus::Ok,
+            started: "2026-11-21T17:00:00.000Z".into(),
+            elapsed_s: 4.0,
+        }
+    }
+
+    #[test]
+    fn a_stored_trial_with_periodic_spikes_gets_a_finding_and_one_without_none() {
+        let found: Vec<Finding> = findings(&[trial(0, true), trial(1, false)])
+            .into_iter()
+            .filter(|f| matches!(f, Finding::SpikePeriod { .. }))
+            .collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        let Finding::SpikePeriod { what, cpu, period } = &found[0] else { unreachable!() };
+        assert_eq!((what.as_str(), *cpu), ("latency (policy=fifo) trial 0", Some(1)));
+        // A beat with a larger random spike within 10 ms is merged into it: most beats fit.
+        assert!((period.period_ns / 1e8 - 1.0).abs() < 0.001 && period.fits >= 25, "{period:?}");
+        // Spikes are above twice the p99 (70 µs), here every one kept.
+        assert_eq!((period.level, period.above_ns, period.spikes), ("2 × p99", 70_000, found_spikes(&trial(0, true))));
+        let text = found[0].to_string();
+        assert!(text.starts_with("latency (policy=fifo) trial 0: "), "{text}");
+        assert!(text.contains("recur every 100.0 ms ± ") && text.contains("a periodic source on CPU 1"), "{text}");
+        assert!(period.test.p < period::ALPHA, "{period:?}");
+        // Its JSON: the kind, then the thread, then the period's fields.
+        let json = serde_json::to_string(&found[0]).unwrap();
+        let head = r#"{"kind":"spike_period","what":"latency (policy=fifo) trial 0","cpu":1,"level":"2 × p99","#;
+        assert!(json.starts_with(head) && json.contains(r#""period_ns":"#) && json.contains(r#""test":{"#), "{json}");
+    }
+
+    /// Spikes above 70 µs after merging those within 10 ms: what the finding counts.
+    fn found_spikes(t: &TrialRecord) -> usize {
+        let Some(Outcome::Latency(o)) = &t.outcome else { unreachable!() };
+        let mut last = None;
+        let mut n = 0;
+        for &(at, _) in o.outliers[0].samples.iter().filter(|s| s.1 > 70_000) {
+            if last.is_none_or(|l: u64| at - l >= 10_000_000) {
+                n += 1;
+            }
+            last = Some(at);
+        }
+        n
+    }
+
+    #[test]
+    fn levels_start_at_twice_the_p99_and_rise_to_the_smallest_kept_when_the_buffer_is_full() {
+        let stats = ThreadStats {
+            p50_ns: Some(20_000),
+            p90_ns: Some(30_000),
+            p99_ns: Some(40_000),
+            p999_ns: Some(60_000),
+            p9999_ns: Some(500_000),
+            ..Default::default()
+        };
+        let kept = ThreadOutliers { cpu: None, span_ns: 1, capacity: 4, samples: vec![(1, 100_000), (2, 900_000)] };
+        let names = |levels: Vec<Level>| levels.iter().map(|l| (l.name, l.above_ns)).collect::<Vec<_>>();
+        // p99.9 is below twice the p99: the same level, searched once.
+        assert_eq!(names(spike_levels(&stats, &kept)), [("2 × p99", 80_000), ("p99.99", 500_000)]);
+        let full = ThreadOutliers { capacity: 2, ..kept };
+        assert_eq!(names(spike_levels(&stats, &full)), [("2 × p99", 99_999), ("p99.99", 500_000)]);
+    }
+
+    #[test]
+    fn a_source_that_is_the_p99_is_searched_above_the_body_of_the_distribution() {
+        // 1.5 ms every 100 ms at 1 kHz: 1.5 % of the samples, so the p99 is the source's.
+        let stats = ThreadStats {
+            p50_ns: Some(13_000),
+            p90_ns: Some(20_000),
+            p99_ns: Some(1_200_000),
+            p999_ns: Some(1_500_000),
+            p9999_ns: Some(1_500_000),
+            ..Default::default()
+        };
+        let kept = ThreadOutliers { cpu: None, span_ns: 1, capacity: 512, samples: vec![(1, 1_500_000)] };
+        let levels: Vec<_> = spike_levels(&stats, &kept).iter().map(|l| (l.name, l.above_ns)).collect();
+        assert_eq!(levels, [("p50 + 10 × (p90 − p50)", 83_000), ("2 × p99", 2_400_000)]);
+    }
+
+    #[test]
+    fn an_outcome_stored_before_outliers_were_kept_still_loads() {
+        let old = r#"{"threads": [], "all": {"cpu": null, "samples": 0, "overruns": 0, "min_ns": 0, "avg_ns": 0.0,
+            "p50_ns": 0, "p90_ns": 0, "p99_ns": 0, "p999_ns": 0, "p9999_ns": 0, "max_ns": 0},
+            "timer_slack_ns": 50000, "dma_latency_held": true, "mlockall": true, "histogram": []}"#;
+        let o: LatencyOutcome = serde_json::from_str(old).unwrap();
+        assert!(o.outliers.is_empty() && spike_periods(&o, 1_000_000).is_empty());
+    }
+}
