@@ -480,7 +480,7 @@ fn findings_with(trials: &[TrialRecord], asking: &[Asking]) -> Vec<Finding> {
 mod spike_tests {
     use super::*;
     use crate::analysis::random::SplitMix64;
-    use crate::model::{LatencyLength, LatencySpec, Placement, Policy, TrialStatus};
+    use crate::model::{BesideSpec, LatencyLength, LatencySpec, Placement, Policy, TrialStatus};
 
     /// A stored 4 s fifo latency trial on CPU 1 at 5 kHz whose largest samples are 60
     /// random spikes, plus, when `planted`, a spike every 100 ms.
@@ -517,10 +517,7 @@ mod spike_tests {
             placement: Placement::Cpus(vec![1]),
             hold_dma_latency: true,
             break_ns: None,
-            schedstat: true,
-            trace: false,
-            load: Default::default(),
-            deadline: None,
+            beside: BesideSpec { schedstat: true, ..BesideSpec::default() },
         };
         TrialRecord {
             seq,

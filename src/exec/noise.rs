@@ -19,7 +19,8 @@ use crate::exec::preflight;
 use crate::exec::runner::{Ended, Extras, Orchestrator};
 use crate::exec::suite::Trial;
 use crate::model::{
-    Ipc, LatencyLength, LatencySpec, Outcome, Pin, Placement, Policy, RingLength, RingMode, RingSpec, TrialSpec,
+    BesideSpec, Ipc, LatencyLength, LatencySpec, Outcome, Pin, Placement, Policy, RingLength, RingMode, RingSpec,
+    TrialSpec,
 };
 use crate::sys::machine::NoiseFloor;
 use crate::sys::steal::StealMark;
@@ -67,10 +68,7 @@ fn wakeup_spec(cpus: &[usize]) -> TrialSpec {
         placement: Placement::Cpus(cpus.to_vec()),
         hold_dma_latency: false,
         break_ns: None,
-        load: Default::default(),
-        deadline: None,
-        schedstat: false,
-        trace: false,
+        beside: BesideSpec::default(),
     })
 }
 
@@ -86,10 +84,7 @@ fn ring_spec(cpu: usize) -> TrialSpec {
         prio: 0,
         work_kb: 0,
         timeout: None,
-        load: Default::default(),
-        deadline: None,
-        schedstat: false,
-        trace: false,
+        beside: BesideSpec::default(),
     })
 }
 

@@ -32,6 +32,7 @@ pub use load::{LoadKind, LoadOutcome, LoadSpec};
 pub(crate) use outcome::sample_ring;
 pub use outcome::{CpuSteal, Steal};
 pub use schedinfo::SchedInfo;
+pub use spec::BesideSpec;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -386,10 +387,11 @@ mod tests {
             timeout: std::time::Duration::from_secs(1),
             dir: None,
             allow_rt_saturation: false,
-            schedstat: true,
-            trace: false,
-            load: Default::default(),
-            deadline: Some(DeadlineParams { runtime_ns: 300_000, deadline_ns: 1_000_000, period_ns: 1_000_000 }),
+            beside: BesideSpec {
+                deadline: Some(DeadlineParams { runtime_ns: 300_000, deadline_ns: 1_000_000, period_ns: 1_000_000 }),
+                schedstat: true,
+                ..BesideSpec::default()
+            },
         };
         let trial = WorkloadTrial {
             spec,
@@ -411,7 +413,7 @@ mod tests {
         io.spec.params.kind = WorkloadKind::Io;
         assert_eq!(io.outcome().unwrap().reservation.unwrap().children_short, None, "io need not use its reservation");
         let mut other = trial;
-        other.spec.deadline = None;
+        other.spec.beside.deadline = None;
         assert!(other.outcome().unwrap().reservation.is_none());
     }
 

@@ -423,11 +423,11 @@ mod tests {
         let loaded: LatencyOptions = toml::from_str("load = \"io:2\"\nload-cpus = \"1\"\nload-nice = 5").unwrap();
         let spec = &loaded.to_specs(None).unwrap()[0];
         assert_eq!(
-            spec.load,
+            spec.beside.load,
             LoadSpec { kind: LoadKind::Io, instances: Some(2), cpus: Some(vec![1]), nice: Some(5), dir: None }
         );
         let idle: RingOptions = toml::from_str("procs = 2\nload = \"none\"\nload-cpus = \"1\"").unwrap();
-        assert!(idle.to_specs().unwrap()[0].load.is_none());
+        assert!(idle.to_specs().unwrap()[0].beside.load.is_none());
         let err = |text: &str| toml::from_str::<WorkloadOptions>(text).map(|o| o.to_specs().map(|_| ()));
         assert!(err("workload = \"cpu\"\nload = \"gpu\"").unwrap_err().to_string().contains("unknown load kind"));
         assert!(err("workload = \"cpu\"\nload = \"cpu:0\"").unwrap_err().to_string().contains("at least 1"));
@@ -443,12 +443,16 @@ mod tests {
             toml::from_str("policy = \"deadline\"\nruntime = \"100us\"\nperiod = \"1ms\"\nprocs = 2").unwrap();
         let spec = &ring.to_specs().unwrap()[0];
         let want = DeadlineParams { runtime_ns: 100_000, deadline_ns: ms, period_ns: ms };
-        assert_eq!((spec.deadline, spec.pin, spec.prio), (Some(want), Pin::None, 0), "deadline defaults to the period");
+        assert_eq!(
+            (spec.beside.deadline, spec.pin, spec.prio),
+            (Some(want), Pin::None, 0),
+            "deadline defaults to the period"
+        );
         let specs = workload(
             "workload = \"cpu\"\npolicy = \"other,deadline\"\nruntime = \"1ms\"\ndeadline = \"2ms\"\nperiod = \"3ms\"",
         )
         .unwrap();
-        let got: Vec<_> = specs.iter().map(|s| (s.policy, s.deadline.map(|d| d.deadline_ns))).collect();
+        let got: Vec<_> = specs.iter().map(|s| (s.policy, s.beside.deadline.map(|d| d.deadline_ns))).collect();
         assert_eq!(got, vec![(Policy::Other, None), (Policy::Deadline, Some(2 * ms))]);
         let latency = LatencyOptions {
             reservation: DeadlineOptions { runtime: Some(100_000), period: Some(2 * ms), ..Default::default() },
@@ -457,7 +461,7 @@ mod tests {
         };
         let both = PolicyList(vec![Policy::Fifo, Policy::Deadline]);
         let specs = latency.to_specs(Some(&both)).unwrap();
-        assert_eq!((specs[0].interval_ns, specs[0].deadline), (ms, None));
+        assert_eq!((specs[0].interval_ns, specs[0].beside.deadline), (ms, None));
         assert_eq!(specs[1].interval_ns, 2 * ms, "a deadline run samples once a period");
         let err = |r: Option<u64>, d: Option<u64>, p: Option<u64>| {
             resolve_deadline(&[Policy::Deadline], r, d, p).unwrap_err().to_string()

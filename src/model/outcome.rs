@@ -32,7 +32,7 @@ impl Steal {
 /// A ring and its outcome with round figures, for tests of what reads them.
 #[cfg(test)]
 pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (crate::model::RingSpec, crate::model::RingOutcome) {
-    use crate::model::{RingOutcome, Usage};
+    use crate::model::{BesideSpec, RingOutcome, Usage};
     let spec = crate::model::RingSpec {
         procs,
         length: crate::model::RingLength::Laps(laps),
@@ -44,10 +44,7 @@ pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (crate::model
         prio: 0,
         work_kb: 0,
         timeout: None,
-        load: Default::default(),
-        deadline: None,
-        schedstat: true,
-        trace: false,
+        beside: BesideSpec { schedstat: true, ..BesideSpec::default() },
     };
     let outcome = RingOutcome {
         procs,

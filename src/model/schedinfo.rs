@@ -113,7 +113,7 @@ mod tests {
         let spec = r#"{"family": "ring", "procs": 2, "length": {"laps": 10}, "mode": "process", "ipc": "pipe",
             "pin": "same", "cpus": null, "policy": "other", "prio": 0, "work_kb": 0, "timeout": null}"#;
         let TrialSpec::Ring(spec) = serde_json::from_str::<TrialSpec>(spec).unwrap() else { panic!() };
-        assert!(spec.schedstat);
+        assert!(spec.beside.schedstat);
     }
 
     #[test]

@@ -17,7 +17,8 @@
 use crate::error::{Error, Result};
 use crate::model::parse::MAX_PROCS;
 use crate::model::{
-    Family, Ipc, Outcome, Pin, Policy, RingLength, RingMode, RingOutcome, RingSpec, TrialSpec, TrialStatus, Usage,
+    BesideSpec, Family, Ipc, Outcome, Pin, Policy, RingLength, RingMode, RingOutcome, RingSpec, TrialSpec, TrialStatus,
+    Usage,
 };
 use crate::store::{RunRecord, TrialRecord};
 use serde_json::{json, Map, Value as Json};
@@ -350,11 +351,8 @@ pub fn to_run(
             prio: 0,
             work_kb: 0,
             timeout: None,
-            load: Default::default(),
-            deadline: None,
             // The report has no per-task scheduler figures: nothing was read.
-            schedstat: false,
-            trace: false,
+            beside: BesideSpec::default(),
         };
         let outcome = RingOutcome {
             procs: row.procs,

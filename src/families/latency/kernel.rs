@@ -82,9 +82,9 @@ impl LatencyPlan {
             hold_dma_latency: spec.hold_dma_latency,
             break_ns: spec.break_ns,
             keep_samples,
-            deadline: spec.deadline,
-            schedstat: spec.schedstat,
-            trace: spec.trace,
+            deadline: spec.beside.deadline,
+            schedstat: spec.beside.schedstat,
+            trace: spec.beside.trace,
         }
     }
 }

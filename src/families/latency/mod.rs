@@ -37,13 +37,13 @@ impl FamilyModel for Latency {
 
 impl FamilySpec for LatencySpec {
     fn load(&self) -> &LoadSpec {
-        &self.load
+        &self.beside.load
     }
     fn policy(&self) -> Policy {
         self.policy
     }
     fn deadline(&self) -> Option<DeadlineParams> {
-        self.deadline
+        self.beside.deadline
     }
     fn least_length(&self) -> Option<Duration> {
         Some(match self.length {

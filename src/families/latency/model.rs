@@ -2,10 +2,9 @@
 //! its outcome (per thread and combined), and its figures in the registry.
 
 use crate::error::{Error, Result};
-use crate::model::load::LoadSpec;
 use crate::model::options::*;
 use crate::model::parse::*;
-use crate::model::spec::reading_on;
+use crate::model::spec::BesideSpec;
 use crate::model::*;
 use clap::Args;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -46,19 +45,10 @@ pub struct LatencySpec {
     pub hold_dma_latency: bool,
     /// Stop at the first sample above this (ns).
     pub break_ns: Option<u64>,
-    /// Background load beside the measuring threads.
-    #[serde(default, skip_serializing_if = "LoadSpec::is_none")]
-    pub load: LoadSpec,
-    /// The SCHED_DEADLINE reservation of the measuring thread (its period is `interval_ns`), when `policy` is deadline.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deadline: Option<DeadlineParams>,
-    /// Read the scheduler's per-task accounting (`--schedstat`); runs stored before it
-    /// existed read it.
-    #[serde(default = "reading_on")]
-    pub schedstat: bool,
-    /// Record tracepoints over the measured window and attribute the spikes (`--trace`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub trace: bool,
+    /// The load, reservation and scheduler readings of ring, workload and latency specs;
+    /// flattened last, where these keys have always stood.
+    #[serde(flatten)]
+    pub beside: BesideSpec,
 }
 
 /// The figures of one latency histogram (a thread's, or every thread's together).
@@ -289,13 +279,13 @@ impl LatencyOptions {
             (None, Some(d)) => LatencyLength::Duration(d),
             (None, None) => LatencyLength::Duration(DEFAULT_LATENCY_DURATION),
         };
-        let load = self.background.to_spec()?;
+        let beside = BesideSpec::from_options(&self.background, deadline, &self.observe)?;
         policies
             .into_iter()
             .map(|policy| {
                 let prio = if policy.is_realtime() { self.prio.unwrap_or(LATENCY_DEFAULT_RT_PRIO) } else { 0 };
-                let deadline = deadline.filter(|_| policy.is_deadline());
-                let interval_ns = deadline.map_or_else(|| self.interval_ns(), |d| d.period_ns);
+                let beside = beside.under(policy);
+                let interval_ns = beside.deadline.map_or_else(|| self.interval_ns(), |d| d.period_ns);
                 check_latency_length(length, interval_ns)?;
                 Ok(LatencySpec {
                     interval_ns,
@@ -305,10 +295,7 @@ impl LatencyOptions {
                     placement: placement.clone(),
                     hold_dma_latency: !self.no_dma_latency,
                     break_ns: self.break_us.map(|us| (us * 1000.0) as u64),
-                    load: load.clone(),
-                    deadline,
-                    schedstat: self.observe.schedstat(),
-                    trace: self.observe.trace(),
+                    beside,
                 })
             })
             .collect()

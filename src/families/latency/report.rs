@@ -108,7 +108,7 @@ pub fn compare_table(runs: &[(LatencySpec, LatencyOutcome)]) -> String {
     headers.extend(runs.iter().map(|(spec, _)| {
         if spec.policy.is_realtime() {
             format!("{} {}", spec.policy.kernel_name(), spec.prio)
-        } else if let Some(dl) = spec.deadline {
+        } else if let Some(dl) = spec.beside.deadline {
             format!("{} {}/{}", spec.policy.kernel_name(), format_ns(dl.runtime_ns), format_ns(dl.period_ns))
         } else {
             spec.policy.kernel_name().to_string()
@@ -369,7 +369,7 @@ fn line_of<'a>(
         spikes: None,
         beat: None,
         attribution: None,
-        beside: Beside::of(&spec.load, None, spec.deadline),
+        beside: Beside::of(&spec.beside.load, None, spec.beside.deadline),
         deadline: None,
     }
 }
@@ -400,7 +400,7 @@ pub fn lines<'a>(spec: &LatencySpec, o: &'a LatencyOutcome) -> Vec<LatencyLine<'
     }
     let whole = Outcome::Latency(o.clone());
     for line in &mut out {
-        line.beside = Beside::of(&spec.load, Some(&whole), spec.deadline);
+        line.beside = Beside::of(&spec.beside.load, Some(&whole), spec.beside.deadline);
         line.deadline = Figures::known(registry::of(Family::Latency), Part::Deadline, &whole);
     }
     out

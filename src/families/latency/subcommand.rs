@@ -22,7 +22,7 @@ use std::time::Duration;
 pub fn run(args: &LatencyArgs) -> Result<i32> {
     let mut specs = args.options.to_specs(args.compare_policies.as_ref())?;
     if args.trace_out.is_some() {
-        specs.iter_mut().for_each(|s| s.trace = true);
+        specs.iter_mut().for_each(|s| s.beside.trace = true);
     }
     // The signal watch comes first: every thread started later inherits the blocked mask.
     let mut orchestrator = Orchestrator::new(trial_limit(&specs))?;
@@ -32,7 +32,7 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     }
     // The load is the same for every policy: checked once, started afresh for each.
     if let Some(spec) = specs.first() {
-        preflight::load(&spec.load)?;
+        preflight::load(&spec.beside.load)?;
     }
     // Create the output files first: an unwritable path must fail before the run; each
     // run appends its part.

@@ -23,9 +23,9 @@ pub fn preflight(spec: &LatencySpec) -> Result<Vec<Option<usize>>> {
             crate::model::parse::duration_arg(resolution.max(1))
         )));
     }
-    preflight::scheduling(spec.policy, spec.prio, spec.deadline.as_ref(), 1)?;
+    preflight::scheduling(spec.policy, spec.prio, spec.beside.deadline.as_ref(), 1)?;
     let cpus = thread_cpus(&spec.placement)?;
-    preflight::warn_if_no_schedstat(spec.schedstat);
+    preflight::warn_if_no_schedstat(spec.beside.schedstat);
     Ok(cpus)
 }
 
@@ -54,7 +54,7 @@ impl FamilyTrial for LatencySpec {
 
     fn measure(&self, _repeat: u32, extras: &Extras) -> Result<Reply> {
         let cpus = preflight(self)?;
-        let load_plan = preflight::load(&self.load)?;
+        let load_plan = preflight::load(&self.beside.load)?;
         let plan = LatencyPlan::new(self, cpus, extras.samples.is_some());
         let mut terminal = extras.live_line.then(open_terminal).flatten();
         let label = self.policy.as_str();

@@ -305,14 +305,14 @@ impl MemberPlan<'_> {
             self.affinity[index].as_deref(),
             spec.policy,
             spec.prio,
-            spec.deadline.as_ref(),
+            spec.beside.deadline.as_ref(),
             spec.procs,
             false,
         )?;
         let work = WorkingSet::new(self.spec.work_kb).map_err(|e| {
             format!("allocating a {} KiB working set: {}", self.spec.work_kb, crate::error::describe_io(&e))
         })?;
-        Ok((work, TaskFiles::of_current_thread(self.spec.schedstat)))
+        Ok((work, TaskFiles::of_current_thread(self.spec.beside.schedstat)))
     }
 
     fn run<L: Link>(
@@ -393,7 +393,7 @@ pub fn open_files_for_threads(spec: &RingSpec) -> u64 {
         Ipc::Futex => 0,
     };
     // Each member's schedstat and sched files stay open through its hops.
-    let schedstat = if spec.schedstat { 2 } else { 0 };
+    let schedstat = if spec.beside.schedstat { 2 } else { 0 };
     spec.procs as u64 * (channel + schedstat) + 64
 }
 
@@ -539,7 +539,7 @@ fn run_processes(plan: &MemberPlan) -> Result<Lifecycle> {
     group.wait_ready_until(procs, plan.deadline())?;
     let spawn_ns = monotonic_ns() - t_fork;
     // Every CPU a member may use; the trial process reads the buffers once all are done.
-    let tracing = spec.trace.then(|| start_tracing(spec, plan.cpus));
+    let tracing = spec.beside.trace.then(|| start_tracing(spec, plan.cpus));
     // Before the token moves: real-time members on our CPU would starve us from then on.
     let _watchdog = sched::RtWatchdog::raise_if(spec.policy.is_realtime());
     let stop_at = match spec.length {
@@ -576,7 +576,7 @@ fn run_threads(plan: &MemberPlan) -> Result<Lifecycle> {
     let _watchdog = sched::RtWatchdog::raise_if(plan.spec.policy.is_realtime());
     group.wait_all(None, plan.deadline())?;
     crate::sys::load::mark_window_end();
-    let trace = plan.spec.trace.then(|| {
+    let trace = plan.spec.beside.trace.then(|| {
         Err("no attribution in thread mode: its members are not named to the trial; use --mode process".to_string())
     });
     Ok(Lifecycle {
@@ -708,9 +708,14 @@ pub fn measure_overhead(spec: &RingSpec, cpus: &[usize]) -> Result<u64> {
     let result: SharedSlice<AtomicU64> = SharedSlice::new(1).map_err(|e| Error::os("mapping the overhead slot", e))?;
     let mut group = ChildGroup::new("overhead probe", 1)?;
     group.spawn(&[], |ctx| {
-        if let Err(msg) =
-            sched::apply_scheduling(affinity.as_deref(), spec.policy, spec.prio, spec.deadline.as_ref(), 1, false)
-        {
+        if let Err(msg) = sched::apply_scheduling(
+            affinity.as_deref(),
+            spec.policy,
+            spec.prio,
+            spec.beside.deadline.as_ref(),
+            1,
+            false,
+        ) {
             return ctx.fail_setup(&msg);
         }
         let work = match WorkingSet::new(spec.work_kb) {

@@ -37,13 +37,13 @@ impl FamilyModel for Ring {
 
 impl FamilySpec for RingSpec {
     fn load(&self) -> &LoadSpec {
-        &self.load
+        &self.beside.load
     }
     fn policy(&self) -> Policy {
         self.policy
     }
     fn deadline(&self) -> Option<DeadlineParams> {
-        self.deadline
+        self.beside.deadline
     }
     fn least_length(&self) -> Option<Duration> {
         self.length.duration()

@@ -2,10 +2,9 @@
 //! outcome in integer ns, and its figures in the registry.
 
 use crate::error::{Error, Result};
-use crate::model::load::LoadSpec;
 use crate::model::options::*;
 use crate::model::parse::*;
-use crate::model::spec::reading_on;
+use crate::model::spec::BesideSpec;
 use crate::model::*;
 use clap::Args;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -107,19 +106,10 @@ pub struct RingSpec {
     pub work_kb: usize,
     /// Kill the ring and fail the run past this (none: wait as long as it takes).
     pub timeout: Option<Duration>,
-    /// Background load beside the ring.
-    #[serde(default, skip_serializing_if = "LoadSpec::is_none")]
-    pub load: LoadSpec,
-    /// The SCHED_DEADLINE reservation of each task, when `policy` is deadline.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deadline: Option<DeadlineParams>,
-    /// Read the scheduler's per-task accounting (`--schedstat`); runs stored before it
-    /// existed read it.
-    #[serde(default = "reading_on")]
-    pub schedstat: bool,
-    /// Record tracepoints over the timed region and describe the hops (`--trace`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub trace: bool,
+    /// The load, reservation and scheduler readings of ring, workload and latency specs;
+    /// flattened last, where these keys have always stood.
+    #[serde(flatten)]
+    pub beside: BesideSpec,
 }
 
 /// What one ring configuration measured. Times are of the timed region only: from the
@@ -314,7 +304,7 @@ impl RingOptions {
             Some(p) => p.0.clone(),
             None => parse_procs(NCAR_COUNTS).map_err(Error::usage)?.0,
         };
-        let load = self.background.to_spec()?;
+        let beside = BesideSpec::from_options(&self.background, deadline, &self.observe)?;
         let largest = procs.iter().copied().max().unwrap_or(2);
         match length {
             RingLength::Laps(laps) => {
@@ -363,10 +353,7 @@ impl RingOptions {
                 prio,
                 work_kb,
                 timeout: self.timeout,
-                load: load.clone(),
-                deadline,
-                schedstat: self.observe.schedstat(),
-                trace: self.observe.trace(),
+                beside: beside.clone(),
             })
             .collect())
     }

@@ -55,14 +55,14 @@ pub fn describe_setup(spec: &RingSpec, cpus: &[usize], overhead_ps: u64) -> Stri
         crate::model::Pin::Same => format!("all on CPU {}", cpus[0]),
         crate::model::Pin::Spread => format!("spread over CPUs {}", format_cpu_list(cpus)),
         crate::model::Pin::None if spec.cpus.is_some() => format!("unpinned within CPUs {}", format_cpu_list(cpus)),
-        crate::model::Pin::None if spec.deadline.is_some() => {
+        crate::model::Pin::None if spec.beside.deadline.is_some() => {
             "unpinned (deadline tasks are never pinned: the kernel refuses it)".to_string()
         }
         crate::model::Pin::None => "unpinned".to_string(),
     };
     let policy = if spec.policy.is_realtime() {
         format!("{} priority {}", spec.policy.kernel_name(), spec.prio)
-    } else if let Some(dl) = spec.deadline {
+    } else if let Some(dl) = spec.beside.deadline {
         format!("{} ({} per member)", spec.policy.kernel_name(), dl.describe())
     } else {
         spec.policy.kernel_name().to_string()
@@ -240,7 +240,7 @@ fn line_of<'a>(
             RingLength::Duration(d) => Some(d.as_secs_f64()),
             RingLength::Laps(_) => None,
         },
-        beside: Beside::of(&spec.load, o.as_ref(), spec.deadline),
+        beside: Beside::of(&spec.beside.load, o.as_ref(), spec.beside.deadline),
         trace: ring.and_then(|r| r.trace.as_ref()).map(|t| match &t.unavailable {
             Some(reason) => TraceKeys::Attribution(reason),
             None => TraceKeys::RingTrace(t),

@@ -35,7 +35,7 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
     let limit = first.timeout.map_or(Duration::from_secs(7 * 24 * 3600), |t| t + Duration::from_secs(30));
     let mut orchestrator = Orchestrator::new(limit)?;
     let cpus = super::trial::preflight(largest)?;
-    preflight::load(&first.load)?;
+    preflight::load(&first.beside.load)?;
     // Work is proportional to hops, so the bar advances by ring size.
     let total: u64 = specs.iter().map(|s| s.procs as u64).sum();
     let bar = progress_bar(total, "members");
@@ -58,8 +58,11 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
             if rows == 0 && !json {
                 // Each trial measures the token pass without a switch; the first one's is shown.
                 emit(&describe_setup(first, &cpus, outcome.overhead_ps))?;
-                if !first.load.is_none() {
-                    emit(&format!("background load: {} (each ring runs beside a fresh one)", first.load.describe()))?;
+                if !first.beside.load.is_none() {
+                    emit(&format!(
+                        "background load: {} (each ring runs beside a fresh one)",
+                        first.beside.load.describe()
+                    ))?;
                 }
                 emit(&table_header())?;
             }

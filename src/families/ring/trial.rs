@@ -11,7 +11,7 @@ use crate::sys::{limits, load, sched};
 /// A ring: its CPUs (to place members on), policy and limits.
 pub fn preflight(spec: &RingSpec) -> Result<Vec<usize>> {
     let cpus = ring_limits(spec)?;
-    preflight::warn_if_no_schedstat(spec.schedstat);
+    preflight::warn_if_no_schedstat(spec.beside.schedstat);
     Ok(cpus)
 }
 
@@ -21,7 +21,7 @@ fn ring_limits(spec: &RingSpec) -> Result<Vec<usize>> {
     // Each member's working set, plus what a member costs anyway (~150 KiB measured).
     let needed_kb = spec.procs as u64 * (spec.work_kb as u64 + 150);
     limits::check_memory(needed_kb, &format!("a ring of {} with {} KiB each", spec.procs, spec.work_kb))?;
-    preflight::scheduling(spec.policy, spec.prio, spec.deadline.as_ref(), spec.procs)?;
+    preflight::scheduling(spec.policy, spec.prio, spec.beside.deadline.as_ref(), spec.procs)?;
     let what = format!("a {} ring of {}", spec.mode.as_str(), spec.procs);
     match spec.mode {
         // Members, plus the overhead probe.
@@ -41,7 +41,7 @@ impl FamilyTrial for RingSpec {
 
     fn measure(&self, _repeat: u32, _extras: &Extras) -> Result<Reply> {
         let cpus = preflight(self)?;
-        let load_plan = preflight::load(&self.load)?;
+        let load_plan = preflight::load(&self.beside.load)?;
         let overhead_ps = kernel::measure_overhead(self, &cpus)?;
         let (mut outcome, load) = load::beside(load_plan.as_ref(), || kernel::run_ring(self, &cpus, overhead_ps))?;
         outcome.beside.load = load;

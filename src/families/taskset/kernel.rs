@@ -209,22 +209,6 @@ struct ThreadResult {
 
 /// The thread of one task instance: its policy, then its activations from `t0` on.
 #[allow(clippy::too_many_arguments)]
-fn instance(
-    (index, task, instance_no): (usize, &TaskSpec, u32),
-    spec: &TasksetSpec,
-    mutexes: &BTreeMap<String, Mutex>,
-    gate: &Gate,
-    t0: &AtomicU64,
-    abort: &AtomicBool,
-    sinks: Sinks,
-) -> std::result::Result<ThreadResult, String> {
-    let result = activations((index, task, instance_no), spec, mutexes, gate, t0, abort, &sinks);
-    // However it ended, the main thread hears of it (it waits on this, not on a timer).
-    let _ = crate::sys::fd::write_raw(sinks.finished, &1u64.to_ne_bytes());
-    result
-}
-
-#[allow(clippy::too_many_arguments)]
 fn activations(
     (index, task, instance_no): (usize, &TaskSpec, u32),
     spec: &TasksetSpec,
@@ -581,9 +565,13 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
                     stop: &stop,
                     finished: finished_fd,
                 };
-                let handle = std::thread::Builder::new()
-                    .name(thread_name(&task.name))
-                    .spawn_scoped(scope, move || instance((i, task, k), spec, mutexes, gate, t0, abort, sinks));
+                let handle = std::thread::Builder::new().name(thread_name(&task.name)).spawn_scoped(scope, move || {
+                    let result = activations((i, task, k), spec, mutexes, gate, t0, abort, &sinks);
+                    // However it ended, the main thread hears of it (it waits on this,
+                    // not on a timer).
+                    let _ = crate::sys::fd::write_raw(sinks.finished, &1u64.to_ne_bytes());
+                    result
+                });
                 match handle {
                     Ok(h) => handles.push((i, h)),
                     Err(e) => {

@@ -245,7 +245,7 @@ impl ChildPlan<'_> {
     fn run(&self, ctx: &ChildContext) -> i32 {
         let spec = self.spec;
         let params = &spec.params;
-        let reservation = spec.deadline.as_ref();
+        let reservation = spec.beside.deadline.as_ref();
         if let Err(msg) = sched::apply_scheduling(None, spec.policy, spec.prio, reservation, spec.procs, false) {
             return ctx.fail_setup(&msg);
         }
@@ -282,7 +282,7 @@ impl ChildPlan<'_> {
             (_, None) => return ctx.fail_setup("internal: an I/O workload without a directory"),
         };
         let mut buf = vec![0u8; if params.kind == WorkloadKind::Io { params.block_size as usize } else { 0 }];
-        let sched_files = TaskFiles::of_current_thread(spec.schedstat);
+        let sched_files = TaskFiles::of_current_thread(spec.beside.schedstat);
         self.board.store_usage(ctx.index, Snapshot::Start, &rusage::this_thread());
         if let Err(e) = ctx.ready() {
             return ctx.fail_setup(&format!("signalling ready: {e}"));
@@ -346,7 +346,7 @@ pub fn run_trial(spec: &WorkloadSpec, repeat: usize, dir: Option<&WorkDir>) -> R
         group.wait_ready(spec.procs)?;
         // After the forks, whose events are not the trial's: the kernel records, the
         // trial process reads once every child is done.
-        tracing = spec.trace.then(start_tracing);
+        tracing = spec.beside.trace.then(start_tracing);
         // With RT throttling on, a SCHED_OTHER parent is guaranteed its share while RT
         // children are throttled (an RT parent would be throttled with them); with it
         // off, only a higher RT priority lets the watchdog run.

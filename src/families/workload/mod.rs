@@ -35,13 +35,13 @@ impl FamilyModel for Workload {
 
 impl FamilySpec for WorkloadSpec {
     fn load(&self) -> &LoadSpec {
-        &self.load
+        &self.beside.load
     }
     fn policy(&self) -> Policy {
         self.policy
     }
     fn deadline(&self) -> Option<DeadlineParams> {
-        self.deadline
+        self.beside.deadline
     }
     fn procs(&self) -> Option<usize> {
         Some(self.procs)

@@ -2,10 +2,9 @@
 //! its children's record and outcome, and its figures in the registry.
 
 use crate::error::{Error, Result};
-use crate::model::load::LoadSpec;
 use crate::model::options::*;
 use crate::model::parse::*;
-use crate::model::spec::reading_on;
+use crate::model::spec::BesideSpec;
 use crate::model::*;
 use clap::Args;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -95,7 +94,7 @@ impl WorkloadTrial {
             pi_min: pis().reduce(f64::min),
             pi_max: pis().reduce(f64::max),
             beside: Default::default(),
-            reservation: self.spec.deadline.map(|dl| self.reservation_figures(&dl)),
+            reservation: self.spec.beside.deadline.map(|dl| self.reservation_figures(&dl)),
             run_delay_ns: sum.run_delay_ns,
             run_delay_max_ns: delays.as_ref().and_then(|d| d.last().copied()),
             run_delay_p50_ns: delays.as_ref().filter(|d| !d.is_empty()).map(|d| {
@@ -158,20 +157,10 @@ pub struct WorkloadSpec {
     /// Allow CPU-bound real-time children that fill every CPU while RT throttling is off.
     #[serde(default)]
     pub allow_rt_saturation: bool,
-    /// Background load beside the children.
-    #[serde(default, skip_serializing_if = "LoadSpec::is_none")]
-    pub load: LoadSpec,
-    /// The SCHED_DEADLINE reservation of each task, when `policy` is deadline.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deadline: Option<DeadlineParams>,
-    /// Read the scheduler's per-task accounting (`--schedstat`); runs stored before it
-    /// existed read it.
-    #[serde(default = "reading_on")]
-    pub schedstat: bool,
-    /// Record the scheduler's tracepoints over each trial and split the children's time
-    /// off the CPU (`--trace`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub trace: bool,
+    /// The load, reservation and scheduler readings of ring, workload and latency specs;
+    /// flattened last, where these keys have always stood.
+    #[serde(flatten)]
+    pub beside: BesideSpec,
 }
 
 /// What one workload trial measured, summed or summarised over its children.
@@ -389,7 +378,7 @@ impl WorkloadOptions {
         }
         let params = WorkloadParams { kind, iterations, transfer_size, block_size, seed: self.seed.unwrap_or(1) };
         let counts = self.procs.as_ref().map_or(vec![10], |p| p.0.clone());
-        let load = self.background.to_spec()?;
+        let beside = BesideSpec::from_options(&self.background, deadline, &self.observe)?;
         let mut specs = Vec::new();
         for &policy in &policies {
             let prio =
@@ -405,10 +394,7 @@ impl WorkloadOptions {
                     timeout: self.timeout.unwrap_or(DEFAULT_WORKLOAD_TIMEOUT),
                     dir: self.dir.clone(),
                     allow_rt_saturation: self.allow_rt_saturation,
-                    load: load.clone(),
-                    deadline: deadline.filter(|_| policy.is_deadline()),
-                    schedstat: self.observe.schedstat(),
-                    trace: self.observe.trace(),
+                    beside: beside.under(policy),
                 });
             }
         }

@@ -229,7 +229,7 @@ pub fn table(trials: &[LiveTrial]) -> String {
 /// each child was switched out while still runnable, and by whom.
 pub fn off_cpu_lines(trials: &[LiveTrial]) -> Option<String> {
     let mut cells: Vec<(crate::model::Policy, usize)> = Vec::new();
-    for t in trials.iter().filter(|t| t.spec.trace) {
+    for t in trials.iter().filter(|t| t.spec.beside.trace) {
         let key = (t.spec.policy, t.spec.procs);
         if !cells.contains(&key) {
             cells.push(key);
@@ -336,7 +336,7 @@ pub fn describe_off_cpu(traces: &[&WorkloadTrace]) -> String {
 pub fn reservation_table(trials: &[LiveTrial]) -> Option<String> {
     let mut cells: Vec<(crate::model::DeadlineParams, usize)> = Vec::new();
     for t in trials {
-        if let Some(dl) = t.spec.deadline {
+        if let Some(dl) = t.spec.beside.deadline {
             if !cells.contains(&(dl, t.spec.procs)) {
                 cells.push((dl, t.spec.procs));
             }
@@ -352,7 +352,7 @@ pub fn reservation_table(trials: &[LiveTrial]) -> Option<String> {
     for (dl, procs) in cells {
         let figures: Vec<crate::model::ReservationFigures> = trials
             .iter()
-            .filter(|t| t.spec.deadline == Some(dl) && t.spec.procs == procs && t.status.is_ok())
+            .filter(|t| t.spec.beside.deadline == Some(dl) && t.spec.procs == procs && t.status.is_ok())
             .filter_map(|t| t.outcome.as_ref().and_then(|o| o.reservation))
             .collect();
         let mean = |f: &dyn Fn(&crate::model::ReservationFigures) -> f64| {
@@ -498,7 +498,7 @@ pub fn line<'a>(
         block_size: io.then_some(p.block_size),
         seed: p.seed,
         timeout_s: spec.timeout.as_secs_f64(),
-        beside: Beside::of(&spec.load, Some(&whole), spec.deadline),
+        beside: Beside::of(&spec.beside.load, Some(&whole), spec.beside.deadline),
         deadline: Figures::known(figures, Part::Deadline, &whole),
         off_cpu: o.and_then(|w| w.trace.as_ref()).map(OffCpuKeys::of),
     }
@@ -581,7 +581,7 @@ fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ChildRecord, Policy, SchedInfo, Usage, WorkloadParams, WorkloadTrial};
+    use crate::model::{BesideSpec, ChildRecord, Policy, SchedInfo, Usage, WorkloadParams, WorkloadTrial};
     use crate::report::figures::object_of;
     use std::time::Duration;
 
@@ -601,10 +601,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             dir: None,
             allow_rt_saturation: false,
-            load: Default::default(),
-            deadline: None,
-            schedstat: true,
-            trace: false,
+            beside: BesideSpec { schedstat: true, ..BesideSpec::default() },
         };
         let children: Vec<ChildRecord> = child_cpu_ns
             .iter()

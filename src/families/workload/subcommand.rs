@@ -22,7 +22,7 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
     let limit = specs.iter().map(|s| s.timeout).max().unwrap_or_default() + std::time::Duration::from_secs(60);
     let mut orchestrator = Orchestrator::new(limit)?;
     super::trial::preflight(&specs)?;
-    preflight::load(&specs[0].load)?;
+    preflight::load(&specs[0].beside.load)?;
     // Refuse an unwritable or too small work directory now; each trial makes its own.
     drop(super::trial::work_dir(&specs)?);
     let repeats = args.repeat as usize;

@@ -15,14 +15,14 @@ pub fn preflight(specs: &[WorkloadSpec]) -> Result<()> {
     let mut probed = Vec::new();
     for spec in specs {
         if !probed.contains(&(spec.policy, spec.prio)) {
-            preflight::scheduling(spec.policy, spec.prio, spec.deadline.as_ref(), spec.procs)?;
+            preflight::scheduling(spec.policy, spec.prio, spec.beside.deadline.as_ref(), spec.procs)?;
             probed.push((spec.policy, spec.prio));
         }
         if let Some(nice) = spec.nice {
             sched::probe_nice(nice)?;
         }
     }
-    preflight::warn_if_no_schedstat(specs.iter().any(|s| s.schedstat));
+    preflight::warn_if_no_schedstat(specs.iter().any(|s| s.beside.schedstat));
     let largest = specs.iter().map(|s| s.procs).max().unwrap_or(0);
     limits::check_task_budget(largest as u64, &format!("a trial of {largest} processes"))?;
     let cpus = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?.len();
@@ -104,7 +104,7 @@ impl FamilyTrial for WorkloadSpec {
     fn measure(&self, repeat: u32, _extras: &Extras) -> Result<Reply> {
         let cell = std::slice::from_ref(self);
         preflight(cell)?;
-        let load_plan = preflight::load(&self.load)?;
+        let load_plan = preflight::load(&self.beside.load)?;
         let dir = work_dir(cell)?;
         let running = load_plan.as_ref().map(load::Load::start).transpose()?;
         let trial = kernel::run_trial(self, repeat as usize, dir.as_ref())?;

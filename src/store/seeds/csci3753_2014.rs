@@ -10,7 +10,8 @@ use super::{
 };
 use crate::error::Result;
 use crate::model::{
-    Family, Outcome, Policy, TrialSpec, TrialStatus, Usage, WorkloadKind, WorkloadOutcome, WorkloadParams, WorkloadSpec,
+    BesideSpec, Family, Outcome, Policy, TrialSpec, TrialStatus, Usage, WorkloadKind, WorkloadOutcome, WorkloadParams,
+    WorkloadSpec,
 };
 use crate::store::{RunRecord, TrialRecord};
 use serde::{Deserialize, Serialize};
@@ -436,11 +437,8 @@ fn study_run() -> Result<(RunRecord, Vec<TrialRecord>)> {
             timeout: Duration::ZERO,
             dir: None,
             allow_rt_saturation: false,
-            load: Default::default(),
-            deadline: None,
             // Nothing of the scheduler's per-task accounting was read.
-            schedstat: false,
-            trace: false,
+            beside: BesideSpec::default(),
         };
         let cs_ns = |cs: u64| cs * 10_000_000;
         let outcome = WorkloadOutcome {

@@ -10,7 +10,8 @@ use super::{
 };
 use crate::error::Result;
 use crate::model::{
-    Family, LatencyLength, LatencyOutcome, LatencySpec, Outcome, Placement, Policy, ThreadStats, TrialSpec, TrialStatus,
+    BesideSpec, Family, LatencyLength, LatencyOutcome, LatencySpec, Outcome, Placement, Policy, ThreadStats, TrialSpec,
+    TrialStatus,
 };
 use crate::store::{RunRecord, TrialRecord};
 use serde::{Deserialize, Serialize};
@@ -237,10 +238,7 @@ fn kernel_runs() -> Result<Vec<(RunRecord, Vec<TrialRecord>)>> {
                 placement: Placement::Unpinned,
                 hold_dma_latency: false,
                 break_ns: None,
-                load: Default::default(),
-                deadline: None,
-                schedstat: false,
-                trace: false,
+                beside: BesideSpec::default(),
             };
             let stats = ThreadStats {
                 cpu: None,
