@@ -545,10 +545,10 @@ fn with_reclaim_an_admitted_deadline_set_misses_only_by_the_machines_stalls() {
         let late = (-m["slack_ns"].as_i64().unwrap()) as u64;
         assert!(machine >= late, "a reclaiming task missed with less of the machine's time than its lateness: {m}");
     }
-    // Measured here (bench/taskset-deadline-misses.sh, 10 s runs): 0 misses with
-    // --reclaim in every run, 2-21 without.
-    let bursts = l["miss_bursts"].as_u64().unwrap();
-    assert!(bursts <= 3, "{bursts} incidents in 4 800 activations with --reclaim: {l}");
+    // How many misses there are is the machine's load, not the tool's: idle here
+    // (bench/taskset-deadline-misses.sh, 10 s runs) 0 or 1 with --reclaim and 2-59 without,
+    // but 4-23 incidents in this test's 3 s while two compiles ran. So the test holds each
+    // miss to the machine's time above, and counts none.
 }
 
 /// The scheduling flags of every SCHED_DEADLINE thread of `pid`, read with sched_getattr.
