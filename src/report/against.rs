@@ -496,7 +496,8 @@ fn latency_columns(
     let latency: Vec<TrialRecord> = trials.iter().filter(|t| t.family == Family::Latency).cloned().collect();
     let groups = crate::store::group::groups(&latency);
     let refs: Vec<&crate::store::group::Group> = groups.iter().collect();
-    let varying: Vec<String> = crate::store::group::varying(&refs).into_iter().filter(|k| k != "policy").collect();
+    let varying: Vec<String> =
+        crate::store::group::varying(&refs).into_iter().filter(|k| k != cell::axis::POLICY).collect();
     let mut columns: Vec<Column> = Vec::new();
     for g in &groups {
         let Some(spec) = g.trials.iter().find_map(|t| match t.spec.as_ref()? {
