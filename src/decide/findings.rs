@@ -230,7 +230,7 @@ pub enum SwitchContrast {
 
 /// The findings of a stored run, its questions read from the suite it ran.
 pub fn findings_of_run(run: &RunRecord, trials: &[TrialRecord]) -> Vec<Finding> {
-    findings_with(trials, &crate::exec::suite::asked(&run.suite_text))
+    findings_with(trials, &crate::exec::suite::asked_of_run(run))
 }
 
 /// The findings of trials whose suite is not at hand: the questions are the policies of

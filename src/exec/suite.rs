@@ -182,6 +182,11 @@ impl Suite {
         self.trials.iter().chain(&self.warmups).map(|t| t.estimate).sum()
     }
 
+    /// What each experiment's questions ask, stored with the run.
+    pub fn asked(&self) -> Vec<Asking> {
+        self.experiments.iter().map(|e| Asking { compare: e.compare.clone(), margin: e.margin }).collect()
+    }
+
     /// The question a trial answers a part of, if its experiment compares an axis.
     pub fn question_of(&self, trial: &Trial) -> Option<QuestionKey> {
         let axis = self.experiments.get(trial.experiment)?.compare.as_deref()?;
@@ -236,25 +241,22 @@ impl Suite {
     }
 }
 
-/// What one experiment's questions ask: the compared axis, and how near two sides must
-/// be to be called equivalent.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Asking {
-    pub compare: Option<String>,
-    pub margin: f64,
+pub use crate::model::run::Asking;
+
+/// What each experiment of a stored run asks: as the run stored it, or, for a run stored
+/// before runs kept it, read again from its suite text.
+pub fn asked_of_run(run: &crate::store::RunRecord) -> Vec<Asking> {
+    match &run.options.asked {
+        Some(asked) => asked.clone(),
+        None => asked_by_older_runs_suite_text(&run.suite_text),
+    }
 }
 
-/// What each experiment of a stored suite text asks, for reading a stored run's questions;
-/// a text that no longer parses asks nothing.
-pub fn asked(text: &str) -> Vec<Asking> {
-    parse("stored suite", text, "stored", false)
-        .map(|s| s.experiments.into_iter().map(|e| Asking { compare: e.compare, margin: e.margin }).collect())
-        .unwrap_or_default()
-}
-
-/// The compared axis of each experiment of a stored suite text (`asked`).
-pub fn compared_axes(text: &str) -> Vec<Option<String>> {
-    asked(text).into_iter().map(|a| a.compare).collect()
+/// What each experiment of the suite text of a run stored before runs kept what they ask
+/// (`RunOptions::asked`): the text parsed again, as not `--full` (whether the run was is
+/// not consulted, as it never was); a text that no longer parses asks nothing.
+pub fn asked_by_older_runs_suite_text(text: &str) -> Vec<Asking> {
+    parse("stored suite", text, "stored", false).map(|s| s.asked()).unwrap_or_default()
 }
 
 /// Find a built-in suite's text by name.
@@ -913,7 +915,8 @@ mod tests {
         assert_eq!((suite.experiments[0].margin, suite.experiments[1].margin), (0.10, MARGIN_DEFAULT));
         // A margin is not an axis: the cells are the policies alone.
         assert_eq!(suite.trials.len(), 4);
-        let asking = asked(text);
+        let asking = asked_by_older_runs_suite_text(text);
+        assert_eq!(asking, suite.asked());
         assert_eq!(asking[0], Asking { compare: Some("policy".into()), margin: 0.10 });
         assert_eq!(asking[1].margin, MARGIN_DEFAULT);
         for (bad, says) in [("\"0%\"", "above 0"), ("\"60%\"", "at most 50%"), ("\"wide\"", "not a margin")] {

@@ -30,7 +30,7 @@ impl RunRule {
         RunRule {
             plan: AdaptivePlan::of_run_options(&run.options),
             finished: run.status == RunStatus::Finished,
-            compared: crate::exec::suite::compared_axes(&run.suite_text),
+            compared: crate::exec::suite::asked_of_run(run).into_iter().map(|a| a.compare).collect(),
         }
     }
 
