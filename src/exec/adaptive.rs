@@ -751,9 +751,10 @@ mod tests {
         assert_eq!(plan.targets, vec![Some(Target { ci: 0.01, min_repeat: 2, max_repeat: 9 })]);
         assert_eq!(plan.budget_s, Some(40.0));
         // Stored and read back as a run's options.
-        let options = serde_json::json!({ "full": false, "adaptive": plan });
-        assert_eq!(AdaptivePlan::of_run_options(&RunOptions::from_json(options)), plan);
-        let fixed = RunOptions::from_json(serde_json::json!({ "full": false }));
+        let options = RunOptions { full: Some(false), adaptive: Some(plan.clone()), ..RunOptions::default() };
+        let stored: RunOptions = serde_json::from_str(&serde_json::to_string(&options).unwrap()).unwrap();
+        assert_eq!(AdaptivePlan::of_run_options(&stored), plan);
+        let fixed = RunOptions { full: Some(false), ..RunOptions::default() };
         assert!(!AdaptivePlan::of_run_options(&fixed).is_adaptive());
     }
 
