@@ -35,6 +35,7 @@ pub const BUILT_IN: [(&str, &str); 7] = [
     ("cgroup-limits", include_str!("../../suites/cgroup-limits.toml")),
 ];
 
+pub use crate::model::run::Asking;
 pub use crate::model::Family;
 
 /// Time keys whose value needs its unit: a bare number would be seconds, where these are
@@ -241,8 +242,6 @@ impl Suite {
     }
 }
 
-pub use crate::model::run::Asking;
-
 /// What each experiment of a stored run asks: as the run stored it, or, for a run stored
 /// before runs kept it, read again from its suite text.
 pub fn asked_of_run(run: &crate::store::RunRecord) -> Vec<Asking> {
@@ -252,9 +251,9 @@ pub fn asked_of_run(run: &crate::store::RunRecord) -> Vec<Asking> {
     }
 }
 
-/// What each experiment of the suite text of a run stored before runs kept what they ask
-/// (`RunOptions::asked`): the text parsed again, as not `--full` (whether the run was is
-/// not consulted, as it never was); a text that no longer parses asks nothing.
+/// For a run stored before runs kept what they ask (`RunOptions::asked`) only: its suite
+/// text parsed again, without `--full` as reports always read it; a text that no longer
+/// parses asks nothing.
 pub fn asked_by_older_runs_suite_text(text: &str) -> Vec<Asking> {
     parse("stored suite", text, "stored", false).map(|s| s.asked()).unwrap_or_default()
 }
