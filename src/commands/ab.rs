@@ -450,6 +450,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
                     order: order.clone(),
                     settings: Some(commands[side.index()].settings.clone()).filter(|s| !s.is_empty()),
                 }),
+                asked: Some(suite.asked()),
                 ..RunOptions::default()
             },
             started: now_utc(),

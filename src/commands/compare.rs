@@ -32,7 +32,7 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
         *history_runs = history.len();
     }
     // An interleaved session judges equivalence at each experiment's own margin.
-    let margins: Vec<f64> = crate::exec::suite::asked(&run_a.suite_text).iter().map(|a| a.margin).collect();
+    let margins: Vec<f64> = crate::exec::suite::asked_of_run(run_a).iter().map(|a| a.margin).collect();
     let rows = decided::compare(&trials_a, &trials_b, threshold, mode, &history, &margins);
     if rows.is_empty() {
         return Err(Error::usage(format!(

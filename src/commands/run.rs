@@ -292,6 +292,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                         shuffle_seed: Some(seed),
                         adaptive: plan.is_adaptive().then(|| plan.clone()),
                         loads: (!loads.is_empty()).then_some(loads),
+                        asked: Some(suite.asked()),
                         ..RunOptions::default()
                     }
                 },

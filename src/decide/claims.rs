@@ -127,7 +127,7 @@ struct Data<'a> {
 /// key it does not hold and for a trial without a spec.
 fn param(t: &TrialRecord, key: &str) -> Option<String> {
     let stored = t.params.get(key)?;
-    let suites = || stored.as_str().map_or_else(|| stored.to_string(), str::to_lowercase);
+    let suites = || stored.as_str().map_or_else(|| stored.text(), str::to_lowercase);
     Some(t.spec.as_ref().and_then(|s| s.key_text(key)).unwrap_or_else(suites))
 }
 
@@ -218,7 +218,7 @@ type CellParams = [Vec<(&'static str, String)>];
 
 fn with_policy(cell: &[(&'static str, String)], policy: &str) -> Vec<(&'static str, String)> {
     let mut c = cell.to_vec();
-    c.push(("policy", policy.to_string()));
+    c.push((crate::model::cell::axis::POLICY, policy.to_string()));
     c
 }
 
@@ -407,7 +407,10 @@ fn decide(test: &Test, data: &Data) -> Evidence {
 /// run in the runs' order, shown with why nothing can be tested.
 fn shown(data: &Data, low: &str, high: &str, figure: ClaimFigure, why: &str) -> Evidence {
     let value = |policy: &str| -> Vec<f64> {
-        data.cell(&[("policy", policy.to_string())], figure).into_iter().map(|(_, v)| v).collect()
+        data.cell(&[(crate::model::cell::axis::POLICY, policy.to_string())], figure)
+            .into_iter()
+            .map(|(_, v)| v)
+            .collect()
     };
     let (highs, lows) = (value(high), value(low));
     let ratios: Vec<f64> = highs.iter().zip(&lows).map(|(h, l)| l / h).collect();
@@ -601,10 +604,10 @@ mod tests {
             experiment: 0,
             family: Family::Workload,
             repeat,
-            params: serde_json::Map::from_iter([
-                ("workload".to_string(), workload.into()),
-                ("policy".to_string(), policy.into()),
-                ("procs".to_string(), procs.into()),
+            params: crate::model::cell::Cell::from_iter([
+                ("workload", workload.into()),
+                ("policy", policy.into()),
+                ("procs", procs.into()),
             ]),
             spec: None,
             outcome: Some(Outcome::Workload(outcome)),
@@ -619,7 +622,7 @@ mod tests {
         let (_, seed) = study().runs().unwrap().remove(0);
         let mut t = seed.into_iter().find(|t| t.spec.as_ref().is_some_and(|s| s.policy() == Policy::Fifo)).unwrap();
         // A stored parameter that disagrees with the spec: the spec is what ran.
-        t.params.insert("policy".into(), "SCHED_FIFO".into());
+        t.params.insert("policy", "SCHED_FIFO");
         assert_eq!(param(&t, "policy").as_deref(), Some("fifo"));
         assert_eq!(param(&t, "procs"), t.spec.as_ref().and_then(TrialSpec::procs).map(|n| n.to_string()));
         // A key the suite did not set is on no axis, though the spec has a value for it.

@@ -50,11 +50,11 @@ use crate::analysis::verdict::{
     drift_band, evidence, evidence_paired, half_shift, history_band, judge, pooled_log_sd, Evidence,
 };
 pub use crate::analysis::verdict::{Drift, Verdict, ALPHA};
+use crate::model::cell::Cell;
 use crate::model::figures::{self, Figure};
 use crate::model::Family;
 use crate::store::group::{groups, Group};
 use crate::store::{RunRecord, TrialRecord};
-use serde_json::{Map, Value as Json};
 
 /// The figures compared per family, in row order (the registry marks them; for all of
 /// them lower is better).
@@ -115,7 +115,7 @@ impl Mode {
 
 pub struct Row {
     pub family: Family,
-    pub params: Map<String, Json>,
+    pub params: Cell,
     pub figure: &'static str,
     pub label: &'static str,
     pub a: Vec<f64>,
@@ -336,7 +336,7 @@ pub fn culprit_changes(a: &[TrialRecord], b: &[TrialRecord], top: usize) -> Vec<
             let Some(crate::model::Outcome::Latency(o)) = &t.outcome else { continue };
             let Some(attribution) = o.attribution.as_ref().filter(|a| a.unavailable.is_none()) else { continue };
             for thread in &attribution.threads {
-                let cell = (crate::model::cell::text(&t.params, crate::model::cell::all), thread.cpu);
+                let cell = (t.params.all_text(), thread.cpu);
                 let n = traced.entry(cell.clone()).or_default();
                 *n += 1;
                 let by_source = shares.entry(cell).or_default();
@@ -608,7 +608,7 @@ pub(crate) mod tests {
         let rows = compare(&lucky_ring_run(2), &lucky_ring_run(1), 0.05, Mode::Separate { history_runs: 0 }, &[], &[]);
         assert_eq!(rows.len(), 10);
         assert!(rows.iter().all(|r| !r.regression && r.verdict == Verdict::NoDifference));
-        let lucky = rows.iter().find(|r| r.params["procs"] == 32 && r.figure == "ns_per_switch").unwrap();
+        let lucky = rows.iter().find(|r| r.params.procs() == Some(32) && r.figure == "ns_per_switch").unwrap();
         assert!(lucky.p.unwrap() < 0.05 && lucky.p_adjusted.unwrap() >= 0.05, "{:?}", lucky.p_adjusted);
     }
 }

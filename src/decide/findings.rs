@@ -16,15 +16,16 @@ use crate::analysis::period::{self, Level, SpikePeriod};
 use crate::analysis::sequential::{Comparison, MARGIN};
 use crate::analysis::stats::median;
 use crate::exec::suite::Asking;
+use crate::model::cell::axis::{POLICY, PROCS};
+use crate::model::cell::Cell;
 use crate::model::figures::{self, Figure};
 use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, TrialSpec};
 use crate::store::group::{groups, Group};
 use crate::store::{RunRecord, TrialRecord};
 use serde::Serialize;
-use serde_json::{Map, Value as Json};
 
-fn describe(params: &Map<String, Json>, skip: &[&str]) -> String {
-    let text = crate::model::cell::text(params, |k| !skip.contains(&k));
+fn describe(params: &Cell, skip: &[&str]) -> String {
+    let text = params.text(|k| !skip.contains(&k));
     if text.is_empty() {
         String::new()
     } else {
@@ -229,7 +230,7 @@ pub enum SwitchContrast {
 
 /// The findings of a stored run, its questions read from the suite it ran.
 pub fn findings_of_run(run: &RunRecord, trials: &[TrialRecord]) -> Vec<Finding> {
-    findings_with(trials, &crate::exec::suite::asked(&run.suite_text))
+    findings_with(trials, &crate::exec::suite::asked_of_run(run))
 }
 
 /// The findings of trials whose suite is not at hand: the questions are the policies of
@@ -255,12 +256,12 @@ fn questions<'b, 'a>(all: &'b [Group<'a>], asking: &[Asking]) -> Vec<Asked<'b, '
         let this = usize::try_from(g.experiment).ok().and_then(|e| asking.get(e));
         let margin = this.map_or(MARGIN, |a| a.margin);
         let axis = if asking.is_empty() {
-            g.family.compares_policy_by_default().then(|| "policy".to_string())
+            g.family.compares_policy_by_default().then(|| POLICY.to_string())
         } else {
             this.and_then(|a| a.compare.clone())
         };
-        let Some(axis) = axis.filter(|a| g.params.contains_key(a)) else { continue };
-        let key = format!("{} {}", g.experiment, crate::model::cell::question_key(&g.params, &axis));
+        let Some(axis) = axis.filter(|a| g.params.contains(a)) else { continue };
+        let key = format!("{} {}", g.experiment, g.params.question_key(&axis));
         match out.iter_mut().find(|(k, _)| *k == key) {
             Some((_, asked)) => asked.set.push(g),
             None => out.push((key, Asked { axis, margin, set: vec![g] })),
@@ -309,7 +310,7 @@ fn answers(all: &[Group], asking: &[Asking]) -> Vec<Finding> {
         };
         let family = a.set[0].family;
         match (family, a.axis.as_str(), answered.as_slice()) {
-            (Family::Workload, "policy", [(fig, c, ans), ..]) => out.push(Finding::BestPolicy {
+            (Family::Workload, POLICY, [(fig, c, ans), ..]) => out.push(Finding::BestPolicy {
                 what,
                 best: label(c.leader),
                 best_wall_s: level(fig, c.leader),
@@ -319,7 +320,7 @@ fn answers(all: &[Group], asking: &[Asking]) -> Vec<Finding> {
                 switches: switch_contrast(&a.set),
                 preempted: preempted_per_policy(&a.set),
             }),
-            (Family::Latency, "policy", [(p99, c99, a99), (max, cmax, amax)]) => out.push(Finding::LatencyLeader {
+            (Family::Latency, POLICY, [(p99, c99, a99), (max, cmax, amax)]) => out.push(Finding::LatencyLeader {
                 what,
                 p99_policy: label(c99.leader),
                 p99_ns: level(p99, c99.leader),
@@ -432,13 +433,13 @@ pub fn questions_answered(found: &[Finding]) -> (usize, usize) {
 fn findings_with(trials: &[TrialRecord], asking: &[Asking]) -> Vec<Finding> {
     let all = groups(trials);
     let mut out = Vec::new();
-    for set in series(&all, Family::Ring, "procs") {
+    for set in series(&all, Family::Ring, PROCS) {
         let points: Vec<(f64, Vec<f64>)> = set
             .iter()
             .filter_map(|g| Some((g.procs()?, g.ring(RingOutcome::cpu_ns_per_hop))))
             .filter(|(_, v)| !v.is_empty())
             .collect();
-        let what = format!("ring{}", describe(&set[0].params, &["procs"]));
+        let what = format!("ring{}", describe(&set[0].params, &[PROCS]));
         let Some(scaling) = knee::analyse(&points) else {
             out.push(Finding::RingTooFewSizes { what, sizes: points.len() });
             continue;

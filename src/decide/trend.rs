@@ -5,14 +5,14 @@
 
 use crate::analysis::changepoint::{self, ChangePoint, NewestShift};
 use crate::analysis::stats::{holm, median};
-use crate::model::cell;
+use crate::model::cell::Cell;
 use crate::model::figures::{self, Figure};
 use crate::model::Family;
 use crate::store::group::groups;
 use crate::store::{RunRecord, TrialRecord};
 use crate::sys::machine::StoredMachine;
 use serde::Serialize;
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 
 /// The Holm-adjusted p below which the newest run's departure from its segment counts:
 /// `compare`'s level, since this too is a one-run verdict for CI (with one run on one
@@ -95,7 +95,7 @@ pub struct Newest {
 pub struct TrendSeries {
     pub machine: String,
     pub family: Family,
-    pub params: Map<String, Json>,
+    pub params: Cell,
     pub figure: &'static str,
     pub label: &'static str,
     pub points: Vec<TrendPoint>,
@@ -105,7 +105,7 @@ pub struct TrendSeries {
 
 impl TrendSeries {
     pub fn cell_text(&self) -> String {
-        format!("{} {}", self.family.as_str(), cell::text(&self.params, cell::all)).trim_end().to_string()
+        format!("{} {}", self.family.as_str(), self.params.all_text()).trim_end().to_string()
     }
 }
 
@@ -114,7 +114,7 @@ pub fn hostname(run: &RunRecord) -> String {
 }
 
 /// One cell's values of one figure within a run: (family, parameters, values, figure).
-type RunCell = (Family, Map<String, Json>, Vec<f64>, &'static Figure);
+type RunCell = (Family, Cell, Vec<f64>, &'static Figure);
 
 /// The series of every cell and figure in `runs` (already filtered, any order): each
 /// machine's runs in time order, their change points, and the newest run's test, its p

@@ -751,9 +751,10 @@ mod tests {
         assert_eq!(plan.targets, vec![Some(Target { ci: 0.01, min_repeat: 2, max_repeat: 9 })]);
         assert_eq!(plan.budget_s, Some(40.0));
         // Stored and read back as a run's options.
-        let options = serde_json::json!({ "full": false, "adaptive": plan });
-        assert_eq!(AdaptivePlan::of_run_options(&RunOptions::from_json(options)), plan);
-        let fixed = RunOptions::from_json(serde_json::json!({ "full": false }));
+        let options = RunOptions { full: Some(false), adaptive: Some(plan.clone()), ..RunOptions::default() };
+        let stored: RunOptions = serde_json::from_str(&serde_json::to_string(&options).unwrap()).unwrap();
+        assert_eq!(AdaptivePlan::of_run_options(&stored), plan);
+        let fixed = RunOptions { full: Some(false), ..RunOptions::default() };
         assert!(!AdaptivePlan::of_run_options(&fixed).is_adaptive());
     }
 
@@ -856,7 +857,7 @@ mod tests {
             assert_eq!(block.len(), 1, "a lone cell runs one trial at a time");
             let trial = block[0].clone();
             session.record(&trial, &record(&trial, trial.seq as i64, 1000.0, true));
-            (trial.seq, trial.repeat, trial.params["procs"].as_i64())
+            (trial.seq, trial.repeat, trial.params.procs())
         };
         assert_eq!(next(&mut session), (5, 4, Some(2)));
         // Cell 1 reached max_repeat = 4; cell 2 has two more to go.
@@ -877,7 +878,7 @@ mod tests {
         // Six planned blocks: 3 processes 30 % slower in each.
         let cost = |procs: Option<i64>| if procs == Some(3) { 1300.0 } else { 1000.0 };
         let stored: Vec<TrialRecord> =
-            s.trials.iter().map(|t| record(t, t.seq as i64, cost(t.params["procs"].as_i64()), true)).collect();
+            s.trials.iter().map(|t| record(t, t.seq as i64, cost(t.params.procs()), true)).collect();
         let mut session = Session::new(&s, &plan, &stored, 1);
         assert_eq!(session.questions().len(), 1);
         assert_eq!(session.answer(0), Answer::Open, "6 unanimous blocks are not enough at 0.05 / 2");
@@ -889,7 +890,7 @@ mod tests {
             assert_eq!(block[0].repeat, 6 + blocks);
             assert_eq!(block[1].seq, block[0].seq + 1);
             for t in &block {
-                session.record(t, &record(t, t.seq as i64, cost(t.params["procs"].as_i64()), true));
+                session.record(t, &record(t, t.seq as i64, cost(t.params.procs()), true));
             }
         }
         // Identical blocks, all one way: answered at the fewest blocks a family of 2 claims
@@ -912,7 +913,7 @@ mod tests {
              repeat = 6\ntarget_ci = \"5%\"\nmax_repeat = 200\ncompare = \"procs\"\n",
         );
         let plan = AdaptivePlan::resolve(&s, &Overrides::default()).unwrap();
-        let template = |procs: i64| s.trials.iter().find(|t| t.params["procs"].as_i64() == Some(procs)).unwrap();
+        let template = |procs: i64| s.trials.iter().find(|t| t.params.procs() == Some(procs)).unwrap();
         // The first question: 60 blocks, the most of them up that still leave it open, so
         // that its projection says a few more; the second: its 6 planned blocks, 5 up.
         let stored_with = |ups: usize| {

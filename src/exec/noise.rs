@@ -91,7 +91,7 @@ fn ring_spec(cpu: usize) -> TrialSpec {
 /// One probe trial's outcome; `Ok(None)` when it failed (the floor then lacks that
 /// figure), an error when the run must stop (a signal).
 fn probe_trial(orchestrator: &mut Orchestrator, spec: &TrialSpec) -> Result<Option<Outcome>> {
-    let trial = Trial::of_command(0, spec.clone(), 1, serde_json::Map::new());
+    let trial = Trial::of_command(0, spec.clone(), 1, crate::model::cell::Cell::new());
     match orchestrator.run_trial(&trial, &Extras::default(), &mut |_| {})? {
         Ended::Recorded(record) => Ok(record.outcome.filter(|_| record.status.is_ok())),
         Ended::Stop(e) => Err(e),

@@ -17,9 +17,9 @@
 use crate::error::{Error, Result};
 use crate::exec::family::FamilyTrial;
 use crate::families::{on_each, with_family, FamilyModel, FamilyOptions};
+use crate::model::cell::{self, Cell, CellValue};
 use crate::model::parse::{is_bare_number, parse_budget, parse_margin, parse_max_repeat, parse_target_ci};
-use crate::model::{cell, TrialSpec};
-use serde_json::{Map, Value as Json};
+use crate::model::TrialSpec;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use toml::{Spanned, Value as Toml};
@@ -35,6 +35,7 @@ pub const BUILT_IN: [(&str, &str); 7] = [
     ("cgroup-limits", include_str!("../../suites/cgroup-limits.toml")),
 ];
 
+pub use crate::model::run::Asking;
 pub use crate::model::Family;
 
 /// Time keys whose value needs its unit: a bare number would be seconds, where these are
@@ -69,7 +70,7 @@ pub struct Trial {
     pub experiment: usize,
     pub family: Family,
     /// The parameters as the suite gave them (after --full overrides), one value each.
-    pub params: Map<String, Json>,
+    pub params: Cell,
     /// What the trial runs.
     pub spec: TrialSpec,
     /// 1-based; 0 for a warm-up trial (run, never stored).
@@ -81,7 +82,7 @@ impl Trial {
     /// A trial of a family command (`schedlab ring|workload|latency`) or of the noise
     /// probe: one spec outside any suite, its cell named by `params` (what `show`'s tables
     /// group by), numbered `seq` in the command's sequence.
-    pub fn of_command(seq: usize, spec: TrialSpec, repeat: u32, params: Map<String, Json>) -> Trial {
+    pub fn of_command(seq: usize, spec: TrialSpec, repeat: u32, params: Cell) -> Trial {
         Trial { seq, experiment: 0, family: spec.family(), params, spec, repeat, estimate: Duration::ZERO }
     }
 
@@ -92,7 +93,7 @@ impl Trial {
         specs: &[TrialSpec],
         blocks: usize,
         seed: u64,
-        params_of: impl Fn(&TrialSpec) -> Map<String, Json>,
+        params_of: impl Fn(&TrialSpec) -> Cell,
     ) -> Vec<Trial> {
         let mut rng = crate::analysis::random::SplitMix64::new(seed);
         let mut trials = Vec::with_capacity(specs.len() * blocks);
@@ -114,7 +115,7 @@ impl Trial {
 
     /// "ring procs=4 laps=2000": the configuration, whatever the repeat.
     pub fn configuration(&self) -> String {
-        format!("{} {}", self.family.as_str(), cell::text(&self.params, cell::all))
+        format!("{} {}", self.family.as_str(), self.params.all_text())
     }
 
     /// "ring procs=4 laps=2000 #2"
@@ -156,8 +157,8 @@ pub struct QuestionKey {
 
 impl QuestionKey {
     /// The question of the cell with these parameters in an experiment comparing `axis`.
-    pub fn of(experiment: usize, axis: &str, params: &Map<String, Json>) -> QuestionKey {
-        QuestionKey { experiment, axis: axis.to_string(), rest: cell::question_key(params, axis) }
+    pub fn of(experiment: usize, axis: &str, params: &Cell) -> QuestionKey {
+        QuestionKey { experiment, axis: axis.to_string(), rest: params.question_key(axis) }
     }
 }
 
@@ -182,6 +183,11 @@ impl Suite {
         self.trials.iter().chain(&self.warmups).map(|t| t.estimate).sum()
     }
 
+    /// What each experiment's questions ask, stored with the run.
+    pub fn asked(&self) -> Vec<Asking> {
+        self.experiments.iter().map(|e| Asking { compare: e.compare.clone(), margin: e.margin }).collect()
+    }
+
     /// The question a trial answers a part of, if its experiment compares an axis.
     pub fn question_of(&self, trial: &Trial) -> Option<QuestionKey> {
         let axis = self.experiments.get(trial.experiment)?.compare.as_deref()?;
@@ -195,7 +201,7 @@ impl Suite {
 
     /// Each question with how many cells it compares (2 or more).
     pub fn questions_with_cells(&self) -> Vec<(QuestionKey, usize)> {
-        let mut out: Vec<(QuestionKey, Vec<&Map<String, Json>>)> = Vec::new();
+        let mut out: Vec<(QuestionKey, Vec<&Cell>)> = Vec::new();
         for trial in &self.trials {
             let Some(key) = self.question_of(trial) else { continue };
             match out.iter_mut().find(|(k, _)| *k == key) {
@@ -236,25 +242,20 @@ impl Suite {
     }
 }
 
-/// What one experiment's questions ask: the compared axis, and how near two sides must
-/// be to be called equivalent.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Asking {
-    pub compare: Option<String>,
-    pub margin: f64,
+/// What each experiment of a stored run asks: as the run stored it, or, for a run stored
+/// before runs kept it, read again from its suite text.
+pub fn asked_of_run(run: &crate::store::RunRecord) -> Vec<Asking> {
+    match &run.options.asked {
+        Some(asked) => asked.clone(),
+        None => asked_by_older_runs_suite_text(&run.suite_text),
+    }
 }
 
-/// What each experiment of a stored suite text asks, for reading a stored run's questions;
-/// a text that no longer parses asks nothing.
-pub fn asked(text: &str) -> Vec<Asking> {
-    parse("stored suite", text, "stored", false)
-        .map(|s| s.experiments.into_iter().map(|e| Asking { compare: e.compare, margin: e.margin }).collect())
-        .unwrap_or_default()
-}
-
-/// The compared axis of each experiment of a stored suite text (`asked`).
-pub fn compared_axes(text: &str) -> Vec<Option<String>> {
-    asked(text).into_iter().map(|a| a.compare).collect()
+/// For a run stored before runs kept what they ask (`RunOptions::asked`) only: its suite
+/// text parsed again, without `--full` as reports always read it; a text that no longer
+/// parses asks nothing.
+pub fn asked_by_older_runs_suite_text(text: &str) -> Vec<Asking> {
+    parse("stored suite", text, "stored", false).map(|s| s.asked()).unwrap_or_default()
 }
 
 /// Find a built-in suite's text by name.
@@ -407,7 +408,7 @@ fn text_of(value: &Toml) -> Option<String> {
 }
 
 /// One point of an experiment's cross product: its keys and values, and the spec they make.
-type Combination = (Map<String, Json>, TrialSpec);
+type Combination = (Cell, TrialSpec);
 
 /// Check one `[[experiment]]` table and expand it into its parameter combinations.
 fn check_experiment(
@@ -438,10 +439,10 @@ fn check_experiment(
     let mut margin = crate::analysis::sequential::MARGIN;
     let mut compare: Option<(String, usize)> = None;
     // key -> (values, offset of the value), in a stable order: the file's keys sorted.
-    let mut params: Vec<(String, Vec<Json>, usize)> = Vec::new();
+    let mut params: Vec<(String, Vec<CellValue>, usize)> = Vec::new();
     let mut overrides: Option<&Spanned<Toml>> = None;
     // Keys that are one value however they are written (a command's `cmd` and `figures`).
-    let mut whole_values: Vec<(String, Json)> = Vec::new();
+    let mut whole_values: Vec<(String, CellValue)> = Vec::new();
     for (key, value) in entries {
         let name = key.get_ref().as_str();
         let at = value.span().start;
@@ -497,9 +498,10 @@ fn check_experiment(
             }
             // Keys such as a command's `cmd`: one value each, never an axis.
             _ if family.whole_value_keys().contains(&name) => {
-                let whole = serde_json::to_value(value.get_ref()).map_err(|e| origin.at(at, format!("{name}: {e}")))?;
-                let mut one = Map::new();
-                one.insert(name.to_string(), whole.clone());
+                let whole = whole_value(value.get_ref()).ok_or_else(|| {
+                    origin.at(at, format!("{name} must be a string, a number, true/false, or a list or table of them"))
+                })?;
+                let one = Cell::from_iter([(name, whole.clone())]);
                 FamilyOptions::from_keys(family, &one).map_err(|msg| origin.at(at, format!("{name}: {msg}")))?;
                 whole_values.push((name.to_string(), whole));
             }
@@ -508,7 +510,7 @@ fn check_experiment(
             _ if crate::model::settings::is_key(name) => {
                 let texts =
                     crate::model::settings::values(name, value.get_ref().clone()).map_err(|m| origin.at(at, m))?;
-                params.push((name.to_string(), texts.into_iter().map(Json::String).collect(), at));
+                params.push((name.to_string(), texts.into_iter().map(CellValue::Text).collect(), at));
             }
             _ => params.push((check_key(origin, family, &flags, key)?, values_of(origin, name, value)?, at)),
         }
@@ -561,7 +563,7 @@ fn check_experiment(
         None => None,
     };
     // The cross product, first key outermost.
-    let mut combos: Vec<(Map<String, Json>, Vec<usize>)> = vec![(Map::new(), Vec::new())];
+    let mut combos: Vec<(Cell, Vec<usize>)> = vec![(Cell::new(), Vec::new())];
     for (key, values, at) in &params {
         let mut next = Vec::with_capacity(combos.len() * values.len());
         for (combo, offsets) in &combos {
@@ -586,13 +588,13 @@ fn check_experiment(
     // A policy axis that mixes deadline with other policies: the reservation keys (and
     // taskset's reclaim) are the deadline combinations' alone, and the others are run
     // once, not once per reservation.
-    let mixed_policies = params.iter().any(|(k, v, _)| {
-        k == "policy" && v.len() > 1 && v.iter().any(|p| matches!(p, Json::String(s) if s == "deadline"))
-    });
+    let mixed_policies = params
+        .iter()
+        .any(|(k, v, _)| k == cell::axis::POLICY && v.len() > 1 && v.iter().any(|p| p.as_str() == Some("deadline")));
     if mixed_policies {
-        let mut kept: Vec<(Map<String, Json>, Vec<usize>)> = Vec::with_capacity(combos.len());
+        let mut kept: Vec<(Cell, Vec<usize>)> = Vec::with_capacity(combos.len());
         for (mut combo, offsets) in combos {
-            if !matches!(combo.get("policy"), Some(Json::String(s)) if s == "deadline") {
+            if !combo.is_deadline() {
                 for key in cell::DEADLINE_ONLY {
                     combo.remove(key);
                 }
@@ -608,7 +610,7 @@ fn check_experiment(
         combo.extend(whole_values.iter().cloned());
         let spec = to_spec(origin, family, &combo, &params, start)?;
         // The figures say how to read the output, not what ran: the spec keeps them.
-        combo.remove("figures");
+        combo.remove(cell::axis::FIGURES);
         out.push((combo, spec));
     }
     let experiment = Experiment { family, repeat, warmup, target_ci, max_repeat, margin, axes, compare };
@@ -652,17 +654,31 @@ fn check_key(origin: &Origin, family: Family, flags: &[(String, bool)], key: &Sp
     Ok(flag)
 }
 
-/// A key's values: one for a scalar, several for a list (an axis).
-fn values_of(origin: &Origin, name: &str, value: &Spanned<Toml>) -> Result<Vec<Json>> {
-    let at = value.span().start;
-    let scalar = |v: &Toml| -> Result<Json> {
-        match v {
-            Toml::String(s) => Ok(Json::String(s.clone())),
-            Toml::Integer(i) => Ok(Json::from(*i)),
-            Toml::Float(f) => Ok(Json::from(*f)),
-            Toml::Boolean(b) => Ok(Json::Bool(*b)),
-            _ => Err(origin.at(at, format!("{name} must be a number, a string, true/false or a list of them"))),
+/// A TOML value as a cell's: a scalar, or a list or table of values; `None` for a date,
+/// which no key takes.
+fn whole_value(value: &Toml) -> Option<CellValue> {
+    Some(match value {
+        Toml::String(s) => CellValue::Text(s.clone()),
+        Toml::Integer(i) => CellValue::Integer(*i),
+        Toml::Float(f) => CellValue::Float(*f),
+        Toml::Boolean(b) => CellValue::Bool(*b),
+        Toml::Array(items) => CellValue::List(items.iter().map(whole_value).collect::<Option<_>>()?),
+        Toml::Table(table) => {
+            CellValue::Table(table.iter().map(|(k, v)| Some((k.as_str(), whole_value(v)?))).collect::<Option<Cell>>()?)
         }
+        Toml::Datetime(_) => return None,
+    })
+}
+
+/// A key's values: one for a scalar, several for a list (an axis).
+fn values_of(origin: &Origin, name: &str, value: &Spanned<Toml>) -> Result<Vec<CellValue>> {
+    let at = value.span().start;
+    let scalar = |v: &Toml| -> Result<CellValue> {
+        match v {
+            Toml::Array(_) | Toml::Table(_) => None,
+            scalar => whole_value(scalar),
+        }
+        .ok_or_else(|| origin.at(at, format!("{name} must be a number, a string, true/false or a list of them")))
     };
     match value.get_ref() {
         Toml::Array(items) if items.is_empty() => {
@@ -689,26 +705,25 @@ fn check_value(
     family: Family,
     flags: &[(String, bool)],
     key: &str,
-    value: &Json,
+    value: &CellValue,
     at: usize,
 ) -> Result<()> {
     let name = key_name(key);
     let takes_value = flags.iter().find(|(f, _)| f == key).is_some_and(|(_, t)| *t);
-    if !takes_value && !matches!(value, Json::Bool(_)) {
+    if !takes_value && !value.is_bool() {
         return Err(origin.at(at, format!("{name} is a switch: write {name} = true or false")));
     }
-    if takes_value && matches!(value, Json::Bool(_)) {
+    if takes_value && value.is_bool() {
         return Err(origin.at(at, format!("{name} needs a value, not true/false")));
     }
-    let shown = cell::value_text(value);
+    let shown = value.text();
     // A time that needs its unit, given as a bare number: say how to write it in TOML.
     if UNIT_REQUIRED.contains(&key) && is_bare_number(&shown) {
-        let written = if value.is_string() { format!("\"{shown}\"") } else { shown.clone() };
+        let written = if value.is_text() { format!("\"{shown}\"") } else { shown.clone() };
         return Err(origin
             .at(at, format!("{name} = {written} has no unit: write \"{shown}us\", \"{shown}ms\" or \"{shown}s\"")));
     }
-    let mut one = Map::new();
-    one.insert(key.to_string(), value.clone());
+    let one = Cell::from_iter([(key, value.clone())]);
     FamilyOptions::from_keys(family, &one)
         .map(|_| ())
         .map_err(|msg| origin.at(at, format!("{name}: invalid value '{shown}': {msg}")))
@@ -719,17 +734,17 @@ fn check_value(
 fn to_spec(
     origin: &Origin,
     family: Family,
-    combo: &Map<String, Json>,
-    params: &[(String, Vec<Json>, usize)],
+    combo: &Cell,
+    params: &[(String, Vec<CellValue>, usize)],
     experiment_at: usize,
 ) -> Result<TrialSpec> {
     let offset_of = |flag: &str| params.iter().find(|(k, _, _)| k == flag).map_or(experiment_at, |(_, _, at)| *at);
-    if let Some((_, message)) = family.required_key().filter(|(key, _)| !combo.contains_key(*key)) {
+    if let Some((_, message)) = family.required_key().filter(|(key, _)| !combo.contains(key)) {
         return Err(origin.at(experiment_at, message));
     }
     // Settings are switched around the trial, not options of its family.
     let mut combo = combo.clone();
-    combo.retain(|k, _| !crate::model::settings::is_key(k));
+    combo.retain(|k| !crate::model::settings::is_key(k));
     let options = FamilyOptions::from_keys(family, &combo).map_err(|msg| origin.at(experiment_at, msg))?;
     match options.to_specs() {
         Ok(mut specs) if specs.len() == 1 => Ok(specs.remove(0)),
@@ -738,8 +753,8 @@ fn to_spec(
                 .iter()
                 .find(|(k, v, _)| {
                     v.len() == 1
-                        && matches!(&v[0], Json::String(s) if s.contains(',') || s.contains(".."))
-                        && (k == "procs" || k == "policy")
+                        && v[0].as_str().is_some_and(|s| s.contains(',') || s.contains(".."))
+                        && (k == cell::axis::PROCS || k == cell::axis::POLICY)
                 })
                 .map(|(k, _, _)| k.clone())
                 .unwrap_or_else(|| "procs".into());
@@ -899,7 +914,8 @@ mod tests {
         assert_eq!((suite.experiments[0].margin, suite.experiments[1].margin), (0.10, MARGIN_DEFAULT));
         // A margin is not an axis: the cells are the policies alone.
         assert_eq!(suite.trials.len(), 4);
-        let asking = asked(text);
+        let asking = asked_by_older_runs_suite_text(text);
+        assert_eq!(asking, suite.asked());
         assert_eq!(asking[0], Asking { compare: Some("policy".into()), margin: 0.10 });
         assert_eq!(asking[1].margin, MARGIN_DEFAULT);
         for (bad, says) in [("\"0%\"", "above 0"), ("\"60%\"", "at most 50%"), ("\"wide\"", "not a margin")] {
@@ -1026,8 +1042,8 @@ mod tests {
         let text = "[[experiment]]\nfamily = \"workload\"\nworkload = \"cpu\"\niterations = 1000\n[experiment.full]\niterations = 5000\n";
         let quick = parse("t", text, "t", false).unwrap();
         let full = parse("t", text, "t", true).unwrap();
-        assert_eq!(quick.trials[0].params["iterations"], Json::from(1000));
-        assert_eq!(full.trials[0].params["iterations"], Json::from(5000));
+        assert_eq!(quick.trials[0].params.get("iterations"), Some(&CellValue::Integer(1000)));
+        assert_eq!(full.trials[0].params.get("iterations"), Some(&CellValue::Integer(5000)));
     }
 
     #[test]

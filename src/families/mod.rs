@@ -19,10 +19,10 @@ pub mod taskset;
 pub mod workload;
 
 use crate::error::Result;
+use crate::model::cell::Cell;
 use crate::model::figures::{self, Figure};
 use crate::model::{DeadlineParams, LoadOutcome, LoadSpec, Policy, Steal, WorkloadKind};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value as Json};
 use std::time::Duration;
 
 pub use command::model::{CommandOutcome, CommandSpec};
@@ -469,9 +469,11 @@ impl Outcome {
 
 impl FamilyOptions {
     /// The error text names the offending key where serde knows it.
-    pub fn from_keys(family: Family, keys: &Map<String, Json>) -> std::result::Result<FamilyOptions, String> {
-        let normalised: Map<String, Json> = keys.iter().map(|(k, v)| (k.replace('_', "-"), v.clone())).collect();
-        let value = Json::Object(normalised);
+    /// The options read themselves with serde (`model::options::read_family`), from the
+    /// cell's keys written as flags.
+    pub fn from_keys(family: Family, keys: &Cell) -> std::result::Result<FamilyOptions, String> {
+        let normalised: Cell = keys.iter().map(|(k, v)| (k.replace('_', "-"), v.clone())).collect();
+        let value = serde_json::to_value(normalised).map_err(|e| e.to_string())?;
         let parsed = match family {
             Family::Ring => serde_json::from_value(value).map(FamilyOptions::Ring),
             Family::Workload => serde_json::from_value(value).map(FamilyOptions::Workload),
@@ -498,7 +500,7 @@ impl FamilyOptions {
 
 /// The spec of a stored trial, from the parameters it was stored with (used for results
 /// written before specs were stored). `None` when they no longer make one trial.
-pub fn spec_from_params(family: Family, params: &Map<String, Json>) -> Option<TrialSpec> {
+pub fn spec_from_params(family: Family, params: &Cell) -> Option<TrialSpec> {
     let mut specs = FamilyOptions::from_keys(family, params).ok()?.to_specs().ok()?;
     (specs.len() == 1).then(|| specs.remove(0))
 }

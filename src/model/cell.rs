@@ -1,55 +1,382 @@
-//! A cell's parameters as its suite (or command) gave them, key and value in the suite's
-//! order, and how every report and message writes them: `procs=4 policy=fifo`.
+//! A cell: the suite's (or command's) keys and values of one combination, in the suite's
+//! order, as every trial of the cell is stored (`procs=4 policy=fifo`), and how every
+//! report and message writes them.
+//!
+//! A cell is stored as a JSON object (`{"policy":"fifo","procs":4}`) and read back as it
+//! was written: the same key order, integers as integers, floats as serde_json writes an
+//! `f64`, so stored databases and exports keep their bytes.
 
-use serde_json::{Map, Value as Json};
+use serde::de::{self, MapAccess, SeqAccess, Visitor};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
 
-/// A parameter's value as text: a string as written, any other value as JSON (`4`, `true`).
-pub fn value_text(v: &Json) -> String {
-    match v {
-        Json::String(s) => s.clone(),
-        other => other.to_string(),
+/// The names of the keys reports read by name, in one place.
+pub mod axis {
+    /// The processes (or threads) of a cell.
+    pub const PROCS: &str = "procs";
+    /// Its scheduling policy.
+    pub const POLICY: &str = "policy";
+    /// A workload cell's kind (`cpu`, `io`, `mixed`).
+    pub const WORKLOAD: &str = "workload";
+    /// The figures a command family reads from its output: how to read, not what ran.
+    pub const FIGURES: &str = "figures";
+}
+
+/// One value a suite can give a key: TOML's scalars, or a list or table of values, kept
+/// whole (a command's `cmd = ["a", "b"]`, a taskset's `tasks = [{ name = "control", ... }]`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum CellValue {
+    Text(String),
+    Integer(i64),
+    /// Stored as serde_json writes an `f64`; one that is not finite is written (and read
+    /// back) as null.
+    Float(f64),
+    Bool(bool),
+    List(Vec<CellValue>),
+    /// A table's keys and values, in its order.
+    Table(Cell),
+}
+
+impl CellValue {
+    /// The value as text: a string as written, any other value as JSON (`4`, `true`,
+    /// `["a","b"]`).
+    pub fn text(&self) -> String {
+        match self {
+            CellValue::Text(s) => s.clone(),
+            other => serde_json::to_string(other).unwrap_or_default(),
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            CellValue::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            CellValue::Integer(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// A number as a float (an integer too).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            CellValue::Integer(i) => Some(*i as f64),
+            CellValue::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+
+    pub fn is_bool(&self) -> bool {
+        matches!(self, CellValue::Bool(_))
+    }
+
+    pub fn is_text(&self) -> bool {
+        matches!(self, CellValue::Text(_))
     }
 }
 
-/// `key=value` for each parameter whose key `keep` keeps, in order.
-pub fn parts(params: &Map<String, Json>, keep: impl Fn(&str) -> bool) -> Vec<String> {
-    params.iter().filter(|(k, _)| keep(k)).map(|(k, v)| format!("{k}={}", value_text(v))).collect()
-}
-
-/// The kept parameters as one line: `procs=4 policy=fifo`.
-pub fn text(params: &Map<String, Json>, keep: impl Fn(&str) -> bool) -> String {
-    parts(params, keep).join(" ")
-}
-
-/// The parameters but `without` (an axis, or none) as JSON text: what tells one cell, or
-/// one question of a compared axis, from another.
-pub fn key(params: &Map<String, Json>, without: Option<&str>) -> String {
-    let mut rest = params.clone();
-    if let Some(axis) = without {
-        rest.remove(axis);
+impl From<&str> for CellValue {
+    fn from(s: &str) -> CellValue {
+        CellValue::Text(s.to_string())
     }
-    Json::Object(rest).to_string()
+}
+
+impl From<String> for CellValue {
+    fn from(s: String) -> CellValue {
+        CellValue::Text(s)
+    }
+}
+
+impl From<i64> for CellValue {
+    fn from(i: i64) -> CellValue {
+        CellValue::Integer(i)
+    }
+}
+
+impl From<u32> for CellValue {
+    fn from(i: u32) -> CellValue {
+        CellValue::Integer(i.into())
+    }
+}
+
+impl From<usize> for CellValue {
+    fn from(i: usize) -> CellValue {
+        CellValue::Integer(i as i64)
+    }
+}
+
+impl From<u64> for CellValue {
+    fn from(i: u64) -> CellValue {
+        i64::try_from(i).map_or(CellValue::Float(i as f64), CellValue::Integer)
+    }
+}
+
+impl From<Vec<String>> for CellValue {
+    fn from(items: Vec<String>) -> CellValue {
+        CellValue::List(items.into_iter().map(CellValue::Text).collect())
+    }
+}
+
+impl From<f64> for CellValue {
+    fn from(f: f64) -> CellValue {
+        CellValue::Float(f)
+    }
+}
+
+impl From<bool> for CellValue {
+    fn from(b: bool) -> CellValue {
+        CellValue::Bool(b)
+    }
+}
+
+impl Serialize for CellValue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            CellValue::Text(t) => s.serialize_str(t),
+            CellValue::Integer(i) => s.serialize_i64(*i),
+            CellValue::Float(f) => s.serialize_f64(*f),
+            CellValue::Bool(b) => s.serialize_bool(*b),
+            CellValue::List(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            CellValue::Table(table) => table.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CellValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<CellValue, D::Error> {
+        struct ValueVisitor;
+        impl<'de> Visitor<'de> for ValueVisitor {
+            type Value = CellValue;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string, a number, true/false, or a list or table of them")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<CellValue, E> {
+                Ok(CellValue::Text(v.to_string()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<CellValue, E> {
+                Ok(CellValue::Text(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<CellValue, E> {
+                Ok(CellValue::Integer(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<CellValue, E> {
+                i64::try_from(v).map(CellValue::Integer).map_err(|_| E::custom(format!("{v} is too large")))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<CellValue, E> {
+                Ok(CellValue::Float(v))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<CellValue, E> {
+                Ok(CellValue::Bool(v))
+            }
+            // serde_json writes a float that is not finite as null.
+            fn visit_unit<E: de::Error>(self) -> Result<CellValue, E> {
+                Ok(CellValue::Float(f64::NAN))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<CellValue, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(CellValue::List(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CellValue, A::Error> {
+                CellVisitor.visit_map(map).map(CellValue::Table)
+            }
+        }
+        d.deserialize_any(ValueVisitor)
+    }
 }
 
 /// Keys only a deadline trial has: its reservation, and taskset's `reclaim`. A policy
 /// axis that mixes deadline with other policies keeps them in the deadline cells alone.
 pub const DEADLINE_ONLY: [&str; 4] = ["runtime", "deadline", "period", "reclaim"];
 
-/// What tells one question of a compared `axis` from another: the parameters but the axis
-/// and, for the policy axis, the keys only its deadline cells have — so those cells are
-/// compared with the other policies' and not asked apart.
-pub fn question_key(params: &Map<String, Json>, axis: &str) -> String {
-    let mut rest = params.clone();
-    rest.remove(axis);
-    if axis == "policy" {
-        for k in DEADLINE_ONLY {
-            rest.remove(k);
-        }
-    }
-    Json::Object(rest).to_string()
+/// The keys and values of one cell, in the suite's order. Two cells are equal when they
+/// have the same keys with the same values, in whatever order.
+#[derive(Clone, Debug, Default)]
+pub struct Cell {
+    entries: Vec<(String, CellValue)>,
 }
 
-/// Every parameter.
+impl Cell {
+    pub fn new() -> Cell {
+        Cell::default()
+    }
+
+    pub fn get(&self, key: &str) -> Option<&CellValue> {
+        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn contains(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Set a key's value: in its place if the cell has it, last if not.
+    pub fn insert(&mut self, key: impl Into<String>, value: impl Into<CellValue>) {
+        let (key, value) = (key.into(), value.into());
+        match self.entries.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => *v = value,
+            None => self.entries.push((key, value)),
+        }
+    }
+
+    /// Take a key out, the last key moving into its place: the order cells have been
+    /// stored in since they were JSON maps (whose `remove` did so), kept so the keys of
+    /// stored cells and of newly planned ones agree.
+    pub fn remove(&mut self, key: &str) -> Option<CellValue> {
+        let at = self.entries.iter().position(|(k, _)| k == key)?;
+        Some(self.entries.swap_remove(at).1)
+    }
+
+    /// Keep the keys `keep` keeps, in order.
+    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+        self.entries.retain(|(k, _)| keep(k));
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &CellValue)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(k, _)| k.as_str())
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The number of processes the suite gave the cell, if it gave a whole number.
+    pub fn procs(&self) -> Option<i64> {
+        self.get(axis::PROCS)?.as_i64()
+    }
+
+    /// The policy the suite gave the cell, as it wrote it (`fifo`, `SCHED_FIFO`).
+    pub fn policy(&self) -> Option<&str> {
+        self.get(axis::POLICY)?.as_str()
+    }
+
+    /// Whether the suite gave the cell the deadline policy.
+    pub fn is_deadline(&self) -> bool {
+        self.policy() == Some("deadline")
+    }
+
+    /// `key=value` for each key `keep` keeps, in order.
+    pub fn parts(&self, keep: impl Fn(&str) -> bool) -> Vec<String> {
+        self.iter().filter(|(k, _)| keep(k)).map(|(k, v)| format!("{k}={}", v.text())).collect()
+    }
+
+    /// The kept keys as one line: `procs=4 policy=fifo`.
+    pub fn text(&self, keep: impl Fn(&str) -> bool) -> String {
+        self.parts(keep).join(" ")
+    }
+
+    /// Every key as one line.
+    pub fn all_text(&self) -> String {
+        self.text(all)
+    }
+
+    /// The cell as stored (JSON text).
+    pub fn json_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The cell but `without` (an axis, or none) as JSON text: what tells one cell, or
+    /// one question of a compared axis, from another.
+    pub fn key(&self, without: Option<&str>) -> String {
+        let mut rest = self.clone();
+        if let Some(axis) = without {
+            rest.remove(axis);
+        }
+        rest.json_text()
+    }
+
+    /// What tells one question of a compared `axis` from another: the cell but the axis
+    /// and, for the policy axis, the keys only its deadline cells have — so those cells are
+    /// compared with the other policies' and not asked apart.
+    pub fn question_key(&self, axis: &str) -> String {
+        let mut rest = self.clone();
+        rest.remove(axis);
+        if axis == axis::POLICY {
+            for k in DEADLINE_ONLY {
+                rest.remove(k);
+            }
+        }
+        rest.json_text()
+    }
+}
+
+impl PartialEq for Cell {
+    fn eq(&self, other: &Cell) -> bool {
+        self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
+    }
+}
+
+impl<K: Into<String>> FromIterator<(K, CellValue)> for Cell {
+    fn from_iter<I: IntoIterator<Item = (K, CellValue)>>(items: I) -> Cell {
+        let mut cell = Cell::new();
+        cell.extend(items);
+        cell
+    }
+}
+
+impl<K: Into<String>> Extend<(K, CellValue)> for Cell {
+    fn extend<I: IntoIterator<Item = (K, CellValue)>>(&mut self, items: I) {
+        for (k, v) in items {
+            self.insert(k, v);
+        }
+    }
+}
+
+impl Serialize for Cell {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.len()))?;
+        for (k, v) in self.iter() {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Cell {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Cell, D::Error> {
+        d.deserialize_map(CellVisitor)
+    }
+}
+
+/// Reads an object's keys and values in order, a later duplicate key's value in the
+/// first one's place (as a JSON map reads it).
+struct CellVisitor;
+
+impl<'de> Visitor<'de> for CellVisitor {
+    type Value = Cell;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object of a cell's keys and values")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Cell, A::Error> {
+        let mut cell = Cell::new();
+        while let Some((k, v)) = map.next_entry::<String, CellValue>()? {
+            cell.insert(k, v);
+        }
+        Ok(cell)
+    }
+}
+
+/// Every key.
 pub fn all(_: &str) -> bool {
     true
 }
@@ -58,15 +385,45 @@ pub fn all(_: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn cell(text: &str) -> Cell {
+        serde_json::from_str(text).unwrap()
+    }
+
     #[test]
     fn strings_are_written_bare_and_the_rest_as_json() {
-        let params: Map<String, Json> =
-            serde_json::from_str(r#"{"policy": "fifo", "procs": 4, "trace": true, "cmd": ["a", "b"]}"#).unwrap();
-        assert_eq!(text(&params, all), r#"policy=fifo procs=4 trace=true cmd=["a","b"]"#);
-        assert_eq!(parts(&params, |k| k != "procs"), ["policy=fifo", "trace=true", r#"cmd=["a","b"]"#]);
-        assert_eq!(text(&Map::new(), all), "");
-        let without_procs: Json = serde_json::from_str(&key(&params, Some("procs"))).unwrap();
-        assert_eq!(without_procs, serde_json::json!({"policy": "fifo", "trace": true, "cmd": ["a", "b"]}));
-        assert_eq!(key(&params, None), key(&params, Some("absent")));
+        let params = cell(r#"{"policy": "fifo", "procs": 4, "trace": true, "cmd": ["a", "b"]}"#);
+        assert_eq!(params.text(all), r#"policy=fifo procs=4 trace=true cmd=["a","b"]"#);
+        assert_eq!(params.parts(|k| k != "procs"), ["policy=fifo", "trace=true", r#"cmd=["a","b"]"#]);
+        assert_eq!(Cell::new().text(all), "");
+        assert_eq!(params.key(Some("procs")), r#"{"policy":"fifo","cmd":["a","b"],"trace":true}"#);
+        assert_eq!(params.key(None), params.key(Some("absent")));
+        assert_eq!((params.procs(), params.policy()), (Some(4), Some("fifo")));
+    }
+
+    #[test]
+    fn a_cell_is_written_back_byte_for_byte_as_a_json_map_wrote_it() {
+        // Each as serde_json's map (preserve_order) writes it: an exponent with its sign,
+        // a whole float with its ".0", a float that is not finite as null.
+        for stored in [
+            r#"{"procs":4,"policy":"fifo"}"#,
+            r#"{"work_kb":1.5,"big":1e+300,"small":-3,"zero":0.0,"x":1.0,"nan":null}"#,
+            r#"{"cmd":["sh","-c","true"],"trace":false,"nested":[[1,2.5],"a"]}"#,
+            r#"{"tasks":[{"name":"control","period":"1ms","events":[{"run":"150us"},{"lock":"state"}]}]}"#,
+            "{}",
+        ] {
+            assert_eq!(cell(stored).json_text(), stored);
+        }
+        let shown = cell(r#"{"a":1.0,"b":-3,"c":"x y","d":[1,"b"],"e":{"f":false}}"#).parts(all);
+        assert_eq!(shown, ["a=1.0", "b=-3", "c=x y", r#"d=[1,"b"]"#, r#"e={"f":false}"#]);
+        // Removing moves the last key into the gap, as the map's remove (swap_remove) did.
+        let mut typed = cell(r#"{"loops":1,"period":"1ms","policy":"fifo","procs":2}"#);
+        typed.remove("period");
+        assert_eq!(typed.json_text(), r#"{"loops":1,"procs":2,"policy":"fifo"}"#);
+        typed.insert("policy", "rr");
+        assert_eq!(typed.json_text(), r#"{"loops":1,"procs":2,"policy":"rr"}"#);
+        // Equal whatever the order.
+        assert_eq!(cell(r#"{"a":1,"b":"x"}"#), cell(r#"{"b":"x","a":1}"#));
+        assert_ne!(cell(r#"{"a":1}"#), cell(r#"{"a":1.0}"#));
+        assert!(serde_json::from_str::<Cell>(r#"["a"]"#).is_err());
     }
 }

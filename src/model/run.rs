@@ -50,8 +50,20 @@ pub struct RunOptions {
     /// One side of an A/B session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ab: Option<AbSide>,
+    /// What each experiment's questions ask, as the suite said when the run was made;
+    /// absent for a run stored before runs kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked: Option<Vec<Asking>>,
     #[serde(flatten)]
     pub extra: Map<String, Json>,
+}
+
+/// What one experiment's questions ask: the compared axis, and how near two sides must
+/// be to be called equivalent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Asking {
+    pub compare: Option<String>,
+    pub margin: f64,
 }
 
 /// A run's side of an A/B session, as `schedlab ab` stores it.
@@ -124,6 +136,14 @@ mod tests {
             r#"{"full":false,"ab":{"side":"a","pair":"u","blocks":4,"seed":9,"setup":"true","cleanup":null,"order":"ABBA"}}"#,
         );
         assert_eq!(ab.shuffle_seed, None, "absent stays absent");
+        assert_eq!(ab.asked, None, "a run stored before runs kept what they ask");
+        let asked =
+            round_trip(r#"{"full":false,"asked":[{"compare":"policy","margin":0.1},{"compare":null,"margin":0.05}]}"#);
+        let asked = asked.asked.unwrap();
+        assert_eq!(
+            (asked[0].compare.as_deref(), asked[0].margin, asked[1].compare.as_deref()),
+            (Some("policy"), 0.1, None)
+        );
         assert_eq!(ab.ab.unwrap().order, "ABBA");
     }
 

@@ -10,10 +10,10 @@
 //! table, export and comparison shows it as the parameter it is, and a resumed run
 //! switches what its trials name.
 
+use crate::model::cell::Cell;
 use crate::model::parse::given::{ByKey, Given, Keyed, Shown};
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 
 /// The keys that name a setting rather than a family's option.
@@ -265,7 +265,7 @@ impl Settings {
     }
 
     /// The settings a trial's parameters name (its keys in [`KEYS`]); `None` when none.
-    pub fn from_params(params: &Map<String, Json>) -> Result<Option<Settings>, String> {
+    pub fn from_params(params: &Cell) -> Result<Option<Settings>, String> {
         let mut out = Settings::default();
         let mut any = false;
         for (key, text) in named(params) {
@@ -484,22 +484,19 @@ pub fn values<'de, D: Deserializer<'de>>(key: &str, value: D) -> Result<Vec<Stri
 }
 
 /// The settings a cell's parameters name: each key of [`KEYS`] it has, with its text.
-fn named(params: &Map<String, Json>) -> impl Iterator<Item = (&'static str, &String)> {
-    KEYS.iter().filter_map(|key| match params.get(*key) {
-        Some(Json::String(text)) => Some((*key, text)),
-        _ => None,
-    })
+fn named(params: &Cell) -> impl Iterator<Item = (&'static str, &str)> {
+    KEYS.iter().filter_map(|key| Some((*key, params.get(key)?.as_str()?)))
 }
 
 /// Every setting a plan's trials name, key by key, for the run's fingerprint: a key's
 /// one value, or its values joined by " | " where it is an axis.
-pub fn of_plan<'a>(params: impl Iterator<Item = &'a Map<String, Json>>) -> Option<BTreeMap<String, String>> {
+pub fn of_plan<'a>(params: impl Iterator<Item = &'a Cell>) -> Option<BTreeMap<String, String>> {
     let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for p in params {
         for (key, text) in named(p) {
             let list = seen.entry(key.to_string()).or_default();
-            if !list.contains(text) {
-                list.push(text.clone());
+            if !list.iter().any(|t| t == text) {
+                list.push(text.to_string());
             }
         }
     }
@@ -559,11 +556,11 @@ mod tests {
 
     #[test]
     fn params_carry_settings_as_text() {
-        let mut params = Map::new();
-        params.insert("policy".into(), Json::from("other"));
+        let mut params = Cell::new();
+        params.insert("policy", "other");
         assert_eq!(Settings::from_params(&params).unwrap(), None);
-        params.insert("cgroup".into(), Json::from("max=50ms/100ms"));
-        params.insert("sysctl".into(), Json::from("kernel.sched_rt_runtime_us=980000,kernel.timer_migration=0"));
+        params.insert("cgroup", "max=50ms/100ms");
+        params.insert("sysctl", "kernel.sched_rt_runtime_us=980000,kernel.timer_migration=0");
         let s = Settings::from_params(&params).unwrap().unwrap();
         assert_eq!(s.cgroup.unwrap().max_us, Some((50_000, 100_000)));
         assert_eq!(s.sysctl.len(), 2);

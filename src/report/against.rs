@@ -153,7 +153,8 @@ fn cell(v: Option<f64>, decimals: usize) -> String {
 /// The parameters of a trial that are neither the cell's policy and processes nor its
 /// size: what else sets one of this run's rows apart (a load, a nice value, ...).
 fn setting(t: &TrialRecord, also: &[&str]) -> String {
-    let mut parts = cell::parts(&t.params, |k| !["workload", "policy", "procs"].contains(&k) && !also.contains(&k));
+    let shown_apart = [cell::axis::WORKLOAD, cell::axis::POLICY, cell::axis::PROCS];
+    let mut parts = t.params.parts(|k| !shown_apart.contains(&k) && !also.contains(&k));
     parts.sort();
     parts.join(" ")
 }
@@ -495,7 +496,8 @@ fn latency_columns(
     let latency: Vec<TrialRecord> = trials.iter().filter(|t| t.family == Family::Latency).cloned().collect();
     let groups = crate::store::group::groups(&latency);
     let refs: Vec<&crate::store::group::Group> = groups.iter().collect();
-    let varying: Vec<String> = crate::store::group::varying(&refs).into_iter().filter(|k| k != "policy").collect();
+    let varying: Vec<String> =
+        crate::store::group::varying(&refs).into_iter().filter(|k| k != cell::axis::POLICY).collect();
     let mut columns: Vec<Column> = Vec::new();
     for g in &groups {
         let Some(spec) = g.trials.iter().find_map(|t| match t.spec.as_ref()? {

@@ -4,12 +4,12 @@
 use crate::analysis::stats::{median, smallest_possible_p};
 use crate::analysis::verdict::smallest_paired_p;
 use crate::decide::compare::{CulpritChange, Drift, Mode, Row, Verdict, ALPHA};
+use crate::model::cell::Cell;
 use crate::model::Family;
 use crate::report::table::Table;
 use crate::store::RunRecord;
 use crate::store::TrialRecord;
 use serde::Serialize;
-use serde_json::{Map, Value as Json};
 
 /// A warning when Holm's first step is out of reach: with m figures tested, the smallest
 /// p must be below alpha / m, and too few repeats can never get there.
@@ -78,8 +78,8 @@ fn drift_text(drift: Drift) -> String {
     }
 }
 
-fn params_text(params: &Map<String, Json>) -> String {
-    crate::model::cell::text(params, crate::model::cell::all)
+fn params_text(params: &Cell) -> String {
+    params.all_text()
 }
 
 /// The culprit changes as text: a heading, then per cell its sources "A % → B %".
@@ -228,7 +228,7 @@ pub fn table(rows: &[Row]) -> Table {
 #[derive(Serialize)]
 pub struct RowDoc<'a> {
     family: Family,
-    params: &'a Map<String, Json>,
+    params: &'a Cell,
     figure: &'static str,
     n_a: usize,
     n_b: usize,

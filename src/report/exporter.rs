@@ -5,13 +5,13 @@
 use crate::analysis::stats::Summary;
 use crate::decide::findings::Finding;
 use crate::families::with_family;
+use crate::model::cell::Cell;
 use crate::model::Family;
 use crate::report::family::FamilyReport;
 use crate::report::stored::RunRule;
 use crate::report::{figures, stored};
 use crate::store::{RunRecord, TrialRecord};
 use serde::Serialize;
-use serde_json::{Map, Value as Json};
 
 /// How `report` prints a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -229,7 +229,7 @@ struct ExperimentDoc {
 
 #[derive(Serialize)]
 struct GroupDoc {
-    params: Map<String, Json>,
+    params: Cell,
     ok: usize,
     runs: usize,
     headline: stored::Headline,
@@ -247,7 +247,7 @@ struct QuestionsDoc {
 struct NotOkDoc<'a> {
     seq: i64,
     family: Family,
-    params: &'a Map<String, Json>,
+    params: &'a Cell,
     repeat: i64,
     status: &'static str,
     reason: Option<&'a str>,

@@ -499,7 +499,7 @@ pub fn compare_rows(rows: &[crate::decide::compare::Row]) -> Vec<DecisionRow> {
     let whats: Vec<String> = rows
         .iter()
         .map(|r| {
-            let settings = crate::model::cell::text(&r.params, crate::model::cell::all);
+            let settings = r.params.all_text();
             if settings.is_empty() {
                 r.family.as_str().to_string()
             } else {

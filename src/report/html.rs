@@ -305,7 +305,7 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
         for f in failed {
             t.push(vec![
                 f.family.as_str().to_string(),
-                Json::Object(f.params.clone()).to_string(),
+                f.params.json_text(),
                 f.repeat.to_string(),
                 f.status.label().to_string(),
                 f.status.reason().unwrap_or_default().to_string(),
@@ -556,7 +556,7 @@ mod tests {
     fn row(verdict: Verdict, regression: bool) -> Row {
         Row {
             family: Family::Ring,
-            params: json!({"procs": 2}).as_object().cloned().unwrap(),
+            params: crate::model::cell::Cell::from_iter([("procs", 2i64.into())]),
             figure: "ns_per_switch",
             label: "ns/switch",
             a: vec![1.0; 4],
@@ -584,7 +584,7 @@ mod tests {
             experiment: 0,
             family: Family::Ring,
             repeat: 1,
-            params: json!({"procs": 2}).as_object().cloned().unwrap(),
+            params: crate::model::cell::Cell::from_iter([("procs", 2i64.into())]),
             spec: None,
             outcome: None,
             status: TrialStatus::Failed("<img onerror=x>".into()),

@@ -9,12 +9,12 @@
 
 use crate::analysis::stats::median;
 use crate::decide::findings::{self, Finding};
+use crate::model::cell::Cell;
 use crate::model::{Family, RingOutcome};
 use crate::report::table::Table;
 use crate::store::group::param_text;
 use crate::store::{RunRecord, TrialRecord};
 use serde::Serialize;
-use serde_json::{Map, Value as Json};
 
 /// One process count of a line.
 #[derive(Clone, Debug, PartialEq)]
@@ -76,21 +76,23 @@ pub fn overlay(runs: &[(RunRecord, Vec<TrialRecord>)]) -> Overlay {
             continue;
         }
         // A series: the trials of one experiment that differ only in procs.
-        let mut series: Vec<(i64, Map<String, Json>, Vec<TrialRecord>)> = Vec::new();
+        let mut series: Vec<(i64, Cell, Vec<TrialRecord>)> = Vec::new();
         for t in ring {
             let mut key = t.params.clone();
-            key.remove("procs");
+            key.remove(crate::model::cell::axis::PROCS);
             match series.iter_mut().find(|(e, k, _)| *e == t.experiment && *k == key) {
                 Some((_, _, members)) => members.push(t.clone()),
                 None => series.push((t.experiment, key, vec![t.clone()])),
             }
         }
         let varying: Vec<String> = {
-            let keys: Vec<&String> = series.iter().flat_map(|(_, k, _)| k.keys()).collect();
+            let keys: Vec<&str> = series.iter().flat_map(|(_, k, _)| k.keys()).collect();
             let mut names: Vec<String> = Vec::new();
             for k in keys {
-                if !names.contains(k) && series.iter().any(|(_, other, _)| other.get(k) != series[0].1.get(k)) {
-                    names.push(k.clone());
+                if !names.iter().any(|n| n == k)
+                    && series.iter().any(|(_, other, _)| other.get(k) != series[0].1.get(k))
+                {
+                    names.push(k.to_string());
                 }
             }
             names

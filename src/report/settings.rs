@@ -5,9 +5,9 @@
 //! is how many of a cell's trials were throttled at all.
 
 use crate::analysis::stats::median;
+use crate::model::cell::Cell;
 use crate::model::ns_to_s;
 use crate::store::TrialRecord;
-use serde_json::{Map, Value as Json};
 
 /// One cell's cgroup figures over its ok trials.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,8 +26,8 @@ pub struct CellGroup {
     pub trial_s: f64,
 }
 
-fn cell_text(family: &str, params: &Map<String, Json>) -> String {
-    format!("{family} {}", crate::model::cell::text(params, crate::model::cell::all))
+fn cell_text(family: &str, params: &Cell) -> String {
+    format!("{family} {}", params.all_text())
 }
 
 /// The cells of `trials` that ran in a private cgroup, in the order first seen.

@@ -30,7 +30,7 @@ impl RunRule {
         RunRule {
             plan: AdaptivePlan::of_run_options(&run.options),
             finished: run.status == RunStatus::Finished,
-            compared: crate::exec::suite::compared_axes(&run.suite_text),
+            compared: crate::exec::suite::asked_of_run(run).into_iter().map(|a| a.compare).collect(),
         }
     }
 
@@ -38,7 +38,7 @@ impl RunRule {
     /// of a question.
     fn target(&self, g: &Group) -> Option<crate::exec::adaptive::Target> {
         let experiment = usize::try_from(g.experiment).ok()?;
-        let in_question = self.compared.get(experiment).cloned().flatten().is_some_and(|a| g.params.contains_key(&a));
+        let in_question = self.compared.get(experiment).cloned().flatten().is_some_and(|a| g.params.contains(&a));
         if in_question {
             return None;
         }
@@ -192,7 +192,7 @@ pub fn experiment_tables_for(trials: &[TrialRecord], rule: &RunRule) -> Vec<(Str
     for (experiment, groups) in by_experiment(&all) {
         let family = groups[0].family;
         let axes = varying(&groups);
-        let fixed_params = cell::text(&groups[0].params, |k| !axes.iter().any(|a| a == k));
+        let fixed_params = groups[0].params.text(|k| !axes.iter().any(|a| a == k));
         let mut title = format!("experiment {} ({}) {fixed_params}", experiment + 1, family.as_str());
         let index = usize::try_from(experiment).ok();
         let compared = index.and_then(|e| rule.compared.get(e).cloned().flatten()).filter(|a| axes.contains(a));
@@ -334,7 +334,7 @@ pub fn tables_for(trials: &[TrialRecord], rule: &RunRule) -> String {
     if !failed.is_empty() {
         out.push_str("\nnot ok (excluded from the figures above):\n");
         for t in failed {
-            let params = cell::text(&t.params, cell::all);
+            let params = t.params.all_text();
             out.push_str(&format!(
                 "  {} {} #{}: {}: {}\n",
                 t.family.as_str(),
@@ -372,7 +372,7 @@ pub fn starvation(groups: &[&Group]) -> Option<String> {
 /// parameters.
 pub fn projected_s(groups: &[&Group], g: &Group) -> Option<f64> {
     let procs = |g: &Group| g.procs();
-    let same_but_procs = |o: &Group| o.params.iter().all(|(k, v)| k == "procs" || g.params.get(k) == Some(v));
+    let same_but_procs = |o: &Group| o.params.iter().all(|(k, v)| k == cell::axis::PROCS || g.params.get(k) == Some(v));
     let base = groups
         .iter()
         .filter(|o| same_but_procs(o) && o.ok().count() > 0)

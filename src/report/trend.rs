@@ -3,11 +3,11 @@
 
 use crate::analysis::changepoint;
 use crate::decide::trend::{FieldChange, Newest, Shift, TrendPoint, TrendSeries, NEWEST_ALPHA};
+use crate::model::cell::Cell;
 use crate::model::Family;
 use crate::report::compare::{number, p_text};
 use crate::report::table::Table;
 use serde::Serialize;
-use serde_json::{Map, Value as Json};
 
 /// How the series are judged, in one sentence for the reports.
 pub const METHOD_TEXT: &str = "Each point is the median of a run's ok repeats of the cell. Change points: \
@@ -150,7 +150,7 @@ pub struct TrendDoc<'a> {
 struct SeriesDoc<'a> {
     machine: &'a str,
     family: Family,
-    params: &'a Map<String, Json>,
+    params: &'a Cell,
     figure: &'static str,
     points: &'a [TrendPoint],
     change_points: Vec<ShiftDoc<'a>>,

@@ -7,6 +7,7 @@
 //! CSV is one row per trial, flattened, for spreadsheets and pandas.
 
 use crate::error::{Error, Result};
+use crate::model::cell::Cell;
 use crate::model::{Family, Outcome, TrialSpec, TrialStatus};
 use crate::store::{legacy, RunRecord, TrialRecord};
 use serde::{Deserialize, Serialize};
@@ -56,7 +57,7 @@ struct ExportTrial {
     experiment: i64,
     family: Family,
     repeat: i64,
-    params: Map<String, Json>,
+    params: Cell,
     status: String,
     reason: Option<String>,
     started: String,
@@ -213,8 +214,8 @@ pub fn csv(runs: &[(RunRecord, Vec<TrialRecord>)], figures_of: FiguresOf) -> Str
     for (_, t, shown) in &rows {
         {
             for k in t.params.keys() {
-                if !params.contains(k) {
-                    params.push(k.clone());
+                if !params.iter().any(|p| p == k) {
+                    params.push(k.to_string());
                 }
             }
             for (k, v) in shown.iter().flatten() {
@@ -259,7 +260,7 @@ pub fn csv(runs: &[(RunRecord, Vec<TrialRecord>)], figures_of: FiguresOf) -> Str
                 json!(t.status.reason()),
                 json!(t.elapsed_s),
             ];
-            row.extend(params.iter().map(|p| t.params.get(p).cloned().unwrap_or(Json::Null)));
+            row.extend(params.iter().map(|p| t.params.get(p).map_or(Json::Null, |v| Json::String(v.text()))));
             row.extend(figures.iter().map(|f| shown.as_ref().and_then(|x| x.get(f)).cloned().unwrap_or(Json::Null)));
             lines.push(row.iter().map(csv_cell).collect());
         }

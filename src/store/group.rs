@@ -1,15 +1,15 @@
 //! A stored run's trials grouped by cell: the trials of one experiment that share their
 //! parameters, in plan order. What every report table, finding, comparison and trend reads.
 
-use crate::model::{cell, Family, LatencyOutcome, Outcome, RingOutcome, TrialSpec, WorkloadOutcome};
+use crate::model::cell::{self, Cell, CellValue};
+use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, TrialSpec, WorkloadOutcome};
 use crate::store::TrialRecord;
-use serde_json::{Map, Value as Json};
 
 /// Trials of one parameter combination.
 pub struct Group<'a> {
     pub experiment: i64,
     pub family: Family,
-    pub params: Map<String, Json>,
+    pub params: Cell,
     pub trials: Vec<&'a TrialRecord>,
 }
 
@@ -59,12 +59,10 @@ impl Group<'_> {
     /// no procs axis), read from its trials' spec (from the suite's value for a trial whose
     /// stored parameters no longer make a spec).
     pub fn procs(&self) -> Option<f64> {
-        if !self.params.contains_key("procs") {
-            return None;
-        }
+        let suites = self.params.get(cell::axis::PROCS)?;
         match self.spec() {
             Some(spec) => spec.procs().map(|n| n as f64),
-            None => self.params.get("procs").and_then(Json::as_f64),
+            None => suites.as_f64(),
         }
     }
 
@@ -73,7 +71,7 @@ impl Group<'_> {
     pub fn policy(&self) -> &str {
         match self.spec() {
             Some(spec) => spec.policy().as_str(),
-            None => self.params.get("policy").and_then(Json::as_str).unwrap_or("other"),
+            None => self.params.policy().unwrap_or("other"),
         }
     }
 
@@ -100,7 +98,7 @@ pub fn groups(trials: &[TrialRecord]) -> Vec<Group<'_>> {
     // Index by identity, so ten thousand trials group in one pass.
     let mut index: std::collections::HashMap<(i64, Family, String), usize> = std::collections::HashMap::new();
     for t in trials {
-        let key = (t.experiment, t.family, cell::key(&t.params, None));
+        let key = (t.experiment, t.family, t.params.key(None));
         match index.get(&key) {
             Some(&i) => out[i].trials.push(t),
             None => {
@@ -122,8 +120,8 @@ pub fn varying(groups: &[&Group]) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
     for g in groups {
         for k in g.params.keys() {
-            if !keys.contains(k) {
-                keys.push(k.clone());
+            if !keys.iter().any(|known| known == k) {
+                keys.push(k.to_string());
             }
         }
     }
@@ -131,8 +129,8 @@ pub fn varying(groups: &[&Group]) -> Vec<String> {
 }
 
 /// A parameter's value as a table cell: "-" where the cell has no such parameter.
-pub fn param_text(v: Option<&Json>) -> String {
-    v.map_or_else(|| "-".into(), cell::value_text)
+pub fn param_text(v: Option<&CellValue>) -> String {
+    v.map_or_else(|| "-".into(), CellValue::text)
 }
 
 #[cfg(test)]

@@ -24,12 +24,12 @@ mod sqlite;
 mod timestamp;
 
 use crate::error::{Error, Result};
+use crate::model::cell::Cell;
 use crate::model::run::RunOptions;
 use crate::model::{Family, Outcome, TrialSpec, TrialStatus};
 use crate::sys::machine::StoredMachine;
 use backend::{Backend, Row, Value};
 pub use location::Location;
-use serde_json::{Map, Value as Json};
 pub use timestamp::now_utc;
 
 /// One schema upgrade: SQL, then (optionally) a pass over the data that SQL cannot do.
@@ -94,7 +94,7 @@ fn convert_v1_trials(db: &dyn Backend) -> Result<()> {
     for values in rows {
         let row = Row { values, source: "the trials to upgrade" };
         let Some(family) = Family::parse(&row.text(1)?) else { continue };
-        let params = to_map(Some(row.text(2)?));
+        let params = to_cell(Some(row.text(2)?));
         let spec = crate::families::spec_from_params(family, &params);
         let outcome = legacy_outcome(family, &row.text(5)?, row.opt_text(3)?, row.opt_blob(4)?.as_deref());
         db.execute(
@@ -158,8 +158,8 @@ fn outcome_from_text(text: &str, histogram: Option<&[u8]>) -> Option<Outcome> {
     Some(outcome)
 }
 
-/// A trial's stored parameters: none where the column is empty or holds no object.
-fn to_map(text: Option<String>) -> Map<String, Json> {
+/// A trial's stored cell: none where the column is empty or holds no cell.
+fn to_cell(text: Option<String>) -> Cell {
     parsed(text)
 }
 
@@ -241,7 +241,7 @@ pub struct TrialRecord {
     pub family: Family,
     pub repeat: i64,
     /// The suite's keys and values for this trial, one value each.
-    pub params: Map<String, Json>,
+    pub params: Cell,
     /// None only for a trial whose stored parameters no longer make a spec.
     pub spec: Option<TrialSpec>,
     pub outcome: Option<Outcome>,
@@ -465,7 +465,7 @@ impl Store {
                     self.location
                 ))
             })?;
-            let params = to_map(row.opt_text(4)?);
+            let params = to_cell(row.opt_text(4)?);
             let histogram = row.opt_blob(6)?;
             let status = row.text(7)?;
             let spec = row

@@ -15,13 +15,14 @@
 //! as measured here.
 
 use crate::error::{Error, Result};
+use crate::model::cell::Cell;
 use crate::model::parse::MAX_PROCS;
 use crate::model::{
     BesideSpec, Family, Ipc, Outcome, Pin, Policy, RingLength, RingMode, RingOutcome, RingSpec, TrialSpec, TrialStatus,
     Usage,
 };
 use crate::store::{RunRecord, TrialRecord};
-use serde_json::{json, Map, Value as Json};
+use serde_json::{json, Value as Json};
 
 /// The report's laps per ring ("run for one million (1,000,000) iterations").
 pub const NCAR_LAPS: u64 = 1_000_000;
@@ -363,9 +364,9 @@ pub fn to_run(
             // The table printed nothing else: no CPUs, setup costs or scheduler figures.
             ..RingOutcome::default()
         };
-        let mut params = Map::new();
-        params.insert("procs".into(), json!(row.procs));
-        params.insert("laps".into(), json!(laps));
+        let mut params = Cell::new();
+        params.insert("procs", row.procs);
+        params.insert("laps", laps);
         trials.push(TrialRecord {
             seq: seq as i64,
             experiment: 0,
@@ -537,7 +538,7 @@ mod tests {
         let o = trials[2].outcome.as_ref().and_then(Outcome::ring).unwrap();
         assert_eq!((o.procs, o.laps, o.hops, o.real_ns), (16, 1000, 16_000, 25_097_000_000_000));
         assert_eq!((o.usage.utime_ns, o.usage.stime_ns, o.overhead_ps), (850_000_000_000, 21_025_000_000_000, 0));
-        assert_eq!(trials[2].params, json!({"procs": 16, "laps": 1000}).as_object().cloned().unwrap());
+        assert_eq!(trials[2].params.json_text(), r#"{"procs":16,"laps":1000}"#);
         // The same figures under the same name are the same run; another name is not.
         let again = import_table("t.txt", SUN_4_280, "Sun-4/280", 1000).unwrap().0;
         assert_eq!(again.uuid, run.uuid);

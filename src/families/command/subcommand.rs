@@ -25,10 +25,10 @@ pub fn run(args: &CommandArgs) -> Result<i32> {
     let seed = args.blocks.seed();
     let all: Vec<TrialSpec> = specs.iter().cloned().map(TrialSpec::Command).collect();
     let trials = Trial::in_blocks(&all, blocks, seed, |spec| {
-        let TrialSpec::Command(c) = spec else { return serde_json::Map::new() };
-        serde_json::Map::from_iter([
-            ("cmd".to_string(), c.argv.clone().into()),
-            ("policy".to_string(), c.policy.as_str().into()),
+        let TrialSpec::Command(c) = spec else { return crate::model::cell::Cell::new() };
+        crate::model::cell::Cell::from_iter([
+            ("cmd", c.argv.clone().into()),
+            (crate::model::cell::axis::POLICY, c.policy.as_str().into()),
         ])
     });
     let bar = progress_bar(trials.len() as u64, "runs");

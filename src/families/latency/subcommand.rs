@@ -94,7 +94,8 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
         .iter()
         .enumerate()
         .map(|(seq, spec)| {
-            let params = serde_json::Map::from_iter([("policy".to_string(), spec.policy.as_str().into())]);
+            let params =
+                crate::model::cell::Cell::from_iter([(crate::model::cell::axis::POLICY, spec.policy.as_str().into())]);
             Trial::of_command(seq, TrialSpec::Latency(spec.clone()), 1, params)
         })
         .collect();

@@ -84,7 +84,7 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
         .iter()
         .enumerate()
         .map(|(seq, spec)| {
-            let params = serde_json::Map::from_iter([("procs".to_string(), spec.procs.into())]);
+            let params = crate::model::cell::Cell::from_iter([(crate::model::cell::axis::PROCS, spec.procs.into())]);
             Trial::of_command(seq, TrialSpec::Ring(spec.clone()), 1, params)
         })
         .collect();

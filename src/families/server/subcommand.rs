@@ -26,7 +26,7 @@ pub fn run(args: &ServerArgs) -> Result<i32> {
     let seed = args.blocks.seed();
     let all: Vec<TrialSpec> = specs.iter().cloned().map(TrialSpec::Server).collect();
     let trials = Trial::in_blocks(&all, blocks, seed, |spec| {
-        serde_json::Map::from_iter([("policy".to_string(), spec.policy().as_str().into())])
+        crate::model::cell::Cell::from_iter([(crate::model::cell::axis::POLICY, spec.policy().as_str().into())])
     });
     if format == TableFormat::Text {
         let s = &specs[0];

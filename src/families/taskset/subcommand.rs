@@ -39,7 +39,7 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
     let seed = args.blocks.seed();
     let all: Vec<TrialSpec> = specs.iter().cloned().map(TrialSpec::Taskset).collect();
     let trials = Trial::in_blocks(&all, blocks, seed, |spec| {
-        serde_json::Map::from_iter([("policy".to_string(), spec.policy().as_str().into())])
+        crate::model::cell::Cell::from_iter([(crate::model::cell::axis::POLICY, spec.policy().as_str().into())])
     });
     if format == TableFormat::Text {
         emit(&format!(

@@ -63,9 +63,9 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
         .flat_map(|spec| (1..=repeats).map(move |repeat| (spec, repeat)))
         .enumerate()
         .map(|(seq, (spec, repeat))| {
-            let params = serde_json::Map::from_iter([
-                ("policy".to_string(), spec.policy.as_str().into()),
-                ("procs".to_string(), spec.procs.into()),
+            let params = crate::model::cell::Cell::from_iter([
+                (crate::model::cell::axis::POLICY, spec.policy.as_str().into()),
+                (crate::model::cell::axis::PROCS, spec.procs.into()),
             ]);
             Trial::of_command(seq, TrialSpec::Workload(spec.clone()), repeat as u32, params)
         })

@@ -9,13 +9,13 @@ use super::{
     Seed, Test,
 };
 use crate::error::Result;
+use crate::model::cell::Cell;
 use crate::model::{
     BesideSpec, Family, Outcome, Policy, TrialSpec, TrialStatus, Usage, WorkloadKind, WorkloadOutcome, WorkloadParams,
     WorkloadSpec,
 };
 use crate::store::{RunRecord, TrialRecord};
 use serde::{Deserialize, Serialize};
-use serde_json::Map;
 use std::time::Duration;
 
 /// `import --reference csci3753-2014`: the 2014 policy study's Appendix A.
@@ -412,13 +412,13 @@ fn study_run() -> Result<(RunRecord, Vec<TrialRecord>)> {
                 l.cpu_pct_of_printed()
             ));
         }
-        let mut params = Map::new();
+        let mut params = Cell::new();
         if let Some(n) = l.iterations {
-            params.insert("iterations".into(), n.into());
+            params.insert("iterations", n);
         }
-        params.insert("policy".into(), l.policy.as_str().into());
-        params.insert("procs".into(), l.procs.into());
-        params.insert("workload".into(), l.workload.as_str().into());
+        params.insert("policy", l.policy.as_str());
+        params.insert("procs", l.procs);
+        params.insert("workload", l.workload.as_str());
         let spec = WorkloadSpec {
             params: WorkloadParams {
                 kind: l.workload,
@@ -576,11 +576,11 @@ mod tests {
         assert_eq!((o.wall_ns, o.usage.utime_ns, o.usage.stime_ns), (17_340_000_000, 50_660_000_000, 150_000_000));
         assert_eq!((o.usage.nivcsw, o.usage.nvcsw, o.fairness, o.first_finish_ns), (44, 17, None, None));
         let io = trials.iter().find(|t| t.experiment == 1).unwrap();
-        assert!(!io.params.contains_key("iterations"));
+        assert!(!io.params.contains("iterations"));
         let TrialSpec::Workload(spec) = io.spec.as_ref().unwrap() else { panic!("a workload spec") };
         assert_eq!((spec.params.transfer_size, spec.params.block_size, spec.prio), (102_400, 1024, 99));
-        assert_eq!(trials.iter().filter(|t| t.params["procs"] == 500).count(), 15);
-        assert!(trials.iter().filter(|t| t.params["procs"] == 500).all(|t| t.experiment == 2));
+        assert_eq!(trials.iter().filter(|t| t.params.procs() == Some(500)).count(), 15);
+        assert!(trials.iter().filter(|t| t.params.procs() == Some(500)).all(|t| t.experiment == 2));
         assert_eq!(trials[4].repeat, 5);
         assert_eq!(trials[5].repeat, 1);
         assert_eq!(study_run().unwrap().0.uuid, run.uuid, "a fixed id");

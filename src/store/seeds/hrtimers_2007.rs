@@ -9,13 +9,13 @@ use super::{
     bug, finished_run, Against, AgainstForm, Cells, Claim, ClaimFigure, Claims, Published, ReferenceOptions, Seed, Test,
 };
 use crate::error::Result;
+use crate::model::cell::Cell;
 use crate::model::{
     BesideSpec, Family, LatencyLength, LatencyOutcome, LatencySpec, Outcome, Placement, Policy, ThreadStats, TrialSpec,
     TrialStatus,
 };
 use crate::store::{RunRecord, TrialRecord};
 use serde::{Deserialize, Serialize};
-use serde_json::Map;
 
 /// `import --reference hrtimers-2007`: the 2007 hrtimers post's table.
 const NAME: &str = "hrtimers-2007";
@@ -226,10 +226,10 @@ fn kernel_runs() -> Result<Vec<(RunRecord, Vec<TrialRecord>)>> {
             if column.max >= post.period_ns {
                 return Err(bug(HRTIMERS_FILE, format_args!("{}: a max of a whole period is an overrun", k.id)));
             }
-            let mut params = Map::new();
-            params.insert("freq".into(), post.frequency_hz.into());
-            params.insert("loops".into(), post.iterations.into());
-            params.insert("policy".into(), policy.as_str().into());
+            let mut params = Cell::new();
+            params.insert("freq", post.frequency_hz);
+            params.insert("loops", post.iterations);
+            params.insert("policy", policy.as_str());
             let spec = LatencySpec {
                 interval_ns: post.period_ns,
                 length: LatencyLength::Loops(post.iterations),
