@@ -467,8 +467,7 @@ fn extend_adaptively(
     let bar = pipeline.bar();
     let mut session = adaptive::Session::new(suite, plan, &store.trials(run_id)?, block_seed.rotate_left(17));
     let mut extra = 0;
-    loop {
-        let Ok(block) = session.next_trials(used()) else { break };
+    while let Ok(block) = session.next_trials(used()) {
         for trial in &block {
             extra += 1;
             // The bar runs to the end of the budget: an upper bound, not a forecast.
