@@ -241,3 +241,17 @@ pub fn questions_line(found: &[Finding]) -> Option<String> {
     let (answered, asked) = questions_answered(found);
     (asked > 0).then(|| format!("questions: {answered} of {asked} answered ({})", sequential::METHOD))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::decide::findings::{findings, spike_tests::trial, Finding};
+
+    #[test]
+    fn a_spike_period_reads_as_the_thread_its_period_and_its_cpu() {
+        let found: Vec<Finding> =
+            findings(&[trial(0, true)]).into_iter().filter(|f| matches!(f, Finding::SpikePeriod { .. })).collect();
+        let text = found[0].to_string();
+        assert!(text.starts_with("latency (policy=fifo) trial 0: "), "{text}");
+        assert!(text.contains("recur every 100.0 ms ± ") && text.contains("a periodic source on CPU 1"), "{text}");
+    }
+}
