@@ -175,6 +175,19 @@ fn a_question_at_its_own_margin_is_answered_at_it() {
     let finding = doc["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "compared").unwrap().clone();
     assert_eq!(finding["answer"]["margin"], 0.5, "{finding}");
     assert!(["leads", "equivalent"].contains(&finding["answer"]["verdict"].as_str().unwrap()), "{finding}");
+    // The run stored what it asked, and its reports read the question from there, not from
+    // the suite text: with that text's question and margin struck out, the answer stands.
+    let export = export_json(&db, "1");
+    let asked = &export["runs"][0]["options"]["asked"];
+    assert_eq!(asked, &serde_json::json!([{"compare": "procs", "margin": 0.5}]), "{}", export["runs"][0]["options"]);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let struck = conn
+        .execute("UPDATE runs SET suite_text = replace(replace(suite_text, 'compare = \"procs\"', ''), 'margin = \"50%\"', '')", [])
+        .unwrap();
+    assert_eq!(struck, 1);
+    drop(conn);
+    let again = report(&db, "1");
+    assert_eq!(again["findings"], doc["findings"], "the findings come from what the run stored");
 }
 
 #[test]

@@ -430,15 +430,10 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         Commands { setup: args.b_setup.as_deref(), cleanup: args.b_cleanup.as_deref(), settings: settings_b },
     ];
     let uuids = [new_uuid(), new_uuid()];
-    let pid = i64::from(std::process::id());
     let records: Vec<RunRecord> = [Side::A, Side::B]
         .into_iter()
-        .map(|side| RunRecord {
-            id: 0,
-            uuid: uuids[side.index()].clone(),
-            suite_name: suite.name.clone(),
-            suite_text: suite.text.clone(),
-            options: RunOptions {
+        .map(|side| {
+            let options = RunOptions {
                 full: Some(args.full),
                 ab: Some(AbSide {
                     side: side.label().to_lowercase(),
@@ -450,26 +445,17 @@ pub fn run(args: &AbArgs) -> Result<i32> {
                     order: order.clone(),
                     settings: Some(commands[side.index()].settings.clone()).filter(|s| !s.is_empty()),
                 }),
-                asked: Some(suite.asked()),
                 ..RunOptions::default()
-            },
-            started: now_utc(),
-            ended: None,
-            status: RunStatus::Running,
-            tool_version: env!("CARGO_PKG_VERSION").into(),
+            };
             // Each side's settings are part of its fingerprint, so `compare` and `trend`
             // name them as what changed.
-            machine: {
-                let settings = &commands[side.index()].settings;
-                if settings.is_empty() {
-                    stored_machine.clone()
-                } else {
-                    StoredMachine::from(&Machine { settings: Some(settings.flat()), ..machine.clone() })
-                }
-            },
-            warnings: warnings.clone(),
-            planned: suite.trials.len() as i64,
-            pid: Some(pid),
+            let settings = &commands[side.index()].settings;
+            let machine = if settings.is_empty() {
+                stored_machine.clone()
+            } else {
+                StoredMachine::from(&Machine { settings: Some(settings.flat()), ..machine.clone() })
+            };
+            suite.starting_run(uuids[side.index()].clone(), options, machine, warnings.clone())
         })
         .collect();
     let stored = store.insert_runs(&records)?;

@@ -16,7 +16,7 @@ use crate::model::options::OnOff;
 use crate::model::run::RunOptions;
 use crate::model::settings::Settings;
 use crate::report::table::Table;
-use crate::store::{new_uuid, now_utc, Access, Location, RunRecord, RunStatus, Store, TrialRecord};
+use crate::store::{new_uuid, now_utc, Access, Location, RunStatus, Store, TrialRecord};
 use crate::sys::machine::{Machine, NoiseFloor, StoredMachine};
 use crate::sys::settings;
 use std::io::IsTerminal;
@@ -273,41 +273,26 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             id
         }
         None => {
-            let record = RunRecord {
-                id: 0,
-                uuid: new_uuid(),
-                suite_name: suite.name.clone(),
-                suite_text: suite.text.clone(),
-                options: {
-                    // The background loads the plan runs, so the run's record says what else
-                    // ran on the machine while it measured.
-                    let mut loads: Vec<crate::model::LoadSpec> = Vec::new();
-                    for t in suite.trials.iter().filter(|t| !t.spec.load().is_none()) {
-                        if !loads.contains(t.spec.load()) {
-                            loads.push(t.spec.load().clone());
-                        }
-                    }
-                    RunOptions {
-                        full: Some(args.full),
-                        shuffle_seed: Some(seed),
-                        adaptive: plan.is_adaptive().then(|| plan.clone()),
-                        loads: (!loads.is_empty()).then_some(loads),
-                        asked: Some(suite.asked()),
-                        ..RunOptions::default()
-                    }
-                },
-                started: now_utc(),
-                ended: None,
-                status: RunStatus::Running,
-                tool_version: env!("CARGO_PKG_VERSION").into(),
-                machine: StoredMachine::from(&Machine {
-                    settings: crate::model::settings::of_plan(suite.trials.iter().map(|t| &t.params)),
-                    ..machine.clone()
-                }),
-                warnings: warnings.clone(),
-                planned: suite.trials.len() as i64,
-                pid: Some(pid),
+            // The background loads the plan runs, so the run's record says what else ran on
+            // the machine while it measured.
+            let mut loads: Vec<crate::model::LoadSpec> = Vec::new();
+            for t in suite.trials.iter().filter(|t| !t.spec.load().is_none()) {
+                if !loads.contains(t.spec.load()) {
+                    loads.push(t.spec.load().clone());
+                }
+            }
+            let options = RunOptions {
+                full: Some(args.full),
+                shuffle_seed: Some(seed),
+                adaptive: plan.is_adaptive().then(|| plan.clone()),
+                loads: (!loads.is_empty()).then_some(loads),
+                ..RunOptions::default()
             };
+            let machine = StoredMachine::from(&Machine {
+                settings: crate::model::settings::of_plan(suite.trials.iter().map(|t| &t.params)),
+                ..machine.clone()
+            });
+            let record = suite.starting_run(new_uuid(), options, machine, warnings.clone());
             store.insert_run(&record)?
         }
     };

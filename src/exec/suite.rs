@@ -188,6 +188,34 @@ impl Suite {
         self.experiments.iter().map(|e| Asking { compare: e.compare.clone(), margin: e.margin }).collect()
     }
 
+    /// The record of a run of this suite as it starts (`run`, and each side of `ab`):
+    /// running since now, by this schedlab, with what each experiment asks stored in its
+    /// options, so that its reports read the questions from the run and not the suite text.
+    pub fn starting_run(
+        &self,
+        uuid: String,
+        mut options: crate::model::run::RunOptions,
+        machine: crate::sys::machine::StoredMachine,
+        warnings: Vec<String>,
+    ) -> crate::store::RunRecord {
+        options.asked = Some(self.asked());
+        crate::store::RunRecord {
+            id: 0,
+            uuid,
+            suite_name: self.name.clone(),
+            suite_text: self.text.clone(),
+            options,
+            started: crate::store::now_utc(),
+            ended: None,
+            status: crate::store::RunStatus::Running,
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            machine,
+            warnings,
+            planned: self.trials.len() as i64,
+            pid: Some(i64::from(std::process::id())),
+        }
+    }
+
     /// The question a trial answers a part of, if its experiment compares an axis.
     pub fn question_of(&self, trial: &Trial) -> Option<QuestionKey> {
         let axis = self.experiments.get(trial.experiment)?.compare.as_deref()?;
