@@ -275,15 +275,15 @@ impl Suite {
 pub fn asked_of_run(run: &crate::store::RunRecord) -> Vec<Asking> {
     match &run.options.asked {
         Some(asked) => asked.clone(),
-        None => asked_by_older_runs_suite_text(&run.suite_text),
+        None => asked_by_older_runs_suite_text(&run.suite_text, run.options.full == Some(true)),
     }
 }
 
 /// For a run stored before runs kept what they ask (`RunOptions::asked`) only: its suite
-/// text parsed again, without `--full` as reports always read it; a text that no longer
-/// parses asks nothing.
-pub fn asked_by_older_runs_suite_text(text: &str) -> Vec<Asking> {
-    parse("stored suite", text, "stored", false).map(|s| s.asked()).unwrap_or_default()
+/// text parsed again as the run read it (`--full` or not); a text that no longer parses
+/// asks nothing.
+pub fn asked_by_older_runs_suite_text(text: &str, full: bool) -> Vec<Asking> {
+    parse("stored suite", text, "stored", full).map(|s| s.asked()).unwrap_or_default()
 }
 
 /// Find a built-in suite's text by name.
@@ -688,7 +688,7 @@ fn whole_value(value: &Toml) -> Option<CellValue> {
     Some(match value {
         Toml::String(s) => CellValue::Text(s.clone()),
         Toml::Integer(i) => CellValue::Integer(*i),
-        Toml::Float(f) => CellValue::Float(*f),
+        Toml::Float(f) => CellValue::from(*f),
         Toml::Boolean(b) => CellValue::Bool(*b),
         Toml::Array(items) => CellValue::List(items.iter().map(whole_value).collect::<Option<_>>()?),
         Toml::Table(table) => {
@@ -942,8 +942,13 @@ mod tests {
         assert_eq!((suite.experiments[0].margin, suite.experiments[1].margin), (0.10, MARGIN_DEFAULT));
         // A margin is not an axis: the cells are the policies alone.
         assert_eq!(suite.trials.len(), 4);
-        let asking = asked_by_older_runs_suite_text(text);
+        let asking = asked_by_older_runs_suite_text(text, false);
         assert_eq!(asking, suite.asked());
+        // An older run's text is read as the run read it: a question `--full` alone asks.
+        let only_full = "[[experiment]]\nfamily = \"workload\"\nworkload = \"cpu\"\n\
+                         [experiment.full]\npolicy = [\"other\", \"fifo\"]\n";
+        assert_eq!(asked_by_older_runs_suite_text(only_full, false)[0].compare, None);
+        assert_eq!(asked_by_older_runs_suite_text(only_full, true)[0].compare.as_deref(), Some("policy"));
         assert_eq!(asking[0], Asking { compare: Some("policy".into()), margin: 0.10 });
         assert_eq!(asking[1].margin, MARGIN_DEFAULT);
         for (bad, says) in [("\"0%\"", "above 0"), ("\"60%\"", "at most 50%"), ("\"wide\"", "not a margin")] {

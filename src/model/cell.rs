@@ -29,13 +29,15 @@ pub mod axis {
 pub enum CellValue {
     Text(String),
     Integer(i64),
-    /// Stored as serde_json writes an `f64`; one that is not finite is written (and read
-    /// back) as null.
+    /// A finite float, stored as serde_json writes an `f64`.
     Float(f64),
     Bool(bool),
     List(Vec<CellValue>),
     /// A table's keys and values, in its order.
     Table(Cell),
+    /// JSON's null: what serde_json writes for a float that is not finite, and what an
+    /// export written elsewhere may hold. Equal to itself, as the JSON map's null was.
+    Null,
 }
 
 impl CellValue {
@@ -78,6 +80,10 @@ impl CellValue {
     pub fn is_text(&self) -> bool {
         matches!(self, CellValue::Text(_))
     }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, CellValue::Null)
+    }
 }
 
 impl From<&str> for CellValue {
@@ -112,7 +118,7 @@ impl From<usize> for CellValue {
 
 impl From<u64> for CellValue {
     fn from(i: u64) -> CellValue {
-        i64::try_from(i).map_or(CellValue::Float(i as f64), CellValue::Integer)
+        i64::try_from(i).map_or(CellValue::from(i as f64), CellValue::Integer)
     }
 }
 
@@ -122,9 +128,14 @@ impl From<Vec<String>> for CellValue {
     }
 }
 
+/// A float that is not finite is null, as serde_json writes (and so stores) it.
 impl From<f64> for CellValue {
     fn from(f: f64) -> CellValue {
-        CellValue::Float(f)
+        if f.is_finite() {
+            CellValue::Float(f)
+        } else {
+            CellValue::Null
+        }
     }
 }
 
@@ -149,6 +160,7 @@ impl Serialize for CellValue {
                 seq.end()
             }
             CellValue::Table(table) => table.serialize(s),
+            CellValue::Null => s.serialize_unit(),
         }
     }
 }
@@ -171,17 +183,17 @@ impl<'de> Deserialize<'de> for CellValue {
                 Ok(CellValue::Integer(v))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<CellValue, E> {
-                i64::try_from(v).map(CellValue::Integer).map_err(|_| E::custom(format!("{v} is too large")))
+                // Beyond i64 (no suite gives one): the nearest float, not a lost cell.
+                Ok(i64::try_from(v).map_or(CellValue::from(v as f64), CellValue::Integer))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<CellValue, E> {
-                Ok(CellValue::Float(v))
+                Ok(CellValue::from(v))
             }
             fn visit_bool<E: de::Error>(self, v: bool) -> Result<CellValue, E> {
                 Ok(CellValue::Bool(v))
             }
-            // serde_json writes a float that is not finite as null.
             fn visit_unit<E: de::Error>(self) -> Result<CellValue, E> {
-                Ok(CellValue::Float(f64::NAN))
+                Ok(CellValue::Null)
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<CellValue, A::Error> {
                 let mut items = Vec::new();
@@ -425,5 +437,20 @@ mod tests {
         assert_eq!(cell(r#"{"a":1,"b":"x"}"#), cell(r#"{"b":"x","a":1}"#));
         assert_ne!(cell(r#"{"a":1}"#), cell(r#"{"a":1.0}"#));
         assert!(serde_json::from_str::<Cell>(r#"["a"]"#).is_err());
+    }
+
+    #[test]
+    fn a_null_is_itself_and_a_huge_integer_is_a_number() {
+        // A null (an export from elsewhere, or a float that was not finite) equals itself,
+        // so cells holding one still group, match and compare.
+        let stored = r#"{"break-us":null,"procs":2}"#;
+        assert_eq!(cell(stored), cell(stored));
+        assert_eq!(cell(stored).json_text(), stored);
+        assert_eq!(cell(stored).get("break-us").map(CellValue::text).as_deref(), Some("null"));
+        assert_eq!(CellValue::from(f64::NAN), CellValue::Null);
+        assert_eq!(CellValue::from(f64::INFINITY), CellValue::Null);
+        // Beyond i64: read as the nearest float, not a lost cell.
+        let huge = cell(r#"{"seed":18446744073709551615}"#);
+        assert_eq!(huge.get("seed").and_then(CellValue::as_f64), Some(18446744073709551615u64 as f64));
     }
 }

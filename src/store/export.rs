@@ -7,7 +7,7 @@
 //! CSV is one row per trial, flattened, for spreadsheets and pandas.
 
 use crate::error::{Error, Result};
-use crate::model::cell::Cell;
+use crate::model::cell::{Cell, CellValue};
 use crate::model::{Family, Outcome, TrialSpec, TrialStatus};
 use crate::store::{legacy, RunRecord, TrialRecord};
 use serde::{Deserialize, Serialize};
@@ -260,7 +260,9 @@ pub fn csv(runs: &[(RunRecord, Vec<TrialRecord>)], figures_of: FiguresOf) -> Str
                 json!(t.status.reason()),
                 json!(t.elapsed_s),
             ];
-            row.extend(params.iter().map(|p| t.params.get(p).map_or(Json::Null, |v| Json::String(v.text()))));
+            // A cell without the parameter, or a null one, is an empty field.
+            let param = |v: &CellValue| if v.is_null() { Json::Null } else { Json::String(v.text()) };
+            row.extend(params.iter().map(|p| t.params.get(p).map_or(Json::Null, param)));
             row.extend(figures.iter().map(|f| shown.as_ref().and_then(|x| x.get(f)).cloned().unwrap_or(Json::Null)));
             lines.push(row.iter().map(csv_cell).collect());
         }
