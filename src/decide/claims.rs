@@ -340,6 +340,16 @@ fn adjust(evidence: &mut [&mut Evidence]) {
     }
 }
 
+/// Of one data set's decided claims (held or refuted): how many the family-level test
+/// keeps (Holm-adjusted p at most `ALPHA`), and how many there are; `None` when none was
+/// decided.
+pub fn standing(rows: &[ClaimRow], side: impl Fn(&ClaimRow) -> &Evidence) -> Option<(usize, usize)> {
+    let decided: Vec<&Evidence> =
+        rows.iter().map(side).filter(|e| matches!(e.verdict, Verdict::Holds | Verdict::Refuted)).collect();
+    let stand = decided.iter().filter(|e| e.p_adjusted.is_none_or(|q| q <= ALPHA)).count();
+    (!decided.is_empty()).then_some((stand, decided.len()))
+}
+
 /// The claims table of a run of a seed's suite (`pipeline-1992`, `policy-study`,
 /// `hrtimers-2007`: each seed's `Claims::suite`), its seed's data built in; `None` for
 /// other suites.

@@ -45,9 +45,9 @@
 //!   for a verdict on a small difference, interleave the two states with `schedlab ab`.
 
 use crate::analysis::sequential::pair_blocks;
-use crate::analysis::stats::median;
+use crate::analysis::stats::{median, smallest_possible_p};
 use crate::analysis::verdict::{
-    drift_band, evidence, evidence_paired, half_shift, history_band, judge, pooled_log_sd, Evidence,
+    drift_band, evidence, evidence_paired, half_shift, history_band, judge, pooled_log_sd, smallest_paired_p, Evidence,
 };
 pub use crate::analysis::verdict::{Drift, Verdict, ALPHA};
 use crate::model::cell::Cell;
@@ -306,6 +306,32 @@ pub fn compare(
             row
         })
         .collect()
+}
+
+/// A comparison whose repeats cannot call any figure different: with `tested` figures,
+/// Holm's first step needs p < alpha / tested, and the smallest p these repeats can reach
+/// (`best_p`) is not below it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Underpowered {
+    pub tested: usize,
+    pub best_p: f64,
+    /// Interleaved: the fewest paired blocks that can reach Holm's first step.
+    pub paired_blocks_needed: Option<usize>,
+}
+
+/// Whether the rows' repeats are too few for any figure to be called different (`None`
+/// when one could be, or when at most one figure was tested).
+pub fn underpowered(rows: &[Row]) -> Option<Underpowered> {
+    let tested: Vec<&Row> = rows.iter().filter(|r| r.p_adjusted.is_some()).collect();
+    let m = tested.len();
+    let best_of = |r: &Row| match r.blocks {
+        Some(blocks) => smallest_paired_p(blocks),
+        None => smallest_possible_p(r.a.len(), r.b.len()),
+    };
+    let best_p = tested.iter().map(|r| best_of(r)).fold(f64::INFINITY, f64::min);
+    let paired = tested.iter().any(|r| r.blocks.is_some());
+    let paired_blocks_needed = paired.then(|| crate::analysis::sequential::fewest_blocks(ALPHA / m as f64));
+    (m > 1 && best_p * m as f64 >= ALPHA).then_some(Underpowered { tested: m, best_p, paired_blocks_needed })
 }
 
 /// One source's share of a latency tail in A and in B (means over the cell's traced

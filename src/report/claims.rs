@@ -1,20 +1,14 @@
 //! A seed's claims table in words: each claim with its two verdicts and their evidence
 //! (`decide::claims` decides them).
 
-use crate::decide::claims::{ClaimRow, ClaimsTable, Evidence, Verdict, ALPHA};
+use crate::decide::claims::{standing, ClaimRow, ClaimsTable, Evidence};
 use crate::report::compare::p_text;
 use crate::report::table::Table;
 
-/// "3 of 4 verdicts stand at Holm-adjusted p < 0.05": of one data set's decided claims
-/// (held or refuted), how many the family-level test keeps.
+/// "3 of 4 decided verdicts also stand at Holm-adjusted p < 0.05" (`standing`).
 pub fn family_line(rows: &[ClaimRow], side: impl Fn(&ClaimRow) -> &Evidence) -> Option<String> {
-    let decided: Vec<&Evidence> =
-        rows.iter().map(side).filter(|e| matches!(e.verdict, Verdict::Holds | Verdict::Refuted)).collect();
-    if decided.is_empty() {
-        return None;
-    }
-    let stand = decided.iter().filter(|e| e.p_adjusted.is_none_or(|q| q <= ALPHA)).count();
-    Some(format!("{stand} of {} decided verdicts also stand at Holm-adjusted p < 0.05", decided.len()))
+    let (stand, decided) = standing(rows, side)?;
+    Some(format!("{stand} of {decided} decided verdicts also stand at Holm-adjusted p < 0.05"))
 }
 
 /// One cell of the HTML and text tables: "holds (test; n; effect; p = …)".

@@ -1,9 +1,8 @@
 //! Two runs compared, in words and tables: the rows `decide::compare` judged, the lines
 //! under them (mode, counts, warnings), the culprits that moved, and each run's noise.
 
-use crate::analysis::stats::{median, smallest_possible_p};
-use crate::analysis::verdict::smallest_paired_p;
-use crate::decide::compare::{CulpritChange, Drift, Mode, Row, Verdict, ALPHA};
+use crate::analysis::stats::median;
+use crate::decide::compare::{underpowered, CulpritChange, Drift, Mode, Row, Underpowered, Verdict, ALPHA};
 use crate::model::cell::Cell;
 use crate::model::Family;
 use crate::report::table::Table;
@@ -14,27 +13,18 @@ use serde::Serialize;
 /// A warning when Holm's first step is out of reach: with m figures tested, the smallest
 /// p must be below alpha / m, and too few repeats can never get there.
 pub fn power_note(rows: &[Row]) -> Option<String> {
-    let tested: Vec<&Row> = rows.iter().filter(|r| r.p_adjusted.is_some()).collect();
-    let m = tested.len();
-    let best_of = |r: &Row| match r.blocks {
-        Some(blocks) => smallest_paired_p(blocks),
-        None => smallest_possible_p(r.a.len(), r.b.len()),
+    let Underpowered { tested, best_p, paired_blocks_needed } = underpowered(rows)?;
+    let more = match paired_blocks_needed {
+        Some(enough) => {
+            format!("{enough} paired blocks can (`ab --blocks`, or `ab --budget` to add blocks until decided)")
+        }
+        None => "more repeats per side (8 reach p = 0.0002) can".to_string(),
     };
-    let best = tested.iter().map(|r| best_of(r)).fold(f64::INFINITY, f64::min);
-    let paired = tested.iter().any(|r| r.blocks.is_some());
-    let more = if paired {
-        let enough = crate::analysis::sequential::fewest_blocks(ALPHA / m as f64);
-        format!("{enough} paired blocks can (`ab --blocks`, or `ab --budget` to add blocks until decided)")
-    } else {
-        "more repeats per side (8 reach p = 0.0002) can".to_string()
-    };
-    (m > 1 && best * m as f64 >= ALPHA).then(|| {
-        format!(
-            "with {m} figures tested, Holm needs p < {:.4} for the first, and these repeats reach at best p = {best:.4}: \
-             no figure can be called different; {more}",
-            ALPHA / m as f64
-        )
-    })
+    Some(format!(
+        "with {tested} figures tested, Holm needs p < {:.4} for the first, and these repeats reach at best p = \
+         {best_p:.4}: no figure can be called different; {more}",
+        ALPHA / tested as f64
+    ))
 }
 
 /// The lines printed under a comparison: the mode, the counts, and any warning.
