@@ -307,16 +307,6 @@ impl Cell {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// The cell but `without` (an axis, or none) as JSON text: what tells one cell, or
-    /// one question of a compared axis, from another.
-    pub fn key(&self, without: Option<&str>) -> String {
-        let mut rest = self.clone();
-        if let Some(axis) = without {
-            rest.remove(axis);
-        }
-        rest.json_text()
-    }
-
     /// What tells one question of a compared `axis` from another: the cell but the axis
     /// and, for the policy axis, the keys only its deadline cells have — so those cells are
     /// compared with the other policies' and not asked apart.
@@ -407,8 +397,8 @@ mod tests {
         assert_eq!(params.text(all), r#"policy=fifo procs=4 trace=true cmd=["a","b"]"#);
         assert_eq!(params.parts(|k| k != "procs"), ["policy=fifo", "trace=true", r#"cmd=["a","b"]"#]);
         assert_eq!(Cell::new().text(all), "");
-        assert_eq!(params.key(Some("procs")), r#"{"policy":"fifo","cmd":["a","b"],"trace":true}"#);
-        assert_eq!(params.key(None), params.key(Some("absent")));
+        assert_eq!(params.question_key("procs"), r#"{"policy":"fifo","cmd":["a","b"],"trace":true}"#);
+        assert_eq!(params.question_key("absent"), params.json_text());
         assert_eq!((params.procs(), params.policy()), (Some(4), Some("fifo")));
     }
 

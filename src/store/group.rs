@@ -98,7 +98,7 @@ pub fn groups(trials: &[TrialRecord]) -> Vec<Group<'_>> {
     // Index by identity, so ten thousand trials group in one pass.
     let mut index: std::collections::HashMap<(i64, Family, String), usize> = std::collections::HashMap::new();
     for t in trials {
-        let key = (t.experiment, t.family, t.params.key(None));
+        let key = (t.experiment, t.family, t.params.json_text());
         match index.get(&key) {
             Some(&i) => out[i].trials.push(t),
             None => {
