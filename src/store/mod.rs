@@ -128,8 +128,8 @@ fn newer(shown: &str, version: i64, what: &str) -> Error {
 }
 
 fn legacy_outcome(family: Family, status: &str, figures: Option<String>, histogram: Option<&[u8]>) -> Option<Outcome> {
-    // The 0.1.0 figures are the legacy reader's to read.
-    let figures = serde_json::from_str(&figures?).ok()?;
+    // The 0.1.0 figures are free-form JSON, the legacy reader's to read.
+    let figures: serde_json::Value = serde_json::from_str(&figures?).ok()?;
     (status == "ok").then(|| legacy::outcome(family, &figures, histogram.map(decode_histogram))).flatten()
 }
 
