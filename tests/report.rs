@@ -189,18 +189,7 @@ fn planted_regression(dbs: &Dbs) {
     ok_stdout(&db, &["run", &suite, "--noise-probe", "on"]);
     // The heavier setting: the same ring, sharing its CPU with a busy loop at nice -20,
     // which takes almost all of it.
-    struct Hog(std::process::Child);
-    impl Drop for Hog {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let hog = Command::new("nice")
-        .args(["-n", "-20", "taskset", "-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"])
-        .spawn()
-        .map(Hog)
-        .unwrap();
+    let hog = BusyLoops::start(&[cpu], -20);
     std::thread::sleep(Duration::from_millis(200));
     let loaded = schedlab_in(&db, &["run", &suite, "--noise-probe", "on"]);
     drop(hog);

@@ -85,7 +85,9 @@ fn at_a_low_rate_a_request_takes_its_think_plus_work() {
 
 #[test]
 fn a_target_utilisation_finds_its_rate_first() {
-    let lines = server_lines(&["--target-util", "30%", "--workers", "4", "--work", "1ms", "--duration", "1s"]);
+    let cpus = cpu_list(&server_cpus());
+    let lines =
+        server_lines(&["--target-util", "30%", "--workers", "4", "--work", "1ms", "--duration", "1s", "--cpus", &cpus]);
     let l = &lines[0];
     assert_eq!(l["target_util_pct"], 30, "{l}");
     // The rate measured at is one that was probed (the closest where none came within
@@ -106,33 +108,16 @@ fn a_target_utilisation_finds_its_rate_first() {
     assert!(rps > 0.1 * cpus * 1000.0 && rps < 0.6 * cpus * 1000.0, "{l}");
 }
 
-/// A busy loop per CPU at nice 0, ended when dropped.
-struct Hogs(Vec<std::process::Child>);
-
-impl Hogs {
-    fn start() -> Hogs {
-        let n = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Hogs(
-            (0..n)
-                .map(|_| {
-                    std::process::Command::new("sh")
-                        .args(["-c", "while :; do :; done"])
-                        .stdin(Stdio::null())
-                        .spawn()
-                        .unwrap()
-                })
-                .collect(),
-        )
-    }
+/// The server's CPUs in the tests that size its rate by the CPUs: at most two, so the
+/// rate a target asks of four 1 ms workers stays within what they can serve (4,000 a
+/// second) whatever the machine's size.
+fn server_cpus() -> Vec<usize> {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (0..n.min(2)).collect()
 }
 
-impl Drop for Hogs {
-    fn drop(&mut self) {
-        for child in &mut self.0 {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
+fn cpu_list(cpus: &[usize]) -> String {
+    cpus.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
 }
 
 #[test]
@@ -140,8 +125,20 @@ fn a_target_the_crowded_cpus_cannot_give_settles_on_a_rate_the_server_keeps_up_w
     // Beside a busy loop per CPU the server gets about half of them: 80 % is out of reach,
     // and raising the rate to chase it would only grow the queue. The search then measures
     // at a rate it kept up with (or the slowest it tried), not the overload it probed.
-    let hogs = Hogs::start();
-    let lines = server_lines(&["--target-util", "80%", "--workers", "4", "--work", "1ms", "--duration", "1s"]);
+    let cpus = server_cpus();
+    let hogs = BusyLoops::start(&cpus, 0);
+    let lines = server_lines(&[
+        "--target-util",
+        "80%",
+        "--workers",
+        "4",
+        "--work",
+        "1ms",
+        "--duration",
+        "1s",
+        "--cpus",
+        &cpu_list(&cpus),
+    ]);
     drop(hogs);
     let l = &lines[0];
     let probes = l["calibration"].as_array().unwrap();

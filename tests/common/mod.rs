@@ -316,3 +316,33 @@ pub fn listed_runs(db: &std::path::Path) -> Vec<serde_json::Value> {
     }
     json_lines(&out.stdout)
 }
+
+/// A busy loop (`sh -c 'while :; do :; done'`) on each of `cpus` at `nice`, killed and
+/// reaped when dropped, so a failed assertion leaves none behind.
+pub struct BusyLoops(Vec<std::process::Child>);
+
+impl BusyLoops {
+    pub fn start(cpus: &[usize], nice: i32) -> BusyLoops {
+        BusyLoops(
+            cpus.iter()
+                .map(|cpu| {
+                    std::process::Command::new("nice")
+                        .args(["-n", &nice.to_string(), "taskset", "-c", &cpu.to_string()])
+                        .args(["sh", "-c", "while :; do :; done"])
+                        .stdin(std::process::Stdio::null())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for BusyLoops {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
