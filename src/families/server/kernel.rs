@@ -496,10 +496,13 @@ fn run_delay(file: &Option<File>) -> Option<u64> {
 }
 
 /// `--target-util`: start from rps × work = util × CPUs, probe, and scale the rate by
-/// target / measured until a probe comes within 5 % (at most four probes), always within
-/// 1 request a second and what the workers can serve (`preflight` refused a target whose
-/// starting rate the workers could not serve). Every rate returned was probed: where no
-/// probe came within 5 %, the closest one's. Returns the rate and the probes.
+/// target / measured until a probe comes within 5 %, always within 1 request a second and
+/// what the workers can serve (`preflight` refused a target whose starting rate the workers
+/// could not serve). A probe that fell behind below the target (other work holds the CPUs)
+/// is followed only by one at the rate it did serve. At most `MAX_PROBES` probes, as the
+/// trial's length allows for. The rate returned is the probe nearest the target among those
+/// the server kept up with, or the slowest tried where it kept up with none. Returns the
+/// rate and the probes.
 fn find_rate(spec: &ServerSpec, pct: f64, cpus: &[usize]) -> Result<(f64, Vec<Probe>)> {
     let capacity = spec.worker_capacity_rps();
     if capacity < 1.0 {
@@ -510,29 +513,22 @@ fn find_rate(spec: &ServerSpec, pct: f64, cpus: &[usize]) -> Result<(f64, Vec<Pr
     }
     let bound = |rps: f64| rps.clamp(1.0, capacity);
     let mut rps = bound(spec.rps_for_util(pct, cpus.len()));
-    let mut probes: Vec<Probe> = Vec::new();
-    // Whether each probe's server kept up with what it was sent.
-    let mut kept_up: Vec<bool> = Vec::new();
+    // Each probe, and whether its server kept up with what it was sent.
+    let mut tried: Vec<(Probe, bool)> = Vec::new();
+    let mut last = false;
     for _ in 0..MAX_PROBES {
         let w = run_window(spec, rps, PROBE_NS, cpus, false)?;
         let behind = fell_behind(&w);
-        probes.push(Probe { rps, util_pct: w.util_pct });
-        kept_up.push(!behind);
-        if w.util_pct <= 0.0 || (w.util_pct - pct).abs() <= pct * PROBE_TOLERANCE {
+        tried.push((Probe { rps, util_pct: w.util_pct }, !behind));
+        if last || w.util_pct <= 0.0 || (w.util_pct - pct).abs() <= pct * PROBE_TOLERANCE {
             break;
         }
         let next = if behind && w.util_pct < pct {
-            // Below the target yet behind: other work holds the CPUs, and a higher rate
-            // would only grow the queue. Try the rate it did serve, then stop.
+            // Below the target yet behind: a higher rate would only grow the queue. Try
+            // the rate it did serve, then stop.
+            last = true;
             let served = w.sent.saturating_sub(w.unserved + w.dropped) as f64;
-            let next = bound((served * 1e9 / w.window_ns.max(1) as f64).min(rps / 1.05));
-            if next < rps {
-                rps = next;
-                let w = run_window(spec, rps, PROBE_NS, cpus, false)?;
-                probes.push(Probe { rps, util_pct: w.util_pct });
-                kept_up.push(!fell_behind(&w));
-            }
-            break;
+            bound((served * 1e9 / w.window_ns.max(1) as f64).min(rps / 1.05))
         } else {
             bound((rps * pct / w.util_pct).clamp(rps / 2.0, rps * 2.0))
         };
@@ -542,17 +538,14 @@ fn find_rate(spec: &ServerSpec, pct: f64, cpus: &[usize]) -> Result<(f64, Vec<Pr
         }
         rps = next;
     }
-    // The probe nearest the target among those the server kept up with; where it kept up
-    // with none, the slowest rate tried.
     let nearest = |p: &&(Probe, bool)| (p.0.util_pct - pct).abs();
-    let tried: Vec<(Probe, bool)> = probes.iter().cloned().zip(kept_up).collect();
     let chosen = tried
         .iter()
         .filter(|(_, kept)| *kept)
         .min_by(|a, b| nearest(a).total_cmp(&nearest(b)))
         .or_else(|| tried.iter().min_by(|a, b| a.0.rps.total_cmp(&b.0.rps)))
         .map_or(rps, |(p, _)| p.rps);
-    Ok((chosen, probes))
+    Ok((chosen, tried.into_iter().map(|(p, _)| p).collect()))
 }
 
 /// Did a probe's server fall behind what it was sent: more than 5 % of the requests due
