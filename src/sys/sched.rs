@@ -69,14 +69,37 @@ fn deadline_attr(params: &DeadlineParams, flags: u64) -> libc::sched_attr {
     }
 }
 
-/// Put the calling thread under SCHED_DEADLINE with this reservation. With
-/// `signal_overruns` the kernel is asked (SCHED_FLAG_DL_OVERRUN, Linux 4.16+) to send
-/// SIGXCPU whenever a job runs past its runtime; a kernel that does not know the flag
-/// answers EINVAL, and the reservation is then set without it. Returns whether overruns
-/// are signalled.
-pub fn set_deadline(params: &DeadlineParams, signal_overruns: bool) -> io::Result<bool> {
-    if signal_overruns {
-        if sched_setattr_admitted(&deadline_attr(params, libc::SCHED_FLAG_DL_OVERRUN as u64)) == 0 {
+/// What a SCHED_DEADLINE task asks of the kernel beside its reservation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeadlineFlags {
+    /// SIGXCPU whenever a job runs past its runtime (SCHED_FLAG_DL_OVERRUN, Linux 4.16+),
+    /// where the kernel offers it: without, the reservation is set without the signal.
+    pub signal_overruns: bool,
+    /// SCHED_FLAG_RECLAIM (GRUB, Linux 4.13+): a job that runs past its runtime goes on in
+    /// the bandwidth the CPU's other reservations leave unused instead of being throttled
+    /// to its next period (taskset's `--reclaim`). Required: refused where the kernel
+    /// lacks it (`probe_deadline` says so before anything runs).
+    pub reclaim: bool,
+}
+
+impl DeadlineFlags {
+    /// The flags the kernel must take.
+    fn required(self) -> u64 {
+        if self.reclaim {
+            libc::SCHED_FLAG_RECLAIM as u64
+        } else {
+            0
+        }
+    }
+}
+
+/// Put the calling thread under SCHED_DEADLINE with this reservation and `flags`; a kernel
+/// that does not know SCHED_FLAG_DL_OVERRUN answers EINVAL, and the reservation is then
+/// set without it. Returns whether overruns are signalled.
+pub fn set_deadline(params: &DeadlineParams, flags: DeadlineFlags) -> io::Result<bool> {
+    if flags.signal_overruns {
+        let attr = deadline_attr(params, flags.required() | libc::SCHED_FLAG_DL_OVERRUN as u64);
+        if sched_setattr_admitted(&attr) == 0 {
             return Ok(true);
         }
         let err = io::Error::last_os_error();
@@ -84,33 +107,10 @@ pub fn set_deadline(params: &DeadlineParams, signal_overruns: bool) -> io::Resul
             return Err(err);
         }
     }
-    if sched_setattr_admitted(&deadline_attr(params, 0)) != 0 {
+    if sched_setattr_admitted(&deadline_attr(params, flags.required())) != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(false)
-}
-
-/// Put the calling thread under SCHED_DEADLINE with this reservation and
-/// SCHED_FLAG_RECLAIM (GRUB, Linux 4.13+): a job that runs past its runtime goes on in
-/// the bandwidth the CPU's other reservations leave unused instead of being throttled to
-/// its next period. `tasks`: how many reservations the trial asks for, for the message.
-pub fn set_reclaiming_deadline(params: &DeadlineParams, tasks: usize) -> std::result::Result<(), String> {
-    if sched_setattr_admitted(&deadline_attr(params, libc::SCHED_FLAG_RECLAIM as u64)) == 0 {
-        return Ok(());
-    }
-    Err(explain_reclaim_refusal(params, tasks, &io::Error::last_os_error()))
-}
-
-/// Why a reservation with SCHED_FLAG_RECLAIM was refused. The reservation was checked
-/// before (its bounds here, the kernel's limits in `probe_deadline`), so an EINVAL is
-/// the flag: a kernel before 4.13 does not know it.
-fn explain_reclaim_refusal(params: &DeadlineParams, tasks: usize, err: &io::Error) -> String {
-    if err.raw_os_error() == Some(libc::EINVAL) {
-        return "the kernel refused SCHED_FLAG_RECLAIM with this reservation (EINVAL; Linux before 4.13 does not \
-                offer it): drop --reclaim"
-            .to_string();
-    }
-    explain_deadline_refusal(params, tasks, err)
 }
 
 /// The bounds the kernel puts on a deadline task's period
@@ -190,7 +190,19 @@ pub fn admitted_deadline_bandwidth() -> Option<f64> {
 /// The message for a refused SCHED_DEADLINE reservation: for EBUSY the bandwidth asked
 /// (`tasks` reservations like `params`) against what the machine grants, for EPERM the
 /// privilege or the affinity rule, and each with its fix.
-pub fn explain_deadline_refusal(params: &DeadlineParams, tasks: usize, err: &io::Error) -> String {
+pub fn explain_deadline_refusal(
+    params: &DeadlineParams,
+    flags: DeadlineFlags,
+    tasks: usize,
+    err: &io::Error,
+) -> String {
+    // The reservation was checked before (its bounds here, the kernel's limits in
+    // `probe_deadline`), so an EINVAL with SCHED_FLAG_RECLAIM is the flag.
+    if flags.reclaim && err.raw_os_error() == Some(libc::EINVAL) {
+        return "the kernel refused SCHED_FLAG_RECLAIM with this reservation (EINVAL; Linux before 4.13 does not \
+                offer it): drop --reclaim"
+            .to_string();
+    }
     let mut msg = format!("cannot run under SCHED_DEADLINE ({}): {}", params.describe(), describe_io(err));
     match err.raw_os_error() {
         Some(libc::EBUSY) => {
@@ -443,27 +455,23 @@ pub fn probe_policy(policy: Policy, prio: i32) -> Result<()> {
 /// kernel without SCHED_FLAG_RECLAIM. (Whether all of a trial's reservations fit
 /// together is the kernel's to say when its tasks ask.)
 pub fn probe_deadline(params: &DeadlineParams, tasks: usize, reclaim: bool) -> Result<()> {
-    let flags = if reclaim { libc::SCHED_FLAG_RECLAIM as u64 } else { 0 };
-    let attr = deadline_attr(params, flags);
-    in_forked_child(move || sched_setattr_admitted(&attr)).map_err(|e| {
-        Error::env(if reclaim {
-            explain_reclaim_refusal(params, tasks, &e)
-        } else {
-            explain_deadline_refusal(params, tasks, &e)
-        })
-    })
+    let flags = DeadlineFlags { reclaim, ..DeadlineFlags::default() };
+    let attr = deadline_attr(params, flags.required());
+    in_forked_child(move || sched_setattr_admitted(&attr))
+        .map_err(|e| Error::env(explain_deadline_refusal(params, flags, tasks, &e)))
 }
 
 /// [`apply_to_current_thread`] for any policy: a deadline policy takes its reservation
 /// (`tasks`: how many reservations the trial asks for in all, for the admission message)
-/// and is never pinned. Returns whether runtime overruns will be signalled (SIGXCPU).
+/// and `flags`, and is never pinned. Returns whether runtime overruns will be signalled
+/// (SIGXCPU).
 pub fn apply_scheduling(
     cpus: Option<&[usize]>,
     policy: Policy,
     prio: i32,
     deadline: Option<&DeadlineParams>,
     tasks: usize,
-    signal_overruns: bool,
+    flags: DeadlineFlags,
 ) -> std::result::Result<bool, String> {
     if !policy.is_deadline() {
         return apply_to_current_thread(cpus, policy, prio).map(|()| false);
@@ -475,7 +483,7 @@ pub fn apply_scheduling(
     if cpus.is_some() {
         return Err("internal: a SCHED_DEADLINE task cannot be pinned".to_string());
     }
-    set_deadline(params, signal_overruns).map_err(|e| explain_deadline_refusal(params, tasks, &e))
+    set_deadline(params, flags).map_err(|e| explain_deadline_refusal(params, flags, tasks, &e))
 }
 
 /// Set the calling thread's nice value (setpriority on its thread id: on Linux nice is

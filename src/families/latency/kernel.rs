@@ -489,7 +489,14 @@ fn measure_deadline_thread(
     stop: &AtomicBool,
     live: &Live,
 ) -> std::result::Result<(ThreadResult, bool), String> {
-    let signalled = sched::apply_scheduling(None, spec.policy, spec.prio, Some(params), 1, true)?;
+    let signalled = sched::apply_scheduling(
+        None,
+        spec.policy,
+        spec.prio,
+        Some(params),
+        1,
+        sched::DeadlineFlags { signal_overruns: true, reclaim: false },
+    )?;
     prefault_stack();
     let period = params.period_ns;
     let mut recorder = Recorder::new(spec, period);

@@ -307,7 +307,7 @@ impl MemberPlan<'_> {
             spec.prio,
             spec.beside.deadline.as_ref(),
             spec.procs,
-            false,
+            sched::DeadlineFlags::default(),
         )?;
         let work = WorkingSet::new(self.spec.work_kb).map_err(|e| {
             format!("allocating a {} KiB working set: {}", self.spec.work_kb, crate::error::describe_io(&e))
@@ -714,7 +714,7 @@ pub fn measure_overhead(spec: &RingSpec, cpus: &[usize]) -> Result<u64> {
             spec.prio,
             spec.beside.deadline.as_ref(),
             1,
-            false,
+            sched::DeadlineFlags::default(),
         ) {
             return ctx.fail_setup(&msg);
         }

@@ -219,12 +219,9 @@ fn activations(
     sinks: &Sinks,
 ) -> std::result::Result<ThreadResult, String> {
     let set = match spec.policy {
-        p if p.is_deadline() && spec.reclaim => match task.reservation.as_ref() {
-            Some(params) => sched::set_reclaiming_deadline(params, spec.threads()),
-            None => Err("internal: SCHED_DEADLINE without a reservation".to_string()),
-        },
         p if p.is_deadline() => {
-            sched::apply_scheduling(None, p, 0, task.reservation.as_ref(), spec.threads(), false).map(|_| ())
+            let flags = sched::DeadlineFlags { reclaim: spec.reclaim, ..Default::default() };
+            sched::apply_scheduling(None, p, 0, task.reservation.as_ref(), spec.threads(), flags).map(|_| ())
         }
         p => sched::apply_to_current_thread(spec.cpus.as_deref(), p, task.prio),
     };

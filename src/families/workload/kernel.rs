@@ -246,7 +246,9 @@ impl ChildPlan<'_> {
         let spec = self.spec;
         let params = &spec.params;
         let reservation = spec.beside.deadline.as_ref();
-        if let Err(msg) = sched::apply_scheduling(None, spec.policy, spec.prio, reservation, spec.procs, false) {
+        if let Err(msg) =
+            sched::apply_scheduling(None, spec.policy, spec.prio, reservation, spec.procs, Default::default())
+        {
             return ctx.fail_setup(&msg);
         }
         if let Some(nice) = spec.nice {
