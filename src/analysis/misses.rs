@@ -196,10 +196,7 @@ impl MissTrace {
         for (source, ns) in &once.by {
             by.entry(source).or_default().1 += ns;
         }
-        let mut sources: Vec<MissSource> =
-            by.into_iter().map(|(source, (misses, ns))| MissSource { source: source.clone(), misses, ns }).collect();
-        sources.sort_by(|a, b| b.ns.cmp(&a.ns).then(b.misses.cmp(&a.misses)));
-        self.sources = sources;
+        self.sources = ranked(by);
         self.split = self.each.len() as u64;
         self.not_visible_ns = self.each.iter().map(|m| m.not_visible_ns).sum();
         self.misses_with_not_visible = self.each.iter().filter(|m| m.not_visible_ns >= 10_000).count() as u64;
@@ -208,6 +205,26 @@ impl MissTrace {
         self.misses_throttled = self.each.iter().filter(|m| m.throttled_ns > 0).count() as u64;
         self
     }
+}
+
+/// Each source's misses and time summed over several traces' sources (a cell's repeats),
+/// ranked as `MissTrace::summed` ranks one trace's.
+pub fn merged_sources<'a>(traces: impl IntoIterator<Item = &'a MissTrace>) -> Vec<MissSource> {
+    let mut by: BTreeMap<&Source, (u64, u64)> = BTreeMap::new();
+    for s in traces.into_iter().flat_map(|t| &t.sources) {
+        let entry = by.entry(&s.source).or_default();
+        entry.0 += s.misses;
+        entry.1 += s.ns;
+    }
+    ranked(by)
+}
+
+/// Sources with their (misses, time), most time first, then most misses.
+fn ranked(by: BTreeMap<&Source, (u64, u64)>) -> Vec<MissSource> {
+    let mut sources: Vec<MissSource> =
+        by.into_iter().map(|(source, (misses, ns))| MissSource { source: source.clone(), misses, ns }).collect();
+    sources.sort_by(|a, b| b.ns.cmp(&a.ns).then(b.misses.cmp(&a.misses)));
+    sources
 }
 
 /// Splits each window (see the module's comment). `events` in time order, the idle exits
@@ -688,6 +705,25 @@ mod tests {
         assert_eq!(
             (t.split, t.misses, t.window_ns, t.not_visible_ns, t.misses_with_not_visible),
             (2, 3, 3_200_000, 40_000, 2)
+        );
+    }
+
+    #[test]
+    fn sources_merged_over_repeats_sum_and_rank_by_time_then_misses() {
+        let src = |source: Source, misses, ns| MissSource { source, misses, ns };
+        let a = MissTrace {
+            sources: vec![src(Source::LocalTimer, 2, 300), src(Source::Runnable, 1, 100)],
+            ..MissTrace::default()
+        };
+        let b = MissTrace {
+            sources: vec![src(Source::Runnable, 3, 200), src(Source::Unseen, 1, 300)],
+            ..MissTrace::default()
+        };
+        let merged = merged_sources([&a, &b]);
+        assert_eq!(
+            merged,
+            [src(Source::Runnable, 4, 300), src(Source::LocalTimer, 2, 300), src(Source::Unseen, 1, 300)],
+            "equal time: the source in more misses first"
         );
     }
 }

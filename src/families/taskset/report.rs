@@ -4,9 +4,8 @@
 use super::model::{figures, TaskStats, TasksetOutcome, TasksetSpec};
 use super::Taskset;
 use crate::analysis::attribution::describe_source;
-use crate::analysis::misses::MissTrace;
+use crate::analysis::misses::{merged_sources, MissTrace};
 use crate::analysis::stats::Summary;
-use crate::analysis::trace::Source;
 use crate::families::FamilyModel;
 use crate::model::figures::{self as registry, Part};
 use crate::model::{format_ns, Family, Outcome, TrialSpec, TrialStatus};
@@ -17,7 +16,6 @@ use crate::report::table::Table;
 use crate::store::group::Group;
 use crate::store::TrialRecord;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// One trial: the set's settings, then its figures (null where it failed), then each
 /// task's and the misses' (a finished trial's), then the load's.
@@ -319,27 +317,13 @@ fn miss_sources_table(groups: &[&Group], axes: &[String]) -> Option<(String, Tab
     for g in groups.iter().filter(traced) {
         let traces: Vec<&MissTrace> =
             g.outcomes().filter_map(Outcome::taskset).filter_map(|o| o.trace.as_ref()).collect();
-        let (mut misses, mut split, mut throttled, mut not_visible) = (0, 0, 0, 0);
-        // Each source's misses and time summed over the repeats, as `MissTrace::summed`
-        // sums them over one trial's misses.
-        let mut by_source: BTreeMap<&Source, (u64, u64)> = BTreeMap::new();
-        for t in &traces {
-            misses += t.misses;
-            split += t.split;
-            throttled += t.throttled_ns;
-            not_visible += t.not_visible_ns;
-            for s in &t.sources {
-                let entry = by_source.entry(&s.source).or_default();
-                entry.0 += s.misses;
-                entry.1 += s.ns;
-            }
-        }
-        let mut by_time: Vec<(&&Source, &(u64, u64))> = by_source.iter().collect();
-        by_time.sort_by_key(|(_, (_, ns))| std::cmp::Reverse(*ns));
-        let top: Vec<String> = by_time
+        let sum = |of: fn(&MissTrace) -> u64| traces.iter().map(|t| of(t)).sum::<u64>();
+        let (misses, split) = (sum(|t| t.misses), sum(|t| t.split));
+        let (throttled, not_visible) = (sum(|t| t.throttled_ns), sum(|t| t.not_visible_ns));
+        let top: Vec<String> = merged_sources(traces.iter().copied())
             .iter()
             .take(3)
-            .map(|(source, (n, ns))| format!("{} ({n}, {})", describe_source(source), ms(*ns)))
+            .map(|s| format!("{} ({}, {})", describe_source(&s.source), s.misses, ms(s.ns)))
             .collect();
         let mut row: Vec<String> = axes.iter().map(|k| g.value_text(k)).collect();
         row.extend([
