@@ -109,7 +109,7 @@ fn admission_advice(spec: &TasksetSpec, fits: f64) -> String {
     let mut fixable = true;
     for t in &spec.tasks {
         let Some(r) = t.reservation else { continue };
-        let run = t.events.iter().map(|e| if let super::model::Event::Run(ns) = e { *ns } else { 0 }).sum::<u64>();
+        let run = t.run_ns();
         // 1 % under the limit, rounded down to the µs.
         let fit_ns = ((r.runtime_ns as f64 * fits * 0.99) as u64) / 1000 * 1000;
         // A smaller runtime must still cover the run and the wait on a mutex.
