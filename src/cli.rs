@@ -834,6 +834,7 @@ pub struct RunArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::families::SpecSource;
     use crate::model::{Pin, Policy, RingLength};
 
     #[test]

@@ -32,23 +32,22 @@ use server::Server;
 use taskset::Taskset;
 use workload::Workload;
 
-/// What a family declares of itself at the model layer: its name, options, spec and figures.
+/// What a family declares of itself at the model layer: its name, options and figures (the
+/// options name its spec).
 pub trait FamilyModel {
     /// Its name: the subcommand, the suite's `family = "…"`, the stored family.
     const NAME: &'static str;
-    /// Its options: one struct read by clap as flags and by serde as suite keys.
-    type Options: clap::Args + for<'de> Deserialize<'de>;
-    /// One validated trial.
-    type Spec: FamilySpec + Into<TrialSpec>;
     /// Its own figures, in line order (the load's come after them).
-    fn figures() -> &'static [&'static Figure];
+    const FIGURES: &'static [&'static Figure];
+    /// Its options: flags and suite keys, and the trials they ask for.
+    type Options: SpecSource;
     /// Figures declared at run time (a command's parsed ones), after its own.
     fn declared() -> Vec<&'static Figure> {
         Vec::new()
     }
     /// The figures a run's question tests between the cells it compares: the headline.
     fn questioned() -> Vec<&'static Figure> {
-        vec![headline_among(Self::figures())]
+        vec![headline_among(Self::FIGURES)]
     }
     /// Suite keys whose value is one value however it is written, never an axis.
     fn whole_value_keys() -> &'static [&'static str] {
@@ -67,23 +66,48 @@ pub trait FamilyModel {
     fn compares_policy_by_default() -> bool {
         true
     }
-    /// Every spec the options ask for (one per ring size, policy x procs cell or policy).
-    fn to_specs(options: &Self::Options) -> Result<Vec<Self::Spec>>;
 }
+
+/// A family's options: one struct read by clap as flags and by serde as suite keys, which
+/// knows the trials it asks for.
+pub trait SpecSource: clap::Args + for<'de> Deserialize<'de> {
+    /// One validated trial.
+    type Spec: FamilySpec + Into<TrialSpec>;
+    /// Every spec the options ask for (one per ring size, policy x procs cell or policy).
+    fn to_specs(&self) -> Result<Vec<Self::Spec>>;
+}
+
+/// A family's spec type, named by its options.
+pub type SpecOf<F> = <<F as FamilyModel>::Options as SpecSource>::Spec;
 
 /// The figure marked headline among a family's figures.
 fn headline_among(all: &'static [&'static Figure]) -> &'static Figure {
     all.iter().copied().find(|f| f.headline).expect("every family's registry marks one headline figure")
 }
 
+/// A spec's policy and what the trial runs beside it: the one thing a family's spec must
+/// tell the layers around it, from which [`FamilySpec`]'s accessors read.
+pub struct Scheduled<'a> {
+    pub policy: Policy,
+    /// The background load the trial runs beside it.
+    pub load: &'a LoadSpec,
+    /// The SCHED_DEADLINE reservation of each of the trial's tasks, if it has one.
+    pub deadline: Option<DeadlineParams>,
+}
+
 /// What every family's spec tells the layers around it.
 pub trait FamilySpec {
+    fn scheduled(&self) -> Scheduled<'_>;
     /// The background load the trial runs beside it.
-    fn load(&self) -> &LoadSpec;
-    fn policy(&self) -> Policy;
+    fn load(&self) -> &LoadSpec {
+        self.scheduled().load
+    }
+    fn policy(&self) -> Policy {
+        self.scheduled().policy
+    }
     /// The SCHED_DEADLINE reservation of each of the trial's tasks, if it has one.
     fn deadline(&self) -> Option<DeadlineParams> {
-        None
+        self.scheduled().deadline
     }
     /// The least time the measurement takes, where the spec sets it; `None` where it
     /// depends on the machine.
@@ -168,12 +192,12 @@ pub enum Family {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "family", rename_all = "lowercase")]
 pub enum TrialSpec {
-    Ring(<Ring as FamilyModel>::Spec),
-    Workload(<Workload as FamilyModel>::Spec),
-    Latency(<Latency as FamilyModel>::Spec),
-    Command(<command::Command as FamilyModel>::Spec),
-    Taskset(<Taskset as FamilyModel>::Spec),
-    Server(<Server as FamilyModel>::Spec),
+    Ring(SpecOf<Ring>),
+    Workload(SpecOf<Workload>),
+    Latency(SpecOf<Latency>),
+    Command(SpecOf<command::Command>),
+    Taskset(SpecOf<Taskset>),
+    Server(SpecOf<Server>),
 }
 
 /// A finished trial's measurement, of whichever family.
@@ -201,7 +225,7 @@ pub enum FamilyOptions {
 }
 
 /// `body` with `F` standing for `family`'s type (its [`FamilyModel`] and the traits of the
-/// layers above): `with_family!(family, F => F::figures())`.
+/// layers above): `with_family!(family, F => F::FIGURES)`.
 macro_rules! with_family {
     ($family:expr, $F:ident => $body:expr) => {
         match $family {
@@ -253,8 +277,8 @@ pub(crate) use on_each;
 /// Each family's spec into the list's enum.
 macro_rules! into_trial_spec {
     ($($variant:ident: $family:ty),+) => {
-        $(impl From<<$family as FamilyModel>::Spec> for TrialSpec {
-            fn from(spec: <$family as FamilyModel>::Spec) -> TrialSpec {
+        $(impl From<SpecOf<$family>> for TrialSpec {
+            fn from(spec: SpecOf<$family>) -> TrialSpec {
                 TrialSpec::$variant(spec)
             }
         })+
@@ -297,7 +321,7 @@ impl Family {
 
     /// The family's own figures, in line order.
     pub fn figures(self) -> &'static [&'static Figure] {
-        with_family!(self, F => F::figures())
+        with_family!(self, F => F::FIGURES)
     }
 
     /// Figures declared at run time for the family (a command's parsed ones).
@@ -487,14 +511,7 @@ impl FamilyOptions {
 
     /// Every spec these options ask for (one per ring size, policy x procs cell or policy).
     pub fn to_specs(&self) -> Result<Vec<TrialSpec>> {
-        Ok(match self {
-            FamilyOptions::Ring(o) => Ring::to_specs(o)?.into_iter().map(Into::into).collect(),
-            FamilyOptions::Workload(o) => Workload::to_specs(o)?.into_iter().map(Into::into).collect(),
-            FamilyOptions::Latency(o) => Latency::to_specs(o)?.into_iter().map(Into::into).collect(),
-            FamilyOptions::Command(o) => command::Command::to_specs(o)?.into_iter().map(Into::into).collect(),
-            FamilyOptions::Taskset(o) => Taskset::to_specs(o)?.into_iter().map(Into::into).collect(),
-            FamilyOptions::Server(o) => Server::to_specs(o)?.into_iter().map(Into::into).collect(),
-        })
+        Ok(on_each!(FamilyOptions, self, o => o.to_specs()?.into_iter().map(Into::into).collect()))
     }
 }
 

@@ -173,6 +173,22 @@ impl ObserveOptions {
     }
 }
 
+/// The groups ring, workload and latency options share, flattened last into each: the
+/// background load, the SCHED_DEADLINE reservation and what is read beside the trial (what
+/// `BesideSpec::from_options` makes their specs' shared group of).
+#[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct BesideOptions {
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub background: LoadOptions,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub reservation: DeadlineOptions,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub observe: ObserveOptions,
+}
+
 /// `--schedstat`'s help, for the family whose tasks are `whose` ("member's").
 pub(crate) fn schedstat_help(whose: &str) -> String {
     format!(
@@ -330,6 +346,7 @@ pub fn resolve_deadline(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::families::SpecSource;
     use crate::families::{latency::model::*, ring::model::*, workload::model::*};
 
     fn workload(text: &str) -> Result<Vec<WorkloadSpec>> {
@@ -366,8 +383,11 @@ mod tests {
     fn shared_groups_read_within_their_family_which_names_every_key() {
         let ring: RingOptions =
             toml::from_str("load = \"cpu\"\nperiod = \"1ms\"\ntrace = \"on\"\nwork-kb = 8").unwrap();
-        assert_eq!(ring.background.load.map(|l| l.kind), Some(LoadKind::Cpu));
-        assert_eq!((ring.reservation.period, ring.observe.trace(), ring.work_kb), (Some(1_000_000), true, Some(8)));
+        assert_eq!(ring.beside.background.load.map(|l| l.kind), Some(LoadKind::Cpu));
+        assert_eq!(
+            (ring.beside.reservation.period, ring.beside.observe.trace(), ring.work_kb),
+            (Some(1_000_000), true, Some(8))
+        );
         let err = toml::from_str::<LatencyOptions>("loopz = 1").unwrap_err().to_string();
         let listed = "`break-us`, `load`, `load-cpus`, `load-nice`, `load-dir`, `runtime`, `deadline`, `period`, \
                       `schedstat`, `trace`";
@@ -421,7 +441,7 @@ mod tests {
     #[test]
     fn load_keys_make_a_load_spec_and_are_ignored_without_a_load() {
         let loaded: LatencyOptions = toml::from_str("load = \"io:2\"\nload-cpus = \"1\"\nload-nice = 5").unwrap();
-        let spec = &loaded.to_specs(None).unwrap()[0];
+        let spec = &loaded.to_specs().unwrap()[0];
         assert_eq!(
             spec.beside.load,
             LoadSpec { kind: LoadKind::Io, instances: Some(2), cpus: Some(vec![1]), nice: Some(5), dir: None }
@@ -455,12 +475,15 @@ mod tests {
         let got: Vec<_> = specs.iter().map(|s| (s.policy, s.beside.deadline.map(|d| d.deadline_ns))).collect();
         assert_eq!(got, vec![(Policy::Other, None), (Policy::Deadline, Some(2 * ms))]);
         let latency = LatencyOptions {
-            reservation: DeadlineOptions { runtime: Some(100_000), period: Some(2 * ms), ..Default::default() },
+            beside: BesideOptions {
+                reservation: DeadlineOptions { runtime: Some(100_000), period: Some(2 * ms), ..Default::default() },
+                ..Default::default()
+            },
             interval: Some(std::time::Duration::from_millis(1)),
             ..LatencyOptions::default()
         };
         let both = PolicyList(vec![Policy::Fifo, Policy::Deadline]);
-        let specs = latency.to_specs(Some(&both)).unwrap();
+        let specs = latency.to_specs_comparing(Some(&both)).unwrap();
         assert_eq!((specs[0].interval_ns, specs[0].beside.deadline), (ms, None));
         assert_eq!(specs[1].interval_ns, 2 * ms, "a deadline run samples once a period");
         let err = |r: Option<u64>, d: Option<u64>, p: Option<u64>| {
@@ -503,7 +526,7 @@ mod tests {
 
     #[test]
     fn latency_lengths_hold_at_least_one_period_and_at_most_a_day() {
-        let err = |text: &str| toml::from_str::<LatencyOptions>(text).unwrap().to_specs(None).unwrap_err().to_string();
+        let err = |text: &str| toml::from_str::<LatencyOptions>(text).unwrap().to_specs().unwrap_err().to_string();
         let e = err("interval = \"5ms\"\nduration = \"1ms\"");
         assert!(e.contains("shorter than one sampling interval (5 ms)") && e.contains("--duration 5ms or more"), "{e}");
         let e = err("interval = \"1ms\"\nloops = 100_000_000_000");
@@ -511,7 +534,7 @@ mod tests {
         let e = err("freq = 0.00001");
         assert!(e.contains("shorter than one sampling interval"), "a 27 h period against the default 10 s: {e}");
         let day: LatencyOptions = toml::from_str("interval = \"1ms\"\nloops = 86_400_000").unwrap();
-        assert!(day.to_specs(None).is_ok());
+        assert!(day.to_specs().is_ok());
         for bad in ["interval = 5", "interval = \"9us\"", "loops = 0", "duration = \"25h\"", "freq = 200000"] {
             assert!(toml::from_str::<LatencyOptions>(bad).is_err(), "{bad}");
         }
@@ -532,14 +555,14 @@ mod tests {
     fn latency_specs_one_per_policy() {
         let options = LatencyOptions { prio: Some(80), ..LatencyOptions::default() };
         let both = PolicyList(vec![Policy::Other, Policy::Fifo]);
-        let specs = options.to_specs(Some(&both)).unwrap();
+        let specs = options.to_specs_comparing(Some(&both)).unwrap();
         assert_eq!(
             specs.iter().map(|s| (s.policy, s.prio)).collect::<Vec<_>>(),
             [(Policy::Other, 0), (Policy::Fifo, 80)]
         );
-        assert!(options.to_specs(None).unwrap_err().to_string().contains("no real-time policy"));
+        assert!(options.to_specs().unwrap_err().to_string().contains("no real-time policy"));
         let fast = LatencyOptions { freq: Some(85.0), loops: Some(850), ..LatencyOptions::default() };
-        let spec = &fast.to_specs(None).unwrap()[0];
+        let spec = &fast.to_specs().unwrap()[0];
         assert_eq!(
             (spec.interval_ns, spec.length, &spec.placement),
             (11_764_706, LatencyLength::Loops(850), &Placement::Unpinned)

@@ -4,7 +4,7 @@
 
 use crate::error::Result;
 use crate::model::load::LoadSpec;
-use crate::model::options::{LoadOptions, ObserveOptions};
+use crate::model::options::BesideOptions;
 use crate::model::{DeadlineParams, Policy};
 use serde::{Deserialize, Serialize};
 
@@ -36,12 +36,14 @@ pub struct BesideSpec {
 impl BesideSpec {
     /// The group a family's options ask for: its load flags, the reservation it resolved
     /// for its policies (`DeadlineOptions::resolve`), `--schedstat` and `--trace`.
-    pub fn from_options(
-        background: &LoadOptions,
-        deadline: Option<DeadlineParams>,
-        observe: &ObserveOptions,
-    ) -> Result<BesideSpec> {
-        Ok(BesideSpec { load: background.to_spec()?, deadline, schedstat: observe.schedstat(), trace: observe.trace() })
+    pub fn from_options(options: &BesideOptions, deadline: Option<DeadlineParams>) -> Result<BesideSpec> {
+        let observe = &options.observe;
+        Ok(BesideSpec {
+            load: options.background.to_spec()?,
+            deadline,
+            schedstat: observe.schedstat(),
+            trace: observe.trace(),
+        })
     }
 
     /// The group for one trial under `policy`: the reservation only under deadline, when

@@ -780,30 +780,29 @@ mod tests {
     /// Comms are free text: spaces, dashes, brackets, even the field names themselves.
     #[test]
     fn odd_comms_are_read_from_the_fields() {
-        let line = " kworker/0:1H-kblockd-51 [001] d..2.  2207.800001: sched_switch: prev_comm=Web Content \
-                    prev_pid=4242 prev_prio=120 prev_state=D ==> next_comm=kworker/0:1H-kblockd next_pid=51 next_prio=100";
-        let parsed = parse_line(line).unwrap();
-        assert_eq!(parsed.cpu, 1);
-        assert_eq!(
-            parsed.kind,
-            EventKind::Switch {
-                prev: task("Web Content", 4242, 120),
-                prev_state: "D".into(),
-                next: task("kworker/0:1H-kblockd", 51, 100)
-            }
-        );
-        let tricky = "  [000] x 1.0-7 [000] d..2.    12.000003: sched_switch: prev_comm=a prev_pid=1 prev_prio=2 \
-                      prev_state=S ==> next_comm=b next_pid=3 next_prio=4 next_pid=5 next_prio=-1";
-        let parsed = parse_line(tricky).unwrap();
-        assert_eq!(parsed.ts_ns, 12_000_003_000);
-        assert_eq!(
-            parsed.kind,
-            EventKind::Switch {
-                prev: task("a", 1, 2),
-                prev_state: "S".into(),
-                next: task("b next_pid=3 next_prio=4", 5, -1)
-            }
-        );
+        let switch = |prev: TaskRef, prev_state: &str, next: TaskRef| EventKind::Switch {
+            prev,
+            prev_state: prev_state.into(),
+            next,
+        };
+        let cases = [
+            (
+                " kworker/0:1H-kblockd-51 [001] d..2.  2207.800001: sched_switch: prev_comm=Web Content \
+                 prev_pid=4242 prev_prio=120 prev_state=D ==> next_comm=kworker/0:1H-kblockd next_pid=51 next_prio=100",
+                (1, 2_207_800_001_000),
+                switch(task("Web Content", 4242, 120), "D", task("kworker/0:1H-kblockd", 51, 100)),
+            ),
+            (
+                "  [000] x 1.0-7 [000] d..2.    12.000003: sched_switch: prev_comm=a prev_pid=1 prev_prio=2 \
+                 prev_state=S ==> next_comm=b next_pid=3 next_prio=4 next_pid=5 next_prio=-1",
+                (0, 12_000_003_000),
+                switch(task("a", 1, 2), "S", task("b next_pid=3 next_prio=4", 5, -1)),
+            ),
+        ];
+        for (line, at, kind) in cases {
+            let parsed = parse_line(line).unwrap();
+            assert_eq!(((parsed.cpu, parsed.ts_ns), parsed.kind), (at, kind), "{line}");
+        }
         let spaced =
             "   Web Content-4242    [001] d..3.  2207.900000: sched_waking: comm=Web Content pid=4242 prio=120 \
                       target_cpu=001";

@@ -7,10 +7,9 @@ pub mod report;
 pub mod subcommand;
 pub mod trial;
 
-use crate::error::Result;
-use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec};
+use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec, Scheduled};
 use crate::model::figures::{self, Figure};
-use crate::model::{LoadSpec, Policy};
+
 use model::{CommandOptions, CommandOutcome, CommandSpec};
 
 /// The command family's type, for the traits every layer reaches a family through.
@@ -18,12 +17,8 @@ pub struct Command;
 
 impl FamilyModel for Command {
     const NAME: &'static str = "command";
+    const FIGURES: &'static [&'static Figure] = figures::command::ALL;
     type Options = CommandOptions;
-    type Spec = CommandSpec;
-
-    fn figures() -> &'static [&'static Figure] {
-        figures::command::ALL
-    }
 
     fn declared() -> Vec<&'static Figure> {
         figures::declared()
@@ -41,18 +36,11 @@ impl FamilyModel for Command {
              regex = '99\\.0th: +(\\d+)', unit = \"us\", better = \"lower\" }]",
         )
     }
-
-    fn to_specs(options: &CommandOptions) -> Result<Vec<CommandSpec>> {
-        options.to_specs()
-    }
 }
 
 impl FamilySpec for CommandSpec {
-    fn load(&self) -> &LoadSpec {
-        &self.load
-    }
-    fn policy(&self) -> Policy {
-        self.policy
+    fn scheduled(&self) -> Scheduled<'_> {
+        Scheduled { policy: self.policy, load: &self.load, deadline: None }
     }
 }
 

@@ -5,6 +5,7 @@
 //! `figures = [...]` in a suite).
 
 use crate::error::{Error, Result};
+use crate::families::SpecSource;
 use crate::model::figures::Better;
 use crate::model::load::LoadSpec;
 // The suite keys go through the same parsers as the other families' flags.
@@ -284,9 +285,11 @@ pub fn parse_figure_flag(text: &str) -> std::result::Result<FigureDecl, String> 
     FigureDecl::new(name, source, unit, better)
 }
 
-impl CommandOptions {
+impl SpecSource for CommandOptions {
+    type Spec = CommandSpec;
+
     /// One spec per policy, in the order given.
-    pub fn to_specs(&self) -> Result<Vec<CommandSpec>> {
+    fn to_specs(&self) -> Result<Vec<CommandSpec>> {
         let (program, _) = self.cmd.split_first().ok_or_else(|| {
             Error::usage(
                 "no command to run: give it after --, e.g. `schedlab command -- hackbench -g 2` (cmd = [\"hackbench\", \

@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::exec::pipeline::Pipeline;
 use crate::exec::runner::{Extras, TrialNotes};
 use crate::exec::suite::Trial;
+use crate::families::SpecSource;
 use crate::model::TrialSpec;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;

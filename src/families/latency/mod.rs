@@ -7,10 +7,9 @@ pub mod report;
 pub mod subcommand;
 pub mod trial;
 
-use crate::error::Result;
-use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec};
+use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec, Scheduled};
 use crate::model::figures::{self, Figure};
-use crate::model::{DeadlineParams, LatencyLength, LatencyOptions, LatencyOutcome, LatencySpec, LoadSpec, Policy};
+use crate::model::{LatencyLength, LatencyOptions, LatencyOutcome, LatencySpec};
 use std::time::Duration;
 
 /// The latency family's type, for the traits every layer reaches a family through.
@@ -18,32 +17,18 @@ pub struct Latency;
 
 impl FamilyModel for Latency {
     const NAME: &'static str = "latency";
+    const FIGURES: &'static [&'static Figure] = figures::latency::ALL;
     type Options = LatencyOptions;
-    type Spec = LatencySpec;
-
-    fn figures() -> &'static [&'static Figure] {
-        figures::latency::ALL
-    }
 
     /// The worst case is half of a latency question: p99 and the maximum.
     fn questioned() -> Vec<&'static Figure> {
         vec![&figures::latency::P99_NS, &figures::latency::MAX_NS]
     }
-
-    fn to_specs(options: &LatencyOptions) -> Result<Vec<LatencySpec>> {
-        options.to_specs(None)
-    }
 }
 
 impl FamilySpec for LatencySpec {
-    fn load(&self) -> &LoadSpec {
-        &self.beside.load
-    }
-    fn policy(&self) -> Policy {
-        self.policy
-    }
-    fn deadline(&self) -> Option<DeadlineParams> {
-        self.beside.deadline
+    fn scheduled(&self) -> Scheduled<'_> {
+        Scheduled { policy: self.policy, load: &self.beside.load, deadline: self.beside.deadline }
     }
     fn least_length(&self) -> Option<Duration> {
         Some(match self.length {

@@ -2,6 +2,7 @@
 //! its outcome (per thread and combined), and its figures in the registry.
 
 use crate::error::{Error, Result};
+use crate::families::SpecSource;
 use crate::model::options::*;
 use crate::model::parse::*;
 use crate::model::spec::BesideSpec;
@@ -222,18 +223,10 @@ pub struct LatencyOptions {
 
     #[command(flatten)]
     #[serde(skip)]
-    pub background: LoadOptions,
-
-    #[command(flatten)]
-    #[serde(skip)]
-    pub reservation: DeadlineOptions,
-
-    #[command(flatten)]
-    #[serde(skip)]
-    pub observe: ObserveOptions,
+    pub beside: BesideOptions,
 }
 
-read_with_groups!(LatencyOptions { background, reservation, observe });
+read_with_groups!(LatencyOptions { beside });
 
 impl LatencyOptions {
     pub fn interval_ns(&self) -> u64 {
@@ -245,7 +238,7 @@ impl LatencyOptions {
     }
 
     /// One spec per policy: `compare` (from `--compare-policies`) or the one policy.
-    pub fn to_specs(&self, compare: Option<&PolicyList>) -> Result<Vec<LatencySpec>> {
+    pub fn to_specs_comparing(&self, compare: Option<&PolicyList>) -> Result<Vec<LatencySpec>> {
         if self.freq.is_some() && self.interval.is_some() {
             return Err(Error::usage("--freq and --interval exclude each other: give one"));
         }
@@ -265,7 +258,7 @@ impl LatencyOptions {
             None => vec![self.policy.unwrap_or(Policy::Other)],
         };
         check_prio(self.prio, &policies)?;
-        let deadline = self.reservation.resolve(&policies)?;
+        let deadline = self.beside.reservation.resolve(&policies)?;
         if deadline.is_some() && placement != Placement::Unpinned {
             return Err(Error::usage(DEADLINE_PLACEMENT));
         }
@@ -279,7 +272,7 @@ impl LatencyOptions {
             (None, Some(d)) => LatencyLength::Duration(d),
             (None, None) => LatencyLength::Duration(DEFAULT_LATENCY_DURATION),
         };
-        let beside = BesideSpec::from_options(&self.background, deadline, &self.observe)?;
+        let beside = BesideSpec::from_options(&self.beside, deadline)?;
         policies
             .into_iter()
             .map(|policy| {
@@ -299,6 +292,15 @@ impl LatencyOptions {
                 })
             })
             .collect()
+    }
+}
+
+impl SpecSource for LatencyOptions {
+    type Spec = LatencySpec;
+
+    /// One spec for the one policy (a suite's policy axis makes one experiment a policy).
+    fn to_specs(&self) -> Result<Vec<LatencySpec>> {
+        self.to_specs_comparing(None)
     }
 }
 

@@ -20,7 +20,7 @@ use std::path::Path;
 use std::time::Duration;
 
 pub fn run(args: &LatencyArgs) -> Result<i32> {
-    let mut specs = args.options.to_specs(args.compare_policies.as_ref())?;
+    let mut specs = args.options.to_specs_comparing(args.compare_policies.as_ref())?;
     if args.trace_out.is_some() {
         specs.iter_mut().for_each(|s| s.beside.trace = true);
     }

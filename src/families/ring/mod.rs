@@ -7,10 +7,9 @@ pub mod report;
 pub mod subcommand;
 pub mod trial;
 
-use crate::error::Result;
-use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec};
+use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec, Scheduled};
 use crate::model::figures::{self, Figure};
-use crate::model::{DeadlineParams, LoadSpec, Policy, RingOptions, RingOutcome, RingSpec};
+use crate::model::{RingOptions, RingOutcome, RingSpec};
 use std::time::Duration;
 
 /// The ring family's type, for the traits every layer reaches a family through.
@@ -18,32 +17,18 @@ pub struct Ring;
 
 impl FamilyModel for Ring {
     const NAME: &'static str = "ring";
+    const FIGURES: &'static [&'static Figure] = figures::ring::ALL;
     type Options = RingOptions;
-    type Spec = RingSpec;
-
-    fn figures() -> &'static [&'static Figure] {
-        figures::ring::ALL
-    }
 
     /// A ring's question is its sizes (the knee), not a policy.
     fn compares_policy_by_default() -> bool {
         false
     }
-
-    fn to_specs(options: &RingOptions) -> Result<Vec<RingSpec>> {
-        options.to_specs()
-    }
 }
 
 impl FamilySpec for RingSpec {
-    fn load(&self) -> &LoadSpec {
-        &self.beside.load
-    }
-    fn policy(&self) -> Policy {
-        self.policy
-    }
-    fn deadline(&self) -> Option<DeadlineParams> {
-        self.beside.deadline
+    fn scheduled(&self) -> Scheduled<'_> {
+        Scheduled { policy: self.policy, load: &self.beside.load, deadline: self.beside.deadline }
     }
     fn least_length(&self) -> Option<Duration> {
         self.length.duration()

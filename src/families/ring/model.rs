@@ -2,6 +2,7 @@
 //! outcome in integer ns, and its figures in the registry.
 
 use crate::error::{Error, Result};
+use crate::families::SpecSource;
 use crate::model::options::*;
 use crate::model::parse::*;
 use crate::model::spec::BesideSpec;
@@ -264,25 +265,19 @@ pub struct RingOptions {
 
     #[command(flatten)]
     #[serde(skip)]
-    pub background: LoadOptions,
-
-    #[command(flatten)]
-    #[serde(skip)]
-    pub reservation: DeadlineOptions,
-
-    #[command(flatten)]
-    #[serde(skip)]
-    pub observe: ObserveOptions,
+    pub beside: BesideOptions,
 }
 
-read_with_groups!(RingOptions { background, reservation, observe });
+read_with_groups!(RingOptions { beside });
 
-impl RingOptions {
+impl SpecSource for RingOptions {
+    type Spec = RingSpec;
+
     /// One spec per ring size, in ascending order (the first is the projection's base).
-    pub fn to_specs(&self) -> Result<Vec<RingSpec>> {
+    fn to_specs(&self) -> Result<Vec<RingSpec>> {
         let policy = self.policy.unwrap_or(Policy::Other);
         let prio = resolve_priority(policy, self.prio)?;
-        let deadline = self.reservation.resolve(&[policy])?;
+        let deadline = self.beside.reservation.resolve(&[policy])?;
         if deadline.is_some() && (matches!(self.pin, Some(Pin::Same | Pin::Spread)) || self.cpus.is_some()) {
             return Err(Error::usage(DEADLINE_PLACEMENT));
         }
@@ -304,7 +299,7 @@ impl RingOptions {
             Some(p) => p.0.clone(),
             None => parse_procs(NCAR_COUNTS).map_err(Error::usage)?.0,
         };
-        let beside = BesideSpec::from_options(&self.background, deadline, &self.observe)?;
+        let beside = BesideSpec::from_options(&self.beside, deadline)?;
         let largest = procs.iter().copied().max().unwrap_or(2);
         match length {
             RingLength::Laps(laps) => {

@@ -9,6 +9,7 @@ use crate::exec::preflight;
 use crate::exec::runner::{Extras, Orchestrator, TrialNotes};
 use crate::exec::suite::Trial;
 use crate::families::ring::report::{describe_setup, table_header, RingReport};
+use crate::families::SpecSource;
 use crate::model::{Outcome, RingLength, RingSpec, TrialSpec};
 use crate::report::exporter::tables_text;
 use crate::report::json_text;

@@ -9,10 +9,9 @@ pub mod report;
 pub mod subcommand;
 pub mod trial;
 
-use crate::error::Result;
-use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec};
+use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec, Scheduled};
 use crate::model::figures::Figure;
-use crate::model::{LoadSpec, Policy};
+
 use model::{ServerOptions, ServerOutcome, ServerSpec};
 use std::time::Duration;
 
@@ -21,24 +20,13 @@ pub struct Server;
 
 impl FamilyModel for Server {
     const NAME: &'static str = "server";
+    const FIGURES: &'static [&'static Figure] = model::figures::ALL;
     type Options = ServerOptions;
-    type Spec = ServerSpec;
-
-    fn figures() -> &'static [&'static Figure] {
-        model::figures::ALL
-    }
-
-    fn to_specs(options: &ServerOptions) -> Result<Vec<ServerSpec>> {
-        options.to_specs()
-    }
 }
 
 impl FamilySpec for ServerSpec {
-    fn load(&self) -> &LoadSpec {
-        &self.load
-    }
-    fn policy(&self) -> Policy {
-        self.policy
+    fn scheduled(&self) -> Scheduled<'_> {
+        Scheduled { policy: self.policy, load: &self.load, deadline: None }
     }
     /// Its measured window and the delay before it: a `--trial-timeout` below that could
     /// never let a trial end (`longest` is what it may take with probes and late sends).

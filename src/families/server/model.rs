@@ -4,6 +4,7 @@
 //! its options, spec, outcome and figures.
 
 use crate::error::{Error, Result};
+use crate::families::SpecSource;
 use crate::model::load::LoadSpec;
 use crate::model::options::{
     check_nice, check_prio, chosen_cpus, de_cpus, de_duration, read_family, read_with_groups, LoadOptions,
@@ -210,8 +211,10 @@ impl ServerSpec {
     }
 }
 
-impl ServerOptions {
-    pub fn to_specs(&self) -> Result<Vec<ServerSpec>> {
+impl SpecSource for ServerOptions {
+    type Spec = ServerSpec;
+
+    fn to_specs(&self) -> Result<Vec<ServerSpec>> {
         let rate =
             match (self.rps, self.target_util) {
                 (Some(_), Some(_)) => return Err(Error::usage("--rps and --target-util exclude each other: give one")),

@@ -170,6 +170,7 @@ impl FamilyReport for Server {
 mod tests {
     use super::super::model::ServerOptions;
     use super::*;
+    use crate::families::SpecSource;
     use crate::report::figures::object_of;
 
     fn spec(text: &str) -> ServerSpec {

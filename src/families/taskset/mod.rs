@@ -8,10 +8,9 @@ pub mod report;
 pub mod subcommand;
 pub mod trial;
 
-use crate::error::Result;
-use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec};
+use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec, Scheduled};
 use crate::model::figures::Figure;
-use crate::model::{LoadSpec, Policy};
+
 use model::{TasksetOptions, TasksetOutcome, TasksetSpec};
 use std::time::Duration;
 
@@ -20,12 +19,8 @@ pub struct Taskset;
 
 impl FamilyModel for Taskset {
     const NAME: &'static str = "taskset";
+    const FIGURES: &'static [&'static Figure] = model::figures::ALL;
     type Options = TasksetOptions;
-    type Spec = TasksetSpec;
-
-    fn figures() -> &'static [&'static Figure] {
-        model::figures::ALL
-    }
 
     /// The task list is a list itself.
     fn whole_value_keys() -> &'static [&'static str] {
@@ -37,18 +32,11 @@ impl FamilyModel for Taskset {
             "a suite lists its tasks as tables: tasks = [{ name = \"ctl\", period = \"1ms\", run = \"200us\" }, …]",
         )
     }
-
-    fn to_specs(options: &TasksetOptions) -> Result<Vec<TasksetSpec>> {
-        options.to_specs()
-    }
 }
 
 impl FamilySpec for TasksetSpec {
-    fn load(&self) -> &LoadSpec {
-        &self.load
-    }
-    fn policy(&self) -> Policy {
-        self.policy
+    fn scheduled(&self) -> Scheduled<'_> {
+        Scheduled { policy: self.policy, load: &self.load, deadline: None }
     }
     fn least_length(&self) -> Option<Duration> {
         Some(self.duration)

@@ -3,6 +3,7 @@
 //! per trial; its options, spec, outcome and figures.
 
 use crate::error::{Error, Result};
+use crate::families::SpecSource;
 use crate::model::load::LoadSpec;
 use crate::model::options::{
     check_nice, chosen_cpus, de_cpus, de_duration, read_family, read_with_groups, LoadOptions, OnOff, PolicyOptions,
@@ -591,8 +592,12 @@ impl TasksetOptions {
         tasks.extend(self.tasks.iter().cloned());
         Ok(tasks)
     }
+}
 
-    pub fn to_specs(&self) -> Result<Vec<TasksetSpec>> {
+impl SpecSource for TasksetOptions {
+    type Spec = TasksetSpec;
+
+    fn to_specs(&self) -> Result<Vec<TasksetSpec>> {
         let decls = self.task_decls()?;
         if decls.is_empty() {
             return Err(Error::usage(

@@ -343,6 +343,7 @@ fn miss_sources_table(groups: &[&Group], axes: &[String]) -> Option<(String, Tab
 mod tests {
     use super::super::model::{TaskDecl, TasksetOptions};
     use super::*;
+    use crate::families::SpecSource;
     use crate::report::figures::object_of;
 
     fn spec(reclaim: bool) -> TasksetSpec {

@@ -7,41 +7,26 @@ pub mod report;
 pub mod subcommand;
 pub mod trial;
 
-use crate::error::Result;
-use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec};
+use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec, Scheduled};
 use crate::model::figures::{self, Figure};
-use crate::model::{DeadlineParams, LoadSpec, Policy, WorkloadOptions, WorkloadOutcome, WorkloadSpec};
+use crate::model::{WorkloadOptions, WorkloadOutcome, WorkloadSpec};
 
 /// The workload family's type, for the traits every layer reaches a family through.
 pub struct Workload;
 
 impl FamilyModel for Workload {
     const NAME: &'static str = "workload";
+    const FIGURES: &'static [&'static Figure] = figures::workload::ALL;
     type Options = WorkloadOptions;
-    type Spec = WorkloadSpec;
-
-    fn figures() -> &'static [&'static Figure] {
-        figures::workload::ALL
-    }
 
     fn required_key() -> Option<(&'static str, &'static str)> {
         Some(("workload", "a workload experiment needs workload = \"cpu\", \"io\" or \"mixed\" (or a list)"))
     }
-
-    fn to_specs(options: &WorkloadOptions) -> Result<Vec<WorkloadSpec>> {
-        options.to_specs()
-    }
 }
 
 impl FamilySpec for WorkloadSpec {
-    fn load(&self) -> &LoadSpec {
-        &self.beside.load
-    }
-    fn policy(&self) -> Policy {
-        self.policy
-    }
-    fn deadline(&self) -> Option<DeadlineParams> {
-        self.beside.deadline
+    fn scheduled(&self) -> Scheduled<'_> {
+        Scheduled { policy: self.policy, load: &self.beside.load, deadline: self.beside.deadline }
     }
     fn procs(&self) -> Option<usize> {
         Some(self.procs)

@@ -2,6 +2,7 @@
 //! its children's record and outcome, and its figures in the registry.
 
 use crate::error::{Error, Result};
+use crate::families::SpecSource;
 use crate::model::options::*;
 use crate::model::parse::*;
 use crate::model::spec::BesideSpec;
@@ -312,28 +313,22 @@ pub struct WorkloadOptions {
 
     #[command(flatten)]
     #[serde(skip)]
-    pub background: LoadOptions,
-
-    #[command(flatten)]
-    #[serde(skip)]
-    pub reservation: DeadlineOptions,
-
-    #[command(flatten)]
-    #[serde(skip)]
-    pub observe: ObserveOptions,
+    pub beside: BesideOptions,
 }
 
-read_with_groups!(WorkloadOptions { background, reservation, observe, scheduling });
+read_with_groups!(WorkloadOptions { beside, scheduling });
 
-impl WorkloadOptions {
+impl SpecSource for WorkloadOptions {
+    type Spec = WorkloadSpec;
+
     /// One spec per policy x procs cell, policies in the order given, counts ascending.
-    pub fn to_specs(&self) -> Result<Vec<WorkloadSpec>> {
+    fn to_specs(&self) -> Result<Vec<WorkloadSpec>> {
         let kind = self.workload.ok_or_else(|| {
             Error::usage("a workload needs its kind: cpu, io or mixed (workload = \"cpu\" in a suite)")
         })?;
         let policies = self.scheduling.policies();
         check_prio(self.scheduling.prio, &policies)?;
-        let deadline = self.reservation.resolve(&policies)?;
+        let deadline = self.beside.reservation.resolve(&policies)?;
         check_nice(self.scheduling.nice, &policies)?;
         let transfer_size = self.transfer_size.unwrap_or(DEFAULT_TRANSFER_SIZE);
         let block_size = self.block_size.unwrap_or(DEFAULT_BLOCK_SIZE);
@@ -378,7 +373,7 @@ impl WorkloadOptions {
         }
         let params = WorkloadParams { kind, iterations, transfer_size, block_size, seed: self.seed.unwrap_or(1) };
         let counts = self.procs.as_ref().map_or(vec![10], |p| p.0.clone());
-        let beside = BesideSpec::from_options(&self.background, deadline, &self.observe)?;
+        let beside = BesideSpec::from_options(&self.beside, deadline)?;
         let mut specs = Vec::new();
         for &policy in &policies {
             let prio =

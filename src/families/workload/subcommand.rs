@@ -9,6 +9,7 @@ use crate::exec::preflight;
 use crate::exec::runner::{Extras, Orchestrator, TrialNotes};
 use crate::exec::suite::Trial;
 use crate::families::workload::report::{self as report, LiveTrial};
+use crate::families::SpecSource;
 use crate::model::{Outcome, TrialSpec};
 use crate::report::exporter::tables_text;
 use crate::report::stored::RunRule;
