@@ -13,9 +13,14 @@
 # The length with the fewest ~s is the quick suite's default (docs/questions.md, "Trial length").
 #
 #   bench/trial-length.sh [BLOCKS]     (default 10; needs root for FIFO)
+#
+# The lengths tried, each a space-separated list (empty: skip that kind), and the process
+# counts, may be set: CPU (iterations), IO (transfer sizes), MIXED (iterations), LOOPS
+# (latency) and PROCS, e.g. `CPU= LOOPS= MIXED="150 300 600" IO="100KiB 400KiB" PROCS=8`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 blocks=${1:-10}
+procs=$(echo "${PROCS:-2 8}" | sed 's/ \+/, /g')
 nice -n 19 cargo build --release --quiet
 bin=${CARGO_TARGET_DIR:-target}/release/schedlab
 work=$(mktemp -d)
@@ -24,16 +29,16 @@ trap 'rm -rf "$work"' EXIT
 suite=$work/lengths.toml
 {
   echo 'name = "trial-length"'
-  for it in 10_000_000 40_000_000 160_000_000; do
-    printf '[[experiment]]\nfamily = "workload"\nworkload = "cpu"\npolicy = ["other", "fifo"]\nprocs = [2, 8]\niterations = %s\nrepeat = %s\n' "$it" "$blocks"
+  for it in ${CPU-10_000_000 40_000_000 160_000_000}; do
+    printf '[[experiment]]\nfamily = "workload"\nworkload = "cpu"\npolicy = ["other", "fifo"]\nprocs = [%s]\niterations = %s\nrepeat = %s\n' "$procs" "$it" "$blocks"
   done
-  for size in 400KiB 1600KiB 6400KiB; do
-    printf '[[experiment]]\nfamily = "workload"\nworkload = "io"\npolicy = ["other", "fifo"]\nprocs = [2, 8]\ntransfer_size = "%s"\nrepeat = %s\n' "$size" "$blocks"
+  for size in ${IO-400KiB 1600KiB 6400KiB}; do
+    printf '[[experiment]]\nfamily = "workload"\nworkload = "io"\npolicy = ["other", "fifo"]\nprocs = [%s]\ntransfer_size = "%s"\nrepeat = %s\n' "$procs" "$size" "$blocks"
   done
-  for it in 600 2400 9600; do
-    printf '[[experiment]]\nfamily = "workload"\nworkload = "mixed"\npolicy = ["other", "fifo"]\nprocs = [2, 8]\niterations = %s\nrepeat = %s\n' "$it" "$blocks"
+  for it in ${MIXED-600 2400 9600}; do
+    printf '[[experiment]]\nfamily = "workload"\nworkload = "mixed"\npolicy = ["other", "fifo"]\nprocs = [%s]\niterations = %s\nrepeat = %s\n' "$procs" "$it" "$blocks"
   done
-  for loops in 400 1500 6000; do
+  for loops in ${LOOPS-400 1500 6000}; do
     printf '[[experiment]]\nfamily = "latency"\npolicy = ["other", "fifo"]\ninterval = "500us"\nloops = %s\nrepeat = %s\n' "$loops" "$blocks"
   done
 } >"$suite"
