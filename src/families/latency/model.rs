@@ -245,12 +245,11 @@ impl LatencyOptions {
         if self.loops.is_some() && self.duration.is_some() {
             return Err(Error::usage("--loops and --duration exclude each other: give one"));
         }
-        let placement = match (self.threads, self.all_cpus, &self.cpus) {
+        let placement = match (self.threads, self.all_cpus, chosen_cpus(&self.cpus, "--cpus")?) {
             (None, false, None) => Placement::Unpinned,
             (Some(n), false, None) => Placement::FirstCpus(n),
             (None, true, None) => Placement::AllCpus,
-            (None, false, Some(list)) if !list.0.is_empty() => Placement::Cpus(list.0.clone()),
-            (None, false, Some(_)) => return Err(Error::usage("--cpus names no CPU")),
+            (None, false, Some(cpus)) => Placement::Cpus(cpus),
             _ => return Err(Error::usage("--threads, --all-cpus and --cpus exclude each other: give one")),
         };
         let policies = match compare {

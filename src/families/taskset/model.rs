@@ -283,10 +283,14 @@ enum RtAppEntry {
     /// `loop` and `policy`: schedlab runs for --duration, under the --policy of each trial.
     Ignored,
     Priority(Option<i64>),
-    /// `run`, `sleep`, `dl-runtime`, `dl-deadline`: whole µs.
-    Micros(Given<u64>),
-    /// `lock` and `unlock`: the mutex's name.
-    Mutex(Option<String>),
+    /// Whole µs each.
+    Run(Given<u64>),
+    Sleep(Given<u64>),
+    DlRuntime(Given<u64>),
+    DlDeadline(Given<u64>),
+    /// The mutex's name.
+    Lock(Option<String>),
+    Unlock(Option<String>),
     Yield,
     Timer(Option<Given<u64>>),
     Unsupported,
@@ -329,8 +333,12 @@ impl<'de> ByKey<'de> for RtAppEntry {
                 RtAppEntry::Ignored
             }
             "priority" => RtAppEntry::Priority(map.next_value::<Given<i64>>()?.ok()),
-            "run" | "sleep" | "dl-runtime" | "dl-deadline" => RtAppEntry::Micros(map.next_value()?),
-            "lock" | "unlock" => RtAppEntry::Mutex(map.next_value::<Given<String>>()?.ok()),
+            "run" => RtAppEntry::Run(map.next_value()?),
+            "sleep" => RtAppEntry::Sleep(map.next_value()?),
+            "dl-runtime" => RtAppEntry::DlRuntime(map.next_value()?),
+            "dl-deadline" => RtAppEntry::DlDeadline(map.next_value()?),
+            "lock" => RtAppEntry::Lock(map.next_value::<Given<String>>()?.ok()),
+            "unlock" => RtAppEntry::Unlock(map.next_value::<Given<String>>()?.ok()),
             "yield" => {
                 ignore(map)?;
                 RtAppEntry::Yield
@@ -414,17 +422,12 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
                 RtAppEntry::Instance(n) => decl.count = n.and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
                 RtAppEntry::Ignored => {}
                 RtAppEntry::Priority(p) => decl.prio = p.map(|p| p as i32),
-                RtAppEntry::Micros(v) => {
-                    let ns = us(&name, &key, &v)?;
-                    match kind {
-                        "dl-runtime" => decl.runtime_ns = Some(ns),
-                        "dl-deadline" => decl.deadline_ns = Some(ns),
-                        "run" => events.push(Event::Run(ns)),
-                        _ => events.push(Event::Sleep(ns)),
-                    }
-                }
-                RtAppEntry::Mutex(m) if kind == "lock" => events.push(Event::Lock { name: mutex(m)?, pi }),
-                RtAppEntry::Mutex(m) => events.push(Event::Unlock(mutex(m)?)),
+                RtAppEntry::Run(v) => events.push(Event::Run(us(&name, &key, &v)?)),
+                RtAppEntry::Sleep(v) => events.push(Event::Sleep(us(&name, &key, &v)?)),
+                RtAppEntry::DlRuntime(v) => decl.runtime_ns = Some(us(&name, &key, &v)?),
+                RtAppEntry::DlDeadline(v) => decl.deadline_ns = Some(us(&name, &key, &v)?),
+                RtAppEntry::Lock(m) => events.push(Event::Lock { name: mutex(m)?, pi }),
+                RtAppEntry::Unlock(m) => events.push(Event::Unlock(mutex(m)?)),
                 RtAppEntry::Yield => events.push(Event::Yield),
                 RtAppEntry::Timer(_) if period.is_some() => {
                     return Err(bad(format!("task {name}: a second timer ({key}): schedlab runs one period a task")))
