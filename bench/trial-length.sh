@@ -16,11 +16,12 @@
 #
 # The lengths tried, each a space-separated list (empty: skip that kind), and the process
 # counts, may be set: CPU (iterations), IO (transfer sizes), MIXED (iterations), LOOPS
-# (latency) and PROCS, e.g. `CPU= LOOPS= MIXED="150 300 600" IO="100KiB 400KiB" PROCS=8`.
+# (latency) and PROCS (empty or unset: 2 8), e.g. `CPU= LOOPS= MIXED="150 300 600" IO="100KiB 400KiB" PROCS=8`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 blocks=${1:-10}
-procs=$(echo "${PROCS:-2 8}" | sed 's/ \+/, /g')
+read -ra counts <<<"${PROCS:-2 8}"
+procs=$(IFS=,; echo "${counts[*]}")
 nice -n 19 cargo build --release --quiet
 bin=${CARGO_TARGET_DIR:-target}/release/schedlab
 work=$(mktemp -d)

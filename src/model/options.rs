@@ -175,7 +175,9 @@ impl ObserveOptions {
 
 /// The groups ring, workload and latency options share, flattened last into each: the
 /// background load, the SCHED_DEADLINE reservation and what is read beside the trial (what
-/// `BesideSpec::from_options` makes their specs' shared group of).
+/// `BesideSpec::from_options` makes their specs' shared group of). serde's `flatten` is
+/// safe here, unlike on a family: `read_family` has already refused every key no part of
+/// the family knows, and these groups do not deny unknown keys, so each reads its own.
 #[derive(Args, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct BesideOptions {
     #[command(flatten)]

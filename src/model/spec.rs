@@ -34,8 +34,9 @@ pub struct BesideSpec {
 }
 
 impl BesideSpec {
-    /// The group a family's options ask for: its load flags, the reservation it resolved
-    /// for its policies (`DeadlineOptions::resolve`), `--schedstat` and `--trace`.
+    /// The group a family's options ask for: its load flags, `--schedstat`, `--trace` and
+    /// `deadline`, which must be what `options.reservation.resolve` gave for the family's
+    /// policies (it needs them; the group alone does not know them).
     pub fn from_options(options: &BesideOptions, deadline: Option<DeadlineParams>) -> Result<BesideSpec> {
         let observe = &options.observe;
         Ok(BesideSpec {

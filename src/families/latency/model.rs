@@ -297,7 +297,8 @@ impl LatencyOptions {
 impl SpecSource for LatencyOptions {
     type Spec = LatencySpec;
 
-    /// One spec for the one policy (a suite's policy axis makes one experiment a policy).
+    /// One spec for the one policy: a suite's (its policy axis makes one experiment a
+    /// policy). The subcommand calls `to_specs_comparing`, which honours `--compare-policies`.
     fn to_specs(&self) -> Result<Vec<LatencySpec>> {
         self.to_specs_comparing(None)
     }
