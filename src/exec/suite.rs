@@ -858,7 +858,11 @@ mod tests {
         let text = "[[experiment]]\nfamily = \"latency\"\npolicy = [\"fifo\", \"deadline\"]\nruntime = [\"100us\", \
                     \"200us\"]\nperiod = \"1ms\"\nloops = 10\n";
         let suite = parse_text(text).unwrap();
-        let specs: Vec<_> = suite.trials.iter().map(|t| (t.spec.policy(), t.spec.deadline())).collect();
+        let reservation = |spec: &TrialSpec| match spec {
+            TrialSpec::Latency(s) => s.beside.deadline,
+            other => panic!("a latency suite made {other:?}"),
+        };
+        let specs: Vec<_> = suite.trials.iter().map(|t| (t.spec.policy(), reservation(&t.spec))).collect();
         assert_eq!(specs.len(), 3, "fifo once, deadline once per runtime: {specs:?}");
         assert_eq!(specs[0], (crate::model::Policy::Fifo, None));
         let runtimes: Vec<u64> = specs[1..].iter().map(|(_, d)| d.unwrap().runtime_ns).collect();

@@ -21,7 +21,7 @@ pub mod workload;
 use crate::error::Result;
 use crate::model::cell::Cell;
 use crate::model::figures::{self, Figure};
-use crate::model::{DeadlineParams, LoadOutcome, LoadSpec, Policy, Steal, WorkloadKind};
+use crate::model::{LoadOutcome, LoadSpec, Policy, Steal, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -85,14 +85,11 @@ fn headline_among(all: &'static [&'static Figure]) -> &'static Figure {
     all.iter().copied().find(|f| f.headline).expect("every family's registry marks one headline figure")
 }
 
-/// A spec's policy and what the trial runs beside it: the one thing a family's spec must
-/// tell the layers around it, from which [`FamilySpec`]'s accessors read.
+/// A spec's policy and the background load the trial runs beside it: the one thing a
+/// family's spec must tell the layers around it, from which [`FamilySpec`]'s accessors read.
 pub struct Scheduled<'a> {
     pub policy: Policy,
-    /// The background load the trial runs beside it.
     pub load: &'a LoadSpec,
-    /// The SCHED_DEADLINE reservation of each of the trial's tasks, if it has one.
-    pub deadline: Option<DeadlineParams>,
 }
 
 /// What every family's spec tells the layers around it.
@@ -104,10 +101,6 @@ pub trait FamilySpec {
     }
     fn policy(&self) -> Policy {
         self.scheduled().policy
-    }
-    /// The SCHED_DEADLINE reservation of each of the trial's tasks, if it has one.
-    fn deadline(&self) -> Option<DeadlineParams> {
-        self.scheduled().deadline
     }
     /// The least time the measurement takes, where the spec sets it; `None` where it
     /// depends on the machine.
@@ -356,11 +349,6 @@ impl TrialSpec {
     /// The background load the trial runs beside it.
     pub fn load(&self) -> &LoadSpec {
         on_each!(TrialSpec, self, s => s.load())
-    }
-
-    /// The SCHED_DEADLINE reservation of each of the trial's tasks, if it has one.
-    pub fn deadline(&self) -> Option<DeadlineParams> {
-        on_each!(TrialSpec, self, s => s.deadline())
     }
 
     pub fn policy(&self) -> Policy {

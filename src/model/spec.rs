@@ -34,10 +34,11 @@ pub struct BesideSpec {
 }
 
 impl BesideSpec {
-    /// The group a family's options ask for: its load flags, `--schedstat`, `--trace` and
-    /// `deadline`, which must be what `options.reservation.resolve` gave for the family's
-    /// policies (it needs them; the group alone does not know them).
-    pub fn from_options(options: &BesideOptions, deadline: Option<DeadlineParams>) -> Result<BesideSpec> {
+    /// The group a family's options ask for under its `policies`: the reservation those
+    /// policies take (`DeadlineOptions::resolve`, refused where none takes one), its load
+    /// flags, `--schedstat` and `--trace`.
+    pub fn from_options(options: &BesideOptions, policies: &[Policy]) -> Result<BesideSpec> {
+        let deadline = options.reservation.resolve(policies)?;
         let observe = &options.observe;
         Ok(BesideSpec {
             load: options.background.to_spec()?,

@@ -40,7 +40,7 @@ impl FamilyModel for Command {
 
 impl FamilySpec for CommandSpec {
     fn scheduled(&self) -> Scheduled<'_> {
-        Scheduled { policy: self.policy, load: &self.load, deadline: None }
+        Scheduled { policy: self.policy, load: &self.load }
     }
 }
 

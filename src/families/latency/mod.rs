@@ -28,7 +28,7 @@ impl FamilyModel for Latency {
 
 impl FamilySpec for LatencySpec {
     fn scheduled(&self) -> Scheduled<'_> {
-        Scheduled { policy: self.policy, load: &self.beside.load, deadline: self.beside.deadline }
+        Scheduled { policy: self.policy, load: &self.beside.load }
     }
     fn least_length(&self) -> Option<Duration> {
         Some(match self.length {

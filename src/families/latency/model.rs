@@ -257,11 +257,11 @@ impl LatencyOptions {
             None => vec![self.policy.unwrap_or(Policy::Other)],
         };
         check_prio(self.prio, &policies)?;
-        let deadline = self.beside.reservation.resolve(&policies)?;
-        if deadline.is_some() && placement != Placement::Unpinned {
+        let beside = BesideSpec::from_options(&self.beside, &policies)?;
+        if beside.deadline.is_some() && placement != Placement::Unpinned {
             return Err(Error::usage(DEADLINE_PLACEMENT));
         }
-        if deadline.is_some() && policies.len() == 1 && (self.interval.is_some() || self.freq.is_some()) {
+        if beside.deadline.is_some() && policies.len() == 1 && (self.interval.is_some() || self.freq.is_some()) {
             return Err(Error::usage(
                 "under --policy deadline the sampling interval is the --period: drop --interval/--freq",
             ));
@@ -271,7 +271,6 @@ impl LatencyOptions {
             (None, Some(d)) => LatencyLength::Duration(d),
             (None, None) => LatencyLength::Duration(DEFAULT_LATENCY_DURATION),
         };
-        let beside = BesideSpec::from_options(&self.beside, deadline)?;
         policies
             .into_iter()
             .map(|policy| {

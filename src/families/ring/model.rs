@@ -277,13 +277,13 @@ impl SpecSource for RingOptions {
     fn to_specs(&self) -> Result<Vec<RingSpec>> {
         let policy = self.policy.unwrap_or(Policy::Other);
         let prio = resolve_priority(policy, self.prio)?;
-        let deadline = self.beside.reservation.resolve(&[policy])?;
-        if deadline.is_some() && (matches!(self.pin, Some(Pin::Same | Pin::Spread)) || self.cpus.is_some()) {
+        let beside = BesideSpec::from_options(&self.beside, &[policy])?;
+        if beside.deadline.is_some() && (matches!(self.pin, Some(Pin::Same | Pin::Spread)) || self.cpus.is_some()) {
             return Err(Error::usage(DEADLINE_PLACEMENT));
         }
         // A deadline task may not be pinned to part of its root domain, so its members
         // are left to the scheduler.
-        let pin = self.pin.unwrap_or(if deadline.is_some() { Pin::None } else { Pin::Same });
+        let pin = self.pin.unwrap_or(if beside.deadline.is_some() { Pin::None } else { Pin::Same });
         let work_kb = self.work_kb.unwrap_or(0);
         if work_kb > MAX_WORK_KB {
             return Err(Error::usage(format!("--work-kb {work_kb} is more than the 1 GiB per member schedlab allows")));
@@ -299,7 +299,6 @@ impl SpecSource for RingOptions {
             Some(p) => p.0.clone(),
             None => parse_procs(NCAR_COUNTS).map_err(Error::usage)?.0,
         };
-        let beside = BesideSpec::from_options(&self.beside, deadline)?;
         let largest = procs.iter().copied().max().unwrap_or(2);
         match length {
             RingLength::Laps(laps) => {

@@ -26,7 +26,7 @@ impl FamilyModel for Server {
 
 impl FamilySpec for ServerSpec {
     fn scheduled(&self) -> Scheduled<'_> {
-        Scheduled { policy: self.policy, load: &self.load, deadline: None }
+        Scheduled { policy: self.policy, load: &self.load }
     }
     /// Its measured window and the delay before it: a `--trial-timeout` below that could
     /// never let a trial end (`longest` is what it may take with probes and late sends).

@@ -36,7 +36,7 @@ impl FamilyModel for Taskset {
 
 impl FamilySpec for TasksetSpec {
     fn scheduled(&self) -> Scheduled<'_> {
-        Scheduled { policy: self.policy, load: &self.load, deadline: None }
+        Scheduled { policy: self.policy, load: &self.load }
     }
     fn least_length(&self) -> Option<Duration> {
         Some(self.duration)

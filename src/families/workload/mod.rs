@@ -26,7 +26,7 @@ impl FamilyModel for Workload {
 
 impl FamilySpec for WorkloadSpec {
     fn scheduled(&self) -> Scheduled<'_> {
-        Scheduled { policy: self.policy, load: &self.beside.load, deadline: self.beside.deadline }
+        Scheduled { policy: self.policy, load: &self.beside.load }
     }
     fn procs(&self) -> Option<usize> {
         Some(self.procs)

@@ -328,7 +328,7 @@ impl SpecSource for WorkloadOptions {
         })?;
         let policies = self.scheduling.policies();
         check_prio(self.scheduling.prio, &policies)?;
-        let deadline = self.beside.reservation.resolve(&policies)?;
+        let beside = BesideSpec::from_options(&self.beside, &policies)?;
         check_nice(self.scheduling.nice, &policies)?;
         let transfer_size = self.transfer_size.unwrap_or(DEFAULT_TRANSFER_SIZE);
         let block_size = self.block_size.unwrap_or(DEFAULT_BLOCK_SIZE);
@@ -373,7 +373,6 @@ impl SpecSource for WorkloadOptions {
         }
         let params = WorkloadParams { kind, iterations, transfer_size, block_size, seed: self.seed.unwrap_or(1) };
         let counts = self.procs.as_ref().map_or(vec![10], |p| p.0.clone());
-        let beside = BesideSpec::from_options(&self.beside, deadline)?;
         let mut specs = Vec::new();
         for &policy in &policies {
             let prio =
