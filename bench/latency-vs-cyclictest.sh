@@ -56,6 +56,10 @@ print("cyclictest", mn, pct(0.50), pct(0.99), mx)'
 # schedlab's first round read p50 17.7-19.4 us against 13.3-14.4 us in its later rounds, in
 # three runs where it always went first. So both warm the CPU up untimed first, and the order
 # alternates: odd rounds schedlab first, even rounds cyclictest first.
+# One hold of the shared measurement lock for the warm-up, every round and the memory run:
+# no other bench's measurement runs beside these.
+exec 9>/tmp/schedlab-measure.lock
+flock 9
 run_schedlab 2000 >/dev/null
 run_cyclictest 2000 >/dev/null
 for ((i = 1; i <= rounds; i++)); do

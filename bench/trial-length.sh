@@ -15,12 +15,13 @@
 #   bench/trial-length.sh [BLOCKS]     (default 10; needs root for FIFO)
 #
 # The lengths tried, each a space-separated list (empty: skip that kind), and the process
-# counts, may be set: CPU (iterations), IO (transfer sizes), MIXED (iterations), LOOPS
-# (latency) and PROCS (empty or unset: 2 8), e.g. `CPU= LOOPS= MIXED="150 300 600" IO="100KiB 400KiB" PROCS=8`.
+# counts, may be set: TL_CPU (iterations), TL_IO (transfer sizes), TL_MIXED (iterations),
+# TL_LOOPS (latency) and TL_PROCS (empty or unset: 2 8), e.g.
+# `TL_CPU= TL_LOOPS= TL_MIXED="150 300 600" TL_IO="100KiB 400KiB" TL_PROCS=8`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 blocks=${1:-10}
-read -ra counts <<<"${PROCS:-2 8}"
+read -ra counts <<<"${TL_PROCS:-2 8}"
 procs=$(IFS=,; echo "${counts[*]}")
 nice -n 19 cargo build --release --quiet
 bin=${CARGO_TARGET_DIR:-target}/release/schedlab
@@ -30,16 +31,16 @@ trap 'rm -rf "$work"' EXIT
 suite=$work/lengths.toml
 {
   echo 'name = "trial-length"'
-  for it in ${CPU-10_000_000 40_000_000 160_000_000}; do
+  for it in ${TL_CPU-10_000_000 40_000_000 160_000_000}; do
     printf '[[experiment]]\nfamily = "workload"\nworkload = "cpu"\npolicy = ["other", "fifo"]\nprocs = [%s]\niterations = %s\nrepeat = %s\n' "$procs" "$it" "$blocks"
   done
-  for size in ${IO-400KiB 1600KiB 6400KiB}; do
+  for size in ${TL_IO-400KiB 1600KiB 6400KiB}; do
     printf '[[experiment]]\nfamily = "workload"\nworkload = "io"\npolicy = ["other", "fifo"]\nprocs = [%s]\ntransfer_size = "%s"\nrepeat = %s\n' "$procs" "$size" "$blocks"
   done
-  for it in ${MIXED-600 2400 9600}; do
+  for it in ${TL_MIXED-600 2400 9600}; do
     printf '[[experiment]]\nfamily = "workload"\nworkload = "mixed"\npolicy = ["other", "fifo"]\nprocs = [%s]\niterations = %s\nrepeat = %s\n' "$procs" "$it" "$blocks"
   done
-  for loops in ${LOOPS-400 1500 6000}; do
+  for loops in ${TL_LOOPS-400 1500 6000}; do
     printf '[[experiment]]\nfamily = "latency"\npolicy = ["other", "fifo"]\ninterval = "500us"\nloops = %s\nrepeat = %s\n' "$loops" "$blocks"
   done
 } >"$suite"

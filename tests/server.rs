@@ -112,8 +112,7 @@ fn a_target_utilisation_finds_its_rate_first() {
 /// rate a target asks of four 1 ms workers stays within what they can serve (4,000 a
 /// second) whatever the machine's size.
 fn server_cpus() -> Vec<usize> {
-    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (0..n.min(2)).collect()
+    allowed_cpus().into_iter().take(2).collect()
 }
 
 fn cpu_list(cpus: &[usize]) -> String {

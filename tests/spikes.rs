@@ -89,16 +89,6 @@ impl Drop for Interferer {
     }
 }
 
-/// The last CPU this process may use: the measured one, away from CPU 0's housekeeping.
-fn last_allowed_cpu() -> usize {
-    // SAFETY: a zeroed cpu_set_t filled in by the kernel.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        assert_eq!(libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set), 0);
-        (0..libc::CPU_SETSIZE as usize).rfind(|&c| libc::CPU_ISSET(c, &set)).unwrap()
-    }
-}
-
 /// One 4 s SCHED_FIFO (priority 95) latency run on `cpu` at 5 kHz: its JSON line.
 fn fifo_run(cpu: usize) -> serde_json::Value {
     fifo_run_with(cpu, &[])

@@ -226,14 +226,6 @@ fn what_rt_app_does_that_schedlab_does_not_is_refused_by_name() {
     }
 }
 
-/// The last CPU this test may use: where the planted interferer and the pinned tasks go.
-fn last_cpu() -> usize {
-    // SAFETY: cpu_set_t is plain bits; the size is passed.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    (0..libc::CPU_SETSIZE as usize).rev().find(|&c| unsafe { libc::CPU_ISSET(c, &set) }).unwrap()
-}
-
 fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: a valid timespec to fill.
@@ -315,8 +307,8 @@ fn with_trace_on_each_miss_names_the_fifo_spinner_that_ran_instead() {
         eprintln!("skipped: SCHED_FIFO and tracing need root");
         return;
     }
-    let cpu = last_cpu().to_string();
-    let interferer = Interferer::start(last_cpu());
+    let cpu = last_allowed_cpu().to_string();
+    let interferer = Interferer::start(last_allowed_cpu());
     // A FIFO task (rate-monotonic 80) below the spinner on its CPU: each 2 ms burst makes
     // the 1 ms task's activations under it miss.
     let lines = taskset_lines(
@@ -382,11 +374,11 @@ duration = "1s"
 repeat = 1
 tasks = [{{ name = "ctl", period = "1ms", run = "200us" }}]
 "#,
-            last_cpu()
+            last_allowed_cpu()
         ),
     );
     let db = dir.path("traced.db");
-    let interferer = Interferer::start(last_cpu());
+    let interferer = Interferer::start(last_allowed_cpu());
     let text = ok_stdout(&db, &["run", &suite, "--noise-probe", "off"]);
     drop(interferer);
     // The spinner's 2 ms bursts every 50 ms make the 1 ms task miss some 20 times a second,

@@ -3,59 +3,8 @@
 
 mod common;
 
-use common::{ok_stdout, schedlab, schedlab_in, Scratch};
+use common::{last_allowed_cpu, ok_stdout, schedlab, schedlab_in, BusyLoops, Scratch};
 use serde_json::Value as Json;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-
-/// The last CPU this process may use: the ring runs there, and the hog when planted.
-fn last_cpu() -> usize {
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: a zeroed cpu_set_t of the right size for the calling thread.
-    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    assert_eq!(rc, 0);
-    (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).max().unwrap()
-}
-
-/// Threads of this test spinning on one CPU until dropped: planted neighbours that take
-/// CPU time from whatever else runs there (three, so the shift stands well clear of
-/// the run-to-run noise of a busy machine).
-struct Hog {
-    stop: Arc<AtomicBool>,
-    threads: Vec<std::thread::JoinHandle<()>>,
-}
-
-impl Hog {
-    fn on(cpu: usize) -> Hog {
-        let stop = Arc::new(AtomicBool::new(false));
-        let threads = (0..3).map(|_| Hog::spin(cpu, stop.clone())).collect();
-        Hog { stop, threads }
-    }
-
-    fn spin(cpu: usize, flag: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
-        std::thread::spawn(move || {
-            let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-            // SAFETY: setting one bit of a zeroed set, then this thread's own affinity.
-            unsafe {
-                libc::CPU_SET(cpu, &mut set);
-                assert_eq!(libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set), 0);
-            }
-            let mut x = 0u64;
-            while !flag.load(Ordering::Relaxed) {
-                x = std::hint::black_box(x.wrapping_add(1));
-            }
-        })
-    }
-}
-
-impl Drop for Hog {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
-    }
-}
 
 /// A small suite: a 2-process ring pinned to one CPU, three repeats.
 fn suite(dir: &Scratch) -> String {
@@ -64,7 +13,7 @@ fn suite(dir: &Scratch) -> String {
         &format!(
             "name = \"history\"\n[[experiment]]\nfamily = \"ring\"\nprocs = 2\nduration = \"60ms\"\n\
              pin = \"same\"\ncpus = \"{}\"\nrepeat = 3\nwarmup = 0\n",
-            last_cpu()
+            last_allowed_cpu()
         ),
     )
 }
@@ -106,7 +55,7 @@ fn a_planted_shift_is_one_change_point_at_its_run_and_a_plain_history_has_none()
         ok_stdout(&planted, &["run", &suite]);
     }
     {
-        let _hog = Hog::on(last_cpu());
+        let _hog = BusyLoops::start(&[last_allowed_cpu(); 3], 0);
         ok_stdout(&planted, &["run", &suite]);
     }
     let (code, doc) = trend_json(&planted, "25%");
@@ -120,7 +69,7 @@ fn a_planted_shift_is_one_change_point_at_its_run_and_a_plain_history_has_none()
     // one (14 to 19 µs a switch on this VM): a newest run that drew the hog's worst is
     // followed by one more run beside it, once, and the same is asked of the history then.
     {
-        let _hog = Hog::on(last_cpu());
+        let _hog = BusyLoops::start(&[last_allowed_cpu(); 3], 0);
         for _ in 0..4 {
             ok_stdout(&planted, &["run", &suite]);
         }
@@ -141,7 +90,7 @@ fn a_planted_shift_is_one_change_point_at_its_run_and_a_plain_history_has_none()
         }
         assert!(attempt == 0, "the shift began at run 6, not at the newest run: {series}");
         eprintln!("the newest run beside the hog was its slowest: one more run beside it");
-        let _hog = Hog::on(last_cpu());
+        let _hog = BusyLoops::start(&[last_allowed_cpu(); 3], 0);
         ok_stdout(&planted, &["run", &suite]);
     }
 

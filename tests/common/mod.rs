@@ -317,6 +317,21 @@ pub fn listed_runs(db: &std::path::Path) -> Vec<serde_json::Value> {
     json_lines(&out.stdout)
 }
 
+/// The CPUs this process may run on (its affinity mask), ascending.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t of the right size, filled in by the kernel.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    assert_eq!(rc, 0, "sched_getaffinity: {}", std::io::Error::last_os_error());
+    (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
+}
+
+/// The last CPU this process may use: the measured one in tests that pin, away from CPU 0's
+/// housekeeping.
+pub fn last_allowed_cpu() -> usize {
+    *allowed_cpus().last().expect("a process may run on some CPU")
+}
+
 /// A busy loop (`sh -c 'while :; do :; done'`) on each of `cpus` at `nice`, killed and
 /// reaped when dropped, so a failed assertion leaves none behind.
 pub struct BusyLoops(Vec<std::process::Child>);
