@@ -59,7 +59,7 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
     }
     let culprits = decided::culprit_changes(&trials_a, &trials_b, 5);
     let noise = [compare::RunNoise::of(run_a, &trials_a), compare::RunNoise::of(run_b, &trials_b)];
-    let noise_differences = compare::noise_differences(run_a, run_b);
+    let noise_differences = crate::decide::compare::noise_differences(run_a, run_b);
     if format != TableFormat::Json {
         emit(&format!("\n{}", compare::summary(&rows, mode, threshold, a, b)))?;
         emit(&format!("\n{}", compare::noise_text(&noise[0], &noise[1], &noise_differences)))?;

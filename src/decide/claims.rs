@@ -28,7 +28,7 @@ use serde::Serialize;
 /// The level each table's family of claims is held to.
 pub const ALPHA: f64 = 0.05;
 /// "Alike" on a seed's data: its 90 % interval of the ratio lies within 1 ± this.
-pub const ALIKE: f64 = 0.10;
+const ALIKE: f64 = 0.10;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

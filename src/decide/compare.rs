@@ -56,12 +56,6 @@ use crate::model::Family;
 use crate::store::group::{groups, Group};
 use crate::store::{RunRecord, TrialRecord};
 
-/// The figures compared per family, in row order (the registry marks them; for all of
-/// them lower is better).
-pub fn figures_of(family: Family) -> Vec<&'static Figure> {
-    figures::compared(family)
-}
-
 /// How the two runs were made, which decides whether drift is part of the verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -127,7 +121,8 @@ pub struct Row {
     /// The p of this figure alone (Mann-Whitney, or the paired sign test when interleaved).
     pub p: Option<f64>,
     /// Interleaved: the block pairs in which both sides have a value, and the p that the
-    /// median ratio is within ±5 % (what ends a session's extra blocks on a tie).
+    /// median ratio is within the experiment's margin (what ends a session's extra blocks
+    /// on a tie).
     pub blocks: Option<usize>,
     pub p_equivalent: Option<f64>,
     /// Holm-adjusted over every figure tested; `None` for a figure not tested (too few).
@@ -195,7 +190,7 @@ pub fn compare(
     for left in &ga {
         let Some(right) = gb.iter().find(|g| g.family == left.family && g.params == left.params) else { continue };
         let not_ok = |g: &Group| g.trials.len() - g.ok().count();
-        for compared in figures_of(left.family) {
+        for compared in figures::compared(left.family) {
             let (va, vb) = (left.values(|o| compared.value(o)), right.values(|o| compared.value(o)));
             // A figure neither run's kernel gave (or older runs lack) is no row: only the
             // scheduler's per-task figures can be unknown in an ok trial.
@@ -236,7 +231,7 @@ pub fn compare(
         }
     }
     // One family: each figure's difference, and in an interleaved session also its
-    // equivalence within ±5 % (the two claims a run's question makes, and what `ab`
+    // equivalence within its experiment's margin (the two claims a run's question makes, and what `ab`
     // stops adding blocks on). A figure's two cannot both be true nulls (its median ratio
     // is 1, or at or beyond the margin, not both), so each pair counts once in Holm's
     // multipliers (`stats::holm_grouped`): m figures, first step α/m.
@@ -278,7 +273,7 @@ pub fn compare(
                     match bands.iter().find(|(k, _)| *k == key) {
                         Some((_, band)) => *band,
                         None => {
-                            let compared = figures_of(row.family).into_iter().find(|c| c.key == row.figure);
+                            let compared = figures::compared(row.family).into_iter().find(|c| c.key == row.figure);
                             let band = compared.map_or(Drift::Unknown, |c| {
                                 let mut shifts = shifts_of(&ga, experiments.0, c);
                                 shifts.extend(shifts_of(&gb, experiments.1, c));
@@ -400,6 +395,12 @@ pub fn culprit_changes(a: &[TrialRecord], b: &[TrialRecord], top: usize) -> Vec<
         out.extend(changes.into_iter().take(top));
     }
     out
+}
+
+/// Where two runs' noise floors differ by more than their own spread (see
+/// `NoiseFloor::differences`); empty when alike or when either run has none.
+pub fn noise_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
+    crate::decide::trend::noise_differences(&a.machine, &b.machine, a.id, b.id)
 }
 
 #[cfg(test)]

@@ -153,14 +153,14 @@ impl ThreadSpikes {
 /// the distribution. The tail's own small delays (on the shared VM, the scheduler tick's
 /// and a 20 ms housekeeping beat's 40-60 µs, about the p99) are then no spikes, and a
 /// period among them is not taken for a source of spikes.
-pub const SPIKE_OVER_P99: u64 = 2;
+const SPIKE_OVER_P99: u64 = 2;
 
 /// A spike is also a sample this many robust spreads (p90 − p50) above the median. A source
 /// that delays 1-5 % of the samples (1.5 ms every 100 ms at 1 kHz) *is* the p99, so twice
 /// the p99 is above all of its spikes; the median and p90 are not moved by it. On the
 /// shared VM the spread is 6-15 µs, so this level is 80-160 µs: above the tick's and the
 /// housekeeping beat's delays (measured with `bench/spike-periods.sh`).
-pub const SPIKE_BODY_SPREADS: u64 = 10;
+const SPIKE_BODY_SPREADS: u64 = 10;
 
 /// The levels a thread's spikes are searched above, lowest first: the median plus ten
 /// spreads where that is below twice the p99, twice the p99, and the p99.9 and p99.99 where
@@ -208,7 +208,7 @@ pub fn spike_periods(o: &LatencyOutcome, interval_ns: u64) -> Vec<ThreadSpikes> 
 }
 
 /// The findings of the threads whose spikes recur with a period.
-pub fn spike_findings(what: &str, o: &LatencyOutcome, interval_ns: u64) -> Vec<Finding> {
+fn spike_findings(what: &str, o: &LatencyOutcome, interval_ns: u64) -> Vec<Finding> {
     spike_periods(o, interval_ns)
         .into_iter()
         .filter_map(|t| {
@@ -228,7 +228,8 @@ pub enum SwitchContrast {
     OnlyOther(f64),
 }
 
-/// The findings of a stored run, its questions read from the suite it ran.
+/// The findings of a stored run, its questions those it stored (`RunOptions::asked`; a
+/// run stored before that, its suite text read again).
 pub fn findings_of_run(run: &RunRecord, trials: &[TrialRecord]) -> Vec<Finding> {
     findings_with(trials, &crate::exec::suite::asked_of_run(run))
 }
@@ -367,7 +368,6 @@ fn block_seconds(set: &[&Group]) -> Option<f64> {
     (per_cell.len() == set.len()).then(|| per_cell.iter().sum())
 }
 
-/// How OTHER's involuntary switches compare with the real-time policies' in one question.
 /// Per policy of a question's traced workload cells: the median child's preemptions (over
 /// every traced child of the cell) and the share of all preemptions by a sibling.
 fn preempted_per_policy(set: &[&Group]) -> Vec<(String, f64, f64)> {
@@ -395,6 +395,7 @@ fn preempted_per_policy(set: &[&Group]) -> Vec<(String, f64, f64)> {
         .collect()
 }
 
+/// How OTHER's involuntary switches compare with the real-time policies' in one question.
 fn switch_contrast(set: &[&Group]) -> Option<SwitchContrast> {
     let involuntary = &figures::workload::NIVCSW;
     let invol =
@@ -417,17 +418,22 @@ fn switch_contrast(set: &[&Group]) -> Option<SwitchContrast> {
 
 /// The questions of findings that answer one, and how many of them are decided.
 pub fn questions_answered(found: &[Finding]) -> (usize, usize) {
-    let headline: Vec<bool> = found
-        .iter()
-        .filter_map(|f| match f {
-            Finding::BestPolicy { answer, .. } | Finding::Compared { answer, .. } => Some(answer.decided()),
-            Finding::LatencyLeader { p99_answer, .. } => Some(p99_answer.decided()),
-            // A ring sweep asks "knee or no knee, linear or not": answered unless unclear.
-            Finding::Scaling { shape, .. } => Some(*shape != Shape::Unclear),
-            _ => None,
-        })
-        .collect();
+    let headline: Vec<bool> = found.iter().filter_map(question_answered).collect();
     (headline.iter().filter(|d| **d).count(), headline.len())
+}
+
+/// Whether a finding is a question of the run (`None` where it is not), and if so whether
+/// it is answered: the one rule the counts, the question table and the glance share.
+pub fn question_answered(f: &Finding) -> Option<bool> {
+    match f {
+        Finding::BestPolicy { answer, .. } | Finding::Compared { answer, .. } => Some(answer.decided()),
+        Finding::LatencyLeader { p99_answer, .. } => Some(p99_answer.decided()),
+        // A ring sweep asks "knee or no knee, linear or not": answered unless unclear, and
+        // open where it has too few sizes to say.
+        Finding::Scaling { shape, .. } => Some(*shape != Shape::Unclear),
+        Finding::RingTooFewSizes { .. } => Some(false),
+        _ => None,
+    }
 }
 
 fn findings_with(trials: &[TrialRecord], asking: &[Asking]) -> Vec<Finding> {

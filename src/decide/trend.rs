@@ -84,7 +84,9 @@ pub struct Newest {
     pub run: i64,
     pub test: NewestShift,
     pub p_holm: Option<f64>,
-    /// Significant (Holm p below `NEWEST_ALPHA`) and slower by more than the threshold.
+    /// Significant: Holm p below `NEWEST_ALPHA`.
+    pub shifted: bool,
+    /// Shifted, and slower by more than the threshold.
     pub regression: bool,
     /// Where the newest run's noise floor differs from the run's before it.
     pub noise: Vec<String>,
@@ -190,6 +192,7 @@ pub fn series(runs: &[(RunRecord, Vec<TrialRecord>)], choice: &FigureChoice, thr
             run: last,
             test,
             p_holm: None,
+            shifted: false,
             regression: false,
             noise,
         });
@@ -198,7 +201,8 @@ pub fn series(runs: &[(RunRecord, Vec<TrialRecord>)], choice: &FigureChoice, thr
     for (s, p_holm) in out.iter_mut().zip(holm(&newest_p)) {
         if let Some(newest) = &mut s.newest {
             newest.p_holm = p_holm;
-            newest.regression = p_holm.is_some_and(|p| p < NEWEST_ALPHA) && newest.test.ratio - 1.0 > threshold;
+            newest.shifted = p_holm.is_some_and(|p| p < NEWEST_ALPHA);
+            newest.regression = newest.shifted && newest.test.ratio - 1.0 > threshold;
         }
     }
     out

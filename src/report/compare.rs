@@ -136,12 +136,6 @@ impl RunNoise {
     }
 }
 
-/// Where two runs' noise floors differ by more than their own spread (see
-/// `NoiseFloor::differences`); empty when alike or when either run has none.
-pub fn noise_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
-    a.machine.floor_differences(&b.machine, &format!("run {}", a.id), &format!("run {}", b.id))
-}
-
 /// The noise floors and decisions of two runs, and whether the floors differ.
 pub fn noise_text(a: &RunNoise, b: &RunNoise, differences: &[String]) -> String {
     let mut out = vec!["noise floors (probed before each run's trials):".to_string(), a.line(), b.line()];

@@ -7,7 +7,7 @@
 
 use crate::analysis::knee::Shape;
 use crate::analysis::sequential::{self, MARGIN};
-use crate::decide::findings::{Answer, Finding, Verdict};
+use crate::decide::findings::{question_answered, Answer, Finding, Verdict};
 use crate::report::compare::p_text;
 use crate::report::table::Table;
 
@@ -242,19 +242,7 @@ fn answer_row(question: String, compared: String, leader: &str, a: &Answer) -> D
 /// its headline figure (a latency question's p99; its maximum is in the findings in full),
 /// and each ring sweep's reading.
 pub fn questions(found: &[Finding]) -> Vec<DecisionRow> {
-    let asked: Vec<&Finding> = found
-        .iter()
-        .filter(|f| {
-            matches!(
-                f,
-                Finding::BestPolicy { .. }
-                    | Finding::LatencyLeader { .. }
-                    | Finding::Compared { .. }
-                    | Finding::Scaling { .. }
-                    | Finding::RingTooFewSizes { .. }
-            )
-        })
-        .collect();
+    let asked: Vec<&Finding> = found.iter().filter(|f| question_answered(f).is_some()).collect();
     let whats: Vec<&str> = asked
         .iter()
         .map(|f| match f {
@@ -524,7 +512,7 @@ pub fn compare_rows(rows: &[crate::decide::compare::Row]) -> Vec<DecisionRow> {
                 Cmp::Slower if r.regression => "B slower: REGRESSION".to_string(),
                 Cmp::NoDifference => "no difference shown".to_string(),
                 Cmp::Drift => "inside the drift".to_string(),
-                Cmp::Equivalent => format!("equivalent ±{:.0}%", MARGIN * 100.0),
+                Cmp::Equivalent => format!("equivalent ±{:.0}%", r.margin * 100.0),
                 v => v.label(),
             };
             DecisionRow {
@@ -630,6 +618,23 @@ mod tests {
             switches: None,
             preempted: Vec::new(),
         }
+    }
+
+    /// The glance's count and the run's (its JSON, its questions line) are one rule: a
+    /// ring sweep with too few sizes is a question left open in both.
+    #[test]
+    fn the_glance_counts_the_questions_the_run_counts() {
+        let found = vec![
+            Finding::RingTooFewSizes { what: "ring (procs=2)".into(), sizes: 1 },
+            best(
+                "workload (procs=2 workload=cpu)",
+                "fifo",
+                "other",
+                answer(Verdict::Leads, 1.1, (Some(1.02), None), None),
+            ),
+        ];
+        assert_eq!(crate::decide::findings::questions_answered(&found), (1, 2));
+        assert_eq!(headline(&questions(&found)), "questions: 1 of 2 answered");
     }
 
     #[test]

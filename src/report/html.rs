@@ -377,7 +377,7 @@ fn compare_view(a: &RunRecord, b: &RunRecord, rows: &[Row], threshold: f64, mode
             machine_field(r.machine.kernel_release())
         )
     };
-    let noise_differences = compare::noise_differences(a, b);
+    let noise_differences = crate::decide::compare::noise_differences(a, b);
     let mut table = TableView::of(None, &compare::table(rows), 3);
     // compare::table has one line per row, in order, and the verdict last.
     for (cells, row) in table.rows.iter_mut().zip(rows) {

@@ -179,11 +179,6 @@ pub fn by_experiment<'a, 'b>(all: &'b [Group<'a>]) -> BTreeMap<i64, Vec<&'b Grou
     out
 }
 
-/// One titled table per experiment: a row per parameter combination.
-pub fn experiment_tables(trials: &[TrialRecord]) -> Vec<(String, Table)> {
-    experiment_tables_for(trials, &RunRule::default())
-}
-
 /// The tables of a run, with each adaptive experiment's target in its title and each
 /// cell that stopped short of it marked.
 pub fn experiment_tables_for(trials: &[TrialRecord], rule: &RunRule) -> Vec<(String, Table)> {

@@ -87,7 +87,7 @@ pub fn shift_text(s: &TrendSeries, shift: &Shift) -> String {
 pub fn newest_text(n: &Newest, threshold: f64) -> String {
     let verdict = if n.regression {
         format!("REGRESSION (beyond {})", signed_percent(threshold))
-    } else if n.p_holm.is_some_and(|p| p < NEWEST_ALPHA) {
+    } else if n.shifted {
         "a shift, within the threshold".into()
     } else {
         "in line".into()
