@@ -163,7 +163,7 @@ impl Data<'_> {
                     // U counts A's wins: fewer than half of the pairs, A is the lower.
                     a_lower: u < (xa.len() * xb.len()) as f64 / 2.0,
                     ratio: if ma > 0.0 { mb / ma } else { f64::NAN },
-                    sizes: format!("{} v {}", xa.len(), xb.len()),
+                    sizes: Sizes::Repeats(xa.len(), xb.len()),
                     alike: p_alike.is_some_and(|q| q <= ALPHA),
                     apart: apart && p <= ALPHA,
                     p_alike,
@@ -182,7 +182,7 @@ impl Data<'_> {
                     p: paired.p_differ,
                     a_lower: paired.ratio > 1.0,
                     ratio: paired.ratio,
-                    sizes: format!("{} blocks", paired.blocks),
+                    sizes: Sizes::Blocks(paired.blocks),
                     alike: paired.p_equivalent <= ALPHA,
                     apart,
                     p_alike: Some(paired.p_equivalent),
@@ -203,13 +203,29 @@ struct Comparison {
     p: f64,
     a_lower: bool,
     ratio: f64,
-    sizes: String,
+    sizes: Sizes,
     /// Shown equivalent within the margin, and shown apart by more than it (an interval
     /// wholly outside: the same whichever side is A).
     alike: bool,
     apart: bool,
     /// The equivalence test's own p.
     p_alike: Option<f64>,
+}
+
+/// How many values a comparison had: independent repeats of each side, or paired blocks.
+#[derive(Clone, Copy, PartialEq)]
+enum Sizes {
+    Repeats(usize, usize),
+    Blocks(usize),
+}
+
+impl std::fmt::Display for Sizes {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Sizes::Repeats(a, b) => write!(f, "{a} v {b}"),
+            Sizes::Blocks(n) => write!(f, "{n} blocks"),
+        }
+    }
 }
 
 /// The cells a claim looks at: each a set of parameter values ("workload" = "cpu",
@@ -309,8 +325,14 @@ fn range_text(what: &str, ratios: &[f64]) -> String {
     }
 }
 
-fn sizes_text(sizes: &[String], comparisons: usize, missing: usize) -> String {
-    let blocks: Vec<usize> = sizes.iter().filter_map(|s| s.strip_suffix(" blocks")?.parse().ok()).collect();
+fn sizes_text(sizes: &[Sizes], comparisons: usize, missing: usize) -> String {
+    let blocks: Vec<usize> = sizes
+        .iter()
+        .filter_map(|s| match s {
+            Sizes::Blocks(n) => Some(*n),
+            Sizes::Repeats(..) => None,
+        })
+        .collect();
     let each = if !blocks.is_empty() && blocks.len() == sizes.len() {
         let (lo, hi) = (blocks.iter().min().unwrap_or(&0), blocks.iter().max().unwrap_or(&0));
         if lo == hi {
@@ -319,10 +341,10 @@ fn sizes_text(sizes: &[String], comparisons: usize, missing: usize) -> String {
             format!("{lo}..{hi} blocks")
         }
     } else {
-        let mut distinct: Vec<&String> = sizes.iter().collect();
+        let mut distinct: Vec<String> = sizes.iter().map(Sizes::to_string).collect();
         distinct.sort();
         distinct.dedup();
-        distinct.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        distinct.join(", ")
     };
     let each = if each.is_empty() { "no such cell in the data".to_string() } else { each };
     let mut text = format!("{each}; {comparisons} comparison{}", if comparisons == 1 { "" } else { "s" });
