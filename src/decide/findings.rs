@@ -251,17 +251,28 @@ struct Asked<'b, 'a> {
 /// The groups of each question: those of one experiment that differ only in its compared
 /// axis (`asking` by experiment; when empty, the policy of workload and latency, at the
 /// default margin).
+/// What the experiment of a group asks, if the run stored it.
+fn asked_of<'s>(g: &Group, asking: &'s [Asking]) -> Option<&'s Asking> {
+    usize::try_from(g.experiment).ok().and_then(|e| asking.get(e))
+}
+
+/// The axis a group's cell is compared over, where the cell is part of a question: its
+/// experiment's compared axis, which the cell sets (with nothing asked, as by a family
+/// command's run, the policy where the family compares it by default).
+pub fn question_axis(g: &Group, asking: &[Asking]) -> Option<String> {
+    let axis = if asking.is_empty() {
+        g.family.compares_policy_by_default().then(|| POLICY.to_string())
+    } else {
+        asked_of(g, asking).and_then(|a| a.compare.clone())
+    };
+    axis.filter(|a| g.params.contains(a))
+}
+
 fn questions<'b, 'a>(all: &'b [Group<'a>], asking: &[Asking]) -> Vec<Asked<'b, 'a>> {
     let mut out: Vec<(String, Asked)> = Vec::new();
     for g in all {
-        let this = usize::try_from(g.experiment).ok().and_then(|e| asking.get(e));
-        let margin = this.map_or(MARGIN, |a| a.margin);
-        let axis = if asking.is_empty() {
-            g.family.compares_policy_by_default().then(|| POLICY.to_string())
-        } else {
-            this.and_then(|a| a.compare.clone())
-        };
-        let Some(axis) = axis.filter(|a| g.params.contains(a)) else { continue };
+        let Some(axis) = question_axis(g, asking) else { continue };
+        let margin = asked_of(g, asking).map_or(MARGIN, |a| a.margin);
         let key = format!("{} {}", g.experiment, g.params.question_key(&axis));
         match out.iter_mut().find(|(k, _)| *k == key) {
             Some((_, asked)) => asked.set.push(g),
@@ -428,10 +439,9 @@ pub fn question_answered(f: &Finding) -> Option<bool> {
     match f {
         Finding::BestPolicy { answer, .. } | Finding::Compared { answer, .. } => Some(answer.decided()),
         Finding::LatencyLeader { p99_answer, .. } => Some(p99_answer.decided()),
-        // A ring sweep asks "knee or no knee, linear or not": answered unless unclear, and
-        // open where it has too few sizes to say.
+        // A ring sweep asks "knee or no knee, linear or not": answered unless unclear. One
+        // of too few sizes asks nothing (its rings may serve another question, over procs).
         Finding::Scaling { shape, .. } => Some(*shape != Shape::Unclear),
-        Finding::RingTooFewSizes { .. } => Some(false),
         _ => None,
     }
 }

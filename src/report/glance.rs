@@ -249,8 +249,7 @@ pub fn questions(found: &[Finding]) -> Vec<DecisionRow> {
             Finding::BestPolicy { what, .. }
             | Finding::LatencyLeader { what, .. }
             | Finding::Compared { what, .. }
-            | Finding::Scaling { what, .. }
-            | Finding::RingTooFewSizes { what, .. } => what.as_str(),
+            | Finding::Scaling { what, .. } => what.as_str(),
             _ => "",
         })
         .collect();
@@ -295,12 +294,6 @@ pub fn questions(found: &[Finding]) -> Vec<DecisionRow> {
                     format!("{reading}, {knees}"),
                 ))
             }
-            Finding::RingTooFewSizes { sizes, .. } => Some(DecisionRow::answer_only(
-                name,
-                format!("CPU/hop, {sizes} sizes"),
-                Call::Open,
-                "too few sizes".to_string(),
-            )),
             _ => None,
         })
         .collect()
@@ -621,7 +614,7 @@ mod tests {
     }
 
     /// The glance's count and the run's (its JSON, its questions line) are one rule: a
-    /// ring sweep with too few sizes is a question left open in both.
+    /// ring sweep with too few sizes for a knee is no question in either.
     #[test]
     fn the_glance_counts_the_questions_the_run_counts() {
         let found = vec![
@@ -633,8 +626,8 @@ mod tests {
                 answer(Verdict::Leads, 1.1, (Some(1.02), None), None),
             ),
         ];
-        assert_eq!(crate::decide::findings::questions_answered(&found), (1, 2));
-        assert_eq!(headline(&questions(&found)), "questions: 1 of 2 answered");
+        assert_eq!(crate::decide::findings::questions_answered(&found), (1, 1));
+        assert_eq!(headline(&questions(&found)), "questions: 1 of 1 answered");
     }
 
     #[test]

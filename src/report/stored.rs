@@ -20,9 +20,9 @@ use std::collections::BTreeMap;
 pub struct RunRule {
     pub plan: AdaptivePlan,
     pub finished: bool,
-    /// Each experiment's compared axis: its cells answer a question, and stop when it is
-    /// answered, not at a precision target.
-    pub compared: Vec<Option<String>>,
+    /// What each experiment asks: the cells of a question stop when it is answered, not
+    /// at a precision target.
+    pub asking: Vec<crate::exec::suite::Asking>,
 }
 
 impl RunRule {
@@ -30,19 +30,17 @@ impl RunRule {
         RunRule {
             plan: AdaptivePlan::of_run_options(&run.options),
             finished: run.status == RunStatus::Finished,
-            compared: crate::exec::suite::asked_of_run(run).into_iter().map(|a| a.compare).collect(),
+            asking: crate::exec::suite::asked_of_run(run),
         }
     }
 
     /// The precision target of a group's cell: its experiment's, unless the cell is part
     /// of a question.
     fn target(&self, g: &Group) -> Option<crate::exec::adaptive::Target> {
-        let experiment = usize::try_from(g.experiment).ok()?;
-        let in_question = self.compared.get(experiment).cloned().flatten().is_some_and(|a| g.params.contains(&a));
-        if in_question {
+        if crate::decide::findings::question_axis(g, &self.asking).is_some() {
             return None;
         }
-        self.plan.target(experiment)
+        self.plan.target(usize::try_from(g.experiment).ok()?)
     }
 }
 
@@ -190,7 +188,7 @@ pub fn experiment_tables_for(trials: &[TrialRecord], rule: &RunRule) -> Vec<(Str
         let fixed_params = groups[0].params.text(|k| !axes.iter().any(|a| a == k));
         let mut title = format!("experiment {} ({}) {fixed_params}", experiment + 1, family.as_str());
         let index = usize::try_from(experiment).ok();
-        let compared = index.and_then(|e| rule.compared.get(e).cloned().flatten()).filter(|a| axes.contains(a));
+        let compared = index.and_then(|e| rule.asking.get(e)?.compare.clone()).filter(|a| axes.contains(a));
         if let Some(t) = index.and_then(|e| rule.plan.target(e)) {
             let until = match &compared {
                 Some(axis) => format!("until its questions over {axis} are answered, blocks of"),
