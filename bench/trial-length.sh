@@ -5,10 +5,10 @@
 # `schedlab run`; the within-block log ratios d = ln(FIFO / OTHER) give
 #   var·s   the variance of d times the seconds a block takes: the variance per second of
 #           budget (lower decides faster);
-#   ~blocks the blocks schedlab's confidence sequences need to decide at α = 0.05 over a
-#           family of 16 claims, if the blocks go on as measured: a difference by the share
-#           on one side of 0 or by the magnitude bettor's growth rate, equivalence by the
-#           share inside ±5 %; whichever is fewer (inf: more than 400);
+#   ~blocks the blocks schedlab's sign-test confidence sequences need to decide at α = 0.05
+#           over a family of 16 claims, if the blocks go on as measured: a difference by
+#           the share on one side of 0, equivalence by the share inside ±5 %; whichever is
+#           fewer (inf: more than 400);
 #   ~s      those blocks times the block's seconds.
 # The length with the fewest ~s is the quick suite's default (docs/questions.md, "Trial length").
 #
@@ -16,7 +16,7 @@
 #
 # The lengths tried, each a space-separated list (empty: skip that kind), and the process
 # counts, may be set: TL_CPU (iterations), TL_IO (transfer sizes), TL_MIXED (iterations),
-# TL_LOOPS (latency) and TL_PROCS (empty or unset: 2 8), e.g.
+# TL_LOOPS (latency, at TL_INTERVAL, default 500us) and TL_PROCS (empty or unset: 2 8), e.g.
 # `TL_CPU= TL_LOOPS= TL_MIXED="150 300 600" TL_IO="100KiB 400KiB" TL_PROCS=8`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,7 +41,7 @@ suite=$work/lengths.toml
     printf '[[experiment]]\nfamily = "workload"\nworkload = "mixed"\npolicy = ["other", "fifo"]\nprocs = [%s]\niterations = %s\nrepeat = %s\n' "$procs" "$it" "$blocks"
   done
   for loops in ${TL_LOOPS-400 1500 6000}; do
-    printf '[[experiment]]\nfamily = "latency"\npolicy = ["other", "fifo"]\ninterval = "500us"\nloops = %s\nrepeat = %s\n' "$loops" "$blocks"
+    printf '[[experiment]]\nfamily = "latency"\npolicy = ["other", "fifo"]\ninterval = "%s"\nloops = %s\nrepeat = %s\n' "${TL_INTERVAL:-500us}" "$loops" "$blocks"
   done
 } >"$suite"
 
@@ -86,13 +86,8 @@ for key in sorted(cells):
     sd = statistics.stdev(d)
     up = sum(x > 0 for x in d) / len(d)
     inside = min(sum(x > math.log(0.95) for x in d), sum(x < math.log(1.05) for x in d)) / len(d)
-    # A lead at 0.05 / 16 two-sided (the sign count, or the magnitude bettor at its growth
-    # rate mean² / 2(mean² + sd²) per block, each at half weight), equivalence at
-    # 0.05 / 16 on each bound.
-    mean = statistics.mean(d)
-    growth = mean * mean / (2 * (mean * mean + sd * sd)) if sd > 0 else math.inf
-    by_bets = math.ceil(math.log(2 * 640) / growth) if growth > 0 else math.inf
-    need = min(blocks_needed(max(up, 1 - up), 1280), by_bets, blocks_needed(inside, 320))
+    # A lead at 0.05 / 16 two-sided (the sign count), equivalence at 0.05 / 16 on each bound.
+    need = min(blocks_needed(max(up, 1 - up), 640), blocks_needed(inside, 320))
     secs = need * block_s
     print(f"{kind:8} {procs:>5} {str(length):>12} {len(d):>3} {block_s:8.3f} {statistics.mean(d):+7.3f} {sd:6.3f} {sd*sd*block_s:8.5f} {need:>8} {secs:7.0f}")
     k = (kind, procs)

@@ -190,6 +190,50 @@ fn a_question_at_its_own_margin_is_answered_at_it() {
     assert_eq!(again["findings"], doc["findings"], "the findings come from what the run stored");
 }
 
+/// `ask` keeps a latency question to its p99: the maximum is measured and shown but not
+/// tested, so it adds no claim to the run's family (the p99's pair alone).
+#[test]
+fn a_question_asked_of_its_p99_alone_tests_no_maximum() {
+    let dir = Scratch::new("adaptive-ask");
+    let experiment = "[[experiment]]\nfamily = \"latency\"\ninterval = [\"200us\", \"1ms\"]\nloops = 40\nrepeat = 6\n\
+                      compare = \"interval\"\n";
+    let asked_p99 = dir.write("p99.toml", &format!("name = \"ask\"\n{experiment}ask = [\"p99_ns\"]\n"));
+    let asked_both = dir.write("both.toml", &format!("name = \"ask\"\n{experiment}"));
+    let db = dir.path("r.db");
+    let figures_of = |run: &str| -> Vec<String> {
+        let doc = report(&db, run);
+        let compared = doc["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "compared");
+        compared.map(|f| f["figure"].as_str().unwrap().to_string()).collect()
+    };
+    for suite in [&asked_p99, &asked_both] {
+        let out = schedlab_in(&db, &["run", suite]);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let (p99_only, both) = (figures_of("1"), figures_of("2"));
+    assert_eq!(p99_only.len(), 1, "{p99_only:?}");
+    assert!(p99_only[0].starts_with("p99"), "{p99_only:?}");
+    assert_eq!(both.len(), 2, "{both:?}");
+    let text = ok_stdout(&db, &["report", "1"]);
+    assert!(text.contains("Holm over 2 claims"), "{text}");
+    assert!(ok_stdout(&db, &["report", "2"]).contains("Holm over 4 claims"));
+    let asked = &export_json(&db, "1")["runs"][0]["options"]["asked"];
+    assert_eq!(asked, &serde_json::json!([{"compare": "interval", "margin": 0.05, "ask": ["p99_ns"]}]));
+    // Over policies (FIFO needs root), the latency finding says its maximum was not tested.
+    if is_root() {
+        let policies = dir.write(
+            "policies.toml",
+            "[[experiment]]\nfamily = \"latency\"\npolicy = [\"other\", \"fifo\"]\nloops = 40\nrepeat = 6\nask = \"p99_ns\"\n",
+        );
+        let out = schedlab_in(&db, &["run", &policies]);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let doc = report(&db, "3");
+        let leader =
+            doc["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "latency_leader").unwrap().clone();
+        assert!(leader.get("p99_answer").is_some() && leader.get("max_answer").is_none(), "{leader}");
+        assert!(ok_stdout(&db, &["report", "3"]).contains("the maximum not tested"));
+    }
+}
+
 #[test]
 fn the_budget_ends_an_adaptive_run() {
     let dir = Scratch::new("adaptive-budget");

@@ -106,9 +106,14 @@ pub enum Finding {
         p99_policy: String,
         p99_ns: f64,
         p99_answer: Answer,
-        max_policy: String,
-        max_ns: f64,
-        max_answer: Answer,
+        /// The maximum's leader, level and answer: `None` where its experiment's `ask` keeps
+        /// the question to its p99.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max_policy: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max_ns: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max_answer: Option<Answer>,
         overruns: Vec<(String, u64)>,
     },
     /// Any other compared axis (`compare = "iterations"`): the value with the lowest
@@ -245,6 +250,8 @@ struct Asked<'b, 'a> {
     axis: String,
     /// Its sides are called equivalent within 1 ± this.
     margin: f64,
+    /// What its experiment asks, where the run stored it (which figures it tests).
+    asking: Option<&'b Asking>,
     set: Vec<&'b Group<'a>>,
 }
 
@@ -268,7 +275,7 @@ pub fn question_axis(g: &Group, asking: &[Asking]) -> Option<String> {
     axis.filter(|a| g.params.contains(a))
 }
 
-fn questions<'b, 'a>(all: &'b [Group<'a>], asking: &[Asking]) -> Vec<Asked<'b, 'a>> {
+fn questions<'b, 'a>(all: &'b [Group<'a>], asking: &'b [Asking]) -> Vec<Asked<'b, 'a>> {
     let mut out: Vec<(String, Asked)> = Vec::new();
     for g in all {
         let Some(axis) = question_axis(g, asking) else { continue };
@@ -276,7 +283,7 @@ fn questions<'b, 'a>(all: &'b [Group<'a>], asking: &[Asking]) -> Vec<Asked<'b, '
         let key = format!("{} {}", g.experiment, g.params.question_key(&axis));
         match out.iter_mut().find(|(k, _)| *k == key) {
             Some((_, asked)) => asked.set.push(g),
-            None => out.push((key, Asked { axis, margin, set: vec![g] })),
+            None => out.push((key, Asked { axis, margin, asking: asked_of(g, asking), set: vec![g] })),
         }
     }
     out.into_iter().map(|(_, a)| a).filter(|a| a.set.len() >= 2).collect()
@@ -290,13 +297,14 @@ fn blocks_of(set: &[&Group], figure: &Figure) -> Vec<Vec<(u32, f64)>> {
 /// The answers to a run's questions, corrected together.
 fn answers(all: &[Group], asking: &[Asking]) -> Vec<Finding> {
     let asked = questions(all, asking);
-    // Each question's figures (latency: p99 and the maximum), then every claim answered
-    // together (`analysis::answers`).
+    // Each question's figures (latency: p99 and the maximum, as its experiment's `ask`
+    // keeps them), then every claim answered together (`analysis::answers`).
     let figures_of: Vec<Vec<&Figure>> = asked
         .iter()
         .map(|a| {
             let sample = a.set.iter().find_map(|g| g.outcomes().next());
-            sample.map_or_else(|| figures::questioned(a.set[0].family), figures::questioned_of)
+            let all = sample.map_or_else(|| figures::questioned(a.set[0].family), figures::questioned_of);
+            all.into_iter().filter(|f| a.asking.is_none_or(|asking| asking.tests(a.set[0].family, f))).collect()
         })
         .collect();
     let decided = answer_all(
@@ -332,14 +340,14 @@ fn answers(all: &[Group], asking: &[Asking]) -> Vec<Finding> {
                 switches: switch_contrast(&a.set),
                 preempted: preempted_per_policy(&a.set),
             }),
-            (Family::Latency, POLICY, [(p99, c99, a99), (max, cmax, amax)]) => out.push(Finding::LatencyLeader {
+            (Family::Latency, POLICY, [(p99, c99, a99), max @ ..]) => out.push(Finding::LatencyLeader {
                 what,
                 p99_policy: label(c99.leader),
                 p99_ns: level(p99, c99.leader),
                 p99_answer: a99.clone(),
-                max_policy: label(cmax.leader),
-                max_ns: level(max, cmax.leader),
-                max_answer: amax.clone(),
+                max_policy: max.first().map(|(_, c, _)| label(c.leader)),
+                max_ns: max.first().map(|(fig, c, _)| level(fig, c.leader)),
+                max_answer: max.first().map(|(_, _, a)| a.clone()),
                 overruns: {
                     let overruns = &figures::latency::OVERRUNS;
                     a.set

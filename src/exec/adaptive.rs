@@ -306,8 +306,8 @@ pub fn next_cell(cells: &[Cell], after: Option<usize>, used: Duration, budget: O
 pub struct Question {
     pub key: QuestionKey,
     pub cells: Vec<usize>,
-    /// The figures the report tests it on (latency: p99 and the maximum); the runner
-    /// decides on the first, the headline.
+    /// The figures the report tests it on (latency: p99 and the maximum, unless its
+    /// experiment's `ask` keeps the p99 alone); the runner decides on the first, the headline.
     pub figures: usize,
     /// Its sides are called equivalent within 1 ± this (its experiment's `margin`).
     pub margin: f64,
@@ -375,7 +375,7 @@ impl Session {
                 match questions.iter_mut().find(|q| q.key == key) {
                     Some(q) => q.cells.push(cells.len()),
                     None => {
-                        let figures = crate::model::figures::questioned(trial.family).len().max(1);
+                        let figures = suite.experiments[trial.experiment].questioned().len().max(1);
                         let margin = suite.experiments[trial.experiment].margin;
                         questions.push(Question { key, cells: vec![cells.len()], figures, margin })
                     }
@@ -396,9 +396,7 @@ impl Session {
             .questions_with_cells()
             .into_iter()
             .filter(|(key, _)| plan.target(key.experiment).is_none())
-            .map(|(key, cells)| {
-                (cells, crate::model::figures::questioned(suite.experiments[key.experiment].family).len().max(1))
-            })
+            .map(|(key, cells)| (cells, suite.experiments[key.experiment].questioned().len().max(1)))
             .collect();
         let after_stored = stored.iter().map(|r| r.seq + 1).max().unwrap_or(0).max(0) as usize;
         Session {

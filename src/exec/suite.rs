@@ -143,6 +143,22 @@ pub struct Experiment {
     /// The axis whose values the experiment's questions compare (`compare = "policy"`; by
     /// default the policy, when it is an axis of a workload or latency experiment).
     pub compare: Option<String>,
+    /// The keys of the family's questioned figures its questions test (`ask = ["p99_ns"]`:
+    /// a latency question without its maximum); `None`: all of them.
+    pub ask: Option<Vec<String>>,
+}
+
+impl Experiment {
+    /// What its questions ask, as the run stores it.
+    pub fn asking(&self) -> Asking {
+        Asking { compare: self.compare.clone(), margin: self.margin, ask: self.ask.clone() }
+    }
+
+    /// The figures its questions test: its family's (`figures::questioned`), as `ask` keeps them.
+    pub fn questioned(&self) -> Vec<&'static crate::model::figures::Figure> {
+        let asking = self.asking();
+        self.family.questioned().into_iter().filter(|f| asking.tests(self.family, f)).collect()
+    }
 }
 
 /// Which question a trial belongs to: its experiment and its parameters other than the
@@ -185,7 +201,7 @@ impl Suite {
 
     /// What each experiment's questions ask, stored with the run.
     pub fn asked(&self) -> Vec<Asking> {
-        self.experiments.iter().map(|e| Asking { compare: e.compare.clone(), margin: e.margin }).collect()
+        self.experiments.iter().map(Experiment::asking).collect()
     }
 
     /// The record of a run of this suite as it starts (`run`, and each side of `ab`):
@@ -247,10 +263,7 @@ impl Suite {
     /// Hypotheses in the run's family of claims: two (a difference, equivalence) for each
     /// figure each question tests (`figures::questioned`).
     pub fn family_of_claims(&self) -> usize {
-        self.questions()
-            .iter()
-            .map(|q| 2 * crate::model::figures::questioned(self.experiments[q.experiment].family).len())
-            .sum()
+        self.questions().iter().map(|q| 2 * self.experiments[q.experiment].questioned().len()).sum()
     }
 
     /// Refuse a plan whose trials would all be stopped by the run's `--trial-timeout`: a
@@ -466,6 +479,7 @@ fn check_experiment(
     let mut max_repeat: Option<(u32, usize)> = None;
     let mut margin = crate::analysis::sequential::MARGIN;
     let mut compare: Option<(String, usize)> = None;
+    let mut ask: Option<Vec<String>> = None;
     // key -> (values, offset of the value), in a stable order: the file's keys sorted.
     let mut params: Vec<(String, Vec<CellValue>, usize)> = Vec::new();
     let mut overrides: Option<&Spanned<Toml>> = None;
@@ -520,6 +534,7 @@ fn check_experiment(
                 })?;
                 compare = Some((key_name(&normalise(axis)), at));
             }
+            "ask" => ask = Some(parse_ask(origin, family, value)?),
             "full" => overrides = Some(value),
             _ if family.key_hint(name).is_some() => {
                 return Err(origin.at(at, family.key_hint(name).unwrap_or_default()));
@@ -641,8 +656,35 @@ fn check_experiment(
         combo.remove(cell::axis::FIGURES);
         out.push((combo, spec));
     }
-    let experiment = Experiment { family, repeat, warmup, target_ci, max_repeat, margin, axes, compare };
+    let experiment = Experiment { family, repeat, warmup, target_ci, max_repeat, margin, axes, compare, ask };
     Ok((experiment, out))
+}
+
+/// `ask`: the figures an experiment's questions test, of those its family questions (a
+/// latency question tests its p99 and its maximum; `ask = ["p99_ns"]` the p99 alone). The
+/// runner decides a question on its family's headline, so the list must hold it.
+fn parse_ask(origin: &Origin, family: Family, value: &Spanned<Toml>) -> Result<Vec<String>> {
+    let at = value.span().start;
+    let questioned = family.questioned();
+    let offered = questioned.iter().map(|f| format!("\"{}\"", f.key)).collect::<Vec<_>>().join(", ");
+    let keys: Vec<String> = match value.get_ref() {
+        Toml::String(s) => vec![s.clone()],
+        Toml::Array(items) => items
+            .iter()
+            .map(|v| v.as_str().map(String::from))
+            .collect::<Option<_>>()
+            .ok_or_else(|| origin.at(at, format!("ask is a list of figure keys, e.g. ask = [{offered}]")))?,
+        _ => return Err(origin.at(at, format!("ask is a list of figure keys, e.g. ask = [{offered}]"))),
+    };
+    if let Some(unknown) = keys.iter().find(|k| !questioned.iter().any(|f| f.key == k.as_str())) {
+        return Err(origin.at(at, format!("ask: a {} question tests {offered}, not \"{unknown}\"", family.as_str())));
+    }
+    let headline = crate::model::figures::headline(family).key;
+    if !keys.iter().any(|k| k == headline) {
+        return Err(origin
+            .at(at, format!("ask must hold \"{headline}\": a run decides its {} questions on it", family.as_str())));
+    }
+    Ok(keys)
 }
 
 /// TOML keys may be written `work_kb` or `work-kb`; flags use dashes.
@@ -667,7 +709,7 @@ fn check_key(origin: &Origin, family: Family, flags: &[(String, bool)], key: &Sp
     }
     if !flags.iter().any(|(f, _)| *f == flag) {
         let mut known: Vec<String> = flags.iter().map(|(f, _)| key_name(f)).collect();
-        known.extend(["repeat", "warmup", "target_ci", "max_repeat", "margin", "full"].map(String::from));
+        known.extend(["repeat", "warmup", "target_ci", "max_repeat", "margin", "ask", "full"].map(String::from));
         known.extend(crate::model::settings::KEYS.map(String::from));
         return Err(origin.at(
             key.span().start,
@@ -953,11 +995,44 @@ mod tests {
                          [experiment.full]\npolicy = [\"other\", \"fifo\"]\n";
         assert_eq!(asked_by_older_runs_suite_text(only_full, false)[0].compare, None);
         assert_eq!(asked_by_older_runs_suite_text(only_full, true)[0].compare.as_deref(), Some("policy"));
-        assert_eq!(asking[0], Asking { compare: Some("policy".into()), margin: 0.10 });
+        assert_eq!(asking[0], Asking { compare: Some("policy".into()), margin: 0.10, ask: None });
         assert_eq!(asking[1].margin, MARGIN_DEFAULT);
         for (bad, says) in [("\"0%\"", "above 0"), ("\"60%\"", "at most 50%"), ("\"wide\"", "not a margin")] {
             let e = err(&format!("[[experiment]]\nfamily = \"ring\"\nmargin = {bad}\n"));
             assert!(e.contains("test.toml:3") && e.contains("margin") && e.contains(says), "{e}");
+        }
+    }
+
+    #[test]
+    fn ask_keeps_some_of_a_questions_figures_and_is_stored() {
+        let text =
+            "[[experiment]]\nfamily = \"latency\"\npolicy = [\"other\", \"fifo\"]\nloops = 100\nask = [\"p99_ns\"]\n\
+                    [[experiment]]\nfamily = \"latency\"\npolicy = [\"other\", \"fifo\"]\nloops = 100\n";
+        let suite = parse_text(text).unwrap();
+        let keys = |e: &Experiment| e.questioned().iter().map(|f| f.key).collect::<Vec<_>>();
+        assert_eq!(keys(&suite.experiments[0]), ["p99_ns"]);
+        assert_eq!(keys(&suite.experiments[1]), ["p99_ns", "max_ns"]);
+        // Not an axis: two cells each; the run's family of claims is 2 + 4.
+        assert_eq!(suite.trials.len(), 4);
+        assert_eq!(suite.family_of_claims(), 6);
+        let asking = suite.asked();
+        assert_eq!(asking[0].ask.as_deref(), Some(&["p99_ns".to_string()][..]));
+        assert_eq!(asking, asked_by_older_runs_suite_text(text, false));
+        // One string is a list of one; the stored JSON has no `ask` where none was given.
+        let one =
+            parse_text("[[experiment]]\nfamily = \"latency\"\npolicy = [\"other\", \"fifo\"]\nask = \"p99_ns\"\n")
+                .unwrap();
+        assert_eq!(one.experiments[0].ask.as_deref(), Some(&["p99_ns".to_string()][..]));
+        assert!(!serde_json::to_string(&asking[1]).unwrap().contains("ask"));
+        for (bad, says) in [
+            ("[\"p50_ns\"]", "tests \"p99_ns\", \"max_ns\", not \"p50_ns\""),
+            ("[\"max_ns\"]", "ask must hold \"p99_ns\""),
+            ("3", "ask is a list of figure keys"),
+            ("[3]", "ask is a list of figure keys"),
+        ] {
+            let e =
+                err(&format!("[[experiment]]\nfamily = \"latency\"\npolicy = [\"other\", \"fifo\"]\nask = {bad}\n"));
+            assert!(e.contains("test.toml:4") && e.contains(says), "{e}");
         }
     }
 

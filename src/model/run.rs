@@ -58,12 +58,29 @@ pub struct RunOptions {
     pub extra: Map<String, Json>,
 }
 
-/// What one experiment's questions ask: the compared axis, and how near two sides must
-/// be to be called equivalent.
+/// What one experiment's questions ask: the compared axis, how near two sides must be to
+/// be called equivalent, and which of the family's questioned figures they test.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Asking {
     pub compare: Option<String>,
     pub margin: f64,
+    /// The keys of the family's questioned figures its questions test (`ask = ["p99_ns"]`);
+    /// `None`: all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ask: Option<Vec<String>>,
+}
+
+impl Asking {
+    /// Whether its questions test `figure`: any figure its family does not question by
+    /// default (a cgroup question's pressure) is tested, the family's own ones as `ask` says.
+    pub fn tests(&self, family: crate::model::Family, figure: &crate::model::figures::Figure) -> bool {
+        match &self.ask {
+            Some(keys) => {
+                keys.iter().any(|k| k == figure.key) || !family.questioned().iter().any(|f| f.key == figure.key)
+            }
+            None => true,
+        }
+    }
 }
 
 /// A run's side of an A/B session, as `schedlab ab` stores it.
