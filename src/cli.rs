@@ -105,7 +105,8 @@ const RUN_EXAMPLES: &str = "Examples:\n  \
     Results go to ./schedlab.db unless --db or $SCHEDLAB_DB names another file. A suite file \
     has [[experiment]] tables: family = \"ring\" | \"workload\" | \"latency\", the command's flags as \
     keys (a list is an axis), repeat and warmup, and for adaptive repeats target_ci and max_repeat \
-    (and a top-level budget); `schedlab suites --show quick` prints one to copy.";
+    (and a top-level budget); a question's compare, margin and ask (docs/run.md); `schedlab \
+    suites --show quick` prints one to copy.";
 
 const TREND_EXAMPLES: &str = "Examples:\n  \
     schedlab trend                                  # every machine, cell and headline figure\n  \

@@ -283,6 +283,13 @@ fn the_2007_table_is_stored_as_two_kernels_whose_split_gives_the_printed_digits(
     let group = &json["experiments"][0]["groups"][1];
     assert!(group["figures"].get("p99_ns").is_none_or(|f| f["n"] == 0), "{group}");
     assert_eq!(group["headline"]["median"], Json::Null);
+    // With no p99 to compare, the policies' finding is of the maximum, named as such:
+    // never the maximum's numbers under the p99's name.
+    let findings = json["findings"].as_array().unwrap();
+    assert!(findings.iter().all(|f| f["kind"] != "latency_leader"), "{findings:?}");
+    let max = findings.iter().find(|f| f["kind"] == "compared").expect("a finding of the maximum");
+    assert!(max["figure"].as_str().unwrap().starts_with("max"), "{max}");
+    assert!(!report.contains("lowest median p99") && !report.contains("maximum not tested"), "{report}");
 
     // Once more: nothing new.
     let (code, err) = import(&db, &["--reference", "hrtimers-2007"]);

@@ -302,9 +302,15 @@ fn answers(all: &[Group], asking: &[Asking]) -> Vec<Finding> {
     let figures_of: Vec<Vec<&Figure>> = asked
         .iter()
         .map(|a| {
-            let sample = a.set.iter().find_map(|g| g.outcomes().next());
-            let all = sample.map_or_else(|| figures::questioned(a.set[0].family), figures::questioned_of);
-            all.into_iter().filter(|f| a.asking.is_none_or(|asking| asking.tests(a.set[0].family, f))).collect()
+            let family = a.set[0].family;
+            match (a.set.iter().find_map(|g| g.outcomes().next()), a.asking) {
+                (Some(sample), Some(asking)) => asking.tested_of(sample),
+                (Some(sample), None) => figures::questioned_of(sample),
+                (None, asking) => figures::questioned(family)
+                    .into_iter()
+                    .filter(|f| asking.is_none_or(|a| a.tests(family, f)))
+                    .collect(),
+            }
         })
         .collect();
     let decided = answer_all(
@@ -329,6 +335,18 @@ fn answers(all: &[Group], asking: &[Asking]) -> Vec<Finding> {
             median(&v.iter().map(|x| x.1).collect::<Vec<_>>())
         };
         let family = a.set[0].family;
+        // A latency question's own finding holds its p99 and its maximum, or the p99 alone
+        // where `ask` left the maximum out; any other set of figures (a stored run with no
+        // percentiles, a cgroup's pressure beside them) is told figure by figure.
+        let max_left_out = a.asking.is_some_and(|asking| !asking.tests(family, &figures::latency::MAX_NS));
+        let latency_pair = |p99: &Figure, rest: &[(&Figure, Comparison, Answer)]| {
+            p99.key == figures::latency::P99_NS.key
+                && match rest {
+                    [] => max_left_out,
+                    [(max, ..)] => max.key == figures::latency::MAX_NS.key,
+                    _ => false,
+                }
+        };
         match (family, a.axis.as_str(), answered.as_slice()) {
             (Family::Workload, POLICY, [(fig, c, ans), ..]) => out.push(Finding::BestPolicy {
                 what,
@@ -340,22 +358,26 @@ fn answers(all: &[Group], asking: &[Asking]) -> Vec<Finding> {
                 switches: switch_contrast(&a.set),
                 preempted: preempted_per_policy(&a.set),
             }),
-            (Family::Latency, POLICY, [(p99, c99, a99), max @ ..]) => out.push(Finding::LatencyLeader {
-                what,
-                p99_policy: label(c99.leader),
-                p99_ns: level(p99, c99.leader),
-                p99_answer: a99.clone(),
-                max_policy: max.first().map(|(_, c, _)| label(c.leader)),
-                max_ns: max.first().map(|(fig, c, _)| level(fig, c.leader)),
-                max_answer: max.first().map(|(_, _, a)| a.clone()),
-                overruns: {
-                    let overruns = &figures::latency::OVERRUNS;
-                    a.set
-                        .iter()
-                        .map(|g| (g.policy().to_string(), g.values(|o| overruns.value(o)).iter().sum::<f64>() as u64))
-                        .collect()
-                },
-            }),
+            (Family::Latency, POLICY, [(p99, c99, a99), max @ ..]) if latency_pair(p99, max) => {
+                out.push(Finding::LatencyLeader {
+                    what,
+                    p99_policy: label(c99.leader),
+                    p99_ns: level(p99, c99.leader),
+                    p99_answer: a99.clone(),
+                    max_policy: max.first().map(|(_, c, _)| label(c.leader)),
+                    max_ns: max.first().map(|(fig, c, _)| level(fig, c.leader)),
+                    max_answer: max.first().map(|(_, _, a)| a.clone()),
+                    overruns: {
+                        let overruns = &figures::latency::OVERRUNS;
+                        a.set
+                            .iter()
+                            .map(|g| {
+                                (g.policy().to_string(), g.values(|o| overruns.value(o)).iter().sum::<f64>() as u64)
+                            })
+                            .collect()
+                    },
+                })
+            }
             _ => {
                 for (fig, c, ans) in &answered {
                     out.push(Finding::Compared {

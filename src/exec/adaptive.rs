@@ -37,7 +37,7 @@ use crate::analysis::sequential::{decide, per_claim_alpha, Comparison, Decision,
 use crate::analysis::stats::holm_grouped;
 use crate::analysis::stats::{median, median_ci, MedianCi};
 use crate::error::{Error, Result};
-use crate::exec::suite::{QuestionKey, Suite, Trial};
+use crate::exec::suite::{Asking, QuestionKey, Suite, Trial};
 use crate::model::run::RunOptions;
 use crate::store::TrialRecord;
 use serde::Serialize;
@@ -306,11 +306,14 @@ pub fn next_cell(cells: &[Cell], after: Option<usize>, used: Duration, budget: O
 pub struct Question {
     pub key: QuestionKey,
     pub cells: Vec<usize>,
-    /// The figures the report tests it on (latency: p99 and the maximum, unless its
-    /// experiment's `ask` keeps the p99 alone); the runner decides on the first, the headline.
+    /// How many figures the report tests it on (latency: p99 and the maximum, unless its
+    /// experiment's `ask` keeps the p99 alone; a private cgroup's pressure where a trial
+    /// measured it); the runner decides on the first, the headline.
     pub figures: usize,
     /// Its sides are called equivalent within 1 ± this (its experiment's `margin`).
     pub margin: f64,
+    /// What its experiment asks: which figures count.
+    pub asking: Asking,
 }
 
 /// Where a question stands.
@@ -375,9 +378,19 @@ impl Session {
                 match questions.iter_mut().find(|q| q.key == key) {
                     Some(q) => q.cells.push(cells.len()),
                     None => {
-                        let figures = suite.experiments[trial.experiment].questioned().len().max(1);
-                        let margin = suite.experiments[trial.experiment].margin;
-                        questions.push(Question { key, cells: vec![cells.len()], figures, margin })
+                        let experiment = &suite.experiments[trial.experiment];
+                        let asking = experiment.asking();
+                        // As the report will count them: from a stored trial where there is one.
+                        let stored = mine.iter().filter(|r| r.is_ok()).find_map(|r| r.outcome.as_ref());
+                        let figures = stored.map_or(experiment.questioned().len(), |o| asking.tested_of(o).len());
+                        let margin = experiment.margin;
+                        questions.push(Question {
+                            key,
+                            cells: vec![cells.len()],
+                            figures: figures.max(1),
+                            margin,
+                            asking,
+                        })
                     }
                 }
             }
@@ -598,6 +611,11 @@ impl Session {
         if let Some(o) = record.outcome.as_ref().filter(|_| record.is_ok()) {
             cell.headlines.push(o.headline());
             cell.blocks.push((trial.repeat, o.headline()));
+            // A figure only a trial shows (a private cgroup's pressure) is tested by the
+            // report too: the run's family of claims grows as the report's will.
+            if let Some(q) = self.questions.iter_mut().find(|q| q.cells.contains(&i)) {
+                q.figures = q.figures.max(q.asking.tested_of(o).len());
+            }
         }
         self.elapsed[i].push(record.elapsed_s);
         cell.typical = typical(&self.elapsed[i], self.templates[i].estimate);
@@ -833,6 +851,35 @@ mod tests {
             started: String::new(),
             elapsed_s: 0.5,
         }
+    }
+
+    /// The report tests a private cgroup's pressure beside the headline wherever a trial
+    /// measured it; the runner's family of claims counts it too, from the first such trial
+    /// (or a stored one), so it never stops a question the report would call open.
+    #[test]
+    fn a_figure_a_trial_shows_joins_the_runners_family_of_claims() {
+        let s = suite(&format!("{TWO_CELLS}compare = \"procs\"\n"));
+        let plan = AdaptivePlan::resolve(&s, &Overrides::default()).unwrap();
+        let with_pressure = |trial: &Trial, seq: i64| {
+            let mut r = record(trial, seq, 1000.0, true);
+            let figures = crate::model::settings::CgroupFigures {
+                hierarchy: "v2".into(),
+                setting: "max=50ms/100ms".into(),
+                cpu_pressure_ns: Some(1_000),
+                ..Default::default()
+            };
+            r.outcome.as_mut().unwrap().set_cgroup(Some(figures));
+            r
+        };
+        let mut session = Session::new(&s, &plan, &[], 0);
+        assert_eq!(session.questions()[0].figures, 1, "a ring question tests its headline");
+        let trial = s.trials[0].clone();
+        session.record(&trial, &record(&trial, 0, 1000.0, true));
+        assert_eq!(session.questions()[0].figures, 1);
+        session.record(&trial, &with_pressure(&trial, 1));
+        assert_eq!(session.questions()[0].figures, 2, "the cgroup's pressure is tested too");
+        let resumed = Session::new(&s, &plan, &[with_pressure(&s.trials[0], 0)], 1);
+        assert_eq!(resumed.questions()[0].figures, 2, "read from what is stored");
     }
 
     #[test]

@@ -666,6 +666,15 @@ fn check_experiment(
 fn parse_ask(origin: &Origin, family: Family, value: &Spanned<Toml>) -> Result<Vec<String>> {
     let at = value.span().start;
     let questioned = family.questioned();
+    if questioned.len() < 2 {
+        return Err(origin.at(
+            at,
+            format!(
+                "ask applies to latency experiments: a {} question tests one figure, with nothing to leave out",
+                family.as_str()
+            ),
+        ));
+    }
     let offered = questioned.iter().map(|f| format!("\"{}\"", f.key)).collect::<Vec<_>>().join(", ");
     let keys: Vec<String> = match value.get_ref() {
         Toml::String(s) => vec![s.clone()],
@@ -678,6 +687,9 @@ fn parse_ask(origin: &Origin, family: Family, value: &Spanned<Toml>) -> Result<V
     };
     if let Some(unknown) = keys.iter().find(|k| !questioned.iter().any(|f| f.key == k.as_str())) {
         return Err(origin.at(at, format!("ask: a {} question tests {offered}, not \"{unknown}\"", family.as_str())));
+    }
+    if let Some(twice) = keys.iter().enumerate().find_map(|(i, k)| keys[..i].contains(k).then_some(k)) {
+        return Err(origin.at(at, format!("ask names \"{twice}\" twice")));
     }
     let headline = crate::model::figures::headline(family).key;
     if !keys.iter().any(|k| k == headline) {
@@ -1028,12 +1040,15 @@ mod tests {
             ("[\"p50_ns\"]", "tests \"p99_ns\", \"max_ns\", not \"p50_ns\""),
             ("[\"max_ns\"]", "ask must hold \"p99_ns\""),
             ("3", "ask is a list of figure keys"),
+            ("[\"p99_ns\", \"p99_ns\"]", "ask names \"p99_ns\" twice"),
             ("[3]", "ask is a list of figure keys"),
         ] {
             let e =
                 err(&format!("[[experiment]]\nfamily = \"latency\"\npolicy = [\"other\", \"fifo\"]\nask = {bad}\n"));
             assert!(e.contains("test.toml:4") && e.contains(says), "{e}");
         }
+        let e = err("[[experiment]]\nfamily = \"workload\"\nworkload = \"cpu\"\nask = [\"wall_s\"]\n");
+        assert!(e.contains("test.toml:4") && e.contains("ask applies to latency experiments"), "{e}");
     }
 
     #[test]

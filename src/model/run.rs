@@ -81,6 +81,11 @@ impl Asking {
             None => true,
         }
     }
+
+    /// The figures its questions test, read from one of their trials (`figures::questioned_of`).
+    pub fn tested_of(&self, o: &crate::model::Outcome) -> Vec<&'static crate::model::figures::Figure> {
+        crate::model::figures::questioned_of(o).into_iter().filter(|f| self.tests(o.family(), f)).collect()
+    }
 }
 
 /// A run's side of an A/B session, as `schedlab ab` stores it.
