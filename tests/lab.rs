@@ -169,8 +169,9 @@ fn built_in_suites_are_listed_and_shown() {
     assert!(quick.contains("[[experiment]]"));
     let plan = stdout_of(&["run", "policy-study", "--dry-run"]);
     // 27 cells x at least 6 repeats, in blocks of the three policies until each question
-    // is answered (max 150 each).
+    // is answered (at most 150 blocks a CPU-bound question, 300 an I/O or mixed one).
     assert!(plan.contains("162 trials") && plan.contains("repeats 6..150 in blocks of one trial per policy"), "{plan}");
+    assert_eq!(plan.matches("repeats 6..300 in blocks of one trial per policy").count(), 2, "{plan}");
     let full = stdout_of(&["run", "policy-study", "--dry-run", "--full"]);
     assert!(full.contains("iterations=100000000"), "{full}");
 }
