@@ -50,6 +50,14 @@ fn series<'a, 'b>(groups: &'b [Group<'a>], family: Family, axis: &str) -> Vec<Ve
     out
 }
 
+/// A latency question's answer on its maximum: the policy with the lowest median maximum.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MaxLeader {
+    pub max_policy: String,
+    pub max_ns: f64,
+    pub max_answer: Answer,
+}
+
 /// One computed statement about a run, with its evidence.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -106,14 +114,10 @@ pub enum Finding {
         p99_policy: String,
         p99_ns: f64,
         p99_answer: Answer,
-        /// The maximum's leader, level and answer: `None` where its experiment's `ask` keeps
-        /// the question to its p99.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        max_policy: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        max_ns: Option<f64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        max_answer: Option<Answer>,
+        /// The maximum's leader, level and answer (as `max_policy`, `max_ns`, `max_answer`):
+        /// `None` where its experiment's `ask` keeps the question to its p99.
+        #[serde(flatten)]
+        max: Option<MaxLeader>,
         overruns: Vec<(String, u64)>,
     },
     /// Any other compared axis (`compare = "iterations"`): the value with the lowest
@@ -303,14 +307,9 @@ fn answers(all: &[Group], asking: &[Asking]) -> Vec<Finding> {
         .iter()
         .map(|a| {
             let family = a.set[0].family;
-            match (a.set.iter().find_map(|g| g.outcomes().next()), a.asking) {
-                (Some(sample), Some(asking)) => asking.tested_of(sample),
-                (Some(sample), None) => figures::questioned_of(sample),
-                (None, asking) => figures::questioned(family)
-                    .into_iter()
-                    .filter(|f| asking.is_none_or(|a| a.tests(family, f)))
-                    .collect(),
-            }
+            let sample = a.set.iter().find_map(|g| g.outcomes().next());
+            let all = sample.map_or_else(|| figures::questioned(family), figures::questioned_of);
+            all.into_iter().filter(|f| a.asking.is_none_or(|asking| asking.tests(family, f))).collect()
         })
         .collect();
     let decided = answer_all(
@@ -364,9 +363,11 @@ fn answers(all: &[Group], asking: &[Asking]) -> Vec<Finding> {
                     p99_policy: label(c99.leader),
                     p99_ns: level(p99, c99.leader),
                     p99_answer: a99.clone(),
-                    max_policy: max.first().map(|(_, c, _)| label(c.leader)),
-                    max_ns: max.first().map(|(fig, c, _)| level(fig, c.leader)),
-                    max_answer: max.first().map(|(_, _, a)| a.clone()),
+                    max: max.first().map(|(fig, c, ans)| MaxLeader {
+                        max_policy: label(c.leader),
+                        max_ns: level(fig, c.leader),
+                        max_answer: ans.clone(),
+                    }),
                     overruns: {
                         let overruns = &figures::latency::OVERRUNS;
                         a.set

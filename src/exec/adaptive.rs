@@ -360,6 +360,17 @@ impl Session {
         let mut templates: Vec<Trial> = Vec::new();
         let mut cells = Vec::new();
         let mut elapsed = Vec::new();
+        // How many figures the report will test a question of experiment `e` on: the most
+        // any of its stored trials shows (a private cgroup's pressure where one measured it;
+        // counting more claims than the report only makes the runner stricter), else what
+        // the suite asks. The planned minimum is stored before a session starts.
+        let tested = |e: usize| -> usize {
+            let experiment = &suite.experiments[e];
+            let asking = experiment.asking();
+            let ok = stored.iter().filter(|r| r.experiment == e as i64 && r.is_ok());
+            let seen = ok.filter_map(|r| r.outcome.as_ref()).map(|o| asking.tested_of(o).len()).max();
+            seen.unwrap_or_else(|| experiment.questioned().len()).max(1)
+        };
         let mut questions: Vec<Question> = Vec::new();
         for trial in &suite.trials {
             let Some(target) = plan.target(trial.experiment) else { continue };
@@ -379,17 +390,12 @@ impl Session {
                     Some(q) => q.cells.push(cells.len()),
                     None => {
                         let experiment = &suite.experiments[trial.experiment];
-                        let asking = experiment.asking();
-                        // As the report will count them: from a stored trial where there is one.
-                        let stored = mine.iter().filter(|r| r.is_ok()).find_map(|r| r.outcome.as_ref());
-                        let figures = stored.map_or(experiment.questioned().len(), |o| asking.tested_of(o).len());
-                        let margin = experiment.margin;
                         questions.push(Question {
                             key,
                             cells: vec![cells.len()],
-                            figures: figures.max(1),
-                            margin,
-                            asking,
+                            figures: tested(trial.experiment),
+                            margin: experiment.margin,
+                            asking: experiment.asking(),
                         })
                     }
                 }
@@ -409,7 +415,7 @@ impl Session {
             .questions_with_cells()
             .into_iter()
             .filter(|(key, _)| plan.target(key.experiment).is_none())
-            .map(|(key, cells)| (cells, suite.experiments[key.experiment].questioned().len().max(1)))
+            .map(|(key, cells)| (cells, tested(key.experiment)))
             .collect();
         let after_stored = stored.iter().map(|r| r.seq + 1).max().unwrap_or(0).max(0) as usize;
         Session {
@@ -880,6 +886,17 @@ mod tests {
         assert_eq!(session.questions()[0].figures, 2, "the cgroup's pressure is tested too");
         let resumed = Session::new(&s, &plan, &[with_pressure(&s.trials[0], 0)], 1);
         assert_eq!(resumed.questions()[0].figures, 2, "read from what is stored");
+        // A question of fixed repeats, which the runner does not run, counts in its family
+        // of claims as the report will too: its stored trials' figures, pressure included.
+        let fixed = "[[experiment]]\nfamily = \"ring\"\nprocs = [2, 3]\nlaps = 10\nrepeat = 2\ncompare = \"procs\"\n";
+        let s = suite(&format!("{TWO_CELLS}compare = \"procs\"\n{fixed}"));
+        let plan = AdaptivePlan::resolve(&s, &Overrides::default()).unwrap();
+        let of_fixed = s.trials.iter().find(|t| t.experiment == 1).unwrap();
+        let open = [Answer::Open];
+        let without = Session::new(&s, &plan, &[record(of_fixed, 0, 1000.0, true)], 1);
+        assert_eq!(without.alpha_now(&open), per_claim_alpha(2));
+        let with = Session::new(&s, &plan, &[with_pressure(of_fixed, 0)], 1);
+        assert_eq!(with.alpha_now(&open), per_claim_alpha(3), "the fixed question's pressure adds a claim group");
     }
 
     #[test]

@@ -181,16 +181,7 @@ impl fmt::Display for Finding {
                 }
                 Ok(())
             }
-            Finding::LatencyLeader {
-                what,
-                p99_policy,
-                p99_ns,
-                p99_answer,
-                max_policy,
-                max_ns,
-                max_answer,
-                overruns,
-            } => {
+            Finding::LatencyLeader { what, p99_policy, p99_ns, p99_answer, max, overruns } => {
                 let overruns: Vec<String> = overruns.iter().map(|(p, n)| format!("{} {n}", p.to_uppercase())).collect();
                 write!(
                     f,
@@ -198,11 +189,15 @@ impl fmt::Display for Finding {
                     p99_policy.to_uppercase(),
                     p99_ns / 1000.0
                 )?;
-                match (max_policy, max_ns, max_answer) {
-                    (Some(policy), Some(ns), Some(answer)) => {
-                        write!(f, "lowest median max {} ({:.1} µs): {answer}; ", policy.to_uppercase(), ns / 1000.0)?
-                    }
-                    _ => write!(f, "the maximum not tested (the experiment asks of its p99 alone); ")?,
+                match max {
+                    Some(m) => write!(
+                        f,
+                        "lowest median max {} ({:.1} µs): {}; ",
+                        m.max_policy.to_uppercase(),
+                        m.max_ns / 1000.0,
+                        m.max_answer
+                    )?,
+                    None => write!(f, "the maximum not tested (the experiment asks of its p99 alone); ")?,
                 }
                 write!(f, "overruns: {}", overruns.join(", "))
             }
