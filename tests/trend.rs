@@ -25,6 +25,15 @@ fn trend_json(db: &std::path::Path, threshold: &str) -> (i32, Json) {
     (code, serde_json::from_slice(&out.stdout).unwrap())
 }
 
+/// The change points of a series that moved the figure by more than `beyond` either way.
+/// A shared host shifts by a few per cent now and then, within seconds, and the test sees it
+/// (CI: a plain history of ten runs went from 2,336 to 2,494 ns/switch at run 6, t = 25.6):
+/// such a shift is real and is reported, but it is not the hog.
+fn change_points_beyond(series: &Json, beyond: f64) -> Vec<&Json> {
+    let points = series["change_points"].as_array().unwrap();
+    points.iter().filter(|c| c["change"].as_f64().unwrap().abs() > beyond).collect()
+}
+
 fn the_series(doc: &Json) -> &Json {
     let series = doc["series"].as_array().unwrap();
     assert_eq!(series.len(), 1, "one cell, one headline figure: {doc}");
@@ -38,7 +47,7 @@ fn a_planted_shift_is_one_change_point_at_its_run_and_a_plain_history_has_none()
     let dir = Scratch::new("trend");
     let suite = suite(&dir);
 
-    // A plain history: ten runs of the same thing.
+    // A plain history: ten runs of the same thing, and no change point the size of a hog's.
     let plain = dir.path("plain.db");
     for _ in 0..10 {
         ok_stdout(&plain, &["run", &suite]);
@@ -46,7 +55,7 @@ fn a_planted_shift_is_one_change_point_at_its_run_and_a_plain_history_has_none()
     let (code, doc) = trend_json(&plain, "25%");
     let series = the_series(&doc);
     assert_eq!(series["points"].as_array().unwrap().len(), 10);
-    assert_eq!(series["change_points"].as_array().unwrap().len(), 0, "a plain history: {series}");
+    assert!(change_points_beyond(series, 0.25).is_empty(), "a plain history: {series}");
     assert_eq!(code, 0, "{series}");
 
     // Five plain runs, then one beside the hog: the newest run starts a regression.
@@ -64,7 +73,7 @@ fn a_planted_shift_is_one_change_point_at_its_run_and_a_plain_history_has_none()
     assert_eq!(newest["regression"], true);
     assert_eq!(newest["run"], 6);
 
-    // Four more beside the hog: one change point, at run 6, and the newest is in line. A
+    // Four more beside the hog: one change point beyond 25 %, at run 6, and the newest is in line. A
     // ring sharing its CPU with a busy loop moves much more from run to run than a quiet
     // one (14 to 19 µs a switch on this VM): a newest run that drew the hog's worst is
     // followed by one more run beside it, once, and the same is asked of the history then.
@@ -77,7 +86,7 @@ fn a_planted_shift_is_one_change_point_at_its_run_and_a_plain_history_has_none()
     for attempt in 0..2 {
         let (code, doc) = trend_json(&planted, "25%");
         let series = the_series(&doc);
-        let points = series["change_points"].as_array().unwrap();
+        let points = change_points_beyond(series, 0.25);
         assert_eq!(points.len(), 1, "{series}");
         assert_eq!(points[0]["run"], 6);
         assert!(
