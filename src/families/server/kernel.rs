@@ -329,7 +329,10 @@ struct Window {
     unserved: u64,
     /// The unserved requests' waits from their due time to the window's end.
     unserved_waits: Histogram<u32>,
+    /// The window asked for: requests count as served in it when done by its end.
     window_ns: u64,
+    /// CPU use over the window as the main thread measured it (from its start to when it
+    /// woke after the end, a little later on a busy machine).
     util_pct: f64,
 }
 
@@ -471,7 +474,7 @@ fn run_window(spec: &ServerSpec, rps: f64, window_ns: u64, cpus: &[usize], measu
     for l in &left {
         let _ = unserved_waits.add(&l.waits);
     }
-    let (window_ns, cpu_ns) = span;
+    let (span_ns, cpu_ns) = span;
     Ok(Window {
         tallies,
         rq_waits,
@@ -483,7 +486,7 @@ fn run_window(spec: &ServerSpec, rps: f64, window_ns: u64, cpus: &[usize], measu
         unserved: left.iter().map(|l| l.unserved).sum(),
         unserved_waits,
         window_ns,
-        util_pct: 100.0 * cpu_ns as f64 / (window_ns.max(1) as f64 * cpus.len() as f64),
+        util_pct: 100.0 * cpu_ns as f64 / (span_ns.max(1) as f64 * cpus.len() as f64),
     })
 }
 
