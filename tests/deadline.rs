@@ -163,30 +163,36 @@ fn a_deadline_workload_gets_what_its_reservation_allows() {
         return;
     }
     let _one = one_at_a_time();
-    let lines = ok_json(&[
-        "workload",
-        "cpu",
-        "--procs",
-        "2",
-        "--policy",
-        "deadline",
-        "--runtime",
-        "300us",
-        "--period",
-        "1ms",
-        "--json",
-    ]);
-    assert_eq!(lines.len(), 1);
-    let l = &lines[0];
-    assert_eq!(l["status"], "ok", "{l}");
-    let reserved = l["reserved_pct"].as_f64().unwrap();
-    let got = l["child_cpu_pct_mean"].as_f64().unwrap();
-    assert!((reserved - 30.0).abs() < 1e-9, "{l}");
-    assert!(
-        (got - reserved).abs() <= 0.10 * reserved,
-        "each child got {got:.1} % of a CPU, reserved {reserved} %: {l}"
-    );
-    assert_eq!(l["children_short"], 0, "{l}");
+    // More than the reservation is never allowed (an unreserved child would get about
+    // 100 %). Less can be the host's doing: a vCPU descheduled for a tenth of the run takes
+    // its runtime with it. So a short share is measured once more before it fails the test.
+    for attempt in 0..2 {
+        let lines = ok_json(&[
+            "workload",
+            "cpu",
+            "--procs",
+            "2",
+            "--policy",
+            "deadline",
+            "--runtime",
+            "300us",
+            "--period",
+            "1ms",
+            "--json",
+        ]);
+        assert_eq!(lines.len(), 1);
+        let l = &lines[0];
+        assert_eq!(l["status"], "ok", "{l}");
+        let reserved = l["reserved_pct"].as_f64().unwrap();
+        let got = l["child_cpu_pct_mean"].as_f64().unwrap();
+        assert!((reserved - 30.0).abs() < 1e-9, "{l}");
+        assert!(got <= 1.10 * reserved, "each child got {got:.1} % of a CPU, reserved {reserved} %: {l}");
+        if got >= 0.90 * reserved && l["children_short"] == 0 {
+            return;
+        }
+        assert!(attempt == 0, "each child got {got:.1} % of a CPU, reserved {reserved} %, twice: {l}");
+        eprintln!("each child got {got:.1} % of a CPU, reserved {reserved} %: once more");
+    }
 }
 
 #[test]

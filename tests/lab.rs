@@ -8,6 +8,7 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
+use std::time::Duration;
 
 /// Every family, tiny: 2 ring + 2 workload + 2 latency trials.
 const TINY: &str = r#"
@@ -223,8 +224,14 @@ fn pg_resume_after_sigkill_runs_every_trial_exactly_once() {
 fn resume_after_sigkill(dbs: &Dbs) {
     let db = dbs.db("r");
     let mut child = start_slow_run(&dbs.dir, &db, 3);
-    let family = descendants(child.id() as i32);
-    assert!(!family.is_empty(), "a trial process is running");
+    // The next trial's process may not be forked yet, just after the third was stored.
+    let pid = child.id() as i32;
+    let mut family = Vec::new();
+    let running = wait_until(Duration::from_secs(10), || {
+        family = descendants(pid);
+        !family.is_empty()
+    });
+    assert!(running, "no trial process is running");
     signal(&child, libc::SIGKILL);
     child.wait().unwrap();
     // The trial process and its ring members die with the orchestrator.

@@ -130,7 +130,12 @@ fn ctrl_c_ends_the_run_and_still_prints_statistics() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    // Signalled once its trial process has been measuring for a while (however long a
+    // loaded machine took to start it), so there are samples to print.
+    let started =
+        wait_until(Duration::from_secs(20), || descendants(child.id() as i32).into_iter().any(is_trial_process));
+    assert!(started, "no trial process within 20 s");
+    std::thread::sleep(Duration::from_millis(300));
     // SAFETY: signalling a child we spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();

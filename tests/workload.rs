@@ -162,10 +162,12 @@ fn the_watchdog_kills_a_trial_past_its_timeout() {
 
 #[test]
 fn sigint_mid_trial_leaves_no_children_and_no_files() {
+    // 256 MiB in 1 KiB O_SYNC writes: minutes on a disk, and still about a second where the
+    // temporary directory is tmpfs, so the signal finds the copies running.
     let dir = scratch("sigint");
     let dir_text = dir.to_str().unwrap();
     let args =
-        ["workload", "io", "--procs", "4", "--transfer-size", "64MiB", "--block-size", "1KiB", "--dir", dir_text];
+        ["workload", "io", "--procs", "4", "--transfer-size", "256MiB", "--block-size", "1KiB", "--dir", dir_text];
     let (child, workers) = spawn_with_children(&args, 4);
     std::thread::sleep(Duration::from_millis(300));
     signal(&child, libc::SIGINT);

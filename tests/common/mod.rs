@@ -151,13 +151,13 @@ pub fn start_slow_run(dir: &Scratch, db: &std::path::Path, at_least: i64) -> std
     child
 }
 
-/// Every descendant of `pid` (a trial process and its ring members, say).
 /// Is `pid` a `schedlab __trial` process (the executor's child that runs one trial, or a
 /// process it forked: they share its command line)?
 pub fn is_trial_process(pid: i32) -> bool {
     std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.split(|&b| b == 0).any(|arg| arg == b"__trial"))
 }
 
+/// Every descendant of `pid` (a trial process and its ring members, say).
 pub fn descendants(pid: i32) -> Vec<i32> {
     let mut out = Vec::new();
     for child in children_of(pid) {
