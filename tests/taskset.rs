@@ -523,7 +523,11 @@ fn with_reclaim_an_admitted_deadline_set_misses_only_by_the_machines_stalls() {
     assert_eq!(l["reclaim"], true, "the line says the reservations reclaim: {l}");
     // A miss must be the machine's: another task or an interrupt on the CPU (a kworker
     // here once held it 760 µs), the hypervisor, or a late timer — more than the
-    // lateness, which a throttle alone does not explain.
+    // lateness, which a throttle alone does not explain. Except after a stall: a job that
+    // carries an earlier activation's lateness runs back to back with the backlog, and
+    // that can run out even a reclaiming reservation (CI once: 4.9 ms carried over, then
+    // 3.0 ms throttled, 7.3 ms late). There the throttle is the stall's too; the first
+    // miss of each incident carries nothing and must be the machine's alone.
     for m in l["miss_trace"]["each"].as_array().unwrap() {
         let ns = |k: &str| m[k].as_u64().unwrap_or(0);
         let others: u64 = m["culprits"]
@@ -533,7 +537,8 @@ fn with_reclaim_an_admitted_deadline_set_misses_only_by_the_machines_stalls() {
             .filter(|c| !matches!(c["source"]["comm"].as_str(), Some("control" | "sensor" | "logger")))
             .map(|c| c["ns"].as_u64().unwrap())
             .sum();
-        let machine = others + ns("not_visible_ns") + ns("timer_late_ns") + ns("earlier_ns");
+        let backlog = if ns("earlier_ns") > 0 { ns("earlier_ns") + ns("throttled_ns") } else { 0 };
+        let machine = others + ns("not_visible_ns") + ns("timer_late_ns") + backlog;
         let late = (-m["slack_ns"].as_i64().unwrap()) as u64;
         assert!(machine >= late, "a reclaiming task missed with less of the machine's time than its lateness: {m}");
     }
