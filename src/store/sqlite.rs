@@ -180,10 +180,17 @@ impl Sqlite {
     }
 
     fn check_and_migrate(&mut self, read_only: bool) -> Result<i64> {
-        let app_id = self.pragma_i64("application_id")?;
-        let tables: i64 = self
+        // One statement, so one snapshot: read apart, another run making this new file could
+        // commit its schema between the reads, and a schedlab file would look like a foreign
+        // one (tables, and an application id still 0).
+        let (app_id, tables, version): (i64, i64, i64) = self
             .conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .query_row(
+                "SELECT (SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_master), \
+                 (SELECT user_version FROM pragma_user_version)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
             .map_err(|e| self.err("reading the schema", e))?;
         if app_id != APPLICATION_ID && (app_id != 0 || tables > 0) {
             return Err(Error::env(format!(
@@ -191,7 +198,6 @@ impl Sqlite {
                 self.path.display()
             )));
         }
-        let version = self.pragma_i64("user_version")?;
         if version > SCHEMA_VERSION {
             return Err(super::newer(&self.shown, version, "the file"));
         }
@@ -252,5 +258,37 @@ impl Sqlite {
             self.rollback();
         }
         upgraded.map(|_| SCHEMA_VERSION)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two runs that start on one new file at the same moment both make, or wait for, its
+    /// schema, and neither takes the other's half-made file for a foreign database.
+    #[test]
+    fn two_openers_of_one_new_file_both_get_a_schedlab_database() {
+        let dir = std::env::temp_dir().join(format!("schedlab-sqlite-race-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut opened = Vec::new();
+        for round in 0..200 {
+            let path = dir.join(format!("r{round}.db"));
+            let gate = std::sync::Arc::new(std::sync::Barrier::new(2));
+            let openers: Vec<_> = (0..2)
+                .map(|_| {
+                    let (path, gate) = (path.clone(), gate.clone());
+                    std::thread::spawn(move || {
+                        gate.wait();
+                        Sqlite::open(&path, Access::Create).map(|(_, version)| version).map_err(|e| e.to_string())
+                    })
+                })
+                .collect();
+            opened.extend(openers.into_iter().map(|o| (round, o.join().unwrap())));
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        for (round, version) in opened {
+            assert_eq!(version, Ok(SCHEMA_VERSION), "round {round}");
+        }
     }
 }
