@@ -269,11 +269,10 @@ mod tests {
     /// schema, and neither takes the other's half-made file for a foreign database.
     #[test]
     fn two_openers_of_one_new_file_both_get_a_schedlab_database() {
-        let dir = std::env::temp_dir().join(format!("schedlab-sqlite-race-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut opened = Vec::new();
+        // Removed when dropped, a failed assertion's unwinding included.
+        let dir = crate::families::workload::kernel::WorkDir::create(None).unwrap();
         for round in 0..200 {
-            let path = dir.join(format!("r{round}.db"));
+            let path = dir.path().join(format!("r{round}.db"));
             let gate = std::sync::Arc::new(std::sync::Barrier::new(2));
             let openers: Vec<_> = (0..2)
                 .map(|_| {
@@ -284,11 +283,9 @@ mod tests {
                     })
                 })
                 .collect();
-            opened.extend(openers.into_iter().map(|o| (round, o.join().unwrap())));
-        }
-        std::fs::remove_dir_all(&dir).unwrap();
-        for (round, version) in opened {
-            assert_eq!(version, Ok(SCHEMA_VERSION), "round {round}");
+            for opener in openers {
+                assert_eq!(opener.join().unwrap(), Ok(SCHEMA_VERSION), "round {round}");
+            }
         }
     }
 }
