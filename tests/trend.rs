@@ -78,7 +78,7 @@ fn a_planted_shift_is_one_change_point_at_its_run_and_a_plain_history_has_none()
     assert_eq!(newest["regression"], true);
     assert_eq!(newest["run"], 6);
 
-    // Four more beside the hog: one change point beyond 25 %, at run 6, and the newest is in line. A
+    // Four more beside the hog: one change point beyond the threshold, at run 6, and the newest is in line. A
     // ring sharing its CPU with a busy loop moves much more from run to run than a quiet
     // one (14 to 19 µs a switch on this VM): a newest run that drew the hog's worst is
     // followed by one more run beside it, once, and the same is asked of the history then.
