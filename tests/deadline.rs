@@ -4,8 +4,12 @@
 mod common;
 
 use common::*;
+use schedlab::model::DeadlineParams;
+use schedlab::sys::clock::{monotonic_ns, thread_cpu_ns};
+use schedlab::sys::sched::{set_deadline, DeadlineFlags};
 use std::process::Output;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Deadline runs share the machine's deadline bandwidth: one at a time in this binary.
@@ -144,7 +148,12 @@ fn a_deadline_latency_run_gives_plausible_lateness() {
     // The histogram keeps three significant digits: a job 999.8 µs late reads back as up to
     // 0.1 % more, so the bound is a period plus that resolution.
     assert!(v("max_ns") < 1_001_000, "a sample at least a period late should have been a skipped period: {l}");
-    assert!(v("p50_ns") < 250_000, "median lateness above a quarter period: {l}");
+    // The median job starts as late as a real-time thread's wakeup on this machine is,
+    // measured just after on the same CPUs: a SCHED_FIFO thread woken at the same 1 ms
+    // interval, its own spread up to its p99 the tolerance.
+    let fifo = ok_json(&["latency", "--policy", "fifo", "--interval", "1ms", "--loops", "1000", "--json"]);
+    let fifo_p99 = fifo[0]["p99_ns"].as_u64().unwrap_or_else(|| panic!("p99_ns in {}", fifo[0]));
+    assert!(v("p50_ns") <= fifo_p99, "median lateness above a FIFO wakeup's p99 ({fifo_p99} ns): {l}");
     assert!(v("missed_deadlines") <= v("samples"), "{l}");
     assert!(l.get("runtime_overruns").is_some(), "{l}");
     // The terminal report names the reservation and the missed deadlines.
@@ -156,6 +165,45 @@ fn a_deadline_latency_run_gives_plausible_lateness() {
     assert!(text.contains("jobs that ended after start + 1 ms") && text.contains("unpinned"), "{text}");
 }
 
+/// A SCHED_DEADLINE thread of this test with a reservation of `runtime` every `period`,
+/// busy beside the children under test until stopped: the share of a CPU this machine
+/// gives such a reservation at the time, read over each 100 ms. (A vCPU the host
+/// descheduled for part of a period takes that period's runtime with it.)
+struct BareReservation {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<f64>>,
+}
+
+impl BareReservation {
+    fn start(runtime: Duration, period: Duration) -> BareReservation {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        let params = DeadlineParams {
+            runtime_ns: runtime.as_nanos() as u64,
+            deadline_ns: period.as_nanos() as u64,
+            period_ns: period.as_nanos() as u64,
+        };
+        let thread = std::thread::spawn(move || {
+            set_deadline(&params, DeadlineFlags::default()).expect("a small SCHED_DEADLINE reservation for the test");
+            let mut shares = Vec::new();
+            while !stopped.load(Ordering::Relaxed) {
+                let (wall0, cpu0) = (monotonic_ns(), thread_cpu_ns());
+                while monotonic_ns() - wall0 < 100_000_000 {}
+                shares.push(100.0 * (thread_cpu_ns() - cpu0) as f64 / (monotonic_ns() - wall0) as f64);
+            }
+            shares
+        });
+        BareReservation { stop, thread }
+    }
+
+    /// The least share of a CPU it got in any 100 ms, in %.
+    fn stop(self) -> f64 {
+        self.stop.store(true, Ordering::Relaxed);
+        let shares = self.thread.join().unwrap();
+        shares.into_iter().reduce(f64::min).expect("the bare reservation ran")
+    }
+}
+
 #[test]
 fn a_deadline_workload_gets_what_its_reservation_allows() {
     if !is_root() {
@@ -163,36 +211,40 @@ fn a_deadline_workload_gets_what_its_reservation_allows() {
         return;
     }
     let _one = one_at_a_time();
+    let bare = BareReservation::start(Duration::from_micros(300), Duration::from_millis(1));
+    let lines = ok_json(&[
+        "workload",
+        "cpu",
+        "--procs",
+        "2",
+        "--policy",
+        "deadline",
+        "--runtime",
+        "300us",
+        "--period",
+        "1ms",
+        "--json",
+    ]);
+    let bare_least = bare.stop();
+    assert_eq!(lines.len(), 1);
+    let l = &lines[0];
+    assert_eq!(l["status"], "ok", "{l}");
+    let reserved = l["reserved_pct"].as_f64().unwrap();
+    let (mean, least) = (l["child_cpu_pct_mean"].as_f64().unwrap(), l["child_cpu_pct_min"].as_f64().unwrap());
+    assert!((reserved - 30.0).abs() < 1e-9, "{l}");
     // More than the reservation is never allowed (an unreserved child would get about
-    // 100 %). Less can be the host's doing: a vCPU descheduled for a tenth of the run takes
-    // its runtime with it. So a short share is measured once more before it fails the test.
-    for attempt in 0..2 {
-        let lines = ok_json(&[
-            "workload",
-            "cpu",
-            "--procs",
-            "2",
-            "--policy",
-            "deadline",
-            "--runtime",
-            "300us",
-            "--period",
-            "1ms",
-            "--json",
-        ]);
-        assert_eq!(lines.len(), 1);
-        let l = &lines[0];
-        assert_eq!(l["status"], "ok", "{l}");
-        let reserved = l["reserved_pct"].as_f64().unwrap();
-        let got = l["child_cpu_pct_mean"].as_f64().unwrap();
-        assert!((reserved - 30.0).abs() < 1e-9, "{l}");
-        assert!(got <= 1.10 * reserved, "each child got {got:.1} % of a CPU, reserved {reserved} %: {l}");
-        if got >= 0.90 * reserved && l["children_short"] == 0 {
-            return;
-        }
-        assert!(attempt == 0, "each child got {got:.1} % of a CPU, reserved {reserved} %, twice: {l}");
-        eprintln!("each child got {got:.1} % of a CPU, reserved {reserved} %: once more");
-    }
+    // 100 %).
+    assert!(mean <= 1.10 * reserved, "each child got {mean:.1} % of a CPU, reserved {reserved} %: {l}");
+    // Less can be the host's doing, and the same reservation held bare beside them shows
+    // what it allowed: no child got less than that reservation's worst 100 ms.
+    assert!(
+        least >= bare_least,
+        "a child got {least:.1} % of a CPU, reserved {reserved} %; beside it the same reservation got \
+         {bare_least:.1} % at least: {l}"
+    );
+    // The children short of their reservation are those below 90 % of it.
+    let short = l["children_short"].as_u64().unwrap();
+    assert_eq!(short > 0, least < 0.9 * reserved, "{l}");
 }
 
 #[test]
