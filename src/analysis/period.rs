@@ -5,7 +5,9 @@
 //!
 //! 1. Spikes: the kept samples above a level the caller names (schedlab's findings use
 //!    the median plus ten robust spreads, twice the p99, and the p99.9 and p99.99: see
-//!    `decide::findings::spike_levels`), where spikes
+//!    `decide::findings::spike_levels`), or within a band (a ladder of bands four times as
+//!    wide as their floor, half an octave apart, so that a source's spikes are searched
+//!    apart from larger random ones however large those are), where spikes
 //!    closer together than half the shortest period searched are merged into their
 //!    largest, so one disturbance that delays several wakeups counts once.
 //! 2. Fit on one half of the run: each period that the gap between two nearby spikes
@@ -22,8 +24,9 @@
 //!    keeps a burst of noise that happens to line up from passing for a period, and a
 //!    source that misses beats (a short burst the sampling does not always land in)
 //!    still hits most stretches.
-//! 4. Both halves in turn at every level: the smallest p times the number of tests
-//!    (Bonferroni) must be below `ALPHA`. The period, its jitter and the k of N spikes
+//! 4. Both halves in turn at every level and band: the smallest p times the number of
+//!    tests (Bonferroni) must be below `ALPHA`; a level's best is preferred to a band's
+//!    when it passes. The period, its jitter and the k of N spikes
 //!    that fit are then estimated from the whole run.
 //!
 //! A source whose phase wanders by more than ±2 % of its period over the run, or that
@@ -54,6 +57,8 @@ pub const ALPHA: f64 = 1e-3;
 /// not as uniform as the null assumes); the planted 100 ms source hits 20 of 20, and a
 /// synthetic one present at 60 % of its beats among random spikes 6 of 19 or more.
 pub const MIN_HELD_OUT_HITS: usize = 6;
+/// In a band, spikes closer than this many sampling intervals are merged.
+const BAND_MERGE_INTERVALS: f64 = 2.5;
 /// Spikes a fit on a half must have on its beats before it is tested.
 pub const MIN_FITS: usize = 4;
 /// Each spike is paired with this many following ones to suggest periods.
@@ -66,11 +71,25 @@ const MAX_STRETCHES: usize = 32;
 /// Fewer stretches than this in a half: the period is too long to test.
 const MIN_STRETCHES: usize = 8;
 
-/// A threshold the spikes must exceed, named by the quantile it is.
+/// A threshold the spikes must exceed, named by the quantile it is; with `below_ns`, a band
+/// whose spikes must also not exceed that, so that larger random spikes (a host's stalls)
+/// neither bury a smaller periodic source's nor swallow them when merged.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Level {
     pub name: &'static str,
     pub above_ns: u64,
+    pub below_ns: Option<u64>,
+}
+
+impl Level {
+    /// Every sample above `above_ns`.
+    pub const fn above(name: &'static str, above_ns: u64) -> Level {
+        Level { name, above_ns, below_ns: None }
+    }
+
+    fn holds(&self, latency_ns: u64) -> bool {
+        latency_ns > self.above_ns && self.below_ns.is_none_or(|b| latency_ns <= b)
+    }
 }
 
 /// The held-out test of a period fitted on the other half of the run.
@@ -92,9 +111,12 @@ pub struct HeldOutTest {
 /// The best period found among a run's spikes, significant or not.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SpikePeriod {
-    /// The level whose spikes recur ("p99.9"), and its value.
+    /// The level whose spikes recur ("p99.9"), and its value (with the band's top, when the
+    /// spikes were those of a band).
     pub level: &'static str,
     pub above_ns: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub below_ns: Option<u64>,
     /// Spikes above the level (after merging), and how many of them fit a beat.
     pub spikes: usize,
     pub fits: usize,
@@ -108,6 +130,15 @@ pub struct SpikePeriod {
 }
 
 impl SpikePeriod {
+    /// The spikes' magnitude in words: "spikes above 80.0 µs", or "spikes of 400.0-3200.0 µs"
+    /// for a band.
+    pub fn magnitude(&self) -> String {
+        match self.below_ns {
+            Some(below) => format!("spikes of {:.1}-{:.1} µs", self.above_ns as f64 / 1e3, below as f64 / 1e3),
+            None => format!("spikes above {:.1} µs", self.above_ns as f64 / 1e3),
+        }
+    }
+
     /// Whether the period is claimed: the corrected p is below `ALPHA` and the beats held a
     /// spike in at least `MIN_HELD_OUT_HITS` of the held-out stretches.
     pub fn significant(&self) -> bool {
@@ -373,10 +404,10 @@ pub fn poisson_binomial_tail(chances: &[f64], k: usize) -> f64 {
     dist.iter().skip(k).sum::<f64>().min(1.0)
 }
 
-/// The spikes above `above_ns`, in time order, each cluster closer than `merge` merged
-/// into its largest: (time, latency).
-fn spikes_above(samples: &[(u64, u64)], above_ns: u64, merge: f64) -> Vec<(f64, u64)> {
-    let mut above: Vec<(u64, u64)> = samples.iter().copied().filter(|s| s.1 > above_ns).collect();
+/// The spikes of `level`, in time order, each cluster closer than `merge` merged into its
+/// largest: (time, latency).
+fn spikes_within(samples: &[(u64, u64)], level: &Level, merge: f64) -> Vec<(f64, u64)> {
+    let mut above: Vec<(u64, u64)> = samples.iter().copied().filter(|s| level.holds(s.1)).collect();
     above.sort_unstable();
     let mut out: Vec<(f64, u64)> = Vec::new();
     let mut last_time = f64::NEG_INFINITY;
@@ -426,9 +457,20 @@ pub fn search(samples: &[(u64, u64)], span_ns: u64, interval_ns: u64, levels: &[
         expected: f64,
         p_one: f64,
     }
-    let mut best: Option<Best> = None;
+    // The best above a level and the best in a band, apart: a level's spikes are the plainer
+    // finding, so a band's is taken only where no level's passes.
+    let (mut best_above, mut best_band): (Option<Best>, Option<Best>) = (None, None);
     for &level in levels {
-        let spikes = spikes_above(samples, level.above_ns, searcher.min_period / 2.0);
+        // Above a level, a cluster of spikes closer than half the shortest period is one
+        // disturbance (a burst of noise), merged so that it counts once. In a band, the
+        // larger spikes left out would split such clusters, and merging what remains with
+        // a band's dense random spikes would swallow a source's: there only the wakeups one
+        // disturbance delayed back to back are merged.
+        let merge = match level.below_ns {
+            None => searcher.min_period / 2.0,
+            Some(_) => BAND_MERGE_INTERVALS * searcher.interval,
+        };
+        let spikes = spikes_within(samples, &level, merge);
         if spikes.len() < MIN_SPIKES {
             continue;
         }
@@ -439,12 +481,18 @@ pub fn search(samples: &[(u64, u64)], span_ns: u64, interval_ns: u64, levels: &[
         for (train, test, from, to) in [(first, second, half, span), (second, first, 0.0, half)] {
             let Some((grid, _)) = searcher.fit(train) else { continue };
             let Some((stretches, hit, expected, p_one)) = searcher.held_out(test, from, to, &grid) else { continue };
+            let best = if level.below_ns.is_some() { &mut best_band } else { &mut best_above };
             if best.as_ref().is_none_or(|b| p_one < b.p_one) {
-                best = Some(Best { level, times: times.clone(), grid, stretches, hit, expected, p_one });
+                *best = Some(Best { level, times: times.clone(), grid, stretches, hit, expected, p_one });
             }
         }
     }
-    let Best { level, times, grid, stretches, hit, expected, p_one } = best?;
+    let passes = |b: &Best| b.p_one * (tests as f64) < ALPHA && b.hit >= MIN_HELD_OUT_HITS;
+    let best = match (best_above, best_band) {
+        (Some(above), Some(band)) if passes(&above) || (!passes(&band) && above.p_one <= band.p_one) => above,
+        (above, band) => band.or(above)?,
+    };
+    let Best { level, times, grid, stretches, hit, expected, p_one } = best;
     // The estimate from the whole run: every spike refines the grid the half fitted.
     let grid = searcher.refine(&times, grid);
     let tol = searcher.tolerance(grid.period);
@@ -454,6 +502,7 @@ pub fn search(samples: &[(u64, u64)], span_ns: u64, interval_ns: u64, levels: &[
     Some(SpikePeriod {
         level: level.name,
         above_ns: level.above_ns,
+        below_ns: level.below_ns,
         spikes: times.len(),
         fits,
         period_ns: grid.period,
@@ -469,7 +518,7 @@ mod tests {
     use crate::analysis::random::SplitMix64;
 
     const MS: f64 = 1e6;
-    const LEVEL: [Level; 1] = [Level { name: "p99.9", above_ns: 100_000 }];
+    const LEVEL: [Level; 1] = [Level::above("p99.9", 100_000)];
 
     /// A source beating every `period` from `phase`, present at each beat with chance
     /// `present`, each beat moved by up to ±`jitter`, spikes of 150..450 µs.
@@ -600,7 +649,7 @@ mod tests {
         let span = 4_000.0 * MS;
         let samples = periodic(&mut rng, span, 100.0 * MS, 0.0, 1.0, 0.0);
         // Below the level: no spikes at all.
-        assert_eq!(search(&samples, span as u64, 200_000, &[Level { name: "p99", above_ns: 10_000_000 }]), None);
+        assert_eq!(search(&samples, span as u64, 200_000, &[Level::above("p99", 10_000_000)]), None);
         assert_eq!(best(&samples[..MIN_SPIKES - 1], span, 200_000), None);
         // 300 ms: shorter than 16 of the shortest period searched (20 ms).
         assert_eq!(best(&samples, 300.0 * MS, 200_000), None);
@@ -619,6 +668,15 @@ mod tests {
     #[test]
     fn merging_keeps_one_spike_per_disturbance() {
         let samples = [(1_000, 200_000), (3_000, 900_000), (7_000, 150_000), (40_000, 500_000), (10, 50_000)];
-        assert_eq!(spikes_above(&samples, 100_000, 5_000.0), vec![(3_000.0, 900_000), (40_000.0, 500_000)]);
+        assert_eq!(
+            spikes_within(&samples, &Level::above("p99", 100_000), 5_000.0),
+            vec![(3_000.0, 900_000), (40_000.0, 500_000)]
+        );
+        let band = Level { name: "band", above_ns: 100_000, below_ns: Some(600_000) };
+        // The 900 µs spike above the band neither counts nor swallows the 200 µs one beside it.
+        assert_eq!(
+            spikes_within(&samples, &band, 5_000.0),
+            vec![(1_000.0, 200_000), (7_000.0, 150_000), (40_000.0, 500_000)]
+        );
     }
 }

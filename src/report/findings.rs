@@ -210,13 +210,13 @@ impl fmt::Display for Finding {
             Finding::SpikePeriod { what, cpu, period: p } => {
                 let t = &p.test;
                 let place = cpu.map_or("on the CPUs the unpinned thread ran on".to_string(), |c| format!("on CPU {c}"));
+                let spikes = p.magnitude();
                 write!(
                     f,
-                    "{what}: {} spikes above {:.1} µs ({}) recur every {:.1} ms ± {} ({} of {} fit): a periodic \
-                     source {place} (on the half of the run the period was not fitted on, {} of {} stretches had a \
-                     spike on a beat where chance gives {:.1}; p = {:.1e}, corrected for {} tests)",
+                    "{what}: {} {spikes} ({}) recur every {:.1} ms ± {} ({} of {} fit): a periodic source {place} \
+                     (on the half of the run the period was not fitted on, {} of {} stretches had a spike on a beat \
+                     where chance gives {:.1}; p = {:.1e}, corrected for {} tests)",
                     p.spikes,
-                    p.above_ns as f64 / 1000.0,
                     p.level,
                     p.period_ns / 1e6,
                     jitter_text(p.jitter_ns),

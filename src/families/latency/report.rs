@@ -162,12 +162,12 @@ pub fn spike_lines(spec: &LatencySpec, o: &LatencyOutcome) -> String {
                 text
             }
             (None, Some(best)) => format!(
-                "spikes on {whose}: no period (the likeliest, {:.1} ms among {} spikes above {:.1} µs, has p = {:.2} \
-                 and a spike on a beat in {} of {} stretches of the held-out half of the run; a period needs p < {} \
-                 and at least {} of the stretches)",
+                "spikes on {whose}: no period (the likeliest, {:.1} ms among {} {}, has p = {:.2} and a spike on a \
+                 beat in {} of {} stretches of the held-out half of the run; a period needs p < {} and at least {} of \
+                 the stretches)",
                 best.period_ns / 1e6,
                 best.spikes,
-                best.above_ns as f64 / 1000.0,
+                best.magnitude(),
                 best.test.p,
                 best.test.hit,
                 best.test.stretches,
@@ -197,8 +197,11 @@ pub fn beat_culprits(
 ) -> Option<(usize, Vec<crate::analysis::trace::TailCulprit>)> {
     let p = spikes.claimed()?;
     let traced = o.attribution.as_ref()?.threads.iter().find(|a| Some(a.cpu) == spikes.cpu)?;
+    // A band's spikes are those beneath its top too.
+    let in_band: Vec<_> =
+        traced.spikes.iter().filter(|s| p.below_ns.is_none_or(|below| s.latency_ns <= below)).cloned().collect();
     let (n, culprits) = attribution::beat_culprits(
-        &traced.spikes,
+        &in_band,
         p.period_ns,
         p.phase_ns,
         p.jitter_ns,
@@ -290,6 +293,9 @@ struct SpikeKeys {
     spike_period_ns: Option<u64>,
     spike_jitter_ns: Option<u64>,
     spike_above_ns: Option<u64>,
+    /// A band's top, when the spikes that recur were a band's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spike_below_ns: Option<u64>,
     spike_count: Option<usize>,
     spike_fits: Option<usize>,
     spike_period_p: Option<f64>,
@@ -303,6 +309,7 @@ impl SpikeKeys {
             spike_period_ns: claimed.map(|p| p.period_ns.round() as u64),
             spike_jitter_ns: claimed.map(|p| p.jitter_ns.round() as u64),
             spike_above_ns: claimed.map(|p| p.above_ns),
+            spike_below_ns: claimed.and_then(|p| p.below_ns),
             spike_count: claimed.map(|p| p.spikes),
             spike_fits: claimed.map(|p| p.fits),
             spike_period_p: best.map(|p| p.test.p),
