@@ -49,6 +49,30 @@ pub const METHOD: &str = "paired blocks in random order; sign-test confidence se
 /// claim's 20 for equivalence; the sign tests' own bars decide when it is enough).
 pub const MIN_BLOCKS: usize = 6;
 
+/// A block is run again when one of its trials lost at least this share of its own
+/// window to steal on some CPU, counting only the steal it certainly had (its figure less
+/// one accounting tick, `model::Steal::certain_share`): 5 %, the size of the default
+/// margin, is as much as such a trial's time could have grown by it. Fixed before any
+/// trial runs; for a 30 ms trial it means two ticks, at least 10 ms stolen.
+pub const STEAL_LEVEL: f64 = 0.05;
+/// A block is re-run at most this many times: the last run is kept whatever its steal,
+/// and a re-run must fit the budget like any block, so a machine with steal everywhere
+/// still finishes.
+pub const MAX_STEAL_RERUNS: u32 = 1;
+
+/// Whether a block is dropped and run again: some trial of it met steal beyond
+/// `STEAL_LEVEL` (`met_steal`), and it has been re-run fewer than `MAX_STEAL_RERUNS` times.
+///
+/// Why this bends no error rate: whether a block is kept depends only on the steal its
+/// trials met, which the hypervisor causes and the policy under test does not, and it
+/// drops the whole block, both sides alike, never one side. Within each block the order of
+/// the sides stays random, so under "no difference" the blocks kept are as exchangeable as
+/// all blocks were, and the sign test's p-values stay valid; the blocks dropped only cost
+/// budget. The answers then speak of blocks without heavy steal, as the run intends.
+pub fn rerun_for_steal(met_steal: bool, reruns_so_far: u32) -> bool {
+    met_steal && reruns_so_far < MAX_STEAL_RERUNS
+}
+
 /// The sign martingale after `n` observations of which `k` went the alternative's way:
 /// the mixture over p uniform on [½, 1] of Π (p/½)^[hit] ((1−p)/½)^[miss], in closed form
 /// 2^(n+1) ∫_½^1 p^k (1−p)^(n−k) dp = 2^(n+1) B(k+1, n−k+1) I_½(n−k+1, k+1), with I the

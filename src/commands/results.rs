@@ -173,6 +173,9 @@ pub fn print_run(store: &Store, id: i64, with_machine: bool) -> Result<()> {
     let trials = store.trials(id)?;
     let ok = trials.iter().filter(|t| t.is_ok()).count();
     emit(stored::describe_run(&run, ok, trials.len() - ok).trim_end())?;
+    if let Some(line) = stored::steal_reruns(&trials) {
+        emit(&line)?;
+    }
     if let Some(floor) = &run.machine.fields().noise_floor {
         emit(&format!("noise floor (probed before the trials): {}", floor.summary()))?;
     }

@@ -317,7 +317,8 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             results::print_run(&store, run_id, false)?;
             write_report(&store, run_id);
             let trials = store.trials(run_id)?;
-            let not_ok = trials.iter().filter(|t| !t.is_ok()).count();
+            // A trial dropped with its block for steal is not a failure.
+            let not_ok = trials.iter().filter(|t| t.status.is_failure()).count();
             eprintln!(
                 "schedlab: stored as run {run_id} in {}; `schedlab show {run_id}` prints it again, `schedlab export {run_id}` writes it out",
                 store.location()
@@ -420,6 +421,22 @@ fn execute(
     result.map(|()| pipeline.failed())
 }
 
+/// Why a block was dropped, stored with each of its trials: "re-run for steal: trial 57
+/// (OTHER) lost ≥ 10 ms of its 31 ms on CPU 1".
+fn steal_reason(trial: &Trial, record: &TrialRecord) -> String {
+    let Some(steal) = record.outcome.as_ref().and_then(|o| o.steal()) else { return "re-run for steal".into() };
+    let worst = steal.cpus.iter().max_by_key(|c| c.steal_ns);
+    let lost = worst.map_or(0, |c| c.steal_ns.saturating_sub(steal.resolution_ns));
+    format!(
+        "re-run for steal: trial {} ({}) lost ≥ {:.0} ms of its {:.0} ms on CPU {}",
+        trial.seq,
+        trial.label(),
+        lost as f64 / 1e6,
+        steal.window_ns as f64 / 1e6,
+        worst.map_or(0, |c| c.cpu)
+    )
+}
+
 /// " [adaptive 6..20]" for a trial of an adaptive experiment, for the progress bar.
 fn adaptive_tag(plan: &AdaptivePlan, trial: &Trial) -> String {
     plan.target(trial.experiment).map_or(String::new(), |t| format!(" [adaptive {}..{}]", t.min_repeat, t.max_repeat))
@@ -453,6 +470,9 @@ fn extend_adaptively(
     let mut session = adaptive::Session::new(suite, plan, &store.trials(run_id)?, block_seed.rotate_left(17));
     let mut extra = 0;
     while let Ok(block) = session.next_trials(used()) {
+        // The session counts a block once it is whole: one that met steal is dropped, both
+        // sides, as soon as the trial that met it ends.
+        let mut ran: Vec<(&Trial, TrialRecord)> = Vec::with_capacity(block.len());
         for trial in &block {
             extra += 1;
             // The bar runs to the end of the budget: an upper bound, not a forecast.
@@ -466,11 +486,30 @@ fn extend_adaptively(
                 adaptive_tag(plan, trial)
             ));
             let (record, _) = pipeline.trial(trial, &mut [&mut StoreSink { store, run_id }])?;
-            session.record(trial, &record);
             bar.inc(Duration::from_secs_f64(record.elapsed_s.max(0.0)).as_millis() as u64);
+            let dropped = session.drops_for_steal(trial, &record);
+            let reason = dropped.then(|| steal_reason(trial, &record));
+            ran.push((trial, record));
+            if let Some(reason) = reason {
+                let seqs: Vec<i64> = ran.iter().map(|(t, _)| t.seq as i64).collect();
+                store.discard_trials(run_id, &seqs, &reason)?;
+                session.drop_block(&block);
+                ran.clear();
+                break;
+            }
+        }
+        for (trial, record) in &ran {
+            session.record(trial, record);
         }
     }
     let mut line = format!("schedlab: adaptive repeats: {extra} extra trial(s)");
+    let reruns = session.steal_reruns();
+    if reruns > 0 {
+        line.push_str(&format!(
+            " ({reruns} block(s) re-run for steal: a trial of each certainly lost ≥ {}% of its time on a CPU)",
+            crate::report::stored::percent_text(crate::analysis::sequential::STEAL_LEVEL)
+        ));
+    }
     let questions = session.questions().len();
     if questions > 0 {
         let answers = session.answers();

@@ -27,13 +27,21 @@
 //! 3. An item runs only if the time the run has used plus its typical trial times fits the
 //!    budget; when none fits, the run ends. Items left open are reported as stopped by
 //!    `max_repeat` or by the budget, never dropped.
+//! 4. A question's block one of whose trials met steal beyond `sequential::STEAL_LEVEL` is
+//!    dropped whole, both sides, as soon as that trial ends (the rest of the block is not
+//!    run), and run again at once under the same repeat number, at most
+//!    `sequential::MAX_STEAL_RERUNS` times, if it fits the budget
+//!    (`sequential::rerun_for_steal` says why no error rate moves). Its trials stay stored,
+//!    marked discarded; the run counts the blocks re-run.
 //!
 //! A lone cell's interval is the distribution-free one of `stats::median_ci` (order
 //! statistics), so skewed figures such as wall times and p99 latencies need no normality
 //! assumption.
 
 use crate::analysis::random::SplitMix64;
-use crate::analysis::sequential::{decide, per_claim_alpha, Comparison, Decision, ALPHA, MIN_BLOCKS};
+use crate::analysis::sequential::{
+    decide, per_claim_alpha, rerun_for_steal, Comparison, Decision, ALPHA, MIN_BLOCKS, STEAL_LEVEL,
+};
 use crate::analysis::stats::holm_grouped;
 use crate::analysis::stats::{median, median_ci, MedianCi};
 use crate::error::{Error, Result};
@@ -350,6 +358,10 @@ pub struct Session {
     next_seq: usize,
     budget: Option<Duration>,
     rng: SplitMix64,
+    /// Each block dropped for steal, as (question, repeat), stored ones included.
+    dropped: Vec<(usize, u32)>,
+    /// A dropped block to run again before anything else.
+    rerun: Option<(usize, u32)>,
 }
 
 impl Session {
@@ -377,8 +389,12 @@ impl Session {
             if templates.iter().any(|t| t.experiment == trial.experiment && t.params == trial.params) {
                 continue;
             }
-            let mine: Vec<&TrialRecord> =
-                stored.iter().filter(|r| r.experiment == trial.experiment as i64 && r.params == trial.params).collect();
+            // A trial dropped with its block for steal is as if never run: its block ran again.
+            let mine: Vec<&TrialRecord> = stored
+                .iter()
+                .filter(|r| r.experiment == trial.experiment as i64 && r.params == trial.params)
+                .filter(|r| !matches!(r.status, crate::model::TrialStatus::Discarded(_)))
+                .collect();
             let ok: Vec<(u32, f64)> = mine
                 .iter()
                 .filter(|r| r.is_ok())
@@ -418,6 +434,16 @@ impl Session {
             .map(|(key, cells)| (cells, tested(key.experiment)))
             .collect();
         let after_stored = stored.iter().map(|r| r.seq + 1).max().unwrap_or(0).max(0) as usize;
+        let mut dropped: Vec<(usize, u32)> = Vec::new();
+        for r in stored.iter().filter(|r| matches!(r.status, crate::model::TrialStatus::Discarded(_))) {
+            let cell = templates.iter().position(|t| t.experiment as i64 == r.experiment && t.params == r.params);
+            let question = cell.and_then(|c| questions.iter().position(|q| q.cells.contains(&c)));
+            if let (Some(q), Ok(repeat)) = (question, u32::try_from(r.repeat)) {
+                if !dropped.contains(&(q, repeat)) {
+                    dropped.push((q, repeat));
+                }
+            }
+        }
         Session {
             templates,
             cells,
@@ -428,6 +454,8 @@ impl Session {
             next_seq: after_stored.max(suite.trials.len()),
             budget: plan.budget(),
             rng: SplitMix64::new(seed),
+            dropped,
+            rerun: None,
         }
     }
 
@@ -569,6 +597,14 @@ impl Session {
         if items.is_empty() {
             return Err(Next::Done);
         }
+        // A block just dropped for steal runs again first, if it still fits; nothing it
+        // counts has changed, so its question is still open and its repeat still next.
+        if let Some((question, _)) = self.rerun.take() {
+            let again = items.iter().find(|(item, ..)| *item == Item::Question(question));
+            if let Some(&(item, ..)) = again.filter(|(.., takes)| self.budget.is_none_or(|b| used + *takes <= b)) {
+                return Ok(self.block_of(item));
+            }
+        }
         // The item projected to cost least in all; ties round-robin after the last item run.
         let start = self.cursor.and_then(|c| items.iter().position(|(i, ..)| *i == c)).map_or(0, |p| p + 1);
         let mut best: Option<(Item, f64)> = None;
@@ -580,6 +616,12 @@ impl Session {
             }
         }
         let Some((item, _)) = best else { return Err(Next::OutOfBudget) };
+        Ok(self.block_of(item))
+    }
+
+    /// The trials of `item`'s next block (or lone trial), in a fresh random order, each
+    /// with the next free `seq`.
+    fn block_of(&mut self, item: Item) -> Vec<Trial> {
         self.cursor = Some(item);
         let (members, repeat) = match item {
             Item::Cell(c) => (vec![c], self.cells[c].attempts + 1),
@@ -603,7 +645,39 @@ impl Session {
             trial.seq = self.next_seq;
             self.next_seq += 1;
         }
-        Ok(block)
+        block
+    }
+
+    /// The question whose block `trial` is part of, `None` for a lone cell's trial.
+    fn question_of(&self, trial: &Trial) -> Option<usize> {
+        let cell = self.templates.iter().position(|t| t.experiment == trial.experiment && t.params == trial.params)?;
+        self.questions.iter().position(|q| q.cells.contains(&cell))
+    }
+
+    /// Whether the block `trial` (of `next_trials`' last block) is part of is to be dropped
+    /// for steal now that `record` ended it: a question's block, a trial that certainly
+    /// lost `STEAL_LEVEL` of its window on some CPU, and a block not yet re-run as often
+    /// as the rule allows. A lone cell's trial answers no paired question: never dropped.
+    pub fn drops_for_steal(&self, trial: &Trial, record: &TrialRecord) -> bool {
+        let Some(question) = self.question_of(trial) else { return false };
+        let steal = record.outcome.as_ref().and_then(|o| o.steal());
+        let met = steal.is_some_and(|s| s.certain_share() >= STEAL_LEVEL);
+        let reruns = self.dropped.iter().filter(|&&d| d == (question, trial.repeat)).count();
+        rerun_for_steal(met, reruns as u32)
+    }
+
+    /// Drop the block `block` (as `next_trials` gave it, none of it `record`ed) for steal:
+    /// it is counted, and run again by the next `next_trials` if it fits the budget.
+    pub fn drop_block(&mut self, block: &[Trial]) {
+        let Some(question) = block.first().and_then(|t| self.question_of(t)) else { return };
+        let repeat = block[0].repeat;
+        self.dropped.push((question, repeat));
+        self.rerun = Some((question, repeat));
+    }
+
+    /// How many blocks were dropped and run again for steal, stored ones included.
+    pub fn steal_reruns(&self) -> usize {
+        self.dropped.len()
     }
 
     /// Count a finished extra trial (`trial` as `next_trials` gave it).
@@ -964,6 +1038,64 @@ mod tests {
         let c = session.comparison(0).unwrap();
         assert_eq!((c.leader, c.blocks()), (0, fewest));
         assert!((c.closest().unwrap().ratio - 1.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_block_that_met_steal_is_dropped_whole_and_run_again_once() {
+        use crate::model::{CpuSteal, Steal, TrialStatus};
+        let s = suite(
+            "[[experiment]]\nfamily = \"ring\"\nprocs = [2, 3]\nlaps = 10\nrepeat = 6\ntarget_ci = \"5%\"\n\
+             max_repeat = 40\ncompare = \"procs\"\n",
+        );
+        let plan = AdaptivePlan::resolve(&s, &Overrides::default()).unwrap();
+        let cost = |t: &Trial| if t.params.procs() == Some(3) { 1300.0 } else { 1000.0 };
+        let planned: Vec<TrialRecord> = s.trials.iter().map(|t| record(t, t.seq as i64, cost(t), true)).collect();
+        // A 30 ms trial whose CPU 1 shows `ticks` ticks of steal (10 ms each).
+        let with_steal = |t: &Trial, ticks: u64| {
+            let mut r = record(t, t.seq as i64, cost(t), true);
+            let cpus = vec![CpuSteal { cpu: 0, steal_ns: 0 }, CpuSteal { cpu: 1, steal_ns: ticks * 10_000_000 }];
+            let steal = Steal { window_ns: 30_000_000, resolution_ns: 10_000_000, cpus };
+            r.outcome.as_mut().unwrap().set_steal(Some(steal));
+            r
+        };
+        let mut session = Session::new(&s, &plan, &planned, 1);
+        let block = session.next_trials(Duration::ZERO).unwrap();
+        assert_eq!(block[0].repeat, 7);
+        // One tick may be a sliver of steal: kept. Two are at least 10 ms of 30: dropped.
+        assert!(!session.drops_for_steal(&block[0], &with_steal(&block[0], 1)));
+        assert!(session.drops_for_steal(&block[0], &with_steal(&block[0], 2)));
+        session.drop_block(&block);
+        assert_eq!(session.steal_reruns(), 1);
+        // Run again at once: every side of it, the same repeat, fresh sequence numbers.
+        let again = session.next_trials(Duration::ZERO).unwrap();
+        let procs = |b: &[Trial]| {
+            let mut p: Vec<Option<i64>> = b.iter().map(|t| t.params.procs()).collect();
+            p.sort();
+            p
+        };
+        assert_eq!(procs(&again), procs(&block));
+        assert!(again.iter().all(|t| t.repeat == 7 && t.seq > block[1].seq), "{again:?}");
+        // Re-run once already: kept whatever its steal, and counted as the question's 7th.
+        assert!(!session.drops_for_steal(&again[1], &with_steal(&again[1], 3)));
+        for t in &again {
+            session.record(t, &with_steal(t, 3));
+        }
+        assert_eq!(session.comparison(0).unwrap().blocks(), 7);
+        let next = session.next_trials(Duration::ZERO).unwrap();
+        assert_eq!(next[0].repeat, 8);
+        assert!(session.drops_for_steal(&next[0], &with_steal(&next[0], 2)), "a new block may be re-run");
+        // Resumed from the store, where the dropped block's first trial is discarded: the
+        // drop is counted, and the block it left is not in the question.
+        let mut stored = planned.clone();
+        let mut discarded = with_steal(&block[0], 2);
+        discarded.seq = block[0].seq as i64;
+        discarded.status = TrialStatus::Discarded("re-run for steal".into());
+        stored.push(discarded);
+        let resumed = Session::new(&s, &plan, &stored, 1);
+        assert_eq!(resumed.steal_reruns(), 1);
+        assert_eq!(resumed.comparison(0).unwrap().blocks(), 6);
+        assert_eq!(resumed.cells()[0].attempts + resumed.cells()[1].attempts, 12);
+        assert!(!resumed.drops_for_steal(&block[0], &with_steal(&block[0], 2)), "block 7 was re-run once");
     }
 
     #[test]

@@ -293,6 +293,10 @@ pub enum TrialStatus {
     Ok,
     TimedOut(String),
     Failed(String),
+    /// Ran to its end but dropped with the rest of its block, which was run again because
+    /// a trial of it met steal (`sequential::rerun_for_steal`): kept for the record, in no
+    /// figure, and not a failure.
+    Discarded(String),
 }
 
 impl TrialStatus {
@@ -300,26 +304,34 @@ impl TrialStatus {
         matches!(self, TrialStatus::Ok)
     }
 
+    /// Not ok for a reason other than being dropped for steal.
+    pub fn is_failure(&self) -> bool {
+        !matches!(self, TrialStatus::Ok | TrialStatus::Discarded(_))
+    }
+
     pub fn label(&self) -> &'static str {
         match self {
             TrialStatus::Ok => "ok",
             TrialStatus::TimedOut(_) => "timed_out",
             TrialStatus::Failed(_) => "failed",
+            TrialStatus::Discarded(_) => "discarded",
         }
     }
 
     pub fn reason(&self) -> Option<&str> {
         match self {
             TrialStatus::Ok => None,
-            TrialStatus::TimedOut(r) | TrialStatus::Failed(r) => Some(r),
+            TrialStatus::TimedOut(r) | TrialStatus::Failed(r) | TrialStatus::Discarded(r) => Some(r),
         }
     }
 
-    /// From a label and reason as stored: anything but ok and timed_out is a failure.
+    /// From a label and reason as stored: anything but ok, timed_out and discarded is a
+    /// failure.
     pub fn from_parts(label: &str, reason: Option<String>) -> TrialStatus {
         match label {
             "ok" => TrialStatus::Ok,
             "timed_out" => TrialStatus::TimedOut(reason.unwrap_or_default()),
+            "discarded" => TrialStatus::Discarded(reason.unwrap_or_default()),
             _ => TrialStatus::Failed(reason.unwrap_or_default()),
         }
     }

@@ -27,6 +27,17 @@ impl Steal {
     pub fn of_cpu(&self, cpu: usize) -> Option<u64> {
         self.cpus.iter().find(|c| c.cpu == cpu).map(|c| c.steal_ns)
     }
+
+    /// The largest share of the window any CPU certainly lost: its steal less one tick
+    /// (a difference of two tick counts can be a tick above the truth), over the window;
+    /// 0 for an empty window.
+    pub fn certain_share(&self) -> f64 {
+        if self.window_ns == 0 {
+            return 0.0;
+        }
+        let most = self.cpus.iter().map(|c| c.steal_ns.saturating_sub(self.resolution_ns)).max().unwrap_or(0);
+        most as f64 / self.window_ns as f64
+    }
 }
 
 /// A ring and its outcome with round figures, for tests of what reads them.

@@ -54,6 +54,9 @@ impl Exporter for Text {
         let ok = v.trials.iter().filter(|t| t.is_ok()).count();
         let mut out = stored::describe_run(v.run, ok, v.trials.len() - ok).trim_end().to_string();
         out.push('\n');
+        if let Some(line) = stored::steal_reruns(v.trials) {
+            out.push_str(&format!("{line}\n"));
+        }
         // The answers first, one line a question; the findings in full follow the tables.
         let questions = crate::report::glance::text_block(&crate::report::glance::questions(v.findings));
         if !questions.is_empty() {

@@ -132,6 +132,25 @@ fn seconds(ns: u64) -> f64 {
     ns as f64 / 1e9
 }
 
+/// "2 block(s) re-run for steal (their 3 trials are marked discarded)" for a run that
+/// dropped blocks for steal, else `None`. A dropped block's trials are consecutive and share
+/// a repeat number; its re-run comes after them, kept.
+pub fn steal_reruns(trials: &[TrialRecord]) -> Option<String> {
+    let dropped: Vec<&TrialRecord> =
+        trials.iter().filter(|t| matches!(t.status, crate::model::TrialStatus::Discarded(_))).collect();
+    if dropped.is_empty() {
+        return None;
+    }
+    let blocks = 1 + dropped
+        .windows(2)
+        .filter(|w| w[1].seq != w[0].seq + 1 || (w[1].experiment, w[1].repeat) != (w[0].experiment, w[0].repeat))
+        .count();
+    Some(format!(
+        "{blocks} block(s) re-run for steal (their {} trial(s) are marked discarded, in no figure)",
+        dropped.len()
+    ))
+}
+
 /// The run's header: what, when, where.
 pub fn describe_run(run: &RunRecord, ok: usize, not_ok: usize) -> String {
     let plan = AdaptivePlan::of_run_options(&run.options);
@@ -373,4 +392,45 @@ pub fn projected_s(groups: &[&Group], g: &Group) -> Option<f64> {
     let per_hop =
         Summary::of(&base.ring(|o| seconds(o.cpu_ns())))?.median / Summary::of(&base.ring(|o| o.hops as f64))?.median;
     Some(per_hop * Summary::of(&g.ring(|o| o.hops as f64))?.median)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::TrialStatus;
+
+    fn trial(seq: i64, repeat: i64, status: TrialStatus) -> TrialRecord {
+        TrialRecord {
+            seq,
+            experiment: 1,
+            family: Family::Workload,
+            repeat,
+            params: serde_json::from_str("{}").unwrap(),
+            spec: None,
+            outcome: None,
+            status,
+            started: String::new(),
+            elapsed_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn blocks_re_run_for_steal_are_counted_from_their_discarded_trials() {
+        let dropped = || TrialStatus::Discarded("re-run for steal".into());
+        let ok = || TrialStatus::Ok;
+        // Block 7 dropped after both trials, then re-run; block 9 dropped after its first.
+        let trials = [
+            trial(40, 7, dropped()),
+            trial(41, 7, dropped()),
+            trial(42, 7, ok()),
+            trial(43, 7, ok()),
+            trial(44, 9, dropped()),
+            trial(45, 9, ok()),
+            trial(46, 9, ok()),
+        ];
+        let line = steal_reruns(&trials).unwrap();
+        assert!(line.starts_with("2 block(s) re-run for steal (their 3 trial(s)"), "{line}");
+        assert_eq!(steal_reruns(&trials[2..4]), None);
+        assert!(!dropped().is_ok() && !dropped().is_failure() && TrialStatus::Failed(String::new()).is_failure());
+    }
 }

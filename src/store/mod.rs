@@ -378,6 +378,23 @@ impl Store {
         self.insert_trial_row("storing a trial", run_id, t)
     }
 
+    /// Mark trials already stored as dropped (`TrialStatus::Discarded`) with `reason`: a
+    /// block run again for steal. One transaction: all of them or none.
+    pub fn discard_trials(&mut self, run_id: i64, seqs: &[i64], reason: &str) -> Result<()> {
+        const CONTEXT: &str = "marking a block's trials as re-run for steal";
+        let status = TrialStatus::Discarded(reason.to_string());
+        self.in_transaction(CONTEXT, |s| {
+            for &seq in seqs {
+                s.db.execute(
+                    CONTEXT,
+                    "UPDATE trials SET status = ?1, reason = ?2 WHERE run_id = ?3 AND seq = ?4",
+                    &[status.label().into(), reason.into(), run_id.into(), seq.into()],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
     pub fn set_run_state(
         &mut self,
         run_id: i64,

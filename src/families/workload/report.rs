@@ -59,6 +59,7 @@ pub fn classic_line(status: &TrialStatus, outcome: Option<&WorkloadOutcome>) -> 
         ),
         (TrialStatus::TimedOut(reason), _) => format!("timed out: {reason}"),
         (TrialStatus::Failed(reason), _) => format!("failed: {reason}"),
+        (TrialStatus::Discarded(reason), _) => format!("discarded: {reason}"),
         (TrialStatus::Ok, None) => "failed: no outcome".into(),
     }
 }
