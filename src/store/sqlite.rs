@@ -183,15 +183,27 @@ impl Sqlite {
         // One statement, so one snapshot: read apart, another run making this new file could
         // commit its schema between the reads, and a schedlab file would look like a foreign
         // one (tables, and an application id still 0).
-        let (app_id, tables, version): (i64, i64, i64) = self
-            .conn
-            .query_row(
+        // A read that meets another run switching the same new file to WAL can fail with
+        // an I/O error while the log and its index are being made (1 round in about 200 of
+        // the unit test below on a loaded machine): read again, for a second at most.
+        let started = std::time::Instant::now();
+        let (app_id, tables, version): (i64, i64, i64) = loop {
+            let read = self.conn.query_row(
                 "SELECT (SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_master), \
                  (SELECT user_version FROM pragma_user_version)",
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .map_err(|e| self.err("reading the schema", e))?;
+            );
+            match read {
+                Err(rusqlite::Error::SqliteFailure(f, _))
+                    if matches!(f.code, ErrorCode::SystemIoFailure | ErrorCode::DatabaseBusy)
+                        && started.elapsed() < Duration::from_secs(1) =>
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                other => break other.map_err(|e| self.err("reading the schema", e))?,
+            }
+        };
         if app_id != APPLICATION_ID && (app_id != 0 || tables > 0) {
             return Err(Error::env(format!(
                 "{} is a SQLite database but not a schedlab one; it was left untouched. Use --db to choose another file",
