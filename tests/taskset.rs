@@ -30,13 +30,15 @@ fn asked_ns(events: &[Event]) -> u64 {
     events.iter().map(|e| if let Event::Run(ns) = e { *ns } else { 0 }).sum()
 }
 
-/// The most an activation of `events` may take beside bare ones that took at most
-/// `bare_ns`: a burn overshoots by less than a chunk, but each process sizes its chunk
-/// by its own one measurement of the spin's speed, so a run event of the task set's
-/// process may overshoot by a chunk more than one of this process.
-fn most_beside(events: &[Event], bare_ns: f64) -> f64 {
+/// The most an activation of `events` may take beside bare ones that took `bare`
+/// (least, most): a burn overshoots by less than a chunk, but each process sizes its
+/// chunk by its own one measurement of the spin's speed, so a run event of the task
+/// set's process may overshoot by a chunk more than one of this process; and what the
+/// machine charges a thread (interrupts, switches) varies as much beside the bare ones as
+/// among them, so their own spread is allowed once more.
+fn most_beside(events: &[Event], (least, most): (f64, f64)) -> f64 {
     let runs = events.iter().filter(|e| matches!(e, Event::Run(_))).count() as u64;
-    bare_ns + (runs * BURN_CHUNK_NS) as f64
+    most + (most - least) + (runs * BURN_CHUNK_NS) as f64
 }
 
 /// Activations of `events` done bare in a thread of this process, beside a task set and
@@ -79,12 +81,12 @@ impl BareActivations {
         BareActivations { stop, thread }
     }
 
-    /// The largest activation: what one may take here beside the task set.
-    fn stop(self) -> f64 {
+    /// The smallest and the largest activation: what one may take here beside the task set.
+    fn stop(self) -> (f64, f64) {
         self.stop.store(true, Ordering::Relaxed);
         let took = self.thread.join().unwrap();
         assert!(!took.is_empty(), "no bare activation ran");
-        took.into_iter().max().unwrap() as f64
+        (*took.iter().min().unwrap() as f64, *took.iter().max().unwrap() as f64)
     }
 }
 
