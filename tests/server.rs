@@ -171,15 +171,20 @@ fn a_target_utilisation_finds_its_rate_first() {
     let rates: Vec<f64> = probes.iter().map(|p| f(p, "rps")).collect();
     assert!(rates.contains(&f(l, "rps_asked")), "{l}");
     assert!(rates.iter().all(|&r| (1.0..=4000.0).contains(&r)), "{l}");
-    // The CPU time a request takes is its work on the thread's own clock, so the
-    // utilisation follows the rate; on a busy machine starved workers catch up in bursts,
-    // so a window reads a few points either way (34-39 % beside a busy loop on each CPU).
+    // The search stops at the first probe within 5 % of the target: at most one is, and
+    // it is the last. (Where none is, the machine decided how close they came: it is not
+    // held to a figure.)
+    let close: Vec<usize> =
+        probes.iter().enumerate().filter(|(_, p)| (f(p, "util_pct") - 30.0).abs() <= 1.5).map(|(i, _)| i).collect();
+    assert!(close.is_empty() || close == [probes.len() - 1], "{l}");
+    // The CPU time a request takes is at least its work on the thread's own clock, so the
+    // utilisation follows what was served: every request served in the window but the one
+    // each worker may have begun before it burned 1 ms there.
     let cpus = f(l, "cpus");
     let util = f(l, "cpu_util_pct");
-    assert!((util - 30.0).abs() < 15.0, "utilisation {util} % for a target of 30 %: {l}");
-    // 1 ms of work a request: about 300 a second per CPU, more where the machine starves it.
-    let rps = f(l, "rps_asked");
-    assert!(rps > 0.1 * cpus * 1000.0 && rps < 0.6 * cpus * 1000.0, "{l}");
+    let served = f(l, "served_in_window");
+    let least = 100.0 * (served - 4.0) * 1e-3 / (f(l, "duration_s") * cpus);
+    assert!(util >= least && util <= 100.0, "utilisation {util} % for {served} requests of 1 ms served: {l}");
 }
 
 /// The server's CPUs in the tests that size its rate by the CPUs: at most two, so the

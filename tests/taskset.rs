@@ -661,7 +661,7 @@ fn reclaim_reaches_the_kernel_for_every_deadline_thread_and_only_with_the_flag()
     }
     for (flag, want) in [(Some("--reclaim"), libc::SCHED_FLAG_RECLAIM as u64), (None, 0)] {
         let mut child = std::process::Command::new(binary_path())
-            .args(["taskset", "--policy", "deadline", "--duration", "3s", "--json"])
+            .args(["taskset", "--policy", "deadline", "--duration", "1s", "--json"])
             .args(flag)
             .args(TWO_TASKS)
             .stdout(std::process::Stdio::null())

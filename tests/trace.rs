@@ -57,9 +57,14 @@ fn sleep_until(at_ns: u64) {
 /// 70 µs, under a noisy neighbour's, in the next.)
 const OFF_BEAT_NS: u64 = 370_000;
 
-/// A SCHED_FIFO 99 thread named `SPINNER` on `cpu` that spins 1 ms every 25.37 ms
-/// (absolute clock) until `stop` is set: it delays one wakeup in 25 at 1 kHz, by 0 to
-/// 1 ms, so the tail above the p99 is its longest quarter.
+/// Longer than any spin of the planted noise (bench/noise.py's `steal`: 1 ms at
+/// SCHED_FIFO 99), so a spike this spinner causes is longer than one the noise causes and
+/// this spinner has the larger part of it, whatever else runs.
+const SPIN_NS: u64 = 2_000_000;
+
+/// A SCHED_FIFO 99 thread named `SPINNER` on `cpu` that spins `SPIN_NS` every 25.37 ms
+/// (absolute clock) until `stop` is set: at 1 kHz each spin holds back two wakeups, one
+/// by 1 to 2 ms (the tail above the p99 is those) and the next by 0 to 1 ms.
 fn plant_spinner(cpu: usize, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
     std::thread::Builder::new()
         .name(SPINNER.into())
@@ -69,7 +74,7 @@ fn plant_spinner(cpu: usize, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<(
             let mut beat = now_ns() + period_ns;
             while !stop.load(Ordering::Relaxed) {
                 sleep_until(beat);
-                let until = now_ns() + 1_000_000;
+                let until = now_ns() + SPIN_NS;
                 while now_ns() < until {
                     std::hint::spin_loop();
                 }
@@ -84,12 +89,14 @@ fn last_cpu() -> usize {
     (unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) } as usize).saturating_sub(1)
 }
 
-fn schedlab_instances() -> Vec<String> {
-    std::fs::read_dir("/sys/kernel/tracing/instances")
+/// The schedlab instances whose owner has ended: left behind. (A live owner's is another
+/// run's, on a machine where other people's tests trace too.)
+fn left_behind_instances() -> Vec<String> {
+    std::fs::read_dir(INSTANCES)
         .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect::<Vec<_>>())
         .unwrap_or_default()
         .into_iter()
-        .filter(|n: &String| n.starts_with("schedlab-"))
+        .filter(|n: &String| n.starts_with("schedlab-") && !instance_owner(n).is_some_and(is_running))
         .collect()
 }
 
@@ -110,66 +117,44 @@ fn a_planted_spinner_is_named_the_culprit_of_the_spikes_it_causes() {
         "latency --policy fifo --interval 1ms --duration 2s --trace on --json".split(' ').collect();
     args.extend(["--cpus", &cpu_arg]);
     let is_spinner = |c: &serde_json::Value| c["source"]["comm"] == SPINNER;
-    let judge = |line: &serde_json::Value| -> Result<(), String> {
-        if line["trace_lost_events"] != 0 {
-            return Err(format!("events lost: {line}"));
-        }
-        // The fastest wakeup is the cost of a wakeup with nothing in the way: a spike's
-        // lateness beyond it is what the spinner must explain. (The median is a poorer
-        // baseline: a busy machine lifts it well above what a delayed wakeup still costs.)
-        let fastest = line["min_ns"].as_f64().unwrap();
-        // The spikes the spinner took time in: it is their top culprit, and its time
-        // explains their lateness above the fastest wakeup within 10 % (in 4 of 5 at
-        // least: a busy neighbour's time in the same spike is not the spinner's).
-        let spikes = line["attributed_spikes"].as_array().unwrap();
-        let caused: Vec<&serde_json::Value> =
-            spikes.iter().filter(|s| s["culprits"].as_array().unwrap().iter().any(is_spinner)).collect();
-        if caused.len() < 10 {
-            return Err(format!("{} of {} spikes: {line}", caused.len(), spikes.len()));
-        }
-        let named = caused
-            .iter()
-            .filter(|s| {
-                let top = &s["culprits"][0];
-                let excess = s["latency_ns"].as_f64().unwrap() - fastest;
-                is_spinner(top) && (top["ns"].as_f64().unwrap() - excess).abs() <= 0.1 * excess
-            })
-            .count();
-        if named * 5 < caused.len() * 4 {
-            return Err(format!("named in {named} of {}: {line}", caused.len()));
-        }
-        // And it leads the tail, but for a neighbour's few longer spikes (a build's
-        // compiler held the CPU for 5 ms in the kernel): whatever outweighs it took time
-        // in fewer spikes.
-        let tail = line["tail_culprits"].as_array().unwrap();
-        let Some(at) = tail.iter().position(is_spinner) else { return Err(format!("not in the tail: {line}")) };
-        let its_spikes = tail[at]["spikes"].as_u64().unwrap();
-        if !tail[..at].iter().all(|c| c["spikes"].as_u64().unwrap() < its_spikes) {
-            return Err(format!("another leads the tail: {line}"));
-        }
-        // When its period is claimed, the finding names it as who ran on the beats.
-        if !line["spike_period_ns"].is_null() && !is_spinner(&line["spike_beat_culprits"][0]) {
-            return Err(format!("not named on the beats: {line}"));
-        }
-        Ok(())
-    };
-    // A noisy neighbour can swamp a run: once more before calling it a failure.
-    let mut tries = Vec::new();
-    for _ in 0..2 {
-        let lines = json_lines(stdout_of(&args).as_bytes());
-        match judge(&lines[0]) {
-            Ok(()) => break,
-            Err(why) => {
-                eprintln!("not named: {}", why.chars().take(200).collect::<String>());
-                tries.push(why);
-            }
-        }
-    }
+    let line = json_lines(stdout_of(&args).as_bytes()).remove(0);
     stop.store(true, Ordering::Relaxed);
     spinner.join().unwrap();
-    assert!(tries.len() < 2, "{tries:#?}");
+    assert_eq!(line["trace_lost_events"], 0, "events lost: {line}");
+    // Each spike's window is split whole: what ran in it and what no event accounts for
+    // add up to its latency.
+    let spikes = line["attributed_spikes"].as_array().unwrap();
+    for s in spikes {
+        let named: u64 = s["culprits"].as_array().unwrap().iter().map(|c| c["ns"].as_u64().unwrap()).sum();
+        assert_eq!(named + s["unseen_ns"].as_u64().unwrap(), s["latency_ns"].as_u64().unwrap(), "{s}");
+    }
+    // The spikes the spinner took time in: its 1-2 ms ones are the tail (80 in 2 s, 20 kept
+    // above the p99). Its spins are longer than the planted noise's, so over those spikes it
+    // has more time than any other source (in one spike a noise spin may have more of the
+    // window than the end of one of its spins).
+    let caused: Vec<&serde_json::Value> =
+        spikes.iter().filter(|s| s["culprits"].as_array().unwrap().iter().any(is_spinner)).collect();
+    assert!(caused.len() >= 10, "{} of {} spikes: {line}", caused.len(), spikes.len());
+    let mut time_in_caused: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+    for c in caused.iter().flat_map(|s| s["culprits"].as_array().unwrap()) {
+        let source = if is_spinner(c) { SPINNER.to_string() } else { c["source"].to_string() };
+        *time_in_caused.entry(source).or_default() += c["ns"].as_u64().unwrap();
+    }
+    let most = time_in_caused.iter().max_by_key(|(_, ns)| **ns).map(|(source, _)| source.as_str());
+    assert_eq!(most, Some(SPINNER), "time in the spikes it took part in: {time_in_caused:?}");
+    // And it leads the tail, but for a neighbour's few longer spikes: whatever outweighs it
+    // took time in fewer spikes.
+    let tail = line["tail_culprits"].as_array().unwrap();
+    let at = tail.iter().position(is_spinner).unwrap_or_else(|| panic!("not in the tail: {line}"));
+    let its_spikes = tail[at]["spikes"].as_u64().unwrap();
+    assert!(tail[..at].iter().all(|c| c["spikes"].as_u64().unwrap() < its_spikes), "another leads the tail: {line}");
+    // When its period is claimed, the finding names it as who ran on the beats.
+    assert!(
+        line["spike_period_ns"].is_null() || is_spinner(&line["spike_beat_culprits"][0]),
+        "not named on the beats: {line}"
+    );
     // Nothing of the trace is left behind.
-    assert_eq!(schedlab_instances(), Vec::<String>::new());
+    assert_eq!(left_behind_instances(), Vec::<String>::new());
 }
 
 /// The softirq that loopback traffic raises on the sending CPU: what the attribution
@@ -284,46 +269,35 @@ fn a_planted_softirq_source_is_named_by_its_softirq() {
     let baseline = json_lines(stdout_of(&args).as_bytes()).remove(0);
     let own_share = net_rx_share(baseline["tail_culprits"].as_array().unwrap());
     let planted = plant_udp_bursts(last_cpu());
-    // A noisy neighbour can swamp a run (a build's compiler, another real-time run): once
-    // more before calling it a failure.
-    let mut tries = Vec::new();
-    for _ in 0..2 {
-        let lines = json_lines(stdout_of(&args).as_bytes());
-        let line = &lines[0];
-        // The spikes the planted traffic took time in; in them the softirq's time is told
-        // apart from the task that raised it (which sends the datagrams: on this VM a
-        // third to all of the softirq's time).
-        let spikes = line["attributed_spikes"].as_array().unwrap();
-        let caused: Vec<&serde_json::Value> = spikes
-            .iter()
-            .filter(|s| s["culprits"].as_array().unwrap().iter().any(|c| is_net_rx(c) || is_sender(c)))
-            .collect();
-        let with_net_rx = caused.iter().filter(|s| s["culprits"].as_array().unwrap().iter().any(is_net_rx)).count();
-        // And the tail names it: among its three largest sources, with more of the tail
-        // than the machine's own NET_RX had without the traffic.
-        let tail = line["tail_culprits"].as_array().unwrap();
-        let top3 = tail.iter().take(3).any(is_net_rx);
-        let share = net_rx_share(tail);
-        if caused.len() >= 5 && with_net_rx * 2 > caused.len() && top3 && share > own_share {
-            drop(planted);
-            assert_eq!(schedlab_instances(), Vec::<String>::new());
-            return;
-        }
-        let why = format!(
-            "{} spikes, {} with the planted traffic, NET_RX in {with_net_rx}; NET_RX {:.0} % of the tail \
-             (without the traffic {:.0} %); p99 {:.1} µs, {} events lost; tail: {}",
-            spikes.len(),
-            caused.len(),
-            100.0 * share,
-            100.0 * own_share,
-            line["p99_ns"].as_f64().unwrap() / 1e3,
-            line["trace_lost_events"],
-            tail_summary(tail)
-        );
-        eprintln!("not named: {why}");
-        tries.push(why);
-    }
-    panic!("NET_RX was not named in either run: {tries:#?}");
+    let line = json_lines(stdout_of(&args).as_bytes()).remove(0);
+    drop(planted);
+    // The spikes the planted traffic took time in; in them the softirq's time is told apart
+    // from the task that raised it (which sends the datagrams: on this VM a third to all of
+    // the softirq's time).
+    let spikes = line["attributed_spikes"].as_array().unwrap();
+    let caused: Vec<&serde_json::Value> = spikes
+        .iter()
+        .filter(|s| s["culprits"].as_array().unwrap().iter().any(|c| is_net_rx(c) || is_sender(c)))
+        .collect();
+    let with_net_rx = caused.iter().filter(|s| s["culprits"].as_array().unwrap().iter().any(is_net_rx)).count();
+    // And the tail names it, with more of the tail than the machine's own NET_RX had
+    // without the traffic. (Not its rank: a neighbour's real-time or deadline tasks on the
+    // CPU, another session's tests once, took 97 % of the tail and NET_RX was sixth.)
+    let tail = line["tail_culprits"].as_array().unwrap();
+    let share = net_rx_share(tail);
+    assert!(
+        caused.len() >= 5 && with_net_rx * 2 > caused.len() && share > own_share,
+        "{} spikes, {} with the planted traffic, NET_RX in {with_net_rx}; NET_RX {:.0} % of the tail \
+         (without the traffic {:.0} %); p99 {:.1} µs, {} events lost; tail: {}",
+        spikes.len(),
+        caused.len(),
+        100.0 * share,
+        100.0 * own_share,
+        line["p99_ns"].as_f64().unwrap() / 1e3,
+        line["trace_lost_events"],
+        tail_summary(tail)
+    );
+    assert_eq!(left_behind_instances(), Vec::<String>::new());
 }
 
 #[test]
