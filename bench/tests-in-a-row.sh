@@ -28,7 +28,10 @@ for ((i = 1; i <= runs; i++)); do
   else
     failing=$(grep -E '^test .* FAILED$' "$logs/run-$i.log" | sed -E 's/^test (.*) \.\.\. FAILED$/\1/' | paste -sd, -)
     echo "run $i: FAILED in ${took} s (exit $rc): ${failing:-see below}"
-    grep -E 'panicked at|^error' "$logs/run-$i.log" | head -5 | sed 's/^/    /'
+    grep -E 'panicked at|^error' -A2 "$logs/run-$i.log" | head -12 | sed 's/^/    /'
+    # The whole log outlives the script: a rare failure must be readable afterwards.
+    kept=$(mktemp -t schedlab-failed-test-run.XXXXXX.log)
+    cp "$logs/run-$i.log" "$kept" && echo "    whole log: $kept"
   fi
 done
 echo "== cargo test passed $passed of $runs runs in a row"
