@@ -88,21 +88,22 @@ plain_claims=0 planted=0 frequent=0
   [[ "$line" == -* ]] || plain_claims=$((plain_claims + 1))
 done
 
-if [[ $sets == *" planted "* ]]; then
-  start_interferer 0.0003
-  echo "planted 300 µs every $period_ms ms, 5 kHz (period_ns, p, p99):"
-  found_in "$rounds" 200us
-  planted=$found
+# One planted set: $1 runs at interval $2 beside a spin of $3 s ($4 in words); sets `found`.
+planted_set() {
+  start_interferer "$3"
+  echo "planted $4 every $period_ms ms, $2 interval (period_ns, p, p99):"
+  found_in "$1" "$2"
   stop_interferer
-fi
+}
 
+if [[ $sets == *" planted "* ]]; then
+  planted_set "$rounds" 200us 0.0003 "300 µs"
+  planted=$found
+fi
 frequent_rounds=${FREQUENT_ROUNDS:-$(((rounds + 1) / 2))}
 if [[ $sets == *" frequent "* ]]; then
-  start_interferer 0.0015
-  echo "planted 1.5 ms every $period_ms ms, 1 kHz (period_ns, p, p99):"
-  found_in "$frequent_rounds" 1ms
+  planted_set "$frequent_rounds" 1ms 0.0015 "1.5 ms"
   frequent=$found
-  stop_interferer
 fi
 
 echo "false periods in plain runs: $plain_claims of $rounds"
