@@ -38,9 +38,12 @@
 //! (or throttling) for it — so they never exceed the union of the windows (`window_ns`).
 //!
 //! What the tracepoints cannot see — the hypervisor running another guest on this virtual
-//! CPU (steal) — still shows: the thread's own CPU clock (`CLOCK_THREAD_CPUTIME_ID`, which
-//! the kernel keeps without steal) advances less than its time on the CPU by the switches.
-//! `not_visible_ns` is that difference, per miss.
+//! CPU (steal) — still shows: where the host reports steal, the thread's own CPU clock
+//! (`CLOCK_THREAD_CPUTIME_ID`, which the kernel then keeps without steal) advances less than
+//! its time on the CPU by the switches; where it does not, the kernel charges the stall to
+//! the running thread, and a burn's clock runs past the CPU time its events ask for.
+//! `not_visible_ns` is the time on the CPU beyond the thread's own work (its clock, at most
+//! what its events ask), per miss.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -105,7 +108,8 @@ pub struct MissSplit {
     /// The thread on a CPU by the switches for this activation's work (interrupts in it
     /// included) ...
     pub on_cpu_ns: u64,
-    /// ... and how much of that its own CPU clock did not count: the hypervisor's steal.
+    /// ... and how much of that was not its own work: the hypervisor's steal, which its CPU
+    /// clock did not count or (on a host that reports no steal) counted beyond its work.
     pub not_visible_ns: u64,
     /// Asleep of its own accord (a sleep event), whatever ran on its CPU.
     pub asleep_ns: u64,
@@ -164,8 +168,8 @@ pub struct MissTrace {
     pub window_ns: u64,
     /// Each source over the split misses, the most time first.
     pub sources: Vec<MissSource>,
-    /// Summed over the split misses: the time the thread's clock did not count while the
-    /// switches had it on a CPU (steal).
+    /// Summed over the split misses: the time the switches had the thread on a CPU beyond
+    /// its own work (steal).
     pub not_visible_ns: u64,
     /// Misses in which some of that time was seen (at least 10 µs).
     pub misses_with_not_visible: u64,

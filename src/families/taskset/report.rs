@@ -124,8 +124,8 @@ pub fn miss_lines(o: &TasksetOutcome) -> Vec<String> {
     }
     let steal = steal_text(o);
     lines.push(format!(
-        "  not visible to the kernel (on the CPU by its switches, not by the thread's own clock: the hypervisor's \
-         steal): {} in {} of {} misses; steal over the trial: {steal}",
+        "  not visible to the kernel (on the CPU by its switches beyond its own work, by its own clock: the \
+         hypervisor's steal): {} in {} of {} misses; steal over the trial: {steal}",
         ms(trace.not_visible_ns),
         trace.misses_with_not_visible,
         trace.split
