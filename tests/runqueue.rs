@@ -110,7 +110,7 @@ fn fifo_queues_cpu_bound_children_while_other_spreads_the_wait() {
     }
     // Four CPU-bound children per CPU: FIFO runs them one batch per CPU at a time, so the
     // first batch never waits and the last waits three quarters of the wall time; OTHER
-    // shares every CPU among them all, so every child waits about alike. Other work on a
+    // shares every CPU among them all, so children wait about alike and more in all. Other work on a
     // noisy machine lengthens OTHER's waits (it shares with that work too) but not the
     // shape, which is what is checked: absolute waits are the machine's.
     let procs = (4 * allowed_cpus()).to_string();
@@ -134,19 +134,25 @@ fn fifo_queues_cpu_bound_children_while_other_spreads_the_wait() {
     // FIFO: some children ran at once, some waited most of the wall before they ran.
     assert!(f(fifo, "run_delay_min_s") < 0.1 * f(fifo, "wall_s"), "{fifo}");
     assert!(f(fifo, "run_delay_max_s") > 0.5 * f(fifo, "wall_s"), "{fifo}");
-    // OTHER: no child runs to its end unqueued; even the first to finish shared its CPU
-    // with three others (a child finishing early still waited about as long as it ran).
-    assert!(f(other, "run_delay_min_s") >= 0.1 * f(other, "wall_s"), "{other}");
+    // OTHER shares the CPUs: its children wait more in all than FIFO's. For equal jobs,
+    // running each to its end (FIFO) gives the least total wait there is; sharing a CPU
+    // among four gives about 1.6 times it. (Not every OTHER child need wait: once, quiet,
+    // one ran alone on a CPU to its end while its siblings crowded the other.)
+    assert!(f(other, "run_delay_s") > f(fifo, "run_delay_s"), "fifo {fifo}\nother {other}");
     // FIFO's longest-waiting child stands further above its median child than OTHER's.
     let starvation = |l: &Value| f(l, "run_delay_max_s") / f(l, "run_delay_p50_s");
     assert!(starvation(fifo) >= starvation(other), "fifo {fifo}\nother {other}");
 
-    // The table names FIFO in its starvation line.
+    // The table carries the starvation line. Which cell it names is that run's own (it is
+    // measured again): once, quiet, OTHER left one of its 8 children on a CPU alone to its
+    // end and its waits spread as wide as FIFO's. The choice is
+    // `the_starvation_line_names_the_cell_with_the_widest_spread_of_waits`'s.
     let mut table_args = args.to_vec();
     table_args.retain(|a| *a != "--json");
     let table = stdout_of(&table_args);
     let line = table.lines().find(|l| l.starts_with("starvation:")).unwrap_or_else(|| panic!("{table}"));
-    assert!(line.starts_with(&format!("starvation: SCHED_FIFO x {procs} left one child waiting")), "{table}");
+    let named = ["SCHED_FIFO", "SCHED_OTHER"].map(|p| format!("starvation: {p} x {procs} left one child waiting"));
+    assert!(named.iter().any(|n| line.starts_with(n)), "{table}");
     assert!(table.contains("RQ wait s") && table.contains("RQ max s") && table.contains("Migr"), "{table}");
 }
 
