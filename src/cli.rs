@@ -3,11 +3,14 @@
 //! definition; this file adds what only the command line has (output formats, files,
 //! the lab's commands). Nothing here makes a system call.
 
+use crate::families::command::model::CommandOptions;
+use crate::families::latency::model::LatencyOptions;
+use crate::families::ring::model::RingOptions;
+use crate::families::workload::model::WorkloadOptions;
 use crate::model::options::OnOff;
 use crate::model::parse::{
     parse_budget, parse_duration, parse_max_repeat, parse_policies, parse_target_ci, parse_threshold, PolicyList,
 };
-use crate::model::{CommandOptions, LatencyOptions, RingOptions, WorkloadOptions};
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -835,8 +838,9 @@ pub struct RunArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::families::ring::model::{Pin, RingLength};
     use crate::families::SpecSource;
-    use crate::model::{Pin, Policy, RingLength};
+    use crate::model::Policy;
 
     #[test]
     fn ring_flags_become_specs() {

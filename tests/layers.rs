@@ -57,8 +57,17 @@ fn place(file: &str) -> (String, Vec<String>) {
 }
 
 /// The file of a family's folder each layer keeps (src/families/<name>/<file>.rs).
-const FAMILY_FILES: &[(&str, &str)] =
-    &[("model", "model"), ("kernel", "bench"), ("trial", "exec"), ("report", "report"), ("subcommand", "commands")];
+const FAMILY_FILES: &[(&str, &str)] = &[
+    ("model", "model"),
+    ("figures", "model"),
+    ("kernel", "bench"),
+    ("trial", "exec"),
+    ("report", "report"),
+    ("subcommand", "commands"),
+];
+
+/// The files of `src/families/` beside the family folders.
+const FAMILIES_FILES: &[&str] = &["declared", "figures", "list", "shared"];
 
 /// The layer a module path from the crate root names: its first segment, except in a
 /// family's folder, a vertical slice whose files each sit in the layer their name says
@@ -66,6 +75,11 @@ const FAMILY_FILES: &[(&str, &str)] =
 fn layer_of(path: &[String]) -> String {
     if path.first().map(String::as_str) != Some("families") {
         return path.first().cloned().unwrap_or_default();
+    }
+    // The files beside the folders (the list, the shared traits, the figure registry) are
+    // the families' model.
+    if path.get(1).is_some_and(|file| FAMILIES_FILES.contains(&file.as_str())) {
+        return "model".to_string();
     }
     let Some(file) = path.get(2) else { return "model".to_string() };
     match FAMILY_FILES.iter().find(|(stem, _)| stem == file) {
@@ -226,20 +240,20 @@ fn member_end(b: &[u8], mut i: usize) -> usize {
 
 /// The module paths that a path continuing at `i` below `prefix` names, with their offsets:
 /// one path, or one for each member of a group, however nested. A path is read as far as
-/// its layer shows: one segment, three in a family's folder.
-fn paths_from(b: &[u8], mut i: usize, prefix: &[String], out: &mut Vec<(usize, Vec<String>)>) {
+/// its layer shows (one segment, three in a family's folder), or `whole`.
+fn paths_from(b: &[u8], mut i: usize, prefix: &[String], whole: bool, out: &mut Vec<(usize, Vec<String>)>) {
     let start = i;
     let mut path = prefix.to_vec();
     loop {
         // Outside the families, a path's first segment is its layer: read no further.
-        if path.first().is_some_and(|first| first != "families") {
+        if !whole && path.first().is_some_and(|first| first != "families") {
             break;
         }
         if b.get(i) == Some(&b'{') {
             let mut j = i + 1;
             loop {
                 j = skip_ws(b, j);
-                paths_from(b, j, &path, out);
+                paths_from(b, j, &path, whole, out);
                 j = member_end(b, j);
                 if b.get(j) != Some(&b',') {
                     return;
@@ -253,7 +267,7 @@ fn paths_from(b: &[u8], mut i: usize, prefix: &[String], out: &mut Vec<(usize, V
         }
         path.push(name.to_string());
         match colons(b, end) {
-            Some(next) if path.len() < 3 => i = next,
+            Some(next) if whole || path.len() < 3 => i = next,
             _ => break,
         }
     }
@@ -268,7 +282,20 @@ fn paths_from(b: &[u8], mut i: usize, prefix: &[String], out: &mut Vec<(usize, V
 /// blocks included), and a path that stays inside the file's own top-level module names that
 /// module. Comments and string and character literals are not read.
 fn modules_named(file: &str, text: &str) -> Vec<(usize, String)> {
-    let (own, path) = place(file);
+    let (own, _) = place(file);
+    let named = paths_named(file, text, false).into_iter().map(|(line, path)| match path {
+        // A path that stays inside the file: its own layer.
+        None => (line, own.clone()),
+        Some(path) => (line, layer_of(&path)),
+    });
+    named.filter(|(_, layer)| !layer.is_empty()).collect()
+}
+
+/// The module paths `text`, the source of `file`, names by `crate::` and `super::` paths,
+/// each with its line: read as far as its layer shows, or `whole`. `None` for a `super::`
+/// that stays inside the file (an inline module's parent).
+fn paths_named(file: &str, text: &str, whole: bool) -> Vec<(usize, Option<Vec<String>>)> {
+    let (_, path) = place(file);
     let code = code_only(text);
     let b = code.as_bytes();
     let newlines: Vec<usize> = b.iter().enumerate().filter(|(_, &c)| c == b'\n').map(|(at, _)| at).collect();
@@ -327,14 +354,14 @@ fn modules_named(file: &str, text: &str) -> Vec<(usize, String)> {
         i = at;
         let mut found = Vec::new();
         if word == "crate" {
-            paths_from(b, at, &[], &mut found);
+            paths_from(b, at, &[], whole, &mut found);
         } else if up <= inline.len() {
-            // Still inside this file: its own layer.
-            named.push((at, own.clone()));
+            // Still inside this file.
+            named.push((at, None));
         } else if let Some(kept) = path.len().checked_sub(up - inline.len()) {
-            paths_from(b, at, &path[..kept], &mut found);
+            paths_from(b, at, &path[..kept], whole, &mut found);
         }
-        named.extend(found.into_iter().map(|(at, p)| (at, layer_of(&p))).filter(|(_, l)| !l.is_empty()));
+        named.extend(found.into_iter().map(|(at, p)| (at, Some(p))));
     }
     named.into_iter().map(|(at, module)| (newlines.partition_point(|&n| n < at) + 1, module)).collect()
 }
@@ -383,23 +410,178 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn every_import_points_down() {
+    let sources = sources_of_src();
+    assert!(sources.len() > 20, "found the sources");
+    let all: Vec<String> = sources.iter().flat_map(|(file, text)| violations(file, text)).collect();
+    assert!(all.is_empty(), "{} import(s) against the layers:\n{}", all.len(), all.join("\n"));
+}
+
+/// The files of `src/` each file's code imports (by `crate::` and `super::` paths, whole):
+/// each path goes to the file that holds the longest module prefix of it. A file's tests
+/// (from its `#[cfg(test)]` on) are left out: a test may reach above its file for a
+/// fixture. `sources` are (`src/…` file, text) pairs.
+fn file_imports(sources: &[(String, String)]) -> Vec<(String, Vec<String>)> {
+    let by_module: std::collections::HashMap<Vec<String>, &str> =
+        sources.iter().map(|(file, _)| (place(file).1, file.as_str())).collect();
+    sources
+        .iter()
+        .map(|(file, text)| {
+            let code = text.find("#[cfg(test)]").map_or(text.as_str(), |at| &text[..at]);
+            let mut targets: Vec<String> = paths_named(file, code, true)
+                .into_iter()
+                .filter_map(|(_, path)| {
+                    let path = path?;
+                    (1..=path.len()).rev().find_map(|n| by_module.get(&path[..n]).copied())
+                })
+                .filter(|target| target != file)
+                .map(str::to_string)
+                .collect();
+            targets.sort();
+            targets.dedup();
+            (file.clone(), targets)
+        })
+        .collect()
+}
+
+/// Tarjan's walk over the file graph: each group of files that reach one another.
+struct Walk<'a> {
+    edges: &'a [Vec<usize>],
+    order: Vec<Option<usize>>,
+    low: Vec<usize>,
+    stack: Vec<usize>,
+    on_stack: Vec<bool>,
+    next: usize,
+    groups: Vec<Vec<usize>>,
+}
+
+impl Walk<'_> {
+    fn visit(&mut self, v: usize) {
+        self.order[v] = Some(self.next);
+        self.low[v] = self.next;
+        self.next += 1;
+        self.stack.push(v);
+        self.on_stack[v] = true;
+        for i in 0..self.edges[v].len() {
+            let u = self.edges[v][i];
+            match self.order[u] {
+                None => {
+                    self.visit(u);
+                    self.low[v] = self.low[v].min(self.low[u]);
+                }
+                Some(o) if self.on_stack[u] => self.low[v] = self.low[v].min(o),
+                Some(_) => {}
+            }
+        }
+        if Some(self.low[v]) == self.order[v] {
+            let mut group = Vec::new();
+            while let Some(u) = self.stack.pop() {
+                self.on_stack[u] = false;
+                group.push(u);
+                if u == v {
+                    break;
+                }
+            }
+            self.groups.push(group);
+        }
+    }
+}
+
+/// The import cycles between files: each group of two or more files that reach one
+/// another, its files sorted.
+fn import_cycles(sources: &[(String, String)]) -> Vec<Vec<String>> {
+    let imports = file_imports(sources);
+    let index: std::collections::HashMap<&str, usize> =
+        imports.iter().enumerate().map(|(i, (f, _))| (f.as_str(), i)).collect();
+    let edges: Vec<Vec<usize>> =
+        imports.iter().map(|(_, to)| to.iter().filter_map(|t| index.get(t.as_str()).copied()).collect()).collect();
+    let n = edges.len();
+    let mut w = Walk {
+        edges: &edges,
+        order: vec![None; n],
+        low: vec![0; n],
+        stack: Vec::new(),
+        on_stack: vec![false; n],
+        next: 0,
+        groups: Vec::new(),
+    };
+    for v in 0..n {
+        if w.order[v].is_none() {
+            w.visit(v);
+        }
+    }
+    let mut cycles: Vec<Vec<String>> = w
+        .groups
+        .into_iter()
+        .filter(|g| g.len() > 1)
+        .map(|g| {
+            let mut files: Vec<String> = g.into_iter().map(|i| imports[i].0.clone()).collect();
+            files.sort();
+            files
+        })
+        .collect();
+    cycles.sort();
+    cycles
+}
+
+/// Every source file under `src/` (`src/…`, `/`-separated) with its text.
+fn sources_of_src() -> Vec<(String, String)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     files.sort();
-    assert!(files.len() > 20, "found the sources");
-    let mut all = Vec::new();
-    for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        let parts: Vec<String> = file
-            .strip_prefix(&src)
-            .unwrap()
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().to_string())
-            .collect();
-        all.extend(violations(&format!("src/{}", parts.join("/")), &text));
-    }
-    assert!(all.is_empty(), "{} import(s) against the layers:\n{}", all.len(), all.join("\n"));
+    files
+        .iter()
+        .map(|file| {
+            let parts: Vec<String> = file
+                .strip_prefix(&src)
+                .unwrap()
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().to_string())
+                .collect();
+            (format!("src/{}", parts.join("/")), std::fs::read_to_string(file).unwrap())
+        })
+        .collect()
+}
+
+/// Layers order the top-level modules; inside one, files may still import one another in
+/// a circle, which no rank sees. A file that imports a file importing it back can only be
+/// read with it: put what both need beneath them.
+#[test]
+fn no_file_imports_another_that_imports_it_back() {
+    let sources = sources_of_src();
+    assert!(sources.len() > 20, "found the sources");
+    let cycles = import_cycles(&sources);
+    let text: Vec<String> = cycles.iter().map(|c| c.join(" <-> ")).collect();
+    assert!(cycles.is_empty(), "{} import cycle(s) between files:\n{}", cycles.len(), text.join("\n"));
+}
+
+#[test]
+fn the_cycle_check_finds_a_circle_through_any_path() {
+    let source = |file: &str, text: &str| (file.to_string(), text.to_string());
+    // Two files of one module naming each other, one through `super::`, one through a group.
+    let two = [
+        source("src/report/a.rs", "use super::b::B;"),
+        source("src/report/b.rs", "use crate::{report::a::A, model::M};"),
+        source("src/report/mod.rs", "pub mod a;\npub mod b;"),
+        source("src/model/mod.rs", "pub struct M;"),
+    ];
+    assert_eq!(import_cycles(&two), [["src/report/a.rs", "src/report/b.rs"]]);
+    // Three files around, through a module's `mod.rs` (a re-export) and an inline path.
+    let three = [
+        source("src/x/mod.rs", "pub use crate::y::Y;"),
+        source("src/y.rs", "fn f() { crate::z::g() }"),
+        source("src/z.rs", "pub fn g() -> crate::x::X { todo!() }"),
+    ];
+    assert_eq!(import_cycles(&three), [["src/x/mod.rs", "src/y.rs", "src/z.rs"]]);
+    // A path inside the file, a comment, a file's tests and a chain that points one way
+    // make none.
+    let none = [
+        source("src/p.rs", "mod t { use super::*; }\n// crate::q::x\nuse crate::q::Q;"),
+        source("src/s.rs", "use crate::p::P;"),
+        source("src/q.rs", "use crate::r::R;"),
+        source("src/r.rs", "pub struct R;\n#[cfg(test)]\nmod tests {\n    use crate::s::S;\n}"),
+    ];
+    assert!(import_cycles(&none).is_empty());
 }
 
 /// The modules `text`, as the source of `file`, names, without their lines.

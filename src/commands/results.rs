@@ -2,8 +2,9 @@
 //! `import`.
 
 use crate::cli::{DeleteArgs, ExportArgs, ExportFormat, ImportArgs, ListArgs, MachineArgs, PushArgs, ShowArgs};
-use crate::commands::emit;
+use crate::commands::output::emit;
 use crate::error::{describe_io, Error, Result};
+use crate::report::cells;
 use crate::report::stored;
 use crate::report::table::Table;
 use crate::store::{export, ncar, seeds};
@@ -17,7 +18,7 @@ pub fn machine(args: &MachineArgs) -> Result<()> {
     let value = serde_json::to_value(&m).map_err(|e| Error::failed(format!("encoding the fingerprint: {e}")))?;
     let format = args.output.format();
     if format != crate::cli::TableFormat::Text {
-        return emit(crate::commands::object_text(&value, format).trim_end());
+        return emit(crate::commands::output::object_text(&value, format).trim_end());
     }
     emit(machine::describe(&value).trim_end())?;
     for w in m.noise_warnings() {
@@ -196,7 +197,7 @@ pub fn print_run(store: &Store, id: i64, with_machine: bool) -> Result<()> {
     if with_machine {
         emit(machine::describe(run.machine.as_json()).trim_end())?;
     }
-    emit(stored::tables_for(&trials, &stored::RunRule::of(&run)).trim_end())?;
+    emit(stored::tables_for(&trials, &cells::RunRule::of(&run)).trim_end())?;
     if let Some(text) = crate::report::settings::cgroup_text(&trials) {
         emit(&format!("\n{text}"))?;
     }
@@ -234,7 +235,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
                 Err(e) => Err(Error::os("writing the export", e)),
             }
         }
-        Some(path) => crate::commands::write_atomically(path, text.as_bytes()),
+        Some(path) => crate::commands::output::write_atomically(path, text.as_bytes()),
     }
 }
 

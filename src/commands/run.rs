@@ -5,12 +5,14 @@
 
 use crate::analysis::random::SplitMix64;
 use crate::cli::{RunArgs, SuitesArgs};
-use crate::commands::{emit, results};
+use crate::commands::output::emit;
+use crate::commands::results;
 use crate::error::{Error, Result};
 use crate::exec::adaptive::{self, AdaptivePlan};
+use crate::exec::family::Extras;
 use crate::exec::noise;
 use crate::exec::pipeline::{Pipeline, StoreSink};
-use crate::exec::runner::{Extras, Orchestrator};
+use crate::exec::runner::Orchestrator;
 use crate::exec::suite::{self, format_estimate, QuestionKey, Suite, Trial};
 use crate::model::options::OnOff;
 use crate::model::run::RunOptions;
@@ -54,7 +56,7 @@ pub fn suites(args: &SuitesArgs) -> Result<()> {
 /// Everything that can refuse a trial, checked for the whole plan before anything runs:
 /// the policies and priorities, the CPUs, the process budget.
 pub(crate) fn preflight(suite: &Suite) -> Result<()> {
-    let mut seen: Vec<&crate::model::TrialSpec> = Vec::new();
+    let mut seen: Vec<&crate::families::TrialSpec> = Vec::new();
     for trial in &suite.trials {
         if seen.contains(&&trial.spec) {
             continue;
@@ -116,14 +118,14 @@ fn print_plan(suite: &Suite, order: &[&Trial], plan: &AdaptivePlan) -> Result<()
                          is answered, a difference or equivalence within ±{}%)",
                         t.min_repeat,
                         t.max_repeat,
-                        crate::report::stored::percent_text(e.margin)
+                        crate::report::cells::percent_text(e.margin)
                     ),
                     None => format!(
                         "repeats {}..{} (adaptive: until the 95% CI of each cell's {} median is within ±{}%)",
                         t.min_repeat,
                         t.max_repeat,
                         e.family.headline_figure(),
-                        crate::report::stored::percent_text(t.ci)
+                        crate::report::cells::percent_text(t.ci)
                     ),
                 },
                 format!("{n}..{} trials", n / t.min_repeat as usize * t.max_repeat as usize),
@@ -365,7 +367,7 @@ fn write_report(store: &Store, run_id: i64) {
         let found = crate::decide::findings::findings_of_run(&run, &trials);
         let charts = crate::report::plots::plots(&trials);
         let written = crate::report::html::run_page(&run, &trials, &charts, &found)
-            .and_then(|page| crate::commands::write_atomically(&path, page.as_bytes()));
+            .and_then(|page| crate::commands::output::write_atomically(&path, page.as_bytes()));
         if let Err(e) = &written {
             eprintln!("schedlab: warning: the HTML report was not written: {e}");
         }
@@ -507,7 +509,7 @@ fn extend_adaptively(
     if reruns > 0 {
         line.push_str(&format!(
             " ({reruns} block(s) re-run for steal: a trial of each certainly lost ≥ {}% of its time on a CPU)",
-            crate::report::stored::percent_text(crate::analysis::sequential::STEAL_LEVEL)
+            crate::report::cells::percent_text(crate::analysis::sequential::STEAL_LEVEL)
         ));
     }
     let questions = session.questions().len();
@@ -517,7 +519,7 @@ fn extend_adaptively(
         let open = count(adaptive::Answer::Open);
         let margins: Vec<f64> = session.questions().iter().map(|q| q.margin).collect();
         let margin = if margins.windows(2).all(|w| w[0] == w[1]) {
-            format!("±{}%", crate::report::stored::percent_text(margins[0]))
+            format!("±{}%", crate::report::cells::percent_text(margins[0]))
         } else {
             "its margin".to_string()
         };

@@ -20,13 +20,13 @@
 use crate::analysis::knee::{self, Shape};
 use crate::analysis::sequential::{pair_blocks, Paired, MARGIN};
 use crate::analysis::stats::{holm, mann_whitney_exact, median, shift_ci, shift_equivalence_p};
-use crate::model::Outcome;
+use crate::families::Outcome;
 use crate::store::seeds::{Claim, ClaimFigure, Seed, Test, SEEDS};
 use crate::store::TrialRecord;
 use serde::Serialize;
 
-/// The level each table's family of claims is held to.
-pub const ALPHA: f64 = 0.05;
+/// The level each table's family of claims is held to: the one every verdict uses.
+pub use crate::analysis::verdict::ALPHA;
 /// "Alike" on a seed's data: its 90 % interval of the ratio lies within 1 ± this.
 const ALIKE: f64 = 0.10;
 
@@ -615,7 +615,9 @@ fn knees_past_banks(machines: &[(String, Vec<TrialRecord>)], banks: &[(&str, f64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Family, Policy, TrialSpec, TrialStatus, Usage, WorkloadOutcome};
+    use crate::families::workload::model::WorkloadOutcome;
+    use crate::families::{Family, TrialSpec};
+    use crate::model::{Policy, TrialStatus, Usage};
     use crate::store::seeds::Cells;
 
     /// The 2014 policy study, the seed these tests decide claims of.

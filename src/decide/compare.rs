@@ -50,9 +50,9 @@ use crate::analysis::verdict::{
     drift_band, evidence, evidence_paired, half_shift, history_band, judge, pooled_log_sd, smallest_paired_p, Evidence,
 };
 pub use crate::analysis::verdict::{Drift, Verdict, ALPHA};
+use crate::families::figures::{self, Figure};
+use crate::families::Family;
 use crate::model::cell::Cell;
-use crate::model::figures::{self, Figure};
-use crate::model::Family;
 use crate::store::group::{groups, Group};
 use crate::store::{RunRecord, TrialRecord};
 
@@ -354,7 +354,7 @@ pub fn culprit_changes(a: &[TrialRecord], b: &[TrialRecord], top: usize) -> Vec<
         let mut shares: Shares = BTreeMap::new();
         let mut traced: BTreeMap<(String, usize), usize> = BTreeMap::new();
         for t in trials.iter().filter(|t| t.is_ok()) {
-            let Some(crate::model::Outcome::Latency(o)) = &t.outcome else { continue };
+            let Some(crate::families::Outcome::Latency(o)) = &t.outcome else { continue };
             let Some(attribution) = o.attribution.as_ref().filter(|a| a.unavailable.is_none()) else { continue };
             for thread in &attribution.threads {
                 let cell = (t.params.all_text(), thread.cpu);
@@ -400,14 +400,17 @@ pub fn culprit_changes(a: &[TrialRecord], b: &[TrialRecord], top: usize) -> Vec<
 /// Where two runs' noise floors differ by more than their own spread (see
 /// `NoiseFloor::differences`); empty when alike or when either run has none.
 pub fn noise_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
-    crate::decide::trend::noise_differences(&a.machine, &b.machine, a.id, b.id)
+    a.machine.floor_differences(&b.machine, &format!("run {}", a.id), &format!("run {}", b.id))
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
 
-    use crate::model::{LatencyOutcome, Outcome, RingOutcome, ThreadStats, TrialStatus};
+    use crate::families::latency::model::{LatencyOutcome, ThreadStats};
+    use crate::families::ring::model::RingOutcome;
+    use crate::families::Outcome;
+    use crate::model::TrialStatus;
 
     /// A stored trial of `family` with `outcome`, the `i`-th of its run (a second apart).
     fn trial(i: usize, params: &str, outcome: Outcome) -> TrialRecord {

@@ -16,10 +16,12 @@ use crate::analysis::period::{self, Level, SpikePeriod};
 use crate::analysis::sequential::{Comparison, MARGIN};
 use crate::analysis::stats::median;
 use crate::exec::suite::Asking;
+use crate::families::figures::{self, Figure};
+use crate::families::latency::model::{LatencyOutcome, ThreadOutliers, ThreadStats};
+use crate::families::ring::model::RingOutcome;
+use crate::families::{Family, Outcome, TrialSpec};
 use crate::model::cell::axis::{POLICY, PROCS};
 use crate::model::cell::Cell;
-use crate::model::figures::{self, Figure};
-use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadOutliers, ThreadStats, TrialSpec};
 use crate::store::group::{groups, Group};
 use crate::store::{RunRecord, TrialRecord};
 use serde::Serialize;
@@ -384,12 +386,13 @@ fn answers(all: &[Group], asking: &[Asking]) -> Vec<Finding> {
         // A latency question's own finding holds its p99 and its maximum, or the p99 alone
         // where `ask` left the maximum out; any other set of figures (a stored run with no
         // percentiles, a cgroup's pressure beside them) is told figure by figure.
-        let max_left_out = a.asking.is_some_and(|asking| !asking.tests(family, &figures::latency::MAX_NS));
+        let max_left_out =
+            a.asking.is_some_and(|asking| !asking.tests(family, &crate::families::latency::figures::MAX_NS));
         let latency_pair = |p99: &Figure, rest: &[(&Figure, Comparison, Answer)]| {
-            p99.key == figures::latency::P99_NS.key
+            p99.key == crate::families::latency::figures::P99_NS.key
                 && match rest {
                     [] => max_left_out,
-                    [(max, ..)] => max.key == figures::latency::MAX_NS.key,
+                    [(max, ..)] => max.key == crate::families::latency::figures::MAX_NS.key,
                     _ => false,
                 }
         };
@@ -416,7 +419,7 @@ fn answers(all: &[Group], asking: &[Asking]) -> Vec<Finding> {
                         max_answer: ans.clone(),
                     }),
                     overruns: {
-                        let overruns = &figures::latency::OVERRUNS;
+                        let overruns = &crate::families::latency::figures::OVERRUNS;
                         a.set
                             .iter()
                             .map(|g| {
@@ -486,7 +489,7 @@ fn preempted_per_policy(set: &[&Group]) -> Vec<(String, f64, f64)> {
 
 /// How OTHER's involuntary switches compare with the real-time policies' in one question.
 fn switch_contrast(set: &[&Group]) -> Option<SwitchContrast> {
-    let involuntary = &figures::workload::NIVCSW;
+    let involuntary = &crate::families::workload::figures::NIVCSW;
     let invol =
         |policy: &str| set.iter().find(|g| g.policy() == policy).map(|g| median(&g.values(|o| involuntary.value(o))));
     let rt: Vec<f64> = ["fifo", "rr"].iter().filter_map(|p| invol(p)).filter(|v| v.is_finite()).collect();
@@ -575,7 +578,8 @@ fn findings_with(trials: &[TrialRecord], asking: &[Asking]) -> Vec<Finding> {
 pub(crate) mod spike_tests {
     use super::*;
     use crate::analysis::random::SplitMix64;
-    use crate::model::{BesideSpec, LatencyLength, LatencySpec, Placement, Policy, TrialStatus};
+    use crate::families::latency::model::{LatencyLength, LatencySpec, Placement};
+    use crate::model::{BesideSpec, Policy, TrialStatus};
 
     /// A stored 4 s fifo latency trial on CPU 1 at 5 kHz whose largest samples are 60
     /// random spikes, plus, when `planted`, a spike every 100 ms.

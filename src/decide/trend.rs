@@ -5,9 +5,9 @@
 
 use crate::analysis::changepoint::{self, ChangePoint, NewestShift};
 use crate::analysis::stats::{holm, median};
+use crate::families::figures::{self, Figure};
+use crate::families::Family;
 use crate::model::cell::Cell;
-use crate::model::figures::{self, Figure};
-use crate::model::Family;
 use crate::store::group::groups;
 use crate::store::{RunRecord, TrialRecord};
 use crate::sys::machine::StoredMachine;
@@ -17,7 +17,7 @@ use serde_json::Value as Json;
 /// The Holm-adjusted p below which the newest run's departure from its segment counts:
 /// `compare`'s level, since this too is a one-run verdict for CI (with one run on one
 /// side, the noise is the segment's run-to-run spread, often wide on a shared machine).
-pub const NEWEST_ALPHA: f64 = crate::decide::compare::ALPHA;
+pub const NEWEST_ALPHA: f64 = crate::analysis::verdict::ALPHA;
 /// Fingerprint fields that change between any two runs and say nothing about the machine.
 /// The noise floor changes with every run too: `noise_differences` says when it moved by
 /// more than its own spread.

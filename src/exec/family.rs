@@ -2,10 +2,14 @@
 //! (`families/<name>/trial.rs`): its checks, its trial in a trial process, where it
 //! measures, and a rough time for a plan's estimate. The executor, the preflight and the
 //! suite planner reach every family through this trait and the list's dispatch macros.
+//! With it, what crosses between the orchestrator and a trial process: the extras a
+//! command asks beyond the spec, and the reply. The rest of `exec` builds on this file.
 
 use crate::error::Result;
-use crate::exec::runner::{Extras, Reply};
-use crate::families::FamilySpec;
+use crate::families::list::Outcome;
+use crate::families::shared::FamilySpec;
+use crate::model::TrialStatus;
+use std::path::PathBuf;
 use std::time::Duration;
 
 pub trait FamilyTrial: FamilySpec {
@@ -35,4 +39,51 @@ pub trait FamilyTrial: FamilySpec {
     /// After its trial process was killed outright: remove what it could not (work
     /// directories, cgroups).
     fn sweep_after_kill(&self) {}
+}
+
+/// What a family command asks of a trial beyond its spec; a suite's trials ask nothing
+/// more. Only latency trials have such requests.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct Extras {
+    /// Append the run's histogram (`policy cpu value_ns count` lines) to this file, which
+    /// the command created before anything ran.
+    pub histogram: Option<PathBuf>,
+    /// Append every raw sample (ns, one a line) to this file.
+    pub samples: Option<PathBuf>,
+    /// Stream every task-set activation as a CSV row to this file, which the command
+    /// created with its header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activations: Option<PathBuf>,
+    /// Append the recorded tracepoints as Chrome trace-event objects to this file.
+    pub trace_out: Option<PathBuf>,
+    /// Draw the live line (current, max, samples) on the controlling terminal.
+    pub live_line: bool,
+    /// Ctrl-C or SIGTERM ends the run with the samples taken, as an ok trial (cyclictest's
+    /// way), instead of stopping without a record.
+    pub keep_partial: bool,
+}
+
+/// What a trial process prints on stdout: one JSON object.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Reply {
+    pub status: TrialStatus,
+    pub outcome: Option<Outcome>,
+    #[serde(default)]
+    pub notes: TrialNotes,
+}
+
+impl Reply {
+    /// A trial that measured what it was asked.
+    pub fn ok(outcome: Outcome) -> Result<Reply> {
+        Ok(Reply { status: TrialStatus::Ok, outcome: Some(outcome), notes: TrialNotes::default() })
+    }
+}
+
+/// What a trial says beside its outcome, for the command that shows it live.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct TrialNotes {
+    /// latency: what the run had in force (mlockall, the DMA latency hold, pinning, slack).
+    pub description: Option<String>,
+    /// The signal that ended a latency run early (its figures are of the samples taken).
+    pub interrupted: Option<i32>,
 }

@@ -15,13 +15,14 @@
 //! Nothing in it runs at a real-time priority, and it ends before the first trial starts.
 
 use crate::error::Result;
+use crate::exec::family::Extras;
 use crate::exec::preflight;
-use crate::exec::runner::{Ended, Extras, Orchestrator};
+use crate::exec::runner::{Ended, Orchestrator};
 use crate::exec::suite::Trial;
-use crate::model::{
-    BesideSpec, Ipc, LatencyLength, LatencySpec, Outcome, Pin, Placement, Policy, RingLength, RingMode, RingSpec,
-    TrialSpec,
-};
+use crate::families::latency::model::{LatencyLength, LatencySpec, Placement};
+use crate::families::ring::model::{Ipc, Pin, RingLength, RingMode, RingSpec};
+use crate::families::{Outcome, TrialSpec};
+use crate::model::{BesideSpec, Policy};
 use crate::sys::machine::NoiseFloor;
 use crate::sys::steal::StealMark;
 use crate::sys::{clock, sched};

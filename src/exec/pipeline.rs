@@ -13,7 +13,8 @@
 //! take a record (a full disk, a closed pipe).
 
 use crate::error::{Error, Result};
-use crate::exec::runner::{Ended, Extras, Orchestrator, TrialNotes};
+use crate::exec::family::{Extras, TrialNotes};
+use crate::exec::runner::{Ended, Orchestrator};
 use crate::exec::suite::Trial;
 use crate::model::settings::Settings;
 use crate::model::TrialStatus;

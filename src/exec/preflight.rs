@@ -6,7 +6,8 @@
 use crate::error::{Error, Result};
 use crate::exec::family::FamilyTrial;
 use crate::families::on_each;
-use crate::model::{DeadlineParams, LoadSpec, Policy, TrialSpec};
+use crate::families::TrialSpec;
+use crate::model::{DeadlineParams, LoadSpec, Policy};
 use crate::sys::load::LoadPlan;
 use crate::sys::sched;
 

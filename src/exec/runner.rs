@@ -5,40 +5,19 @@
 //! stored intact and resumable.
 
 use crate::error::{describe_io, signal_name, Error, Result};
-use crate::exec::family::FamilyTrial;
+use crate::exec::family::{Extras, FamilyTrial, Reply, TrialNotes};
 use crate::exec::preflight;
 use crate::exec::suite::Trial;
 use crate::families::on_each;
-use crate::model::{Outcome, TrialSpec, TrialStatus};
+use crate::families::{Outcome, TrialSpec};
+use crate::model::TrialStatus;
 use crate::store::{now_utc, TrialRecord};
 use crate::sys::rusage::ExitKind;
 use crate::sys::signals::SignalWatch;
 use crate::sys::{process, sched};
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
-
-/// What a family command asks of a trial beyond its spec; a suite's trials ask nothing
-/// more. Only latency trials have such requests.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct Extras {
-    /// Append the run's histogram (`policy cpu value_ns count` lines) to this file, which
-    /// the command created before anything ran.
-    pub histogram: Option<PathBuf>,
-    /// Append every raw sample (ns, one a line) to this file.
-    pub samples: Option<PathBuf>,
-    /// Stream every task-set activation as a CSV row to this file, which the command
-    /// created with its header.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub activations: Option<PathBuf>,
-    /// Append the recorded tracepoints as Chrome trace-event objects to this file.
-    pub trace_out: Option<PathBuf>,
-    /// Draw the live line (current, max, samples) on the controlling terminal.
-    pub live_line: bool,
-    /// Ctrl-C or SIGTERM ends the run with the samples taken, as an ok trial (cyclictest's
-    /// way), instead of stopping without a record.
-    pub keep_partial: bool,
-}
 
 /// What the orchestrator sends a trial process on stdin.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -47,31 +26,6 @@ struct Job {
     repeat: u32,
     #[serde(default)]
     extras: Extras,
-}
-
-/// What a trial process prints on stdout: one JSON object.
-#[derive(serde::Serialize, serde::Deserialize)]
-pub struct Reply {
-    pub status: TrialStatus,
-    pub outcome: Option<Outcome>,
-    #[serde(default)]
-    pub notes: TrialNotes,
-}
-
-impl Reply {
-    /// A trial that measured what it was asked.
-    pub fn ok(outcome: Outcome) -> Result<Reply> {
-        Ok(Reply { status: TrialStatus::Ok, outcome: Some(outcome), notes: TrialNotes::default() })
-    }
-}
-
-/// What a trial says beside its outcome, for the command that shows it live.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct TrialNotes {
-    /// latency: what the run had in force (mlockall, the DMA latency hold, pinning, slack).
-    pub description: Option<String>,
-    /// The signal that ended a latency run early (its figures are of the samples taken).
-    pub interrupted: Option<i32>,
 }
 
 /// The body of `schedlab __trial`: read a job, measure it, print the outcome.

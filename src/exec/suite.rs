@@ -16,10 +16,10 @@
 
 use crate::error::{Error, Result};
 use crate::exec::family::FamilyTrial;
+use crate::families::TrialSpec;
 use crate::families::{on_each, with_family, FamilyModel, FamilyOptions};
 use crate::model::cell::{self, Cell, CellValue};
 use crate::model::parse::{is_bare_number, parse_budget, parse_margin, parse_max_repeat, parse_target_ci};
-use crate::model::TrialSpec;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use toml::{Spanned, Value as Toml};
@@ -35,8 +35,8 @@ pub const BUILT_IN: [(&str, &str); 7] = [
     ("cgroup-limits", include_str!("../../suites/cgroup-limits.toml")),
 ];
 
+pub use crate::families::Family;
 pub use crate::model::run::Asking;
-pub use crate::model::Family;
 
 /// Time keys whose value needs its unit: a bare number would be seconds, where these are
 /// µs to ms (cyclictest's `-i` counts µs). `duration`, `timeout` and `budget` read a bare
@@ -155,7 +155,7 @@ impl Experiment {
     }
 
     /// The figures its questions test: its family's (`figures::questioned`), as `ask` keeps them.
-    pub fn questioned(&self) -> Vec<&'static crate::model::figures::Figure> {
+    pub fn questioned(&self) -> Vec<&'static crate::families::figures::Figure> {
         let asking = self.asking();
         self.family.questioned().into_iter().filter(|f| asking.tests(self.family, f)).collect()
     }
@@ -691,7 +691,7 @@ fn parse_ask(origin: &Origin, family: Family, value: &Spanned<Toml>) -> Result<V
     if let Some(twice) = keys.iter().enumerate().find_map(|(i, k)| keys[..i].contains(k).then_some(k)) {
         return Err(origin.at(at, format!("ask names \"{twice}\" twice")));
     }
-    let headline = crate::model::figures::headline(family).key;
+    let headline = crate::families::figures::headline(family).key;
     if !keys.iter().any(|k| k == headline) {
         return Err(origin
             .at(at, format!("ask must hold \"{headline}\": a run decides its {} questions on it", family.as_str())));
@@ -939,7 +939,7 @@ mod tests {
         let TrialSpec::Ring(first) = &suite.trials[0].spec else { panic!("not a ring") };
         assert_eq!(
             (first.procs, first.length, first.policy),
-            (2, crate::model::RingLength::Laps(10), crate::model::Policy::Other)
+            (2, crate::families::ring::model::RingLength::Laps(10), crate::model::Policy::Other)
         );
         assert_eq!(suite.trials[0].configuration(), "ring laps=10 policy=other procs=2");
     }
@@ -1113,7 +1113,7 @@ mod tests {
         // duration reads a bare number as seconds, as cyclictest's -D does.
         let suite = parse_text("[[experiment]]\nfamily = \"latency\"\nduration = 2\n").unwrap();
         let TrialSpec::Latency(spec) = &suite.trials[0].spec else { panic!("not latency") };
-        assert_eq!(spec.length, crate::model::LatencyLength::Duration(Duration::from_secs(2)));
+        assert_eq!(spec.length, crate::families::latency::model::LatencyLength::Duration(Duration::from_secs(2)));
     }
 
     #[test]

@@ -5,7 +5,6 @@
 //! figure is never rounded before it is stored.
 
 pub mod cell;
-pub mod figures;
 pub mod load;
 pub mod options;
 pub mod outcome;
@@ -15,18 +14,6 @@ pub mod schedinfo;
 pub mod settings;
 pub mod spec;
 
-pub use crate::families::command::model::{CommandOptions, CommandOutcome, CommandSpec};
-pub use crate::families::{Family, Outcome, TrialSpec};
-// Each family's model types by their short paths (`model::RingSpec`), for the layers
-// that name them; a family's own code uses its folder's paths.
-pub use crate::families::latency::model::{
-    DeadlineFigures, LatencyLength, LatencyOptions, LatencyOutcome, LatencySpec, Placement, ThreadOutliers, ThreadStats,
-};
-pub use crate::families::ring::model::{Ipc, Pin, RingLength, RingMode, RingOptions, RingOutcome, RingSpec};
-pub use crate::families::workload::model::{
-    ChildRecord, ReservationFigures, WorkloadKind, WorkloadOptions, WorkloadOutcome, WorkloadParams, WorkloadSpec,
-    WorkloadTrial,
-};
 pub use load::{LoadKind, LoadOutcome, LoadSpec};
 #[cfg(test)]
 pub(crate) use outcome::sample_ring;
@@ -344,6 +331,7 @@ pub fn ns_to_s(ns: impl Into<f64>) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::families::workload::model::{ChildRecord, WorkloadKind, WorkloadParams, WorkloadSpec, WorkloadTrial};
 
     fn usage(utime_ns: u64, stime_ns: u64, nvcsw: u64, maxrss_kb: u64) -> Usage {
         Usage { utime_ns, stime_ns, nvcsw, maxrss_kb, ..Usage::default() }

@@ -42,14 +42,19 @@ impl Steal {
 
 /// A ring and its outcome with round figures, for tests of what reads them.
 #[cfg(test)]
-pub(crate) fn sample_ring(procs: usize, laps: u64, cpu_ns: u64) -> (crate::model::RingSpec, crate::model::RingOutcome) {
-    use crate::model::{BesideSpec, RingOutcome, Usage};
-    let spec = crate::model::RingSpec {
+pub(crate) fn sample_ring(
+    procs: usize,
+    laps: u64,
+    cpu_ns: u64,
+) -> (crate::families::ring::model::RingSpec, crate::families::ring::model::RingOutcome) {
+    use crate::families::ring::model::RingOutcome;
+    use crate::model::{BesideSpec, Usage};
+    let spec = crate::families::ring::model::RingSpec {
         procs,
-        length: crate::model::RingLength::Laps(laps),
-        mode: crate::model::RingMode::Process,
-        ipc: crate::model::Ipc::Pipe,
-        pin: crate::model::Pin::Same,
+        length: crate::families::ring::model::RingLength::Laps(laps),
+        mode: crate::families::ring::model::RingMode::Process,
+        ipc: crate::families::ring::model::Ipc::Pipe,
+        pin: crate::families::ring::model::Pin::Same,
         cpus: None,
         policy: crate::model::Policy::Other,
         prio: 0,

@@ -73,7 +73,7 @@ pub struct Asking {
 impl Asking {
     /// Whether its questions test `figure`: any figure its family does not question by
     /// default (a cgroup question's pressure) is tested, the family's own ones as `ask` says.
-    pub fn tests(&self, family: crate::model::Family, figure: &crate::model::figures::Figure) -> bool {
+    pub fn tests(&self, family: crate::families::Family, figure: &crate::families::figures::Figure) -> bool {
         match &self.ask {
             Some(keys) => {
                 keys.iter().any(|k| k == figure.key) || !family.questioned().iter().any(|f| f.key == figure.key)
@@ -83,8 +83,8 @@ impl Asking {
     }
 
     /// The figures its questions test, read from one of their trials (`figures::questioned_of`).
-    pub fn tested_of(&self, o: &crate::model::Outcome) -> Vec<&'static crate::model::figures::Figure> {
-        crate::model::figures::questioned_of(o).into_iter().filter(|f| self.tests(o.family(), f)).collect()
+    pub fn tested_of(&self, o: &crate::families::Outcome) -> Vec<&'static crate::families::figures::Figure> {
+        crate::families::figures::questioned_of(o).into_iter().filter(|f| self.tests(o.family(), f)).collect()
     }
 }
 

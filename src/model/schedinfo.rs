@@ -78,7 +78,8 @@ mod tests {
     /// Outcomes stored before these figures existed load, with the figures unknown.
     #[test]
     fn outcomes_stored_without_the_figures_still_load() {
-        use crate::model::{ChildRecord, Outcome, TrialSpec};
+        use crate::families::workload::model::ChildRecord;
+        use crate::families::{Outcome, TrialSpec};
         let ring = r#"{"family": "ring", "procs": 2, "member_cpus": [0, 0], "laps": 10, "hops": 21,
             "real_ns": 1000, "usage": {"utime_ns": 1, "stime_ns": 2, "maxrss_kb": 3, "ixrss": 0, "idrss": 0,
             "isrss": 0, "minflt": 0, "majflt": 0, "nswap": 0, "inblock": 0, "oublock": 0, "msgsnd": 0,

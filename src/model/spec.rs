@@ -61,7 +61,8 @@ fn reading_on() -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::model::{BesideSpec, DeadlineParams, LoadKind, LoadSpec, TrialSpec};
+    use crate::families::TrialSpec;
+    use crate::model::{BesideSpec, DeadlineParams, LoadKind, LoadSpec};
 
     /// The flattened group keeps the keys, their order and their integers where the
     /// spec's own fields once stood, and reads back as it was written.

@@ -17,9 +17,11 @@
 
 use crate::analysis::stats::median;
 use crate::error::{Error, Result};
+use crate::families::latency::figures as latency;
+use crate::families::workload::model::{WorkloadKind, WorkloadSpec};
+use crate::families::{Family, Outcome, TrialSpec};
 use crate::model::cell;
-use crate::model::figures::latency;
-use crate::model::{Family, Outcome, Policy, TrialSpec, WorkloadKind, WorkloadSpec};
+use crate::model::Policy;
 use crate::report::exporter::{Format, RunDoc};
 use crate::report::table::Table;
 use crate::store::seeds::{self, AgainstForm, Seed, SEEDS};
@@ -186,7 +188,7 @@ struct Cell {
 }
 
 impl Cell {
-    fn add(&mut self, o: &crate::model::WorkloadOutcome) {
+    fn add(&mut self, o: &crate::families::workload::model::WorkloadOutcome) {
         self.wall_s.push(o.wall_ns as f64 / 1e9);
         self.nivcsw.push(o.usage.nivcsw as f64);
         self.nvcsw.push(o.usage.nvcsw as f64);
@@ -205,7 +207,7 @@ impl Cell {
 /// Cells by (policy, setting, procs), in the order first seen.
 type Cells = Vec<((Policy, String, usize), Cell)>;
 
-fn add_to(cells: &mut Cells, key: (Policy, String, usize), o: &crate::model::WorkloadOutcome) {
+fn add_to(cells: &mut Cells, key: (Policy, String, usize), o: &crate::families::workload::model::WorkloadOutcome) {
     match cells.iter_mut().find(|(k, _)| *k == key) {
         Some((_, c)) => c.add(o),
         None => {
@@ -217,7 +219,9 @@ fn add_to(cells: &mut Cells, key: (Policy, String, usize), o: &crate::model::Wor
 }
 
 /// The ok workload trials of a run with their spec and outcome.
-fn workload_trials(trials: &[TrialRecord]) -> Vec<(&TrialRecord, &WorkloadSpec, &crate::model::WorkloadOutcome)> {
+fn workload_trials(
+    trials: &[TrialRecord],
+) -> Vec<(&TrialRecord, &WorkloadSpec, &crate::families::workload::model::WorkloadOutcome)> {
     trials
         .iter()
         .filter(|t| t.is_ok() && t.family == Family::Workload)
@@ -431,9 +435,9 @@ impl Column {
                 _ => None,
             });
         let (spec, first) = pairs.next()?;
-        let all: Vec<&crate::model::ThreadStats> =
+        let all: Vec<&crate::families::latency::model::ThreadStats> =
             std::iter::once(&first.all).chain(pairs.map(|(_, o)| &o.all)).filter(|s| s.samples > 0).collect();
-        let known = |f: fn(&crate::model::ThreadStats) -> Option<u64>| {
+        let known = |f: fn(&crate::families::latency::model::ThreadStats) -> Option<u64>| {
             median_of(&all.iter().filter_map(|s| f(s)).map(|v| v as f64).collect::<Vec<_>>())
         };
         let avgs: Vec<f64> = all.iter().map(|s| s.avg_ns).collect();

@@ -3,8 +3,8 @@
 
 use crate::analysis::stats::median;
 use crate::decide::compare::{underpowered, CulpritChange, Drift, Mode, Row, Underpowered, Verdict, ALPHA};
+use crate::families::Family;
 use crate::model::cell::Cell;
-use crate::model::Family;
 use crate::report::table::Table;
 use crate::store::RunRecord;
 use crate::store::TrialRecord;

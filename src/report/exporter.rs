@@ -5,10 +5,11 @@
 use crate::analysis::stats::Summary;
 use crate::decide::findings::Finding;
 use crate::families::with_family;
+use crate::families::Family;
 use crate::model::cell::Cell;
-use crate::model::Family;
+use crate::report::cells;
+use crate::report::cells::RunRule;
 use crate::report::family::FamilyReport;
-use crate::report::stored::RunRule;
 use crate::report::{figures, stored};
 use crate::store::{RunRecord, TrialRecord};
 use serde::Serialize;
@@ -114,7 +115,7 @@ impl Exporter for Csv {
 /// prints, and what the family commands print with `--format csv|markdown`.
 pub fn tables_text(trials: &[TrialRecord], rule: &RunRule, format: Format) -> String {
     let all = crate::store::group::groups(trials);
-    let extras = stored::by_experiment(&all).values().flat_map(|g| stored::family_tables(g)).collect::<Vec<_>>();
+    let extras = cells::by_experiment(&all).values().flat_map(|g| stored::family_tables(g)).collect::<Vec<_>>();
     stored::experiment_tables_for(trials, rule)
         .into_iter()
         .chain(extras)
@@ -167,7 +168,8 @@ fn figure_summaries(g: &crate::store::group::Group, groups: &[&crate::store::gro
     for t in g.ok() {
         for (key, value) in figures::stored(t).into_iter().flatten() {
             let Some(x) = value.as_f64() else { continue };
-            if crate::model::figures::find(g.family, &key).is_none() && !SUMMARISED_SETTINGS.contains(&key.as_str()) {
+            if crate::families::figures::find(g.family, &key).is_none() && !SUMMARISED_SETTINGS.contains(&key.as_str())
+            {
                 continue;
             }
             match values.iter_mut().find(|(k, _)| *k == key) {
@@ -235,7 +237,7 @@ struct GroupDoc {
     params: Cell,
     ok: usize,
     runs: usize,
-    headline: stored::Headline,
+    headline: cells::Headline,
     figures: Summaries,
 }
 
@@ -260,7 +262,7 @@ struct NotOkDoc<'a> {
 pub fn run_doc<'a>(v: &RunView<'a>) -> RunDoc<'a> {
     let all = crate::store::group::groups(v.trials);
     let rule = RunRule::of(v.run);
-    let experiments = stored::by_experiment(&all)
+    let experiments = cells::by_experiment(&all)
         .into_iter()
         .map(|(experiment, groups)| ExperimentDoc {
             experiment: experiment + 1,
@@ -271,7 +273,7 @@ pub fn run_doc<'a>(v: &RunView<'a>) -> RunDoc<'a> {
                     params: g.params.clone(),
                     ok: g.ok().count(),
                     runs: g.trials.len(),
-                    headline: stored::headline(g, &rule),
+                    headline: cells::headline(g, &rule),
                     figures: figure_summaries(g, &groups),
                 })
                 .collect(),

@@ -4,10 +4,10 @@
 //! HTML page reach every family through this trait and the list's dispatch macros.
 
 use crate::analysis::stats::Summary;
-use crate::families::FamilyModel;
-use crate::model::figures::Figure;
-use crate::report::plots::Chart;
-use crate::report::stored::{ci_cell, fixed, headline, RunRule};
+use crate::families::declared::FamilyModel;
+use crate::families::figures::Figure;
+use crate::report::cells::{ci_cell, fixed, headline, RunRule};
+use crate::report::chart::Chart;
 use crate::report::table::Table;
 use crate::store::group::Group;
 use crate::store::TrialRecord;
@@ -32,6 +32,12 @@ pub trait FamilyReport: FamilyModel {
     /// that vary between them), each with its title.
     fn extra_tables(_groups: &[&Group], _axes: &[String]) -> Vec<(String, Table)> {
         Vec::new()
+    }
+
+    /// A note under an experiment's table of cells, in the text tables and on the page (a
+    /// workload's starvation line); `None` where the family has none.
+    fn experiment_note(_groups: &[&Group]) -> Option<String> {
+        None
     }
 
     /// The charts of one experiment (`n`, counted from 1) over its cells.

@@ -4,9 +4,10 @@
 //! registry (`model::figures`); each family's line is a struct in its `report.rs` that
 //! flattens in the parts built here (figures, status, load, reservation).
 
+use crate::families::figures::{self, Figure, Part};
 use crate::families::with_family;
-use crate::model::figures::{self, Figure, Part};
-use crate::model::{DeadlineParams, LoadSpec, Outcome, TrialStatus};
+use crate::families::Outcome;
+use crate::model::{DeadlineParams, LoadSpec, TrialStatus};
 use crate::report::family::FamilyReport;
 use crate::store::TrialRecord;
 use serde::ser::{SerializeMap, Serializer};

@@ -315,7 +315,7 @@ pub fn compare_svg(rows: &[DecisionRow], threshold: f64, interleaved: bool) -> O
 pub fn run_charts(
     found: &[crate::decide::findings::Finding],
     claims: Option<&crate::decide::claims::ClaimsTable>,
-) -> Vec<crate::report::plots::Chart> {
+) -> Vec<crate::report::chart::Chart> {
     let questions = crate::report::glance::questions(found);
     let claim_rows = claims.map(crate::report::glance::claim_rows).unwrap_or_default();
     [
@@ -324,7 +324,7 @@ pub fn run_charts(
     ]
     .into_iter()
     .filter_map(|(name, title, svg)| {
-        Some(crate::report::plots::Chart { name: name.to_string(), title: title.to_string(), svg: svg? })
+        Some(crate::report::chart::Chart { name: name.to_string(), title: title.to_string(), svg: svg? })
     })
     .collect()
 }

@@ -14,10 +14,11 @@ use crate::decide::findings::Finding;
 use crate::decide::trend::TrendSeries;
 use crate::error::{Error, Result};
 use crate::report::against::Against;
+use crate::report::cells::RunRule;
+use crate::report::chart::Chart;
 use crate::report::compare;
 use crate::report::overlay::Overlay;
-use crate::report::plots::Chart;
-use crate::report::stored::{experiment_tables_for, RunRule};
+use crate::report::stored::experiment_tables_for;
 use crate::report::table::Table;
 use crate::report::trend;
 use crate::store::{RunRecord, TrialRecord};
@@ -294,9 +295,9 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
         })
         .collect();
     let grouped = crate::store::group::groups(trials);
-    let notes: Vec<String> = crate::report::stored::by_experiment(&grouped)
+    let notes: Vec<String> = crate::report::cells::by_experiment(&grouped)
         .values()
-        .filter_map(|g| crate::report::stored::starvation(g))
+        .filter_map(|g| crate::report::stored::experiment_note(g))
         .flat_map(|text| text.lines().map(str::to_string).collect::<Vec<_>>())
         .collect();
     let failed: Vec<&TrialRecord> = trials.iter().filter(|t| !t.is_ok()).collect();
@@ -532,7 +533,8 @@ pub fn trend_page(series: &[TrendSeries], charts: &[Chart], threshold: f64, titl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Family, TrialStatus};
+    use crate::families::Family;
+    use crate::model::TrialStatus;
     use serde_json::json;
 
     fn run(id: i64, name: &str, machine: Json) -> RunRecord {

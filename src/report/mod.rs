@@ -2,6 +2,8 @@
 //! findings, compare and trend. Reports read results; they never run a benchmark.
 
 pub mod against;
+pub mod cells;
+pub mod chart;
 pub mod claims;
 pub mod compare;
 pub mod exporter;

@@ -9,8 +9,9 @@
 
 use crate::analysis::stats::median;
 use crate::decide::findings::{self, Finding};
+use crate::families::ring::model::RingOutcome;
+use crate::families::Family;
 use crate::model::cell::Cell;
-use crate::model::{Family, RingOutcome};
 use crate::report::table::Table;
 use crate::store::group::param_text;
 use crate::store::{RunRecord, TrialRecord};

@@ -2,131 +2,16 @@
 //! figures summarised over the repeats that finished (failed ones are counted, never
 //! averaged in). These read records only; they never run a benchmark.
 
-use crate::analysis::stats::{Summary, MEDIAN_CI_MIN_N};
-use crate::exec::adaptive::{self, AdaptivePlan, Stop};
+use crate::analysis::stats::Summary;
+use crate::exec::adaptive::AdaptivePlan;
 use crate::families::with_family;
-use crate::model::{cell, figures};
-use crate::model::{Family, Outcome, WorkloadOutcome};
+use crate::families::Outcome;
+use crate::model::cell;
+use crate::report::cells::{by_experiment, headline, percent_text, RunRule};
 use crate::report::family::{Column, FamilyReport};
 use crate::report::table::Table;
 use crate::store::group::{groups, varying, Group};
-use crate::store::{RunRecord, RunStatus, TrialRecord};
-use serde::Serialize;
-use std::collections::BTreeMap;
-
-/// What a run asked of its cells: its adaptive plan, and whether it finished (a cell a
-/// finished run left short of its target below `max_repeat` was stopped by the budget).
-#[derive(Clone, Debug, Default)]
-pub struct RunRule {
-    pub plan: AdaptivePlan,
-    pub finished: bool,
-    /// What each experiment asks: the cells of a question stop when it is answered, not
-    /// at a precision target.
-    pub asking: Vec<crate::exec::suite::Asking>,
-}
-
-impl RunRule {
-    pub fn of(run: &RunRecord) -> RunRule {
-        RunRule {
-            plan: AdaptivePlan::of_run_options(&run.options),
-            finished: run.status == RunStatus::Finished,
-            asking: crate::exec::suite::asked_of_run(run),
-        }
-    }
-
-    /// The precision target of a group's cell: its experiment's, unless the cell is part
-    /// of a question.
-    fn target(&self, g: &Group) -> Option<crate::exec::adaptive::Target> {
-        if crate::decide::findings::question_axis(g, &self.asking).is_some() {
-            return None;
-        }
-        self.plan.target(usize::try_from(g.experiment).ok()?)
-    }
-}
-
-/// A cell's headline figure: its median, the 95 % distribution-free interval of that
-/// median (`stats::median_ci`), and for an adaptive experiment whether it reached its
-/// target. What `report --format json` carries per cell and the tables' CI column shows.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Headline {
-    pub figure: &'static str,
-    /// Ok repeats.
-    pub n: usize,
-    pub median: Option<f64>,
-    pub ci_low: Option<f64>,
-    pub ci_high: Option<f64>,
-    /// The exact coverage of the interval (at least 0.95).
-    pub ci_coverage: Option<f64>,
-    /// max(median − low, high − median) / median.
-    pub ci_half_width: Option<f64>,
-    /// Why there is no interval, when there is none.
-    pub ci_missing: Option<String>,
-    /// The experiment's adaptive target (relative half-width); `None` for fixed repeats.
-    pub target_ci: Option<f64>,
-    /// Whether the interval reached the target; `None` for fixed repeats.
-    pub converged: Option<bool>,
-    /// Why an adaptive cell stopped short of its target.
-    pub stopped_by: Option<Stop>,
-}
-
-pub fn headline(g: &Group, rule: &RunRule) -> Headline {
-    let values = g.headlines();
-    let figure = g.outcomes().next().map_or_else(|| g.family.headline_figure(), |o| figures::headline_of(o).key);
-    let ci = adaptive::interval(&values);
-    let half_width = ci.as_ref().and_then(|c| c.relative_half_width());
-    let ci_missing = match (&ci, values.len()) {
-        (Some(_), _) if half_width.is_none() => Some("the median is 0: no relative width".to_string()),
-        (Some(_), _) => None,
-        (None, 0) if g.ok().next().is_some() => {
-            Some(format!("the ok repeats do not give {figure} (published figures)"))
-        }
-        (None, 0) => Some("no ok repeats".to_string()),
-        (None, n) => Some(format!(
-            "a distribution-free 95% interval of a median needs at least {MEDIAN_CI_MIN_N} ok repeats; this cell has {n}"
-        )),
-    };
-    let target = rule.target(g);
-    let stopped_by = target.and_then(|t| adaptive::stop_reason(&values, g.trials.len() as u32, &t, rule.finished));
-    Headline {
-        figure,
-        n: values.len(),
-        median: (!values.is_empty()).then(|| crate::analysis::stats::median(&values)),
-        ci_low: ci.map(|c| c.low),
-        ci_high: ci.map(|c| c.high),
-        ci_coverage: ci.map(|c| c.coverage),
-        ci_half_width: half_width,
-        ci_missing,
-        target_ci: target.map(|t| t.ci),
-        converged: target.map(|_| stopped_by.is_none()),
-        stopped_by,
-    }
-}
-
-/// 0.05 -> "5", 0.0001 -> "0.01": a fraction as a percentage without trailing zeros.
-pub fn percent_text(fraction: f64) -> String {
-    let text = format!("{:.4}", fraction * 100.0);
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-/// The CI column: "±3.2%", with "(max)", "(budget)" or "(unfinished)" when an adaptive cell
-/// stopped short of its target; "n<6" without an interval.
-pub fn ci_cell(h: &Headline) -> String {
-    let width = match (h.ci_half_width, h.n) {
-        (Some(w), _) => format!("±{:.1}%", w * 100.0),
-        (None, n) if n < MEDIAN_CI_MIN_N => format!("n<{MEDIAN_CI_MIN_N}"),
-        (None, _) => "-".to_string(),
-    };
-    match h.stopped_by {
-        Some(Stop::MaxRepeat) => format!("{width} (max)"),
-        Some(Stop::Budget) => format!("{width} (budget)"),
-        Some(Stop::Unfinished) => format!("{width} (unfinished)"),
-        None => width,
-    }
-}
-
-pub fn fixed(v: Option<f64>, decimals: usize) -> String {
-    v.filter(|x| x.is_finite()).map_or("-".into(), |x| format!("{x:.decimals$}"))
-}
+use crate::store::{RunRecord, TrialRecord};
 
 fn seconds(ns: u64) -> f64 {
     ns as f64 / 1e9
@@ -183,15 +68,6 @@ pub fn describe_run(run: &RunRecord, ok: usize, not_ok: usize) -> String {
     }
     for w in &run.warnings {
         out.push_str(&format!("warning: {w}\n"));
-    }
-    out
-}
-
-/// The groups of each experiment, in experiment order.
-pub fn by_experiment<'a, 'b>(all: &'b [Group<'a>]) -> BTreeMap<i64, Vec<&'b Group<'a>>> {
-    let mut out: BTreeMap<i64, Vec<&Group>> = BTreeMap::new();
-    for g in all {
-        out.entry(g.experiment).or_default().push(g);
     }
     out
 }
@@ -319,7 +195,7 @@ pub fn tables_for(trials: &[TrialRecord], rule: &RunRule) -> String {
         if let Some(note) = footnote(&title) {
             out.push_str(&format!("({note})\n"));
         }
-        if let Some(line) = starvation(groups) {
+        if let Some(line) = experiment_note(groups) {
             out.push_str(&line);
             out.push('\n');
         }
@@ -360,23 +236,9 @@ pub fn tables_for(trials: &[TrialRecord], rule: &RunRule) -> String {
     out
 }
 
-/// A workload experiment's starvation line (`report::workload::starvation_line`), its
-/// cells named by the parameters that vary between them; `None` for other families or
-/// where no cell's run-queue wait is known.
-pub fn starvation(groups: &[&Group]) -> Option<String> {
-    if groups.first()?.family != Family::Workload {
-        return None;
-    }
-    let axes = varying(groups);
-    let cells: Vec<(String, Vec<&WorkloadOutcome>)> = groups
-        .iter()
-        .map(|g| {
-            let label: Vec<String> = axes.iter().map(|k| format!("{k}={}", g.value_text(k))).collect();
-            let label = if label.is_empty() { "the cell".to_string() } else { label.join(" ") };
-            (label, g.outcomes().filter_map(Outcome::workload).collect())
-        })
-        .collect();
-    crate::families::workload::report::starvation_line(&cells)
+/// The note the experiment's family writes under its table of cells, if any.
+pub fn experiment_note(groups: &[&Group]) -> Option<String> {
+    with_family!(groups.first()?.family, F => F::experiment_note(groups))
 }
 
 /// The CPU seconds a ring would take if every hop cost what the smallest ring's did
@@ -397,6 +259,7 @@ pub fn projected_s(groups: &[&Group], g: &Group) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::families::Family;
     use crate::model::TrialStatus;
 
     fn trial(seq: i64, repeat: i64, status: TrialStatus) -> TrialRecord {

@@ -3,8 +3,8 @@
 
 use crate::analysis::changepoint;
 use crate::decide::trend::{FieldChange, Newest, Shift, TrendPoint, TrendSeries, NEWEST_ALPHA};
+use crate::families::Family;
 use crate::model::cell::Cell;
-use crate::model::Family;
 use crate::report::compare::{number, p_text};
 use crate::report::table::Table;
 use serde::Serialize;

@@ -7,8 +7,9 @@
 //! CSV is one row per trial, flattened, for spreadsheets and pandas.
 
 use crate::error::{Error, Result};
+use crate::families::{Family, Outcome, TrialSpec};
 use crate::model::cell::{Cell, CellValue};
-use crate::model::{Family, Outcome, TrialSpec, TrialStatus};
+use crate::model::TrialStatus;
 use crate::store::{legacy, RunRecord, TrialRecord};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};

@@ -1,8 +1,11 @@
 //! A stored run's trials grouped by cell: the trials of one experiment that share their
 //! parameters, in plan order. What every report table, finding, comparison and trend reads.
 
+use crate::families::latency::model::LatencyOutcome;
+use crate::families::ring::model::RingOutcome;
+use crate::families::workload::model::WorkloadOutcome;
+use crate::families::{Family, Outcome, TrialSpec};
 use crate::model::cell::{self, Cell, CellValue};
-use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, TrialSpec, WorkloadOutcome};
 use crate::store::TrialRecord;
 
 /// Trials of one parameter combination.
@@ -25,7 +28,7 @@ impl Group<'_> {
 
     /// A figure of every ok trial that has a finite one, keyed by the repeat it ran in
     /// (a run's block, or an `ab` session's block pair): what paired blocks are made of.
-    pub fn by_repeat(&self, figure: &crate::model::figures::Figure) -> Vec<(u32, f64)> {
+    pub fn by_repeat(&self, figure: &crate::families::figures::Figure) -> Vec<(u32, f64)> {
         self.ok()
             .filter_map(|t| Some((u32::try_from(t.repeat).ok()?, figure.value(t.outcome.as_ref()?)?)))
             .filter(|(_, v)| v.is_finite())

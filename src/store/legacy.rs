@@ -3,7 +3,11 @@
 //! typed outcome, for the schema migration, for old files opened read-only, and for old
 //! JSON exports. Seconds were ns / 1e9 in an f64, so rounding back to ns is exact.
 
-use crate::model::{Family, LatencyOutcome, Outcome, RingOutcome, ThreadStats, Usage, WorkloadOutcome};
+use crate::families::latency::model::{LatencyOutcome, ThreadStats};
+use crate::families::ring::model::RingOutcome;
+use crate::families::workload::model::WorkloadOutcome;
+use crate::families::{Family, Outcome};
+use crate::model::Usage;
 use serde_json::Value as Json;
 
 fn int(f: &Json, key: &str) -> Option<u64> {

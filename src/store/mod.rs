@@ -24,9 +24,10 @@ mod sqlite;
 mod timestamp;
 
 use crate::error::{Error, Result};
+use crate::families::{Family, Outcome, TrialSpec};
 use crate::model::cell::Cell;
 use crate::model::run::RunOptions;
-use crate::model::{Family, Outcome, TrialSpec, TrialStatus};
+use crate::model::TrialStatus;
 use crate::sys::machine::StoredMachine;
 use backend::{Backend, Row, Value};
 pub use location::Location;

@@ -15,12 +15,11 @@
 //! as measured here.
 
 use crate::error::{Error, Result};
+use crate::families::ring::model::{Ipc, Pin, RingLength, RingMode, RingOutcome, RingSpec};
+use crate::families::{Family, Outcome, TrialSpec};
 use crate::model::cell::Cell;
 use crate::model::parse::MAX_PROCS;
-use crate::model::{
-    BesideSpec, Family, Ipc, Outcome, Pin, Policy, RingLength, RingMode, RingOutcome, RingSpec, TrialSpec, TrialStatus,
-    Usage,
-};
+use crate::model::{BesideSpec, Policy, TrialStatus, Usage};
 use crate::store::{RunRecord, TrialRecord};
 use serde_json::{json, Value as Json};
 

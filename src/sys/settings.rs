@@ -429,7 +429,7 @@ pub fn preflight(settings: &Settings) -> Result<()> {
 
 /// Refuse what could hang the machine: RT throttling turned off while a trial puts
 /// real-time tasks on every CPU (nothing else, the restore included, would run again).
-pub fn refuse_dangerous(settings: &Settings, specs: &[&crate::model::TrialSpec]) -> Result<()> {
+pub fn refuse_dangerous(settings: &Settings, specs: &[&crate::families::TrialSpec]) -> Result<()> {
     let period = crate::sys::sched::RtThrottling::read().map_or(1_000_000, |t| t.period_us);
     if !settings.rt_throttling_off(period) {
         return Ok(());
@@ -440,14 +440,14 @@ pub fn refuse_dangerous(settings: &Settings, specs: &[&crate::model::TrialSpec])
             continue;
         }
         let tasks = match spec {
-            crate::model::TrialSpec::Latency(l) => match &l.placement {
-                crate::model::Placement::Unpinned => 1,
-                crate::model::Placement::FirstCpus(n) => *n as usize,
-                crate::model::Placement::AllCpus => cpus,
-                crate::model::Placement::Cpus(list) => list.len(),
+            crate::families::TrialSpec::Latency(l) => match &l.placement {
+                crate::families::latency::model::Placement::Unpinned => 1,
+                crate::families::latency::model::Placement::FirstCpus(n) => *n as usize,
+                crate::families::latency::model::Placement::AllCpus => cpus,
+                crate::families::latency::model::Placement::Cpus(list) => list.len(),
             },
             // A command's tasks are unknown: assume they can cover every CPU.
-            crate::model::TrialSpec::Command(_) => cpus,
+            crate::families::TrialSpec::Command(_) => cpus,
             other => other.procs().unwrap_or(cpus),
         };
         if tasks >= cpus {

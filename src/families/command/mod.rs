@@ -1,14 +1,16 @@
 //! The command family: any program, measured as a family — its whole process tree's
 //! times, switches and CPU wait, and figures parsed from its output.
 
+pub mod figures;
 pub mod kernel;
 pub mod model;
 pub mod report;
 pub mod subcommand;
 pub mod trial;
 
-use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec, Scheduled};
-use crate::model::figures::{self, Figure};
+use crate::families::declared::FamilyModel;
+use crate::families::figures::Figure;
+use crate::families::shared::{outcome_with_load_and_steal, FamilySpec, Scheduled};
 
 use model::{CommandOptions, CommandOutcome, CommandSpec};
 
@@ -17,11 +19,11 @@ pub struct Command;
 
 impl FamilyModel for Command {
     const NAME: &'static str = "command";
-    const FIGURES: &'static [&'static Figure] = figures::command::ALL;
+    const FIGURES: &'static [&'static Figure] = figures::ALL;
     type Options = CommandOptions;
 
     fn declared() -> Vec<&'static Figure> {
-        figures::declared()
+        crate::families::figures::declared()
     }
 
     /// The program line and its declared figures are lists themselves.

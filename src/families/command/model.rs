@@ -5,8 +5,7 @@
 //! `figures = [...]` in a suite).
 
 use crate::error::{Error, Result};
-use crate::families::SpecSource;
-use crate::model::figures::Better;
+use crate::families::shared::SpecSource;
 use crate::model::load::LoadSpec;
 // The suite keys go through the same parsers as the other families' flags.
 use crate::model::options::{
@@ -85,6 +84,54 @@ pub enum Direction {
     Higher,
     #[default]
     Neither,
+}
+
+/// The keys of the command family's own figures and of the background load's
+/// (`families::command::figures::ALL`, `families::figures::load::ALL`), which a declared
+/// figure may not take: written out here, beneath the registry that reads this file, and
+/// held equal to the registry's by its tests.
+pub(crate) const OWN_FIGURE_KEYS: [&str; 17] = [
+    "wall_s",
+    "user_s",
+    "sys_s",
+    "cpu_pct",
+    "nvcsw",
+    "nivcsw",
+    "minflt",
+    "majflt",
+    "cpu_wait_s",
+    "load_nice",
+    "load_instances",
+    "load_processes",
+    "load_window_s",
+    "load_loops_per_s",
+    "load_io_bytes_per_s",
+    "load_messages_per_s",
+    "load_cpu_s",
+];
+
+/// A figure declared for a command in this process: what the registry makes its figure of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Declaration {
+    pub name: String,
+    pub unit: Option<String>,
+    pub better: Direction,
+}
+
+/// Every figure declared in this process (from a flag, a suite or a stored spec), the first
+/// declaration of each name only, in order.
+static DECLARATIONS: std::sync::Mutex<Vec<Declaration>> = std::sync::Mutex::new(Vec::new());
+
+fn record_declaration(name: &str, unit: Option<&str>, better: Direction) {
+    let mut all = DECLARATIONS.lock().unwrap_or_else(|e| e.into_inner());
+    if !all.iter().any(|d| d.name == name) {
+        all.push(Declaration { name: name.to_string(), unit: unit.map(str::to_string), better });
+    }
+}
+
+/// The figures declared so far, in order: the registry's `declared()` reads them.
+pub fn declarations() -> Vec<Declaration> {
+    DECLARATIONS.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 /// A figure the user declares for a command: its name (a figure key), where to read it,
@@ -180,8 +227,7 @@ impl FigureDecl {
                  JSON key), e.g. p99_us"
             ));
         }
-        let mut taken = crate::model::figures::command::ALL.iter().chain(crate::model::figures::load::ALL);
-        if taken.any(|f| f.key == name) || LINE_KEYS.contains(&name.as_str()) {
+        if OWN_FIGURE_KEYS.contains(&name.as_str()) || LINE_KEYS.contains(&name.as_str()) {
             return Err(format!(
                 "figure name '{name}' is taken by one of the command family's own figures or keys: choose another"
             ));
@@ -210,12 +256,7 @@ impl FigureDecl {
         }
         // Every declaration, from a flag, a suite or a stored spec, enters the registry, so
         // tables, findings, compare and exports know the figure wherever it is read.
-        let registered = match better {
-            Direction::Lower => Better::Lower,
-            Direction::Higher => Better::Higher,
-            Direction::Neither => Better::Neither,
-        };
-        crate::model::figures::declare(&name, unit.as_deref(), registered);
+        record_declaration(&name, unit.as_deref(), better);
         Ok(FigureDecl { name, source, unit, better })
     }
 
@@ -394,7 +435,7 @@ pub struct CommandOutcome {
     pub judged: Option<String>,
     /// The background load's, the steal's and the private cgroup's figures.
     #[serde(flatten)]
-    pub beside: crate::families::Beside,
+    pub beside: crate::families::shared::Beside,
 }
 
 impl CommandOutcome {
@@ -404,37 +445,6 @@ impl CommandOutcome {
 }
 
 read_with_groups!(CommandOptions { background, scheduling });
-
-/// Figures of a command's whole process tree (wait4 after it ends), and its time waiting
-/// for a CPU where a cgroup of its own could be made; the figures declared for its output
-/// come after them (`declare`).
-pub mod figures {
-    use crate::model::figures::prelude::*;
-
-    family! {
-        WALL_S = figure("wall_s", "wall s", Seconds, O(|o| Some(ns_to_s(o.command()?.wall_ns as f64))))
-            .compared(0)
-            .headline();
-        USER_S = figure("user_s", "user s", Seconds, O(|o| Some(ns_to_s(o.command()?.usage.utime_ns as f64))));
-        SYS_S = figure("sys_s", "sys s", Seconds, O(|o| Some(ns_to_s(o.command()?.usage.stime_ns as f64))));
-        CPU_PCT = figure(
-            "cpu_pct",
-            "cpu %",
-            Percent,
-            O(|o| {
-                let c = o.command()?;
-                (c.wall_ns > 0).then(|| 100.0 * c.cpu_ns() as f64 / c.wall_ns as f64)
-            }),
-        );
-        NVCSW = count("nvcsw", "vol sw", Count, O(|o| Some(o.command()?.usage.nvcsw as f64)));
-        NIVCSW = count("nivcsw", "invol sw", Count, O(|o| Some(o.command()?.usage.nivcsw as f64))).compared(1);
-        MINFLT = count("minflt", "minor faults", Count, O(|o| Some(o.command()?.usage.minflt as f64)));
-        MAJFLT = count("majflt", "major faults", Count, O(|o| Some(o.command()?.usage.majflt as f64))).lower();
-        CPU_WAIT_S =
-            figure("cpu_wait_s", "cpu wait s", Seconds, O(|o| Some(ns_to_s(o.command()?.cpu_wait_ns? as f64))))
-                .compared(2);
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -4,13 +4,13 @@
 //! best and the evidence (the run's findings, as a suite's).
 
 use crate::cli::{CommandArgs, TableFormat};
-use crate::commands::{emit, emit_cells_and_findings, progress_bar, start_blocks};
+use crate::commands::output::{emit, emit_cells_and_findings, progress_bar, start_blocks};
 use crate::error::Result;
+use crate::exec::family::{Extras, TrialNotes};
 use crate::exec::pipeline::Pipeline;
-use crate::exec::runner::{Extras, TrialNotes};
 use crate::exec::suite::Trial;
-use crate::families::SpecSource;
-use crate::model::TrialSpec;
+use crate::families::list::TrialSpec;
+use crate::families::shared::SpecSource;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
 use std::time::Duration;

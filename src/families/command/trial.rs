@@ -2,10 +2,10 @@
 
 use crate::error::{Error, Result};
 use crate::exec::family::FamilyTrial;
+use crate::exec::family::{Extras, Reply};
 use crate::exec::preflight;
-use crate::exec::runner::{Extras, Reply};
 use crate::families::command::model::CommandSpec;
-use crate::model::Outcome;
+use crate::families::list::Outcome;
 use crate::sys::{load, sched};
 use std::time::Duration;
 

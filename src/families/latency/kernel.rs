@@ -26,10 +26,10 @@ use crate::analysis::attribution;
 use crate::analysis::trace::{Attribution, EventKind, Recording, ThreadAttribution, MAX_ATTRIBUTED};
 use crate::bench::outliers::{LargestSamples, TimedSample};
 use crate::error::{describe_io, Error, Result};
-use crate::model::{
-    DeadlineFigures, DeadlineParams, LatencyLength, LatencyOutcome, LatencySpec, Policy, SchedInfo, ThreadOutliers,
-    ThreadStats,
+use crate::families::latency::model::{
+    DeadlineFigures, LatencyLength, LatencyOutcome, LatencySpec, ThreadOutliers, ThreadStats,
 };
+use crate::model::{DeadlineParams, Policy, SchedInfo};
 use crate::sys::clock::{monotonic_ns, monotonic_raw_ns};
 use crate::sys::sched;
 use crate::sys::trace::TraceSession;
@@ -705,8 +705,8 @@ pub fn describe(run: &LatencyRun) -> String {
         spec.policy.kernel_name().to_string()
     };
     let length = match spec.length {
-        crate::model::LatencyLength::Loops(n) => format!("{n} periods per thread"),
-        crate::model::LatencyLength::Duration(d) => format!("{:.1} s", d.as_secs_f64()),
+        crate::families::latency::model::LatencyLength::Loops(n) => format!("{n} periods per thread"),
+        crate::families::latency::model::LatencyLength::Duration(d) => format!("{:.1} s", d.as_secs_f64()),
     };
     let c = &run.conditions;
     let state = |r: &std::result::Result<(), String>| match r {

@@ -1,15 +1,17 @@
 //! The latency family: absolute `clock_nanosleep` wakeups, actual − ideal, per thread and
 //! policy (the 2007 hrtimers benchmark, cyclictest).
 
+pub mod figures;
 pub mod kernel;
 pub mod model;
 pub mod report;
 pub mod subcommand;
 pub mod trial;
 
-use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec, Scheduled};
-use crate::model::figures::{self, Figure};
-use crate::model::{LatencyLength, LatencyOptions, LatencyOutcome, LatencySpec};
+use crate::families::declared::FamilyModel;
+use crate::families::figures::Figure;
+use crate::families::latency::model::{LatencyLength, LatencyOptions, LatencyOutcome, LatencySpec};
+use crate::families::shared::{outcome_with_load_and_steal, FamilySpec, Scheduled};
 use std::time::Duration;
 
 /// The latency family's type, for the traits every layer reaches a family through.
@@ -17,12 +19,12 @@ pub struct Latency;
 
 impl FamilyModel for Latency {
     const NAME: &'static str = "latency";
-    const FIGURES: &'static [&'static Figure] = figures::latency::ALL;
+    const FIGURES: &'static [&'static Figure] = figures::ALL;
     type Options = LatencyOptions;
 
     /// The worst case is half of a latency question: p99 and the maximum.
     fn questioned() -> Vec<&'static Figure> {
-        vec![&figures::latency::P99_NS, &figures::latency::MAX_NS]
+        vec![&figures::P99_NS, &figures::MAX_NS]
     }
 }
 

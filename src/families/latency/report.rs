@@ -5,17 +5,20 @@ use super::Latency;
 use crate::analysis::attribution;
 use crate::decide::findings::ThreadSpikes;
 use crate::decide::findings::{spike_periods, Finding};
-use crate::families::FamilyModel;
-use crate::model::figures as registry;
-use crate::model::figures::latency;
-use crate::model::figures::Part;
-use crate::model::{format_ns, LatencyOutcome, LatencySpec, ThreadStats};
-use crate::model::{Family, TrialStatus};
-use crate::model::{Outcome, TrialSpec};
+use crate::families::declared::FamilyModel;
+use crate::families::figures as registry;
+use crate::families::figures::Part;
+use crate::families::latency::figures as latency;
+use crate::families::latency::model::{LatencyOutcome, LatencySpec, ThreadStats};
+use crate::families::list::Family;
+use crate::families::list::{Outcome, TrialSpec};
+use crate::model::format_ns;
+use crate::model::TrialStatus;
+use crate::report::chart::{esc, tick_label, ticks, COLORS};
+use crate::report::chart::{Chart, Plot, Point, Series, Style};
 use crate::report::family::{Column, FamilyReport, Summarise};
 use crate::report::figures::{Beside, Figures, Status};
-use crate::report::plots::{esc, tick_label, ticks, COLORS};
-use crate::report::plots::{series_of, Chart, Plot, Point, Series, Style};
+use crate::report::plots::series_of;
 use crate::report::table::Table;
 use crate::store::group::Group;
 use crate::store::TrialRecord;
@@ -435,7 +438,7 @@ pub fn stored_object<'a>(spec: &LatencySpec, o: &'a LatencyOutcome) -> StoredLat
     let combined = lines.pop();
     let whole = Outcome::Latency(o.clone());
     let run = Figures::of(registry::of(Family::Latency), Part::Run, |f| f.value(&whole));
-    let (threads, run) = run.split_after(&registry::latency::THREADS);
+    let (threads, run) = run.split_after(&crate::families::latency::figures::THREADS);
     StoredLatency {
         combined,
         threads,
@@ -449,7 +452,7 @@ pub fn stored_object<'a>(spec: &LatencySpec, o: &'a LatencyOutcome) -> StoredLat
 /// The stored table of a latency experiment and its lines, from the figure registry.
 impl FamilyReport for Latency {
     fn columns() -> Vec<Column> {
-        use crate::model::figures::latency::*;
+        use crate::families::latency::figures::*;
         use Summarise::*;
         vec![
             Column::named("Samples", &SAMPLES, Sum, 0),

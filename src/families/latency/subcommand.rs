@@ -2,17 +2,19 @@
 //! executor), report.
 
 use crate::cli::{LatencyArgs, TableFormat};
-use crate::commands::emit;
+use crate::commands::output::emit;
 use crate::error::{describe_io, Error, Result};
+use crate::exec::family::{Extras, TrialNotes};
 use crate::exec::pipeline::Pipeline;
 use crate::exec::preflight;
-use crate::exec::runner::{Extras, Orchestrator, TrialNotes};
+use crate::exec::runner::Orchestrator;
 use crate::exec::suite::Trial;
+use crate::families::latency::model::{LatencyLength, LatencyOutcome, LatencySpec};
 use crate::families::latency::report;
-use crate::model::{LatencyLength, LatencyOutcome, LatencySpec, Outcome, TrialSpec};
+use crate::families::list::{Outcome, TrialSpec};
+use crate::report::cells::RunRule;
 use crate::report::exporter::tables_text;
 use crate::report::json_text;
-use crate::report::stored::RunRule;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
 use std::io::IsTerminal;

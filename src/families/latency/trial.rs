@@ -4,9 +4,12 @@
 use super::kernel::{self, LatencyPlan};
 use crate::error::{Error, Result};
 use crate::exec::family::FamilyTrial;
+use crate::exec::family::{Extras, Reply, TrialNotes};
 use crate::exec::preflight;
-use crate::exec::runner::{append_to, Extras, Reply, TrialNotes};
-use crate::model::{LatencyLength, LatencySpec, Outcome, Placement, TrialStatus};
+use crate::exec::runner::append_to;
+use crate::families::latency::model::{LatencyLength, LatencySpec, Placement};
+use crate::families::list::Outcome;
+use crate::model::TrialStatus;
 use crate::sys::{load, sched};
 use std::io::Write;
 

@@ -20,7 +20,8 @@
 use crate::analysis::offcpu::{ring_hops, RingTrace};
 use crate::analysis::trace::Recording;
 use crate::error::{Error, Result};
-use crate::model::{Ipc, Pin, RingLength, RingMode, RingOutcome, RingSpec, Usage};
+use crate::families::ring::model::{Ipc, Pin, RingLength, RingMode, RingOutcome, RingSpec};
+use crate::model::Usage;
 use crate::sys::children::{ChildContext, ChildGroup, StartGate};
 use crate::sys::clock::monotonic_ns;
 use crate::sys::futex;

@@ -1,15 +1,17 @@
 //! The ring family: a token passed around N processes (or threads) through pipes, the
 //! cost of a switch against the ring's size (NCAR 1992, lat_ctx).
 
+pub mod figures;
 pub mod kernel;
 pub mod model;
 pub mod report;
 pub mod subcommand;
 pub mod trial;
 
-use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec, Scheduled};
-use crate::model::figures::{self, Figure};
-use crate::model::{RingOptions, RingOutcome, RingSpec};
+use crate::families::declared::FamilyModel;
+use crate::families::figures::Figure;
+use crate::families::ring::model::{RingOptions, RingOutcome, RingSpec};
+use crate::families::shared::{outcome_with_load_and_steal, FamilySpec, Scheduled};
 use std::time::Duration;
 
 /// The ring family's type, for the traits every layer reaches a family through.
@@ -17,7 +19,7 @@ pub struct Ring;
 
 impl FamilyModel for Ring {
     const NAME: &'static str = "ring";
-    const FIGURES: &'static [&'static Figure] = figures::ring::ALL;
+    const FIGURES: &'static [&'static Figure] = figures::ALL;
     type Options = RingOptions;
 
     /// A ring's question is its sizes (the knee), not a policy.

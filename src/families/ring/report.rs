@@ -5,16 +5,18 @@
 
 use super::Ring;
 use crate::analysis::stats::Summary;
-use crate::families::FamilyModel;
-use crate::model::figures as registry;
-use crate::model::figures::Part;
+use crate::families::declared::FamilyModel;
+use crate::families::figures as registry;
+use crate::families::figures::Part;
+use crate::families::list::Family;
+use crate::families::list::{Outcome, TrialSpec};
+use crate::families::ring::model::{RingLength, RingOutcome, RingSpec};
 use crate::model::parse::format_cpu_list;
-use crate::model::{ns_to_s, Family, TrialStatus};
-use crate::model::{Outcome, TrialSpec};
-use crate::model::{RingLength, RingOutcome, RingSpec};
+use crate::model::{ns_to_s, TrialStatus};
+use crate::report::chart::{Chart, Plot, Point, Series, Style};
 use crate::report::family::{Column, FamilyReport, Summarise};
 use crate::report::figures::{Beside, Figures, Status};
-use crate::report::plots::{series_of, Chart, Plot, Point, Series, Style};
+use crate::report::plots::series_of;
 use crate::report::stored::projected_s;
 use crate::report::table::Table;
 use crate::store::group::Group;
@@ -52,13 +54,15 @@ pub fn projected_cpu_ns(base: &RingOutcome, o: &RingOutcome) -> f64 {
 /// A line saying what was run, so a pasted table carries its conditions.
 pub fn describe_setup(spec: &RingSpec, cpus: &[usize], overhead_ps: u64) -> String {
     let placement = match spec.pin {
-        crate::model::Pin::Same => format!("all on CPU {}", cpus[0]),
-        crate::model::Pin::Spread => format!("spread over CPUs {}", format_cpu_list(cpus)),
-        crate::model::Pin::None if spec.cpus.is_some() => format!("unpinned within CPUs {}", format_cpu_list(cpus)),
-        crate::model::Pin::None if spec.beside.deadline.is_some() => {
+        crate::families::ring::model::Pin::Same => format!("all on CPU {}", cpus[0]),
+        crate::families::ring::model::Pin::Spread => format!("spread over CPUs {}", format_cpu_list(cpus)),
+        crate::families::ring::model::Pin::None if spec.cpus.is_some() => {
+            format!("unpinned within CPUs {}", format_cpu_list(cpus))
+        }
+        crate::families::ring::model::Pin::None if spec.beside.deadline.is_some() => {
             "unpinned (deadline tasks are never pinned: the kernel refuses it)".to_string()
         }
-        crate::model::Pin::None => "unpinned".to_string(),
+        crate::families::ring::model::Pin::None => "unpinned".to_string(),
     };
     let policy = if spec.policy.is_realtime() {
         format!("{} priority {}", spec.policy.kernel_name(), spec.prio)
@@ -221,7 +225,7 @@ fn line_of<'a>(
 ) -> RingLine<'a> {
     let o = ring.map(|r| Outcome::Ring(r.clone()));
     let figures = Figures::of(registry::of(Family::Ring), Part::Always, |f| o.as_ref().and_then(|o| f.value(o)));
-    let (times, figures) = figures.split_after(&registry::ring::SYS_S);
+    let (times, figures) = figures.split_after(&crate::families::ring::figures::SYS_S);
     RingLine {
         family: Ring::NAME,
         procs: spec.procs,
@@ -251,7 +255,7 @@ fn line_of<'a>(
 /// The stored table of a ring experiment and its lines, from the figure registry.
 impl FamilyReport for Ring {
     fn columns() -> Vec<Column> {
-        use crate::model::figures::ring::*;
+        use crate::families::ring::figures::*;
         use Summarise::*;
         vec![
             Column::named("Real s", &REAL_S, Median, 4),
@@ -286,7 +290,7 @@ impl FamilyReport for Ring {
 /// The cell's CPU time against the NCAR projection (1 where each hop costs what the
 /// smallest ring's did).
 fn cpu_over_projected(groups: &[&Group], g: &Group) -> Option<f64> {
-    let cpu_s = Summary::of(&g.values(|o| crate::model::figures::ring::CPU_S.value(o)))?.median;
+    let cpu_s = Summary::of(&g.values(|o| crate::families::ring::figures::CPU_S.value(o)))?.median;
     Some(cpu_s / projected_s(groups, g)?)
 }
 

@@ -2,18 +2,20 @@
 //! the NCAR table or JSON lines.
 
 use crate::cli::{RingArgs, TableFormat};
-use crate::commands::{emit, progress_bar};
+use crate::commands::output::{emit, progress_bar};
 use crate::error::Result;
+use crate::exec::family::{Extras, TrialNotes};
 use crate::exec::pipeline::Pipeline;
 use crate::exec::preflight;
-use crate::exec::runner::{Extras, Orchestrator, TrialNotes};
+use crate::exec::runner::Orchestrator;
 use crate::exec::suite::Trial;
+use crate::families::list::{Outcome, TrialSpec};
+use crate::families::ring::model::{RingLength, RingSpec};
 use crate::families::ring::report::{describe_setup, table_header, RingReport};
-use crate::families::SpecSource;
-use crate::model::{Outcome, RingLength, RingSpec, TrialSpec};
+use crate::families::shared::SpecSource;
+use crate::report::cells::RunRule;
 use crate::report::exporter::tables_text;
 use crate::report::json_text;
-use crate::report::stored::RunRule;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
 use std::time::Duration;

@@ -3,9 +3,10 @@
 use super::kernel;
 use crate::error::Result;
 use crate::exec::family::FamilyTrial;
+use crate::exec::family::{Extras, Reply};
 use crate::exec::preflight;
-use crate::exec::runner::{Extras, Reply};
-use crate::model::{Outcome, Pin, RingLength, RingMode, RingSpec};
+use crate::families::list::Outcome;
+use crate::families::ring::model::{Pin, RingLength, RingMode, RingSpec};
 use crate::sys::{limits, load, sched};
 
 /// A ring: its CPUs (to place members on), policy and limits.

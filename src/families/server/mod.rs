@@ -3,14 +3,16 @@
 //! utilisation); each request is a think time and CPU work, optionally under a per-CPU
 //! lock; per policy, the wakeup and request latency percentiles and what was served.
 
+pub mod figures;
 pub mod kernel;
 pub mod model;
 pub mod report;
 pub mod subcommand;
 pub mod trial;
 
-use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec, Scheduled};
-use crate::model::figures::Figure;
+use crate::families::declared::FamilyModel;
+use crate::families::figures::Figure;
+use crate::families::shared::{outcome_with_load_and_steal, FamilySpec, Scheduled};
 
 use model::{ServerOptions, ServerOutcome, ServerSpec};
 use std::time::Duration;
@@ -20,7 +22,7 @@ pub struct Server;
 
 impl FamilyModel for Server {
     const NAME: &'static str = "server";
-    const FIGURES: &'static [&'static Figure] = model::figures::ALL;
+    const FIGURES: &'static [&'static Figure] = figures::ALL;
     type Options = ServerOptions;
 }
 

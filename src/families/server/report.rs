@@ -1,11 +1,13 @@
 //! The server's tables and lines: the stored table from the figure registry, a JSON line
 //! per trial (with each worker's requests and run-queue wait), and its live text line.
 
-use super::model::{figures, Probe, Rate, ServerOutcome, ServerSpec, WorkerStats};
+use super::figures;
+use super::model::{Probe, Rate, ServerOutcome, ServerSpec, WorkerStats};
 use super::Server;
-use crate::families::FamilyModel;
-use crate::model::figures::{self as registry, Part};
-use crate::model::{format_ns, Family, Outcome, TrialSpec, TrialStatus};
+use crate::families::declared::FamilyModel;
+use crate::families::figures::{self as registry, Part};
+use crate::families::list::{Family, Outcome, TrialSpec};
+use crate::model::{format_ns, TrialStatus};
 use crate::report::family::{Column, FamilyReport, Summarise};
 use crate::report::figures::{Beside, Figures, Status};
 use crate::store::TrialRecord;
@@ -170,7 +172,7 @@ impl FamilyReport for Server {
 mod tests {
     use super::super::model::ServerOptions;
     use super::*;
-    use crate::families::SpecSource;
+    use crate::families::shared::SpecSource;
     use crate::report::figures::object_of;
 
     fn spec(text: &str) -> ServerSpec {

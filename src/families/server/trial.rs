@@ -5,9 +5,9 @@
 use super::model::{check_worker_capacity, Rate, ServerSpec};
 use crate::error::Result;
 use crate::exec::family::FamilyTrial;
+use crate::exec::family::{Extras, Reply};
 use crate::exec::preflight;
-use crate::exec::runner::{Extras, Reply};
-use crate::model::Outcome;
+use crate::families::list::Outcome;
 use crate::sys::{limits, load, sched};
 
 /// Can every thread have its policy, nice and CPUs, and can the workers serve the rate?

@@ -2,14 +2,16 @@
 //! run, sleep, lock and yield, rt-app's model) under a policy per trial; whether each
 //! policy meets the deadlines and how near it comes.
 
+pub mod figures;
 pub mod kernel;
 pub mod model;
 pub mod report;
 pub mod subcommand;
 pub mod trial;
 
-use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec, Scheduled};
-use crate::model::figures::Figure;
+use crate::families::declared::FamilyModel;
+use crate::families::figures::Figure;
+use crate::families::shared::{outcome_with_load_and_steal, FamilySpec, Scheduled};
 
 use model::{TasksetOptions, TasksetOutcome, TasksetSpec};
 use std::time::Duration;
@@ -19,7 +21,7 @@ pub struct Taskset;
 
 impl FamilyModel for Taskset {
     const NAME: &'static str = "taskset";
-    const FIGURES: &'static [&'static Figure] = model::figures::ALL;
+    const FIGURES: &'static [&'static Figure] = figures::ALL;
     type Options = TasksetOptions;
 
     /// The task list is a list itself.

@@ -3,7 +3,7 @@
 //! per trial; its options, spec, outcome and figures.
 
 use crate::error::{Error, Result};
-use crate::families::SpecSource;
+use crate::families::shared::SpecSource;
 use crate::model::load::LoadSpec;
 use crate::model::options::{
     check_nice, chosen_cpus, de_cpus, de_duration, read_family, read_with_groups, LoadOptions, OnOff, PolicyOptions,
@@ -822,7 +822,7 @@ pub struct TasksetOutcome {
     pub worst_task_miss_pct: f64,
     /// The background load's, the steal's and the private cgroup's figures.
     #[serde(flatten)]
-    pub beside: crate::families::Beside,
+    pub beside: crate::families::shared::Beside,
     /// With `--trace on`: what ran during each missed activation, or why it is unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<crate::analysis::misses::MissTrace>,
@@ -835,33 +835,6 @@ pub struct TasksetOutcome {
 impl TasksetOutcome {
     pub fn miss_pct(&self) -> Option<f64> {
         (self.activations > 0).then(|| 100.0 * self.misses as f64 / self.activations as f64)
-    }
-}
-
-/// The task set's figures: whether deadlines are met and how near they come.
-pub mod figures {
-    use crate::model::figures::prelude::*;
-
-    family! {
-        ACTIVATIONS = count("activations", "activations", Count, O(|o| Some(o.taskset()?.activations as f64)));
-        MISSES = count("misses", "misses", Count, O(|o| Some(o.taskset()?.misses as f64))).lower();
-        MISS_PCT = figure("miss_pct", "miss %", Percent, O(|o| o.taskset()?.miss_pct())).compared(1);
-        WORST_TASK_MISS_PCT =
-            figure("worst_task_miss_pct", "worst task miss %", Percent, O(|o| Some(o.taskset()?.worst_task_miss_pct)))
-                .lower();
-        DEADLINE_USE_P99_PCT = figure(
-            "deadline_use_p99_pct",
-            "deadline use p99 %",
-            Percent,
-            O(|o| Some(o.taskset()?.deadline_use_p99_pct)),
-        )
-        .compared(0)
-        .headline();
-        WAKE_P99_NS = count("wake_p99_ns", "wake p99 ns", Ns, O(|o| Some(o.taskset()?.wake_p99_ns as f64))).compared(2);
-        RESPONSE_P99_NS =
-            count("response_p99_ns", "response p99 ns", Ns, O(|o| Some(o.taskset()?.response_p99_ns as f64))).lower();
-        SLACK_MIN_NS =
-            count("slack_min_ns", "slack min ns", Ns, O(|o| Some(o.taskset()?.slack_min_ns as f64))).higher();
     }
 }
 
@@ -940,7 +913,8 @@ mod tests {
 
     #[test]
     fn the_figures_beside_an_outcome_are_stored_where_they_stood() {
-        use crate::families::{Beside, Outcome};
+        use crate::families::list::Outcome;
+        use crate::families::shared::Beside;
         let outcome = TasksetOutcome {
             worst_task_miss_pct: 1.5,
             beside: Beside {

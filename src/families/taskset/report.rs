@@ -1,17 +1,19 @@
 //! The task set's tables and lines: the stored table from the figure registry, a JSON line
 //! per trial, and per trial a table of its tasks.
 
-use super::model::{figures, TaskStats, TasksetOutcome, TasksetSpec};
+use super::figures;
+use super::model::{TaskStats, TasksetOutcome, TasksetSpec};
 use super::Taskset;
 use crate::analysis::attribution::describe_source;
 use crate::analysis::misses::{merged_sources, MissTrace};
 use crate::analysis::stats::Summary;
-use crate::families::FamilyModel;
-use crate::model::figures::{self as registry, Part};
-use crate::model::{format_ns, Family, Outcome, TrialSpec, TrialStatus};
+use crate::families::declared::FamilyModel;
+use crate::families::figures::{self as registry, Part};
+use crate::families::list::{Family, Outcome, TrialSpec};
+use crate::model::{format_ns, TrialStatus};
+use crate::report::cells::fixed;
 use crate::report::family::{Column, FamilyReport, Summarise};
 use crate::report::figures::{Beside, Figures, Status};
-use crate::report::stored::fixed;
 use crate::report::table::Table;
 use crate::store::group::Group;
 use crate::store::TrialRecord;
@@ -343,7 +345,7 @@ fn miss_sources_table(groups: &[&Group], axes: &[String]) -> Option<(String, Tab
 mod tests {
     use super::super::model::{TaskDecl, TasksetOptions};
     use super::*;
-    use crate::families::SpecSource;
+    use crate::families::shared::SpecSource;
     use crate::report::figures::object_of;
 
     fn spec(reclaim: bool) -> TasksetSpec {

@@ -4,13 +4,13 @@
 //! deadlines and the evidence (the run's findings, as a suite's).
 
 use crate::cli::{TableFormat, TasksetArgs};
-use crate::commands::{emit, emit_cells_and_findings, progress_bar, start_blocks};
+use crate::commands::output::{emit, emit_cells_and_findings, progress_bar, start_blocks};
 use crate::error::Result;
+use crate::exec::family::{Extras, TrialNotes};
 use crate::exec::pipeline::Pipeline;
-use crate::exec::runner::{Extras, TrialNotes};
 use crate::exec::suite::Trial;
-use crate::families::SpecSource;
-use crate::model::TrialSpec;
+use crate::families::list::TrialSpec;
+use crate::families::shared::SpecSource;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
 use std::time::Duration;
@@ -28,9 +28,9 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
         Some(path) => {
             use std::io::Write;
             let partial = Partial::new(path);
-            let mut file = crate::commands::create_output(&partial.path)?;
+            let mut file = crate::commands::output::create_output(&partial.path)?;
             writeln!(file, "{}", super::kernel::ACTIVATIONS_HEADER)
-                .map_err(|e| crate::commands::cannot_write(&partial.path, &e))?;
+                .map_err(|e| crate::commands::output::cannot_write(&partial.path, &e))?;
             Some(partial)
         }
         None => None,
@@ -118,7 +118,8 @@ impl Partial {
     }
 
     fn finish(mut self) -> Result<()> {
-        std::fs::rename(&self.path, &self.target).map_err(|e| crate::commands::cannot_write(&self.target, &e))?;
+        std::fs::rename(&self.path, &self.target)
+            .map_err(|e| crate::commands::output::cannot_write(&self.target, &e))?;
         self.done = true;
         Ok(())
     }

@@ -4,9 +4,9 @@
 use super::model::TasksetSpec;
 use crate::error::{Error, Result};
 use crate::exec::family::FamilyTrial;
+use crate::exec::family::{Extras, Reply};
 use crate::exec::preflight;
-use crate::exec::runner::{Extras, Reply};
-use crate::model::Outcome;
+use crate::families::list::Outcome;
 use crate::sys::{load, sched};
 
 /// Can every task have its policy, and does the set fit the machine's real-time or

@@ -16,7 +16,8 @@
 use crate::analysis::offcpu::{off_cpu, ChildWindow, WorkloadTrace};
 use crate::analysis::random::SplitMix64;
 use crate::error::{describe_io, Error, Result};
-use crate::model::{ChildRecord, TrialStatus, Usage, WorkloadKind, WorkloadParams, WorkloadSpec, WorkloadTrial};
+use crate::families::workload::model::{ChildRecord, WorkloadKind, WorkloadParams, WorkloadSpec, WorkloadTrial};
+use crate::model::{TrialStatus, Usage};
 use crate::sys::children::{ChildContext, ChildGroup, StartGate};
 use crate::sys::clock::monotonic_ns;
 use crate::sys::schedstat::{SchedBoard, TaskFiles};

@@ -1,22 +1,24 @@
 //! The workload family: CPU-bound, I/O-bound and mixed children forked N times under a
 //! policy; which policy serves which workload best (the 2014 study).
 
+pub mod figures;
 pub mod kernel;
 pub mod model;
 pub mod report;
 pub mod subcommand;
 pub mod trial;
 
-use crate::families::{outcome_with_load_and_steal, FamilyModel, FamilySpec, Scheduled};
-use crate::model::figures::{self, Figure};
-use crate::model::{WorkloadOptions, WorkloadOutcome, WorkloadSpec};
+use crate::families::declared::FamilyModel;
+use crate::families::figures::Figure;
+use crate::families::shared::{outcome_with_load_and_steal, FamilySpec, Scheduled};
+use crate::families::workload::model::{WorkloadOptions, WorkloadOutcome, WorkloadSpec};
 
 /// The workload family's type, for the traits every layer reaches a family through.
 pub struct Workload;
 
 impl FamilyModel for Workload {
     const NAME: &'static str = "workload";
-    const FIGURES: &'static [&'static Figure] = figures::workload::ALL;
+    const FIGURES: &'static [&'static Figure] = figures::ALL;
     type Options = WorkloadOptions;
 
     fn required_key() -> Option<(&'static str, &'static str)> {

@@ -6,16 +6,19 @@ use crate::analysis::attribution::describe_prio;
 use crate::analysis::offcpu::{Outsider, WorkloadTrace};
 use crate::analysis::stats::median;
 use crate::analysis::stats::Summary;
-use crate::families::FamilyModel;
-use crate::model::figures as registry;
-use crate::model::figures::Part;
-use crate::model::Outcome;
-use crate::model::TrialSpec;
-use crate::model::{figures, Family};
-use crate::model::{ns_to_s, TrialStatus, WorkloadKind, WorkloadOutcome, WorkloadSpec};
+use crate::families::declared::FamilyModel;
+use crate::families::figures as registry;
+use crate::families::figures;
+use crate::families::figures::Part;
+use crate::families::list::Family;
+use crate::families::list::Outcome;
+use crate::families::list::TrialSpec;
+use crate::families::workload::model::{WorkloadKind, WorkloadOutcome, WorkloadSpec};
+use crate::model::{ns_to_s, TrialStatus};
+use crate::report::chart::{Chart, Plot, Series, Style};
 use crate::report::family::{Column, FamilyReport, Summarise};
 use crate::report::figures::{Beside, Figures, Status};
-use crate::report::plots::{series_of, Chart, Plot, Series, Style};
+use crate::report::plots::series_of;
 use crate::report::table::Table;
 use crate::store::group::Group;
 use crate::store::TrialRecord;
@@ -351,12 +354,12 @@ pub fn reservation_table(trials: &[LiveTrial]) -> Option<String> {
             .left_align(0)
             .left_align(2);
     for (dl, procs) in cells {
-        let figures: Vec<crate::model::ReservationFigures> = trials
+        let figures: Vec<crate::families::workload::model::ReservationFigures> = trials
             .iter()
             .filter(|t| t.spec.beside.deadline == Some(dl) && t.spec.procs == procs && t.status.is_ok())
             .filter_map(|t| t.outcome.as_ref().and_then(|o| o.reservation))
             .collect();
-        let mean = |f: &dyn Fn(&crate::model::ReservationFigures) -> f64| {
+        let mean = |f: &dyn Fn(&crate::families::workload::model::ReservationFigures) -> f64| {
             Summary::of(&figures.iter().map(f).collect::<Vec<_>>())
                 .map_or("-".to_string(), |s| format!("{:.1}", s.mean))
         };
@@ -507,8 +510,22 @@ pub fn line<'a>(
 
 /// The stored table of a workload experiment and its lines, from the figure registry.
 impl FamilyReport for Workload {
+    /// The starvation line, its cells named by the parameters that vary between them.
+    fn experiment_note(groups: &[&Group]) -> Option<String> {
+        let axes = crate::store::group::varying(groups);
+        let cells: Vec<(String, Vec<&WorkloadOutcome>)> = groups
+            .iter()
+            .map(|g| {
+                let label: Vec<String> = axes.iter().map(|k| format!("{k}={}", g.value_text(k))).collect();
+                let label = if label.is_empty() { "the cell".to_string() } else { label.join(" ") };
+                (label, g.outcomes().filter_map(Outcome::workload).collect())
+            })
+            .collect();
+        starvation_line(&cells)
+    }
+
     fn columns() -> Vec<Column> {
-        use crate::model::figures::workload::*;
+        use crate::families::workload::figures::*;
         use Summarise::*;
         vec![
             Column::named("Wall s", &WALL_S, MeanSd, 3),
@@ -547,7 +564,7 @@ fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
     }
     for (workload, set) in by_workload {
         let wall_s = figures::headline(Family::Workload);
-        let involuntary = &figures::workload::NIVCSW;
+        let involuntary = &crate::families::workload::figures::NIVCSW;
         for (figure, what, log) in
             [(wall_s, "wall time, s (mean ± sd)", false), (involuntary, "involuntary switches (log)", true)]
         {
@@ -582,7 +599,8 @@ fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{BesideSpec, ChildRecord, Policy, SchedInfo, Usage, WorkloadParams, WorkloadTrial};
+    use crate::families::workload::model::{ChildRecord, WorkloadParams, WorkloadTrial};
+    use crate::model::{BesideSpec, Policy, SchedInfo, Usage};
     use crate::report::figures::object_of;
     use std::time::Duration;
 

@@ -2,17 +2,18 @@
 //! each trial run by the one executor.
 
 use crate::cli::{TableFormat, WorkloadArgs, WorkloadFormat};
-use crate::commands::{emit, progress_bar};
+use crate::commands::output::{emit, progress_bar};
 use crate::error::Result;
+use crate::exec::family::{Extras, TrialNotes};
 use crate::exec::pipeline::Pipeline;
 use crate::exec::preflight;
-use crate::exec::runner::{Extras, Orchestrator, TrialNotes};
+use crate::exec::runner::Orchestrator;
 use crate::exec::suite::Trial;
+use crate::families::list::{Outcome, TrialSpec};
+use crate::families::shared::SpecSource;
 use crate::families::workload::report::{self as report, LiveTrial};
-use crate::families::SpecSource;
-use crate::model::{Outcome, TrialSpec};
+use crate::report::cells::RunRule;
 use crate::report::exporter::tables_text;
-use crate::report::stored::RunRule;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
 

@@ -4,9 +4,10 @@
 use super::kernel::{self, bytes_needed, prepare_input, sweep_orphaned_work_dirs, WorkDir};
 use crate::error::{Error, Result};
 use crate::exec::family::FamilyTrial;
+use crate::exec::family::{Extras, Reply, TrialNotes};
 use crate::exec::preflight;
-use crate::exec::runner::{Extras, Reply, TrialNotes};
-use crate::model::{Outcome, WorkloadKind, WorkloadSpec};
+use crate::families::list::Outcome;
+use crate::families::workload::model::{WorkloadKind, WorkloadSpec};
 use crate::sys::{fs, limits, load, sched};
 use std::path::Path;
 

@@ -9,11 +9,10 @@ use super::{
     Seed, Test,
 };
 use crate::error::Result;
+use crate::families::workload::model::{WorkloadKind, WorkloadOutcome, WorkloadParams, WorkloadSpec};
+use crate::families::{Family, Outcome, TrialSpec};
 use crate::model::cell::Cell;
-use crate::model::{
-    BesideSpec, Family, Outcome, Policy, TrialSpec, TrialStatus, Usage, WorkloadKind, WorkloadOutcome, WorkloadParams,
-    WorkloadSpec,
-};
+use crate::model::{BesideSpec, Policy, TrialStatus, Usage};
 use crate::store::{RunRecord, TrialRecord};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;

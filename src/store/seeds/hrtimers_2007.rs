@@ -9,11 +9,10 @@ use super::{
     bug, finished_run, Against, AgainstForm, Cells, Claim, ClaimFigure, Claims, Published, ReferenceOptions, Seed, Test,
 };
 use crate::error::Result;
+use crate::families::latency::model::{LatencyLength, LatencyOutcome, LatencySpec, Placement, ThreadStats};
+use crate::families::{Family, Outcome, TrialSpec};
 use crate::model::cell::Cell;
-use crate::model::{
-    BesideSpec, Family, LatencyLength, LatencyOutcome, LatencySpec, Outcome, Placement, Policy, ThreadStats, TrialSpec,
-    TrialStatus,
-};
+use crate::model::{BesideSpec, Policy, TrialStatus};
 use crate::store::{RunRecord, TrialRecord};
 use serde::{Deserialize, Serialize};
 

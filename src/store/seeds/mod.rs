@@ -20,8 +20,10 @@ mod hrtimers_2007;
 mod ncar_1992;
 
 use crate::error::{Error, Result};
-use crate::model::figures::{latency, workload, Figure, Unit};
-use crate::model::Outcome;
+use crate::families::figures::{Figure, Unit};
+use crate::families::latency::figures as latency;
+use crate::families::workload::figures as workload;
+use crate::families::Outcome;
 use crate::store::{RunRecord, RunStatus, TrialRecord};
 use serde::Serialize;
 

@@ -156,7 +156,7 @@ fn machine_runs() -> Result<Vec<(RunRecord, Vec<TrialRecord>)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Outcome;
+    use crate::families::Outcome;
 
     #[test]
     fn the_reference_set_is_the_reports_nine_tables() {

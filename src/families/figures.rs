@@ -11,7 +11,9 @@
 //! (`workload::NIVCSW`, `latency::MAX_NS.key`) rather than spelling its key, so the key
 //! is written once, here, and a mistyped name does not compile.
 
-use crate::model::{ns_to_s, Family, Outcome, ThreadStats};
+use crate::families::latency::model::ThreadStats;
+use crate::families::list::{Family, Outcome};
+use crate::model::ns_to_s;
 
 /// What a figure counts or measures in, for labels and axes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +56,18 @@ pub enum Better {
     Higher,
     /// Descriptive (laps, samples, a load's size): neither.
     Neither,
+}
+
+impl Better {
+    /// A declared figure's direction, as its declaration says it.
+    fn of(direction: crate::families::command::model::Direction) -> Better {
+        use crate::families::command::model::Direction;
+        match direction {
+            Direction::Lower => Better::Lower,
+            Direction::Higher => Better::Higher,
+            Direction::Neither => Better::Neither,
+        }
+    }
 }
 
 /// How a figure is read.
@@ -175,7 +189,9 @@ use Unit::*;
 /// What a family's `figures` module needs to declare its figures (`family!` and the
 /// helpers it is written with).
 pub(crate) mod prelude {
-    pub(crate) use super::{count, family, figure, Figure, Part, Read::Outcome as O, Read::Thread as T, Unit::*};
+    pub(crate) use crate::families::figures::{
+        count, family, figure, Figure, Part, Read::Outcome as O, Read::Thread as T, Unit::*,
+    };
     pub(crate) use crate::model::ns_to_s;
 }
 
@@ -202,11 +218,6 @@ macro_rules! family {
 }
 pub(crate) use family;
 
-pub use crate::families::command::model::figures as command;
-pub use crate::families::latency::model::figures as latency;
-pub use crate::families::ring::model::figures as ring;
-pub use crate::families::workload::model::figures as workload;
-
 /// The figures users declared for commands in this process (`--figure`, a suite's
 /// `figures`, or a stored run's spec as it is read), one per key, in the order first
 /// declared. Each is made once and kept for the process's life, like the static ones.
@@ -214,7 +225,7 @@ static USER_DECLARED: std::sync::Mutex<Vec<&'static Figure>> = std::sync::Mutex:
 
 /// The registry's figure for a declared one: made on its first declaration; a later one
 /// of the same key keeps the first's unit and direction.
-pub fn declare(name: &str, unit: Option<&str>, better: Better) -> &'static Figure {
+fn declare(name: &str, unit: Option<&str>, better: Better) -> &'static Figure {
     let mut declared = USER_DECLARED.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(f) = declared.iter().find(|f| f.key == name) {
         return f;
@@ -233,7 +244,8 @@ pub fn declare(name: &str, unit: Option<&str>, better: Better) -> &'static Figur
 
 /// The declared figures so far.
 pub fn declared() -> Vec<&'static Figure> {
-    USER_DECLARED.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    let declarations = crate::families::command::model::declarations();
+    declarations.iter().map(|d| declare(&d.name, d.unit.as_deref(), Better::of(d.better))).collect()
 }
 
 /// What the background load achieved during the trial's window: the same for every
@@ -360,6 +372,16 @@ pub fn compared(family: Family) -> Vec<&'static Figure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::families::latency::figures as latency;
+    use crate::families::ring::figures as ring;
+
+    #[test]
+    fn the_keys_a_declared_figure_may_not_take_are_the_command_familys_and_the_loads() {
+        let registry: Vec<&str> =
+            crate::families::command::figures::ALL.iter().chain(load::ALL).map(|f| f.key).collect();
+        assert_eq!(registry, crate::families::command::model::OWN_FIGURE_KEYS);
+    }
+    use crate::families::workload::figures as workload;
 
     #[test]
     fn each_family_has_one_headline_and_unique_keys() {
@@ -391,12 +413,12 @@ mod tests {
 
     #[test]
     fn wakeups_are_hops_per_real_second() {
-        let mut o = crate::model::RingOutcome {
+        let mut o = crate::families::ring::model::RingOutcome {
             procs: 4,
             laps: 10,
             hops: 40,
             real_ns: 40_000,
-            ..crate::model::RingOutcome::default()
+            ..crate::families::ring::model::RingOutcome::default()
         };
         let wakeups = &ring::WAKEUPS_PER_S;
         // 40 hops in 40 µs: a million a second.
