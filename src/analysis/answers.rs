@@ -67,7 +67,7 @@ pub fn answer_all(questions: &[Question]) -> Vec<Vec<Option<(Comparison, Answer)
 /// on the blocks in which both ran.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Answer {
-    pub verdict: Verdict,
+    pub verdict: AnswerVerdict,
     /// Complete blocks of the leader and the runner-up.
     pub blocks: usize,
     /// Blocks in which the runner-up was the higher.
@@ -106,7 +106,7 @@ pub struct Answer {
 /// What a question's answer says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum AnswerVerdict {
     /// The leader is below every other cell.
     Leads,
     /// The leader and the runner-up are equal within the margin.
@@ -120,7 +120,7 @@ pub const TEST: &str = "sign-test confidence sequence on paired blocks";
 
 impl Answer {
     pub fn decided(&self) -> bool {
-        matches!(self.verdict, Verdict::Leads | Verdict::Equivalent)
+        matches!(self.verdict, AnswerVerdict::Leads | AnswerVerdict::Equivalent)
     }
 }
 
@@ -138,10 +138,10 @@ fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, family: ClaimFamily, 
     let blocks = c.blocks();
     // The runner's rule (`sequential::decide`), on the Holm-adjusted p at α.
     let verdict = match sequential::decide(blocks, p_leads, p_equivalent, ALPHA) {
-        Decision::Lead => Verdict::Leads,
-        Decision::Equivalent => Verdict::Equivalent,
-        Decision::Open if blocks < MIN_BLOCKS => Verdict::TooFewBlocks,
-        Decision::Open => Verdict::Undecided,
+        Decision::Lead => AnswerVerdict::Leads,
+        Decision::Equivalent => AnswerVerdict::Equivalent,
+        Decision::Open if blocks < MIN_BLOCKS => AnswerVerdict::TooFewBlocks,
+        Decision::Open => AnswerVerdict::Undecided,
     };
     let alpha_each = sequential::per_claim_alpha(at_once);
     // The interval at the level its claim passed Holm at (α × raw p / adjusted p), so that
@@ -150,13 +150,13 @@ fn answer(c: &Comparison, p_leads: f64, p_equivalent: f64, family: ClaimFamily, 
     // twice it.
     let level = |raw: f64, adjusted: f64| if adjusted > 0.0 { ALPHA * raw / adjusted } else { alpha_each };
     let interval_level = match verdict {
-        Verdict::Leads => level(c.p_leads(), p_leads),
-        Verdict::Equivalent => 2.0 * level(c.p_tie(), p_equivalent),
+        AnswerVerdict::Leads => level(c.p_leads(), p_leads),
+        AnswerVerdict::Equivalent => 2.0 * level(c.p_tie(), p_equivalent),
         _ => alpha_each,
     };
     let ci_level = interval_level.min(1.0);
     let (ci_low, ci_high) = closest.map_or((None, None), |p| p.interval(ci_level));
-    let open = verdict == Verdict::Undecided;
+    let open = verdict == AnswerVerdict::Undecided;
     Answer {
         verdict,
         blocks,
@@ -198,15 +198,15 @@ mod tests {
         let near = |margin| Question { figures: vec![two_cells(40, 1.02, 0.04)], margin, block_s: None };
         let out = answer_all(&[lead, near(0.10)]);
         let (c, a) = out[0][0].clone().unwrap();
-        assert_eq!((c.leader, a.verdict), (0, Verdict::Leads), "{a:?}");
+        assert_eq!((c.leader, a.verdict), (0, AnswerVerdict::Leads), "{a:?}");
         // Two questions of two cells: four claims, at most two true nulls at once.
         assert_eq!((a.claims, a.at_once, a.block_s), (4, 2, Some(0.2)));
         let (_, a) = out[1][0].clone().unwrap();
-        assert_eq!((a.verdict, a.margin), (Verdict::Equivalent, 0.10), "{a:?}");
+        assert_eq!((a.verdict, a.margin), (AnswerVerdict::Equivalent, 0.10), "{a:?}");
         assert!(a.ci_low.unwrap() > 0.9 && a.ci_high.unwrap() < 1.1, "{a:?}");
         // At ±5 % the same blocks answer nothing: half of them lie beyond the margin.
         let (_, a) = answer_all(&[near(MARGIN)])[0][0].clone().unwrap();
-        assert_eq!((a.verdict, a.margin), (Verdict::Undecided, MARGIN), "{a:?}");
+        assert_eq!((a.verdict, a.margin), (AnswerVerdict::Undecided, MARGIN), "{a:?}");
     }
 
     #[test]
@@ -219,6 +219,6 @@ mod tests {
         let out = answer_all(&[q]);
         assert!(out[0][0].is_none());
         let (_, a) = out[0][1].clone().unwrap();
-        assert_eq!((a.verdict, a.blocks, a.claims), (Verdict::TooFewBlocks, 3, 2), "{a:?}");
+        assert_eq!((a.verdict, a.blocks, a.claims), (AnswerVerdict::TooFewBlocks, 3, 2), "{a:?}");
     }
 }

@@ -515,8 +515,8 @@ fn extend_adaptively(
     let questions = session.questions().len();
     if questions > 0 {
         let answers = session.answers();
-        let count = |a: adaptive::Answer| answers.iter().filter(|x| **x == a).count();
-        let open = count(adaptive::Answer::Open);
+        let count = |a: adaptive::QuestionState| answers.iter().filter(|x| **x == a).count();
+        let open = count(adaptive::QuestionState::Open);
         let margins: Vec<f64> = session.questions().iter().map(|q| q.margin).collect();
         let margin = if margins.windows(2).all(|w| w[0] == w[1]) {
             format!("±{}%", crate::report::cells::percent_text(margins[0]))
@@ -526,8 +526,8 @@ fn extend_adaptively(
         line.push_str(&format!(
             "; {} of {questions} question(s) answered ({} differ, {} equivalent within {margin}){}",
             questions - open,
-            count(adaptive::Answer::Differs),
-            count(adaptive::Answer::Equivalent),
+            count(adaptive::QuestionState::Differs),
+            count(adaptive::QuestionState::Equivalent),
             if open > 0 { format!(", {open} open") } else { String::new() }
         ));
     }

@@ -32,7 +32,7 @@ const ALIKE: f64 = 0.10;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum ClaimVerdict {
     Holds,
     Refuted,
     Undecided,
@@ -40,14 +40,14 @@ pub enum Verdict {
     Untestable,
 }
 
-impl Verdict {
+impl ClaimVerdict {
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Holds => "holds",
-            Verdict::Refuted => "refuted",
-            Verdict::Undecided => "undecided",
-            Verdict::NotCovered => "not covered",
-            Verdict::Untestable => "untestable",
+            ClaimVerdict::Holds => "holds",
+            ClaimVerdict::Refuted => "refuted",
+            ClaimVerdict::Undecided => "undecided",
+            ClaimVerdict::NotCovered => "not covered",
+            ClaimVerdict::Untestable => "untestable",
         }
     }
 }
@@ -55,7 +55,7 @@ impl Verdict {
 /// One claim's verdict on one data set, with what decided it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Evidence {
-    pub verdict: Verdict,
+    pub verdict: ClaimVerdict,
     /// The test: "Mann-Whitney, exact", "sign-test confidence sequence on paired blocks".
     pub test: String,
     /// How many values: "5 v 5 a cell, 6 comparisons".
@@ -74,7 +74,7 @@ pub struct Evidence {
 }
 
 impl Evidence {
-    fn without_test(verdict: Verdict, why: impl Into<String>) -> Evidence {
+    fn without_test(verdict: ClaimVerdict, why: impl Into<String>) -> Evidence {
         Evidence {
             verdict,
             test: why.into(),
@@ -146,7 +146,7 @@ impl Data<'_> {
 
     /// A against B: two-sided p, whether A is the lower, the ratio B / A, the sizes, and
     /// whether they are alike (within the margin).
-    fn compare(&self, a: &[(u32, f64)], b: &[(u32, f64)]) -> Option<Comparison> {
+    fn compare(&self, a: &[(u32, f64)], b: &[(u32, f64)]) -> Option<ClaimTest> {
         match self.method {
             Method::Ranks => {
                 let (xa, xb): (Vec<f64>, Vec<f64>) = (a.iter().map(|x| x.1).collect(), b.iter().map(|x| x.1).collect());
@@ -158,7 +158,7 @@ impl Data<'_> {
                 let p_alike = shift_equivalence_p(&la, &lb, low, high);
                 // Apart: the 90 % interval of the log ratio wholly outside the margin.
                 let apart = shift_ci(&la, &lb, 0.90).is_some_and(|(lo, hi)| hi < low || lo > high);
-                Some(Comparison {
+                Some(ClaimTest {
                     p,
                     // U counts A's wins: fewer than half of the pairs, A is the lower.
                     a_lower: u < (xa.len() * xb.len()) as f64 / 2.0,
@@ -178,7 +178,7 @@ impl Data<'_> {
                     (Some(lo), _) if lo > 1.0 + MARGIN => true,
                     _ => false,
                 };
-                Some(Comparison {
+                Some(ClaimTest {
                     p: paired.p_differ,
                     a_lower: paired.ratio > 1.0,
                     ratio: paired.ratio,
@@ -199,7 +199,7 @@ impl Data<'_> {
     }
 }
 
-struct Comparison {
+struct ClaimTest {
     p: f64,
     a_lower: bool,
     ratio: f64,
@@ -266,10 +266,10 @@ fn lower(data: &Data, cells: &CellParams, lows: &[&str], highs: &[&str], figure:
     let effect = range_text(&format!("{} / {} {}", names(lows), names(highs), figure.words), &ratios);
     let n = sizes_text(&sizes, comparisons, missing);
     let (verdict, p) = match (refuted, missing, ps.iter().copied().reduce(f64::max)) {
-        (Some(p), _, _) => (Verdict::Refuted, Some(p)),
-        (None, m, _) if m > 0 => (Verdict::NotCovered, None),
-        (None, _, Some(p)) => (if p <= ALPHA { Verdict::Holds } else { Verdict::Undecided }, Some(p)),
-        (None, _, None) => (Verdict::NotCovered, None),
+        (Some(p), _, _) => (ClaimVerdict::Refuted, Some(p)),
+        (None, m, _) if m > 0 => (ClaimVerdict::NotCovered, None),
+        (None, _, Some(p)) => (if p <= ALPHA { ClaimVerdict::Holds } else { ClaimVerdict::Undecided }, Some(p)),
+        (None, _, None) => (ClaimVerdict::NotCovered, None),
     };
     Evidence { verdict, test: data.test_name(), n, effect, p, p_adjusted: None, ratios }
 }
@@ -303,11 +303,11 @@ fn alike(data: &Data, cells: &CellParams, x: &str, y: &str, figure: ClaimFigure)
     let effect = range_text(&format!("{} / {} {}", y.to_uppercase(), x.to_uppercase(), figure.words), &ratios);
     let n = sizes_text(&sizes, sizes.len() + missing, missing);
     let (verdict, p) = match (apart, missing) {
-        (Some(p), _) => (Verdict::Refuted, Some(p)),
-        (None, m) if m > 0 => (Verdict::NotCovered, None),
-        (None, _) if sizes.is_empty() => (Verdict::NotCovered, None),
-        (None, _) if all_alike => (Verdict::Holds, p_alike),
-        (None, _) => (Verdict::Undecided, p_alike),
+        (Some(p), _) => (ClaimVerdict::Refuted, Some(p)),
+        (None, m) if m > 0 => (ClaimVerdict::NotCovered, None),
+        (None, _) if sizes.is_empty() => (ClaimVerdict::NotCovered, None),
+        (None, _) if all_alike => (ClaimVerdict::Holds, p_alike),
+        (None, _) => (ClaimVerdict::Undecided, p_alike),
     };
     Evidence { verdict, test: format!("{}{how}", data.test_name()), n, effect, p, p_adjusted: None, ratios }
 }
@@ -367,7 +367,7 @@ fn adjust(evidence: &mut [&mut Evidence]) {
 /// decided.
 pub fn standing(rows: &[ClaimRow], side: impl Fn(&ClaimRow) -> &Evidence) -> Option<(usize, usize)> {
     let decided: Vec<&Evidence> =
-        rows.iter().map(side).filter(|e| matches!(e.verdict, Verdict::Holds | Verdict::Refuted)).collect();
+        rows.iter().map(side).filter(|e| matches!(e.verdict, ClaimVerdict::Holds | ClaimVerdict::Refuted)).collect();
     let stand = decided.iter().filter(|e| e.p_adjusted.is_none_or(|q| q <= ALPHA)).count();
     (!decided.is_empty()).then_some((stand, decided.len()))
 }
@@ -423,15 +423,15 @@ fn decide(test: &Test, data: &Data) -> Evidence {
             .iter()
             .map(|(x, y)| alike(data, &cells.each(), x, y, figure))
             .reduce(both)
-            .unwrap_or_else(|| Evidence::without_test(Verdict::NotCovered, "no policies to compare")),
+            .unwrap_or_else(|| Evidence::without_test(ClaimVerdict::NotCovered, "no policies to compare")),
         Test::Shown { low, high, figure, why } => shown(data, low, high, figure, why),
         Test::RingCostRises => match data.machines {
             Some(machines) => rises_on_several(machines),
             None => rises_on_the_run(data.trials),
         },
         Test::KneesPastBanks(banks) => knees_past_banks(data.machines.unwrap_or_default(), banks),
-        Test::Untestable(why) => Evidence::without_test(Verdict::Untestable, why),
-        Test::NotCovered(why) => Evidence::without_test(Verdict::NotCovered, why),
+        Test::Untestable(why) => Evidence::without_test(ClaimVerdict::Untestable, why),
+        Test::NotCovered(why) => Evidence::without_test(ClaimVerdict::NotCovered, why),
     }
 }
 
@@ -447,7 +447,7 @@ fn shown(data: &Data, low: &str, high: &str, figure: ClaimFigure, why: &str) -> 
     let (highs, lows) = (value(high), value(low));
     let ratios: Vec<f64> = highs.iter().zip(&lows).map(|(h, l)| l / h).collect();
     Evidence {
-        verdict: Verdict::Untestable,
+        verdict: ClaimVerdict::Untestable,
         test: why.to_string(),
         n: format!("{} v {} runs", lows.len(), highs.len()),
         effect: range_text(&format!("{} / {} {}", names(&[low]), names(&[high]), figure.words), &ratios),
@@ -460,17 +460,17 @@ fn shown(data: &Data, low: &str, high: &str, figure: ClaimFigure, why: &str) -> 
 /// Two parts of one claim: both must hold; either refuted refutes it.
 fn both(a: Evidence, b: Evidence) -> Evidence {
     let verdict = match (a.verdict, b.verdict) {
-        (Verdict::Refuted, _) | (_, Verdict::Refuted) => Verdict::Refuted,
-        (Verdict::NotCovered, _) | (_, Verdict::NotCovered) => Verdict::NotCovered,
-        (Verdict::Holds, Verdict::Holds) => Verdict::Holds,
-        _ => Verdict::Undecided,
+        (ClaimVerdict::Refuted, _) | (_, ClaimVerdict::Refuted) => ClaimVerdict::Refuted,
+        (ClaimVerdict::NotCovered, _) | (_, ClaimVerdict::NotCovered) => ClaimVerdict::NotCovered,
+        (ClaimVerdict::Holds, ClaimVerdict::Holds) => ClaimVerdict::Holds,
+        _ => ClaimVerdict::Undecided,
     };
     let p = match verdict {
         // The refuting part's p, not a part that holds.
-        Verdict::Refuted => {
-            [&a, &b].iter().filter(|e| e.verdict == Verdict::Refuted).filter_map(|e| e.p).reduce(f64::min)
+        ClaimVerdict::Refuted => {
+            [&a, &b].iter().filter(|e| e.verdict == ClaimVerdict::Refuted).filter_map(|e| e.p).reduce(f64::min)
         }
-        Verdict::NotCovered => None,
+        ClaimVerdict::NotCovered => None,
         _ => [a.p, b.p].into_iter().flatten().reduce(f64::max),
     };
     let join = |x: &str, y: &str| {
@@ -492,7 +492,7 @@ fn both(a: Evidence, b: Evidence) -> Evidence {
 }
 
 /// A curve's verdict on "the cost rises", what was read, and the rising knee's p.
-type Reading = (Verdict, String, Option<f64>);
+type Reading = (ClaimVerdict, String, Option<f64>);
 
 /// Whether a ring curve's cost per hop rises: a rising knee or a steady rise; flat
 /// (linear total) with no knee says it does not.
@@ -510,11 +510,11 @@ fn rises(points: &[(f64, Vec<f64>)]) -> Option<Reading> {
         })
         .reduce(f64::min);
     let verdict = if up > 0 || s.shape == Shape::SteadyRise {
-        Verdict::Holds
+        ClaimVerdict::Holds
     } else if s.shape == Shape::Linear || s.shape == Shape::SteadyFall {
-        Verdict::Refuted
+        ClaimVerdict::Refuted
     } else {
-        Verdict::Undecided
+        ClaimVerdict::Undecided
     };
     let knees: Vec<String> =
         s.knees.iter().map(|k| format!("{}→{} {:+.0} % ({})", k.before, k.after, k.jump * 100.0, k.test)).collect();
@@ -550,17 +550,17 @@ fn rises_on_several(machines: &[(String, Vec<TrialRecord>)]) -> Evidence {
         .map(|(name, trials)| (name.split(" (").next().unwrap_or(name), rises(&ring_curve(trials))))
         .collect();
     let readable: Vec<(&str, &Reading)> = read.iter().filter_map(|(n, r)| Some((*n, r.as_ref()?))).collect();
-    let rising: Vec<&str> = readable.iter().filter(|(_, r)| r.0 == Verdict::Holds).map(|(n, _)| *n).collect();
-    let flat = readable.iter().filter(|(_, r)| r.0 == Verdict::Refuted).count();
+    let rising: Vec<&str> = readable.iter().filter(|(_, r)| r.0 == ClaimVerdict::Holds).map(|(n, _)| *n).collect();
+    let flat = readable.iter().filter(|(_, r)| r.0 == ClaimVerdict::Refuted).count();
     Evidence {
         verdict: if readable.is_empty() {
-            Verdict::NotCovered
+            ClaimVerdict::NotCovered
         } else if rising.is_empty() && flat == read.len() {
-            Verdict::Refuted
+            ClaimVerdict::Refuted
         } else if rising.len() >= 2 && rising.len() < readable.len() {
-            Verdict::Holds
+            ClaimVerdict::Holds
         } else {
-            Verdict::Undecided
+            ClaimVerdict::Undecided
         },
         test: "schedlab's ring reading per machine (knees by step test, trend by fit)".to_string(),
         n: format!("{} machines, one value a size", read.len()),
@@ -576,7 +576,7 @@ fn rises_on_the_run(trials: &[TrialRecord]) -> Evidence {
     let curve = ring_curve(trials);
     match rises(&curve) {
         Some((verdict, text, p)) => Evidence {
-            verdict: if verdict == Verdict::Holds { Verdict::Holds } else { Verdict::Undecided },
+            verdict: if verdict == ClaimVerdict::Holds { ClaimVerdict::Holds } else { ClaimVerdict::Undecided },
             test: "schedlab's ring reading (knees by step test, trend by fit)".to_string(),
             n: format!("{} ring sizes", curve.len()),
             effect: text,
@@ -584,7 +584,7 @@ fn rises_on_the_run(trials: &[TrialRecord]) -> Evidence {
             p_adjusted: None,
             ratios: Vec::new(),
         },
-        None => Evidence::without_test(Verdict::NotCovered, "too few ring sizes in this run"),
+        None => Evidence::without_test(ClaimVerdict::NotCovered, "too few ring sizes in this run"),
     }
 }
 
@@ -602,7 +602,7 @@ fn knees_past_banks(machines: &[(String, Vec<TrialRecord>)], banks: &[(&str, f64
     let found: Vec<String> = banks.iter().filter_map(|&(name, count)| knee_of(name, count)).collect();
     let counts: Vec<String> = banks.iter().map(|(_, count)| count.to_string()).collect();
     Evidence {
-        verdict: if found.len() == banks.len() { Verdict::Holds } else { Verdict::Undecided },
+        verdict: if found.len() == banks.len() { ClaimVerdict::Holds } else { ClaimVerdict::Undecided },
         test: "schedlab's knee step test on each machine's curve".to_string(),
         n: format!("{} machines, one value a size", banks.len()),
         effect: if found.is_empty() { format!("no knee at or past {}", counts.join(" or ")) } else { found.join("; ") },
@@ -691,20 +691,20 @@ mod tests {
         let seed = Data { trials: &cpu_10(), method: Method::Ranks, machines: None };
         let cells = Cells::Workloads(&["cpu"], &[10]).each();
         let fifo = lower(&seed, &cells, &["other"], &["fifo"], ClaimFigure::WALL);
-        assert_eq!(fifo.verdict, Verdict::Holds);
+        assert_eq!(fifo.verdict, ClaimVerdict::Holds);
         assert!((fifo.p.unwrap() - 8.0 / 252.0).abs() < 1e-12, "{fifo:?}");
         assert!(fifo.n.starts_with("5 v 5"), "{fifo:?}");
         let rr = lower(&seed, &cells, &["other"], &["rr"], ClaimFigure::WALL);
-        assert_eq!(rr.verdict, Verdict::Undecided, "{rr:?}");
+        assert_eq!(rr.verdict, ClaimVerdict::Undecided, "{rr:?}");
         // Both together: the claim is as strong as its weakest comparison.
         let both = lower(&seed, &cells, &["other"], &["fifo", "rr"], ClaimFigure::WALL);
-        assert_eq!((both.verdict, both.p), (Verdict::Undecided, rr.p));
+        assert_eq!((both.verdict, both.p), (ClaimVerdict::Undecided, rr.p));
         // The switches are apart beyond doubt, and the claim "more" is about OTHER.
         let switches = lower(&seed, &cells, &["fifo", "rr"], &["other"], ClaimFigure::INVOLUNTARY);
-        assert_eq!(switches.verdict, Verdict::Holds, "{switches:?}");
+        assert_eq!(switches.verdict, ClaimVerdict::Holds, "{switches:?}");
         // A claim the other way round is refuted by the same data.
         let wrong = lower(&seed, &cells, &["fifo"], &["other"], ClaimFigure::WALL);
-        assert_eq!(wrong.verdict, Verdict::Refuted, "{wrong:?}");
+        assert_eq!(wrong.verdict, ClaimVerdict::Refuted, "{wrong:?}");
     }
 
     #[test]
@@ -717,10 +717,10 @@ mod tests {
             &["other"],
             ClaimFigure::INVOLUNTARY,
         );
-        assert_eq!(e.verdict, Verdict::NotCovered, "{e:?}");
+        assert_eq!(e.verdict, ClaimVerdict::NotCovered, "{e:?}");
         assert!(e.n.contains("2 not in the data"), "{e:?}");
         let none = alike(&seed, &Cells::Workloads(&["io"], &[10]).each(), "fifo", "rr", ClaimFigure::WALL);
-        assert_eq!(none.verdict, Verdict::NotCovered);
+        assert_eq!(none.verdict, ClaimVerdict::NotCovered);
     }
 
     #[test]
@@ -728,16 +728,16 @@ mod tests {
         // FIFO and RR at 10 processes: RR / FIFO 0.96, its 90 % interval inside ±10 %.
         let seed = Data { trials: &cpu_10(), method: Method::Ranks, machines: None };
         let e = alike(&seed, &Cells::Workloads(&["cpu"], &[10]).each(), "fifo", "rr", ClaimFigure::WALL);
-        assert_eq!(e.verdict, Verdict::Holds, "{e:?}");
+        assert_eq!(e.verdict, ClaimVerdict::Holds, "{e:?}");
         // OTHER against FIFO: 13 % apart and significant, but with five runs a side the
         // interval still reaches inside ±10 %: not shown apart either way.
         let near = alike(&seed, &Cells::Workloads(&["cpu"], &[10]).each(), "fifo", "other", ClaimFigure::WALL);
-        assert_eq!(near.verdict, Verdict::Undecided, "{near:?}");
+        assert_eq!(near.verdict, ClaimVerdict::Undecided, "{near:?}");
         // Their involuntary switches (about 46 against 6,300): apart beyond doubt, whichever
         // side is named first.
         for (x, y) in [("fifo", "other"), ("other", "fifo")] {
             let apart = alike(&seed, &Cells::Workloads(&["cpu"], &[10]).each(), x, y, ClaimFigure::INVOLUNTARY);
-            assert_eq!(apart.verdict, Verdict::Refuted, "{apart:?}");
+            assert_eq!(apart.verdict, ClaimVerdict::Refuted, "{apart:?}");
         }
     }
 
@@ -747,7 +747,7 @@ mod tests {
         assert_eq!(table.rows.len(), 7);
         for r in &table.rows {
             // This run has nothing: every claim is not covered there.
-            assert_eq!(r.this_run.verdict, Verdict::NotCovered, "{r:?}");
+            assert_eq!(r.this_run.verdict, ClaimVerdict::NotCovered, "{r:?}");
         }
         assert!(table.rows.iter().any(|r| r.claim.contains("CPU-bound: SCHED_OTHER has the lowest wall time")));
     }
@@ -823,7 +823,7 @@ mod tests {
         for r in &table.rows {
             let e = &r.seed_data;
             match e.verdict {
-                Verdict::Holds | Verdict::Refuted => assert!(e.p.unwrap() <= ALPHA, "{r:?}"),
+                ClaimVerdict::Holds | ClaimVerdict::Refuted => assert!(e.p.unwrap() <= ALPHA, "{r:?}"),
                 _ => {}
             }
             if let (Some(p), Some(q)) = (e.p, e.p_adjusted) {

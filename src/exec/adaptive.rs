@@ -238,7 +238,7 @@ pub fn within(ci: Option<&MedianCi>, target_ci: f64) -> bool {
 
 /// A cell the runner may still extend: what it has so far.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Cell {
+pub struct ExtendableCell {
     pub target: Target,
     /// The headline figure of each ok trial.
     pub headlines: Vec<f64>,
@@ -250,7 +250,7 @@ pub struct Cell {
     pub blocks: Vec<(u32, f64)>,
 }
 
-impl Cell {
+impl ExtendableCell {
     pub fn converged(&self) -> bool {
         within(interval(&self.headlines).as_ref(), self.target.ci)
     }
@@ -288,7 +288,7 @@ pub enum Next {
 /// Round-robin over lone cells: the first open cell after `after` (wrapping) whose typical
 /// trial fits in the budget, counting `used` as spent. A cell too slow for the time left
 /// is passed over for a quicker one.
-pub fn next_cell(cells: &[Cell], after: Option<usize>, used: Duration, budget: Option<Duration>) -> Next {
+pub fn next_cell(cells: &[ExtendableCell], after: Option<usize>, used: Duration, budget: Option<Duration>) -> Next {
     let start = after.map_or(0, |i| i + 1);
     let mut any_open = false;
     for step in 0..cells.len() {
@@ -311,7 +311,7 @@ pub fn next_cell(cells: &[Cell], after: Option<usize>, used: Duration, budget: O
 /// One question of a run: its cells (indices into the session's cells) and the comparison
 /// of what they hold.
 #[derive(Clone, Debug)]
-pub struct Question {
+pub struct RunQuestion {
     pub key: QuestionKey,
     pub cells: Vec<usize>,
     /// How many figures the report tests it on (latency: p99 and the maximum, unless its
@@ -326,7 +326,7 @@ pub struct Question {
 
 /// Where a question stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Answer {
+pub enum QuestionState {
     /// The leader is below every other cell.
     Differs,
     /// The leader and the runner-up are equivalent within the margin.
@@ -337,16 +337,16 @@ pub enum Answer {
 /// Something the runner can spend time on: a question's next block, or a lone cell's trial.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Item {
-    Question(usize),
-    Cell(usize),
+    RunQuestion(usize),
+    ExtendableCell(usize),
 }
 
 /// The adaptive part of one run: its cells (each with the plan's first trial of it as a
 /// template), its questions, where the round-robin stands, and the next free `seq`.
 pub struct Session {
     templates: Vec<Trial>,
-    cells: Vec<Cell>,
-    questions: Vec<Question>,
+    cells: Vec<ExtendableCell>,
+    questions: Vec<RunQuestion>,
     /// The report's questions that no adaptive experiment asks (experiments of fixed
     /// repeats): their cells and figures. Their claims are in the run's family too, at
     /// p = 1 here (the runner does not run them), so the runner never stops a question
@@ -383,7 +383,7 @@ impl Session {
             let seen = ok.filter_map(|r| r.outcome.as_ref()).map(|o| asking.tested_of(o).len()).max();
             seen.unwrap_or_else(|| experiment.questioned().len()).max(1)
         };
-        let mut questions: Vec<Question> = Vec::new();
+        let mut questions: Vec<RunQuestion> = Vec::new();
         for trial in &suite.trials {
             let Some(target) = plan.target(trial.experiment) else { continue };
             if templates.iter().any(|t| t.experiment == trial.experiment && t.params == trial.params) {
@@ -406,7 +406,7 @@ impl Session {
                     Some(q) => q.cells.push(cells.len()),
                     None => {
                         let experiment = &suite.experiments[trial.experiment];
-                        questions.push(Question {
+                        questions.push(RunQuestion {
                             key,
                             cells: vec![cells.len()],
                             figures: tested(trial.experiment),
@@ -416,7 +416,7 @@ impl Session {
                     }
                 }
             }
-            cells.push(Cell {
+            cells.push(ExtendableCell {
                 target,
                 headlines: ok.iter().map(|x| x.1).collect(),
                 attempts: mine.len() as u32,
@@ -466,7 +466,7 @@ impl Session {
     /// The per-claim level of Holm's first step: α over the claims that can be true nulls
     /// at once.
     pub fn alpha_each(&self) -> f64 {
-        self.alpha_now(&vec![Answer::Open; self.questions.len()])
+        self.alpha_now(&vec![QuestionState::Open; self.questions.len()])
     }
 
     pub fn comparison(&self, question: usize) -> Option<Comparison> {
@@ -482,7 +482,7 @@ impl Session {
     /// which can only make the report's adjusted p smaller. Holm steps down: each claim
     /// shown lowers the bar for the rest, so a run's later questions stop sooner. The
     /// p-values are anytime-valid, so a claim shown at one block stays shown.
-    pub fn answers(&self) -> Vec<Answer> {
+    pub fn answers(&self) -> Vec<QuestionState> {
         let comparisons: Vec<Option<Comparison>> = (0..self.questions.len()).map(|q| self.comparison(q)).collect();
         let groups = self.claim_groups();
         // Each group's two claims: a question's headline from its blocks, every other
@@ -497,14 +497,14 @@ impl Session {
         let group: Vec<usize> = (0..p.len()).map(|i| i / 2).collect();
         let capacity: Vec<usize> = groups.iter().map(|g| g.1).collect();
         let adjusted = holm_grouped(&p, &group, &capacity);
-        let mut answers = vec![Answer::Open; self.questions.len()];
+        let mut answers = vec![QuestionState::Open; self.questions.len()];
         for (g, (headline, _)) in groups.iter().enumerate() {
             let Some(q) = *headline else { continue };
             let at = |k: usize| adjusted[2 * g + k].unwrap_or(1.0);
             answers[q] = match comparisons[q].as_ref().map(|c| decide(c.blocks(), at(0), at(1), ALPHA)) {
-                Some(Decision::Lead) => Answer::Differs,
-                Some(Decision::Equivalent) => Answer::Equivalent,
-                _ => Answer::Open,
+                Some(Decision::Lead) => QuestionState::Differs,
+                Some(Decision::Equivalent) => QuestionState::Equivalent,
+                _ => QuestionState::Open,
             };
         }
         answers
@@ -524,29 +524,29 @@ impl Session {
         asked.chain(fixed).collect()
     }
 
-    pub fn answer(&self, question: usize) -> Answer {
+    pub fn answer(&self, question: usize) -> QuestionState {
         self.answers()[question]
     }
 
     /// The per-claim level the open questions must reach now (Holm's next step, as
     /// `holm_grouped` takes it): α over the claims that can still be true nulls, each
     /// group's capacity or, for an answered question, its one claim left.
-    pub fn alpha_now(&self, answers: &[Answer]) -> f64 {
+    pub fn alpha_now(&self, answers: &[QuestionState]) -> f64 {
         let could_be_true: usize = self
             .claim_groups()
             .iter()
             .map(|&(headline, capacity)| {
-                let shown = headline.is_some_and(|q| answers[q] != Answer::Open);
+                let shown = headline.is_some_and(|q| answers[q] != QuestionState::Open);
                 capacity.min(2 - usize::from(shown))
             })
             .sum();
         per_claim_alpha(could_be_true.max(1))
     }
 
-    fn question_open(&self, question: usize, answers: &[Answer]) -> bool {
+    fn question_open(&self, question: usize, answers: &[QuestionState]) -> bool {
         let q = &self.questions[question];
         q.cells.iter().all(|&c| self.cells[c].attempts < self.cells[c].target.max_repeat)
-            && answers[question] == Answer::Open
+            && answers[question] == QuestionState::Open
     }
 
     /// Every item with work left, each with the time it is projected to cost in all (what
@@ -574,7 +574,7 @@ impl Session {
                 // a question is first taken that far, which is cheap, and judged by its
                 // projection after.
                 let to_go = if run < fewest { fewest - run } else { projected };
-                items.push((Item::Question(i), (run + to_go) as f64 * block.as_secs_f64(), block));
+                items.push((Item::RunQuestion(i), (run + to_go) as f64 * block.as_secs_f64(), block));
             }
         }
         for (i, cell) in self.cells.iter().enumerate() {
@@ -584,7 +584,7 @@ impl Session {
                 let trials = interval(&cell.headlines)
                     .and_then(|ci| ci.relative_half_width())
                     .map_or(1.0, |w| (n * (w / cell.target.ci).powi(2) - n).max(1.0));
-                items.push((Item::Cell(i), (n + trials) * cell.typical.as_secs_f64(), cell.typical));
+                items.push((Item::ExtendableCell(i), (n + trials) * cell.typical.as_secs_f64(), cell.typical));
             }
         }
         items
@@ -600,7 +600,7 @@ impl Session {
         // A block just dropped for steal runs again first, if it still fits; nothing it
         // counts has changed, so its question is still open and its repeat still next.
         if let Some((question, _)) = self.rerun.take() {
-            let again = items.iter().find(|(item, ..)| *item == Item::Question(question));
+            let again = items.iter().find(|(item, ..)| *item == Item::RunQuestion(question));
             if let Some(&(item, ..)) = again.filter(|(.., takes)| self.budget.is_none_or(|b| used + *takes <= b)) {
                 return Ok(self.block_of(item));
             }
@@ -624,8 +624,8 @@ impl Session {
     fn block_of(&mut self, item: Item) -> Vec<Trial> {
         self.cursor = Some(item);
         let (members, repeat) = match item {
-            Item::Cell(c) => (vec![c], self.cells[c].attempts + 1),
-            Item::Question(q) => {
+            Item::ExtendableCell(c) => (vec![c], self.cells[c].attempts + 1),
+            Item::RunQuestion(q) => {
                 let members = self.questions[q].cells.clone();
                 let repeat = members.iter().map(|&c| self.cells[c].attempts).max().unwrap_or(0) + 1;
                 (members, repeat)
@@ -701,11 +701,11 @@ impl Session {
         cell.typical = typical(&self.elapsed[i], self.templates[i].estimate);
     }
 
-    pub fn cells(&self) -> &[Cell] {
+    pub fn cells(&self) -> &[ExtendableCell] {
         &self.cells
     }
 
-    pub fn questions(&self) -> &[Question] {
+    pub fn questions(&self) -> &[RunQuestion] {
         &self.questions
     }
 
@@ -750,8 +750,8 @@ mod tests {
         Target { ci, min_repeat: 6, max_repeat }
     }
 
-    fn cell(values: &[f64], max_repeat: u32, typical_ms: u64) -> Cell {
-        Cell {
+    fn cell(values: &[f64], max_repeat: u32, typical_ms: u64) -> ExtendableCell {
+        ExtendableCell {
             target: target(0.05, max_repeat),
             headlines: values.to_vec(),
             attempts: values.len() as u32,
@@ -966,7 +966,7 @@ mod tests {
         let s = suite(&format!("{TWO_CELLS}compare = \"procs\"\n{fixed}"));
         let plan = AdaptivePlan::resolve(&s, &Overrides::default()).unwrap();
         let of_fixed = s.trials.iter().find(|t| t.experiment == 1).unwrap();
-        let open = [Answer::Open];
+        let open = [QuestionState::Open];
         let without = Session::new(&s, &plan, &[record(of_fixed, 0, 1000.0, true)], 1);
         assert_eq!(without.alpha_now(&open), per_claim_alpha(2));
         let with = Session::new(&s, &plan, &[with_pressure(of_fixed, 0)], 1);
@@ -1017,7 +1017,7 @@ mod tests {
             s.trials.iter().map(|t| record(t, t.seq as i64, cost(t.params.procs()), true)).collect();
         let mut session = Session::new(&s, &plan, &stored, 1);
         assert_eq!(session.questions().len(), 1);
-        assert_eq!(session.answer(0), Answer::Open, "6 unanimous blocks are not enough at 0.05 / 2");
+        assert_eq!(session.answer(0), QuestionState::Open, "6 unanimous blocks are not enough at 0.05 / 2");
         let mut blocks = 0;
         while let Ok(block) = session.next_trials(Duration::ZERO) {
             blocks += 1;
@@ -1033,7 +1033,7 @@ mod tests {
         // allows, and not one block later.
         let fewest = crate::analysis::sequential::fewest_blocks(session.alpha_each());
         assert_eq!(6 + blocks as usize, fewest);
-        assert_eq!(session.answer(0), Answer::Differs);
+        assert_eq!(session.answer(0), QuestionState::Differs);
         assert_eq!(session.open_questions(), 0);
         let c = session.comparison(0).unwrap();
         assert_eq!((c.leader, c.blocks()), (0, fewest));
@@ -1134,7 +1134,7 @@ mod tests {
             }
             Session::new(&s, &plan, &stored, 1)
         };
-        let ups = (30..=60).rev().find(|&k| stored_with(k).answer(0) == Answer::Open).unwrap();
+        let ups = (30..=60).rev().find(|&k| stored_with(k).answer(0) == QuestionState::Open).unwrap();
         let mut session = stored_with(ups);
         let alpha = session.alpha_each();
         let first = session.comparison(0).unwrap().blocks_to_answer(alpha).unwrap();

@@ -181,13 +181,13 @@ fn size_text(spec: &WorkloadSpec) -> String {
 
 /// The medians of one policy x processes cell.
 #[derive(Clone, Debug, Default)]
-struct Cell {
+struct CellMedians {
     wall_s: Vec<f64>,
     nivcsw: Vec<f64>,
     nvcsw: Vec<f64>,
 }
 
-impl Cell {
+impl CellMedians {
     fn add(&mut self, o: &crate::families::workload::model::WorkloadOutcome) {
         self.wall_s.push(o.wall_ns as f64 / 1e9);
         self.nivcsw.push(o.usage.nivcsw as f64);
@@ -205,13 +205,13 @@ impl Cell {
 }
 
 /// Cells by (policy, setting, procs), in the order first seen.
-type Cells = Vec<((Policy, String, usize), Cell)>;
+type Cells = Vec<((Policy, String, usize), CellMedians)>;
 
 fn add_to(cells: &mut Cells, key: (Policy, String, usize), o: &crate::families::workload::model::WorkloadOutcome) {
     match cells.iter_mut().find(|(k, _)| *k == key) {
         Some((_, c)) => c.add(o),
         None => {
-            let mut c = Cell::default();
+            let mut c = CellMedians::default();
             c.add(o);
             cells.push((key, c));
         }
@@ -304,7 +304,7 @@ fn workload_section(
         }
     }
     rows.sort_by(|a, b| (policy_rank(a.0), &a.1, a.2).cmp(&(policy_rank(b.0), &b.1, b.2)));
-    fn find<'a>(cells: &'a Cells, key: &(Policy, String, usize)) -> Option<&'a Cell> {
+    fn find<'a>(cells: &'a Cells, key: &(Policy, String, usize)) -> Option<&'a CellMedians> {
         cells.iter().find(|(k, _)| k == key).map(|(_, c)| c)
     }
     let settings = rows.iter().any(|(_, s, _)| !s.is_empty());
@@ -325,7 +325,7 @@ fn workload_section(
         let mine = find(here, key);
         // The study ran every policy with nothing else set.
         let theirs = key.1.is_empty().then(|| find(reference, key)).flatten();
-        let med = |c: Option<&Cell>, f: fn(&Cell) -> &Vec<f64>| c.and_then(|c| median_of(f(c)));
+        let med = |c: Option<&CellMedians>, f: fn(&CellMedians) -> &Vec<f64>| c.and_then(|c| median_of(f(c)));
         let mut row = vec![key.0.kernel_name().to_string()];
         if settings {
             row.push(key.1.clone());
@@ -346,8 +346,8 @@ fn workload_section(
             policy: key.0.as_str(),
             setting: key.1.clone(),
             procs: key.2,
-            this_run: mine.map(Cell::doc),
-            reference: theirs.map(Cell::doc),
+            this_run: mine.map(CellMedians::doc),
+            reference: theirs.map(CellMedians::doc),
         });
     }
     let (lines, best) = best_lines(label, here, reference);

@@ -101,7 +101,7 @@ impl<'a> Status<'a> {
 /// trial's reservation (`runtime_ns`, `deadline_ns`, `period_ns`). Each is absent where
 /// the trial had none, so the lines of trials without them read as they always have.
 #[derive(Serialize)]
-pub struct Beside {
+pub struct LineExtras {
     #[serde(flatten)]
     cgroup: Option<CgroupKeys>,
     #[serde(flatten)]
@@ -133,10 +133,10 @@ struct LoadKeys {
     rest: Figures,
 }
 
-impl Beside {
+impl LineExtras {
     /// The cgroup and load keys of a trial (`o`: `None` for one that failed) and the
     /// reservation `dl`.
-    pub fn of(spec: &LoadSpec, o: Option<&Outcome>, dl: Option<DeadlineParams>) -> Beside {
+    pub fn of(spec: &LoadSpec, o: Option<&Outcome>, dl: Option<DeadlineParams>) -> LineExtras {
         let cgroup = o.and_then(|o| Some((o, o.cgroup()?))).map(|(o, group)| CgroupKeys {
             cgroup_setting: group.setting.clone(),
             cgroup_hierarchy: group.hierarchy.clone(),
@@ -163,7 +163,7 @@ impl Beside {
                 rest,
             }
         });
-        Beside { cgroup, load, reservation: dl }
+        LineExtras { cgroup, load, reservation: dl }
     }
 }
 

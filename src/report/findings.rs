@@ -3,7 +3,7 @@
 
 use crate::analysis::knee::{self, Shape};
 use crate::analysis::sequential::{self, MIN_BLOCKS};
-use crate::decide::findings::{questions_answered, Answer, Finding, SwitchContrast, Verdict};
+use crate::decide::findings::{questions_answered, Answer, AnswerVerdict, Finding, SwitchContrast};
 use std::fmt;
 
 /// "35 µs" or "1.20 ms": a jitter, from well below a sampling interval to a few ms.
@@ -55,14 +55,14 @@ impl fmt::Display for Answer {
         );
         let margin = self.margin * 100.0;
         match self.verdict {
-            Verdict::Leads => write!(f, "decided, a lead (p = {:.2e}; {evidence})", self.p_leads),
-            Verdict::Equivalent => {
+            AnswerVerdict::Leads => write!(f, "decided, a lead (p = {:.2e}; {evidence})", self.p_leads),
+            AnswerVerdict::Equivalent => {
                 write!(f, "decided, equivalent within ±{margin:.0}% (p = {:.2e}; {evidence})", self.p_equivalent)
             }
-            Verdict::TooFewBlocks => {
+            AnswerVerdict::TooFewBlocks => {
                 write!(f, "undecided: {} paired blocks, at least {MIN_BLOCKS} are needed ({evidence})", self.blocks)
             }
-            Verdict::Undecided => {
+            AnswerVerdict::Undecided => {
                 write!(
                     f,
                     "undecided: neither a lead (p = {:.3}) nor equivalence within ±{margin:.0}% (p = {:.3}) yet \

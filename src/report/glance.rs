@@ -7,7 +7,7 @@
 
 use crate::analysis::knee::Shape;
 use crate::analysis::sequential::{self, MARGIN};
-use crate::decide::findings::{question_answered, Answer, Finding, Verdict};
+use crate::decide::findings::{question_answered, Answer, AnswerVerdict, Finding};
 use crate::report::compare::p_text;
 use crate::report::table::Table;
 
@@ -209,10 +209,12 @@ fn short_names(whats: &[&str]) -> Vec<String> {
 /// A question's answer as a row: its call, its short answer, its ratio and interval.
 fn answer_row(question: String, compared: String, leader: &str, a: &Answer) -> DecisionRow {
     let (call, answer, p) = match a.verdict {
-        Verdict::Leads => (Call::Lead, format!("{leader} leads"), a.p_leads),
-        Verdict::Equivalent => (Call::Equivalent, format!("equivalent ±{:.0}%", a.margin * 100.0), a.p_equivalent),
-        Verdict::TooFewBlocks => (Call::Open, "open, too few blocks".to_string(), a.p_leads.min(a.p_equivalent)),
-        Verdict::Undecided => {
+        AnswerVerdict::Leads => (Call::Lead, format!("{leader} leads"), a.p_leads),
+        AnswerVerdict::Equivalent => {
+            (Call::Equivalent, format!("equivalent ±{:.0}%", a.margin * 100.0), a.p_equivalent)
+        }
+        AnswerVerdict::TooFewBlocks => (Call::Open, "open, too few blocks".to_string(), a.p_leads.min(a.p_equivalent)),
+        AnswerVerdict::Undecided => {
             // What is known: the narrowest margin shown, or the blocks a lead needs at least.
             let known = match a.supported_margin.filter(|m| *m < 1.0) {
                 Some(m) => format!(", within ±{}%", (m * 100.0).ceil()),
@@ -442,7 +444,7 @@ pub fn text_block(rows: &[DecisionRow]) -> String {
 /// A seed's claims as forest rows: each claim on the seed's data and on this run, where
 /// its comparisons have ratios (the range of them, as its effect states it).
 pub fn claim_rows(table: &crate::decide::claims::ClaimsTable) -> Vec<DecisionRow> {
-    use crate::decide::claims::Verdict as Claim;
+    use crate::decide::claims::ClaimVerdict as Claim;
     let mut rows = Vec::new();
     for r in &table.rows {
         for (side, e) in [("seed data", &r.seed_data), ("this run", &r.this_run)] {
@@ -578,7 +580,7 @@ mod tests {
     use super::*;
     use crate::decide::findings::TEST;
 
-    fn answer(verdict: Verdict, ratio: f64, ci: (Option<f64>, Option<f64>), supported: Option<f64>) -> Answer {
+    fn answer(verdict: AnswerVerdict, ratio: f64, ci: (Option<f64>, Option<f64>), supported: Option<f64>) -> Answer {
         Answer {
             verdict,
             blocks: 46,
@@ -623,7 +625,7 @@ mod tests {
                 "workload (procs=2 workload=cpu)",
                 "fifo",
                 "other",
-                answer(Verdict::Leads, 1.1, (Some(1.02), None), None),
+                answer(AnswerVerdict::Leads, 1.1, (Some(1.02), None), None),
             ),
         ];
         assert_eq!(crate::decide::findings::questions_answered(&found), (1, 1));
@@ -660,19 +662,19 @@ mod tests {
                 "workload (procs=8 workload=cpu)",
                 "fifo",
                 "other",
-                answer(Verdict::Equivalent, 1.013, (Some(0.999), Some(1.032)), None),
+                answer(AnswerVerdict::Equivalent, 1.013, (Some(0.999), Some(1.032)), None),
             ),
             best(
                 "workload (procs=2 workload=io)",
                 "other",
                 "fifo",
-                answer(Verdict::Undecided, 1.009, (Some(0.941), None), Some(0.0981)),
+                answer(AnswerVerdict::Undecided, 1.009, (Some(0.941), None), Some(0.0981)),
             ),
             best(
                 "workload (procs=2 workload=mixed)",
                 "fifo",
                 "other",
-                answer(Verdict::Leads, 1.3, (Some(1.1), Some(1.5)), None),
+                answer(AnswerVerdict::Leads, 1.3, (Some(1.1), Some(1.5)), None),
             ),
         ];
         let rows = questions(&found);
@@ -689,12 +691,17 @@ mod tests {
     fn every_line_of_the_terminal_table_fits_and_no_number_is_cut() {
         let long = "workload (iterations=10000000 procs=8 workload=cpu nice=a-very-long-setting-value-that-goes-on)";
         let found = [
-            best(long, "other", "fifo", answer(Verdict::Undecided, 123.456, (Some(0.5), Some(200.25)), Some(0.5))),
+            best(
+                long,
+                "other",
+                "fifo",
+                answer(AnswerVerdict::Undecided, 123.456, (Some(0.5), Some(200.25)), Some(0.5)),
+            ),
             best(
                 "workload (procs=2 workload=cpu)",
                 "fifo",
                 "other",
-                answer(Verdict::TooFewBlocks, 2.955, (None, None), None),
+                answer(AnswerVerdict::TooFewBlocks, 2.955, (None, None), None),
             ),
         ];
         let text = text_block(&questions(&found));

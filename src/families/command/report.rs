@@ -11,7 +11,7 @@ use crate::families::list::Outcome;
 use crate::families::list::{Family, TrialSpec};
 use crate::model::TrialStatus;
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures::{Beside, Figures, Status};
+use crate::report::figures::{Figures, LineExtras, Status};
 use crate::store::TrialRecord;
 use serde::Serialize;
 
@@ -32,7 +32,7 @@ pub fn line<'a>(spec: &'a CommandSpec, repeat: usize, status: &'a TrialStatus, o
         figures: Figures::of(&mine, Part::Always, |f| o.and_then(|o| f.value(o))),
         cpu_wait_source: command.and_then(|c| c.cpu_wait_source),
         leftovers_killed: command.map(|c| c.leftovers_killed),
-        beside: o.map(|o| Beside::of(&spec.load, Some(o), None)),
+        beside: o.map(|o| LineExtras::of(&spec.load, Some(o), None)),
     }
 }
 
@@ -52,7 +52,7 @@ pub struct CommandLine<'a> {
     cpu_wait_source: Option<CpuWaitSource>,
     leftovers_killed: Option<u32>,
     #[serde(flatten)]
-    beside: Option<Beside>,
+    beside: Option<LineExtras>,
 }
 
 /// A command's cells, every column from the figure registry: the median over ok repeats

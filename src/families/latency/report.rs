@@ -17,7 +17,7 @@ use crate::model::TrialStatus;
 use crate::report::chart::{esc, tick_label, ticks, COLORS};
 use crate::report::chart::{Chart, Plot, Point, Series, Style};
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures::{Beside, Figures, Status};
+use crate::report::figures::{Figures, LineExtras, Status};
 use crate::report::plots::series_of;
 use crate::report::table::Table;
 use crate::store::group::Group;
@@ -276,7 +276,7 @@ pub struct LatencyLine<'a> {
     #[serde(flatten)]
     attribution: Option<AttributionKeys<'a>>,
     #[serde(flatten)]
-    beside: Beside,
+    beside: LineExtras,
     #[serde(flatten)]
     deadline: Option<Figures>,
 }
@@ -379,7 +379,7 @@ fn line_of<'a>(
         spikes: None,
         beat: None,
         attribution: None,
-        beside: Beside::of(&spec.beside.load, None, spec.beside.deadline),
+        beside: LineExtras::of(&spec.beside.load, None, spec.beside.deadline),
         deadline: None,
     }
 }
@@ -410,7 +410,7 @@ pub fn lines<'a>(spec: &LatencySpec, o: &'a LatencyOutcome) -> Vec<LatencyLine<'
     }
     let whole = Outcome::Latency(o.clone());
     for line in &mut out {
-        line.beside = Beside::of(&spec.beside.load, Some(&whole), spec.beside.deadline);
+        line.beside = LineExtras::of(&spec.beside.load, Some(&whole), spec.beside.deadline);
         line.deadline = Figures::known(registry::of(Family::Latency), Part::Deadline, &whole);
     }
     out

@@ -15,7 +15,7 @@ use crate::model::parse::format_cpu_list;
 use crate::model::{ns_to_s, TrialStatus};
 use crate::report::chart::{Chart, Plot, Point, Series, Style};
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures::{Beside, Figures, Status};
+use crate::report::figures::{Figures, LineExtras, Status};
 use crate::report::plots::series_of;
 use crate::report::stored::projected_s;
 use crate::report::table::Table;
@@ -194,7 +194,7 @@ pub struct RingLine<'a> {
     work_kb: usize,
     duration_s: Option<f64>,
     #[serde(flatten)]
-    beside: Beside,
+    beside: LineExtras,
     #[serde(flatten)]
     trace: Option<TraceKeys<'a>>,
 }
@@ -244,7 +244,7 @@ fn line_of<'a>(
             RingLength::Duration(d) => Some(d.as_secs_f64()),
             RingLength::Laps(_) => None,
         },
-        beside: Beside::of(&spec.beside.load, o.as_ref(), spec.beside.deadline),
+        beside: LineExtras::of(&spec.beside.load, o.as_ref(), spec.beside.deadline),
         trace: ring.and_then(|r| r.trace.as_ref()).map(|t| match &t.unavailable {
             Some(reason) => TraceKeys::Attribution(reason),
             None => TraceKeys::RingTrace(t),

@@ -9,7 +9,7 @@ use crate::families::figures::{self as registry, Part};
 use crate::families::list::{Family, Outcome, TrialSpec};
 use crate::model::{format_ns, TrialStatus};
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures::{Beside, Figures, Status};
+use crate::report::figures::{Figures, LineExtras, Status};
 use crate::store::TrialRecord;
 use serde::Serialize;
 
@@ -45,7 +45,7 @@ pub fn line<'a>(spec: &ServerSpec, repeat: usize, status: &'a TrialStatus, o: Op
             calibration: &s.calibration,
             per_worker: &s.workers,
         }),
-        beside: o.map(|o| Beside::of(&spec.load, Some(o), None)),
+        beside: o.map(|o| LineExtras::of(&spec.load, Some(o), None)),
     }
 }
 
@@ -69,7 +69,7 @@ pub struct ServerLine<'a> {
     #[serde(flatten)]
     served: Option<Served<'a>>,
     #[serde(flatten)]
-    beside: Option<Beside>,
+    beside: Option<LineExtras>,
 }
 
 /// A finished trial's keys after the registry's figures.

@@ -13,7 +13,7 @@ use crate::families::list::{Family, Outcome, TrialSpec};
 use crate::model::{format_ns, TrialStatus};
 use crate::report::cells::fixed;
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures::{Beside, Figures, Status};
+use crate::report::figures::{Figures, LineExtras, Status};
 use crate::report::table::Table;
 use crate::store::group::Group;
 use crate::store::TrialRecord;
@@ -44,7 +44,7 @@ pub fn line<'a>(
             miss_trace: ts.trace.as_ref(),
             activations_dropped: ts.activations_dropped,
         }),
-        beside: o.map(|o| Beside::of(&spec.load, Some(o), None)),
+        beside: o.map(|o| LineExtras::of(&spec.load, Some(o), None)),
     }
 }
 
@@ -67,7 +67,7 @@ pub struct TasksetLine<'a> {
     #[serde(flatten)]
     tasks_met: Option<TasksMet<'a>>,
     #[serde(flatten)]
-    beside: Option<Beside>,
+    beside: Option<LineExtras>,
 }
 
 /// A finished trial's keys after the registry's figures: each task's, and with `--trace

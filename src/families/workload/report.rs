@@ -17,7 +17,7 @@ use crate::families::workload::model::{WorkloadKind, WorkloadOutcome, WorkloadSp
 use crate::model::{ns_to_s, TrialStatus};
 use crate::report::chart::{Chart, Plot, Series, Style};
 use crate::report::family::{Column, FamilyReport, Summarise};
-use crate::report::figures::{Beside, Figures, Status};
+use crate::report::figures::{Figures, LineExtras, Status};
 use crate::report::plots::series_of;
 use crate::report::table::Table;
 use crate::store::group::Group;
@@ -428,7 +428,7 @@ pub struct WorkloadLine<'a> {
     seed: u64,
     timeout_s: f64,
     #[serde(flatten)]
-    beside: Beside,
+    beside: LineExtras,
     #[serde(flatten)]
     deadline: Option<Figures>,
     #[serde(flatten)]
@@ -502,7 +502,7 @@ pub fn line<'a>(
         block_size: io.then_some(p.block_size),
         seed: p.seed,
         timeout_s: spec.timeout.as_secs_f64(),
-        beside: Beside::of(&spec.beside.load, Some(&whole), spec.beside.deadline),
+        beside: LineExtras::of(&spec.beside.load, Some(&whole), spec.beside.deadline),
         deadline: Figures::known(figures, Part::Deadline, &whole),
         off_cpu: o.and_then(|w| w.trace.as_ref()).map(OffCpuKeys::of),
     }
