@@ -76,8 +76,7 @@ pub(crate) fn preflight(suite: &Suite) -> Result<()> {
 pub(crate) fn settings_preflight(suite: &Suite, side: Option<&Settings>) -> Result<()> {
     let mut checked: Vec<Settings> = Vec::new();
     for trial in suite.trials.iter().chain(&suite.warmups) {
-        let own = Settings::from_params(&trial.params).map_err(Error::usage)?;
-        for settings in own.iter().chain(side) {
+        for settings in trial.settings.iter().chain(side) {
             settings::refuse_dangerous(settings, &[&trial.spec])?;
             if !checked.contains(settings) {
                 settings::preflight(settings)?;

@@ -80,8 +80,8 @@ impl<'a> Pipeline<'a> {
         let bar = self.bar;
         // A trial that names settings (a suite's `cgroup`, `sysctl`, ... key) runs switched
         // to them, and switched back after; else under the settings held, if any.
-        let mut own = match Settings::from_params(&trial.params).map_err(Error::usage)? {
-            Some(settings) => Some(Switch::apply(&settings)?),
+        let mut own = match &trial.settings {
+            Some(settings) => Some(Switch::apply(settings)?),
             None => None,
         };
         let mut switch = own.as_mut().or(self.held.as_mut());

@@ -20,6 +20,7 @@ use crate::families::TrialSpec;
 use crate::families::{on_each, with_family, FamilyModel, FamilyOptions};
 use crate::model::cell::{self, Cell, CellValue};
 use crate::model::parse::{is_bare_number, parse_budget, parse_margin, parse_max_repeat, parse_target_ci};
+use crate::model::settings::Settings;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use toml::{Spanned, Value as Toml};
@@ -73,6 +74,9 @@ pub struct Trial {
     pub params: Cell,
     /// What the trial runs.
     pub spec: TrialSpec,
+    /// The machine settings it runs switched to (a suite's `cgroup`, `sysctl`, ... keys),
+    /// read once when the plan is made; `None` for none.
+    pub settings: Option<Settings>,
     /// 1-based; 0 for a warm-up trial (run, never stored).
     pub repeat: u32,
     pub estimate: Duration,
@@ -83,7 +87,16 @@ impl Trial {
     /// probe: one spec outside any suite, its cell named by `params` (what `show`'s tables
     /// group by), numbered `seq` in the command's sequence.
     pub fn of_command(seq: usize, spec: TrialSpec, repeat: u32, params: Cell) -> Trial {
-        Trial { seq, experiment: 0, family: spec.family(), params, spec, repeat, estimate: Duration::ZERO }
+        Trial {
+            seq,
+            experiment: 0,
+            family: spec.family(),
+            params,
+            spec,
+            settings: None,
+            repeat,
+            estimate: Duration::ZERO,
+        }
     }
 
     /// A family command's trials in blocks: each block runs every spec once, in an order
@@ -400,6 +413,7 @@ pub fn parse(file: &str, text: &str, default_name: &str, full: bool) -> Result<S
         let (experiment, combos) = check_experiment(&origin, table, full)?;
         for (params, spec) in combos {
             let estimate = estimate(&spec);
+            let settings = Settings::from_params(&params).map_err(Error::usage)?;
             for _ in 0..experiment.warmup {
                 warmups.push(Trial {
                     seq: 0,
@@ -407,6 +421,7 @@ pub fn parse(file: &str, text: &str, default_name: &str, full: bool) -> Result<S
                     family: experiment.family,
                     params: params.clone(),
                     spec: spec.clone(),
+                    settings: settings.clone(),
                     repeat: 0,
                     estimate,
                 });
@@ -419,6 +434,7 @@ pub fn parse(file: &str, text: &str, default_name: &str, full: bool) -> Result<S
                     family: experiment.family,
                     params: params.clone(),
                     spec: spec.clone(),
+                    settings: settings.clone(),
                     repeat,
                     estimate,
                 });
