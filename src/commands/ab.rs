@@ -380,20 +380,22 @@ fn stopped(store: &mut Store, ids: [i64; 2]) {
     );
 }
 
-pub fn run(args: &AbArgs) -> Result<i32> {
-    let db_path = Location::resolve(args.db.db.as_deref())?;
-    // The signal watch comes first: every thread started later inherits the blocked mask.
-    let mut orchestrator = Orchestrator::new(args.trial_timeout)?;
-    let suite = suite::load(&args.suite, args.full)?;
-    suite.check_trial_timeout(args.trial_timeout)?;
+/// Refuse an `--html` path whose folder does not exist before anything is measured, not
+/// after the session when the page is written.
+fn check_html_dir(args: &AbArgs) -> Result<()> {
     if let Some(path) = &args.output.html {
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
         if !dir.is_dir() {
             return Err(Error::usage(format!("cannot write {}: {} is not a directory", path.display(), dir.display())));
         }
     }
-    let blocks_per_side = args.blocks.unwrap_or_else(|| default_blocks(&suite));
-    let most_repeats = default_blocks(&suite);
+    Ok(())
+}
+
+/// The blocks per side: `--blocks`, or the suite's largest repeat; never fewer than that.
+fn blocks_per_side(args: &AbArgs, suite: &Suite) -> Result<u32> {
+    let blocks_per_side = args.blocks.unwrap_or_else(|| default_blocks(suite));
+    let most_repeats = default_blocks(suite);
     if blocks_per_side < most_repeats {
         // The comparison pairs A's and B's values by repeat, one pair a block pair: with
         // fewer blocks, repeats of one block pair would pass for separate pairs.
@@ -403,6 +405,87 @@ pub fn run(args: &AbArgs) -> Result<i32> {
              {most_repeats} or more"
         )));
     }
+    Ok(blocks_per_side)
+}
+
+/// What both sides' run records say of the session's plan (`RunOptions::ab`).
+struct SessionPlan<'a> {
+    blocks_per_side: u32,
+    seed: u64,
+    /// The sides' blocks in the order they run, "ABBA…".
+    order: &'a str,
+}
+
+/// The two runs to store, A's then B's, each naming the other as its pair and carrying
+/// its own commands and settings.
+fn side_records(
+    args: &AbArgs,
+    suite: &Suite,
+    commands: &[Commands; 2],
+    machine: &Machine,
+    warnings: &[String],
+    plan: &SessionPlan,
+) -> Vec<RunRecord> {
+    let stored_machine = StoredMachine::from(machine);
+    let uuids = [new_uuid(), new_uuid()];
+    [Side::A, Side::B]
+        .into_iter()
+        .map(|side| {
+            let options = RunOptions {
+                full: Some(args.full),
+                ab: Some(AbSide {
+                    side: side.label().to_lowercase(),
+                    pair: uuids[side.other().index()].clone(),
+                    blocks: plan.blocks_per_side,
+                    seed: plan.seed,
+                    setup: commands[side.index()].setup.unwrap_or_default().to_string(),
+                    cleanup: commands[side.index()].cleanup.map(str::to_string),
+                    order: plan.order.to_string(),
+                    settings: Some(commands[side.index()].settings.clone()).filter(|s| !s.is_empty()),
+                }),
+                ..RunOptions::default()
+            };
+            // Each side's settings are part of its fingerprint, so `compare` and `trend`
+            // name them as what changed.
+            let settings = &commands[side.index()].settings;
+            let machine = if settings.is_empty() {
+                stored_machine.clone()
+            } else {
+                StoredMachine::from(&Machine { settings: Some(settings.flat()), ..machine.clone() })
+            };
+            suite.starting_run(uuids[side.index()].clone(), options, machine, warnings.to_vec())
+        })
+        .collect()
+}
+
+/// After a session that ran to its end: mark both runs finished and print their
+/// comparison. The exit code is the comparison's, or 3 where some trial was not ok.
+fn finish(store: &mut Store, ids: [i64; 2], args: &AbArgs) -> Result<i32> {
+    for id in ids {
+        store.set_run_state(id, RunStatus::Finished, Some(&now_utc()), None)?;
+    }
+    let (run_a, run_b) = (store.run(ids[0])?, store.run(ids[1])?);
+    let not_ok: usize =
+        ids.iter().map(|&id| store.trials(id).map(|t| t.iter().filter(|t| !t.is_ok()).count())).sum::<Result<_>>()?;
+    eprintln!(
+        "schedlab: stored as runs {} (A) and {} (B); `schedlab compare {} {}` prints this comparison again",
+        ids[0], ids[1], ids[0], ids[1]
+    );
+    let code = compare_cmd::print_comparison(store, &run_a, &run_b, &args.output)?;
+    if not_ok > 0 {
+        eprintln!("schedlab: {not_ok} trial(s) were not ok and are left out of the comparison");
+    }
+    Ok(if code == 0 && not_ok > 0 { 3 } else { code })
+}
+
+pub fn run(args: &AbArgs) -> Result<i32> {
+    let db_path = Location::resolve(args.db.db.as_deref())?;
+    // The signal watch comes first: every thread started later inherits the blocked mask.
+    let mut orchestrator = Orchestrator::new(args.trial_timeout)?;
+    let suite = suite::load(&args.suite, args.full)?;
+    suite.check_trial_timeout(args.trial_timeout)?;
+    check_html_dir(args)?;
+    let blocks_per_side = blocks_per_side(args, &suite)?;
     let seed = args.seed.unwrap_or_else(|| u64::from_le_bytes(crate::sys::random::bytes()));
     let blocks = plan(&suite, blocks_per_side, seed);
     let sides = [
@@ -423,42 +506,14 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     if args.noise_probe != Some(crate::model::options::OnOff::Off) {
         machine.noise_floor = Some(run::probe_noise(&mut orchestrator, suite.trials.iter())?);
     }
-    let stored_machine = StoredMachine::from(&machine);
     let order: String = blocks.iter().map(|b| b.side.label()).collect();
     let [settings_a, settings_b] = sides;
     let commands = [
         Commands { setup: args.a_setup.as_deref(), cleanup: args.a_cleanup.as_deref(), settings: settings_a },
         Commands { setup: args.b_setup.as_deref(), cleanup: args.b_cleanup.as_deref(), settings: settings_b },
     ];
-    let uuids = [new_uuid(), new_uuid()];
-    let records: Vec<RunRecord> = [Side::A, Side::B]
-        .into_iter()
-        .map(|side| {
-            let options = RunOptions {
-                full: Some(args.full),
-                ab: Some(AbSide {
-                    side: side.label().to_lowercase(),
-                    pair: uuids[side.other().index()].clone(),
-                    blocks: blocks_per_side,
-                    seed,
-                    setup: commands[side.index()].setup.unwrap_or_default().to_string(),
-                    cleanup: commands[side.index()].cleanup.map(str::to_string),
-                    order: order.clone(),
-                    settings: Some(commands[side.index()].settings.clone()).filter(|s| !s.is_empty()),
-                }),
-                ..RunOptions::default()
-            };
-            // Each side's settings are part of its fingerprint, so `compare` and `trend`
-            // name them as what changed.
-            let settings = &commands[side.index()].settings;
-            let machine = if settings.is_empty() {
-                stored_machine.clone()
-            } else {
-                StoredMachine::from(&Machine { settings: Some(settings.flat()), ..machine.clone() })
-            };
-            suite.starting_run(uuids[side.index()].clone(), options, machine, warnings.clone())
-        })
-        .collect();
+    let session_plan = SessionPlan { blocks_per_side, seed, order: &order };
+    let records = side_records(args, &suite, &commands, &machine, &warnings, &session_plan);
     let stored = store.insert_runs(&records)?;
     let ids = [stored[0], stored[1]];
     eprintln!(
@@ -486,21 +541,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         stopped(&mut store, ids);
         return Err(e);
     }
-    for id in ids {
-        store.set_run_state(id, RunStatus::Finished, Some(&now_utc()), None)?;
-    }
-    let (run_a, run_b) = (store.run(ids[0])?, store.run(ids[1])?);
-    let not_ok: usize =
-        ids.iter().map(|&id| store.trials(id).map(|t| t.iter().filter(|t| !t.is_ok()).count())).sum::<Result<_>>()?;
-    eprintln!(
-        "schedlab: stored as runs {} (A) and {} (B); `schedlab compare {} {}` prints this comparison again",
-        ids[0], ids[1], ids[0], ids[1]
-    );
-    let code = compare_cmd::print_comparison(&store, &run_a, &run_b, &args.output)?;
-    if not_ok > 0 {
-        eprintln!("schedlab: {not_ok} trial(s) were not ok and are left out of the comparison");
-    }
-    Ok(if code == 0 && not_ok > 0 { 3 } else { code })
+    finish(&mut store, ids, args)
 }
 
 #[cfg(test)]

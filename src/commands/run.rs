@@ -184,58 +184,135 @@ fn still_running(pid: Option<i64>) -> bool {
     comm.trim() == "schedlab" && !zombie
 }
 
+/// What a run starts from: its suite and plan, the stored run when one is resumed (and
+/// the store opened to find it), and its shuffle seed.
+struct Loaded {
+    suite: Suite,
+    /// The run resumed; none for a new run.
+    run_id: Option<i64>,
+    seed: Option<u64>,
+    plan: AdaptivePlan,
+    /// Opened only to resume; a new run opens it after the dry-run check.
+    store: Option<Store>,
+}
+
+/// `--resume RUN`: the stored run, its suite, seed and plan as it was started, after
+/// checking that it may be resumed here and now.
+fn load_resumed(db_path: &Location, run_text: &str) -> Result<Loaded> {
+    let store = Store::open(db_path, Access::Write)?;
+    let id = store.resolve_run(run_text)?;
+    let run = store.run(id)?;
+    if run.options.ab.is_some() {
+        return Err(Error::usage(format!(
+            "run {id} is one side of an A/B session: `run --resume` would measure it without its setup \
+             command; start a new `schedlab ab`, or compare what it stored"
+        )));
+    }
+    if run.status == RunStatus::Finished {
+        return Err(Error::usage(format!("run {id} already finished: nothing to resume")));
+    }
+    // In a shared database, a run may come from another machine: its trials must
+    // all measure that one (and its pid means nothing here).
+    let here = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string());
+    if let (Ok(here), Some(there)) = (here, run.machine.hostname()) {
+        if here != there {
+            return Err(Error::usage(format!(
+                "run {id} was started on {there}, not on this machine ({here}): resume it there, so all its \
+                 trials measure one machine"
+            )));
+        }
+    }
+    if still_running(run.pid) {
+        return Err(Error::usage(format!(
+            "run {id} is still being run by process {} : wait for it or stop it first",
+            run.pid.unwrap_or_default()
+        )));
+    }
+    let full = run.options.is_full();
+    let suite = suite::parse(&format!("run {id}'s suite"), &run.suite_text, &run.suite_name, full)?;
+    let seed = run.options.seed();
+    // The rule the run was started with, flags included.
+    let plan = AdaptivePlan::of_run_options(&run.options);
+    Ok(Loaded { suite, run_id: Some(id), seed, plan, store: Some(store) })
+}
+
+/// A new run: the suite named (quick by default), its seed and its plan with the flags.
+fn load_new(args: &RunArgs) -> Result<Loaded> {
+    let name = args.suite.as_deref().unwrap_or("quick");
+    let suite = suite::load(name, args.full)?;
+    let seed = args.shuffle.then(|| args.seed.unwrap_or_else(|| u64::from_le_bytes(crate::sys::random::bytes())));
+    let flags = adaptive::Overrides { target_ci: args.target_ci, max_repeat: args.max_repeat, budget: args.budget };
+    let plan = AdaptivePlan::resolve(&suite, &flags)?;
+    Ok(Loaded { suite, run_id: None, seed, plan, store: None })
+}
+
+/// The record of a new run: its options (with the background loads the plan runs, so the
+/// record says what else ran on the machine while it measured) and the machine with the
+/// settings the plan switches.
+fn new_run_record(
+    args: &RunArgs,
+    suite: &Suite,
+    seed: Option<u64>,
+    plan: &AdaptivePlan,
+    machine: &Machine,
+    warnings: &[String],
+) -> crate::store::RunRecord {
+    let mut loads: Vec<crate::model::LoadSpec> = Vec::new();
+    for t in suite.trials.iter().filter(|t| !t.spec.load().is_none()) {
+        if !loads.contains(t.spec.load()) {
+            loads.push(t.spec.load().clone());
+        }
+    }
+    let options = RunOptions {
+        full: Some(args.full),
+        shuffle_seed: Some(seed),
+        adaptive: plan.is_adaptive().then(|| plan.clone()),
+        loads: (!loads.is_empty()).then_some(loads),
+        ..RunOptions::default()
+    };
+    let machine = StoredMachine::from(&Machine {
+        settings: crate::model::settings::of_plan(suite.trials.iter().map(|t| &t.params)),
+        ..machine.clone()
+    });
+    suite.starting_run(new_uuid(), options, machine, warnings.to_vec())
+}
+
+/// After the trials: a finished run is marked so, printed and written as a report (exit 3
+/// where a trial failed); a stopped one is marked interrupted, with how to resume it.
+fn finish(outcome: Result<usize>, store: &mut Store, run_id: i64, args: &RunArgs) -> Result<i32> {
+    match outcome {
+        Ok(failed_now) => {
+            store.set_run_state(run_id, RunStatus::Finished, Some(&now_utc()), None)?;
+            results::print_run(store, run_id, false)?;
+            write_report(store, run_id);
+            let trials = store.trials(run_id)?;
+            // A trial dropped with its block for steal is not a failure.
+            let not_ok = trials.iter().filter(|t| t.status.is_failure()).count();
+            eprintln!(
+                "schedlab: stored as run {run_id} in {}; `schedlab show {run_id}` prints it again, `schedlab export {run_id}` writes it out",
+                store.location()
+            );
+            // Exit 3 when a stored trial (a resumed run's earlier ones too) or one of this
+            // session's warm-ups failed.
+            Ok(if not_ok == 0 && failed_now == 0 { 0 } else { 3 })
+        }
+        Err(e) => {
+            // Best effort: a full disk may refuse this too, and the run is resumable either way.
+            let _ = store.set_run_state(run_id, RunStatus::Interrupted, None, None);
+            eprintln!("schedlab: run {run_id} stopped; its stored trials are kept. Continue it with `schedlab run --resume {run_id}{}`",
+                args.db.db.as_ref().map_or(String::new(), |_| format!(" --db {}", store.location())));
+            Err(e)
+        }
+    }
+}
+
 pub fn run(args: &RunArgs) -> Result<i32> {
     let db_path = Location::resolve(args.db.db.as_deref())?;
     // The signal watch comes first: every thread started later inherits the blocked mask.
     let mut orchestrator = Orchestrator::new(args.trial_timeout)?;
-    let (suite, run_id, seed, plan, mut store) = match &args.resume {
-        Some(run_text) => {
-            let store = Store::open(&db_path, Access::Write)?;
-            let id = store.resolve_run(run_text)?;
-            let run = store.run(id)?;
-            if run.options.ab.is_some() {
-                return Err(Error::usage(format!(
-                    "run {id} is one side of an A/B session: `run --resume` would measure it without its setup \
-                     command; start a new `schedlab ab`, or compare what it stored"
-                )));
-            }
-            if run.status == RunStatus::Finished {
-                return Err(Error::usage(format!("run {id} already finished: nothing to resume")));
-            }
-            // In a shared database, a run may come from another machine: its trials must
-            // all measure that one (and its pid means nothing here).
-            let here = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string());
-            if let (Ok(here), Some(there)) = (here, run.machine.hostname()) {
-                if here != there {
-                    return Err(Error::usage(format!(
-                        "run {id} was started on {there}, not on this machine ({here}): resume it there, so all its \
-                         trials measure one machine"
-                    )));
-                }
-            }
-            if still_running(run.pid) {
-                return Err(Error::usage(format!(
-                    "run {id} is still being run by process {} : wait for it or stop it first",
-                    run.pid.unwrap_or_default()
-                )));
-            }
-            let full = run.options.is_full();
-            let suite = suite::parse(&format!("run {id}'s suite"), &run.suite_text, &run.suite_name, full)?;
-            let seed = run.options.seed();
-            // The rule the run was started with, flags included.
-            let plan = AdaptivePlan::of_run_options(&run.options);
-            (suite, Some(id), seed, plan, Some(store))
-        }
-        None => {
-            let name = args.suite.as_deref().unwrap_or("quick");
-            let suite = suite::load(name, args.full)?;
-            let seed =
-                args.shuffle.then(|| args.seed.unwrap_or_else(|| u64::from_le_bytes(crate::sys::random::bytes())));
-            let flags =
-                adaptive::Overrides { target_ci: args.target_ci, max_repeat: args.max_repeat, budget: args.budget };
-            let plan = AdaptivePlan::resolve(&suite, &flags)?;
-            (suite, None, seed, plan, None)
-        }
+    let Loaded { suite, run_id, seed, plan, mut store } = match &args.resume {
+        Some(run_text) => load_resumed(&db_path, run_text)?,
+        None => load_new(args)?,
     };
     suite.check_trial_timeout(args.trial_timeout)?;
     let stored: Vec<TrialRecord> = match (&store, run_id) {
@@ -273,29 +350,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             store.set_run_state(id, RunStatus::Running, None, Some(pid))?;
             id
         }
-        None => {
-            // The background loads the plan runs, so the run's record says what else ran on
-            // the machine while it measured.
-            let mut loads: Vec<crate::model::LoadSpec> = Vec::new();
-            for t in suite.trials.iter().filter(|t| !t.spec.load().is_none()) {
-                if !loads.contains(t.spec.load()) {
-                    loads.push(t.spec.load().clone());
-                }
-            }
-            let options = RunOptions {
-                full: Some(args.full),
-                shuffle_seed: Some(seed),
-                adaptive: plan.is_adaptive().then(|| plan.clone()),
-                loads: (!loads.is_empty()).then_some(loads),
-                ..RunOptions::default()
-            };
-            let machine = StoredMachine::from(&Machine {
-                settings: crate::model::settings::of_plan(suite.trials.iter().map(|t| &t.params)),
-                ..machine.clone()
-            });
-            let record = suite.starting_run(new_uuid(), options, machine, warnings.clone());
-            store.insert_run(&record)?
-        }
+        None => store.insert_run(&new_run_record(args, &suite, seed, &plan, &machine, &warnings))?,
     };
     eprintln!(
         "schedlab: run {run_id}: suite {}, {} trials to run{}, estimated {}{}, stored in {}{}",
@@ -312,30 +367,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     );
     let pace = Pace { used_before, block_seed };
     let outcome = execute(&mut orchestrator, &mut store, run_id, &suite, &order, &plan, pace);
-    match outcome {
-        Ok(failed_now) => {
-            store.set_run_state(run_id, RunStatus::Finished, Some(&now_utc()), None)?;
-            results::print_run(&store, run_id, false)?;
-            write_report(&store, run_id);
-            let trials = store.trials(run_id)?;
-            // A trial dropped with its block for steal is not a failure.
-            let not_ok = trials.iter().filter(|t| t.status.is_failure()).count();
-            eprintln!(
-                "schedlab: stored as run {run_id} in {}; `schedlab show {run_id}` prints it again, `schedlab export {run_id}` writes it out",
-                store.location()
-            );
-            // Exit 3 when a stored trial (a resumed run's earlier ones too) or one of this
-            // session's warm-ups failed.
-            Ok(if not_ok == 0 && failed_now == 0 { 0 } else { 3 })
-        }
-        Err(e) => {
-            // Best effort: a full disk may refuse this too, and the run is resumable either way.
-            let _ = store.set_run_state(run_id, RunStatus::Interrupted, None, None);
-            eprintln!("schedlab: run {run_id} stopped; its stored trials are kept. Continue it with `schedlab run --resume {run_id}{}`",
-                args.db.db.as_ref().map_or(String::new(), |_| format!(" --db {}", store.location())));
-            Err(e)
-        }
-    }
+    finish(outcome, &mut store, run_id, args)
 }
 
 /// The noise floor on the CPUs `trials` use, announced first (it takes a few seconds) and

@@ -170,24 +170,15 @@ fn history_sd(cells: &[&Group], history: &[Vec<Group>], figure: &Figure) -> Opti
     pooled_log_sd(&medians)
 }
 
-/// Match the two runs' trials and compare every figure. Empty when nothing matches.
-/// `history` holds the trials of other runs on the same machine (in separate mode, their
-/// spread widens the drift band; interleaved runs ignore it).
-/// `margins`: each experiment's margin of equivalence (by its index in A's suite), for an
-/// interleaved session; an experiment past its end is judged at `sequential::MARGIN`.
-pub fn compare(
-    a: &[TrialRecord],
-    b: &[TrialRecord],
-    threshold: f64,
-    mode: Mode,
-    history: &[Vec<TrialRecord>],
-    margins: &[f64],
-) -> Vec<Row> {
-    let (ga, gb) = (groups(a), groups(b));
-    let history: Vec<Vec<Group>> = history.iter().map(|t| groups(t)).collect();
-    // Each row with its evidence and the experiment it belongs to in A and in B.
-    let mut found: Vec<(Row, Evidence, (i64, i64))> = Vec::new();
-    for left in &ga {
+/// A row before its verdict, with its evidence and the experiment it belongs to in A
+/// and in B.
+type Found = (Row, Evidence, (i64, i64));
+
+/// Every figure of every cell both runs hold, with its evidence. Its adjusted p, drift and
+/// verdict are left for later: they need every row (Holm) and the cells around it (drift).
+fn matched_rows(ga: &[Group], gb: &[Group], mode: Mode, margins: &[f64]) -> Vec<Found> {
+    let mut found: Vec<Found> = Vec::new();
+    for left in ga {
         let Some(right) = gb.iter().find(|g| g.family == left.family && g.params == left.params) else { continue };
         let not_ok = |g: &Group| g.trials.len() - g.ok().count();
         for compared in figures::compared(left.family) {
@@ -230,12 +221,18 @@ pub fn compare(
             found.push((row, e, (left.experiment, right.experiment)));
         }
     }
-    // One family: each figure's difference, and in an interleaved session also its
-    // equivalence within its experiment's margin (the two claims a run's question makes, and what `ab`
-    // stops adding blocks on). A figure's two cannot both be true nulls (its median ratio
-    // is 1, or at or beyond the margin, not both), so each pair counts once in Holm's
-    // multipliers (`stats::holm_grouped`): m figures, first step α/m.
-    let (adjusted, equivalent_adjusted): (Vec<Option<f64>>, Vec<Option<f64>>) = match mode {
+    found
+}
+
+/// Each row's Holm-adjusted p of a difference, and (interleaved only) of equivalence.
+///
+/// One family: each figure's difference, and in an interleaved session also its
+/// equivalence within its experiment's margin (the two claims a run's question makes, and what `ab`
+/// stops adding blocks on). A figure's two cannot both be true nulls (its median ratio
+/// is 1, or at or beyond the margin, not both), so each pair counts once in Holm's
+/// multipliers (`stats::holm_grouped`): m figures, first step α/m.
+fn adjusted_ps(found: &[Found], mode: Mode) -> (Vec<Option<f64>>, Vec<Option<f64>>) {
+    match mode {
         Mode::Interleaved => {
             let claims: Vec<Option<f64>> = found
                 .iter()
@@ -250,17 +247,72 @@ pub fn compare(
                 found.iter().map(|(_, e, _)| if e.too_few.is_some() { None } else { e.p }).collect();
             (crate::analysis::stats::holm(&tested), vec![None; found.len()])
         }
-    };
-    // The band of a figure pools the cells of the row's experiment in each run, which did
-    // the same kind of work; each is computed once (a suite may have hundreds of cells).
-    let shifts_of = |groups: &[Group], experiment: i64, figure: &Figure| -> Vec<f64> {
-        groups
-            .iter()
-            .filter(|g| g.experiment == experiment)
-            .filter_map(|g| half_shift(&values_in_time_order(g, figure)))
-            .collect()
-    };
-    let mut bands: Vec<((i64, i64, &'static str), Drift)> = Vec::new();
+    }
+}
+
+/// The half shifts of a figure over one experiment's cells in a run.
+fn experiment_shifts(groups: &[Group], experiment: i64, figure: &Figure) -> Vec<f64> {
+    groups
+        .iter()
+        .filter(|g| g.experiment == experiment)
+        .filter_map(|g| half_shift(&values_in_time_order(g, figure)))
+        .collect()
+}
+
+/// The drift bands of separate runs. The band of a figure pools the cells of the row's
+/// experiment in each run, which did the same kind of work; each is computed once (a
+/// suite may have hundreds of cells).
+struct DriftBands<'g> {
+    ga: &'g [Group<'g>],
+    gb: &'g [Group<'g>],
+    history: &'g [Vec<Group<'g>>],
+    /// (A's experiment, B's experiment, figure key) and its band, as computed so far.
+    known: Vec<((i64, i64, &'static str), Drift)>,
+}
+
+impl DriftBands<'_> {
+    /// The band of `figure` of the rows of A's and B's `experiments`: the larger of the
+    /// shift within the runs and the spread across the history.
+    fn band(&mut self, family: Family, figure: &'static str, experiments: (i64, i64)) -> Drift {
+        let key = (experiments.0, experiments.1, figure);
+        if let Some((_, band)) = self.known.iter().find(|(k, _)| *k == key) {
+            return *band;
+        }
+        let compared = figures::compared(family).into_iter().find(|c| c.key == figure);
+        let band = compared.map_or(Drift::Unknown, |c| {
+            let mut shifts = experiment_shifts(self.ga, experiments.0, c);
+            shifts.extend(experiment_shifts(self.gb, experiments.1, c));
+            let cells: Vec<&Group> = self.ga.iter().filter(|g| g.experiment == experiments.0).collect();
+            let across = history_sd(&cells, self.history, c).map(history_band);
+            match (drift_band(&shifts), across) {
+                (Drift::Estimated(within), Some(across)) => Drift::Estimated(within.max(across)),
+                (Drift::Unknown, Some(across)) => Drift::Estimated(across),
+                (within, _) => within,
+            }
+        });
+        self.known.push((key, band));
+        band
+    }
+}
+
+/// Match the two runs' trials and compare every figure. Empty when nothing matches.
+/// `history` holds the trials of other runs on the same machine (in separate mode, their
+/// spread widens the drift band; interleaved runs ignore it).
+/// `margins`: each experiment's margin of equivalence (by its index in A's suite), for an
+/// interleaved session; an experiment past its end is judged at `sequential::MARGIN`.
+pub fn compare(
+    a: &[TrialRecord],
+    b: &[TrialRecord],
+    threshold: f64,
+    mode: Mode,
+    history: &[Vec<TrialRecord>],
+    margins: &[f64],
+) -> Vec<Row> {
+    let (ga, gb) = (groups(a), groups(b));
+    let history: Vec<Vec<Group>> = history.iter().map(|t| groups(t)).collect();
+    let found = matched_rows(&ga, &gb, mode, margins);
+    let (adjusted, equivalent_adjusted) = adjusted_ps(&found, mode);
+    let mut bands = DriftBands { ga: &ga, gb: &gb, history: &history, known: Vec::new() };
     found
         .into_iter()
         .zip(adjusted)
@@ -268,28 +320,7 @@ pub fn compare(
         .map(|(i, ((mut row, e, experiments), p_adjusted))| {
             row.drift = match mode {
                 Mode::Interleaved => Drift::Shared,
-                Mode::Separate { .. } => {
-                    let key = (experiments.0, experiments.1, row.figure);
-                    match bands.iter().find(|(k, _)| *k == key) {
-                        Some((_, band)) => *band,
-                        None => {
-                            let compared = figures::compared(row.family).into_iter().find(|c| c.key == row.figure);
-                            let band = compared.map_or(Drift::Unknown, |c| {
-                                let mut shifts = shifts_of(&ga, experiments.0, c);
-                                shifts.extend(shifts_of(&gb, experiments.1, c));
-                                let cells: Vec<&Group> = ga.iter().filter(|g| g.experiment == experiments.0).collect();
-                                let across = history_sd(&cells, &history, c).map(history_band);
-                                match (drift_band(&shifts), across) {
-                                    (Drift::Estimated(within), Some(across)) => Drift::Estimated(within.max(across)),
-                                    (Drift::Unknown, Some(across)) => Drift::Estimated(across),
-                                    (within, _) => within,
-                                }
-                            });
-                            bands.push((key, band));
-                            band
-                        }
-                    }
-                }
+                Mode::Separate { .. } => bands.band(row.family, row.figure, experiments),
             };
             row.p_adjusted = p_adjusted;
             (row.verdict, row.regression) = judge(&e, p_adjusted, threshold, row.drift);

@@ -467,14 +467,33 @@ fn text_of(value: &Toml) -> Option<String> {
 /// One point of an experiment's cross product: its keys and values, and the spec they make.
 type Combination = (Cell, TrialSpec);
 
-/// Check one `[[experiment]]` table and expand it into its parameter combinations.
-fn check_experiment(
-    origin: &Origin,
-    table: &Spanned<BTreeMap<Spanned<String>, Spanned<Toml>>>,
-    full: bool,
-) -> Result<(Experiment, Vec<Combination>)> {
-    let start = table.span().start;
-    let entries = table.get_ref();
+/// The table of one `[[experiment]]`: each key and value with its place in the file.
+type ExperimentTable = BTreeMap<Spanned<String>, Spanned<Toml>>;
+
+/// An axis or one-valued parameter: its key, its values, and the offset of its value.
+type Param = (String, Vec<CellValue>, usize);
+
+/// The keys of an `[[experiment]]` table as read, before `full` and the cross product.
+struct ExperimentKeys<'t> {
+    repeat: u32,
+    warmup: u32,
+    target_ci: Option<f64>,
+    /// With the offset of its value, for the checks against `repeat` and `target_ci`.
+    max_repeat: Option<(u32, usize)>,
+    margin: f64,
+    /// The axis named, and the offset of its value.
+    compare: Option<(String, usize)>,
+    ask: Option<Vec<String>>,
+    /// key -> (values, offset of the value), in a stable order: the file's keys sorted.
+    params: Vec<Param>,
+    /// The `full` table: the keys to change under --full.
+    overrides: Option<&'t Spanned<Toml>>,
+    /// Keys that are one value however they are written (a command's `cmd` and `figures`).
+    whole_values: Vec<(String, CellValue)>,
+}
+
+/// The family an `[[experiment]]` table names; an error at the table when it names none.
+fn experiment_family(origin: &Origin, start: usize, entries: &ExperimentTable) -> Result<Family> {
     let family_value = entries.iter().find(|(k, _)| k.get_ref() == "family").map(|(_, v)| v);
     let Some(family_value) = family_value else {
         return Err(origin.at(
@@ -482,76 +501,81 @@ fn check_experiment(
             "an [[experiment]] has no family: add family = \"ring\", \"workload\", \"latency\" or \"command\"",
         ));
     };
-    let family = family_value.get_ref().as_str().and_then(Family::parse).ok_or_else(|| {
+    family_value.get_ref().as_str().and_then(Family::parse).ok_or_else(|| {
         origin.at(
             family_value.span().start,
             format!("unknown family {}: expected one of ring, workload, latency, command", family_value.get_ref()),
         )
-    })?;
-    let flags = family_flags(family);
-    let mut repeat = 1u32;
-    let mut warmup = 0u32;
-    let mut target_ci: Option<f64> = None;
-    let mut max_repeat: Option<(u32, usize)> = None;
-    let mut margin = crate::analysis::sequential::MARGIN;
-    let mut compare: Option<(String, usize)> = None;
-    let mut ask: Option<Vec<String>> = None;
-    // key -> (values, offset of the value), in a stable order: the file's keys sorted.
-    let mut params: Vec<(String, Vec<CellValue>, usize)> = Vec::new();
-    let mut overrides: Option<&Spanned<Toml>> = None;
-    // Keys that are one value however they are written (a command's `cmd` and `figures`).
-    let mut whole_values: Vec<(String, CellValue)> = Vec::new();
+    })
+}
+
+/// `repeat` (1 to 10000) or `warmup` (0 to 10000).
+fn repeat_count(origin: &Origin, name: &str, value: &Spanned<Toml>) -> Result<u32> {
+    let at = value.span().start;
+    let n = value
+        .get_ref()
+        .as_integer()
+        .filter(|n| (if name == "repeat" { 1 } else { 0 }..=10_000).contains(n))
+        .ok_or_else(|| {
+            origin
+                .at(at, format!("{name} must be a whole number from {} to 10000", if name == "repeat" { 1 } else { 0 }))
+        })?;
+    Ok(n as u32)
+}
+
+/// Read every key of an experiment's table (in the file's sorted order), each checked as
+/// it is read: the suite's own keys, the family's parameters, machine settings.
+fn read_keys<'t>(
+    origin: &Origin,
+    family: Family,
+    flags: &[(String, bool)],
+    entries: &'t ExperimentTable,
+) -> Result<ExperimentKeys<'t>> {
+    let mut keys = ExperimentKeys {
+        repeat: 1,
+        warmup: 0,
+        target_ci: None,
+        max_repeat: None,
+        margin: crate::analysis::sequential::MARGIN,
+        compare: None,
+        ask: None,
+        params: Vec::new(),
+        overrides: None,
+        whole_values: Vec::new(),
+    };
     for (key, value) in entries {
         let name = key.get_ref().as_str();
         let at = value.span().start;
         match name {
             "family" => {}
-            "repeat" | "warmup" => {
-                let n = value
-                    .get_ref()
-                    .as_integer()
-                    .filter(|n| (if name == "repeat" { 1 } else { 0 }..=10_000).contains(n))
-                    .ok_or_else(|| {
-                        origin.at(
-                            at,
-                            format!(
-                                "{name} must be a whole number from {} to 10000",
-                                if name == "repeat" { 1 } else { 0 }
-                            ),
-                        )
-                    })?;
-                if name == "repeat" {
-                    repeat = n as u32;
-                } else {
-                    warmup = n as u32;
-                }
-            }
+            "repeat" => keys.repeat = repeat_count(origin, name, value)?,
+            "warmup" => keys.warmup = repeat_count(origin, name, value)?,
             "target_ci" | "target-ci" => {
                 let parsed = text_of(value.get_ref())
                     .ok_or_else(|| "a percentage such as \"5%\"".to_string())
                     .and_then(|t| parse_target_ci(&t));
-                target_ci = Some(parsed.map_err(|msg| origin.at(at, format!("target_ci: {msg}")))?);
+                keys.target_ci = Some(parsed.map_err(|msg| origin.at(at, format!("target_ci: {msg}")))?);
             }
             "max_repeat" | "max-repeat" => {
                 let parsed = text_of(value.get_ref())
                     .ok_or_else(|| "a whole number".to_string())
                     .and_then(|t| parse_max_repeat(&t));
-                max_repeat = Some((parsed.map_err(|msg| origin.at(at, format!("max_repeat: {msg}")))?, at));
+                keys.max_repeat = Some((parsed.map_err(|msg| origin.at(at, format!("max_repeat: {msg}")))?, at));
             }
             "margin" => {
                 let parsed = text_of(value.get_ref())
                     .ok_or_else(|| "a percentage such as \"10%\"".to_string())
                     .and_then(|t| parse_margin(&t));
-                margin = parsed.map_err(|msg| origin.at(at, format!("margin: {msg}")))?;
+                keys.margin = parsed.map_err(|msg| origin.at(at, format!("margin: {msg}")))?;
             }
             "compare" => {
                 let axis = value.get_ref().as_str().ok_or_else(|| {
                     origin.at(at, "compare names the axis whose values are compared, e.g. compare = \"policy\"")
                 })?;
-                compare = Some((key_name(&normalise(axis)), at));
+                keys.compare = Some((key_name(&normalise(axis)), at));
             }
-            "ask" => ask = Some(parse_ask(origin, family, value)?),
-            "full" => overrides = Some(value),
+            "ask" => keys.ask = Some(parse_ask(origin, family, value)?),
+            "full" => keys.overrides = Some(value),
             _ if family.key_hint(name).is_some() => {
                 return Err(origin.at(at, family.key_hint(name).unwrap_or_default()));
             }
@@ -562,18 +586,29 @@ fn check_experiment(
                 })?;
                 let one = Cell::from_iter([(name, whole.clone())]);
                 FamilyOptions::from_keys(family, &one).map_err(|msg| origin.at(at, format!("{name}: {msg}")))?;
-                whole_values.push((name.to_string(), whole));
+                keys.whole_values.push((name.to_string(), whole));
             }
             // A machine setting (`cgroup`, `sysctl`, ...; `model::settings`): an axis like any
             // other, each value its canonical text.
             _ if crate::model::settings::is_key(name) => {
                 let texts =
                     crate::model::settings::values(name, value.get_ref().clone()).map_err(|m| origin.at(at, m))?;
-                params.push((name.to_string(), texts.into_iter().map(CellValue::Text).collect(), at));
+                keys.params.push((name.to_string(), texts.into_iter().map(CellValue::Text).collect(), at));
             }
-            _ => params.push((check_key(origin, family, &flags, key)?, values_of(origin, name, value)?, at)),
+            _ => keys.params.push((check_key(origin, family, flags, key)?, values_of(origin, name, value)?, at)),
         }
     }
+    Ok(keys)
+}
+
+/// `max_repeat` without its offset, once checked: it needs `target_ci`, and is at least
+/// `repeat`.
+fn checked_max_repeat(
+    origin: &Origin,
+    max_repeat: Option<(u32, usize)>,
+    target_ci: Option<f64>,
+    repeat: u32,
+) -> Result<Option<u32>> {
     if let Some((max, at)) = max_repeat {
         if target_ci.is_none() {
             return Err(
@@ -584,30 +619,50 @@ fn check_experiment(
             return Err(origin.at(at, format!("max_repeat = {max} is below repeat = {repeat}, the minimum")));
         }
     }
-    let max_repeat = max_repeat.map(|(n, _)| n);
-    if let Some(overrides) = overrides {
-        let Toml::Table(table) = overrides.get_ref() else {
-            return Err(origin.at(overrides.span().start, "full must be a table of the keys to change under --full"));
-        };
-        if full {
-            for (name, value) in table {
-                let flag = normalise(name);
-                if !flags.iter().any(|(f, _)| *f == flag) {
-                    return Err(origin.at(
-                        overrides.span().start,
-                        format!("unknown key '{name}' in full for a {} experiment", family.as_str()),
-                    ));
-                }
-                let values = values_of(origin, name, &Spanned::new(overrides.span(), value.clone()))?;
-                match params.iter_mut().find(|(k, _, _)| *k == flag) {
-                    Some(existing) => existing.1 = values,
-                    None => params.push((flag, values, overrides.span().start)),
-                }
+    Ok(max_repeat.map(|(n, _)| n))
+}
+
+/// Check the `full` table, and under --full put its values in place of the parameters'
+/// (or add them).
+fn apply_full(
+    origin: &Origin,
+    family: Family,
+    flags: &[(String, bool)],
+    overrides: &Spanned<Toml>,
+    full: bool,
+    params: &mut Vec<Param>,
+) -> Result<()> {
+    let Toml::Table(table) = overrides.get_ref() else {
+        return Err(origin.at(overrides.span().start, "full must be a table of the keys to change under --full"));
+    };
+    if full {
+        for (name, value) in table {
+            let flag = normalise(name);
+            if !flags.iter().any(|(f, _)| *f == flag) {
+                return Err(origin.at(
+                    overrides.span().start,
+                    format!("unknown key '{name}' in full for a {} experiment", family.as_str()),
+                ));
+            }
+            let values = values_of(origin, name, &Spanned::new(overrides.span(), value.clone()))?;
+            match params.iter_mut().find(|(k, _, _)| *k == flag) {
+                Some(existing) => existing.1 = values,
+                None => params.push((flag, values, overrides.span().start)),
             }
         }
     }
-    let axes: Vec<String> = params.iter().filter(|(_, v, _)| v.len() > 1).map(|(k, _, _)| key_name(k)).collect();
-    let compare = match compare {
+    Ok(())
+}
+
+/// The axis whose values the experiment compares: the one named by `compare`, which must
+/// be an axis, or else policy where the family compares it by default.
+fn compare_axis(
+    origin: &Origin,
+    family: Family,
+    compare: Option<(String, usize)>,
+    axes: &[String],
+) -> Result<Option<String>> {
+    Ok(match compare {
         Some((axis, at)) if !axes.contains(&axis) => {
             return Err(origin.at(
                 at,
@@ -620,10 +675,14 @@ fn check_experiment(
         Some((axis, _)) => Some(axis),
         None if family.compares_policy_by_default() && axes.iter().any(|a| a == "policy") => Some("policy".to_string()),
         None => None,
-    };
-    // The cross product, first key outermost.
+    })
+}
+
+/// The cross product of the parameters' values, first key outermost: each combination
+/// with the offsets of the values it took. At most a million.
+fn cross_product(origin: &Origin, start: usize, params: &[Param]) -> Result<Vec<(Cell, Vec<usize>)>> {
     let mut combos: Vec<(Cell, Vec<usize>)> = vec![(Cell::new(), Vec::new())];
-    for (key, values, at) in &params {
+    for (key, values, at) in params {
         let mut next = Vec::with_capacity(combos.len() * values.len());
         for (combo, offsets) in &combos {
             for value in values {
@@ -639,31 +698,69 @@ fn check_experiment(
             return Err(origin.at(start, "this experiment expands to more than a million combinations"));
         }
     }
+    Ok(combos)
+}
+
+/// A policy axis that mixes deadline with other policies: the reservation keys (and
+/// taskset's reclaim) are the deadline combinations' alone, and the others are run
+/// once, not once per reservation. Other experiments' combinations are returned as
+/// they are.
+fn deadline_keys_for_deadline_only(params: &[Param], combos: Vec<(Cell, Vec<usize>)>) -> Vec<(Cell, Vec<usize>)> {
+    let mixed_policies = params
+        .iter()
+        .any(|(k, v, _)| k == cell::axis::POLICY && v.len() > 1 && v.iter().any(|p| p.as_str() == Some("deadline")));
+    if !mixed_policies {
+        return combos;
+    }
+    let mut kept: Vec<(Cell, Vec<usize>)> = Vec::with_capacity(combos.len());
+    for (mut combo, offsets) in combos {
+        if !combo.is_deadline() {
+            for key in cell::DEADLINE_ONLY {
+                combo.remove(key);
+            }
+        }
+        if !kept.iter().any(|(c, _)| *c == combo) {
+            kept.push((combo, offsets));
+        }
+    }
+    kept
+}
+
+/// Check one `[[experiment]]` table and expand it into its parameter combinations.
+fn check_experiment(
+    origin: &Origin,
+    table: &Spanned<ExperimentTable>,
+    full: bool,
+) -> Result<(Experiment, Vec<Combination>)> {
+    let start = table.span().start;
+    let entries = table.get_ref();
+    let family = experiment_family(origin, start, entries)?;
+    let flags = family_flags(family);
+    let ExperimentKeys {
+        repeat,
+        warmup,
+        target_ci,
+        max_repeat,
+        margin,
+        compare,
+        ask,
+        mut params,
+        overrides,
+        whole_values,
+    } = read_keys(origin, family, &flags, entries)?;
+    let max_repeat = checked_max_repeat(origin, max_repeat, target_ci, repeat)?;
+    if let Some(overrides) = overrides {
+        apply_full(origin, family, &flags, overrides, full, &mut params)?;
+    }
+    let axes: Vec<String> = params.iter().filter(|(_, v, _)| v.len() > 1).map(|(k, _, _)| key_name(k)).collect();
+    let compare = compare_axis(origin, family, compare, &axes)?;
+    let combos = cross_product(origin, start, &params)?;
     for (key, values, at) in params.iter().filter(|(k, _, _)| !crate::model::settings::is_key(k)) {
         for value in values {
             check_value(origin, family, &flags, key, value, *at)?;
         }
     }
-    // A policy axis that mixes deadline with other policies: the reservation keys (and
-    // taskset's reclaim) are the deadline combinations' alone, and the others are run
-    // once, not once per reservation.
-    let mixed_policies = params
-        .iter()
-        .any(|(k, v, _)| k == cell::axis::POLICY && v.len() > 1 && v.iter().any(|p| p.as_str() == Some("deadline")));
-    if mixed_policies {
-        let mut kept: Vec<(Cell, Vec<usize>)> = Vec::with_capacity(combos.len());
-        for (mut combo, offsets) in combos {
-            if !combo.is_deadline() {
-                for key in cell::DEADLINE_ONLY {
-                    combo.remove(key);
-                }
-            }
-            if !kept.iter().any(|(c, _)| *c == combo) {
-                kept.push((combo, offsets));
-            }
-        }
-        combos = kept;
-    }
+    let combos = deadline_keys_for_deadline_only(&params, combos);
     let mut out = Vec::with_capacity(combos.len());
     for (mut combo, _) in combos {
         combo.extend(whole_values.iter().cloned());

@@ -225,6 +225,61 @@ fn on_line(points: &[(f64, f64)], px: f64) -> Option<(f64, f64)> {
 /// Height of a row of the legend below the plot.
 const LEGEND_ROW: f64 = 18.0;
 
+/// Where a plot's parts go on its canvas, worked out from its layout before drawing.
+#[derive(Clone, Copy)]
+struct Frame {
+    width: f64,
+    height: f64,
+    left: f64,
+    right: f64,
+    top: f64,
+    /// The plotting area's width and height.
+    pw: f64,
+    ph: f64,
+    legend: Legend,
+    /// The baselines of the x axis label and of the note under it (the label's when
+    /// there is no note).
+    x_label_y: f64,
+    text_bottom: f64,
+    /// Where a legend below starts, and its columns and rows.
+    legend_top: f64,
+    columns: usize,
+    rows: usize,
+}
+
+/// The ranges the axes show and how a value maps to a point on the canvas.
+struct Scales {
+    x: (f64, f64),
+    y: (f64, f64),
+    x_log: bool,
+    y_log: bool,
+    frame: Frame,
+}
+
+impl Scales {
+    /// Screen x of the value `x`.
+    fn sx(&self, x: f64) -> f64 {
+        let ((x0, x1), Frame { left, pw, .. }) = (self.x, self.frame);
+        let f = if self.x_log { (x.log10() - x0.log10()) / (x1.log10() - x0.log10()) } else { (x - x0) / (x1 - x0) };
+        left + f * pw
+    }
+
+    /// Screen y of the value `y`; on a log axis a value below the range sits at its bottom.
+    fn sy(&self, y: f64) -> f64 {
+        let ((y0, y1), Frame { top, ph, .. }) = (self.y, self.frame);
+        let y = if self.y_log { y.max(y0) } else { y };
+        let f = if self.y_log { (y.log10() - y0.log10()) / (y1.log10() - y0.log10()) } else { (y - y0) / (y1 - y0) };
+        top + ph - f * ph
+    }
+}
+
+impl Series {
+    /// The series' ` stroke-dasharray="…"` attribute, or nothing for a solid line.
+    fn dash_attribute(&self) -> String {
+        self.dash.map(|d| format!(" stroke-dasharray=\"{d}\"")).unwrap_or_default()
+    }
+}
+
 impl Plot {
     /// The y axis is logarithmic: asked for, or the values spread wider than `y_log_beyond`.
     fn y_is_log(&self) -> bool {
@@ -234,10 +289,8 @@ impl Plot {
     }
 
     pub fn render(&self) -> String {
-        let Layout { width, left, right, top, plot_height: ph, legend } = self.layout;
-        let pw = width - left - right;
+        let frame = self.frame();
         let y_log = self.y_is_log();
-        let y_label = if y_log && !self.y_log { format!("{} (log scale)", self.y_label) } else { self.y_label.clone() };
         let pts = || self.series.iter().flat_map(|s| s.points.iter());
         let xs: Vec<f64> =
             pts().map(|p| p.0).chain(self.markers.iter().map(|m| m.0)).filter(|x| !self.x_log || *x > 0.0).collect();
@@ -246,6 +299,36 @@ impl Plot {
             .flatten()
             .filter(|y| y.is_finite() && (!y_log || *y > 0.0))
             .collect();
+        let mut svg = String::new();
+        self.write_head(&mut svg, &frame);
+        if xs.is_empty() || ys.is_empty() {
+            let all_zero = y_log && pts().next().is_some() && pts().all(|p| p.1 == 0.0);
+            let why = if all_zero { "every value is 0: nothing to draw on a log axis" } else { "no data" };
+            let _ = write!(
+                svg,
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{why}</text></svg>",
+                frame.width / 2.0,
+                frame.height / 2.0
+            );
+            return svg;
+        }
+        let (x0, x1) = self.bounds(&xs, self.x_log, self.x_from_zero);
+        let (y0, y1) = self.bounds(&ys, y_log, true);
+        let scales = Scales { x: (x0, x1), y: (y0, y1), x_log: self.x_log, y_log, frame };
+        self.draw_grid(&mut svg, &scales);
+        self.draw_axes(&mut svg, &frame, y_log);
+        self.draw_markers(&mut svg, &scales);
+        self.draw_series(&mut svg, &scales);
+        self.draw_legend(&mut svg, &frame);
+        svg.push_str("</svg>");
+        svg
+    }
+
+    /// Where everything goes: the plotting area, and under the axis its label, the note,
+    /// then the legend when it goes below (in one or two columns).
+    fn frame(&self) -> Frame {
+        let Layout { width, left, right, top, plot_height: ph, legend } = self.layout;
+        let pw = width - left - right;
         // Under the axis: its label, the note, then the legend when it goes below.
         let x_label_y = top + ph + 43.0;
         let text_bottom = if self.note.is_some() { x_label_y + 18.0 } else { x_label_y };
@@ -260,7 +343,39 @@ impl Plot {
         let legend_top = text_bottom + 26.0;
         let height =
             if legend == Legend::Below { legend_top + rows as f64 * LEGEND_ROW + 10.0 } else { text_bottom + 12.0 };
-        let mut svg = String::new();
+        Frame { width, height, left, right, top, pw, ph, legend, x_label_y, text_bottom, legend_top, columns, rows }
+    }
+
+    /// The range an axis shows of the values `v`: out to whole decades on a log axis (to
+    /// the nearest 1, 2 or 5 with `fine_log`); on a linear one from 0 with `from_zero`,
+    /// and 5 % above the largest.
+    fn bounds(&self, v: &[f64], log: bool, from_zero: bool) -> (f64, f64) {
+        let (mut lo, mut hi) = (v.iter().copied().fold(f64::MAX, f64::min), v.iter().copied().fold(f64::MIN, f64::max));
+        if log {
+            if self.fine_log {
+                (lo, hi) = (one_two_five(lo, false), one_two_five(hi, true));
+            } else {
+                lo = 10f64.powf(lo.log10().floor());
+                hi = 10f64.powf(hi.log10().ceil());
+            }
+            if hi <= lo {
+                hi = lo * 10.0;
+            }
+        } else {
+            if from_zero && lo > 0.0 {
+                lo = 0.0;
+            }
+            if hi <= lo {
+                hi = lo + 1.0;
+            }
+            hi += (hi - lo) * 0.05;
+        }
+        (lo, hi)
+    }
+
+    /// The opening `<svg>` with its white background and the title.
+    fn write_head(&self, svg: &mut String, frame: &Frame) {
+        let Frame { width, height, left, pw, .. } = *frame;
         let _ = write!(
             svg,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" \
@@ -271,58 +386,17 @@ impl Plot {
             left + pw / 2.0,
             esc(&self.title)
         );
-        if xs.is_empty() || ys.is_empty() {
-            let all_zero = y_log && pts().next().is_some() && pts().all(|p| p.1 == 0.0);
-            let why = if all_zero { "every value is 0: nothing to draw on a log axis" } else { "no data" };
-            let _ = write!(
-                svg,
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{why}</text></svg>",
-                width / 2.0,
-                height / 2.0
-            );
-            return svg;
-        }
-        let bounds = |v: &[f64], log: bool, from_zero: bool| {
-            let (mut lo, mut hi) =
-                (v.iter().copied().fold(f64::MAX, f64::min), v.iter().copied().fold(f64::MIN, f64::max));
-            if log {
-                if self.fine_log {
-                    (lo, hi) = (one_two_five(lo, false), one_two_five(hi, true));
-                } else {
-                    lo = 10f64.powf(lo.log10().floor());
-                    hi = 10f64.powf(hi.log10().ceil());
-                }
-                if hi <= lo {
-                    hi = lo * 10.0;
-                }
-            } else {
-                if from_zero && lo > 0.0 {
-                    lo = 0.0;
-                }
-                if hi <= lo {
-                    hi = lo + 1.0;
-                }
-                hi += (hi - lo) * 0.05;
-            }
-            (lo, hi)
-        };
-        let (x0, x1) = bounds(&xs, self.x_log, self.x_from_zero);
-        let (y0, y1) = bounds(&ys, y_log, true);
-        let sx = |x: f64| {
-            let f =
-                if self.x_log { (x.log10() - x0.log10()) / (x1.log10() - x0.log10()) } else { (x - x0) / (x1 - x0) };
-            left + f * pw
-        };
-        let sy = |y: f64| {
-            let y = if y_log { y.max(y0) } else { y };
-            let f = if y_log { (y.log10() - y0.log10()) / (y1.log10() - y0.log10()) } else { (y - y0) / (y1 - y0) };
-            top + ph - f * ph
-        };
-        // Grid and ticks; where 2s and 5s are drawn, the decades stand out from them.
-        let y_ticks = grid_ticks(y0, y1, y_log, self.fine_log);
+    }
+
+    /// Grid and ticks; where 2s and 5s are drawn, the decades stand out from them.
+    fn draw_grid(&self, svg: &mut String, scales: &Scales) {
+        let Frame { left, top, pw, ph, .. } = scales.frame;
+        let (x0, x1) = scales.x;
+        let (y0, y1) = scales.y;
+        let y_ticks = grid_ticks(y0, y1, scales.y_log, self.fine_log);
         let major = if y_ticks.iter().any(|t| !t.1) { "#d8d8d8" } else { "#e4e4e4" };
         for (t, is_major) in y_ticks {
-            let y = sy(t);
+            let y = scales.sy(t);
             let stroke = if is_major { major } else { "#eeeeee" };
             let _ = write!(
                 svg,
@@ -335,7 +409,7 @@ impl Plot {
             );
         }
         for (t, _) in grid_ticks(x0, x1, self.x_log, self.fine_log) {
-            let x = sx(t);
+            let x = scales.sx(t);
             let _ = write!(
                 svg,
                 "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{top}\" y2=\"{}\" stroke=\"#f0f0f0\"/>\
@@ -345,6 +419,13 @@ impl Plot {
                 tick_label(t)
             );
         }
+    }
+
+    /// The box round the plotting area, the axis labels (y's saying "log scale" when
+    /// the spread made it so) and the note.
+    fn draw_axes(&self, svg: &mut String, frame: &Frame, y_log: bool) {
+        let Frame { left, top, pw, ph, x_label_y, text_bottom, .. } = *frame;
+        let y_label = if y_log && !self.y_log { format!("{} (log scale)", self.y_label) } else { self.y_label.clone() };
         let _ = write!(
             svg,
             "<rect x=\"{left}\" y=\"{top}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#333\"/>\
@@ -363,8 +444,13 @@ impl Plot {
                 esc(note)
             );
         }
+    }
+
+    /// The vertical markers, dashed, each with its label at the top.
+    fn draw_markers(&self, svg: &mut String, scales: &Scales) {
+        let Frame { top, ph, .. } = scales.frame;
         for (x, label) in &self.markers {
-            let px = sx(*x);
+            let px = scales.sx(*x);
             let _ = write!(
                 svg,
                 "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{top}\" y2=\"{}\" stroke=\"#b00\" stroke-dasharray=\"6 4\"/>\
@@ -375,85 +461,99 @@ impl Plot {
                 esc(label)
             );
         }
-        let color = |i: usize| self.series[i].color.unwrap_or(COLORS[i % COLORS.len()]);
-        let dash = |s: &Series| s.dash.map(|d| format!(" stroke-dasharray=\"{d}\"")).unwrap_or_default();
-        // The series in front last; the marks on every line above all of them.
+    }
+
+    /// Series `i`'s colour: its own, or the palette's for its place.
+    fn color(&self, i: usize) -> &'static str {
+        self.series[i].color.unwrap_or(COLORS[i % COLORS.len()])
+    }
+
+    /// The series in front last; the marks on every line above all of them.
+    fn draw_series(&self, svg: &mut String, scales: &Scales) {
         let mut order: Vec<usize> = (0..self.series.len()).collect();
         order.sort_by_key(|&i| self.series[i].in_front);
         let mut marks = String::new();
         for i in order {
-            let (s, color) = (&self.series[i], color(i));
-            let _ = write!(svg, "<g><title>{}</title>", esc(&s.label));
-            let mut points: Vec<(f64, f64)> = Vec::new();
-            for &(x, y, err) in &s.points {
-                if (self.x_log && x <= 0.0) || !y.is_finite() || (y_log && y <= 0.0) {
-                    continue;
-                }
-                if s.style == Style::Step {
-                    if let Some(&(_, prev_y)) = points.last() {
-                        points.push((sx(x), prev_y));
-                    }
-                }
-                points.push((sx(x), sy(y)));
-                if let Some((lo, hi)) = err {
-                    let (px, a, b) = (sx(x), sy(lo), sy(hi));
-                    let _ = write!(
-                        svg,
-                        "<path d=\"M{px:.1} {a:.1}V{b:.1}M{:.1} {a:.1}h8M{:.1} {b:.1}h8\" stroke=\"{color}\" fill=\"none\"/>",
-                        px - 4.0,
-                        px - 4.0
-                    );
+            self.draw_one_series(i, svg, &mut marks, scales);
+        }
+        svg.push_str(&marks);
+    }
+
+    /// Series `i` as a titled group: its error bars, its line (or steps) and its dots; the
+    /// ◇ of its marks go to `marks`, drawn after every series.
+    fn draw_one_series(&self, i: usize, svg: &mut String, marks: &mut String, scales: &Scales) {
+        let (s, color) = (&self.series[i], self.color(i));
+        let _ = write!(svg, "<g><title>{}</title>", esc(&s.label));
+        let mut points: Vec<(f64, f64)> = Vec::new();
+        for &(x, y, err) in &s.points {
+            if (self.x_log && x <= 0.0) || !y.is_finite() || (scales.y_log && y <= 0.0) {
+                continue;
+            }
+            if s.style == Style::Step {
+                if let Some(&(_, prev_y)) = points.last() {
+                    points.push((scales.sx(x), prev_y));
                 }
             }
-            let path: String = points
-                .iter()
-                .enumerate()
-                .map(|(j, (x, y))| format!("{}{x:.1} {y:.1}", if j == 0 { "M" } else { "L" }))
-                .collect();
-            if s.style != Style::Points {
+            points.push((scales.sx(x), scales.sy(y)));
+            if let Some((lo, hi)) = err {
+                let (px, a, b) = (scales.sx(x), scales.sy(lo), scales.sy(hi));
                 let _ = write!(
                     svg,
-                    "<path d=\"{path}\" stroke=\"{color}\" stroke-width=\"{}\" fill=\"none\"{}/>",
-                    s.width,
-                    dash(s)
-                );
-            }
-            if s.style == Style::Points {
-                for (x, y) in &points {
-                    let _ = write!(
-                        svg,
-                        "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"2.5\" fill=\"{color}\" fill-opacity=\"0.75\"/>"
-                    );
-                }
-            }
-            if s.style == Style::LinePoints {
-                for (x, y) in &points {
-                    let _ = write!(
-                        svg,
-                        "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{}\" fill=\"{color}\"/>",
-                        2.5 + s.width / 2.0
-                    );
-                }
-            }
-            svg.push_str("</g>");
-            for mark in &s.marks {
-                let Some((x, y)) = on_line(&points, sx(mark.x)) else { continue };
-                let _ = write!(
-                    marks,
-                    "<polygon class=\"{}\" points=\"{x:.1},{:.1} {:.1},{y:.1} {x:.1},{:.1} {:.1},{y:.1}\" fill=\"white\" \
-                     stroke=\"{color}\" stroke-width=\"2.5\"><title>{}</title></polygon>",
-                    mark.class,
-                    y - 8.0,
-                    x + 8.0,
-                    y + 8.0,
-                    x - 8.0,
-                    esc(&mark.title)
+                    "<path d=\"M{px:.1} {a:.1}V{b:.1}M{:.1} {a:.1}h8M{:.1} {b:.1}h8\" stroke=\"{color}\" fill=\"none\"/>",
+                    px - 4.0,
+                    px - 4.0
                 );
             }
         }
-        svg.push_str(&marks);
+        let path: String = points
+            .iter()
+            .enumerate()
+            .map(|(j, (x, y))| format!("{}{x:.1} {y:.1}", if j == 0 { "M" } else { "L" }))
+            .collect();
+        if s.style != Style::Points {
+            let _ = write!(
+                svg,
+                "<path d=\"{path}\" stroke=\"{color}\" stroke-width=\"{}\" fill=\"none\"{}/>",
+                s.width,
+                s.dash_attribute()
+            );
+        }
+        if s.style == Style::Points {
+            for (x, y) in &points {
+                let _ = write!(
+                    svg,
+                    "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"2.5\" fill=\"{color}\" fill-opacity=\"0.75\"/>"
+                );
+            }
+        }
+        if s.style == Style::LinePoints {
+            for (x, y) in &points {
+                let _ =
+                    write!(svg, "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{}\" fill=\"{color}\"/>", 2.5 + s.width / 2.0);
+            }
+        }
+        svg.push_str("</g>");
+        for mark in &s.marks {
+            let Some((x, y)) = on_line(&points, scales.sx(mark.x)) else { continue };
+            let _ = write!(
+                marks,
+                "<polygon class=\"{}\" points=\"{x:.1},{:.1} {:.1},{y:.1} {x:.1},{:.1} {:.1},{y:.1}\" fill=\"white\" \
+                 stroke=\"{color}\" stroke-width=\"2.5\"><title>{}</title></polygon>",
+                mark.class,
+                y - 8.0,
+                x + 8.0,
+                y + 8.0,
+                x - 8.0,
+                esc(&mark.title)
+            );
+        }
+    }
+
+    /// The legend: one entry a row at the right, or in columns below the axis.
+    fn draw_legend(&self, svg: &mut String, frame: &Frame) {
+        let Frame { width, right, top, legend, legend_top, columns, rows, .. } = *frame;
         for (i, s) in self.series.iter().enumerate() {
-            let (color, dash) = (color(i), dash(s));
+            let (color, dash) = (self.color(i), s.dash_attribute());
             let entry = match legend {
                 Legend::Right if s.style == Style::Points => {
                     let (x, y) = (width - right + 12.0, top + 10.0 + i as f64 * 20.0);
@@ -499,8 +599,6 @@ impl Plot {
             };
             svg.push_str(&entry);
         }
-        svg.push_str("</svg>");
-        svg
     }
 }
 

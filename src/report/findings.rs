@@ -100,6 +100,72 @@ impl fmt::Display for Answer {
     }
 }
 
+/// "no knee (…)", "1 knee", "3 knees": the knees a ring sweep showed.
+fn knees_text(knees: usize) -> String {
+    match knees {
+        0 => format!("no knee (no step of {:.0}% or more that holds)", knee::STEP_MIN * 100.0),
+        1 => "1 knee".to_string(),
+        n => format!("{n} knees"),
+    }
+}
+
+/// How a ring sweep's cost per hop changes apart from its knees: the fitted change, and
+/// whether it is level, a steady rise or fall, or too noisy to call.
+fn scaling_shape_text(knees: usize, shape: &Shape, trend: f64, trend_t: f64) -> String {
+    let rest = match knees {
+        0 => "the cost per hop",
+        1 => "apart from the knee, the cost per hop",
+        _ => "apart from the knees, the cost per hop",
+    };
+    let bar = knee::RISE_MIN * 100.0;
+    let trend = trend * 100.0;
+    match shape {
+        Shape::Linear => {
+            format!("{rest} stays level: fitted {trend:+.0}% across the sizes, within ±{bar:.0}%")
+        }
+        Shape::SteadyRise => {
+            format!("{rest} rises steadily, the total super-linearly: fitted {trend:+.0}% (t = {trend_t:.1})")
+        }
+        Shape::SteadyFall => format!("{rest} falls steadily: fitted {trend:+.0}% (t = {trend_t:.1})"),
+        Shape::Unclear => {
+            format!("{rest} changes by a fitted {trend:+.0}%, too noisy to call steady (t = {trend_t:.1}, under 3)")
+        }
+    }
+}
+
+/// A best policy's involuntary switches against the real-time policies', when counted.
+fn write_switches(f: &mut fmt::Formatter<'_>, switches: Option<&SwitchContrast>) -> fmt::Result {
+    match switches {
+        Some(SwitchContrast::Ratio(r)) => {
+            write!(f, "; OTHER had {r:.1}x the involuntary switches of the real-time policies")
+        }
+        Some(SwitchContrast::OnlyOther(n)) => {
+            write!(f, "; OTHER had {n:.0} involuntary switches, the real-time policies none")
+        }
+        None => Ok(()),
+    }
+}
+
+/// With `--trace on`: how often a child was preempted under each policy, and the share of
+/// that by a sibling; nothing when not traced.
+fn write_preempted(f: &mut fmt::Formatter<'_>, preempted: &[(String, f64, f64)]) -> fmt::Result {
+    if !preempted.is_empty() {
+        let each: Vec<String> = preempted
+            .iter()
+            .map(|(policy, per_child, by_sibling)| match *per_child {
+                0.0 => format!("never under {}", policy.to_uppercase()),
+                n => format!(
+                    "{n} times under {} ({:.0} % of them by a sibling)",
+                    policy.to_uppercase(),
+                    100.0 * by_sibling
+                ),
+            })
+            .collect();
+        write!(f, "; traced: a child was preempted a median {}", each.join(", "))?;
+    }
+    Ok(())
+}
+
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -115,32 +181,8 @@ impl fmt::Display for Finding {
                 jump * 100.0
             ),
             Finding::Scaling { what, from, to, knees, shape, trend, trend_t, above_projection } => {
-                let steps = match knees {
-                    0 => format!("no knee (no step of {:.0}% or more that holds)", knee::STEP_MIN * 100.0),
-                    1 => "1 knee".to_string(),
-                    n => format!("{n} knees"),
-                };
-                let rest = match knees {
-                    0 => "the cost per hop",
-                    1 => "apart from the knee, the cost per hop",
-                    _ => "apart from the knees, the cost per hop",
-                };
-                let bar = knee::RISE_MIN * 100.0;
-                let trend = trend * 100.0;
-                let shape = match shape {
-                    Shape::Linear => {
-                        format!("{rest} stays level: fitted {trend:+.0}% across the sizes, within ±{bar:.0}%")
-                    }
-                    Shape::SteadyRise => {
-                        format!(
-                            "{rest} rises steadily, the total super-linearly: fitted {trend:+.0}% (t = {trend_t:.1})"
-                        )
-                    }
-                    Shape::SteadyFall => format!("{rest} falls steadily: fitted {trend:+.0}% (t = {trend_t:.1})"),
-                    Shape::Unclear => format!(
-                        "{rest} changes by a fitted {trend:+.0}%, too noisy to call steady (t = {trend_t:.1}, under 3)"
-                    ),
-                };
+                let steps = knees_text(*knees);
+                let shape = scaling_shape_text(*knees, shape, *trend, *trend_t);
                 write!(
                     f,
                     "{what}: from {from} to {to} processes, {steps}; {shape}; at {to} processes the CPU time is \
@@ -156,30 +198,8 @@ impl fmt::Display for Finding {
                     (1.0 - best_wall_s / next_wall_s) * 100.0,
                     next.to_uppercase()
                 )?;
-                match switches {
-                    Some(SwitchContrast::Ratio(r)) => {
-                        write!(f, "; OTHER had {r:.1}x the involuntary switches of the real-time policies")
-                    }
-                    Some(SwitchContrast::OnlyOther(n)) => {
-                        write!(f, "; OTHER had {n:.0} involuntary switches, the real-time policies none")
-                    }
-                    None => Ok(()),
-                }?;
-                if !preempted.is_empty() {
-                    let each: Vec<String> = preempted
-                        .iter()
-                        .map(|(policy, per_child, by_sibling)| match *per_child {
-                            0.0 => format!("never under {}", policy.to_uppercase()),
-                            n => format!(
-                                "{n} times under {} ({:.0} % of them by a sibling)",
-                                policy.to_uppercase(),
-                                100.0 * by_sibling
-                            ),
-                        })
-                        .collect();
-                    write!(f, "; traced: a child was preempted a median {}", each.join(", "))?;
-                }
-                Ok(())
+                write_switches(f, switches.as_ref())?;
+                write_preempted(f, preempted)
             }
             Finding::LatencyLeader { what, p99_policy, p99_ns, p99_answer, max, overruns } => {
                 let overruns: Vec<String> = overruns.iter().map(|(p, n)| format!("{} {n}", p.to_uppercase())).collect();

@@ -68,53 +68,64 @@ fn tick_text(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// The plot as SVG, `None` when no row has anything to draw.
-pub fn svg(title: &str, rows: &[DecisionRow], band: &Band, note: &str) -> Option<String> {
-    let drawn: Vec<&DecisionRow> = rows.iter().filter(|r| r.drawn()).collect();
-    if drawn.is_empty() {
-        return None;
-    }
-    // The axis: every point, every finite interval end and the band, with room round them.
-    let widest = drawn.iter().filter_map(|r| r.margin).fold(band.half_width, f64::max);
-    let mut values: Vec<f64> = vec![1.0 - 2.0 * widest, 1.0 + 2.0 * widest];
-    for r in &drawn {
-        values
-            .extend(r.ratio.iter().chain(&r.low).chain(&r.high).chain(&r.range).filter(|v| v.is_finite() && **v > 0.0));
-    }
-    // Beyond 1/100..100 the bar runs off the axis (drawn as an arrow).
-    let lo = values.iter().copied().fold(f64::INFINITY, f64::min).max(0.01);
-    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max).min(100.0);
-    let pad = (hi / lo).ln() * 0.04;
-    let (lo, hi) = ((lo.ln() - pad).exp(), (hi.ln() + pad).exp());
+/// The forest's ratio axis: its range and the column it is drawn in, between the rows'
+/// labels and their answers.
+struct Axis {
+    lo: f64,
+    hi: f64,
+    x0: f64,
+    x1: f64,
+    /// The bottom of the last row.
+    y_end: f64,
+}
 
-    let label_w = drawn
-        .iter()
-        .map(|r| format!("{}: {}", r.question, r.compared).chars().count().min(LABEL_CHARS))
-        .max()
-        .unwrap_or(0) as f64
-        * CHAR_PX
-        + 16.0;
-    let answer_w =
-        drawn.iter().map(|r| r.answer.chars().count().min(ANSWER_CHARS)).max().unwrap_or(0) as f64 * BOLD_PX + 18.0;
-    let (x0, x1) = (label_w, WIDTH - answer_w);
-    let plot_w = x1 - x0;
-    let x = |v: f64| x0 + (v.clamp(lo, hi) / lo).ln() / (hi / lo).ln() * plot_w;
-    let height = TOP + ROW * drawn.len() as f64 + BOTTOM;
-    let y_end = TOP + ROW * drawn.len() as f64;
+impl Axis {
+    /// The axis for the rows drawn: every point, every finite interval end and the band,
+    /// with room round them; the column as wide as the labels and answers leave.
+    fn of(drawn: &[&DecisionRow], band: &Band) -> Axis {
+        let widest = drawn.iter().filter_map(|r| r.margin).fold(band.half_width, f64::max);
+        let mut values: Vec<f64> = vec![1.0 - 2.0 * widest, 1.0 + 2.0 * widest];
+        for r in drawn {
+            values.extend(
+                r.ratio.iter().chain(&r.low).chain(&r.high).chain(&r.range).filter(|v| v.is_finite() && **v > 0.0),
+            );
+        }
+        // Beyond 1/100..100 the bar runs off the axis (drawn as an arrow).
+        let lo = values.iter().copied().fold(f64::INFINITY, f64::min).max(0.01);
+        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max).min(100.0);
+        let pad = (hi / lo).ln() * 0.04;
+        let (lo, hi) = ((lo.ln() - pad).exp(), (hi.ln() + pad).exp());
 
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"forest\" width=\"{WIDTH}\" height=\"{height}\" \
-         viewBox=\"0 0 {WIDTH} {height}\" font-family=\"system-ui,sans-serif\" font-size=\"12\">\
-         <title>{}</title><rect width=\"{WIDTH}\" height=\"{height}\" fill=\"#fff\"/>\
-         <text x=\"8\" y=\"16\" font-size=\"14\" font-weight=\"bold\">{}</text>",
-        esc(title),
-        esc(title)
-    );
-    // The legend: the calls present, in the order they first appear.
+        let label_w = drawn
+            .iter()
+            .map(|r| format!("{}: {}", r.question, r.compared).chars().count().min(LABEL_CHARS))
+            .max()
+            .unwrap_or(0) as f64
+            * CHAR_PX
+            + 16.0;
+        let answer_w =
+            drawn.iter().map(|r| r.answer.chars().count().min(ANSWER_CHARS)).max().unwrap_or(0) as f64 * BOLD_PX + 18.0;
+        let (x0, x1) = (label_w, WIDTH - answer_w);
+        let y_end = TOP + ROW * drawn.len() as f64;
+        Axis { lo, hi, x0, x1, y_end }
+    }
+
+    fn plot_w(&self) -> f64 {
+        self.x1 - self.x0
+    }
+
+    /// Screen x of the ratio `v`, clamped to the axis.
+    fn x(&self, v: f64) -> f64 {
+        let (lo, hi) = (self.lo, self.hi);
+        self.x0 + (v.clamp(lo, hi) / lo).ln() / (hi / lo).ln() * self.plot_w()
+    }
+}
+
+/// The legend: the calls present, in the order they first appear, then what the shaded
+/// band is.
+fn write_legend(s: &mut String, drawn: &[&DecisionRow], band: &Band) {
     let mut calls: Vec<Call> = Vec::new();
-    for r in &drawn {
+    for r in drawn {
         if !calls.contains(&r.call) {
             calls.push(r.call);
         }
@@ -139,7 +150,11 @@ pub fn svg(title: &str, rows: &[DecisionRow], band: &Band, note: &str) -> Option
         lx + 20.0,
         esc(&band_text)
     );
-    // Row stripes, the band, the grid and the line at 1.
+}
+
+/// Row stripes, the band, and a row's own band where its question was asked at another
+/// margin.
+fn write_background(s: &mut String, drawn: &[&DecisionRow], band: &Band, axis: &Axis) {
     for i in (0..drawn.len()).step_by(2) {
         let _ = write!(
             s,
@@ -147,18 +162,18 @@ pub fn svg(title: &str, rows: &[DecisionRow], band: &Band, note: &str) -> Option
             TOP + ROW * i as f64
         );
     }
-    let (b0, b1) = (x(1.0 - band.half_width), x(1.0 + band.half_width));
+    let (b0, b1) = (axis.x(1.0 - band.half_width), axis.x(1.0 + band.half_width));
     let _ = write!(
         s,
         "<rect class=\"band\" x=\"{b0:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#e3f1e5\" \
          fill-opacity=\"0.85\"/>",
         b1 - b0,
-        y_end - TOP
+        axis.y_end - TOP
     );
     // A question asked at another margin: its own band, on its row.
     for (i, r) in drawn.iter().enumerate() {
         let Some(m) = r.margin.filter(|m| *m != band.half_width) else { continue };
-        let (r0, r1) = (x(1.0 - m), x(1.0 + m));
+        let (r0, r1) = (axis.x(1.0 - m), axis.x(1.0 + m));
         let _ = write!(
             s,
             "<rect class=\"row-band\" x=\"{r0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#e3f1e5\" \
@@ -168,8 +183,13 @@ pub fn svg(title: &str, rows: &[DecisionRow], band: &Band, note: &str) -> Option
             ROW - 4.0
         );
     }
-    for t in ticks(lo, hi, plot_w, 44.0) {
-        let tx = x(t);
+}
+
+/// The grid (the line at 1 solid), the axis line and the note under it.
+fn write_grid(s: &mut String, axis: &Axis, note: &str) {
+    let Axis { x0, x1, y_end, .. } = *axis;
+    for t in ticks(axis.lo, axis.hi, axis.plot_w(), 44.0) {
+        let tx = axis.x(t);
         let (stroke, dash) = if t == 1.0 { ("#555", "") } else { ("#ddd", " stroke-dasharray=\"3 3\"") };
         let _ = write!(
             s,
@@ -187,82 +207,117 @@ pub fn svg(title: &str, rows: &[DecisionRow], band: &Band, note: &str) -> Option
         y_end + 30.0,
         esc(note)
     );
-    for (i, r) in drawn.iter().enumerate() {
-        let cy = TOP + ROW * i as f64 + ROW / 2.0;
-        let color = r.call.color();
-        let label = format!("{}: {}", r.question, r.compared);
-        let tip = format!(
-            "{label}: {} (ratio {}, interval {}{}, blocks {}, Holm p {})",
-            r.answer,
-            r.ratio_text(),
-            r.interval_text(),
-            r.confidence.map_or(String::new(), |c| format!(" at {:.1}%", c * 100.0)),
-            r.blocks_text(),
-            r.p_text()
+}
+
+/// Row `i`: its label, its bar (an interval, or a claim's range), its answer, all in a
+/// group whose tooltip gives the row's numbers in full.
+fn write_row(s: &mut String, i: usize, r: &DecisionRow, axis: &Axis) {
+    let cy = TOP + ROW * i as f64 + ROW / 2.0;
+    let color = r.call.color();
+    let label = format!("{}: {}", r.question, r.compared);
+    let tip = format!(
+        "{label}: {} (ratio {}, interval {}{}, blocks {}, Holm p {})",
+        r.answer,
+        r.ratio_text(),
+        r.interval_text(),
+        r.confidence.map_or(String::new(), |c| format!(" at {:.1}%", c * 100.0)),
+        r.blocks_text(),
+        r.p_text()
+    );
+    let _ = write!(s, "<g class=\"row\"><title>{}</title>", esc(&tip));
+    let _ = write!(s, "<text x=\"8\" y=\"{:.1}\">{}</text>", cy + 4.0, esc(&cut(&label, LABEL_CHARS)));
+    if r.range.is_empty() {
+        write_interval(s, r, axis, cy, color);
+    } else {
+        // A claim: the range of its comparisons' ratios, dashed, each ratio a dot.
+        let lo_r = r.range.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi_r = r.range.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let _ = write!(
+            s,
+            "<line x1=\"{:.1}\" y1=\"{cy:.1}\" x2=\"{:.1}\" y2=\"{cy:.1}\" stroke=\"{color}\" stroke-width=\"2\" \
+             stroke-dasharray=\"4 3\"/>",
+            axis.x(lo_r),
+            axis.x(hi_r)
         );
-        let _ = write!(s, "<g class=\"row\"><title>{}</title>", esc(&tip));
-        let _ = write!(s, "<text x=\"8\" y=\"{:.1}\">{}</text>", cy + 4.0, esc(&cut(&label, LABEL_CHARS)));
-        if r.range.is_empty() {
-            // The interval: a solid bar; an unbounded or off-axis end, an arrow.
-            if r.low.is_some() || r.high.is_some() {
-                let from = r.low.unwrap_or(0.0);
-                let to = r.high.unwrap_or(f64::INFINITY);
-                let (a, b) = (x(from), x(to));
-                let _ = write!(
-                    s,
-                    "<line x1=\"{a:.1}\" y1=\"{cy:.1}\" x2=\"{b:.1}\" y2=\"{cy:.1}\" stroke=\"{color}\" \
-                     stroke-width=\"2.5\"/>"
-                );
-                for (end, open, dir) in [(a, from < lo, -1.0), (b, to > hi, 1.0)] {
-                    if open {
-                        let _ = write!(
-                            s,
-                            "<path d=\"M{:.1} {:.1}l{:.1} 4l0 -8z\" fill=\"{color}\"/>",
-                            end + dir * 2.0,
-                            cy,
-                            -dir * 7.0
-                        );
-                    } else {
-                        let _ = write!(
-                            s,
-                            "<line x1=\"{end:.1}\" y1=\"{:.1}\" x2=\"{end:.1}\" y2=\"{:.1}\" stroke=\"{color}\" \
-                             stroke-width=\"1.5\"/>",
-                            cy - 4.0,
-                            cy + 4.0
-                        );
-                    }
-                }
-            }
-            if let Some(v) = r.ratio.filter(|v| v.is_finite()) {
-                let _ =
-                    write!(s, "<circle cx=\"{:.1}\" cy=\"{cy:.1}\" r=\"5\" fill=\"{color}\" stroke=\"#fff\"/>", x(v));
-            }
-        } else {
-            // A claim: the range of its comparisons' ratios, dashed, each ratio a dot.
-            let lo_r = r.range.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi_r = r.range.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        for v in &r.range {
             let _ = write!(
                 s,
-                "<line x1=\"{:.1}\" y1=\"{cy:.1}\" x2=\"{:.1}\" y2=\"{cy:.1}\" stroke=\"{color}\" stroke-width=\"2\" \
-                 stroke-dasharray=\"4 3\"/>",
-                x(lo_r),
-                x(hi_r)
+                "<circle cx=\"{:.1}\" cy=\"{cy:.1}\" r=\"3.5\" fill=\"#fff\" stroke=\"{color}\" stroke-width=\"2\"/>",
+                axis.x(*v)
             );
-            for v in &r.range {
+        }
+    }
+    let _ = write!(
+        s,
+        "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{color}\" font-weight=\"bold\">{}</text></g>",
+        axis.x1 + 10.0,
+        cy + 4.0,
+        esc(&cut(&r.answer, ANSWER_CHARS))
+    );
+}
+
+/// A row's interval, a solid bar (an unbounded or off-axis end an arrow, a bounded one a
+/// tick), and its ratio a dot, at height `cy`.
+fn write_interval(s: &mut String, r: &DecisionRow, axis: &Axis, cy: f64, color: &str) {
+    if r.low.is_some() || r.high.is_some() {
+        let from = r.low.unwrap_or(0.0);
+        let to = r.high.unwrap_or(f64::INFINITY);
+        let (a, b) = (axis.x(from), axis.x(to));
+        let _ = write!(
+            s,
+            "<line x1=\"{a:.1}\" y1=\"{cy:.1}\" x2=\"{b:.1}\" y2=\"{cy:.1}\" stroke=\"{color}\" \
+             stroke-width=\"2.5\"/>"
+        );
+        for (end, open, dir) in [(a, from < axis.lo, -1.0), (b, to > axis.hi, 1.0)] {
+            if open {
                 let _ = write!(
                     s,
-                    "<circle cx=\"{:.1}\" cy=\"{cy:.1}\" r=\"3.5\" fill=\"#fff\" stroke=\"{color}\" stroke-width=\"2\"/>",
-                    x(*v)
+                    "<path d=\"M{:.1} {:.1}l{:.1} 4l0 -8z\" fill=\"{color}\"/>",
+                    end + dir * 2.0,
+                    cy,
+                    -dir * 7.0
+                );
+            } else {
+                let _ = write!(
+                    s,
+                    "<line x1=\"{end:.1}\" y1=\"{:.1}\" x2=\"{end:.1}\" y2=\"{:.1}\" stroke=\"{color}\" \
+                     stroke-width=\"1.5\"/>",
+                    cy - 4.0,
+                    cy + 4.0
                 );
             }
         }
-        let _ = write!(
-            s,
-            "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{color}\" font-weight=\"bold\">{}</text></g>",
-            x1 + 10.0,
-            cy + 4.0,
-            esc(&cut(&r.answer, ANSWER_CHARS))
-        );
+    }
+    if let Some(v) = r.ratio.filter(|v| v.is_finite()) {
+        let _ = write!(s, "<circle cx=\"{:.1}\" cy=\"{cy:.1}\" r=\"5\" fill=\"{color}\" stroke=\"#fff\"/>", axis.x(v));
+    }
+}
+
+/// The plot as SVG, `None` when no row has anything to draw.
+pub fn svg(title: &str, rows: &[DecisionRow], band: &Band, note: &str) -> Option<String> {
+    let drawn: Vec<&DecisionRow> = rows.iter().filter(|r| r.drawn()).collect();
+    if drawn.is_empty() {
+        return None;
+    }
+    let axis = Axis::of(&drawn, band);
+    let height = TOP + ROW * drawn.len() as f64 + BOTTOM;
+
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"forest\" width=\"{WIDTH}\" height=\"{height}\" \
+         viewBox=\"0 0 {WIDTH} {height}\" font-family=\"system-ui,sans-serif\" font-size=\"12\">\
+         <title>{}</title><rect width=\"{WIDTH}\" height=\"{height}\" fill=\"#fff\"/>\
+         <text x=\"8\" y=\"16\" font-size=\"14\" font-weight=\"bold\">{}</text>",
+        esc(title),
+        esc(title)
+    );
+    write_legend(&mut s, &drawn, band);
+    // Row stripes, the band, the grid and the line at 1.
+    write_background(&mut s, &drawn, band, &axis);
+    write_grid(&mut s, &axis, note);
+    for (i, r) in drawn.iter().enumerate() {
+        write_row(&mut s, i, r, &axis);
     }
     s.push_str("</svg>");
     Some(s)
