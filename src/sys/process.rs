@@ -337,14 +337,7 @@ impl Running {
         signals: Option<&SignalWatch>,
         on_reaped: &mut dyn FnMut(),
     ) -> io::Result<Finished> {
-        let timer = fd::timerfd()?;
-        // Without a pidfd, SIGCHLD from a signalfd says when to look (and each wakeup
-        // looks, so an exit before it was set up is not missed).
-        let sigchld = match self.pidfd {
-            Some(_) => None,
-            None => Some(SignalWatch::new(&[libc::SIGCHLD])?),
-        };
-        let exit_fd = self.pidfd.as_ref().map(|p| p.as_raw_fd()).or(sigchld.as_ref().map(|w| w.raw_fd()));
+        let (timer, sigchld, exit_fd) = self.exit_watch()?;
         let deadline_ns = self.timeout.map(|t| self.started_ns.saturating_add(t.as_nanos() as u64));
         let mut reaped: Option<(rusage::Reaped, u64)> = None;
         let mut kill_at_ns: Option<u64> = None;
@@ -403,38 +396,13 @@ impl Running {
                 }
             }
             if pfds[1].revents != 0 {
-                for sig in signals.map(SignalWatch::drain).unwrap_or_default() {
-                    if sig == libc::SIGCHLD || !self.forward_signals.contains(&sig) {
-                        continue;
-                    }
-                    self.signal(sig);
-                    stop_signal.get_or_insert(sig);
-                    if let Some(grace) = self.kill_after_signal {
-                        kill_at_ns.get_or_insert(monotonic_ns() + grace.as_nanos() as u64);
-                    }
-                }
+                self.forward(signals, &mut stop_signal, &mut kill_at_ns);
             }
             if pfds[2].revents != 0 {
                 let mut ticks = [0u8; 8];
                 let _ = fd::read_raw(timer.as_raw_fd(), &mut ticks);
             }
-            if pfds[3].revents & libc::POLLERR != 0 {
-                // The child closed its stdin: nothing more can be written.
-                self.stdin = None;
-            } else if pfds[3].revents != 0 {
-                if let Some(fd) = &self.stdin {
-                    match fd::write_some(fd.as_raw_fd(), &self.stdin_bytes[written..]) {
-                        Ok(n) => written += n,
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                        // EPIPE (Rust ignores SIGPIPE): the child closed its stdin between
-                        // the poll and the write; its exit status says why.
-                        Err(_) => written = self.stdin_bytes.len(),
-                    }
-                    if written == self.stdin_bytes.len() {
-                        self.stdin = None;
-                    }
-                }
-            }
+            self.feed_stdin(pfds[3].revents, &mut written);
             if pfds[4].revents != 0 {
                 drain_pipe(&mut self.stdout, &mut stdout, self.output_limit);
             }
@@ -462,8 +430,75 @@ impl Running {
                 }
             }
         }
-        let (r, reaped_ns) = reaped.expect("the loop ends only once the child is reaped");
-        Ok(Finished {
+        let reaped = reaped.expect("the loop ends only once the child is reaped");
+        Ok(self.finished(reaped, (stdout, stderr), timed_out, stop_signal))
+    }
+
+    /// What the supervising poll watches beside the pipes: a timer for the deadlines, and
+    /// the descriptor that says the child exited, its pidfd or, without one, a SIGCHLD
+    /// signalfd (also returned, to be drained and kept open).
+    fn exit_watch(&self) -> io::Result<(OwnedFd, Option<SignalWatch>, Option<RawFd>)> {
+        let timer = fd::timerfd()?;
+        // Without a pidfd, SIGCHLD from a signalfd says when to look (and each wakeup
+        // looks, so an exit before it was set up is not missed).
+        let sigchld = match self.pidfd {
+            Some(_) => None,
+            None => Some(SignalWatch::new(&[libc::SIGCHLD])?),
+        };
+        let exit_fd = self.pidfd.as_ref().map(|p| p.as_raw_fd()).or(sigchld.as_ref().map(|w| w.raw_fd()));
+        Ok((timer, sigchld, exit_fd))
+    }
+
+    /// Pass the caller's pending signals on to the child, those the options name (never
+    /// SIGCHLD; the others are read and dropped): the first is kept as the stop signal,
+    /// and the SIGKILL after the grace is armed once.
+    #[inline]
+    fn forward(&self, signals: Option<&SignalWatch>, stop_signal: &mut Option<i32>, kill_at_ns: &mut Option<u64>) {
+        for sig in signals.map(SignalWatch::drain).unwrap_or_default() {
+            if sig == libc::SIGCHLD || !self.forward_signals.contains(&sig) {
+                continue;
+            }
+            self.signal(sig);
+            stop_signal.get_or_insert(sig);
+            if let Some(grace) = self.kill_after_signal {
+                kill_at_ns.get_or_insert(monotonic_ns() + grace.as_nanos() as u64);
+            }
+        }
+    }
+
+    /// On the stdin pipe's poll events: write what it takes now of the bytes not yet
+    /// `written`, and close it once all are, or when the child closed its end.
+    #[inline]
+    fn feed_stdin(&mut self, revents: libc::c_short, written: &mut usize) {
+        if revents & libc::POLLERR != 0 {
+            // The child closed its stdin: nothing more can be written.
+            self.stdin = None;
+        } else if revents != 0 {
+            if let Some(fd) = &self.stdin {
+                match fd::write_some(fd.as_raw_fd(), &self.stdin_bytes[*written..]) {
+                    Ok(n) => *written += n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    // EPIPE (Rust ignores SIGPIPE): the child closed its stdin between
+                    // the poll and the write; its exit status says why.
+                    Err(_) => *written = self.stdin_bytes.len(),
+                }
+                if *written == self.stdin_bytes.len() {
+                    self.stdin = None;
+                }
+            }
+        }
+    }
+
+    /// How the reaped child ended, with its output and what the supervision did; its
+    /// elapsed time runs from the start of its clock to the reap.
+    fn finished(
+        &self,
+        (r, reaped_ns): (rusage::Reaped, u64),
+        (stdout, stderr): (Vec<u8>, Vec<u8>),
+        timed_out: bool,
+        stop_signal: Option<i32>,
+    ) -> Finished {
+        Finished {
             pid: self.pid,
             exit: r.exit,
             usage: r.usage,
@@ -472,7 +507,7 @@ impl Running {
             timed_out,
             stop_signal,
             elapsed: Duration::from_nanos(reaped_ns.saturating_sub(self.started_ns)),
-        })
+        }
     }
 }
 

@@ -305,6 +305,123 @@ fn cpu_hierarchy() -> Option<Hierarchy> {
     v1_cpu_mount().map(Hierarchy::V1)
 }
 
+/// The `governor` setting: every cpufreq policy offers it and may be switched.
+fn check_governor(governor: &str) -> Result<()> {
+    let policies = cpufreq_policies();
+    if policies.is_empty() {
+        return Err(Error::env(format!(
+            "governor = \"{governor}\": this machine offers no cpufreq governor (/sys/devices/system/cpu/cpufreq \
+             has no policy; a virtual machine usually has none)"
+        )));
+    }
+    for policy in &policies {
+        let available = read_file(&policy.join("scaling_available_governors")).unwrap_or_default();
+        if !available.split_whitespace().any(|g| g == governor) {
+            return Err(Error::env(format!("governor = \"{governor}\": {} offers only {available}", policy.display())));
+        }
+        if !writable(&policy.join("scaling_governor")) {
+            return Err(Error::env(format!("governor = \"{governor}\": switching it needs root")));
+        }
+    }
+    Ok(())
+}
+
+/// The `smt` setting: the machine offers switching SMT, and this user may.
+fn check_smt(smt: &str) -> Result<()> {
+    let control = Path::new("/sys/devices/system/cpu/smt/control");
+    let state = read_file(control).unwrap_or_else(|_| "absent".into());
+    if !matches!(state.as_str(), "on" | "off") {
+        return Err(Error::env(format!(
+            "smt = \"{smt}\": this machine does not offer switching SMT ({} reads {state})",
+            control.display()
+        )));
+    }
+    if !writable(control) {
+        return Err(Error::env(format!("smt = \"{smt}\": switching it needs root")));
+    }
+    Ok(())
+}
+
+/// The `scx` setting: the kernel has sched_ext (or `none` asks for the kernel's own
+/// scheduler), the scheduler's program is found, and this user may load it.
+fn check_scx(scx: &str) -> Result<()> {
+    let dir = Path::new("/sys/kernel/sched_ext");
+    if !dir.exists() {
+        if scx == "none" {
+            // The kernel's own scheduler is the only one it has.
+        } else {
+            return Err(Error::env(format!(
+                "scx = \"{scx}\": this kernel has no sched_ext (/sys/kernel/sched_ext is absent: it was built \
+                 without CONFIG_SCHED_CLASS_EXT), so no BPF scheduler can be loaded"
+            )));
+        }
+    } else if scx != "none" {
+        scx_binary(scx)?;
+        // SAFETY: geteuid cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err(Error::env(format!("scx = \"{scx}\": loading a sched_ext scheduler needs root")));
+        }
+    }
+    Ok(())
+}
+
+/// The `cgroup` setting: a hierarchy with the cpu controller is mounted, a group may be
+/// made in it, and the kernel has the files the setting writes.
+fn check_cgroup(cgroup: &CgroupSetting) -> Result<()> {
+    match cpu_hierarchy() {
+        None => {
+            return Err(Error::env(format!(
+                "cgroup = {}: no cgroup hierarchy with the cpu controller is mounted (neither cgroup v2 with cpu \
+                 in cgroup.controllers nor a v1 cpu hierarchy)",
+                cgroup.text()
+            )))
+        }
+        Some(Hierarchy::V2(root)) => {
+            let enabled = read_file(&root.join("cgroup.subtree_control")).unwrap_or_default();
+            if !enabled.split_whitespace().any(|c| c == "cpu") {
+                return Err(Error::env(format!(
+                    "cgroup = {}: the cpu controller is not enabled for {}'s children (echo +cpu > {})",
+                    cgroup.text(),
+                    root.display(),
+                    root.join("cgroup.subtree_control").display()
+                )));
+            }
+            if !writable(&root) {
+                return Err(Error::env(format!(
+                    "cgroup = {}: making a group in {} needs root",
+                    cgroup.text(),
+                    root.display()
+                )));
+            }
+        }
+        Some(Hierarchy::V1(root)) => {
+            if !writable(&root) {
+                return Err(Error::env(format!(
+                    "cgroup = {}: making a group in {} (cgroup v1 cpu) needs root",
+                    cgroup.text(),
+                    root.display()
+                )));
+            }
+            if cgroup.max_us.is_some() && !root.join("cpu.cfs_quota_us").exists() {
+                return Err(Error::env(format!(
+                    "cgroup = {}: this kernel has no CFS bandwidth control (no cpu.cfs_quota_us in {}: \
+                     CONFIG_CFS_BANDWIDTH is off)",
+                    cgroup.text(),
+                    root.display()
+                )));
+            }
+            if cgroup.idle && !root.join("cpu.idle").exists() {
+                return Err(Error::env(format!(
+                    "cgroup = {}: this kernel has no cpu.idle in {}",
+                    cgroup.text(),
+                    root.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Check that `settings` can be switched here, by this user, before anything is: what is
 /// absent, what needs root. Nothing is changed.
 pub fn preflight(settings: &Settings) -> Result<()> {
@@ -322,107 +439,16 @@ pub fn preflight(settings: &Settings) -> Result<()> {
         }
     }
     if let Some(governor) = &settings.governor {
-        let policies = cpufreq_policies();
-        if policies.is_empty() {
-            return Err(what(format!(
-                "governor = \"{governor}\": this machine offers no cpufreq governor (/sys/devices/system/cpu/cpufreq \
-                 has no policy; a virtual machine usually has none)"
-            )));
-        }
-        for policy in &policies {
-            let available = read_file(&policy.join("scaling_available_governors")).unwrap_or_default();
-            if !available.split_whitespace().any(|g| g == governor) {
-                return Err(what(format!("governor = \"{governor}\": {} offers only {available}", policy.display())));
-            }
-            if !writable(&policy.join("scaling_governor")) {
-                return Err(what(format!("governor = \"{governor}\": switching it needs root")));
-            }
-        }
+        check_governor(governor)?;
     }
     if let Some(smt) = &settings.smt {
-        let control = Path::new("/sys/devices/system/cpu/smt/control");
-        let state = read_file(control).unwrap_or_else(|_| "absent".into());
-        if !matches!(state.as_str(), "on" | "off") {
-            return Err(what(format!(
-                "smt = \"{smt}\": this machine does not offer switching SMT ({} reads {state})",
-                control.display()
-            )));
-        }
-        if !writable(control) {
-            return Err(what(format!("smt = \"{smt}\": switching it needs root")));
-        }
+        check_smt(smt)?;
     }
     if let Some(scx) = &settings.scx {
-        let dir = Path::new("/sys/kernel/sched_ext");
-        if !dir.exists() {
-            if scx == "none" {
-                // The kernel's own scheduler is the only one it has.
-            } else {
-                return Err(what(format!(
-                    "scx = \"{scx}\": this kernel has no sched_ext (/sys/kernel/sched_ext is absent: it was built \
-                     without CONFIG_SCHED_CLASS_EXT), so no BPF scheduler can be loaded"
-                )));
-            }
-        } else if scx != "none" {
-            scx_binary(scx)?;
-            // SAFETY: geteuid cannot fail.
-            if unsafe { libc::geteuid() } != 0 {
-                return Err(what(format!("scx = \"{scx}\": loading a sched_ext scheduler needs root")));
-            }
-        }
+        check_scx(scx)?;
     }
     if let Some(cgroup) = &settings.cgroup {
-        match cpu_hierarchy() {
-            None => {
-                return Err(what(format!(
-                    "cgroup = {}: no cgroup hierarchy with the cpu controller is mounted (neither cgroup v2 with cpu \
-                     in cgroup.controllers nor a v1 cpu hierarchy)",
-                    cgroup.text()
-                )))
-            }
-            Some(Hierarchy::V2(root)) => {
-                let enabled = read_file(&root.join("cgroup.subtree_control")).unwrap_or_default();
-                if !enabled.split_whitespace().any(|c| c == "cpu") {
-                    return Err(what(format!(
-                        "cgroup = {}: the cpu controller is not enabled for {}'s children (echo +cpu > {})",
-                        cgroup.text(),
-                        root.display(),
-                        root.join("cgroup.subtree_control").display()
-                    )));
-                }
-                if !writable(&root) {
-                    return Err(what(format!(
-                        "cgroup = {}: making a group in {} needs root",
-                        cgroup.text(),
-                        root.display()
-                    )));
-                }
-            }
-            Some(Hierarchy::V1(root)) => {
-                if !writable(&root) {
-                    return Err(what(format!(
-                        "cgroup = {}: making a group in {} (cgroup v1 cpu) needs root",
-                        cgroup.text(),
-                        root.display()
-                    )));
-                }
-                if cgroup.max_us.is_some() && !root.join("cpu.cfs_quota_us").exists() {
-                    return Err(what(format!(
-                        "cgroup = {}: this kernel has no CFS bandwidth control (no cpu.cfs_quota_us in {}: \
-                         CONFIG_CFS_BANDWIDTH is off)",
-                        cgroup.text(),
-                        root.display()
-                    )));
-                }
-                if cgroup.idle && !root.join("cpu.idle").exists() {
-                    return Err(what(format!(
-                        "cgroup = {}: this kernel has no cpu.idle in {}",
-                        cgroup.text(),
-                        root.display()
-                    )));
-                }
-            }
-        }
+        check_cgroup(cgroup)?;
     }
     Ok(())
 }

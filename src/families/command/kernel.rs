@@ -39,25 +39,7 @@ pub fn run(spec: &CommandSpec, cpus: Option<&[usize]>) -> Result<CommandOutcome>
     unsafe {
         command.pre_exec(move || setup.apply());
     }
-    let realtime = spec.policy.is_realtime();
-    let options = process::Options {
-        die_with_parent: Some(libc::SIGTERM),
-        stdin: Input::Null,
-        capture_output: true,
-        output_limit: Some(OUTPUT_KEPT_BYTES),
-        // The command leads a process group of its own: Ctrl-C, SIGTERM and the timeout
-        // reach everything it started, once.
-        signal_group: true,
-        forward_signals: vec![libc::SIGINT, libc::SIGTERM, libc::SIGHUP],
-        kill_after_signal: Some(STOP_GRACE),
-        timeout: Some(spec.timeout),
-        kill_after_timeout: STOP_GRACE,
-        // As the orchestrator does for a trial: off the command's CPUs, and above a
-        // real-time command only where RT throttling is off and it could starve us.
-        avoid_cpus: cpus.map(<[usize]>::to_vec).unwrap_or_default(),
-        rt_watchdog: realtime && crate::sys::sched::rt_throttling_off(),
-        join_cgroups: Vec::new(),
-    };
+    let options = supervision(spec, cpus);
     // A background load's window is the command's life.
     crate::sys::load::mark_window_start();
     let mut running = process::spawn(&mut command, options).map_err(|e| {
@@ -106,20 +88,70 @@ pub fn run(spec: &CommandSpec, cpus: Option<&[usize]>) -> Result<CommandOutcome>
     }
     let stdout = String::from_utf8_lossy(&finished.stdout);
     let stderr = String::from_utf8_lossy(&finished.stderr);
-    let exit_code = match finished.exit {
-        ExitKind::Code(0) => 0,
+    let exit_code = check_exit(finished.exit, &line, &stderr)?;
+    let parsed = read_figures(spec, &line, &stdout, &stderr)?;
+    Ok(CommandOutcome {
+        wall_ns: finished.elapsed.as_nanos() as u64,
+        usage: finished.usage,
+        exit_code,
+        cpu_wait_ns,
+        cpu_wait_source: cpu_wait_ns.map(|_| CpuWaitSource::CgroupPsi),
+        leftovers_killed,
+        parsed,
+        judged: spec.figures.iter().find(|f| f.better == Direction::Lower).map(|f| f.name.clone()),
+        beside: Default::default(),
+    })
+}
+
+/// How the command is started and watched: no input, its output captured (up to what is
+/// kept), a timeout, and schedlab's signals passed on to its process group.
+fn supervision(spec: &CommandSpec, cpus: Option<&[usize]>) -> process::Options {
+    let realtime = spec.policy.is_realtime();
+    process::Options {
+        die_with_parent: Some(libc::SIGTERM),
+        stdin: Input::Null,
+        capture_output: true,
+        output_limit: Some(OUTPUT_KEPT_BYTES),
+        // The command leads a process group of its own: Ctrl-C, SIGTERM and the timeout
+        // reach everything it started, once.
+        signal_group: true,
+        forward_signals: vec![libc::SIGINT, libc::SIGTERM, libc::SIGHUP],
+        kill_after_signal: Some(STOP_GRACE),
+        timeout: Some(spec.timeout),
+        kill_after_timeout: STOP_GRACE,
+        // As the orchestrator does for a trial: off the command's CPUs, and above a
+        // real-time command only where RT throttling is off and it could starve us.
+        avoid_cpus: cpus.map(<[usize]>::to_vec).unwrap_or_default(),
+        rt_watchdog: realtime && crate::sys::sched::rt_throttling_off(),
+        join_cgroups: Vec::new(),
+    }
+}
+
+/// The command's exit status, where it is 0; any other ends the run as failed, with the
+/// last line it wrote to stderr (a status) or the signal that killed it.
+fn check_exit(exit: ExitKind, line: &str, stderr: &str) -> Result<i32> {
+    match exit {
+        ExitKind::Code(0) => Ok(0),
         ExitKind::Code(code) => {
             let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
             let said = if last.is_empty() { String::new() } else { format!(" ({})", last.trim()) };
-            return Err(Error::Failed(format!("`{line}` exited with status {code}{said}")));
+            Err(Error::Failed(format!("`{line}` exited with status {code}{said}")))
         }
-        ExitKind::Signal(sig) => {
-            return Err(Error::Failed(format!("`{line}` was killed by {}", signal_name(sig))));
-        }
-    };
+        ExitKind::Signal(sig) => Err(Error::Failed(format!("`{line}` was killed by {}", signal_name(sig)))),
+    }
+}
+
+/// Each figure the spec declares, read from the command's output; one missing fails the
+/// run, naming what did not match.
+fn read_figures(
+    spec: &CommandSpec,
+    line: &str,
+    stdout: &str,
+    stderr: &str,
+) -> Result<std::collections::BTreeMap<String, f64>> {
     let mut parsed = std::collections::BTreeMap::new();
     for figure in &spec.figures {
-        let Some(value) = figure.read(&stdout, &stderr) else {
+        let Some(value) = figure.read(stdout, stderr) else {
             let source = match &figure.source {
                 crate::families::command::model::FigureSource::Regex(r) => format!("regex '{r}'"),
                 crate::families::command::model::FigureSource::Pointer(p) => {
@@ -133,17 +165,7 @@ pub fn run(spec: &CommandSpec, cpus: Option<&[usize]>) -> Result<CommandOutcome>
         };
         parsed.insert(figure.name.clone(), value);
     }
-    Ok(CommandOutcome {
-        wall_ns: finished.elapsed.as_nanos() as u64,
-        usage: finished.usage,
-        exit_code,
-        cpu_wait_ns,
-        cpu_wait_source: cpu_wait_ns.map(|_| CpuWaitSource::CgroupPsi),
-        leftovers_killed,
-        parsed,
-        judged: spec.figures.iter().find(|f| f.better == Direction::Lower).map(|f| f.name.clone()),
-        beside: Default::default(),
-    })
+    Ok(parsed)
 }
 
 /// Kill what is left of the command's process group (it was made its leader): how many

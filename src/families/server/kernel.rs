@@ -352,6 +352,143 @@ fn spawn_refusal(err: &std::io::Error, started: usize, threads: usize) -> Error 
     ))
 }
 
+/// What a server thread returns, or why it stopped.
+type Joined<T> = std::result::Result<T, String>;
+
+/// Join a server thread; a panic becomes its error.
+fn joined<T>(h: std::thread::ScopedJoinHandle<'_, Joined<T>>) -> Joined<T> {
+    h.join().unwrap_or_else(|_| Err("a server thread panicked".to_string()))
+}
+
+/// The threads of one window, as far as they could be created.
+struct Spawned<'scope> {
+    /// Each worker's handle, with its group's index.
+    workers: Vec<(u32, std::thread::ScopedJoinHandle<'scope, Joined<Tally>>)>,
+    senders: Vec<std::thread::ScopedJoinHandle<'scope, Joined<Sends>>>,
+    /// Why a thread could not be created, where one could not; no more were tried.
+    refused: Option<std::io::Error>,
+}
+
+/// Create every group's workers, then (where all of them started) every message thread.
+/// Each one waits at the gate until the window starts.
+fn spawn_threads<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    sh: &'env Shared<'env>,
+    groups: &'env [Group],
+    rps: f64,
+) -> Spawned<'scope> {
+    let t = sh.spec.workers as usize;
+    let mut workers = Vec::with_capacity(groups.len() * t);
+    let mut senders = Vec::with_capacity(groups.len());
+    let mut refused = None;
+    'spawn: for (g, group) in groups.iter().enumerate() {
+        for w in 0..t {
+            match std::thread::Builder::new().spawn_scoped(scope, move || worker(sh, group, w)) {
+                Ok(h) => workers.push((g as u32, h)),
+                Err(e) => {
+                    refused = Some(e);
+                    break 'spawn;
+                }
+            }
+        }
+    }
+    if refused.is_none() {
+        for (g, group) in groups.iter().enumerate() {
+            match std::thread::Builder::new().spawn_scoped(scope, move || message(sh, group, g as u32, rps)) {
+                Ok(h) => senders.push(h),
+                Err(e) => {
+                    refused = Some(e);
+                    break;
+                }
+            }
+        }
+    }
+    Spawned { workers, senders, refused }
+}
+
+/// Call the window off before it started: the threads at the gate return at once, and
+/// every group stops serving.
+fn call_off(sh: &Shared, groups: &[Group]) {
+    sh.gate.call_off();
+    for g in groups {
+        g.stop(0);
+    }
+}
+
+/// A thread could not be set up: call the window off, join every thread, and return the
+/// first error one gave (the message threads' first).
+fn setup_failure<'scope>(
+    sh: &Shared,
+    groups: &[Group],
+    senders: Vec<std::thread::ScopedJoinHandle<'scope, Joined<Sends>>>,
+    workers: Vec<(u32, std::thread::ScopedJoinHandle<'scope, Joined<Tally>>)>,
+) -> Error {
+    call_off(sh, groups);
+    let sent: Vec<Joined<Sends>> = senders.into_iter().map(joined).collect();
+    let workers: Vec<Joined<Tally>> = workers.into_iter().map(|(_, h)| joined(h)).collect();
+    let why = sent
+        .into_iter()
+        .filter_map(|r| r.err())
+        .chain(workers.into_iter().filter_map(|r| r.err()))
+        .next()
+        .unwrap_or_else(|| "a server thread could not be set up".to_string());
+    Error::env(why)
+}
+
+/// What every thread of a window returned, with what the main thread read at its edges.
+struct Ended {
+    sent: Vec<Joined<Sends>>,
+    workers: Vec<(u32, Joined<Tally>)>,
+    rq_waits: Vec<Option<u64>>,
+    left: Vec<Leftover>,
+    /// The window's span as the main thread saw it, and the process's CPU time in it.
+    span_ns: u64,
+    cpu_ns: u64,
+}
+
+/// Merge what the threads of a window returned into the window's measures; the first
+/// error a thread gave (the message threads' first) fails the window.
+fn merge_window(ended: Ended, window_ns: u64, cpus: usize) -> Result<Window> {
+    let Ended { sent, workers, rq_waits, left, span_ns, cpu_ns } = ended;
+    let sends = sent.into_iter().collect::<std::result::Result<Vec<Sends>, String>>().map_err(Error::failed)?;
+    let tallies = workers
+        .into_iter()
+        .map(|(g, r)| r.map(|t| (g, t)))
+        .collect::<std::result::Result<Vec<_>, String>>()
+        .map_err(Error::failed)?;
+    let mut lag = new_histogram();
+    for s in &sends {
+        let _ = lag.add(&s.lag);
+    }
+    let mut unserved_waits = new_histogram();
+    for l in &left {
+        let _ = unserved_waits.add(&l.waits);
+    }
+    Ok(Window {
+        tallies,
+        rq_waits,
+        sent: sends.iter().map(|s| s.sent).sum(),
+        unsent: sends.iter().map(|s| s.unsent).sum(),
+        lag,
+        queued: left.iter().map(|l| l.queued).sum(),
+        dropped: left.iter().map(|l| l.dropped).sum(),
+        unserved: left.iter().map(|l| l.unserved).sum(),
+        unserved_waits,
+        window_ns,
+        util_pct: 100.0 * cpu_ns as f64 / (span_ns.max(1) as f64 * cpus as f64),
+    })
+}
+
+/// Each worker's schedstat file, in the groups' order, for its run-queue wait; `None`
+/// where it cannot be opened.
+fn schedstat_files(groups: &[Group]) -> Vec<Option<File>> {
+    groups
+        .iter()
+        .flat_map(|g| &g.slots)
+        .map(|slot| File::open(format!("/proc/self/task/{}/schedstat", slot.tid.load(Ordering::Acquire))).ok())
+        .collect()
+}
+
 /// Run the server at `rps` for `window_ns`; `measured` marks the background load's window.
 fn run_window(spec: &ServerSpec, rps: f64, window_ns: u64, cpus: &[usize], measured: bool) -> Result<Window> {
     let m = spec.message_threads as usize;
@@ -368,69 +505,22 @@ fn run_window(spec: &ServerSpec, rps: f64, window_ns: u64, cpus: &[usize], measu
         window_ns,
         abort: AtomicBool::new(false),
     };
-    type Joined<T> = std::result::Result<T, String>;
-    fn joined<T>(h: std::thread::ScopedJoinHandle<'_, Joined<T>>) -> Joined<T> {
-        h.join().unwrap_or_else(|_| Err("a server thread panicked".to_string()))
-    }
     let run = std::thread::scope(|scope| {
         let (sh, groups) = (&sh, &groups);
-        let mut workers = Vec::with_capacity(m * t);
-        let mut senders = Vec::with_capacity(m);
-        let mut refused = None;
-        'spawn: for (g, group) in groups.iter().enumerate() {
-            for w in 0..t {
-                match std::thread::Builder::new().spawn_scoped(scope, move || worker(sh, group, w)) {
-                    Ok(h) => workers.push((g as u32, h)),
-                    Err(e) => {
-                        refused = Some(e);
-                        break 'spawn;
-                    }
-                }
-            }
-        }
-        if refused.is_none() {
-            for (g, group) in groups.iter().enumerate() {
-                match std::thread::Builder::new().spawn_scoped(scope, move || message(sh, group, g as u32, rps)) {
-                    Ok(h) => senders.push(h),
-                    Err(e) => {
-                        refused = Some(e);
-                        break;
-                    }
-                }
-            }
-        }
+        let Spawned { workers, senders, refused } = spawn_threads(scope, sh, groups, rps);
         if let Some(e) = refused {
             // Let the started threads through the gate to return at once.
             sh.abort.store(true, Ordering::Release);
-            sh.gate.call_off();
-            for g in groups {
-                g.stop(0);
-            }
+            call_off(sh, groups);
             let started = workers.len() + senders.len();
             return Err(spawn_refusal(&e, started, threads));
         }
         sh.gate.wait_for(threads);
         // Every thread wrote its thread id and was set up before it arrived.
         if sh.abort.load(Ordering::Acquire) {
-            sh.gate.call_off();
-            for g in groups {
-                g.stop(0);
-            }
-            let sent: Vec<Joined<Sends>> = senders.into_iter().map(joined).collect();
-            let workers: Vec<Joined<Tally>> = workers.into_iter().map(|(_, h)| joined(h)).collect();
-            let why = sent
-                .into_iter()
-                .filter_map(|r| r.err())
-                .chain(workers.into_iter().filter_map(|r| r.err()))
-                .next()
-                .unwrap_or_else(|| "a server thread could not be set up".to_string());
-            return Err(Error::env(why));
+            return Err(setup_failure(sh, groups, senders, workers));
         }
-        let files: Vec<Option<File>> = groups
-            .iter()
-            .flat_map(|g| &g.slots)
-            .map(|slot| File::open(format!("/proc/self/task/{}/schedstat", slot.tid.load(Ordering::Acquire))).ok())
-            .collect();
+        let files = schedstat_files(groups);
         let t0 = monotonic_ns() + START_DELAY_NS;
         sh.t0.store(t0, Ordering::Release);
         sh.gate.open();
@@ -457,37 +547,9 @@ fn run_window(spec: &ServerSpec, rps: f64, window_ns: u64, cpus: &[usize], measu
         let ended = monotonic_ns();
         let left: Vec<Leftover> = groups.iter().map(|g| g.stop(ended)).collect();
         let workers: Vec<(u32, Joined<Tally>)> = workers.into_iter().map(|(g, h)| (g, joined(h))).collect();
-        Ok((sent, workers, rq_waits, left, (t1.saturating_sub(t0), cpu1.saturating_sub(cpu0))))
+        Ok(Ended { sent, workers, rq_waits, left, span_ns: t1.saturating_sub(t0), cpu_ns: cpu1.saturating_sub(cpu0) })
     });
-    let (sent, workers, rq_waits, left, span) = run?;
-    let sends = sent.into_iter().collect::<std::result::Result<Vec<Sends>, String>>().map_err(Error::failed)?;
-    let tallies = workers
-        .into_iter()
-        .map(|(g, r)| r.map(|t| (g, t)))
-        .collect::<std::result::Result<Vec<_>, String>>()
-        .map_err(Error::failed)?;
-    let mut lag = new_histogram();
-    for s in &sends {
-        let _ = lag.add(&s.lag);
-    }
-    let mut unserved_waits = new_histogram();
-    for l in &left {
-        let _ = unserved_waits.add(&l.waits);
-    }
-    let (span_ns, cpu_ns) = span;
-    Ok(Window {
-        tallies,
-        rq_waits,
-        sent: sends.iter().map(|s| s.sent).sum(),
-        unsent: sends.iter().map(|s| s.unsent).sum(),
-        lag,
-        queued: left.iter().map(|l| l.queued).sum(),
-        dropped: left.iter().map(|l| l.dropped).sum(),
-        unserved: left.iter().map(|l| l.unserved).sum(),
-        unserved_waits,
-        window_ns,
-        util_pct: 100.0 * cpu_ns as f64 / (span_ns.max(1) as f64 * cpus.len() as f64),
-    })
+    merge_window(run?, window_ns, cpus.len())
 }
 
 /// A thread's run-queue wait so far (schedstat's second field), read by another thread

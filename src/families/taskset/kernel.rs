@@ -167,6 +167,7 @@ pub struct Activation {
 /// Where a thread's activations go beside its histograms: a bounded channel to the writer
 /// thread (never blocking the task: a full channel drops the record, and the drop is
 /// counted), and the missed ones kept for the trace's split.
+#[derive(Clone)]
 struct Sinks<'a> {
     stream: Option<std::sync::mpsc::SyncSender<Activation>>,
     /// The records in the channel, and the eventfd that wakes the writer when they reach
@@ -207,6 +208,37 @@ struct ThreadResult {
     misses: std::collections::VecDeque<Miss>,
 }
 
+/// The calling thread's scheduling for `task`: a deadline reservation under a deadline
+/// policy, else the set's CPUs and the task's priority; then the set's nice.
+fn set_up_thread(task: &TaskSpec, spec: &TasksetSpec) -> std::result::Result<(), String> {
+    let set = match spec.policy {
+        p if p.is_deadline() => {
+            let flags = sched::DeadlineFlags { reclaim: spec.reclaim, ..Default::default() };
+            sched::apply_scheduling(None, p, 0, task.reservation.as_ref(), spec.threads(), flags).map(|_| ())
+        }
+        p => sched::apply_to_current_thread(spec.cpus.as_deref(), p, task.prio),
+    };
+    set.and_then(|()| match spec.nice {
+        Some(nice) => sched::set_nice(nice).map_err(|e| sched::explain_nice_refusal(nice, &e)),
+        None => Ok(()),
+    })
+}
+
+/// `task`'s events as its thread runs them, each mutex found by name here, once, so
+/// no activation looks one up.
+fn steps_of<'a>(task: &TaskSpec, mutexes: &'a BTreeMap<String, Mutex>) -> Vec<Step<'a>> {
+    task.events
+        .iter()
+        .map(|e| match e {
+            Event::Run(ns) => Step::Run(*ns),
+            Event::Sleep(ns) => Step::Sleep(std::time::Duration::from_nanos(*ns)),
+            Event::Lock { name, .. } => Step::Lock(&mutexes[name]),
+            Event::Unlock(name) => Step::Unlock(&mutexes[name]),
+            Event::Yield => Step::Yield,
+        })
+        .collect()
+}
+
 /// The thread of one task instance: its policy, then its activations from `t0` on.
 #[allow(clippy::too_many_arguments)]
 fn activations(
@@ -218,17 +250,7 @@ fn activations(
     abort: &AtomicBool,
     sinks: &Sinks,
 ) -> std::result::Result<ThreadResult, String> {
-    let set = match spec.policy {
-        p if p.is_deadline() => {
-            let flags = sched::DeadlineFlags { reclaim: spec.reclaim, ..Default::default() };
-            sched::apply_scheduling(None, p, 0, task.reservation.as_ref(), spec.threads(), flags).map(|_| ())
-        }
-        p => sched::apply_to_current_thread(spec.cpus.as_deref(), p, task.prio),
-    };
-    let set = set.and_then(|()| match spec.nice {
-        Some(nice) => sched::set_nice(nice).map_err(|e| sched::explain_nice_refusal(nice, &e)),
-        None => Ok(()),
-    });
+    let set = set_up_thread(task, spec);
     if set.is_err() {
         abort.store(true, Ordering::Release);
     }
@@ -236,17 +258,7 @@ fn activations(
     let tid = unsafe { libc::gettid() };
     // Everything the activations need is made now, not while they run: the mutexes each
     // event takes, found by name once, the histograms and the room for the misses.
-    let steps: Vec<Step> = task
-        .events
-        .iter()
-        .map(|e| match e {
-            Event::Run(ns) => Step::Run(*ns),
-            Event::Sleep(ns) => Step::Sleep(std::time::Duration::from_nanos(*ns)),
-            Event::Lock { name, .. } => Step::Lock(&mutexes[name]),
-            Event::Unlock(name) => Step::Unlock(&mutexes[name]),
-            Event::Yield => Step::Yield,
-        })
-        .collect();
+    let steps = steps_of(task, mutexes);
     // Under deadline a yield ending the events is the job's end ("job done"): the
     // activation completes when it is called, not when the kernel's next period wakes
     // the thread from it.
@@ -509,6 +521,138 @@ fn thread_name(task: &str) -> String {
     name
 }
 
+/// The named mutexes the set's events lock, each made once, with the priority inheritance
+/// its first lock event asks.
+fn make_mutexes(spec: &TasksetSpec) -> Result<BTreeMap<String, Mutex>> {
+    let mut mutexes: BTreeMap<String, Mutex> = BTreeMap::new();
+    for task in &spec.tasks {
+        for e in &task.events {
+            if let Event::Lock { name, pi } = e {
+                if !mutexes.contains_key(name) {
+                    mutexes.insert(name.clone(), Mutex::new(*pi)?);
+                }
+            }
+        }
+    }
+    Ok(mutexes)
+}
+
+/// What every task thread shares with the others and the main thread.
+#[derive(Clone, Copy)]
+struct Shared<'a> {
+    spec: &'a TasksetSpec,
+    mutexes: &'a BTreeMap<String, Mutex>,
+    gate: &'a Gate,
+    t0: &'a AtomicU64,
+    abort: &'a AtomicBool,
+}
+
+/// A task thread's handle, with its task's index.
+type TaskThread<'scope> = (usize, std::thread::ScopedJoinHandle<'scope, std::result::Result<ThreadResult, String>>);
+
+/// Start a thread for every task instance, named after its task, each with its own copy
+/// of `sinks`; they wait at the gate. `sinks` (its sender with it) is dropped on return.
+/// A thread that cannot be started lets those already started go, to end at once, and
+/// fails the run, naming the process limit.
+fn spawn_tasks<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    sh: Shared<'env>,
+    sinks: Sinks<'env>,
+) -> Result<Vec<TaskThread<'scope>>> {
+    let threads = sh.spec.threads();
+    let mut handles = Vec::with_capacity(threads);
+    for (i, task) in sh.spec.tasks.iter().enumerate() {
+        for k in 0..task.count {
+            let Shared { spec, mutexes, gate, t0, abort } = sh;
+            let sinks = sinks.clone();
+            let handle = std::thread::Builder::new().name(thread_name(&task.name)).spawn_scoped(scope, move || {
+                let result = activations((i, task, k), spec, mutexes, gate, t0, abort, &sinks);
+                // However it ended, the main thread hears of it (it waits on this,
+                // not on a timer).
+                let _ = crate::sys::fd::write_raw(sinks.finished, &1u64.to_ne_bytes());
+                result
+            });
+            match handle {
+                Ok(h) => handles.push((i, h)),
+                Err(e) => {
+                    // The threads already started wait at the gate: let them go, to
+                    // end at once.
+                    abort.store(true, Ordering::Release);
+                    gate.call_off();
+                    let started = handles.len();
+                    return Err(Error::os(
+                        format!(
+                            "starting task thread {} of {threads} (a process limit — `ulimit -u`, a cgroup's \
+                             pids.max — allows no more: run fewer instances, or raise it)",
+                            started + 1
+                        ),
+                        e,
+                    ));
+                }
+            }
+        }
+    }
+    Ok(handles)
+}
+
+/// Sum the threads' activations up, per task and over the set, and split the kept misses
+/// by the recording; the first thread (in start order) that failed fails the run.
+fn sum_up(
+    spec: &TasksetSpec,
+    results: Vec<(usize, std::result::Result<ThreadResult, String>)>,
+    recording: Option<std::result::Result<Recording, String>>,
+    activations_dropped: Option<u64>,
+) -> Result<TasksetOutcome> {
+    let mut per_task: Vec<Tally> = spec.tasks.iter().map(|_| Tally::new()).collect();
+    let mut tids = Vec::new();
+    let mut missed = Vec::new();
+    for (i, result) in results {
+        let r = result.map_err(Error::failed)?;
+        per_task[i].add(&r.tally);
+        missed.extend(r.misses.iter().map(|m| (r.tid, *m)));
+        tids.push(r.tid);
+    }
+    let mut all = Tally::new();
+    for t in &per_task {
+        all.add(t);
+    }
+    let tasks: Vec<TaskStats> = spec.tasks.iter().zip(&per_task).map(|(t, tally)| stats(t, tally)).collect();
+    let trace = recording.map(|r| split(spec, r, missed, all.misses));
+    Ok(TasksetOutcome {
+        activations: all.count(),
+        misses: all.misses,
+        miss_bursts: all.bursts,
+        deadline_use_p99_pct: at(&all.used, 0.99) as f64 / 100.0,
+        wake_p99_ns: at(&all.wake, 0.99),
+        response_p99_ns: at(&all.response, 0.99),
+        slack_min_ns: if all.count() > 0 { all.slack_min_ns } else { 0 },
+        worst_task_miss_pct: tasks
+            .iter()
+            .filter(|t| t.activations > 0)
+            .map(|t| 100.0 * t.misses as f64 / t.activations as f64)
+            .fold(0.0, f64::max),
+        tasks,
+        beside: Default::default(),
+        trace,
+        activations_dropped,
+    })
+}
+
+/// The channel the task threads stream their activations to the writer by, where
+/// `--activations` asks for them.
+type StreamChannel = (Option<std::sync::mpsc::SyncSender<Activation>>, Option<std::sync::mpsc::Receiver<Activation>>);
+
+/// The activations' channel, bounded to `STREAM_CAPACITY`; none without `--activations`.
+fn stream_channel(extras: RunExtras) -> StreamChannel {
+    match extras.activations {
+        Some(_) => {
+            let (tx, rx) = std::sync::mpsc::sync_channel(STREAM_CAPACITY);
+            (Some(tx), Some(rx))
+        }
+        None => (None, None),
+    }
+}
+
 /// Run the task set once and sum up its activations.
 pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
     // SIGINT, SIGTERM (also the parent-death signal of a trial whose orchestrator was
@@ -520,16 +664,7 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
     let finished_fd = std::os::fd::AsRawFd::as_raw_fd(&finished);
     let stop = AtomicBool::new(false);
     let mut interrupted = None;
-    let mut mutexes: BTreeMap<String, Mutex> = BTreeMap::new();
-    for task in &spec.tasks {
-        for e in &task.events {
-            if let Event::Lock { name, pi } = e {
-                if !mutexes.contains_key(name) {
-                    mutexes.insert(name.clone(), Mutex::new(*pi)?);
-                }
-            }
-        }
-    }
+    let mutexes = make_mutexes(spec)?;
     let threads = spec.threads();
     let gate = Gate::new();
     let t0 = AtomicU64::new(0);
@@ -539,57 +674,23 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
     let queued = AtomicUsize::new(0);
     let wake_writer = crate::sys::fd::eventfd().map_err(|e| Error::os("creating an eventfd", e))?;
     let wake_fd = std::os::fd::AsRawFd::as_raw_fd(&wake_writer);
-    let (tx, rx) = match extras.activations {
-        Some(_) => {
-            let (tx, rx) = std::sync::mpsc::sync_channel(STREAM_CAPACITY);
-            (Some(tx), Some(rx))
-        }
-        None => (None, None),
-    };
+    let (tx, rx) = stream_channel(extras);
     let mut tracing = None;
     let (results, written) = std::thread::scope(|scope| -> Result<_> {
-        let mut handles = Vec::with_capacity(threads);
-        for (i, task) in spec.tasks.iter().enumerate() {
-            for k in 0..task.count {
-                let (mutexes, gate, t0, abort) = (&mutexes, &gate, &t0, &abort);
-                let sinks = Sinks {
-                    stream: tx.clone(),
-                    queued: &queued,
-                    wake_writer: wake_fd,
-                    dropped: &dropped,
-                    unwritten: &unwritten,
-                    keep_misses: spec.trace,
-                    stop: &stop,
-                    finished: finished_fd,
-                };
-                let handle = std::thread::Builder::new().name(thread_name(&task.name)).spawn_scoped(scope, move || {
-                    let result = activations((i, task, k), spec, mutexes, gate, t0, abort, &sinks);
-                    // However it ended, the main thread hears of it (it waits on this,
-                    // not on a timer).
-                    let _ = crate::sys::fd::write_raw(sinks.finished, &1u64.to_ne_bytes());
-                    result
-                });
-                match handle {
-                    Ok(h) => handles.push((i, h)),
-                    Err(e) => {
-                        // The threads already started wait at the gate: let them go, to
-                        // end at once.
-                        abort.store(true, Ordering::Release);
-                        gate.call_off();
-                        let started = handles.len();
-                        return Err(Error::os(
-                            format!(
-                                "starting task thread {} of {threads} (a process limit — `ulimit -u`, a cgroup's \
-                                 pids.max — allows no more: run fewer instances, or raise it)",
-                                started + 1
-                            ),
-                            e,
-                        ));
-                    }
-                }
-            }
-        }
-        drop(tx);
+        let shared = Shared { spec, mutexes: &mutexes, gate: &gate, t0: &t0, abort: &abort };
+        let sinks = Sinks {
+            stream: tx,
+            queued: &queued,
+            wake_writer: wake_fd,
+            dropped: &dropped,
+            unwritten: &unwritten,
+            keep_misses: spec.trace,
+            stop: &stop,
+            finished: finished_fd,
+        };
+        // The sender goes with `sinks`: once every task thread is done, the writer sees
+        // the channel end.
+        let handles = spawn_tasks(scope, shared, sinks)?;
         let writer = match (rx, extras.activations) {
             (Some(rx), Some(path)) => {
                 let t0 = &t0;
@@ -661,40 +762,8 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
         return Err(Error::Interrupted(sig));
     }
     let recording = tracing.map(crate::bench::read_trace);
-    let mut per_task: Vec<Tally> = spec.tasks.iter().map(|_| Tally::new()).collect();
-    let mut tids = Vec::new();
-    let mut missed = Vec::new();
-    for (i, result) in results {
-        let r = result.map_err(Error::failed)?;
-        per_task[i].add(&r.tally);
-        missed.extend(r.misses.iter().map(|m| (r.tid, *m)));
-        tids.push(r.tid);
-    }
-    let mut all = Tally::new();
-    for t in &per_task {
-        all.add(t);
-    }
-    let tasks: Vec<TaskStats> = spec.tasks.iter().zip(&per_task).map(|(t, tally)| stats(t, tally)).collect();
-    let trace = recording.map(|r| split(spec, r, missed, all.misses));
-    let stream_dropped = dropped.load(Ordering::Relaxed);
-    Ok(TasksetOutcome {
-        activations: all.count(),
-        misses: all.misses,
-        miss_bursts: all.bursts,
-        deadline_use_p99_pct: at(&all.used, 0.99) as f64 / 100.0,
-        wake_p99_ns: at(&all.wake, 0.99),
-        response_p99_ns: at(&all.response, 0.99),
-        slack_min_ns: if all.count() > 0 { all.slack_min_ns } else { 0 },
-        worst_task_miss_pct: tasks
-            .iter()
-            .filter(|t| t.activations > 0)
-            .map(|t| 100.0 * t.misses as f64 / t.activations as f64)
-            .fold(0.0, f64::max),
-        tasks,
-        beside: Default::default(),
-        trace,
-        activations_dropped: extras.activations.map(|_| stream_dropped),
-    })
+    let activations_dropped = extras.activations.map(|_| dropped.load(Ordering::Relaxed));
+    sum_up(spec, results, recording, activations_dropped)
 }
 
 /// A tracing session on the task set's CPUs (all it may use when unpinned), or why none.

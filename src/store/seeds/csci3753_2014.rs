@@ -376,6 +376,80 @@ const CSCI_NOTICE: &str = "published figures: the CSCI 3753 (Spring 2014) policy
                            in the suite text; schedlab's CPU % is (user + system) / wall of the printed seconds, up to \
                            a point above it, as GNU time truncates";
 
+/// One printed line of the appendix as an ok workload trial: its params, the spec the
+/// study's program ran with, and the outcome as printed (centiseconds to ns).
+fn line_trial(l: &StudyLine, io: &CsciIo, seq: usize, repeat: i64, started: &str) -> TrialRecord {
+    let mut params = Cell::new();
+    if let Some(n) = l.iterations {
+        params.insert("iterations", n);
+    }
+    params.insert("policy", l.policy.as_str());
+    params.insert("procs", l.procs);
+    params.insert("workload", l.workload.as_str());
+    let spec = WorkloadSpec {
+        params: WorkloadParams {
+            kind: l.workload,
+            iterations: l.iterations.unwrap_or(0),
+            transfer_size: io.transfer_size,
+            block_size: io.block_size,
+            // The programs call random() unseeded: glibc's state as after srandom(1).
+            seed: 1,
+        },
+        procs: l.procs,
+        policy: l.policy,
+        // sched_get_priority_max(policy), as each program sets it.
+        prio: if l.policy.is_realtime() { 99 } else { 0 },
+        nice: None,
+        // The study's runs had no time limit.
+        timeout: Duration::ZERO,
+        dir: None,
+        allow_rt_saturation: false,
+        // Nothing of the scheduler's per-task accounting was read.
+        beside: BesideSpec::default(),
+    };
+    let cs_ns = |cs: u64| cs * 10_000_000;
+    let outcome = WorkloadOutcome {
+        children: l.procs,
+        wall_ns: cs_ns(l.wall_cs),
+        usage: Usage {
+            utime_ns: cs_ns(l.user_cs),
+            stime_ns: cs_ns(l.system_cs),
+            nvcsw: l.v_switched,
+            nivcsw: l.i_switched,
+            ..Usage::default()
+        },
+        ..WorkloadOutcome::default()
+    };
+    TrialRecord {
+        seq: seq as i64,
+        experiment: experiment_of(l.workload),
+        family: Family::Workload,
+        repeat,
+        params,
+        spec: Some(TrialSpec::Workload(spec)),
+        outcome: Some(Outcome::Workload(outcome)),
+        status: TrialStatus::Ok,
+        started: started.to_string(),
+        elapsed_s: 0.0,
+    }
+}
+
+/// The study's machine as section 2.1 describes it, marked as imported.
+fn study_machine(m: &CsciMachine) -> StudyMachine<'_> {
+    StudyMachine {
+        hostname: format!("{} VM, {} (CSCI 3753 2014, published)", m.virtualisation, m.system),
+        kernel_release: &m.kernel_release,
+        hypervisor_flag: true,
+        virtualisation: &m.virtualisation,
+        system: &m.system,
+        cores: m.cores,
+        memory: &m.memory,
+        imported: true,
+        figures: "published in the study; built into schedlab: imported, not measured by schedlab",
+        source: format!("{CSCI_CITATION}; the machine: section 2.1, Setup"),
+    }
+}
+
 /// The 2014 study's Appendix A as one finished run of ok workload trials: every printed
 /// line one trial, in the appendix's order; one experiment per program (cpu, io, mixed;
 /// the 500-process runs of 5.2 are the mixed program's, beside its 10, 50 and 100).
@@ -411,73 +485,9 @@ fn study_run() -> Result<(RunRecord, Vec<TrialRecord>)> {
                 l.cpu_pct_of_printed()
             ));
         }
-        let mut params = Cell::new();
-        if let Some(n) = l.iterations {
-            params.insert("iterations", n);
-        }
-        params.insert("policy", l.policy.as_str());
-        params.insert("procs", l.procs);
-        params.insert("workload", l.workload.as_str());
-        let spec = WorkloadSpec {
-            params: WorkloadParams {
-                kind: l.workload,
-                iterations: l.iterations.unwrap_or(0),
-                transfer_size: file.io.transfer_size,
-                block_size: file.io.block_size,
-                // The programs call random() unseeded: glibc's state as after srandom(1).
-                seed: 1,
-            },
-            procs: l.procs,
-            policy: l.policy,
-            // sched_get_priority_max(policy), as each program sets it.
-            prio: if l.policy.is_realtime() { 99 } else { 0 },
-            nice: None,
-            // The study's runs had no time limit.
-            timeout: Duration::ZERO,
-            dir: None,
-            allow_rt_saturation: false,
-            // Nothing of the scheduler's per-task accounting was read.
-            beside: BesideSpec::default(),
-        };
-        let cs_ns = |cs: u64| cs * 10_000_000;
-        let outcome = WorkloadOutcome {
-            children: l.procs,
-            wall_ns: cs_ns(l.wall_cs),
-            usage: Usage {
-                utime_ns: cs_ns(l.user_cs),
-                stime_ns: cs_ns(l.system_cs),
-                nvcsw: l.v_switched,
-                nivcsw: l.i_switched,
-                ..Usage::default()
-            },
-            ..WorkloadOutcome::default()
-        };
-        trials.push(TrialRecord {
-            seq: seq as i64,
-            experiment: experiment_of(l.workload),
-            family: Family::Workload,
-            repeat,
-            params,
-            spec: Some(TrialSpec::Workload(spec)),
-            outcome: Some(Outcome::Workload(outcome)),
-            status: TrialStatus::Ok,
-            started: started.clone(),
-            elapsed_s: 0.0,
-        });
+        trials.push(line_trial(l, &file.io, seq, repeat, &started));
     }
-    let m = &file.machine;
-    let machine = StudyMachine {
-        hostname: format!("{} VM, {} (CSCI 3753 2014, published)", m.virtualisation, m.system),
-        kernel_release: &m.kernel_release,
-        hypervisor_flag: true,
-        virtualisation: &m.virtualisation,
-        system: &m.system,
-        cores: m.cores,
-        memory: &m.memory,
-        imported: true,
-        figures: "published in the study; built into schedlab: imported, not measured by schedlab",
-        source: format!("{CSCI_CITATION}; the machine: section 2.1, Setup"),
-    };
+    let machine = study_machine(&file.machine);
     let mut suite_text = format!("{CSCI_CITATION}\n(as printed: wall, user and system seconds, CPU %, switches)\n");
     for section in &file.section {
         suite_text.push_str(&format!("\n{}\n\n{}\n", section.title, section.text.trim()));

@@ -207,6 +207,64 @@ struct PostMachine<'a> {
     source: String,
 }
 
+/// One column of a kernel (the user's or root's, with its policy and priority) as an ok
+/// latency trial: the post's min, max and avg, its percentiles and run-queue figures
+/// unknown.
+fn column_trial(
+    post: &Post,
+    (column, policy, prio): (PostColumn, Policy, i32),
+    seq: usize,
+    started: &str,
+) -> TrialRecord {
+    let mut params = Cell::new();
+    params.insert("freq", post.frequency_hz);
+    params.insert("loops", post.iterations);
+    params.insert("policy", policy.as_str());
+    let spec = LatencySpec {
+        interval_ns: post.period_ns,
+        length: LatencyLength::Loops(post.iterations),
+        policy,
+        prio,
+        placement: Placement::Unpinned,
+        hold_dma_latency: false,
+        break_ns: None,
+        beside: BesideSpec::default(),
+    };
+    let stats = ThreadStats {
+        cpu: None,
+        samples: post.iterations,
+        overruns: 0,
+        min_ns: column.min,
+        avg_ns: column.avg as f64,
+        p50_ns: None,
+        p90_ns: None,
+        p99_ns: None,
+        p999_ns: None,
+        p9999_ns: None,
+        max_ns: column.max,
+        run_delay_ns: None,
+        migrations: None,
+    };
+    let outcome = LatencyOutcome {
+        threads: vec![stats.clone()],
+        all: stats,
+        // The post printed one thread's figures and nothing of how the run was set up.
+        ..LatencyOutcome::default()
+    };
+    TrialRecord {
+        seq: seq as i64,
+        experiment: 0,
+        family: Family::Latency,
+        repeat: 1,
+        params,
+        spec: Some(TrialSpec::Latency(spec)),
+        outcome: Some(Outcome::Latency(outcome)),
+        status: TrialStatus::Ok,
+        started: started.to_string(),
+        elapsed_s: 0.0,
+    }
+}
+
 /// The 2007 post's table as two finished runs, one per kernel (2.6.19-rc6 vanilla,
 /// 2.6.20-hrt-dynticks1), each with two ok latency trials: as a normal user (SCHED_OTHER)
 /// and as root (SCHED_FIFO 99), 850 wakeups at 85 Hz. min, max and avg are the post's;
@@ -225,53 +283,7 @@ fn kernel_runs() -> Result<Vec<(RunRecord, Vec<TrialRecord>)>> {
             if column.max >= post.period_ns {
                 return Err(bug(HRTIMERS_FILE, format_args!("{}: a max of a whole period is an overrun", k.id)));
             }
-            let mut params = Cell::new();
-            params.insert("freq", post.frequency_hz);
-            params.insert("loops", post.iterations);
-            params.insert("policy", policy.as_str());
-            let spec = LatencySpec {
-                interval_ns: post.period_ns,
-                length: LatencyLength::Loops(post.iterations),
-                policy,
-                prio,
-                placement: Placement::Unpinned,
-                hold_dma_latency: false,
-                break_ns: None,
-                beside: BesideSpec::default(),
-            };
-            let stats = ThreadStats {
-                cpu: None,
-                samples: post.iterations,
-                overruns: 0,
-                min_ns: column.min,
-                avg_ns: column.avg as f64,
-                p50_ns: None,
-                p90_ns: None,
-                p99_ns: None,
-                p999_ns: None,
-                p9999_ns: None,
-                max_ns: column.max,
-                run_delay_ns: None,
-                migrations: None,
-            };
-            let outcome = LatencyOutcome {
-                threads: vec![stats.clone()],
-                all: stats,
-                // The post printed one thread's figures and nothing of how the run was set up.
-                ..LatencyOutcome::default()
-            };
-            trials.push(TrialRecord {
-                seq: seq as i64,
-                experiment: 0,
-                family: Family::Latency,
-                repeat: 1,
-                params,
-                spec: Some(TrialSpec::Latency(spec)),
-                outcome: Some(Outcome::Latency(outcome)),
-                status: TrialStatus::Ok,
-                started: started.clone(),
-                elapsed_s: 0.0,
-            });
+            trials.push(column_trial(post, (column, policy, prio), seq, &started));
         }
         let hrt = if k.hrtimers { "with high-resolution timers" } else { "without high-resolution timers" };
         let machine = PostMachine {
