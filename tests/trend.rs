@@ -101,11 +101,17 @@ fn a_planted_shift_is_the_largest_change_point_at_its_run() {
     );
     assert!(largest["p"].as_f64().unwrap() < 0.001, "{largest}");
 
-    // The text table and the HTML page say the same.
-    let text = ok_stdout(&planted, &["trend", "--threshold", &threshold]);
+    // The text table and the HTML page say the same, and exit as the JSON did.
+    let trend = |extra: &[&str]| {
+        let args = [&["trend", "--threshold", threshold.as_str()][..], extra].concat();
+        let out = schedlab_in(&planted, &args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = trend(&[]);
     assert!(text.contains("run 6 +") && text.contains("Change points"), "{text}");
     let page = dir.path("trend.html");
-    ok_stdout(&planted, &["trend", "--threshold", &threshold, "--html", page.to_str().unwrap()]);
+    trend(&["--html", page.to_str().unwrap()]);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<svg") && html.contains("class=\"change\"") && html.contains("Change point at run 6"));
 }
