@@ -90,6 +90,27 @@ impl BareActivations {
     }
 }
 
+/// Each task's CPU time per activation from an `--activations` CSV (`run_us`, in ns): the
+/// median and the least, per task name (and per policy and block, as the rows say).
+fn runs_by_task(csv: &std::path::Path) -> std::collections::BTreeMap<String, (f64, f64)> {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name}: {header:?}"));
+    let (task, run) = (column("task"), column("run_us"));
+    let mut runs: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        runs.entry(cells[task].to_string()).or_default().push(cells[run].parse::<f64>().unwrap() * 1000.0);
+    }
+    runs.into_iter()
+        .map(|(name, mut ns)| {
+            ns.sort_by(f64::total_cmp);
+            (name, (ns[ns.len() / 2], ns[0]))
+        })
+        .collect()
+}
+
 /// `schedlab <args> <tasks>`, which must succeed within a minute: its JSON lines.
 fn taskset_lines(args: &[&str], tasks: &[&str]) -> Vec<serde_json::Value> {
     let out =
@@ -101,7 +122,10 @@ fn taskset_lines(args: &[&str], tasks: &[&str]) -> Vec<serde_json::Value> {
 fn each_activation_is_counted_and_the_lines_carry_every_task() {
     let slow = vec![Event::Lock, Event::Run(300_000), Event::Unlock, Event::Sleep(100_000)];
     let bare = BareActivations::start(slow.clone(), Duration::from_millis(10));
-    let lines = taskset_lines(&["taskset", "--duration", "400ms", "--repeat", "2", "--json"], &TWO_TASKS);
+    let dir = Scratch::new("taskset-counted");
+    let csv = dir.0.join("acts.csv");
+    let args = ["taskset", "--duration", "400ms", "--repeat", "2", "--json", "--activations", csv.to_str().unwrap()];
+    let lines = taskset_lines(&args, &TWO_TASKS);
     let most = most_beside(&slow, bare.stop());
     assert_eq!(lines.len(), 2);
     for l in &lines {
@@ -111,14 +135,18 @@ fn each_activation_is_counted_and_the_lines_carry_every_task() {
         let tasks = l["per_task"].as_array().unwrap();
         assert_eq!((tasks[0]["activations"].as_u64(), tasks[1]["activations"].as_u64()), (Some(200), Some(40)));
         // Each run event is measured on the thread's own CPU clock: it gets at least what
-        // it asked, and no more than the same events took done bare beside it, give or
-        // take a burn chunk.
-        let got = tasks[1]["run_mean_ns"].as_f64().unwrap();
-        assert!((300_000.0..=most).contains(&got), "at most {most} ns beside bare ones: {l}");
+        // it asked.
+        assert!(tasks[1]["run_mean_ns"].as_f64().unwrap() >= 300_000.0, "{l}");
         assert!(l["deadline_use_p99_pct"].as_f64().unwrap() > 0.0, "{l}");
         let misses = l["misses"].as_u64().unwrap();
         assert!((l["miss_pct"].as_f64().unwrap() - misses as f64 / 2.4).abs() < 1e-9, "{l}");
     }
+    // And the median activation no more than the same events took done bare beside it,
+    // give or take a burn chunk. The median, not the mean: a host that stops the CPU
+    // inside a burn without reporting steal charges the stall to the thread's clock (once
+    // here 4 ms in one activation of 20), beside the set or beside the bare ones alike.
+    let (median, least) = runs_by_task(&csv)["slow"];
+    assert!(least >= 300_000.0 - 1000.0 && median <= most, "slow: median {median} ns, at most {most} beside bare ones");
 }
 
 #[test]
@@ -279,21 +307,27 @@ fn an_rt_app_file_runs_and_its_tasks_get_the_run_time_it_asks_for() {
         BareActivations::start(small.clone(), Duration::from_millis(10)),
         BareActivations::start(big.clone(), Duration::from_millis(20)),
     ];
-    let lines = taskset_lines(&["taskset", "--duration", "400ms", "--json", "--rt-app", file.to_str().unwrap()], &[]);
+    let csv = dir.0.join("acts.csv");
+    let args = ["taskset", "--duration", "400ms", "--json", "--rt-app", file.to_str().unwrap()];
+    let lines = taskset_lines(&[&args[..], &["--activations", csv.to_str().unwrap()]].concat(), &[]);
     let bare = bare.map(BareActivations::stop);
+    let runs = runs_by_task(&csv);
     let asked = [asked_ns(&small), asked_ns(&big)];
     let most = [most_beside(&small, bare[0]), most_beside(&big, bare[1])];
     let tasks = lines[0]["per_task"].as_array().unwrap();
-    // In the file's order; the activation's CPU time is at least what its run events ask,
-    // and no more than the same events took done bare beside it, give or take a burn
-    // chunk (the sleep, lock and timer cost a little beside them).
+    // In the file's order; each activation's CPU time is at least what its run events ask
+    // (the CSV rounds to the µs), and the median one no more than the same events took
+    // done bare beside it, give or take a burn chunk (the sleep, lock and timer cost a
+    // little beside them). The median: a stall the host does not report as steal is
+    // charged to the clock of whichever thread it stops (once 4 ms in one of big's 20).
     for (i, name) in ["small", "big"].into_iter().enumerate() {
         let task = &tasks[i];
         assert_eq!(task["name"], name);
-        let got_ns = task["run_mean_ns"].as_f64().unwrap();
+        assert!(task["run_mean_ns"].as_f64().unwrap() >= asked[i] as f64, "{task}");
+        let (median, least) = runs[name];
         assert!(
-            (asked[i] as f64..=most[i]).contains(&got_ns),
-            "{name}: {got_ns} ns, {} asked, at most {} beside bare ones: {task}",
+            least >= asked[i] as f64 - 1000.0 && median <= most[i],
+            "{name}: median {median} ns, least {least}, {} asked, at most {} beside bare ones: {task}",
             asked[i],
             most[i]
         );
