@@ -240,7 +240,6 @@ fn steps_of<'a>(task: &TaskSpec, mutexes: &'a BTreeMap<String, Mutex>) -> Vec<St
 }
 
 /// The thread of one task instance: its policy, then its activations from `t0` on.
-#[allow(clippy::too_many_arguments)]
 fn activations(
     (index, task, instance_no): (usize, &TaskSpec, u32),
     spec: &TasksetSpec,
