@@ -55,14 +55,31 @@ fn ring_lines_carry_the_wait_per_hop_and_pinned_members_do_not_migrate() {
     let lines = json_of(&["ring", "--procs", "2,3", "--laps", "500", "--pin", "same"]);
     for l in &lines {
         assert_eq!(l["migrations"], 0, "all members pinned to one CPU: {l}");
-        let per_hop = num(l, "run_delay_ns_per_hop");
-        // Each member waits only inside its own window, which is about the timed region.
-        let bound = num(l, "procs") * num(l, "real_s") * 1e9 / num(l, "hops");
-        assert!(per_hop > 0.0 && per_hop <= bound * 1.05 + 1000.0, "{per_hop} ns per hop, bound {bound}: {l}");
+        assert!(num(l, "run_delay_ns_per_hop") > 0.0, "{l}");
     }
     // Unpinned and in thread mode the figures are there too.
     let unpinned = json_of(&["ring", "--procs", "2", "--laps", "300", "--pin", "none", "--mode", "thread"]);
     assert!(num(&unpinned[0], "run_delay_ns_per_hop") >= 0.0 && num(&unpinned[0], "migrations") >= 0.0);
+}
+
+#[test]
+fn a_stored_ring_waits_only_inside_its_members_windows() {
+    let dir = Scratch::new("runqueue-window");
+    let suite = dir.write(
+        "ring.toml",
+        "name = \"w\"\n[[experiment]]\nfamily = \"ring\"\nprocs = [2, 3]\nlaps = 500\npin = [\"same\", \"none\"]\n",
+    );
+    let db = dir.path("results.db");
+    ok_stdout(&db, &["run", &suite]);
+    let trials = export_json(&db, "1")["runs"][0]["trials"].as_array().unwrap().clone();
+    assert_eq!(trials.len(), 4, "one trial per cell");
+    for t in &trials {
+        let outcome = &t["outcome"];
+        let (waited, windows) = (num(outcome, "run_delay_ns"), num(outcome, "sched_window_ns"));
+        // A task waits on a run queue only while time passes: the wait summed over the
+        // members is at most their reading windows summed.
+        assert!(windows > 0.0 && waited <= windows, "waited {waited} ns in windows of {windows} ns: {outcome}");
+    }
 }
 
 #[test]

@@ -67,6 +67,7 @@ fn ring(f: &Json) -> Option<RingOutcome> {
         // Format 1 predates the scheduler's per-task figures: unknown.
         run_delay_ns: None,
         migrations: None,
+        sched_window_ns: None,
         trace: None,
     })
 }

@@ -136,11 +136,14 @@ pub fn check_available() -> Availability {
 /// Marks a figure the kernel did not give, in shared memory.
 const UNKNOWN: u64 = u64::MAX;
 const FIELDS: usize = 4;
+/// After each snapshot's figures: when it was read (CLOCK_MONOTONIC ns).
+const READ_AT: usize = FIELDS;
+const SLOT: usize = FIELDS + 1;
 
 /// Per-task readings in shared memory: each child (or member) writes its own slot at the
 /// start and the end of its window, the parent reads the windows after reaping it.
 pub struct SchedBoard {
-    slots: SharedSlice<[AtomicU64; 2 * FIELDS]>,
+    slots: SharedSlice<[AtomicU64; 2 * SLOT]>,
 }
 
 impl SchedBoard {
@@ -151,7 +154,7 @@ impl SchedBoard {
     fn base(which: Snapshot) -> usize {
         match which {
             Snapshot::Start => 0,
-            Snapshot::End => FIELDS,
+            Snapshot::End => SLOT,
         }
     }
 
@@ -161,6 +164,7 @@ impl SchedBoard {
         for (i, v) in values.into_iter().enumerate() {
             self.slots[task][base + i].store(v.unwrap_or(UNKNOWN), Ordering::Relaxed);
         }
+        self.slots[task][base + READ_AT].store(crate::sys::clock::monotonic_ns(), Ordering::Relaxed);
     }
 
     fn load(&self, task: usize, which: Snapshot) -> SchedInfo {
@@ -177,6 +181,14 @@ impl SchedBoard {
     /// The task's window: its end reading less its start reading.
     pub fn window(&self, task: usize) -> SchedInfo {
         self.load(task, Snapshot::End).since(&self.load(task, Snapshot::Start))
+    }
+
+    /// How long the task's window lasted: the wall time its figures were read over, which
+    /// bounds its run-queue wait. Unknown where either reading is missing.
+    pub fn window_ns(&self, task: usize) -> Option<u64> {
+        let at = |which| self.slots[task][Self::base(which) + READ_AT].load(Ordering::Relaxed);
+        let (start, end) = (at(Snapshot::Start), at(Snapshot::End));
+        (start != 0 && end >= start).then(|| end - start)
     }
 }
 
@@ -232,5 +244,6 @@ mod tests {
         let w = board.window(0);
         assert_eq!((w.on_cpu_ns, w.run_delay_ns, w.timeslices, w.migrations), (Some(4), Some(0), Some(2), None));
         assert_eq!(board.window(1), SchedInfo::default(), "a slot never written is unknown");
+        assert!(board.window_ns(0).is_some() && board.window_ns(1).is_none());
     }
 }

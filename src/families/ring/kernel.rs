@@ -439,6 +439,7 @@ pub fn run_ring(spec: &RingSpec, cpus: &[usize], overhead_ps: u64) -> Result<Rin
         beside: Default::default(),
         run_delay_ns: sched.run_delay_ns,
         migrations: sched.migrations,
+        sched_window_ns: sched.run_delay_ns.and((0..spec.procs).map(|i| board.sched.window_ns(i)).sum()),
         trace: measured.trace.map(|recording| match recording {
             Err(reason) => RingTrace::unavailable(reason),
             Ok((recording, members)) => {

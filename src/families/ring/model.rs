@@ -145,6 +145,11 @@ pub struct RingOutcome {
     /// CPU-to-CPU moves summed over the members in the same windows (`se.nr_migrations`).
     #[serde(default)]
     pub migrations: Option<u64>,
+    /// The members' schedstat windows summed (wall time): the most run-queue wait there
+    /// could be. Unknown with `--schedstat off` and in older stored runs. Kept in the stored
+    /// outcome only, beside the wait it bounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_window_ns: Option<u64>,
     /// With `--trace on`: the hops as the scheduler saw them, or why they are unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<crate::analysis::offcpu::RingTrace>,
