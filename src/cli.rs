@@ -28,11 +28,11 @@ use std::time::Duration;
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub command: CliCommand,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub enum CliCommand {
     /// Context-switch ring: N tasks pass a token round a circle (NCAR `pipeline`, lat_ctx)
     #[command(after_help = RING_EXAMPLES)]
     Ring(RingArgs),
@@ -845,7 +845,7 @@ mod tests {
     #[test]
     fn ring_flags_become_specs() {
         let cli = Cli::try_parse_from(["schedlab", "ring", "--procs", "8,2", "--policy", "rr"]).unwrap();
-        let Command::Ring(args) = cli.command else { panic!("not ring") };
+        let CliCommand::Ring(args) = cli.command else { panic!("not ring") };
         let specs = args.options.to_specs().unwrap();
         assert_eq!(specs.iter().map(|s| s.procs).collect::<Vec<_>>(), vec![2, 8]);
         assert_eq!(specs[0].length, RingLength::Laps(crate::families::ring::model::DEFAULT_LAPS));
@@ -866,7 +866,7 @@ mod tests {
     fn workload_flags_cross_policies_and_counts() {
         let cli =
             Cli::try_parse_from(["schedlab", "workload", "io", "--procs", "4,2", "--policy", "other,fifo"]).unwrap();
-        let Command::Workload(args) = cli.command else { panic!("not workload") };
+        let CliCommand::Workload(args) = cli.command else { panic!("not workload") };
         assert_eq!(args.options.to_specs().unwrap().len(), 4);
     }
 }

@@ -65,14 +65,14 @@ pub fn attribute_spike(
 /// and each spike as (ns since the thread started of its actual wake, its latency ns), so
 /// its window is from start + at − latency to start + at.
 #[derive(Clone, Debug)]
-pub struct ThreadSpikes {
+pub struct SpikingThread {
     pub cpu: usize,
     pub tid: i32,
     pub start_mono_ns: u64,
     pub spikes: Vec<(u64, u64)>,
 }
 
-impl ThreadSpikes {
+impl SpikingThread {
     /// A spike's (ideal, actual) wake times, CLOCK_MONOTONIC ns.
     fn window(&self, (at_ns, latency_ns): (u64, u64)) -> (u64, u64) {
         let actual_ns = self.start_mono_ns.saturating_add(at_ns);
@@ -115,7 +115,7 @@ impl ThreadSpikes {
     }
 }
 
-/// Attributes each spike of a thread that ran on `cpu` (see `ThreadSpikes`). `recording`
+/// Attributes each spike of a thread that ran on `cpu` (see `SpikingThread`). `recording`
 /// with its idle exits put back (`Recording::with_idle_exits`).
 pub fn attribute_spikes(
     recording: &Recording,
@@ -124,7 +124,7 @@ pub fn attribute_spikes(
     thread_start_mono_ns: u64,
     spikes: &[(u64, u64)],
 ) -> Vec<SpikeAttribution> {
-    let thread = ThreadSpikes { cpu, tid, start_mono_ns: thread_start_mono_ns, spikes: spikes.to_vec() };
+    let thread = SpikingThread { cpu, tid, start_mono_ns: thread_start_mono_ns, spikes: spikes.to_vec() };
     let mut splits = thread.splits();
     replay(&recording.events, &mut [&mut splits]);
     thread.attributions(splits, recording)
@@ -134,10 +134,11 @@ pub fn attribute_spikes(
 /// `recording` (with its idle exits put back).
 pub fn attribute_threads(
     recording: &Recording,
-    threads: &[ThreadSpikes],
+    threads: &[SpikingThread],
 ) -> Vec<(Vec<SpikeAttribution>, Vec<SpikeTimeline>)> {
-    let mut splits: Vec<SpikeSplits> = threads.iter().map(ThreadSpikes::splits).collect();
-    let mut timelines: Vec<Vec<(SpikeTimeline, TimelineLanes)>> = threads.iter().map(ThreadSpikes::timelines).collect();
+    let mut splits: Vec<SpikeSplits> = threads.iter().map(SpikingThread::splits).collect();
+    let mut timelines: Vec<Vec<(SpikeTimeline, TimelineLanes)>> =
+        threads.iter().map(SpikingThread::timelines).collect();
     let mut handlers: Vec<&mut dyn Handler> = Vec::new();
     handlers.extend(splits.iter_mut().map(|s| s as &mut dyn Handler));
     handlers.extend(timelines.iter_mut().flatten().map(|(_, lanes)| lanes as &mut dyn Handler));
@@ -400,7 +401,7 @@ impl Recording {
 /// the total; `spikes` counts the spikes it took time in. Sorted by share, largest first.
 /// A spike with an empty split (no window) is all unseen, so the shares still sum to 1.
 pub fn tail_culprits(spikes: &[SpikeAttribution], p99_ns: u64) -> Vec<TailCulprit> {
-    let mut tally: Tally<f64> = Tally::default();
+    let mut tally: SourceTally<f64> = SourceTally::default();
     let mut total_excess = 0.0;
     for spike in spikes {
         let excess = spike.latency_ns.saturating_sub(p99_ns);
@@ -656,7 +657,7 @@ impl<'a> Blame<'a> {
 
 /// Who had the CPU, as a spike's split sees it.
 #[derive(Clone, Copy)]
-enum Running<'a> {
+enum OnCpu<'a> {
     /// Nothing recorded on the CPU yet.
     Unknown,
     /// Events on the CPU but no switch yet: the first switch's `prev`, from the CPU's
@@ -665,12 +666,12 @@ enum Running<'a> {
     Task(&'a TaskRef),
 }
 
-impl<'a> Running<'a> {
+impl<'a> OnCpu<'a> {
     fn of(cpu: CpuState<'a>) -> Self {
         match cpu {
-            CpuState::Unseen => Running::Unknown,
-            CpuState::NoSwitchYet => Running::FirstPrev,
-            CpuState::Running { task, .. } => Running::Task(task),
+            CpuState::Unseen => OnCpu::Unknown,
+            CpuState::NoSwitchYet => OnCpu::FirstPrev,
+            CpuState::Running { task, .. } => OnCpu::Task(task),
         }
     }
 }
@@ -688,10 +689,10 @@ struct Measured {
 
 impl Measured {
     /// `step` applied, `running` being who had the CPU as it found it.
-    fn apply(&mut self, step: &Step, measured_tid: i32, running: Running) {
+    fn apply(&mut self, step: &Step, measured_tid: i32, running: OnCpu) {
         match &step.event.kind {
             EventKind::Switch { prev, next, .. } => {
-                if let Running::FirstPrev = running {
+                if let OnCpu::FirstPrev = running {
                     self.runnable |= self.woken_before_first_switch && prev.pid != measured_tid;
                     self.woken_before_first_switch = false;
                 }
@@ -713,9 +714,9 @@ impl Measured {
                 match running {
                     // A wakeup of a thread already on the CPU (it had not slept yet) changes
                     // nothing.
-                    Running::Task(task) if task.pid == measured_tid => {}
-                    Running::FirstPrev => self.woken_before_first_switch = true,
-                    Running::Task(_) | Running::Unknown => self.runnable = true,
+                    OnCpu::Task(task) if task.pid == measured_tid => {}
+                    OnCpu::FirstPrev => self.woken_before_first_switch = true,
+                    OnCpu::Task(_) | OnCpu::Unknown => self.runnable = true,
                 }
                 self.woken_at.get_or_insert(step.event.ts_ns);
             }
@@ -725,7 +726,7 @@ impl Measured {
 }
 
 /// One spike's window, from `ideal_ns` to `actual_ns`, as it is split.
-struct Window<'a> {
+struct SpikeWindow<'a> {
     ideal_ns: u64,
     actual_ns: u64,
     /// Time up to `clock` is accounted for; nothing before the window is.
@@ -734,7 +735,7 @@ struct Window<'a> {
     blamed: BTreeMap<Blame<'a>, u64>,
 }
 
-impl<'a> Window<'a> {
+impl<'a> SpikeWindow<'a> {
     fn blame_until(&mut self, at: u64, blame: Blame<'a>) {
         if at > self.clock {
             *self.blamed.entry(blame).or_default() += at - self.clock;
@@ -759,7 +760,7 @@ struct SpikeSplits<'a> {
     /// The thread as the events since the CPU's last switch say: where a window not
     /// reached yet starts.
     since_last_switch: Measured,
-    windows: Vec<Window<'a>>,
+    windows: Vec<SpikeWindow<'a>>,
     /// The windows not reached yet, the soonest last.
     waiting: Vec<usize>,
     /// The windows being split.
@@ -768,9 +769,9 @@ struct SpikeSplits<'a> {
 
 impl<'a> SpikeSplits<'a> {
     fn new(cpu: usize, measured_tid: i32, windows: impl IntoIterator<Item = (u64, u64)>) -> Self {
-        let windows: Vec<Window> = windows
+        let windows: Vec<SpikeWindow> = windows
             .into_iter()
-            .map(|(ideal_ns, actual_ns)| Window {
+            .map(|(ideal_ns, actual_ns)| SpikeWindow {
                 ideal_ns,
                 actual_ns,
                 clock: ideal_ns,
@@ -809,16 +810,16 @@ impl<'a> SpikeSplits<'a> {
     fn blame(
         contexts: &OpenContexts<Blame<'a>>,
         measured_tid: i32,
-        running: Running<'a>,
+        running: OnCpu<'a>,
         measured: Measured,
     ) -> Blame<'a> {
         if let Some(&blame) = contexts.innermost() {
             return blame;
         }
         match running {
-            Running::Task(task) => Blame::of_task(Some(task), measured_tid, measured.runnable),
-            Running::Unknown => Blame::Unseen,
-            Running::FirstPrev => {
+            OnCpu::Task(task) => Blame::of_task(Some(task), measured_tid, measured.runnable),
+            OnCpu::Unknown => Blame::Unseen,
+            OnCpu::FirstPrev => {
                 Blame::FirstPrev { runnable: measured.runnable, woken: measured.woken_before_first_switch }
             }
         }
@@ -844,7 +845,7 @@ impl<'a> SpikeSplits<'a> {
             .into_iter()
             .map(|window| {
                 let mut unseen_ns = 0;
-                let mut tally = Tally::default();
+                let mut tally = SourceTally::default();
                 for (blame, ns) in window.blamed {
                     match blame.resolved(first_prev, measured_tid).source() {
                         Some(source) => {
@@ -879,10 +880,10 @@ impl<'a> Handler<'a> for SpikeSplits<'a> {
             return;
         }
         let at = event.ts_ns;
-        let running = Running::of(sched.cpu(self.cpu));
+        let running = OnCpu::of(sched.cpu(self.cpu));
         // As the event itself finds it: the CPU's first event says someone ran.
         let running_at_event = match running {
-            Running::Unknown if event.cpu == self.cpu => Running::FirstPrev,
+            OnCpu::Unknown if event.cpu == self.cpu => OnCpu::FirstPrev,
             running => running,
         };
         let is_switch = matches!(event.kind, EventKind::Switch { .. });
@@ -940,7 +941,7 @@ impl<'a> Handler<'a> for SpikeSplits<'a> {
             self.windows[i].measured = self.since_last_switch;
             self.open.push(i);
         }
-        let running = Running::of(sched.cpu(self.cpu));
+        let running = OnCpu::of(sched.cpu(self.cpu));
         for &i in &self.open {
             let window = &mut self.windows[i];
             let blame = Self::blame(&self.contexts, self.measured_tid, running, window.measured);
@@ -967,25 +968,25 @@ impl Identity {
 
 /// One source's sums: its total weight, a task's by priority, and the spikes it was in.
 #[derive(Default)]
-struct Entry<W> {
+struct SourceSums<W> {
     total: W,
     by_prio: BTreeMap<i32, W>,
     spikes: usize,
 }
 
 /// Weights (ns, or excess ns) summed per source, a task's priorities merged.
-struct Tally<W> {
-    entries: BTreeMap<Identity, Entry<W>>,
+struct SourceTally<W> {
+    entries: BTreeMap<Identity, SourceSums<W>>,
 }
 
-impl<W> Default for Tally<W> {
+impl<W> Default for SourceTally<W> {
     fn default() -> Self {
-        Tally { entries: BTreeMap::new() }
+        SourceTally { entries: BTreeMap::new() }
     }
 }
 
-impl<W: Copy + Default + PartialOrd + AddAssign> Tally<W> {
-    fn add(&mut self, source: &Source, weight: W) -> &mut Entry<W> {
+impl<W: Copy + Default + PartialOrd + AddAssign> SourceTally<W> {
+    fn add(&mut self, source: &Source, weight: W) -> &mut SourceSums<W> {
         let entry = self.entries.entry(Identity::of(source)).or_default();
         entry.total += weight;
         if let Source::Task { prio, .. } = source {
@@ -996,7 +997,7 @@ impl<W: Copy + Default + PartialOrd + AddAssign> Tally<W> {
 
     /// Each source with its sums; a task at the priority it held for most of its weight
     /// (the most urgent of equals).
-    fn into_sources(self) -> impl Iterator<Item = (Source, Entry<W>)> {
+    fn into_sources(self) -> impl Iterator<Item = (Source, SourceSums<W>)> {
         self.entries.into_iter().map(|(identity, entry)| {
             let source = match identity {
                 Identity::Task { comm, pid } => {

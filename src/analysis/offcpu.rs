@@ -138,12 +138,12 @@ pub struct ChildWindow {
 
 /// What ran on one CPU: from each switch, the task switched in.
 #[derive(Default)]
-struct Lane<'a> {
+struct CpuLane<'a> {
     starts: Vec<u64>,
     tasks: Vec<&'a TaskRef>,
 }
 
-impl<'a> Lane<'a> {
+impl<'a> CpuLane<'a> {
     /// Each task that ran within `[a, b)`, with its overlap (ns). The lane holds the
     /// switches replayed so far, all those before `b` among them.
     fn overlaps(&self, a: u64, b: u64) -> impl Iterator<Item = (&'a TaskRef, u64)> + '_ {
@@ -162,7 +162,7 @@ impl<'a> Lane<'a> {
 struct Books<'a> {
     children: &'a [ChildWindow],
     index: HashMap<i32, usize>,
-    lanes: BTreeMap<usize, Lane<'a>>,
+    lanes: BTreeMap<usize, CpuLane<'a>>,
     out: Vec<ChildOffCpu>,
     /// (comm, prio) -> (preemptions, behind_ns)
     outsiders: BTreeMap<(String, i32), (u64, u64)>,

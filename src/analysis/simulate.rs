@@ -13,7 +13,7 @@
 //! own margin) where it is at or beyond the margin. `cargo test simulate` checks them on
 //! 1,000 questions a case; `bench/verdict-errors.sh` runs 10,000.
 //!
-//! A machine with steal (`Steal`) adds to that: some trials lose part of their window to
+//! A machine with steal (`SimulatedSteal`) adds to that: some trials lose part of their window to
 //! the hypervisor and take longer, on either side, and the run sees each trial's steal as
 //! `/proc/stat` shows it, in whole ticks. The same questions are then decided without and
 //! with the runner's rule of re-running a block that met steal
@@ -85,14 +85,14 @@ impl Case {
 /// sees f only as the kernel shows it: ticks of `tick` (as a share of the window) counted
 /// from a random phase, less one tick for what is certain (`model::Steal::certain_share`).
 #[derive(Clone, Copy, Debug)]
-pub struct Steal {
+pub struct SimulatedSteal {
     pub name: &'static str,
     pub share: f64,
     pub mean: f64,
     pub tick: f64,
 }
 
-impl Steal {
+impl SimulatedSteal {
     /// One trial: how much longer it took (in ln) and the steal the run saw, certain share.
     fn draw(self, rng: &mut SplitMix64) -> (f64, f64) {
         if rng.next_f64() >= self.share {
@@ -111,11 +111,11 @@ impl Steal {
 /// the noisy VM of issue 42's 27-59 ms/s), seen in 10 ms ticks by 100 ms trials or by
 /// 30 ms ones (three ticks a trial: only large steal shows); and steal everywhere (every
 /// trial loses about 4 %), where the rule must not take the run.
-pub fn steal_machines() -> Vec<Steal> {
+pub fn steal_machines() -> Vec<SimulatedSteal> {
     vec![
-        Steal { name: "bursts, 100 ms trials", share: 0.2, mean: 0.2, tick: 0.1 },
-        Steal { name: "bursts, 30 ms trials", share: 0.2, mean: 0.2, tick: 1.0 / 3.0 },
-        Steal { name: "everywhere, 100 ms trials", share: 1.0, mean: 0.04, tick: 0.1 },
+        SimulatedSteal { name: "bursts, 100 ms trials", share: 0.2, mean: 0.2, tick: 0.1 },
+        SimulatedSteal { name: "bursts, 30 ms trials", share: 0.2, mean: 0.2, tick: 1.0 / 3.0 },
+        SimulatedSteal { name: "everywhere, 100 ms trials", share: 1.0, mean: 0.04, tick: 0.1 },
     ]
 }
 
@@ -225,7 +225,7 @@ pub enum Attempt {
 /// steal is seen as it ends, and once one met `STEAL_LEVEL` the block is dropped whole if
 /// `rerun` is on and the rule allows (`reruns_so_far` of this block), the trial left
 /// unrun, as the runner does; else its ratio, steal and all, is kept.
-pub fn attempt(d_clean: f64, steal: Steal, rerun: bool, reruns_so_far: u32, rng: &mut SplitMix64) -> Attempt {
+pub fn attempt(d_clean: f64, steal: SimulatedSteal, rerun: bool, reruns_so_far: u32, rng: &mut SplitMix64) -> Attempt {
     let a_first = rng.next_f64() < 0.5;
     let mut slower = [0.0; 2];
     for (ran, side) in (if a_first { [0, 1] } else { [1, 0] }).into_iter().enumerate() {
@@ -243,7 +243,7 @@ pub fn attempt(d_clean: f64, steal: Steal, rerun: bool, reruns_so_far: u32, rng:
 /// watched are counted as run, re-runs included, so `max_blocks` is the same budget.
 pub fn simulate_on(
     case: &Case,
-    steal: Option<Steal>,
+    steal: Option<SimulatedSteal>,
     rerun: bool,
     questions: usize,
     max_blocks: usize,
@@ -450,7 +450,7 @@ mod tests {
     #[test]
     fn a_block_that_met_steal_is_dropped_whole_and_rerun_at_most_once() {
         // Every trial loses far more than its window, seen to a hundredth: always met.
-        let heavy = Steal { name: "heavy", share: 1.0, mean: 1e4, tick: 0.01 };
+        let heavy = SimulatedSteal { name: "heavy", share: 1.0, mean: 1e4, tick: 0.01 };
         let mut rng = SplitMix64::new(5);
         for _ in 0..100 {
             // The first trial met it: the block is dropped there, its other side never run.
@@ -463,7 +463,7 @@ mod tests {
         // A quiet machine draws what `simulate` always drew.
         let case = &cases()[0];
         let quiet = simulate(case, 50, MAX_BLOCKS, &[2], 9);
-        let none = Steal { name: "none", share: 0.0, mean: 0.1, tick: 0.1 };
+        let none = SimulatedSteal { name: "none", share: 0.0, mean: 0.1, tick: 0.1 };
         let without = simulate_on(case, Some(none), true, 50, MAX_BLOCKS, &[2], 9);
         assert_eq!((quiet[0].reruns, without[0].reruns), (0, 0));
         assert_eq!(quiet[0].blocks, without[0].blocks);

@@ -77,7 +77,7 @@ impl Verdict {
 
 /// What one figure's samples say before the other figures are seen: the ratio and its
 /// interval, the raw p, and why no test can decide, if none can.
-pub struct Evidence {
+pub struct FigureEvidence {
     pub ratio: Option<f64>,
     pub ci: Option<(f64, f64)>,
     pub p: Option<f64>,
@@ -88,17 +88,17 @@ pub struct Evidence {
     pub p_equivalent: Option<f64>,
 }
 
-pub fn evidence(a: &[f64], b: &[f64]) -> Evidence {
+pub fn evidence(a: &[f64], b: &[f64]) -> FigureEvidence {
     let ci = bootstrap_ratio_ci(a, b, BOOTSTRAP_ROUNDS, 0x5eed);
     let (ratio, ci) = (ci.map(|c| c.0), ci.map(|c| (c.1, c.2)));
     if a.len() < 2 || b.len() < 2 {
         let why = format!("{} and {} ok repeats; a single sample decides nothing", a.len(), b.len());
-        return Evidence { ratio, ci, p: None, too_few: Some(why), blocks: None, p_equivalent: None };
+        return FigureEvidence { ratio, ci, p: None, too_few: Some(why), blocks: None, p_equivalent: None };
     }
     let p = mann_whitney(a, b).map(|r| r.1);
     let too_few = (smallest_possible_p(a.len(), b.len()) > ALPHA)
         .then(|| format!("{} and {} ok repeats; at least 4 on each side are needed", a.len(), b.len()));
-    Evidence { ratio, ci, p, too_few, blocks: None, p_equivalent: None }
+    FigureEvidence { ratio, ci, p, too_few, blocks: None, p_equivalent: None }
 }
 
 /// Interleaved sides (one `schedlab ab` session): A's and B's values of a cell paired by
@@ -106,11 +106,18 @@ pub fn evidence(a: &[f64], b: &[f64]) -> Evidence {
 /// (`analysis::sequential`): the median within-block ratio B / A, its confidence sequence
 /// at `ALPHA`, and the sign test's anytime-valid p of a difference of that median — valid
 /// at whatever block the session stopped, so `ab` may add blocks until it is decided.
-pub fn evidence_paired(pairs: &[(f64, f64)], margin: f64) -> Evidence {
+pub fn evidence_paired(pairs: &[(f64, f64)], margin: f64) -> FigureEvidence {
     let fewest = fewest_blocks(ALPHA);
     let Some(paired) = Paired::within(pairs, margin) else {
         let why = "no block in which both sides have a value".to_string();
-        return Evidence { ratio: None, ci: None, p: None, too_few: Some(why), blocks: Some(0), p_equivalent: None };
+        return FigureEvidence {
+            ratio: None,
+            ci: None,
+            p: None,
+            too_few: Some(why),
+            blocks: Some(0),
+            p_equivalent: None,
+        };
     };
     let ci = match paired.interval(ALPHA) {
         (Some(low), Some(high)) => Some((low, high)),
@@ -119,7 +126,7 @@ pub fn evidence_paired(pairs: &[(f64, f64)], margin: f64) -> Evidence {
     let too_few = (paired.blocks < fewest).then(|| {
         format!("{} paired blocks; the sign test needs at least {fewest} to show a difference", paired.blocks)
     });
-    Evidence {
+    FigureEvidence {
         ratio: Some(paired.ratio),
         ci,
         p: Some(paired.p_differ),
@@ -136,7 +143,7 @@ pub fn smallest_paired_p(blocks: usize) -> f64 {
 
 /// The verdict from the evidence, the adjusted p and the drift band, and whether it is a
 /// regression (see the module doc for the rule).
-pub fn judge(e: &Evidence, p_adjusted: Option<f64>, threshold: f64, drift: Drift) -> (Verdict, bool) {
+pub fn judge(e: &FigureEvidence, p_adjusted: Option<f64>, threshold: f64, drift: Drift) -> (Verdict, bool) {
     if let Some(why) = &e.too_few {
         return (Verdict::TooFew(why.clone()), false);
     }
@@ -231,7 +238,7 @@ mod tests {
 
     #[test]
     fn judged_against_the_band() {
-        let significant = |lo: f64, hi: f64| Evidence {
+        let significant = |lo: f64, hi: f64| FigureEvidence {
             ratio: Some((lo + hi) / 2.0),
             ci: Some((lo, hi)),
             p: Some(0.001),

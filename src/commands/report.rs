@@ -30,7 +30,7 @@ pub fn resolve_runs(store: &Store, names: &[String]) -> Result<Vec<i64>> {
 }
 
 /// A run with everything its report shows.
-struct Loaded {
+struct LoadedReport {
     run: RunRecord,
     trials: Vec<TrialRecord>,
     findings: Vec<Finding>,
@@ -46,7 +46,7 @@ pub fn many(store: &Store, ids: &[i64], args: &ReportArgs) -> Result<()> {
         let findings = findings::findings_of_run(&run, &trials);
         let charts =
             plots::plots(&trials).into_iter().map(|c| Chart { name: format!("run{id}-{}", c.name), ..c }).collect();
-        loaded.push(Loaded { run, trials, findings, charts });
+        loaded.push(LoadedReport { run, trials, findings, charts });
     }
     let pairs: Vec<(RunRecord, Vec<TrialRecord>)> = loaded.iter().map(|l| (l.run.clone(), l.trials.clone())).collect();
     let overlay = overlay::overlay(&pairs);
@@ -86,10 +86,11 @@ pub fn many(store: &Store, ids: &[i64], args: &ReportArgs) -> Result<()> {
 }
 
 /// Each run's report as `report RUN --format F` prints it, then the overlay.
-fn render(format: Format, loaded: &[Loaded], overlay: &overlay::Overlay) -> String {
+fn render(format: Format, loaded: &[LoadedReport], overlay: &overlay::Overlay) -> String {
     let exporter = exporter::for_format(format);
-    let one = |l: &Loaded| exporter.render(&RunView { run: &l.run, trials: &l.trials, findings: &l.findings });
-    let heading = |l: &Loaded| format!("run {}: {} on {}", l.run.id, l.run.suite_name, overlay::machine_label(&l.run));
+    let one = |l: &LoadedReport| exporter.render(&RunView { run: &l.run, trials: &l.trials, findings: &l.findings });
+    let heading =
+        |l: &LoadedReport| format!("run {}: {} on {}", l.run.id, l.run.suite_name, overlay::machine_label(&l.run));
     match format {
         Format::Json => {
             // Each run's document exactly as a one-run report prints it.

@@ -155,8 +155,8 @@ fn print_plan(suite: &Suite, order: &[&Trial], plan: &AdaptivePlan) -> Result<()
 /// their place. `--shuffle` shuffles the blocks and lone trials too.
 fn plan_order<'a>(suite: &'a Suite, remaining: &[&'a Trial], block_seed: u64, shuffle: Option<u64>) -> Vec<&'a Trial> {
     // (the block a unit is, none for a lone trial; its trials)
-    type Unit<'a> = (Option<(QuestionKey, u32)>, Vec<&'a Trial>);
-    let mut units: Vec<Unit> = Vec::new();
+    type BlockUnit<'a> = (Option<(QuestionKey, u32)>, Vec<&'a Trial>);
+    let mut units: Vec<BlockUnit> = Vec::new();
     for &trial in remaining {
         let block = suite.question_of(trial).map(|key| (key, trial.repeat));
         match units.iter_mut().find(|(b, _)| block.is_some() && *b == block) {
@@ -186,7 +186,7 @@ fn still_running(pid: Option<i64>) -> bool {
 
 /// What a run starts from: its suite and plan, the stored run when one is resumed (and
 /// the store opened to find it), and its shuffle seed.
-struct Loaded {
+struct LoadedRun {
     suite: Suite,
     /// The run resumed; none for a new run.
     run_id: Option<i64>,
@@ -198,7 +198,7 @@ struct Loaded {
 
 /// `--resume RUN`: the stored run, its suite, seed and plan as it was started, after
 /// checking that it may be resumed here and now.
-fn load_resumed(db_path: &Location, run_text: &str) -> Result<Loaded> {
+fn load_resumed(db_path: &Location, run_text: &str) -> Result<LoadedRun> {
     let store = Store::open(db_path, Access::Write)?;
     let id = store.resolve_run(run_text)?;
     let run = store.run(id)?;
@@ -233,17 +233,17 @@ fn load_resumed(db_path: &Location, run_text: &str) -> Result<Loaded> {
     let seed = run.options.seed();
     // The rule the run was started with, flags included.
     let plan = AdaptivePlan::of_run_options(&run.options);
-    Ok(Loaded { suite, run_id: Some(id), seed, plan, store: Some(store) })
+    Ok(LoadedRun { suite, run_id: Some(id), seed, plan, store: Some(store) })
 }
 
 /// A new run: the suite named (quick by default), its seed and its plan with the flags.
-fn load_new(args: &RunArgs) -> Result<Loaded> {
+fn load_new(args: &RunArgs) -> Result<LoadedRun> {
     let name = args.suite.as_deref().unwrap_or("quick");
     let suite = suite::load(name, args.full)?;
     let seed = args.shuffle.then(|| args.seed.unwrap_or_else(|| u64::from_le_bytes(crate::sys::random::bytes())));
     let flags = adaptive::Overrides { target_ci: args.target_ci, max_repeat: args.max_repeat, budget: args.budget };
     let plan = AdaptivePlan::resolve(&suite, &flags)?;
-    Ok(Loaded { suite, run_id: None, seed, plan, store: None })
+    Ok(LoadedRun { suite, run_id: None, seed, plan, store: None })
 }
 
 /// The record of a new run: its options (with the background loads the plan runs, so the
@@ -310,7 +310,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let db_path = Location::resolve(args.db.db.as_deref())?;
     // The signal watch comes first: every thread started later inherits the blocked mask.
     let mut orchestrator = Orchestrator::new(args.trial_timeout)?;
-    let Loaded { suite, run_id, seed, plan, mut store } = match &args.resume {
+    let LoadedRun { suite, run_id, seed, plan, mut store } = match &args.resume {
         Some(run_text) => load_resumed(&db_path, run_text)?,
         None => load_new(args)?,
     };

@@ -47,7 +47,8 @@
 use crate::analysis::sequential::pair_blocks;
 use crate::analysis::stats::{median, smallest_possible_p};
 use crate::analysis::verdict::{
-    drift_band, evidence, evidence_paired, half_shift, history_band, judge, pooled_log_sd, smallest_paired_p, Evidence,
+    drift_band, evidence, evidence_paired, half_shift, history_band, judge, pooled_log_sd, smallest_paired_p,
+    FigureEvidence,
 };
 pub use crate::analysis::verdict::{Drift, Verdict, ALPHA};
 use crate::families::figures::{self, Figure};
@@ -172,7 +173,7 @@ fn history_sd(cells: &[&Group], history: &[Vec<Group>], figure: &Figure) -> Opti
 
 /// A row before its verdict, with its evidence and the experiment it belongs to in A
 /// and in B.
-type Found = (Row, Evidence, (i64, i64));
+type Found = (Row, FigureEvidence, (i64, i64));
 
 /// Every figure of every cell both runs hold, with its evidence. Its adjusted p, drift and
 /// verdict are left for later: they need every row (Holm) and the cells around it (drift).

@@ -44,7 +44,7 @@ pub struct Section {
 }
 
 /// A run beside a reference set: the tables and the same figures as numbers.
-pub struct Against {
+pub struct AgainstReport {
     pub name: String,
     /// What is set beside what, and where the reference's figures come from.
     pub heading: String,
@@ -68,7 +68,7 @@ enum FormDoc {
     /// A section per program and size.
     Workload { statistic: &'static str, sections: Vec<SectionDoc> },
     /// This run's columns, then the seed's.
-    Latency { columns: Vec<Column> },
+    Latency { columns: Vec<LatencyColumn> },
 }
 
 impl AgainstDoc {
@@ -83,13 +83,13 @@ struct SectionDoc {
     workload: &'static str,
     size: String,
     reference_size: String,
-    rows: Vec<RowDoc>,
+    rows: Vec<MedianRowDoc>,
     best: Vec<BestDoc>,
 }
 
 /// One policy x setting x processes row, this run's medians beside the reference's.
 #[derive(Serialize)]
-struct RowDoc {
+struct MedianRowDoc {
     policy: &'static str,
     setting: String,
     procs: usize,
@@ -116,7 +116,7 @@ struct BestDoc {
 
 /// Set `run` beside the reference set `name`; a name that is not one, or a run without
 /// the trials the set compares, is refused (exit 2) saying what is needed.
-pub fn against(name: &str, run: &RunRecord, trials: &[TrialRecord]) -> Result<Against> {
+pub fn against(name: &str, run: &RunRecord, trials: &[TrialRecord]) -> Result<AgainstReport> {
     let sets = against_seeds();
     let Some((seed, spec)) = sets.iter().find(|(s, _)| s.name() == name) else {
         let names: Vec<&str> = sets.iter().map(|(s, _)| s.name()).collect();
@@ -205,9 +205,13 @@ impl CellMedians {
 }
 
 /// Cells by (policy, setting, procs), in the order first seen.
-type Cells = Vec<((Policy, String, usize), CellMedians)>;
+type MediansByCell = Vec<((Policy, String, usize), CellMedians)>;
 
-fn add_to(cells: &mut Cells, key: (Policy, String, usize), o: &crate::families::workload::model::WorkloadOutcome) {
+fn add_to(
+    cells: &mut MediansByCell,
+    key: (Policy, String, usize),
+    o: &crate::families::workload::model::WorkloadOutcome,
+) {
     match cells.iter_mut().find(|(k, _)| *k == key) {
         Some((_, c)) => c.add(o),
         None => {
@@ -238,7 +242,7 @@ fn workload_medians(
     io_size: &str,
     run: &RunRecord,
     trials: &[TrialRecord],
-) -> Result<Against> {
+) -> Result<AgainstReport> {
     let mine = workload_trials(trials);
     if mine.is_empty() {
         return Err(lacks(run, seed, spec));
@@ -266,12 +270,12 @@ fn workload_medians(
                 _ => size_text(s),
             })
             .unwrap_or_default();
-        let mut reference: Cells = Vec::new();
+        let mut reference: MediansByCell = Vec::new();
         for (_, s, o) in theirs.iter().filter(|(_, s, _)| s.params.kind == kind) {
             add_to(&mut reference, (s.policy, String::new(), s.procs), o);
         }
         for size in sizes {
-            let mut here: Cells = Vec::new();
+            let mut here: MediansByCell = Vec::new();
             for (t, s, o) in mine.iter().filter(|(_, s, _)| s.params.kind == kind && size_text(s) == size) {
                 let key = (s.policy, setting(t, &["iterations", "transfer_size", "block_size"]), s.procs);
                 add_to(&mut here, key, o);
@@ -282,7 +286,7 @@ fn workload_medians(
         }
     }
     let json = AgainstDoc::of(seed, FormDoc::Workload { statistic: "median over ok repeats", sections: json_sections });
-    Ok(Against { name: seed.name().into(), heading: (spec.heading)(run.id), sections, json })
+    Ok(AgainstReport { name: seed.name().into(), heading: (spec.heading)(run.id), sections, json })
 }
 
 /// One program's table at one of this run's sizes (and the seed's size), its rows each
@@ -292,8 +296,8 @@ fn workload_section(
     label: &str,
     kind: WorkloadKind,
     (size, reference_size): (&str, &str),
-    here: &Cells,
-    reference: &Cells,
+    here: &MediansByCell,
+    reference: &MediansByCell,
 ) -> (Section, SectionDoc) {
     // Every row either side has: this run's (policy, setting), then the study's policies.
     let mut rows: Vec<(Policy, String, usize)> = here.iter().map(|(k, _)| k.clone()).collect();
@@ -304,7 +308,7 @@ fn workload_section(
         }
     }
     rows.sort_by(|a, b| (policy_rank(a.0), &a.1, a.2).cmp(&(policy_rank(b.0), &b.1, b.2)));
-    fn find<'a>(cells: &'a Cells, key: &(Policy, String, usize)) -> Option<&'a CellMedians> {
+    fn find<'a>(cells: &'a MediansByCell, key: &(Policy, String, usize)) -> Option<&'a CellMedians> {
         cells.iter().find(|(k, _)| k == key).map(|(_, c)| c)
     }
     let settings = rows.iter().any(|(_, s, _)| !s.is_empty());
@@ -342,7 +346,7 @@ fn workload_section(
             theirs.map_or(0, |c| c.wall_s.len()).to_string(),
         ]);
         table.push(row);
-        json_rows.push(RowDoc {
+        json_rows.push(MedianRowDoc {
             policy: key.0.as_str(),
             setting: key.1.clone(),
             procs: key.2,
@@ -368,8 +372,8 @@ fn workload_section(
 
 /// The policy with the lowest median wall time at each of this run's process counts
 /// (among its rows with nothing else set), beside the study's at the same count.
-fn best_lines(label: &str, here: &Cells, reference: &Cells) -> (Vec<String>, Vec<BestDoc>) {
-    let best = |cells: &Cells, procs: usize| -> Option<(Policy, f64, usize)> {
+fn best_lines(label: &str, here: &MediansByCell, reference: &MediansByCell) -> (Vec<String>, Vec<BestDoc>) {
+    let best = |cells: &MediansByCell, procs: usize| -> Option<(Policy, f64, usize)> {
         let candidates: Vec<(Policy, f64)> = cells
             .iter()
             .filter(|((_, s, n), _)| s.is_empty() && *n == procs)
@@ -409,7 +413,7 @@ fn best_lines(label: &str, here: &Cells, reference: &Cells) -> (Vec<String>, Vec
 // Latency columns (hrtimers-2007)
 
 /// One column of the classic table.
-struct Column {
+struct LatencyColumn {
     label: String,
     source: String,
     imported: bool,
@@ -425,10 +429,10 @@ struct Column {
     p99_ns: Option<f64>,
 }
 
-impl Column {
+impl LatencyColumn {
     /// A column from latency trials of one configuration: min and max over the repeats,
     /// avg their mean, the percentiles their medians (as the run's own table has them).
-    fn of(label: String, source: String, imported: bool, trials: &[&TrialRecord]) -> Option<Column> {
+    fn of(label: String, source: String, imported: bool, trials: &[&TrialRecord]) -> Option<LatencyColumn> {
         let mut pairs =
             trials.iter().filter(|t| t.is_ok()).filter_map(|t| match (t.spec.as_ref()?, t.outcome.as_ref()?) {
                 (TrialSpec::Latency(s), Outcome::Latency(o)) => Some((s, o)),
@@ -441,7 +445,7 @@ impl Column {
             median_of(&all.iter().filter_map(|s| f(s)).map(|v| v as f64).collect::<Vec<_>>())
         };
         let avgs: Vec<f64> = all.iter().map(|s| s.avg_ns).collect();
-        Some(Column {
+        Some(LatencyColumn {
             label,
             source,
             imported,
@@ -461,7 +465,7 @@ impl Column {
 
 /// A column's settings, then the registry's figures under their keys, summarised over
 /// the repeats as `Column::of` says.
-impl Serialize for Column {
+impl Serialize for LatencyColumn {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         let mut m = serializer.serialize_map(Some(13))?;
         m.serialize_entry("label", &self.label)?;
@@ -496,13 +500,13 @@ fn latency_columns(
     (title, rest, notes): (&str, &str, &[&str]),
     run: &RunRecord,
     trials: &[TrialRecord],
-) -> Result<Against> {
+) -> Result<AgainstReport> {
     let latency: Vec<TrialRecord> = trials.iter().filter(|t| t.family == Family::Latency).cloned().collect();
     let groups = crate::store::group::groups(&latency);
     let refs: Vec<&crate::store::group::Group> = groups.iter().collect();
     let varying: Vec<String> =
         crate::store::group::varying(&refs).into_iter().filter(|k| k != cell::axis::POLICY).collect();
-    let mut columns: Vec<Column> = Vec::new();
+    let mut columns: Vec<LatencyColumn> = Vec::new();
     for g in &groups {
         let Some(spec) = g.trials.iter().find_map(|t| match t.spec.as_ref()? {
             TrialSpec::Latency(s) => Some(s),
@@ -515,7 +519,7 @@ fn latency_columns(
         if !what.is_empty() {
             label = format!("{label} [{}]", what.join(" "));
         }
-        if let Some(c) = Column::of(label, format!("run {}", run.id), run.machine.is_imported(), &g.trials) {
+        if let Some(c) = LatencyColumn::of(label, format!("run {}", run.id), run.machine.is_imported(), &g.trials) {
             columns.push(c);
         }
     }
@@ -533,15 +537,15 @@ fn latency_columns(
             } else {
                 format!("{kernel} user")
             };
-            if let Some(c) = Column::of(label, format!("{seed_label}, {kernel}"), true, &[t]) {
+            if let Some(c) = LatencyColumn::of(label, format!("{seed_label}, {kernel}"), true, &[t]) {
                 columns.push(c);
             }
         }
     }
     let mut table =
         Table::new(std::iter::once("ns".to_string()).chain(columns.iter().map(|c| c.label.clone()))).left_align(0);
-    type Row = (&'static str, fn(&Column) -> String);
-    let rows: [Row; 8] = [
+    type LabelledRow = (&'static str, fn(&LatencyColumn) -> String);
+    let rows: [LabelledRow; 8] = [
         (latency::MIN_NS.name(), |c| c.min_ns.map_or("-".into(), |v| v.to_string())),
         (latency::MAX_NS.name(), |c| c.max_ns.map_or("-".into(), |v| v.to_string())),
         (latency::AVG_NS.name(), |c| cell(c.avg_ns, 0)),
@@ -563,10 +567,10 @@ fn latency_columns(
     lines.extend(notes.iter().map(|n| n.to_string()));
     let section = Section { title: title.into(), table, left_columns: 1, lines };
     let json = AgainstDoc::of(seed, FormDoc::Latency { columns });
-    Ok(Against { name: seed.name().into(), heading: (spec.heading)(run.id), sections: vec![section], json })
+    Ok(AgainstReport { name: seed.name().into(), heading: (spec.heading)(run.id), sections: vec![section], json })
 }
 
-impl Against {
+impl AgainstReport {
     /// The comparison as text, Markdown or CSV (after the run's report); JSON is `json`.
     pub fn render(&self, format: Format) -> String {
         let mut out = String::new();
@@ -602,7 +606,7 @@ impl Against {
 }
 
 /// The keys of `--format json`'s document: the run's report, then `against`.
-pub fn with_report(report: &RunDoc, against: &Against) -> String {
+pub fn with_report(report: &RunDoc, against: &AgainstReport) -> String {
     #[derive(Serialize)]
     struct WithAgainst<'a> {
         #[serde(flatten)]

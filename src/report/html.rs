@@ -13,7 +13,7 @@ use crate::decide::compare::{Mode, Row, Verdict, ALPHA};
 use crate::decide::findings::Finding;
 use crate::decide::trend::TrendSeries;
 use crate::error::{Error, Result};
-use crate::report::against::Against;
+use crate::report::against::AgainstReport;
 use crate::report::cells::RunRule;
 use crate::report::chart::Chart;
 use crate::report::compare;
@@ -132,9 +132,9 @@ fn glance_view(
     }
 }
 
-/// The context of `templates/run.html`.
+/// One run as the page shows it: its heading, machine, cells, findings and charts.
 #[derive(Serialize)]
-struct RunView {
+struct RunSection {
     title: String,
     run_id: i64,
     suite_name: String,
@@ -173,7 +173,7 @@ struct RunView {
 #[derive(Serialize)]
 struct RunPage {
     title: String,
-    run: RunView,
+    run: RunSection,
     against: Option<AgainstView>,
 }
 
@@ -191,7 +191,7 @@ struct AgainstSection {
     lines: Vec<String>,
 }
 
-fn against_view(a: &Against) -> AgainstView {
+fn against_view(a: &AgainstReport) -> AgainstView {
     AgainstView {
         name: a.name.clone(),
         heading: a.heading.clone(),
@@ -225,7 +225,7 @@ struct RunsView {
     title: String,
     count: usize,
     overlay: OverlayView,
-    runs: Vec<RunView>,
+    runs: Vec<RunSection>,
 }
 
 /// One run of a report: the record, its trials, its plots and its findings.
@@ -285,7 +285,7 @@ fn machine_view(machine: &Json) -> TableView {
     TableView { title: None, headers: vec!["Field".into(), "Value".into()], rows, left_columns: 2, wrap: true }
 }
 
-fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings: &[Finding]) -> RunView {
+fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings: &[Finding]) -> RunSection {
     let ok = trials.iter().filter(|t| t.is_ok()).count();
     let experiments = experiment_tables_for(trials, &RunRule::of(run))
         .into_iter()
@@ -315,7 +315,7 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
         TableView::of(Some("Trials not ok (excluded from the figures)".into()), &t, 5)
     });
     let claims = crate::decide::claims::for_run(run, trials);
-    RunView {
+    RunSection {
         title: format!("schedlab run {} ({})", run.id, run.suite_name),
         run_id: run.id,
         suite_name: run.suite_name.clone(),
@@ -450,7 +450,7 @@ pub fn run_page_against(
     trials: &[TrialRecord],
     charts: &[Chart],
     findings: &[Finding],
-    against: Option<&Against>,
+    against: Option<&AgainstReport>,
 ) -> Result<String> {
     let view = run_view(run, trials, charts, findings);
     render("run.html", RunPage { title: view.title.clone(), run: view, against: against.map(against_view) })

@@ -51,12 +51,12 @@ impl<T: Into<Value>> From<Option<T>> for Value {
 }
 
 /// A row read back: its values by column position, and where it came from (for errors).
-pub struct Row<'a> {
+pub struct StoredRow<'a> {
     pub values: Vec<Value>,
     pub source: &'a str,
 }
 
-impl Row<'_> {
+impl StoredRow<'_> {
     fn wrong(&self, column: usize, wanted: &str) -> Error {
         Error::env(format!(
             "reading {}: column {column} holds {:?} where {wanted} was expected; the database was not written by \

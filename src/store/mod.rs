@@ -29,7 +29,7 @@ use crate::model::cell::Cell;
 use crate::model::run::RunOptions;
 use crate::model::TrialStatus;
 use crate::sys::machine::StoredMachine;
-use backend::{Backend, Row, Value};
+use backend::{Backend, StoredRow, Value};
 pub use location::Location;
 pub use timestamp::now_utc;
 
@@ -93,7 +93,7 @@ fn convert_v1_trials(db: &dyn Backend) -> Result<()> {
         &[],
     )?;
     for values in rows {
-        let row = Row { values, source: "the trials to upgrade" };
+        let row = StoredRow { values, source: "the trials to upgrade" };
         let Some(family) = Family::parse(&row.text(1)?) else { continue };
         let params = to_cell(Some(row.text(2)?));
         let spec = crate::families::spec_from_params(family, &params);
@@ -338,9 +338,9 @@ impl Store {
         &self.location
     }
 
-    fn rows(&self, context: &str, sql: &str, params: &[Value]) -> Result<Vec<Row<'_>>> {
+    fn rows(&self, context: &str, sql: &str, params: &[Value]) -> Result<Vec<StoredRow<'_>>> {
         let rows = self.db.query(context, sql, params)?;
-        Ok(rows.into_iter().map(|values| Row { values, source: &self.shown }).collect())
+        Ok(rows.into_iter().map(|values| StoredRow { values, source: &self.shown }).collect())
     }
 
     fn one_int(&self, context: &str, sql: &str, params: &[Value]) -> Result<Option<i64>> {
@@ -411,7 +411,7 @@ impl Store {
         Ok(())
     }
 
-    fn run_from_row(row: &Row) -> Result<RunRecord> {
+    fn run_from_row(row: &StoredRow) -> Result<RunRecord> {
         Ok(RunRecord {
             id: row.int(0)?,
             uuid: row.text(1)?,

@@ -32,7 +32,7 @@ const UUID_NAMESPACE: uuid::Uuid = uuid::uuid!("062aaca3-b201-4252-899d-cb9b2358
 
 /// A column of the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Column {
+enum NcarColumn {
     Processes,
     Real,
     Cpu,
@@ -41,30 +41,31 @@ enum Column {
     Projected,
 }
 
-impl Column {
-    const REQUIRED: [Column; 5] = [Column::Processes, Column::Real, Column::Cpu, Column::User, Column::System];
+impl NcarColumn {
+    const REQUIRED: [NcarColumn; 5] =
+        [NcarColumn::Processes, NcarColumn::Real, NcarColumn::Cpu, NcarColumn::User, NcarColumn::System];
 
     fn name(self) -> &'static str {
         match self {
-            Column::Processes => "Processes",
-            Column::Real => "Real Seconds",
-            Column::Cpu => "CPU Seconds",
-            Column::User => "User Seconds",
-            Column::System => "System Seconds",
-            Column::Projected => "Projected Seconds",
+            NcarColumn::Processes => "Processes",
+            NcarColumn::Real => "Real Seconds",
+            NcarColumn::Cpu => "CPU Seconds",
+            NcarColumn::User => "User Seconds",
+            NcarColumn::System => "System Seconds",
+            NcarColumn::Projected => "Projected Seconds",
         }
     }
 
     /// The first word of a column's name in a header, in any case; the report's own
     /// short names (Cpu, Sys, Proj) too.
-    fn from_word(word: &str) -> Option<Column> {
+    fn from_word(word: &str) -> Option<NcarColumn> {
         Some(match word.to_ascii_lowercase().as_str() {
-            "processes" | "procs" => Column::Processes,
-            "real" => Column::Real,
-            "cpu" => Column::Cpu,
-            "user" => Column::User,
-            "system" | "sys" => Column::System,
-            "projected" | "proj" => Column::Projected,
+            "processes" | "procs" => NcarColumn::Processes,
+            "real" => NcarColumn::Real,
+            "cpu" => NcarColumn::Cpu,
+            "user" => NcarColumn::User,
+            "system" | "sys" => NcarColumn::System,
+            "projected" | "proj" => NcarColumn::Projected,
             _ => return None,
         })
     }
@@ -102,7 +103,7 @@ fn all_numbers(line: &str) -> bool {
 }
 
 fn is_header(line: &str) -> bool {
-    line.split_whitespace().next().and_then(Column::from_word) == Some(Column::Processes)
+    line.split_whitespace().next().and_then(NcarColumn::from_word) == Some(NcarColumn::Processes)
 }
 
 /// "1108", "0.0123": digits with at most one decimal point, nothing else (no sign,
@@ -118,11 +119,11 @@ fn parse_seconds(cell: &str) -> Option<Printed> {
 }
 
 /// The columns a header line names, in order.
-fn parse_header(file: &str, line_no: usize, line: &str) -> Result<Vec<Column>> {
-    let mut columns: Vec<Column> = Vec::new();
+fn parse_header(file: &str, line_no: usize, line: &str) -> Result<Vec<NcarColumn>> {
+    let mut columns: Vec<NcarColumn> = Vec::new();
     let mut after_name = false;
     for word in line.split_whitespace() {
-        if let Some(column) = Column::from_word(word) {
+        if let Some(column) = NcarColumn::from_word(word) {
             if columns.contains(&column) {
                 return Err(Error::usage(format!("{file}:{line_no}: the header names '{}' twice", column.name())));
             }
@@ -137,7 +138,7 @@ fn parse_header(file: &str, line_no: usize, line: &str) -> Result<Vec<Column>> {
             )));
         }
     }
-    if let Some(missing) = Column::REQUIRED.iter().find(|c| !columns.contains(c)) {
+    if let Some(missing) = NcarColumn::REQUIRED.iter().find(|c| !columns.contains(c)) {
         return Err(Error::usage(format!(
             "{file}:{line_no}: the header has no '{}' column (an NCAR table needs Processes, Real Seconds, CPU \
              Seconds, User Seconds and System Seconds)",
@@ -147,7 +148,7 @@ fn parse_header(file: &str, line_no: usize, line: &str) -> Result<Vec<Column>> {
     Ok(columns)
 }
 
-fn parse_row(file: &str, line_no: usize, line: &str, columns: &[Column], header_line: usize) -> Result<NcarRow> {
+fn parse_row(file: &str, line_no: usize, line: &str, columns: &[NcarColumn], header_line: usize) -> Result<NcarRow> {
     let cells: Vec<&str> = line.split_whitespace().collect();
     if cells.len() != columns.len() {
         return Err(Error::usage(format!(
@@ -166,7 +167,7 @@ fn parse_row(file: &str, line_no: usize, line: &str, columns: &[Column], header_
         projected: None,
     };
     for (&column, &cell) in columns.iter().zip(&cells) {
-        if column == Column::Processes {
+        if column == NcarColumn::Processes {
             row.procs = cell.parse().ok().filter(|n| (2..=MAX_PROCS).contains(n)).ok_or_else(|| {
                 Error::usage(format!(
                     "{file}:{line_no}: Processes must be a whole number from 2 to {MAX_PROCS} (a ring has two \
@@ -185,12 +186,12 @@ fn parse_row(file: &str, line_no: usize, line: &str, columns: &[Column], header_
             )));
         }
         match column {
-            Column::Real => row.real = value,
-            Column::Cpu => row.cpu = value,
-            Column::User => row.user = value,
-            Column::System => row.system = value,
-            Column::Projected => row.projected = Some(value),
-            Column::Processes => unreachable!("handled above"),
+            NcarColumn::Real => row.real = value,
+            NcarColumn::Cpu => row.cpu = value,
+            NcarColumn::User => row.user = value,
+            NcarColumn::System => row.system = value,
+            NcarColumn::Projected => row.projected = Some(value),
+            NcarColumn::Processes => unreachable!("handled above"),
         }
     }
     Ok(row)
@@ -201,7 +202,7 @@ fn parse_row(file: &str, line_no: usize, line: &str, columns: &[Column], header_
 /// ends the table (a caption) is skipped, as are lines starting with `#`; anything else
 /// that is not a well-formed table is refused with the file and line.
 pub fn parse_table(file: &str, text: &str, line_offset: usize) -> Result<NcarTable> {
-    let mut columns: Option<(usize, Vec<Column>)> = None;
+    let mut columns: Option<(usize, Vec<NcarColumn>)> = None;
     let mut rows: Vec<NcarRow> = Vec::new();
     // The line after which the table ended (a blank line after its rows).
     let mut ended_at: Option<usize> = None;

@@ -51,7 +51,7 @@ const STARTED_AT_START: usize = 3;
 const AT_END: usize = 4;
 const STARTED_AT_END: usize = 5;
 const ERRNO: usize = 6;
-type Slot = [AtomicU64; 8];
+type CounterSlot = [AtomicU64; 8];
 
 /// What one load process does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,12 +75,12 @@ impl Role {
 
 /// The load's counters, while a load runs in this process (null otherwise), so a kernel
 /// can mark its window without knowing whether there is a load.
-static ACTIVE: AtomicPtr<Slot> = AtomicPtr::new(std::ptr::null_mut());
+static ACTIVE: AtomicPtr<CounterSlot> = AtomicPtr::new(std::ptr::null_mut());
 static ACTIVE_LEN: AtomicUsize = AtomicUsize::new(0);
 static WINDOW_START_NS: AtomicU64 = AtomicU64::new(0);
 static WINDOW_END_NS: AtomicU64 = AtomicU64::new(0);
 
-fn active_slots() -> &'static [Slot] {
+fn active_slots() -> &'static [CounterSlot] {
     let ptr = ACTIVE.load(Ordering::Acquire);
     if ptr.is_null() {
         return &[];
@@ -252,7 +252,7 @@ struct Worker {
 /// A running load. Dropping it kills and reaps every load process.
 pub struct Load {
     plan: LoadPlan,
-    slots: SharedSlice<Slot>,
+    slots: SharedSlice<CounterSlot>,
     workers: Vec<Worker>,
 }
 
@@ -279,7 +279,7 @@ impl Load {
             return Err(Error::failed("internal: a background load is already running in this process"));
         }
         let roles = plan.roles();
-        let slots: SharedSlice<Slot> =
+        let slots: SharedSlice<CounterSlot> =
             SharedSlice::new(roles.len()).map_err(|e| Error::os("mapping the load's counters", e))?;
         // Everything the children need is made here, so they only run their loop.
         let null = std::fs::OpenOptions::new()
@@ -367,7 +367,7 @@ impl Load {
         drop((files, pipes, null));
         load.wait_running()?;
         ACTIVE_LEN.store(load.slots.len(), Ordering::Release);
-        ACTIVE.store(load.slots.as_ptr() as *mut Slot, Ordering::Release);
+        ACTIVE.store(load.slots.as_ptr() as *mut CounterSlot, Ordering::Release);
         WINDOW_START_NS.store(0, Ordering::Relaxed);
         WINDOW_END_NS.store(0, Ordering::Relaxed);
         Ok(load)
@@ -534,7 +534,7 @@ struct WorkerSetup<'a> {
     null: i32,
     comm: &'a CString,
     plan: &'a LoadPlan,
-    slot: &'a Slot,
+    slot: &'a CounterSlot,
     block: &'a [u8],
     message: &'a [u8; MESSAGE_BYTES],
 }

@@ -39,7 +39,7 @@ const SCX_WAIT: Duration = Duration::from_secs(10);
 /// One switched value, as the state file keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-enum Entry {
+enum SwitchedValue {
     /// A /proc/sys file and the value it had.
     Sysctl { name: String, was: String },
     /// A sysfs file (a governor, SMT control) and the value it had.
@@ -54,10 +54,10 @@ enum Entry {
 #[derive(Default, Serialize, Deserialize)]
 struct StateFile {
     pid: i32,
-    entries: Vec<(u64, Entry)>,
+    entries: Vec<(u64, SwitchedValue)>,
 }
 
-static JOURNAL: Mutex<Vec<(u64, Entry)>> = Mutex::new(Vec::new());
+static JOURNAL: Mutex<Vec<(u64, SwitchedValue)>> = Mutex::new(Vec::new());
 static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Where state files go: `$SCHEDLAB_STATE_DIR`, else /run/schedlab for root, else
@@ -87,7 +87,7 @@ fn own_pid() -> i32 {
 
 /// Write the journal to the state file (atomically: a new file renamed over the old), or
 /// remove the file when nothing is switched.
-fn save(journal: &[(u64, Entry)]) -> Result<()> {
+fn save(journal: &[(u64, SwitchedValue)]) -> Result<()> {
     let path = state_path(own_pid());
     if journal.is_empty() {
         let _ = std::fs::remove_file(&path);
@@ -111,7 +111,7 @@ fn save(journal: &[(u64, Entry)]) -> Result<()> {
 }
 
 /// Note `entry` in the state file before the change it names is made.
-fn remember(entry: Entry) -> Result<u64> {
+fn remember(entry: SwitchedValue) -> Result<u64> {
     let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut journal = JOURNAL.lock().unwrap_or_else(|e| e.into_inner());
     journal.push((id, entry));
@@ -132,15 +132,15 @@ fn forget(id: u64) {
 }
 
 /// Undo one entry; an error says what could not be restored.
-fn restore(entry: &Entry) -> std::result::Result<String, String> {
+fn restore(entry: &SwitchedValue) -> std::result::Result<String, String> {
     match entry {
-        Entry::Sysctl { name, was } => write_file(&sysctl_path(name), was)
+        SwitchedValue::Sysctl { name, was } => write_file(&sysctl_path(name), was)
             .map(|_| format!("sysctl {name} restored to {was}"))
             .map_err(|e| format!("cannot restore sysctl {name} to {was}: {e}")),
-        Entry::Sysfs { path, was } => write_file(path, was)
+        SwitchedValue::Sysfs { path, was } => write_file(path, was)
             .map(|_| format!("{} restored to {was}", path.display()))
             .map_err(|e| format!("cannot restore {} to {was}: {e}", path.display())),
-        Entry::Cgroup { path } => {
+        SwitchedValue::Cgroup { path } => {
             if !path.exists() {
                 return Ok(format!("cgroup {} was already gone", path.display()));
             }
@@ -149,7 +149,7 @@ fn restore(entry: &Entry) -> std::result::Result<String, String> {
                 .map(|_| format!("cgroup {} removed", path.display()))
                 .map_err(|e| format!("cannot remove cgroup {}: {e}", path.display()))
         }
-        Entry::Scx { pid, binary } => {
+        SwitchedValue::Scx { pid, binary } => {
             let name = Path::new(binary).file_name().map(|n| n.to_string_lossy().into_owned());
             let comm: Option<String> = name.map(|n| n.chars().take(15).collect());
             if crate::sys::process::is_running_as(*pid, comm.as_deref()) {
@@ -555,7 +555,7 @@ struct Scx {
 }
 
 /// A private cgroup made for a setting.
-struct Group {
+struct PrivateCgroup {
     /// The group that holds the setting.
     path: PathBuf,
     hierarchy: &'static str,
@@ -580,8 +580,8 @@ pub struct GroupStat {
 
 static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-impl Group {
-    fn make(setting: &CgroupSetting) -> Result<Group> {
+impl PrivateCgroup {
+    fn make(setting: &CgroupSetting) -> Result<PrivateCgroup> {
         let hierarchy = cpu_hierarchy().ok_or_else(|| Error::env("no cgroup hierarchy with the cpu controller"))?;
         let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!("{GROUP_PREFIX}{}-{serial}", own_pid());
@@ -589,7 +589,7 @@ impl Group {
             Hierarchy::V2(root) => (root.clone(), "v2"),
             Hierarchy::V1(root) => (root.clone(), "v1"),
         };
-        let mut group = Group {
+        let mut group = PrivateCgroup {
             path: root.join(&name),
             hierarchy: label,
             setting: setting.text(),
@@ -597,7 +597,7 @@ impl Group {
             procs: Vec::new(),
             ids: Vec::new(),
         };
-        group.ids.push(remember(Entry::Cgroup { path: group.path.clone() })?);
+        group.ids.push(remember(SwitchedValue::Cgroup { path: group.path.clone() })?);
         std::fs::create_dir(&group.path).map_err(|e| {
             Error::env(format!("cannot make cgroup {}: {}", group.path.display(), crate::error::describe_io(&e)))
         })?;
@@ -656,7 +656,7 @@ impl Group {
                 // PSI is a v2 file: a v2 group beside the v1 one, where v2 is mounted.
                 if let Some(parent) = cgroup::own_v2_dir().filter(|p| writable(p)) {
                     let psi = parent.join(&name);
-                    group.ids.push(remember(Entry::Cgroup { path: psi.clone() })?);
+                    group.ids.push(remember(SwitchedValue::Cgroup { path: psi.clone() })?);
                     if std::fs::create_dir(&psi).is_ok() {
                         if let Ok(fd) = open_procs(&psi) {
                             group.procs.push(fd);
@@ -686,7 +686,7 @@ impl Group {
     }
 }
 
-impl Drop for Group {
+impl Drop for PrivateCgroup {
     fn drop(&mut self) {
         self.procs.clear();
         let mut paths: Vec<PathBuf> = vec![self.path.clone()];
@@ -738,7 +738,7 @@ pub struct Switch {
     /// Restored in reverse order on drop: (state entry, what it names).
     values: Vec<u64>,
     scx: Option<Scx>,
-    group: Option<Group>,
+    group: Option<PrivateCgroup>,
 }
 
 impl Switch {
@@ -751,31 +751,31 @@ impl Switch {
         for (name, value) in &settings.sysctl {
             let path = sysctl_path(name);
             let was = read_file(&path).map_err(|e| Error::env(format!("sysctl {name}: cannot read it: {e}")))?;
-            switch.set(Entry::Sysctl { name: name.clone(), was }, &path, value, &format!("sysctl {name}"))?;
+            switch.set(SwitchedValue::Sysctl { name: name.clone(), was }, &path, value, &format!("sysctl {name}"))?;
         }
         if let Some(governor) = &settings.governor {
             for policy in cpufreq_policies() {
                 let path = policy.join("scaling_governor");
                 let was = read_file(&path).map_err(|e| Error::env(format!("{}: {e}", path.display())))?;
-                switch.set(Entry::Sysfs { path: path.clone(), was }, &path, governor, "governor")?;
+                switch.set(SwitchedValue::Sysfs { path: path.clone(), was }, &path, governor, "governor")?;
             }
         }
         if let Some(smt) = &settings.smt {
             let path = PathBuf::from("/sys/devices/system/cpu/smt/control");
             let was = read_file(&path).map_err(|e| Error::env(format!("{}: {e}", path.display())))?;
-            switch.set(Entry::Sysfs { path: path.clone(), was }, &path, smt, "smt")?;
+            switch.set(SwitchedValue::Sysfs { path: path.clone(), was }, &path, smt, "smt")?;
         }
         if let Some(scx) = &settings.scx {
             switch.start_scx(scx)?;
         }
         if let Some(cgroup) = &settings.cgroup {
-            switch.group = Some(Group::make(cgroup)?);
+            switch.group = Some(PrivateCgroup::make(cgroup)?);
         }
         Ok(switch)
     }
 
     /// Note, write and read back one value.
-    fn set(&mut self, entry: Entry, path: &Path, value: &str, what: &str) -> Result<()> {
+    fn set(&mut self, entry: SwitchedValue, path: &Path, value: &str, what: &str) -> Result<()> {
         let id = remember(entry)?;
         self.values.push(id);
         write_file(path, value)
@@ -835,7 +835,7 @@ impl Switch {
                 crate::error::describe_io(&e)
             ))
         })?;
-        let id = remember(Entry::Scx { pid: child.id() as i32, binary: binary.display().to_string() });
+        let id = remember(SwitchedValue::Scx { pid: child.id() as i32, binary: binary.display().to_string() });
         let id = match id {
             Ok(id) => id,
             Err(e) => {
@@ -885,7 +885,7 @@ impl Switch {
 
     /// The group's counters now (none without a cgroup setting).
     pub fn group_stat(&self) -> Option<GroupStat> {
-        self.group.as_ref().map(Group::stat)
+        self.group.as_ref().map(PrivateCgroup::stat)
     }
 
     /// The group's figures between `before` and now.
@@ -941,7 +941,7 @@ fn refuse_held_elsewhere(settings: &Settings) -> Result<()> {
         let state: StateFile =
             std::fs::read(file.path()).ok().and_then(|t| serde_json::from_slice(&t).ok()).unwrap_or_default();
         for (_, entry) in &state.entries {
-            if let Entry::Sysctl { name, .. } = entry {
+            if let SwitchedValue::Sysctl { name, .. } = entry {
                 if settings.sysctl.contains_key(name) {
                     return Err(Error::env(format!(
                         "sysctl {name} is switched by another schedlab (pid {pid}) right now: wait for it to finish"
@@ -971,7 +971,7 @@ impl Drop for Switch {
             }
             forget(scx.id);
         }
-        let journal: Vec<(u64, Entry)> = JOURNAL.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let journal: Vec<(u64, SwitchedValue)> = JOURNAL.lock().unwrap_or_else(|e| e.into_inner()).clone();
         for id in self.values.iter().rev() {
             let Some((_, entry)) = journal.iter().find(|(i, _)| i == id) else { continue };
             match restore(entry) {

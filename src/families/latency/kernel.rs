@@ -195,7 +195,7 @@ impl LatencyRun {
             Ok(recording) => recording,
             Err(reason) => return Attribution { unavailable: Some(reason.clone()), threads: Vec::new() },
         };
-        let (above, requests): (Vec<u64>, Vec<attribution::ThreadSpikes>) = self
+        let (above, requests): (Vec<u64>, Vec<attribution::SpikingThread>) = self
             .threads
             .iter()
             .filter_map(|t| {
@@ -204,7 +204,7 @@ impl LatencyRun {
                 let mut spikes: Vec<(u64, u64)> = t.largest.iter().copied().filter(|s| s.1 > above_ns).collect();
                 spikes.sort_by_key(|s| std::cmp::Reverse(s.1));
                 spikes.truncate(MAX_ATTRIBUTED);
-                Some((above_ns, attribution::ThreadSpikes { cpu, tid: t.tid, start_mono_ns: t.start_mono_ns, spikes }))
+                Some((above_ns, attribution::SpikingThread { cpu, tid: t.tid, start_mono_ns: t.start_mono_ns, spikes }))
             })
             .unzip();
         // One replay of the recording for every thread's spikes and timelines.

@@ -46,7 +46,7 @@ struct Request {
 }
 
 /// A worker as its message thread sees it: its futex word and the request it is handed.
-struct Slot {
+struct WorkerSlot {
     word: AtomicU32,
     due: AtomicU64,
     sent: AtomicU64,
@@ -55,9 +55,9 @@ struct Slot {
 }
 
 /// One message thread's requests and workers.
-struct Group {
+struct MessageGroup {
     state: Mutex<GroupState>,
-    slots: Vec<Slot>,
+    slots: Vec<WorkerSlot>,
 }
 
 struct GroupState {
@@ -83,9 +83,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl Group {
-    fn new(workers: usize) -> Group {
-        Group {
+impl MessageGroup {
+    fn new(workers: usize) -> MessageGroup {
+        MessageGroup {
             state: Mutex::new(GroupState {
                 idle: Vec::with_capacity(workers),
                 queue: VecDeque::with_capacity(QUEUE_CAPACITY),
@@ -94,7 +94,7 @@ impl Group {
                 stopped: false,
             }),
             slots: (0..workers)
-                .map(|_| Slot {
+                .map(|_| WorkerSlot {
                     word: AtomicU32::new(IDLE),
                     due: AtomicU64::new(0),
                     sent: AtomicU64::new(0),
@@ -166,7 +166,7 @@ fn max(h: &Histogram<u32>) -> Option<u64> {
 }
 
 /// What one worker measured.
-struct Tally {
+struct WorkerTally {
     wake: Histogram<u32>,
     request: Histogram<u32>,
     requests: u64,
@@ -183,7 +183,7 @@ struct Sends {
 }
 
 /// What every thread shares in one window.
-struct Shared<'a> {
+struct WindowShared<'a> {
     spec: &'a ServerSpec,
     cpus: Option<&'a [usize]>,
     /// One mutex per CPU number, for `--lock`.
@@ -194,7 +194,7 @@ struct Shared<'a> {
     abort: AtomicBool,
 }
 
-impl Shared<'_> {
+impl WindowShared<'_> {
     /// The calling thread's CPUs, policy, nice and timer slack (1 ns, so the think time
     /// and the pacing sleep what they ask, not 50 µs more). Any failure stops every thread.
     fn set_up(&self) -> std::result::Result<(), String> {
@@ -221,12 +221,12 @@ impl Shared<'_> {
 }
 
 /// A worker: sleep on its futex until handed a request (or take a queued one), serve it.
-fn worker(sh: &Shared, group: &Group, me: usize) -> std::result::Result<Tally, String> {
+fn worker(sh: &WindowShared, group: &MessageGroup, me: usize) -> std::result::Result<WorkerTally, String> {
     let slot = &group.slots[me];
     // SAFETY: gettid takes nothing and cannot fail.
     slot.tid.store(unsafe { libc::gettid() }, Ordering::Release);
     let set = sh.set_up();
-    let mut tally = Tally { wake: new_histogram(), request: new_histogram(), requests: 0, in_window: 0 };
+    let mut tally = WorkerTally { wake: new_histogram(), request: new_histogram(), requests: 0, in_window: 0 };
     let think = (sh.spec.think_ns > 0).then(|| std::time::Duration::from_nanos(sh.spec.think_ns));
     burn(0);
     if !sh.start(set)? {
@@ -281,7 +281,7 @@ fn worker(sh: &Shared, group: &Group, me: usize) -> std::result::Result<Tally, S
 /// A message thread: its share of the rate at fixed absolute times from `t0 + offset`;
 /// a late thread sends what it missed at once, until 0.1 s past the window's end (a
 /// thread that cannot keep up with its rate leaves the rest unsent).
-fn message(sh: &Shared, group: &Group, index: u32, rps: f64) -> std::result::Result<Sends, String> {
+fn message(sh: &WindowShared, group: &MessageGroup, index: u32, rps: f64) -> std::result::Result<Sends, String> {
     let set = sh.set_up();
     let mut sends = Sends { sent: 0, unsent: 0, lag: new_histogram() };
     if !sh.start(set)? {
@@ -317,8 +317,8 @@ fn message(sh: &Shared, group: &Group, index: u32, rps: f64) -> std::result::Res
 }
 
 /// What one window measured.
-struct Window {
-    tallies: Vec<(u32, Tally)>,
+struct WindowFigures {
+    tallies: Vec<(u32, WorkerTally)>,
     /// Each worker's run-queue wait over the window, in the tallies' order.
     rq_waits: Vec<Option<u64>>,
     sent: u64,
@@ -363,7 +363,7 @@ fn joined<T>(h: std::thread::ScopedJoinHandle<'_, Joined<T>>) -> Joined<T> {
 /// The threads of one window, as far as they could be created.
 struct Spawned<'scope> {
     /// Each worker's handle, with its group's index.
-    workers: Vec<(u32, std::thread::ScopedJoinHandle<'scope, Joined<Tally>>)>,
+    workers: Vec<(u32, std::thread::ScopedJoinHandle<'scope, Joined<WorkerTally>>)>,
     senders: Vec<std::thread::ScopedJoinHandle<'scope, Joined<Sends>>>,
     /// Why a thread could not be created, where one could not; no more were tried.
     refused: Option<std::io::Error>,
@@ -373,8 +373,8 @@ struct Spawned<'scope> {
 /// Each one waits at the gate until the window starts.
 fn spawn_threads<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
-    sh: &'env Shared<'env>,
-    groups: &'env [Group],
+    sh: &'env WindowShared<'env>,
+    groups: &'env [MessageGroup],
     rps: f64,
 ) -> Spawned<'scope> {
     let t = sh.spec.workers as usize;
@@ -408,7 +408,7 @@ fn spawn_threads<'scope, 'env>(
 
 /// Call the window off before it started: the threads at the gate return at once, and
 /// every group stops serving.
-fn call_off(sh: &Shared, groups: &[Group]) {
+fn call_off(sh: &WindowShared, groups: &[MessageGroup]) {
     sh.gate.call_off();
     for g in groups {
         g.stop(0);
@@ -418,14 +418,14 @@ fn call_off(sh: &Shared, groups: &[Group]) {
 /// A thread could not be set up: call the window off, join every thread, and return the
 /// first error one gave (the message threads' first).
 fn setup_failure<'scope>(
-    sh: &Shared,
-    groups: &[Group],
+    sh: &WindowShared,
+    groups: &[MessageGroup],
     senders: Vec<std::thread::ScopedJoinHandle<'scope, Joined<Sends>>>,
-    workers: Vec<(u32, std::thread::ScopedJoinHandle<'scope, Joined<Tally>>)>,
+    workers: Vec<(u32, std::thread::ScopedJoinHandle<'scope, Joined<WorkerTally>>)>,
 ) -> Error {
     call_off(sh, groups);
     let sent: Vec<Joined<Sends>> = senders.into_iter().map(joined).collect();
-    let workers: Vec<Joined<Tally>> = workers.into_iter().map(|(_, h)| joined(h)).collect();
+    let workers: Vec<Joined<WorkerTally>> = workers.into_iter().map(|(_, h)| joined(h)).collect();
     let why = sent
         .into_iter()
         .filter_map(|r| r.err())
@@ -436,9 +436,9 @@ fn setup_failure<'scope>(
 }
 
 /// What every thread of a window returned, with what the main thread read at its edges.
-struct Ended {
+struct WindowReturns {
     sent: Vec<Joined<Sends>>,
-    workers: Vec<(u32, Joined<Tally>)>,
+    workers: Vec<(u32, Joined<WorkerTally>)>,
     rq_waits: Vec<Option<u64>>,
     left: Vec<Leftover>,
     /// The window's span as the main thread saw it, and the process's CPU time in it.
@@ -448,8 +448,8 @@ struct Ended {
 
 /// Merge what the threads of a window returned into the window's measures; the first
 /// error a thread gave (the message threads' first) fails the window.
-fn merge_window(ended: Ended, window_ns: u64, cpus: usize) -> Result<Window> {
-    let Ended { sent, workers, rq_waits, left, span_ns, cpu_ns } = ended;
+fn merge_window(ended: WindowReturns, window_ns: u64, cpus: usize) -> Result<WindowFigures> {
+    let WindowReturns { sent, workers, rq_waits, left, span_ns, cpu_ns } = ended;
     let sends = sent.into_iter().collect::<std::result::Result<Vec<Sends>, String>>().map_err(Error::failed)?;
     let tallies = workers
         .into_iter()
@@ -464,7 +464,7 @@ fn merge_window(ended: Ended, window_ns: u64, cpus: usize) -> Result<Window> {
     for l in &left {
         let _ = unserved_waits.add(&l.waits);
     }
-    Ok(Window {
+    Ok(WindowFigures {
         tallies,
         rq_waits,
         sent: sends.iter().map(|s| s.sent).sum(),
@@ -481,7 +481,7 @@ fn merge_window(ended: Ended, window_ns: u64, cpus: usize) -> Result<Window> {
 
 /// Each worker's schedstat file, in the groups' order, for its run-queue wait; `None`
 /// where it cannot be opened.
-fn schedstat_files(groups: &[Group]) -> Vec<Option<File>> {
+fn schedstat_files(groups: &[MessageGroup]) -> Vec<Option<File>> {
     groups
         .iter()
         .flat_map(|g| &g.slots)
@@ -490,13 +490,13 @@ fn schedstat_files(groups: &[Group]) -> Vec<Option<File>> {
 }
 
 /// Run the server at `rps` for `window_ns`; `measured` marks the background load's window.
-fn run_window(spec: &ServerSpec, rps: f64, window_ns: u64, cpus: &[usize], measured: bool) -> Result<Window> {
+fn run_window(spec: &ServerSpec, rps: f64, window_ns: u64, cpus: &[usize], measured: bool) -> Result<WindowFigures> {
     let m = spec.message_threads as usize;
     let t = spec.workers as usize;
-    let groups: Vec<Group> = (0..m).map(|_| Group::new(t)).collect();
+    let groups: Vec<MessageGroup> = (0..m).map(|_| MessageGroup::new(t)).collect();
     let cpu_locks: Vec<Mutex<()>> = (0..=cpus.iter().copied().max().unwrap_or(0)).map(|_| Mutex::new(())).collect();
     let threads = m * (t + 1);
-    let sh = Shared {
+    let sh = WindowShared {
         spec,
         cpus: spec.cpus.as_deref(),
         cpu_locks: &cpu_locks,
@@ -546,8 +546,15 @@ fn run_window(spec: &ServerSpec, rps: f64, window_ns: u64, cpus: &[usize], measu
         let sent: Vec<Joined<Sends>> = senders.into_iter().map(joined).collect();
         let ended = monotonic_ns();
         let left: Vec<Leftover> = groups.iter().map(|g| g.stop(ended)).collect();
-        let workers: Vec<(u32, Joined<Tally>)> = workers.into_iter().map(|(g, h)| (g, joined(h))).collect();
-        Ok(Ended { sent, workers, rq_waits, left, span_ns: t1.saturating_sub(t0), cpu_ns: cpu1.saturating_sub(cpu0) })
+        let workers: Vec<(u32, Joined<WorkerTally>)> = workers.into_iter().map(|(g, h)| (g, joined(h))).collect();
+        Ok(WindowReturns {
+            sent,
+            workers,
+            rq_waits,
+            left,
+            span_ns: t1.saturating_sub(t0),
+            cpu_ns: cpu1.saturating_sub(cpu0),
+        })
     });
     merge_window(run?, window_ns, cpus.len())
 }
@@ -615,7 +622,7 @@ fn find_rate(spec: &ServerSpec, pct: f64, cpus: &[usize]) -> Result<(f64, Vec<Pr
 
 /// Did a probe's server fall behind what it was sent: more than 5 % of the requests due
 /// in its window left unserved, dropped or unsent?
-fn fell_behind(w: &Window) -> bool {
+fn fell_behind(w: &WindowFigures) -> bool {
     let due = w.sent + w.unsent;
     (w.unserved + w.dropped + w.unsent) * 20 > due
 }
@@ -683,7 +690,7 @@ mod tests {
 
     #[test]
     fn a_request_goes_to_an_idle_worker_or_waits_in_the_queue() {
-        let g = Group::new(2);
+        let g = MessageGroup::new(2);
         lock(&g.state).idle.push(1);
         g.send(req(42));
         let slot = &g.slots[1];
@@ -698,7 +705,7 @@ mod tests {
 
     #[test]
     fn what_is_queued_at_the_end_is_unserved_with_its_wait_so_far() {
-        let g = Group::new(1);
+        let g = MessageGroup::new(1);
         for due in [100, 200, 300] {
             g.send(req(due));
         }

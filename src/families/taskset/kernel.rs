@@ -83,7 +83,7 @@ impl Drop for Mutex {
 
 /// What a thread's (or a task's, or the set's) activations add up to: histograms, so
 /// memory stays flat however long the set runs.
-struct Tally {
+struct ActivationTally {
     /// Timer expiry (the ideal start) to running, ns.
     wake: Histogram<u64>,
     /// Ideal start to completion, ns.
@@ -100,9 +100,9 @@ struct Tally {
     run_ns: u128,
 }
 
-impl Tally {
-    fn new() -> Tally {
-        Tally {
+impl ActivationTally {
+    fn new() -> ActivationTally {
+        ActivationTally {
             wake: new_histogram(),
             response: new_histogram(),
             used: new_histogram(),
@@ -126,7 +126,7 @@ impl Tally {
         self.run_ns += u128::from(run_ns);
     }
 
-    fn add(&mut self, other: &Tally) {
+    fn add(&mut self, other: &ActivationTally) {
         let _ = self.wake.add(&other.wake);
         let _ = self.response.add(&other.response);
         let _ = self.used.add(&other.used);
@@ -142,7 +142,7 @@ impl Tally {
 }
 
 /// An event as a thread runs it, its mutex already found.
-enum Step<'a> {
+enum RunStep<'a> {
     Run(u64),
     Sleep(std::time::Duration),
     Lock(&'a Mutex),
@@ -200,8 +200,8 @@ struct Miss {
 }
 
 /// What one task instance's thread brings back.
-struct ThreadResult {
-    tally: Tally,
+struct TaskThreadResult {
+    tally: ActivationTally,
     tid: i32,
     /// Its last missed activations (at most `misses::MAX_SPLIT`: the trace's buffers keep
     /// the newest events), when traced.
@@ -226,15 +226,15 @@ fn set_up_thread(task: &TaskSpec, spec: &TasksetSpec) -> std::result::Result<(),
 
 /// `task`'s events as its thread runs them, each mutex found by name here, once, so
 /// no activation looks one up.
-fn steps_of<'a>(task: &TaskSpec, mutexes: &'a BTreeMap<String, Mutex>) -> Vec<Step<'a>> {
+fn steps_of<'a>(task: &TaskSpec, mutexes: &'a BTreeMap<String, Mutex>) -> Vec<RunStep<'a>> {
     task.events
         .iter()
         .map(|e| match e {
-            Event::Run(ns) => Step::Run(*ns),
-            Event::Sleep(ns) => Step::Sleep(std::time::Duration::from_nanos(*ns)),
-            Event::Lock { name, .. } => Step::Lock(&mutexes[name]),
-            Event::Unlock(name) => Step::Unlock(&mutexes[name]),
-            Event::Yield => Step::Yield,
+            Event::Run(ns) => RunStep::Run(*ns),
+            Event::Sleep(ns) => RunStep::Sleep(std::time::Duration::from_nanos(*ns)),
+            Event::Lock { name, .. } => RunStep::Lock(&mutexes[name]),
+            Event::Unlock(name) => RunStep::Unlock(&mutexes[name]),
+            Event::Yield => RunStep::Yield,
         })
         .collect()
 }
@@ -248,7 +248,7 @@ fn activations(
     t0: &AtomicU64,
     abort: &AtomicBool,
     sinks: &Sinks,
-) -> std::result::Result<ThreadResult, String> {
+) -> std::result::Result<TaskThreadResult, String> {
     let set = set_up_thread(task, spec);
     if set.is_err() {
         abort.store(true, Ordering::Release);
@@ -261,9 +261,9 @@ fn activations(
     // Under deadline a yield ending the events is the job's end ("job done"): the
     // activation completes when it is called, not when the kernel's next period wakes
     // the thread from it.
-    let job_done_yield = spec.policy.is_deadline() && matches!(steps.last(), Some(Step::Yield));
+    let job_done_yield = spec.policy.is_deadline() && matches!(steps.last(), Some(RunStep::Yield));
     let work = steps.len() - usize::from(job_done_yield);
-    let mut tally = Tally::new();
+    let mut tally = ActivationTally::new();
     let mut misses = std::collections::VecDeque::with_capacity(if sinks.keep_misses { misses::MAX_SPLIT } else { 0 });
     let mut waits = [LockWait::default(); MAX_WAITS];
     // The burn's one calibration, before anything is timed.
@@ -273,7 +273,7 @@ fn activations(
     let went = gate.arrive();
     set?;
     if !went || abort.load(Ordering::Acquire) {
-        return Ok(ThreadResult { tally, tid, misses });
+        return Ok(TaskThreadResult { tally, tid, misses });
     }
     let start = t0.load(Ordering::Acquire);
     let end = start + spec.duration.as_nanos() as u64;
@@ -287,18 +287,18 @@ fn activations(
         let mut n_waits = 0;
         for step in &steps[..work] {
             match step {
-                Step::Run(ns) => burn(*ns),
-                Step::Sleep(d) => std::thread::sleep(*d),
-                Step::Lock(m) => {
+                RunStep::Run(ns) => burn(*ns),
+                RunStep::Sleep(d) => std::thread::sleep(*d),
+                RunStep::Lock(m) => {
                     let wait = m.lock(tid);
                     if n_waits < MAX_WAITS && wait.to_ns > wait.from_ns {
                         waits[n_waits] = wait;
                         n_waits += 1;
                     }
                 }
-                Step::Unlock(m) => m.unlock(),
+                RunStep::Unlock(m) => m.unlock(),
                 // SAFETY: sched_yield takes nothing and cannot fail.
-                Step::Yield => unsafe {
+                RunStep::Yield => unsafe {
                     libc::sched_yield();
                 },
             }
@@ -346,7 +346,7 @@ fn activations(
         ideal += task.period_ns;
         n += 1;
     }
-    Ok(ThreadResult { tally, tid, misses })
+    Ok(TaskThreadResult { tally, tid, misses })
 }
 
 /// Room for the activations between two drains (1.4 MB of records).
@@ -470,7 +470,7 @@ fn at(h: &Histogram<u64>, quantile: f64) -> u64 {
     }
 }
 
-fn stats(task: &TaskSpec, t: &Tally) -> TaskStats {
+fn stats(task: &TaskSpec, t: &ActivationTally) -> TaskStats {
     let n = t.count();
     TaskStats {
         name: task.name.clone(),
@@ -538,7 +538,7 @@ fn make_mutexes(spec: &TasksetSpec) -> Result<BTreeMap<String, Mutex>> {
 
 /// What every task thread shares with the others and the main thread.
 #[derive(Clone, Copy)]
-struct Shared<'a> {
+struct SetShared<'a> {
     spec: &'a TasksetSpec,
     mutexes: &'a BTreeMap<String, Mutex>,
     gate: &'a Gate,
@@ -547,7 +547,7 @@ struct Shared<'a> {
 }
 
 /// A task thread's handle, with its task's index.
-type TaskThread<'scope> = (usize, std::thread::ScopedJoinHandle<'scope, std::result::Result<ThreadResult, String>>);
+type TaskThread<'scope> = (usize, std::thread::ScopedJoinHandle<'scope, std::result::Result<TaskThreadResult, String>>);
 
 /// Start a thread for every task instance, named after its task, each with its own copy
 /// of `sinks`; they wait at the gate. `sinks` (its sender with it) is dropped on return.
@@ -555,14 +555,14 @@ type TaskThread<'scope> = (usize, std::thread::ScopedJoinHandle<'scope, std::res
 /// fails the run, naming the process limit.
 fn spawn_tasks<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
-    sh: Shared<'env>,
+    sh: SetShared<'env>,
     sinks: Sinks<'env>,
 ) -> Result<Vec<TaskThread<'scope>>> {
     let threads = sh.spec.threads();
     let mut handles = Vec::with_capacity(threads);
     for (i, task) in sh.spec.tasks.iter().enumerate() {
         for k in 0..task.count {
-            let Shared { spec, mutexes, gate, t0, abort } = sh;
+            let SetShared { spec, mutexes, gate, t0, abort } = sh;
             let sinks = sinks.clone();
             let handle = std::thread::Builder::new().name(thread_name(&task.name)).spawn_scoped(scope, move || {
                 let result = activations((i, task, k), spec, mutexes, gate, t0, abort, &sinks);
@@ -598,11 +598,11 @@ fn spawn_tasks<'scope, 'env>(
 /// by the recording; the first thread (in start order) that failed fails the run.
 fn sum_up(
     spec: &TasksetSpec,
-    results: Vec<(usize, std::result::Result<ThreadResult, String>)>,
+    results: Vec<(usize, std::result::Result<TaskThreadResult, String>)>,
     recording: Option<std::result::Result<Recording, String>>,
     activations_dropped: Option<u64>,
 ) -> Result<TasksetOutcome> {
-    let mut per_task: Vec<Tally> = spec.tasks.iter().map(|_| Tally::new()).collect();
+    let mut per_task: Vec<ActivationTally> = spec.tasks.iter().map(|_| ActivationTally::new()).collect();
     let mut tids = Vec::new();
     let mut missed = Vec::new();
     for (i, result) in results {
@@ -611,7 +611,7 @@ fn sum_up(
         missed.extend(r.misses.iter().map(|m| (r.tid, *m)));
         tids.push(r.tid);
     }
-    let mut all = Tally::new();
+    let mut all = ActivationTally::new();
     for t in &per_task {
         all.add(t);
     }
@@ -676,7 +676,7 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
     let (tx, rx) = stream_channel(extras);
     let mut tracing = None;
     let (results, written) = std::thread::scope(|scope| -> Result<_> {
-        let shared = Shared { spec, mutexes: &mutexes, gate: &gate, t0: &t0, abort: &abort };
+        let shared = SetShared { spec, mutexes: &mutexes, gate: &gate, t0: &t0, abort: &abort };
         let sinks = Sinks {
             stream: tx,
             queued: &queued,
@@ -861,7 +861,7 @@ mod tests {
             reservation: None,
             blocking_ns: 0,
         };
-        let mut t = Tally::new();
+        let mut t = ActivationTally::new();
         t.record(&task, 10_000, 200_000, 100_000);
         t.record(&task, 20_000, 1_500_000, 100_000);
         t.record(&task, 20_000, 1_200_000, 100_000);

@@ -157,8 +157,8 @@ fn read_post() -> Result<PostFile> {
 /// Each printed row's digits, as the four columns (vanilla user, vanilla root, hrt user,
 /// hrt root) written one after the other must give them.
 fn check_split(file: &PostFile) -> Result<()> {
-    type Figure = fn(&PostColumn) -> u64;
-    let rows: [(&str, Figure); 3] = [("min", |c| c.min), ("max", |c| c.max), ("avg", |c| c.avg)];
+    type PostFigure = fn(&PostColumn) -> u64;
+    let rows: [(&str, PostFigure); 3] = [("min", |c| c.min), ("max", |c| c.max), ("avg", |c| c.avg)];
     for (name, figure) in rows {
         let printed = file
             .post
