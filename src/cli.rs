@@ -839,7 +839,7 @@ pub struct RunArgs {
 mod tests {
     use super::*;
     use crate::families::ring::model::{Pin, RingLength};
-    use crate::families::SpecSource;
+    use crate::families::shared::SpecSource;
     use crate::model::Policy;
 
     #[test]

@@ -8,15 +8,15 @@
 //! (rendering); `cli` (flags); `commands` (one function per subcommand). `main.rs` only
 //! maps errors to exit codes.
 
-pub mod analysis;
-pub mod bench;
+pub(crate) mod analysis;
+pub(crate) mod bench;
 pub mod cli;
 pub mod commands;
-pub mod decide;
+pub(crate) mod decide;
 pub mod error;
-pub mod exec;
-pub mod families;
+pub(crate) mod exec;
+pub(crate) mod families;
 pub mod model;
-pub mod report;
-pub mod store;
+pub(crate) mod report;
+pub(crate) mod store;
 pub mod sys;

@@ -48,6 +48,7 @@ use crate::analysis::trace::{
 /// was due to wake) to `actual_ns` (when its user code ran), both CLOCK_MONOTONIC.
 /// `events` is the whole recording, all CPUs, in time order; `partial` says the CPU lost
 /// events. `at_ns` and `latency_ns` are left for the caller (`attribute_spikes` fills them).
+#[cfg(test)]
 pub fn attribute_spike(
     events: &[TraceEvent],
     cpu: usize,
@@ -117,6 +118,7 @@ impl SpikingThread {
 
 /// Attributes each spike of a thread that ran on `cpu` (see `SpikingThread`). `recording`
 /// with its idle exits put back (`Recording::with_idle_exits`).
+#[cfg(test)]
 pub fn attribute_spikes(
     recording: &Recording,
     cpu: usize,
@@ -157,6 +159,7 @@ pub fn attribute_threads(
 /// task from the switch to it until the next switch (the idle task left out), each
 /// handler (irq, softirq, local timer, hrtimer callback) from its entry to its exit.
 /// `events` as recorded, in time order, with the idle exits put back.
+#[cfg(test)]
 pub fn segments(events: &[TraceEvent], cpu: usize, from_ns: u64, to_ns: u64) -> Vec<Segment> {
     cpus_segments(events, &[cpu], from_ns, to_ns).remove(0)
 }

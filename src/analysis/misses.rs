@@ -66,7 +66,6 @@ pub struct MissWindow {
     /// previous activation when that ran late): its running before is earlier work.
     pub start_ns: u64,
     pub to_ns: u64,
-    pub run_ns: u64,
     /// The thread's waits for a mutex in this window, as it measured them.
     pub lock_waits: Vec<LockWait>,
 }
@@ -590,7 +589,7 @@ mod tests {
     }
 
     fn window(tid: i32, from_ns: u64, start_ns: u64, to_ns: u64) -> MissWindow {
-        MissWindow { tid, from_ns, start_ns, to_ns, run_ns: to_ns - start_ns, lock_waits: Vec::new() }
+        MissWindow { tid, from_ns, start_ns, to_ns, lock_waits: Vec::new() }
     }
 
     fn named(split: &WindowSplit) -> Vec<(Source, u64)> {

@@ -11,6 +11,7 @@ pub mod period;
 pub mod random;
 pub mod replay;
 pub mod sequential;
+#[cfg(test)]
 pub mod simulate;
 pub mod stats;
 pub mod trace;

@@ -28,6 +28,7 @@ impl SplitMix64 {
 
     /// A standard normal, by Box-Muller from two uniforms (the tests' and the simulations'
     /// synthetic noise).
+    #[cfg(test)]
     pub fn next_normal(&mut self) -> f64 {
         let (u, v) = (self.next_f64(), self.next_f64());
         (-2.0 * (1.0 - u).ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()

@@ -172,6 +172,7 @@ impl Tests {
         }
     }
 
+    #[cfg(test)]
     pub fn blocks(&self) -> usize {
         self.up.n
     }
@@ -187,6 +188,7 @@ impl Tests {
     }
 
     /// Whether more blocks went up than down (B above A).
+    #[cfg(test)]
     pub fn b_higher(&self) -> bool {
         self.up.hits > self.down.hits
     }
@@ -360,6 +362,7 @@ pub struct Comparison {
 impl Comparison {
     /// Each cell's ok values keyed by block, equivalence at the default `MARGIN`; `None`
     /// with fewer than two cells holding any.
+    #[cfg(test)]
     pub fn of(cells: &[Vec<(u32, f64)>]) -> Option<Comparison> {
         Comparison::within(cells, MARGIN)
     }
@@ -415,6 +418,7 @@ impl Comparison {
     }
 
     /// The runner's rule at one per-claim level, before the run's other claims are seen.
+    #[cfg(test)]
     pub fn decision(&self, alpha_each: f64) -> Decision {
         decide(self.blocks(), self.p_leads(), self.p_tie(), alpha_each)
     }

@@ -67,10 +67,6 @@ impl LargestSamples {
         }
     }
 
-    pub fn capacity(&self) -> usize {
-        self.capacity
-    }
-
     /// The kept samples in the order they were taken.
     pub fn into_time_order(self) -> Vec<TimedSample> {
         let mut kept = self.heap;

@@ -125,7 +125,6 @@ pub struct Row {
     /// median ratio is within the experiment's margin (what ends a session's extra blocks
     /// on a tie).
     pub blocks: Option<usize>,
-    pub p_equivalent: Option<f64>,
     /// Holm-adjusted over every figure tested; `None` for a figure not tested (too few).
     pub p_adjusted: Option<f64>,
     pub drift: Drift,
@@ -212,7 +211,6 @@ fn matched_rows(ga: &[Group], gb: &[Group], mode: Mode, margins: &[f64]) -> Vec<
                 ci: e.ci,
                 p: e.p,
                 blocks: e.blocks,
-                p_equivalent: e.p_equivalent,
                 p_adjusted: None,
                 drift: Drift::Shared,
                 verdict: Verdict::NoDifference,

@@ -10,7 +10,7 @@
 //! its own held-out test.
 
 use crate::analysis::answers::{answer_all, Question};
-pub use crate::analysis::answers::{Answer, AnswerVerdict, TEST};
+pub use crate::analysis::answers::{Answer, AnswerVerdict};
 use crate::analysis::knee::{self, Shape, StepTest};
 use crate::analysis::period::{self, Level, SpikePeriod};
 use crate::analysis::sequential::{Comparison, MARGIN};

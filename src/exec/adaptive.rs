@@ -215,16 +215,6 @@ pub enum Stop {
     Unfinished,
 }
 
-impl Stop {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Stop::MaxRepeat => "max_repeat",
-            Stop::Budget => "budget",
-            Stop::Unfinished => "unfinished",
-        }
-    }
-}
-
 /// The 95 % interval of a cell's headline median, `None` with fewer than
 /// `stats::MEDIAN_CI_MIN_N` ok values.
 pub fn interval(headlines: &[f64]) -> Option<MedianCi> {
@@ -274,38 +264,13 @@ pub fn stop_reason(headlines: &[f64], attempts: u32, target: &Target, run_finish
     }
 }
 
-/// The runner's next step.
+/// Why the runner has no next trial.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
-    /// Run one more trial of this cell.
-    Run(usize),
     /// Every cell converged or reached its maximum.
     Done,
     /// Cells are open, but none of their trials fits in the budget left.
     OutOfBudget,
-}
-
-/// Round-robin over lone cells: the first open cell after `after` (wrapping) whose typical
-/// trial fits in the budget, counting `used` as spent. A cell too slow for the time left
-/// is passed over for a quicker one.
-pub fn next_cell(cells: &[ExtendableCell], after: Option<usize>, used: Duration, budget: Option<Duration>) -> Next {
-    let start = after.map_or(0, |i| i + 1);
-    let mut any_open = false;
-    for step in 0..cells.len() {
-        let i = (start + step) % cells.len();
-        if !cells[i].is_open() {
-            continue;
-        }
-        any_open = true;
-        if budget.is_none_or(|b| used + cells[i].typical <= b) {
-            return Next::Run(i);
-        }
-    }
-    if any_open {
-        Next::OutOfBudget
-    } else {
-        Next::Done
-    }
 }
 
 /// One question of a run: its cells (indices into the session's cells) and the comparison
@@ -465,6 +430,7 @@ impl Session {
 
     /// The per-claim level of Holm's first step: α over the claims that can be true nulls
     /// at once.
+    #[cfg(test)]
     pub fn alpha_each(&self) -> f64 {
         self.alpha_now(&vec![QuestionState::Open; self.questions.len()])
     }
@@ -524,6 +490,7 @@ impl Session {
         asked.chain(fixed).collect()
     }
 
+    #[cfg(test)]
     pub fn answer(&self, question: usize) -> QuestionState {
         self.answers()[question]
     }
@@ -701,6 +668,7 @@ impl Session {
         cell.typical = typical(&self.elapsed[i], self.templates[i].estimate);
     }
 
+    #[cfg(test)]
     pub fn cells(&self) -> &[ExtendableCell] {
         &self.cells
     }
@@ -793,34 +761,6 @@ mod tests {
         assert_eq!(stop_reason(&WIDE, 6, &t, false), Some(Stop::Unfinished));
         // A reachable target for the wide cell: ±30 % is within 35 %.
         assert_eq!(stop_reason(&WIDE, 6, &target(0.35, 10), true), None);
-    }
-
-    #[test]
-    fn round_robin_over_open_cells_only() {
-        let cells = vec![cell(&WIDE, 30, 10), cell(&TIGHT, 30, 10), cell(&WIDE, 30, 10), cell(&WIDE, 30, 10)];
-        let none = None;
-        assert_eq!(next_cell(&cells, None, Duration::ZERO, none), Next::Run(0));
-        // Cell 1 has converged: skipped.
-        assert_eq!(next_cell(&cells, Some(0), Duration::ZERO, none), Next::Run(2));
-        assert_eq!(next_cell(&cells, Some(2), Duration::ZERO, none), Next::Run(3));
-        // Wraps around.
-        assert_eq!(next_cell(&cells, Some(3), Duration::ZERO, none), Next::Run(0));
-        let done = vec![cell(&TIGHT, 30, 10), cell(&WIDE, 6, 10)];
-        assert_eq!(next_cell(&done, None, Duration::ZERO, none), Next::Done);
-        assert_eq!(next_cell(&[], None, Duration::ZERO, none), Next::Done);
-    }
-
-    #[test]
-    fn the_budget_passes_over_slow_cells_then_stops() {
-        let cells = vec![cell(&WIDE, 30, 5000), cell(&WIDE, 30, 100)];
-        let budget = Some(Duration::from_secs(10));
-        // 6 s used: the 5 s cell does not fit, the 0.1 s one does.
-        assert_eq!(next_cell(&cells, None, Duration::from_secs(6), budget), Next::Run(1));
-        assert_eq!(next_cell(&cells, Some(1), Duration::from_secs(4), budget), Next::Run(0));
-        assert_eq!(next_cell(&cells, None, Duration::from_millis(9950), budget), Next::OutOfBudget);
-        // Converged cells never ask for time.
-        let done = vec![cell(&TIGHT, 30, 5000)];
-        assert_eq!(next_cell(&done, None, Duration::from_secs(60), budget), Next::Done);
     }
 
     fn suite(text: &str) -> Suite {

@@ -40,9 +40,6 @@ pub trait FamilyModel {
     }
 }
 
-/// A family's spec type, named by its options.
-pub type SpecOf<F> = <<F as FamilyModel>::Options as SpecSource>::Spec;
-
 /// The figure marked headline among a family's figures.
 fn headline_among(all: &'static [&'static Figure]) -> &'static Figure {
     all.iter().copied().find(|f| f.headline).expect("every family's registry marks one headline figure")

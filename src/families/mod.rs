@@ -24,10 +24,9 @@ pub mod workload;
 
 use figures::Figure;
 
-pub use declared::{FamilyModel, SpecOf};
+pub use declared::FamilyModel;
 pub(crate) use list::on_each;
 pub use list::{spec_from_params, Family, FamilyOptions, Outcome, TrialSpec};
-pub use shared::{Beside, FamilyOutcome, FamilySpec, Scheduled, SpecSource};
 
 /// `body` with `F` standing for `family`'s type (its [`FamilyModel`] and the traits of the
 /// layers above): `with_family!(family, F => F::FIGURES)`.

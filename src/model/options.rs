@@ -348,7 +348,7 @@ pub fn resolve_deadline(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::families::SpecSource;
+    use crate::families::shared::SpecSource;
     use crate::families::{latency::model::*, ring::model::*, workload::model::*};
 
     fn workload(text: &str) -> Result<Vec<WorkloadSpec>> {

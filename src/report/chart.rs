@@ -6,7 +6,6 @@ use std::fmt::Write;
 pub struct Chart {
     /// File name without extension: `ring-1`, `workload-2-wall`, ...
     pub name: String,
-    pub title: String,
     pub svg: String,
 }
 

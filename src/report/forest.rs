@@ -373,15 +373,10 @@ pub fn run_charts(
 ) -> Vec<crate::report::chart::Chart> {
     let questions = crate::report::glance::questions(found);
     let claim_rows = claims.map(crate::report::glance::claim_rows).unwrap_or_default();
-    [
-        ("forest", "Decisions per question", questions_svg(&questions)),
-        ("claims-forest", "The seed's claims", claims_svg(&claim_rows)),
-    ]
-    .into_iter()
-    .filter_map(|(name, title, svg)| {
-        Some(crate::report::chart::Chart { name: name.to_string(), title: title.to_string(), svg: svg? })
-    })
-    .collect()
+    [("forest", questions_svg(&questions)), ("claims-forest", claims_svg(&claim_rows))]
+        .into_iter()
+        .filter_map(|(name, svg)| Some(crate::report::chart::Chart { name: name.to_string(), svg: svg? }))
+        .collect()
 }
 
 #[cfg(test)]

@@ -578,7 +578,7 @@ pub fn run_end(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decide::findings::TEST;
+    use crate::analysis::answers::TEST;
 
     fn answer(verdict: AnswerVerdict, ratio: f64, ci: (Option<f64>, Option<f64>), supported: Option<f64>) -> Answer {
         Answer {

@@ -569,7 +569,6 @@ mod tests {
             ci: Some((1.5, 2.5)),
             p: Some(0.01),
             blocks: None,
-            p_equivalent: None,
             p_adjusted: Some(0.03),
             drift: crate::decide::compare::Drift::Shared,
             verdict,
@@ -593,7 +592,7 @@ mod tests {
             started: "2024-01-01T00:00:00Z".into(),
             elapsed_s: 0.1,
         };
-        let chart = Chart { name: "ring-1".into(), title: "t".into(), svg: "<svg><path d=\"M0 0\"/></svg>".into() };
+        let chart = Chart { name: "ring-1".into(), svg: "<svg><path d=\"M0 0\"/></svg>".into() };
         let finding = Finding::RingTooFewSizes { what: "5 & 6 <u>".into(), sizes: 2 };
         let page = run_page(&record, &[failed], &[chart], &[finding]).unwrap();
         assert!(page.starts_with("<!DOCTYPE html>\n") && page.ends_with("</html>\n"), "{page}");

@@ -119,7 +119,7 @@ pub fn overlay_chart(overlay: &Overlay) -> Option<Chart> {
             ..Series::new(legend, points, Style::LinePoints)
         });
     }
-    Some(Chart { name: "overlay".into(), title: plot.title.clone(), svg: plot.render() })
+    Some(Chart { name: "overlay".into(), svg: plot.render() })
 }
 
 /// A trend: one cell's figure run after run (x: the run's place in time order), the level
@@ -156,5 +156,5 @@ pub fn trend_chart(series: &crate::decide::trend::TrendSeries, name: &str) -> Ch
     };
     plot.series.push(Series { marks, ..Series::new("run median", points, Style::LinePoints) });
     plot.series.push(Series { dash: Some("6 4"), width: 1.5, ..Series::new("segment level", levels, Style::Line) });
-    Chart { name: name.to_string(), title: plot.title.clone(), svg: plot.render() }
+    Chart { name: name.to_string(), svg: plot.render() }
 }

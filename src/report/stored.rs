@@ -179,12 +179,8 @@ const CI_NOTE: &str = "95% CI: distribution-free interval of the median from ord
 const STOP_NOTE: &str = "marks of cells short of their adaptive target: max = stopped at max_repeat, budget = the \
                          run's budget ran out first, unfinished = the run was interrupted (`run --resume` continues it)";
 
-/// Every experiment's table, and the trials that did not finish.
-pub fn tables(trials: &[TrialRecord]) -> String {
-    tables_for(trials, &RunRule::default())
-}
-
-/// `tables` with the run's adaptive targets and marks.
+/// Every experiment's table, and the trials that did not finish, with the run's adaptive
+/// targets and marks.
 pub fn tables_for(trials: &[TrialRecord], rule: &RunRule) -> String {
     let mut out = String::new();
     let all = groups(trials);

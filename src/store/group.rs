@@ -1,9 +1,7 @@
 //! A stored run's trials grouped by cell: the trials of one experiment that share their
 //! parameters, in plan order. What every report table, finding, comparison and trend reads.
 
-use crate::families::latency::model::LatencyOutcome;
 use crate::families::ring::model::RingOutcome;
-use crate::families::workload::model::WorkloadOutcome;
 use crate::families::{Family, Outcome, TrialSpec};
 use crate::model::cell::{self, Cell, CellValue};
 use crate::store::TrialRecord;
@@ -42,14 +40,6 @@ impl Group<'_> {
 
     pub fn ring(&self, figure: impl Fn(&RingOutcome) -> f64) -> Vec<f64> {
         self.values(|o| o.ring().map(&figure))
-    }
-
-    pub fn workload(&self, figure: impl Fn(&WorkloadOutcome) -> f64) -> Vec<f64> {
-        self.values(|o| o.workload().map(&figure))
-    }
-
-    pub fn latency(&self, figure: impl Fn(&LatencyOutcome) -> f64) -> Vec<f64> {
-        self.values(|o| o.latency().map(&figure))
     }
 
     /// The spec the group's trials ran (they share their parameters, so one for all);

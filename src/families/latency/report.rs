@@ -533,8 +533,8 @@ fn latency_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
             .collect()
     });
     let mut charts = vec![
-        Chart { name: format!("latency-{n}-histogram"), title: hist.title.clone(), svg: hist.render() },
-        Chart { name: format!("latency-{n}-tail"), title: tail.title.clone(), svg: tail.render() },
+        Chart { name: format!("latency-{n}-histogram"), svg: hist.render() },
+        Chart { name: format!("latency-{n}-tail"), svg: tail.render() },
     ];
     charts.extend(latency_strip_charts(n, gs, axes));
     charts.extend(latency_timeline_charts(n, gs, axes));
@@ -572,7 +572,6 @@ fn latency_timeline_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart>
             charts.push(Chart {
                 name: format!("latency-{n}-timeline-{}-cpu{cpu}", i + 1),
                 svg: timeline_svg(&title, &panels),
-                title,
             });
         }
     }
@@ -743,11 +742,7 @@ fn latency_strip_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
         } else {
             format!("each thread's {kept} largest samples; spikes recur {}", found.join("; "))
         });
-        charts.push(Chart {
-            name: format!("latency-{n}-strip-{}", i + 1),
-            title: plot.title.clone(),
-            svg: plot.render(),
-        });
+        charts.push(Chart { name: format!("latency-{n}-strip-{}", i + 1), svg: plot.render() });
     }
     charts
 }

@@ -329,7 +329,7 @@ fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
         let projected_label = format!("{} projected", if label == "measured" { "" } else { &label });
         plot.series.push(Series { dash: Some("8 5"), ..Series::new(projected_label.trim(), projected, Style::Line) });
     }
-    Some(Chart { name: format!("ring-{n}"), title: plot.title.clone(), svg: plot.render() })
+    Some(Chart { name: format!("ring-{n}"), svg: plot.render() })
 }
 
 #[cfg(test)]

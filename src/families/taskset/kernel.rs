@@ -804,7 +804,6 @@ fn split(
             from_ns: m.a.ideal_ns,
             start_ns: m.start_ns,
             to_ns: m.a.ideal_ns + m.a.response_ns,
-            run_ns: m.a.run_ns,
             lock_waits: m.waits[..m.n_waits].to_vec(),
         })
         .collect();

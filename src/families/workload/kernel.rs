@@ -28,7 +28,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Extra words of each child's board slot.
 const FINISH_NS: usize = 0;
@@ -416,9 +416,6 @@ fn start_tracing() -> std::result::Result<TraceSession, String> {
     crate::bench::start_trace(&cpus, TRACE_BUFFER_KB)
 }
 
-/// The watchdog's default: generous, since the right figure depends on the machine.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -519,9 +516,9 @@ mod tests {
             unsafe { libc::_exit(0) };
         }
         assert!(zombie > 0);
-        let limit = Instant::now() + Duration::from_secs(10);
+        let limit = Instant::now() + std::time::Duration::from_secs(10);
         while crate::sys::process::comm_and_state(zombie).is_some_and(|(_, s)| s != 'Z') && Instant::now() < limit {
-            std::thread::sleep(Duration::from_millis(5));
+            std::thread::sleep(std::time::Duration::from_millis(5));
         }
 
         let mine = dir_of(std::process::id() as i32, "Keep01");

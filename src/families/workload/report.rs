@@ -28,7 +28,6 @@ use std::collections::BTreeMap;
 /// One trial of a live `schedlab workload` run: what ran, how it ended, what it measured.
 pub struct LiveTrial {
     pub spec: WorkloadSpec,
-    pub repeat: usize,
     pub status: TrialStatus,
     pub outcome: Option<WorkloadOutcome>,
 }
@@ -588,7 +587,6 @@ fn workload_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
             }
             charts.push(Chart {
                 name: format!("workload-{n}-{workload}-{}", if log { "switches" } else { "wall" }),
-                title: plot.title.clone(),
                 svg: plot.render(),
             });
         }
@@ -650,7 +648,7 @@ mod tests {
             fork_ns: 0,
             trace: None,
         };
-        LiveTrial { spec, repeat: 1, outcome: measured.outcome(), status: measured.status }
+        LiveTrial { spec, outcome: measured.outcome(), status: measured.status }
     }
 
     #[test]
@@ -720,7 +718,7 @@ mod tests {
     #[test]
     fn json_has_the_required_keys() {
         let t = trial(Policy::Rr, 2.0, &[1, 2], TrialStatus::Ok);
-        let j = object_of(&line(&t.spec, t.repeat, &t.status, t.outcome.as_ref()));
+        let j = object_of(&line(&t.spec, 1, &t.status, t.outcome.as_ref()));
         for key in [
             "workload",
             "policy",

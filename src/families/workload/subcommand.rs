@@ -47,7 +47,7 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
             _ => None,
         };
         let repeat = trial.repeat as usize;
-        let live = LiveTrial { spec: spec.clone(), repeat, outcome, status: record.status.clone() };
+        let live = LiveTrial { spec: spec.clone(), outcome, status: record.status.clone() };
         if classic && repeat == 1 {
             bar.suspend(|| emit(&report::classic_heading(spec)))?;
         }

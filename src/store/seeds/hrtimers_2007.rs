@@ -187,6 +187,7 @@ fn check_split(file: &PostFile) -> Result<()> {
 
 /// The post's kernels, each with its two columns as split from the run-together table
 /// (`data/hrtimers-2007.toml` explains the split).
+#[cfg(test)]
 pub fn post_kernels() -> Result<Vec<PostKernel>> {
     Ok(read_post()?.kernel)
 }

@@ -27,10 +27,6 @@ use crate::families::Outcome;
 use crate::store::{RunRecord, RunStatus, TrialRecord};
 use serde::Serialize;
 
-pub use csci3753_2014::{study_lines, StudyLine};
-pub use hrtimers_2007::{post_kernels, PostColumn, PostKernel};
-pub use ncar_1992::reference_tables;
-
 /// Every seed built in, in the order help texts list them: adding a seed is its file and
 /// its entry here.
 pub static SEEDS: [&dyn Seed; 3] = [&ncar_1992::Ncar1992, &csci3753_2014::Csci3753, &hrtimers_2007::Hrtimers2007];

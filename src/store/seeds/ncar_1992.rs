@@ -6,7 +6,7 @@
 
 use super::{line_of, Claim, Claims, ReferenceOptions, Seed, Test};
 use crate::error::{Error, Result};
-use crate::store::ncar::{consistency_warnings, parse_table, to_run, NcarTable, Provenance, NCAR_LAPS};
+use crate::store::ncar::{consistency_warnings, parse_table, to_run, Provenance, NCAR_LAPS};
 use crate::store::{RunRecord, TrialRecord};
 use serde::{Deserialize, Serialize};
 
@@ -100,7 +100,8 @@ struct ReferenceFile {
 }
 
 /// The report's nine machines, each as (machine id, table), in the report's order.
-pub fn reference_tables() -> Result<Vec<(String, NcarTable)>> {
+#[cfg(test)]
+pub fn reference_tables() -> Result<Vec<(String, crate::store::ncar::NcarTable)>> {
     reference_machines()?
         .into_iter()
         .map(|m| Ok((m.id.clone(), parse_table(REFERENCE_FILE, &m.table, line_of(REFERENCE_TOML, &m.table))?)))
