@@ -93,15 +93,14 @@ impl BareActivations {
 /// Each task's CPU time per activation from an `--activations` CSV (`run_us`, in ns): the
 /// median and the least, per task name (and per policy and block, as the rows say).
 fn runs_by_task(csv: &std::path::Path) -> std::collections::BTreeMap<String, (f64, f64)> {
-    let text = std::fs::read_to_string(csv).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let column = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name}: {header:?}"));
+    let mut reader = csv::Reader::from_path(csv).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no {name}: {header:?}"));
     let (task, run) = (column("task"), column("run_us"));
     let mut runs: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
-    for line in lines {
-        let cells: Vec<&str> = line.split(',').collect();
-        runs.entry(cells[task].to_string()).or_default().push(cells[run].parse::<f64>().unwrap() * 1000.0);
+    for row in reader.records() {
+        let row = row.unwrap();
+        runs.entry(row[task].to_string()).or_default().push(row[run].parse::<f64>().unwrap() * 1000.0);
     }
     runs.into_iter()
         .map(|(name, mut ns)| {
