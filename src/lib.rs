@@ -10,13 +10,19 @@
 
 pub(crate) mod analysis;
 pub(crate) mod bench;
-pub mod cli;
-pub mod commands;
+pub(crate) mod cli;
+pub(crate) mod commands;
 pub(crate) mod decide;
 pub mod error;
 pub(crate) mod exec;
 pub(crate) mod families;
-pub mod model;
+pub(crate) mod model;
 pub(crate) mod report;
 pub(crate) mod store;
 pub mod sys;
+
+// The library surface: what the binary and the integration tests use. Everything else is
+// crate-private, so rustc reports what nothing uses.
+pub use cli::Cli;
+pub use commands::dispatch;
+pub use model::DeadlineParams;

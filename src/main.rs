@@ -1,5 +1,5 @@
 use clap::Parser;
-use schedlab::cli::Cli;
+use schedlab::Cli;
 
 fn main() {
     // A bug must not look like a measurement: say so plainly, without a backtrace.
@@ -7,7 +7,7 @@ fn main() {
         eprintln!("schedlab: internal error: {info}; please report it");
     }));
     let cli = Cli::parse();
-    let code = match schedlab::commands::dispatch(cli) {
+    let code = match schedlab::dispatch(cli) {
         Ok(code) => code,
         Err(schedlab::error::Error::Interrupted(libc::SIGPIPE)) => 141,
         Err(e) => {

@@ -4,9 +4,9 @@
 mod common;
 
 use common::*;
-use schedlab::model::DeadlineParams;
 use schedlab::sys::clock::{monotonic_ns, thread_cpu_ns};
 use schedlab::sys::sched::{set_deadline, DeadlineFlags};
+use schedlab::DeadlineParams;
 use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

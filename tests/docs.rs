@@ -7,7 +7,7 @@
 //! Nothing here measures anything: the only processes started are `schedlab <sub> --help`.
 
 use clap::Parser;
-use schedlab::cli::Cli;
+use schedlab::Cli;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};

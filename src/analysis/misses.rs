@@ -134,13 +134,6 @@ pub struct MissSplit {
     pub partial: bool,
 }
 
-impl MissSplit {
-    /// Does `pred` hold for any culprit with time in this miss?
-    pub fn names(&self, pred: impl Fn(&Source) -> bool) -> bool {
-        self.culprits.iter().any(|c| c.ns > 0 && pred(&c.source))
-    }
-}
-
 /// One source over a trial's split misses: in how many it took time, and how much — each
 /// stretch counted once however many overlapping windows it falls in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,14 +1,14 @@
 //! One function per subcommand: from validated arguments to printed results.
 
-pub mod ab;
-pub mod compare;
-pub mod output;
-pub mod report;
-pub mod results;
-pub mod run;
-pub mod rusage;
-pub mod shell;
-pub mod trend;
+pub(crate) mod ab;
+pub(crate) mod compare;
+pub(crate) mod output;
+pub(crate) mod report;
+pub(crate) mod results;
+pub(crate) mod run;
+pub(crate) mod rusage;
+pub(crate) mod shell;
+pub(crate) mod trend;
 
 use crate::cli::{Cli, CliCommand};
 use crate::error::Result;

@@ -252,6 +252,7 @@ impl Suite {
     }
 
     /// Every question of the plan with at least two cells, in plan order.
+    #[cfg(test)]
     pub fn questions(&self) -> Vec<QuestionKey> {
         self.questions_with_cells().into_iter().map(|(k, _)| k).collect()
     }
@@ -275,6 +276,7 @@ impl Suite {
 
     /// Hypotheses in the run's family of claims: two (a difference, equivalence) for each
     /// figure each question tests (`figures::questioned`).
+    #[cfg(test)]
     pub fn family_of_claims(&self) -> usize {
         self.questions().iter().map(|q| 2 * self.experiments[q.experiment].questioned().len()).sum()
     }

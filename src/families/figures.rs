@@ -49,27 +49,6 @@ impl Unit {
     }
 }
 
-/// Which way a figure is better, where it has a better at all.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Better {
-    Lower,
-    Higher,
-    /// Descriptive (laps, samples, a load's size): neither.
-    Neither,
-}
-
-impl Better {
-    /// A declared figure's direction, as its declaration says it.
-    fn of(direction: crate::families::command::model::Direction) -> Better {
-        use crate::families::command::model::Direction;
-        match direction {
-            Direction::Lower => Better::Lower,
-            Direction::Higher => Better::Higher,
-            Direction::Neither => Better::Neither,
-        }
-    }
-}
-
 /// How a figure is read.
 #[derive(Clone, Copy)]
 pub enum Read {
@@ -109,8 +88,8 @@ pub struct Figure {
     /// The figure a cell of its family is judged by (confidence interval, adaptive
     /// repeats, verdicts): one per family.
     pub headline: bool,
-    pub better: Better,
     /// The figure's place in `compare`'s (and `trend`'s, `ab`'s) rows; `None`: not tested.
+    /// Every compared figure is better lower: a difference that raises it is a regression.
     pub compared: Option<u8>,
     pub part: Part,
 }
@@ -141,19 +120,9 @@ impl Figure {
 }
 
 /// A figure with the defaults most entries share: written as a real number, not the
-/// headline, neither better way, not compared, on every line.
+/// headline, not compared, on every line.
 pub(crate) const fn figure(key: &'static str, label: &'static str, unit: Unit, read: Read) -> Figure {
-    Figure {
-        key,
-        label,
-        unit,
-        read,
-        integer: false,
-        headline: false,
-        better: Better::Neither,
-        compared: None,
-        part: Part::Always,
-    }
+    Figure { key, label, unit, read, integer: false, headline: false, compared: None, part: Part::Always }
 }
 
 /// A whole-number figure (counts, and times the kernel gives as integer ns).
@@ -162,16 +131,8 @@ pub(crate) const fn count(key: &'static str, label: &'static str, unit: Unit, re
 }
 
 impl Figure {
-    pub(crate) const fn lower(self) -> Figure {
-        Figure { better: Better::Lower, ..self }
-    }
-
-    pub(crate) const fn higher(self) -> Figure {
-        Figure { better: Better::Higher, ..self }
-    }
-
     pub(crate) const fn compared(self, rank: u8) -> Figure {
-        Figure { compared: Some(rank), better: Better::Lower, ..self }
+        Figure { compared: Some(rank), ..self }
     }
 
     pub(crate) const fn headline(self) -> Figure {
@@ -225,7 +186,7 @@ static USER_DECLARED: std::sync::Mutex<Vec<&'static Figure>> = std::sync::Mutex:
 
 /// The registry's figure for a declared one: made on its first declaration; a later one
 /// of the same key keeps the first's unit and direction.
-fn declare(name: &str, unit: Option<&str>, better: Better) -> &'static Figure {
+fn declare(name: &str, unit: Option<&str>, better: crate::families::command::model::Direction) -> &'static Figure {
     let mut declared = USER_DECLARED.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(f) = declared.iter().find(|f| f.key == name) {
         return f;
@@ -233,8 +194,8 @@ fn declare(name: &str, unit: Option<&str>, better: Better) -> &'static Figure {
     let key: &'static str = Box::leak(name.to_string().into_boxed_str());
     let unit = unit.map_or(Number, |u| Declared(Box::leak(u.to_string().into_boxed_str())));
     let made = Figure {
-        better,
-        compared: (better == Better::Lower).then_some(u8::MAX),
+        // Only a figure that is better lower is tested: `compare` calls a rise a regression.
+        compared: (better == crate::families::command::model::Direction::Lower).then_some(u8::MAX),
         ..figure(key, key, unit, Read::Parsed)
     };
     let made: &'static Figure = Box::leak(Box::new(made));
@@ -245,7 +206,7 @@ fn declare(name: &str, unit: Option<&str>, better: Better) -> &'static Figure {
 /// The declared figures so far.
 pub fn declared() -> Vec<&'static Figure> {
     let declarations = crate::families::command::model::declarations();
-    declarations.iter().map(|d| declare(&d.name, d.unit.as_deref(), Better::of(d.better))).collect()
+    declarations.iter().map(|d| declare(&d.name, d.unit.as_deref(), d.better)).collect()
 }
 
 /// What the background load achieved during the trial's window: the same for every
@@ -286,20 +247,17 @@ pub mod cgroup {
         NR_PERIODS =
             count("nr_periods", "periods", Count, O(|o| Some(o.cgroup()?.nr_periods as f64))).part(Part::Cgroup);
         NR_THROTTLED = count("nr_throttled", "throttled periods", Count, O(|o| Some(o.cgroup()?.nr_throttled as f64)))
-            .part(Part::Cgroup)
-            .lower();
+            .part(Part::Cgroup);
         THROTTLED_S =
             figure("throttled_s", "throttled s", Seconds, O(|o| Some(ns_to_s(o.cgroup()?.throttled_ns as f64))))
-                .part(Part::Cgroup)
-                .lower();
+                .part(Part::Cgroup);
         CGROUP_PRESSURE_S = figure(
             "cgroup_pressure_s",
             "group cpu pressure s",
             Seconds,
             O(|o| Some(ns_to_s(o.cgroup()?.cpu_pressure_ns? as f64))),
         )
-        .part(Part::Cgroup)
-        .lower();
+        .part(Part::Cgroup);
         CGROUP_CPU_S =
             figure("cgroup_cpu_s", "group cpu s", Seconds, O(|o| Some(ns_to_s(o.cgroup()?.usage_ns? as f64))))
                 .part(Part::Cgroup);
@@ -392,7 +350,6 @@ mod tests {
             keys.sort();
             keys.dedup();
             assert_eq!(keys.len(), n, "{family:?}");
-            assert!(compared(family).iter().all(|f| f.better == Better::Lower));
         }
         assert_eq!(headline(Family::Ring).key, "ns_per_switch");
         assert_eq!(headline(Family::Workload).key, "wall_s");

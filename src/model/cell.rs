@@ -57,6 +57,7 @@ impl CellValue {
         }
     }
 
+    #[cfg(test)]
     pub fn as_i64(&self) -> Option<i64> {
         match self {
             CellValue::Integer(i) => Some(*i),
@@ -268,11 +269,8 @@ impl Cell {
         self.entries.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// The number of processes the suite gave the cell, if it gave a whole number.
+    #[cfg(test)]
     pub fn procs(&self) -> Option<i64> {
         self.get(axis::PROCS)?.as_i64()
     }

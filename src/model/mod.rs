@@ -4,15 +4,15 @@
 //! ns with units in the field names). Seconds and ratios are derived at the edge, so a
 //! figure is never rounded before it is stored.
 
-pub mod cell;
-pub mod load;
-pub mod options;
-pub mod outcome;
-pub mod parse;
-pub mod run;
-pub mod schedinfo;
-pub mod settings;
-pub mod spec;
+pub(crate) mod cell;
+pub(crate) mod load;
+pub(crate) mod options;
+pub(crate) mod outcome;
+pub(crate) mod parse;
+pub(crate) mod run;
+pub(crate) mod schedinfo;
+pub(crate) mod settings;
+pub(crate) mod spec;
 
 pub use load::{LoadKind, LoadOutcome, LoadSpec};
 #[cfg(test)]
@@ -228,7 +228,7 @@ impl Usage {
     pub const FIELDS: usize = 16;
 
     /// Every field in declaration order, for passing through shared memory as atomics.
-    pub fn to_array(&self) -> [u64; Self::FIELDS] {
+    pub fn to_array(self) -> [u64; Self::FIELDS] {
         [
             self.utime_ns,
             self.stime_ns,

@@ -510,14 +510,6 @@ impl Store {
         Ok(out)
     }
 
-    /// The sequence numbers already stored for a run (what `--resume` skips).
-    pub fn stored_seqs(&self, run_id: i64) -> Result<Vec<i64>> {
-        self.rows("reading trials", "SELECT seq FROM trials WHERE run_id = ?1", &[run_id.into()])?
-            .iter()
-            .map(|r| r.int(0))
-            .collect()
-    }
-
     pub fn delete_run(&mut self, id: i64) -> Result<()> {
         const CONTEXT: &str = "deleting";
         self.in_transaction(CONTEXT, |s| {

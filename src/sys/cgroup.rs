@@ -84,10 +84,6 @@ impl PrivateGroup {
         self.procs.as_raw_fd()
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// The group's `some` CPU pressure total: the time in µs at least one of its tasks was
     /// runnable but not running.
     pub fn cpu_waiting_us(&self) -> Option<u64> {

@@ -1,26 +1,26 @@
 //! Thin safe wrappers over the OS, one concern a file. Everything `unsafe` in schedlab
 //! lives here or in the measurement kernels, with the reason it is sound beside it.
 
-pub mod cgroup;
-pub mod children;
+pub(crate) mod cgroup;
+pub(crate) mod children;
 pub mod clock;
-pub mod fd;
-pub mod fs;
-pub mod futex;
-pub mod gate;
-pub mod limits;
-pub mod load;
-pub mod machine;
-pub mod process;
-pub mod random;
-pub mod rusage;
+pub(crate) mod fd;
+pub(crate) mod fs;
+pub(crate) mod futex;
+pub(crate) mod gate;
+pub(crate) mod limits;
+pub(crate) mod load;
+pub(crate) mod machine;
+pub(crate) mod process;
+pub(crate) mod random;
+pub(crate) mod rusage;
 pub mod sched;
-pub mod schedstat;
-pub mod settings;
-pub mod shm;
-pub mod signals;
-pub mod steal;
-pub mod trace;
+pub(crate) mod schedstat;
+pub(crate) mod settings;
+pub(crate) mod shm;
+pub(crate) mod signals;
+pub(crate) mod steal;
+pub(crate) mod trace;
 
 /// For tests that need a single-threaded process (the harness runs each test on a thread
 /// beside others): run `check` in a forked child and fail with its message if it fails.

@@ -14,7 +14,7 @@ use crate::sys::rusage::{self, ExitKind};
 use crate::sys::sched::{self, RtWatchdog};
 use crate::sys::signals::SignalWatch;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -104,7 +104,6 @@ impl Default for Options {
 /// How a supervised child ended.
 #[derive(Clone, Debug)]
 pub struct Finished {
-    pub pid: libc::pid_t,
     pub exit: ExitKind,
     /// Its whole-life usage from wait4 (with the descendants it waited for).
     pub usage: Usage,
@@ -280,7 +279,9 @@ impl Running {
     }
 
     /// The child's pidfd (readable once it has exited); `None` on kernels before 5.3.
-    pub fn pidfd(&self) -> Option<BorrowedFd<'_>> {
+    #[cfg(test)]
+    pub fn pidfd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        use std::os::fd::AsFd;
         self.pidfd.as_ref().map(|p| p.as_fd())
     }
 
@@ -499,7 +500,6 @@ impl Running {
         stop_signal: Option<i32>,
     ) -> Finished {
         Finished {
-            pid: self.pid,
             exit: r.exit,
             usage: r.usage,
             stdout,

@@ -734,7 +734,6 @@ fn remove_dir_when_empty(path: &Path) -> std::result::Result<(), String> {
 
 /// The machine switched as a [`Settings`] asks, until dropped.
 pub struct Switch {
-    settings: Settings,
     /// Restored in reverse order on drop: (state entry, what it names).
     values: Vec<u64>,
     scx: Option<Scx>,
@@ -747,7 +746,7 @@ impl Switch {
     pub fn apply(settings: &Settings) -> Result<Switch> {
         preflight(settings)?;
         refuse_held_elsewhere(settings)?;
-        let mut switch = Switch { settings: settings.clone(), values: Vec::new(), scx: None, group: None };
+        let mut switch = Switch { values: Vec::new(), scx: None, group: None };
         for (name, value) in &settings.sysctl {
             let path = sysctl_path(name);
             let was = read_file(&path).map_err(|e| Error::env(format!("sysctl {name}: cannot read it: {e}")))?;
@@ -872,10 +871,6 @@ impl Switch {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-    }
-
-    pub fn settings(&self) -> &Settings {
-        &self.settings
     }
 
     /// The `cgroup.procs` descriptors a trial process writes "0" to between fork and exec.

@@ -186,14 +186,9 @@ impl TraceSession {
     }
 
     /// The events this kernel lacks (`<system>/<event>`), not recorded.
+    #[cfg(test)]
     pub fn absent_events(&self) -> &[&'static str] {
         &self.absent
-    }
-
-    /// Where this session mounted tracefs (for the caller to say so); `None` when it
-    /// was mounted already.
-    pub fn mounted_tracefs(&self) -> Option<&Path> {
-        self.mounted.as_deref()
     }
 
     /// Stop recording, read every recorded CPU's events and remove the instance.
@@ -545,6 +540,7 @@ struct TextLine {
 /// `None` for anything else. The line is `<comm>-<pid> [<cpu>] <flags> <s>.<µs>:
 /// <event>: <fields>`; the comm may hold spaces, dashes and brackets, so the fixed part
 /// after it is looked for, and tasks are read from the event's own fields.
+#[cfg(test)]
 pub fn parse_line(line: &str) -> Option<TraceEvent> {
     let line = parse_text_line(line)?;
     Some(TraceEvent { cpu: line.cpu, ts_ns: line.ts_us.checked_mul(1000)?, kind: line.kind })

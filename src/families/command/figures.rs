@@ -22,7 +22,7 @@ family! {
     NVCSW = count("nvcsw", "vol sw", Count, O(|o| Some(o.command()?.usage.nvcsw as f64)));
     NIVCSW = count("nivcsw", "invol sw", Count, O(|o| Some(o.command()?.usage.nivcsw as f64))).compared(1);
     MINFLT = count("minflt", "minor faults", Count, O(|o| Some(o.command()?.usage.minflt as f64)));
-    MAJFLT = count("majflt", "major faults", Count, O(|o| Some(o.command()?.usage.majflt as f64))).lower();
+    MAJFLT = count("majflt", "major faults", Count, O(|o| Some(o.command()?.usage.majflt as f64)));
     CPU_WAIT_S =
         figure("cpu_wait_s", "cpu wait s", Seconds, O(|o| Some(ns_to_s(o.command()?.cpu_wait_ns? as f64))))
             .compared(2);

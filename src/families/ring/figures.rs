@@ -6,11 +6,11 @@ family! {
     LAPS = count("laps", "laps", Count, O(|o| Some(o.ring()?.laps as f64)));
     HOPS = count("hops", "hops", Count, O(|o| Some(o.ring()?.hops as f64)));
     REAL_S = figure("real_s", "real s", Seconds, O(|o| Some(ns_to_s(o.ring()?.real_ns as f64))));
-    CPU_S = figure("cpu_s", "cpu s", Seconds, O(|o| Some(ns_to_s(o.ring()?.cpu_ns() as f64)))).lower();
+    CPU_S = figure("cpu_s", "cpu s", Seconds, O(|o| Some(ns_to_s(o.ring()?.cpu_ns() as f64))));
     USER_S = figure("user_s", "user s", Seconds, O(|o| Some(ns_to_s(o.ring()?.usage.utime_ns as f64))));
     SYS_S = figure("sys_s", "sys s", Seconds, O(|o| Some(ns_to_s(o.ring()?.usage.stime_ns as f64))));
     NVCSW = count("nvcsw", "vol sw", Count, O(|o| Some(o.ring()?.usage.nvcsw as f64)));
-    NIVCSW = count("nivcsw", "invol sw", Count, O(|o| Some(o.ring()?.usage.nivcsw as f64))).lower();
+    NIVCSW = count("nivcsw", "invol sw", Count, O(|o| Some(o.ring()?.usage.nivcsw as f64)));
     NS_PER_HOP = figure("ns_per_hop", "ns/hop", Ns, O(|o| Some(o.ring()?.ns_per_hop()))).compared(1);
     OVERHEAD_NS = figure("overhead_ns", "overhead ns", Ns, O(|o| Some(o.ring()?.overhead_ns())));
     NS_PER_SWITCH =

@@ -12,18 +12,16 @@ family! {
     CPU_PCT = figure("cpu_pct", "cpu %", Percent, O(|o| Some(o.workload()?.cpu_pct())));
     NVCSW = count("nvcsw", "vol sw", Count, O(|o| Some(o.workload()?.usage.nvcsw as f64)));
     NIVCSW = count("nivcsw", "invol sw", Count, O(|o| Some(o.workload()?.usage.nivcsw as f64))).compared(1);
-    FAIRNESS = figure("fairness", "fairness", Ratio, O(|o| o.workload()?.fairness)).higher();
+    FAIRNESS = figure("fairness", "fairness", Ratio, O(|o| o.workload()?.fairness));
     RUN_DELAY_S =
-        figure("run_delay_s", "rq s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_ns? as f64)))).lower();
+        figure("run_delay_s", "rq s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_ns? as f64))));
     RUN_DELAY_MAX_S =
         figure("run_delay_max_s", "rq max s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_max_ns? as f64))))
             .compared(2);
     RUN_DELAY_P50_S =
-        figure("run_delay_p50_s", "rq p50 s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_p50_ns? as f64))))
-            .lower();
+        figure("run_delay_p50_s", "rq p50 s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_p50_ns? as f64))));
     RUN_DELAY_MIN_S =
-        figure("run_delay_min_s", "rq min s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_min_ns? as f64))))
-            .lower();
+        figure("run_delay_min_s", "rq min s", Seconds, O(|o| Some(ns_to_s(o.workload()?.run_delay_min_ns? as f64))));
     MIGRATIONS = count("migrations", "migrations", Count, O(|o| Some(o.workload()?.migrations? as f64)));
     FIRST_FINISH_S =
         figure("first_finish_s", "first s", Seconds, O(|o| Some(ns_to_s(o.workload()?.first_finish_ns? as f64))));
@@ -46,22 +44,19 @@ family! {
         Percent,
         O(|o| Some(o.workload()?.reservation?.child_cpu_pct_mean)),
     )
-    .part(Part::Deadline)
-    .higher();
+    .part(Part::Deadline);
     CHILD_CPU_PCT_MIN = figure(
         "child_cpu_pct_min",
         "child cpu % min",
         Percent,
         O(|o| Some(o.workload()?.reservation?.child_cpu_pct_min)),
     )
-    .part(Part::Deadline)
-    .higher();
+    .part(Part::Deadline);
     CHILDREN_SHORT = count(
         "children_short",
         "children short",
         Count,
         O(|o| Some(o.workload()?.reservation?.children_short? as f64)),
     )
-    .part(Part::Deadline)
-    .lower();
+    .part(Part::Deadline);
 }
