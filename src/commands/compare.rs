@@ -5,7 +5,7 @@ use crate::commands::output::emit;
 use crate::decide::compare::{self as decided, Mode};
 use crate::error::{Error, Result};
 use crate::report::exporter::{self, Format as TableFormat, RunView};
-use crate::report::{compare, json_text};
+use crate::report::{compare, json_line};
 use crate::report::{html, plots};
 use crate::store::{Access, RunRecord, Store, TrialRecord};
 use serde::Serialize;
@@ -53,7 +53,7 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
         TableFormat::Csv => emit(table.render_csv().trim_end())?,
         TableFormat::Json => {
             for row in compare::json_rows(&rows, mode) {
-                emit(&json_text(&row))?;
+                emit(&json_line(&row))?;
             }
         }
     }
@@ -73,14 +73,14 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
         let changed = settings_changed(run_a, run_b);
         if !changed.is_empty() {
             let list = changed.iter().map(|c| SettingChange { field: &c.field, a: &c.from, b: &c.to }).collect();
-            emit(&json_text(&After::SettingsChanged(list)))?;
+            emit(&json_line(&After::SettingsChanged(list)))?;
         }
         for c in &culprits {
-            emit(&json_text(&After::CulpritChange(c)))?;
+            emit(&json_line(&After::CulpritChange(c)))?;
         }
         // A line of its own, like the culprits', only where a run has a floor.
         if noise.iter().any(|n| n.floor.is_some()) {
-            emit(&json_text(&After::NoiseFloors { runs: &noise, differences: &noise_differences }))?;
+            emit(&json_line(&After::NoiseFloors { runs: &noise, differences: &noise_differences }))?;
         }
     }
     Ok(if rows.iter().any(|r| r.regression) { 1 } else { 0 })

@@ -96,7 +96,7 @@ pub fn list(args: &ListArgs) -> Result<()> {
                 not_ok: r.not_ok,
                 ab,
             };
-            emit(&crate::report::json_text(&line))?;
+            emit(&crate::report::json_line(&line))?;
         }
         return Ok(());
     }

@@ -59,7 +59,7 @@ pub fn run(args: &TrendArgs) -> Result<i32> {
         eprintln!("schedlab: wrote {}", path.display());
     }
     match args.format {
-        TableFormat::Json => emit(&crate::report::json_text(&trend::json(&series, args.threshold)))?,
+        TableFormat::Json => emit(&crate::report::json_line(&trend::json(&series, args.threshold)))?,
         format => {
             let table = trend::table(&series);
             let text = match format {

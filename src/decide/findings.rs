@@ -22,6 +22,7 @@ use crate::families::ring::model::RingOutcome;
 use crate::families::{Family, Outcome, TrialSpec};
 use crate::model::cell::axis::{POLICY, PROCS};
 use crate::model::cell::Cell;
+use crate::model::Policy;
 use crate::store::group::{groups, Group};
 use crate::store::{RunRecord, TrialRecord};
 use serde::Serialize;
@@ -329,11 +330,11 @@ pub fn question_axis(g: &Group, asking: &[Asking]) -> Option<String> {
 }
 
 fn questions<'b, 'a>(all: &'b [Group<'a>], asking: &'b [Asking]) -> Vec<Asked<'b, 'a>> {
-    let mut out: Vec<(String, Asked)> = Vec::new();
+    let mut out: Vec<((i64, Cell), Asked)> = Vec::new();
     for g in all {
         let Some(axis) = question_axis(g, asking) else { continue };
         let margin = asked_of(g, asking).map_or(MARGIN, |a| a.margin);
-        let key = format!("{} {}", g.experiment, g.params.question_key(&axis));
+        let key = (g.experiment, g.params.question_key(&axis));
         match out.iter_mut().find(|(k, _)| *k == key) {
             Some((_, asked)) => asked.set.push(g),
             None => out.push((key, Asked { axis, margin, asking: asked_of(g, asking), set: vec![g] })),
@@ -422,8 +423,9 @@ fn answers(all: &[Group], asking: &[Asking]) -> Vec<Finding> {
                         let overruns = &crate::families::latency::figures::OVERRUNS;
                         a.set
                             .iter()
-                            .map(|g| {
-                                (g.policy().to_string(), g.values(|o| overruns.value(o)).iter().sum::<f64>() as u64)
+                            .filter_map(|g| {
+                                let total = g.values(|o| overruns.value(o)).iter().sum::<f64>();
+                                Some((g.policy()?.as_str().to_string(), total as u64))
                             })
                             .collect()
                     },
@@ -482,7 +484,7 @@ fn preempted_per_policy(set: &[&Group]) -> Vec<(String, f64, f64)> {
                 .flat_map(|t| &t.children)
                 .fold((0u64, 0u64), |(s, a), c| (s + c.times.preempted_by_siblings, a + c.times.preemptions()));
             let share = if all == 0 { 0.0 } else { siblings as f64 / all as f64 };
-            Some((g.policy().to_string(), median(&per_child), share))
+            Some((g.policy()?.as_str().to_string(), median(&per_child), share))
         })
         .collect()
 }
@@ -490,10 +492,11 @@ fn preempted_per_policy(set: &[&Group]) -> Vec<(String, f64, f64)> {
 /// How OTHER's involuntary switches compare with the real-time policies' in one question.
 fn switch_contrast(set: &[&Group]) -> Option<SwitchContrast> {
     let involuntary = &crate::families::workload::figures::NIVCSW;
-    let invol =
-        |policy: &str| set.iter().find(|g| g.policy() == policy).map(|g| median(&g.values(|o| involuntary.value(o))));
-    let rt: Vec<f64> = ["fifo", "rr"].iter().filter_map(|p| invol(p)).filter(|v| v.is_finite()).collect();
-    match (invol("other"), rt.is_empty()) {
+    let invol = |policy: Policy| {
+        set.iter().find(|g| g.policy() == Some(policy)).map(|g| median(&g.values(|o| involuntary.value(o))))
+    };
+    let rt: Vec<f64> = [Policy::Fifo, Policy::Rr].into_iter().filter_map(invol).filter(|v| v.is_finite()).collect();
+    match (invol(Policy::Other), rt.is_empty()) {
         (Some(other), false) => {
             let rt_mean = rt.iter().sum::<f64>() / rt.len() as f64;
             if rt_mean > 0.0 {

@@ -176,12 +176,12 @@ impl Experiment {
 
 /// Which question a trial belongs to: its experiment and its parameters other than the
 /// compared axis.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct QuestionKey {
     pub experiment: usize,
     pub axis: String,
-    /// The other parameters, as JSON text.
-    pub rest: String,
+    /// The other parameters.
+    pub rest: Cell,
 }
 
 impl QuestionKey {

@@ -301,6 +301,7 @@ impl Cell {
     }
 
     /// The cell as stored (JSON text).
+    #[cfg(test)]
     pub fn json_text(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }
@@ -308,7 +309,7 @@ impl Cell {
     /// What tells one question of a compared `axis` from another: the cell but the axis
     /// and, for the policy axis, the keys only its deadline cells have — so those cells are
     /// compared with the other policies' and not asked apart.
-    pub fn question_key(&self, axis: &str) -> String {
+    pub fn question_key(&self, axis: &str) -> Cell {
         let mut rest = self.clone();
         rest.remove(axis);
         if axis == axis::POLICY {
@@ -316,13 +317,46 @@ impl Cell {
                 rest.remove(k);
             }
         }
-        rest.json_text()
+        rest
     }
 }
 
 impl PartialEq for Cell {
     fn eq(&self, other: &Cell) -> bool {
         self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
+    }
+}
+
+// A cell's floats are finite (a non-finite one is `Null`), so equality is total.
+impl Eq for Cell {}
+impl Eq for CellValue {}
+
+/// Consistent with the order-blind equality: the entries are hashed sorted by key.
+impl std::hash::Hash for Cell {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let mut entries: Vec<&(String, CellValue)> = self.entries.iter().collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        state.write_usize(entries.len());
+        for (k, v) in entries {
+            k.hash(state);
+            v.hash(state);
+        }
+    }
+}
+
+impl std::hash::Hash for CellValue {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+        match self {
+            CellValue::Text(s) => s.hash(state),
+            CellValue::Integer(i) => i.hash(state),
+            // 0.0 and -0.0 are equal, so they must hash alike.
+            CellValue::Float(f) => (if *f == 0.0 { 0.0f64 } else { *f }).to_bits().hash(state),
+            CellValue::Bool(b) => b.hash(state),
+            CellValue::List(items) => items.hash(state),
+            CellValue::Table(cell) => cell.hash(state),
+            CellValue::Null => {}
+        }
     }
 }
 
@@ -390,13 +424,27 @@ mod tests {
     }
 
     #[test]
+    fn equal_cells_hash_alike_in_any_order() {
+        use std::hash::{BuildHasher, RandomState};
+        let hasher = RandomState::new();
+        let a = cell(r#"{"policy": "fifo", "procs": 4, "x": 0.0, "t": {"a": 1, "b": [true]}}"#);
+        let b = cell(r#"{"t": {"b": [true], "a": 1}, "x": -0.0, "procs": 4, "policy": "fifo"}"#);
+        assert_eq!(a, b);
+        assert_eq!(hasher.hash_one(&a), hasher.hash_one(&b));
+        let c = cell(r#"{"policy": "fifo", "procs": 5, "x": 0.0, "t": {"a": 1, "b": [true]}}"#);
+        assert_ne!(a, c);
+        let groups: std::collections::HashSet<&Cell> = [&a, &b, &c].into_iter().collect();
+        assert_eq!(groups.len(), 2);
+    }
+
+    #[test]
     fn strings_are_written_bare_and_the_rest_as_json() {
         let params = cell(r#"{"policy": "fifo", "procs": 4, "trace": true, "cmd": ["a", "b"]}"#);
         assert_eq!(params.text(all), r#"policy=fifo procs=4 trace=true cmd=["a","b"]"#);
         assert_eq!(params.parts(|k| k != "procs"), ["policy=fifo", "trace=true", r#"cmd=["a","b"]"#]);
         assert_eq!(Cell::new().text(all), "");
-        assert_eq!(params.question_key("procs"), r#"{"policy":"fifo","cmd":["a","b"],"trace":true}"#);
-        assert_eq!(params.question_key("absent"), params.json_text());
+        assert_eq!(params.question_key("procs"), cell(r#"{"policy":"fifo","cmd":["a","b"],"trace":true}"#));
+        assert_eq!(params.question_key("absent"), params);
         assert_eq!((params.procs(), params.policy()), (Some(4), Some("fifo")));
     }
 

@@ -599,7 +599,7 @@ impl AgainstReport {
                     out.push_str(&format!("# against {}: {}\n{}", self.name, s.title, s.table.render_csv()));
                 }
             }
-            Format::Json => out.push_str(&format!("{}\n", crate::report::json_text(&self.json))),
+            Format::Json => out.push_str(&format!("{}\n", crate::report::json_line(&self.json))),
         }
         out
     }

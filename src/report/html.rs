@@ -306,7 +306,7 @@ fn run_view(run: &RunRecord, trials: &[TrialRecord], charts: &[Chart], findings:
         for f in failed {
             t.push(vec![
                 f.family.as_str().to_string(),
-                f.params.json_text(),
+                crate::report::json_line(&f.params),
                 f.repeat.to_string(),
                 f.status.label().to_string(),
                 f.status.reason().unwrap_or_default().to_string(),

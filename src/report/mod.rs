@@ -22,7 +22,7 @@ pub mod trend;
 
 /// A report's typed document as JSON text on one line. The documents hold text, numbers and
 /// string-keyed maps only, which always serialize.
-pub fn json_text<T: serde::Serialize>(doc: &T) -> String {
+pub fn json_line<T: serde::Serialize>(doc: &T) -> String {
     serde_json::to_string(doc).unwrap_or_default()
 }
 

@@ -243,7 +243,7 @@ impl Overlay {
                 out
             }
             Format::Csv => format!("# {TITLE}\n{}", table.render_csv()),
-            Format::Json => format!("{}\n", crate::report::json_text(&self.json())),
+            Format::Json => format!("{}\n", crate::report::json_line(&self.json())),
         }
     }
 

@@ -4,6 +4,7 @@
 use crate::families::ring::model::RingOutcome;
 use crate::families::{Family, Outcome, TrialSpec};
 use crate::model::cell::{self, Cell, CellValue};
+use crate::model::Policy;
 use crate::store::TrialRecord;
 
 /// Trials of one parameter combination.
@@ -59,13 +60,10 @@ impl Group<'_> {
         }
     }
 
-    /// The policy this group ran under, read from its trials' spec (the suite's value, or
-    /// other, for trials without one).
-    pub fn policy(&self) -> &str {
-        match self.spec() {
-            Some(spec) => spec.policy().as_str(),
-            None => self.params.policy().unwrap_or("other"),
-        }
+    /// The policy this group ran under, read from its trials' spec; `None` for trials
+    /// whose stored parameters no longer make one (an old import).
+    pub fn policy(&self) -> Option<Policy> {
+        self.spec().map(TrialSpec::policy)
     }
 
     /// A parameter's value as text ("fifo", "10"; "-" where the suite did not set it):
@@ -89,9 +87,9 @@ impl Group<'_> {
 pub fn groups(trials: &[TrialRecord]) -> Vec<Group<'_>> {
     let mut out: Vec<Group> = Vec::new();
     // Index by identity, so ten thousand trials group in one pass.
-    let mut index: std::collections::HashMap<(i64, Family, String), usize> = std::collections::HashMap::new();
+    let mut index: std::collections::HashMap<(i64, Family, &Cell), usize> = std::collections::HashMap::new();
     for t in trials {
-        let key = (t.experiment, t.family, t.params.json_text());
+        let key = (t.experiment, t.family, &t.params);
         match index.get(&key) {
             Some(&i) => out[i].trials.push(t),
             None => {
@@ -144,18 +142,22 @@ mod tests {
     }
 
     #[test]
-    fn a_groups_axes_come_from_its_spec_and_from_params_only_without_one() {
+    fn a_groups_policy_comes_from_its_spec_and_its_texts_from_params_without_one() {
         let (mut spec, _) = sample_ring(4, 10, 1000);
         spec.policy = Policy::Fifo;
         let params = r#"{"policy": "SCHED_FIFO", "procs": 4, "laps": 10}"#;
         let typed = ring_trial(params, Some(TrialSpec::Ring(spec)));
         let g = group(&typed);
-        assert_eq!((g.policy(), g.procs(), g.value_text("policy")), ("fifo", Some(4.0), "fifo".to_string()));
+        assert_eq!(
+            (g.policy(), g.procs(), g.value_text("policy")),
+            (Some(Policy::Fifo), Some(4.0), "fifo".to_string())
+        );
         // A key the spec does not hold as one field, and one the suite did not set.
         assert_eq!((g.value_text("laps"), g.value_text("work_kb")), ("10".to_string(), "-".to_string()));
         let old = ring_trial(r#"{"policy": "rr", "procs": 3}"#, None);
         let g = group(&old);
-        assert_eq!((g.policy(), g.procs(), g.value_text("policy")), ("rr", Some(3.0), "rr".to_string()));
-        assert_eq!(group(&ring_trial("{}", None)).policy(), "other");
+        // Without a spec the suite's text is shown as written, but no policy is read from it.
+        assert_eq!((g.policy(), g.procs(), g.value_text("policy")), (None, Some(3.0), "rr".to_string()));
+        assert_eq!(group(&ring_trial("{}", None)).policy(), None);
     }
 }

@@ -101,7 +101,7 @@ fn convert_v1_trials(db: &dyn Backend) -> Result<()> {
         db.execute(
             CONTEXT,
             "UPDATE trials SET spec = ?1, outcome = ?2 WHERE id = ?3",
-            &[spec.map(|s| json_text(&s)).into(), outcome.map(|o| outcome_text(&o).0).into(), row.int(0)?.into()],
+            &[spec.map(|s| to_json(&s)).into(), outcome.map(|o| outcome_text(&o).0).into(), row.int(0)?.into()],
         )?;
     }
     Ok(())
@@ -134,7 +134,7 @@ fn legacy_outcome(family: Family, status: &str, figures: Option<String>, histogr
     (status == "ok").then(|| legacy::outcome(family, &figures, histogram.map(decode_histogram))).flatten()
 }
 
-fn json_text<T: serde::Serialize>(value: &T) -> String {
+fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
@@ -144,9 +144,9 @@ fn outcome_text(outcome: &Outcome) -> (String, Option<Vec<u8>>) {
         Outcome::Latency(l) if !l.histogram.is_empty() => {
             let mut without = l.clone();
             let buckets = std::mem::take(&mut without.histogram);
-            (json_text(&Outcome::Latency(without)), Some(encode_histogram(&buckets)))
+            (to_json(&Outcome::Latency(without)), Some(encode_histogram(&buckets)))
         }
-        other => (json_text(other), None),
+        other => (to_json(other), None),
     }
 }
 
@@ -550,13 +550,13 @@ impl Store {
                 run.uuid.as_str().into(),
                 run.suite_name.as_str().into(),
                 run.suite_text.as_str().into(),
-                json_text(&run.options).into(),
+                to_json(&run.options).into(),
                 run.started.as_str().into(),
                 run.ended.as_deref().into(),
                 run.status.as_str().into(),
                 run.tool_version.as_str().into(),
-                json_text(&run.machine).into(),
-                json_text(&run.warnings).into(),
+                to_json(&run.machine).into(),
+                to_json(&run.warnings).into(),
                 run.planned.into(),
                 pid.into(),
             ],
@@ -581,8 +581,8 @@ impl Store {
                 t.experiment.into(),
                 t.family.as_str().into(),
                 t.repeat.into(),
-                json_text(&t.params).into(),
-                t.spec.as_ref().map(json_text).into(),
+                to_json(&t.params).into(),
+                t.spec.as_ref().map(to_json).into(),
                 outcome.into(),
                 histogram.into(),
                 t.status.label().into(),

@@ -39,7 +39,7 @@ pub fn run(args: &CommandArgs) -> Result<i32> {
         let TrialSpec::Command(spec) = &trial.spec else { return Ok(()) };
         if format == TableFormat::Json {
             let line = super::report::line(spec, trial.repeat as usize, &record.status, record.outcome.as_ref());
-            bar.suspend(|| emit(&crate::report::json_text(&line)))?;
+            bar.suspend(|| emit(&crate::report::json_line(&line)))?;
         }
         Ok(())
     };

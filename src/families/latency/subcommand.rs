@@ -14,7 +14,7 @@ use crate::families::latency::report;
 use crate::families::list::{Outcome, TrialSpec};
 use crate::report::cells::RunRule;
 use crate::report::exporter::tables_text;
-use crate::report::json_text;
+use crate::report::json_line;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
 use std::io::IsTerminal;
@@ -65,7 +65,7 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
     let mut live = |trial: &Trial, record: &TrialRecord, notes: &TrialNotes, _: &ProgressBar| -> Result<()> {
         let TrialSpec::Latency(spec) = &trial.spec else { return Ok(()) };
         if format == TableFormat::Json && !record.is_ok() {
-            return emit(&json_text(&report::failed_line(spec, &record.status)));
+            return emit(&json_line(&report::failed_line(spec, &record.status)));
         }
         let Some(Outcome::Latency(outcome)) = &record.outcome else { return Ok(()) };
         if !record.is_ok() {
@@ -73,7 +73,7 @@ pub fn run(args: &LatencyArgs) -> Result<i32> {
         }
         if format == TableFormat::Json {
             for line in report::lines(spec, outcome) {
-                emit(&json_text(&line))?;
+                emit(&json_line(&line))?;
             }
         } else if streaming {
             emit(notes.description.as_deref().unwrap_or_default())?;

@@ -15,7 +15,7 @@ use crate::families::ring::report::{describe_setup, table_header, RingReport};
 use crate::families::shared::SpecSource;
 use crate::report::cells::RunRule;
 use crate::report::exporter::tables_text;
-use crate::report::json_text;
+use crate::report::json_line;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
 use std::time::Duration;
@@ -51,7 +51,7 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
     let mut live = |trial: &Trial, record: &TrialRecord, _: &TrialNotes, bar: &ProgressBar| -> Result<()> {
         let TrialSpec::Ring(spec) = &trial.spec else { return Ok(()) };
         if json && !record.is_ok() {
-            return bar.suspend(|| emit(&json_text(&super::report::failed_line(spec, &record.status))));
+            return bar.suspend(|| emit(&json_line(&super::report::failed_line(spec, &record.status))));
         }
         let Some(Outcome::Ring(outcome)) = &record.outcome else { return Ok(()) };
         if !streaming || !record.is_ok() {
@@ -71,7 +71,7 @@ pub fn sweep(specs: &[RingSpec], format: TableFormat) -> Result<i32> {
             }
             rows += 1;
             if json {
-                return emit(&json_text(&report.json(spec, outcome)));
+                return emit(&json_line(&report.json(spec, outcome)));
             }
             emit(&report.table_row(spec, outcome))?;
             if let Some(load) = &outcome.beside.load {

@@ -226,8 +226,8 @@ mod tests {
         ];
         assert_eq!(keys, [SETTINGS.to_vec(), figure_keys(), served.to_vec()].concat());
         // Counts stay integers, percentages floats; no probes, no calibration key.
-        assert_eq!(crate::report::json_text(&ok["requests"]), "7");
-        assert_eq!(crate::report::json_text(&ok["cpu_util_pct"]), "50.0");
+        assert_eq!(crate::report::json_line(&ok["requests"]), "7");
+        assert_eq!(crate::report::json_line(&ok["cpu_util_pct"]), "50.0");
         assert_eq!(ok["target_util_pct"], 50);
     }
 }

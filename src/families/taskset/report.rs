@@ -371,7 +371,7 @@ mod tests {
         let keys: Vec<&str> = failed.keys().map(String::as_str).collect();
         assert_eq!(keys, [SETTINGS.to_vec(), figure_keys()].concat());
         assert!(figure_keys().iter().all(|k| failed[*k].is_null()));
-        assert_eq!(crate::report::json_text(&failed["utilisation_pct"]), "10.0");
+        assert_eq!(crate::report::json_line(&failed["utilisation_pct"]), "10.0");
     }
 
     #[test]
@@ -381,7 +381,7 @@ mod tests {
         let keys: Vec<&str> = ok.keys().map(String::as_str).collect();
         let finished = ["miss_bursts", "per_task"];
         assert_eq!(keys, [SETTINGS.to_vec(), vec!["reclaim"], figure_keys(), finished.to_vec()].concat());
-        assert_eq!(crate::report::json_text(&ok["activations"]), "10");
+        assert_eq!(crate::report::json_line(&ok["activations"]), "10");
         assert!(!object_of(&line(&spec(false), 1, &TrialStatus::Ok, Some(&o))).contains_key("reclaim"));
     }
 }

@@ -65,7 +65,7 @@ pub fn run(args: &TasksetArgs) -> Result<i32> {
         match format {
             TableFormat::Json => {
                 let line = super::report::line(spec, trial.repeat as usize, &record.status, record.outcome.as_ref());
-                bar.suspend(|| emit(&crate::report::json_text(&line)))
+                bar.suspend(|| emit(&crate::report::json_line(&line)))
             }
             TableFormat::Text => {
                 let Some(o) = record.outcome.as_ref().and_then(|o| o.taskset()) else { return Ok(()) };

@@ -53,7 +53,7 @@ pub fn run(args: &WorkloadArgs) -> Result<i32> {
         }
         if json {
             let line = super::report::line(spec, repeat, &live.status, live.outcome.as_ref());
-            bar.suspend(|| emit(&crate::report::json_text(&line)))?;
+            bar.suspend(|| emit(&crate::report::json_line(&line)))?;
         } else if classic {
             bar.suspend(|| emit(&report::classic_line(&live.status, live.outcome.as_ref())))?;
         }
