@@ -6,11 +6,13 @@
 use crate::families::command::model::CommandOptions;
 use crate::families::latency::model::LatencyOptions;
 use crate::families::ring::model::RingOptions;
+use crate::families::shared::SpecSource;
 use crate::families::workload::model::WorkloadOptions;
 use crate::model::options::OnOff;
 use crate::model::parse::{
     parse_budget, parse_duration, parse_max_repeat, parse_policies, parse_target_ci, parse_threshold, PolicyList,
 };
+use crate::report::live::Door;
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -600,21 +602,7 @@ const WORKLOAD_EXAMPLES: &str = "Examples:\n  \
     CPU-bound real-time run that could fill every CPU is refused while RT throttling \
     (/proc/sys/kernel/sched_rt_runtime_us) is off, unless --allow-rt-saturation is given.";
 
-/// How workload results are printed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum WorkloadFormat {
-    /// A summary table per policy x procs (mean, sd, median, min, max over repeats)
-    #[value(alias = "table")]
-    Text,
-    /// One JSON object per trial per line
-    Json,
-    /// The table `schedlab show` prints, as CSV
-    Csv,
-    /// The table `schedlab show` prints, as Markdown
-    Markdown,
-    /// The 2014 study's own line per trial: wall=… user=… system=… CPU=…% i-switched=… v-switched=…
-    Classic,
-}
+pub use crate::families::workload::live::WorkloadFormat;
 
 /// How a family command that runs in blocks (`command`, `taskset`) repeats and orders them.
 #[derive(Args, Debug, Clone)]
@@ -833,6 +821,54 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub db: DbArg,
+}
+
+// Each family command's flags as the door the one front door (`commands::family`) runs.
+
+impl RingArgs {
+    pub(crate) fn door(&self) -> crate::error::Result<Door<'static>> {
+        crate::families::ring::live::door(self.options.to_specs()?, self.output.format())
+    }
+}
+
+impl WorkloadArgs {
+    pub(crate) fn door(&self) -> crate::error::Result<Door<'static>> {
+        crate::families::workload::live::door(self.options.to_specs()?, self.repeat, self.format())
+    }
+}
+
+impl LatencyArgs {
+    pub(crate) fn door(&self) -> crate::error::Result<Door<'static>> {
+        let specs = self.options.to_specs_comparing(self.compare_policies.as_ref())?;
+        let files = crate::families::latency::live::LatencyFiles {
+            histogram: self.histogram.clone(),
+            samples: self.samples.clone(),
+            trace_out: self.trace_out.clone(),
+        };
+        crate::families::latency::live::door(specs, self.output.format(), files)
+    }
+}
+
+impl CommandArgs {
+    pub(crate) fn door(&self) -> crate::error::Result<Door<'static>> {
+        let (blocks, seed) = (self.blocks.repeat, self.blocks.seed());
+        crate::families::command::live::door(self.options.to_specs()?, self.output.format(), blocks, seed)
+    }
+}
+
+impl TasksetArgs {
+    pub(crate) fn door(&self) -> crate::error::Result<Door<'static>> {
+        let (blocks, seed) = (self.blocks.repeat, self.blocks.seed());
+        let activations = self.activations.as_deref();
+        crate::families::taskset::live::door(self.options.to_specs()?, self.output.format(), blocks, seed, activations)
+    }
+}
+
+impl ServerArgs {
+    pub(crate) fn door(&self) -> crate::error::Result<Door<'static>> {
+        let (blocks, seed) = (self.blocks.repeat, self.blocks.seed());
+        crate::families::server::live::door(self.options.to_specs()?, self.output.format(), blocks, seed)
+    }
 }
 
 #[cfg(test)]

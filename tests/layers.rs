@@ -63,7 +63,7 @@ const FAMILY_FILES: &[(&str, &str)] = &[
     ("kernel", "bench"),
     ("trial", "exec"),
     ("report", "report"),
-    ("subcommand", "commands"),
+    ("live", "report"),
 ];
 
 /// The files of `src/families/` beside the family folders.
@@ -685,7 +685,7 @@ fn a_family_folder_is_a_slice_of_every_layer() {
     );
     assert_eq!(names("src/exec/f.rs", "use crate::families::ring::RingSpec;"), ["model"]);
     assert_eq!(names("src/families/ring/report.rs", "use super::kernel::x;"), ["bench"]);
-    assert_eq!(names("src/families/ring/report.rs", "use super::super::latency::subcommand::x;"), ["commands"]);
+    assert_eq!(names("src/families/ring/report.rs", "use super::super::latency::live::x;"), ["report"]);
     // A kernel may not use its own folder's report, nor a model its kernel.
     assert_eq!(violations("src/families/ring/kernel.rs", "use super::report::x;").len(), 1);
     assert_eq!(violations("src/families/ring/model.rs", "use crate::families::ring::kernel;").len(), 1);

@@ -1,10 +1,10 @@
 //! `schedlab compare` and `schedlab report`: read stored runs, never run anything.
 
 use crate::cli::{CompareArgs, ComparisonOutput, ReportArgs};
-use crate::commands::output::emit;
 use crate::decide::compare::{self as decided, Mode};
 use crate::error::{Error, Result};
 use crate::report::exporter::{self, Format as TableFormat, RunView};
+use crate::report::output::emit;
 use crate::report::{compare, json_line};
 use crate::report::{html, plots};
 use crate::store::{Access, RunRecord, Store, TrialRecord};
@@ -43,7 +43,7 @@ pub fn print_comparison(store: &Store, run_a: &RunRecord, run_b: &RunRecord, out
     // command with nothing half-reported.
     if let Some(path) = html_path {
         let page = html::compare_page(run_a, run_b, &rows, threshold, mode)?;
-        crate::commands::output::write_atomically(path, page.as_bytes())?;
+        crate::report::output::write_atomically(path, page.as_bytes())?;
         eprintln!("schedlab: wrote {}", path.display());
     }
     let table = compare::table(&rows);
@@ -194,13 +194,13 @@ pub fn report(args: &ReportArgs) -> Result<()> {
         let forests = crate::report::forest::run_charts(&found, crate::decide::claims::for_run(&run, &trials).as_ref());
         for chart in charts.iter().chain(&forests) {
             let path = dir.join(format!("{}.svg", chart.name));
-            crate::commands::output::write_atomically(&path, chart.svg.as_bytes())?;
+            crate::report::output::write_atomically(&path, chart.svg.as_bytes())?;
         }
         eprintln!("schedlab: wrote {} SVG plots to {}", charts.len() + forests.len(), dir.display());
     }
     if let Some(path) = &args.html {
         let page = html::run_page_against(&run, &trials, &charts, &found, against.as_ref())?;
-        crate::commands::output::write_atomically(path, page.as_bytes())?;
+        crate::report::output::write_atomically(path, page.as_bytes())?;
         eprintln!("schedlab: wrote {}", path.display());
     }
     Ok(())

@@ -2,7 +2,7 @@
 
 pub(crate) mod ab;
 pub(crate) mod compare;
-pub(crate) mod output;
+pub(crate) mod family;
 pub(crate) mod report;
 pub(crate) mod results;
 pub(crate) mod run;
@@ -16,13 +16,13 @@ use crate::error::Result;
 /// Run the chosen subcommand; the `Ok` value is the process exit code.
 pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
-        CliCommand::Ring(args) => crate::families::ring::subcommand::run(&args),
+        CliCommand::Ring(args) => family::run(args.door()?),
         CliCommand::Rusage(args) => rusage::run(&args),
-        CliCommand::Workload(args) => crate::families::workload::subcommand::run(&args),
-        CliCommand::Command(args) => crate::families::command::subcommand::run(&args),
-        CliCommand::Taskset(args) => crate::families::taskset::subcommand::run(&args),
-        CliCommand::Server(args) => crate::families::server::subcommand::run(&args),
-        CliCommand::Latency(args) => crate::families::latency::subcommand::run(&args),
+        CliCommand::Workload(args) => family::run(args.door()?),
+        CliCommand::Command(args) => family::run(args.door()?),
+        CliCommand::Taskset(args) => family::run(args.door()?),
+        CliCommand::Server(args) => family::run(args.door()?),
+        CliCommand::Latency(args) => family::run(args.door()?),
         CliCommand::Run(args) => run::run(&args),
         CliCommand::Ab(args) => ab::run(&args),
         CliCommand::Suites(args) => run::suites(&args).map(|_| 0),

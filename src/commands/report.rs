@@ -2,13 +2,13 @@
 //! it, then the overlay of their rings (`report::overlay`). One run is `compare::report`.
 
 use crate::cli::ReportArgs;
-use crate::commands::output::emit;
-use crate::commands::output::write_atomically;
 use crate::decide::findings::{self, Finding};
 use crate::error::{describe_io, Error, Result};
 use crate::report::chart::Chart;
 use crate::report::exporter::{self, Format, RunDoc, RunView};
 use crate::report::html::{self, ReportedRun};
+use crate::report::output::emit;
+use crate::report::output::write_atomically;
 use crate::report::overlay;
 use crate::report::plots;
 use crate::report::stored;

@@ -2,9 +2,9 @@
 //! `import`.
 
 use crate::cli::{DeleteArgs, ExportArgs, ExportFormat, ImportArgs, ListArgs, MachineArgs, PushArgs, ShowArgs};
-use crate::commands::output::emit;
 use crate::error::{describe_io, Error, Result};
 use crate::report::cells;
+use crate::report::output::emit;
 use crate::report::stored;
 use crate::report::table::Table;
 use crate::store::{export, ncar, seeds};
@@ -18,7 +18,7 @@ pub fn machine(args: &MachineArgs) -> Result<()> {
     let value = serde_json::to_value(&m).map_err(|e| Error::failed(format!("encoding the fingerprint: {e}")))?;
     let format = args.output.format();
     if format != crate::cli::TableFormat::Text {
-        return emit(crate::commands::output::object_text(&value, format).trim_end());
+        return emit(crate::report::output::object_text(&value, format).trim_end());
     }
     emit(machine::describe(&value).trim_end())?;
     for w in m.noise_warnings() {
@@ -235,7 +235,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
                 Err(e) => Err(Error::os("writing the export", e)),
             }
         }
-        Some(path) => crate::commands::output::write_atomically(path, text.as_bytes()),
+        Some(path) => crate::report::output::write_atomically(path, text.as_bytes()),
     }
 }
 

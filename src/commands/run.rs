@@ -5,7 +5,6 @@
 
 use crate::analysis::random::SplitMix64;
 use crate::cli::{RunArgs, SuitesArgs};
-use crate::commands::output::emit;
 use crate::commands::results;
 use crate::error::{Error, Result};
 use crate::exec::adaptive::{self, AdaptivePlan};
@@ -17,6 +16,7 @@ use crate::exec::suite::{self, format_estimate, QuestionKey, Suite, Trial};
 use crate::model::options::OnOff;
 use crate::model::run::RunOptions;
 use crate::model::settings::Settings;
+use crate::report::output::emit;
 use crate::report::table::Table;
 use crate::store::{new_uuid, now_utc, Access, Location, RunStatus, Store, TrialRecord};
 use crate::sys::machine::{Machine, NoiseFloor, StoredMachine};
@@ -398,7 +398,7 @@ fn write_report(store: &Store, run_id: i64) {
         let found = crate::decide::findings::findings_of_run(&run, &trials);
         let charts = crate::report::plots::plots(&trials);
         let written = crate::report::html::run_page(&run, &trials, &charts, &found)
-            .and_then(|page| crate::commands::output::write_atomically(&path, page.as_bytes()));
+            .and_then(|page| crate::report::output::write_atomically(&path, page.as_bytes()));
         if let Err(e) = &written {
             eprintln!("schedlab: warning: the HTML report was not written: {e}");
         }

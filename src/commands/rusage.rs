@@ -28,7 +28,7 @@ pub struct CommandUsage {
 pub fn run(args: &RusageArgs) -> Result<i32> {
     // Open the output first: an unwritable path must fail before the command runs.
     let mut output: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(crate::commands::output::create_output(path)?),
+        Some(path) => Box::new(crate::report::output::create_output(path)?),
         None => Box::new(std::io::stderr()),
     };
     let measured = match measure(&args.command) {
@@ -41,7 +41,7 @@ pub fn run(args: &RusageArgs) -> Result<i32> {
     };
     let text = match args.print.format() {
         crate::cli::TableFormat::Text => to_text(&measured),
-        format => crate::commands::output::object_text(&to_json(&measured), format),
+        format => crate::report::output::object_text(&to_json(&measured), format),
     };
     output.write_all(text.as_bytes()).map_err(|e| Error::os("writing the report", e))?;
     Ok(measured.exit.shell_code())

@@ -2,10 +2,10 @@
 //! points, and (exit 1) whether the newest run starts a regression. Reads only.
 
 use crate::cli::TrendArgs;
-use crate::commands::output::emit;
 use crate::decide::trend::{self as decided, FigureChoice};
 use crate::error::{Error, Result};
 use crate::report::exporter::Format as TableFormat;
+use crate::report::output::emit;
 use crate::report::trend;
 use crate::report::{html, plots};
 use crate::store::{Access, Store};
@@ -55,7 +55,7 @@ pub fn run(args: &TrendArgs) -> Result<i32> {
         let charts: Vec<_> =
             series.iter().enumerate().map(|(i, s)| plots::trend_chart(s, &format!("trend-{}", i + 1))).collect();
         let page = html::trend_page(&series, &charts, args.threshold, "schedlab trend")?;
-        crate::commands::output::write_atomically(path, page.as_bytes())?;
+        crate::report::output::write_atomically(path, page.as_bytes())?;
         eprintln!("schedlab: wrote {}", path.display());
     }
     match args.format {

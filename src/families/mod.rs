@@ -5,7 +5,8 @@
 //! (what the family declares of itself: options, spec, outcome, figures — [`FamilyModel`]),
 //! `kernel.rs` (the measurement), `trial.rs` (its checks and its trial in the executor —
 //! `exec::family::FamilyTrial`), `report.rs` (its tables, lines and plots —
-//! `report::family::FamilyReport`) and `subcommand.rs` (its subcommand).
+//! `report::family::FamilyReport`) and `live.rs` (its command as a `report::live::Door`,
+//! which `commands::family`, the one front door, runs).
 //!
 //! Adding a family is its folder, its docs page and tests, and one line in each enum below
 //! and each arm list of the dispatch macros under them; code elsewhere reaches a family

@@ -13,6 +13,8 @@ pub mod findings;
 pub mod forest;
 pub mod glance;
 pub mod html;
+pub mod live;
+pub mod output;
 pub mod overlay;
 pub mod plots;
 pub mod settings;

@@ -5,7 +5,7 @@ pub mod figures;
 pub mod kernel;
 pub mod model;
 pub mod report;
-pub mod subcommand;
+pub mod live;
 pub mod trial;
 
 use crate::families::declared::FamilyModel;

@@ -125,3 +125,9 @@ fn draw_live_line(tty: &mut std::fs::File, label: &str, lives: &[kernel::Live]) 
     );
     let _ = tty.flush();
 }
+
+/// What closes the `--trace-out` file's JSON array after the last run: the process's name
+/// event and the bracket.
+pub fn trace_file_end() -> String {
+    format!("{}]\n", kernel::ChromeEvent::process_name(0, "schedlab".into()).text())
+}

@@ -141,3 +141,11 @@ fn admission_advice(spec: &TasksetSpec, fits: f64) -> String {
     };
     format!(" — {}; {fix}", parts.join("; "))
 }
+
+/// Start the `--activations` file at `path`: its CSV header, before any trial appends its
+/// rows.
+pub fn start_activations(path: &std::path::Path) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::File::create(path)?;
+    writeln!(file, "{}", super::kernel::ACTIVATIONS_HEADER)
+}

@@ -1,35 +1,18 @@
 //! What every command's output goes through: stdout a line at a time, the progress bar,
-//! files written whole or opened before the work, the tables and findings at a family
-//! command's end, and the start of a family command run in blocks.
+//! files written whole or opened before the work, and the tables and findings at a family
+//! command's end.
 
 use crate::error::{Error, Result};
+use crate::report::exporter::Format;
 use std::io::{IsTerminal, Write};
-
-/// The start of a family command run in blocks (`command`, `taskset`): the signal watch
-/// first (every thread started later inherits its blocked mask, so Ctrl-C reaches it),
-/// then every spec's checks and its background load's, before anything forks.
-pub fn start_blocks<S: crate::exec::family::FamilyTrial>(
-    specs: &[S],
-    limit: std::time::Duration,
-) -> Result<crate::exec::runner::Orchestrator> {
-    let orchestrator = crate::exec::runner::Orchestrator::new(limit)?;
-    for spec in specs {
-        spec.preflight()?;
-    }
-    if let Some(spec) = specs.first() {
-        crate::exec::preflight::load(spec.load())?;
-    }
-    Ok(orchestrator)
-}
 
 /// The end of a family command run in blocks (`command`, `taskset`): the cells' table,
 /// and in text the questions between them and the findings.
-pub fn emit_cells_and_findings(records: &[crate::store::TrialRecord], format: crate::cli::TableFormat) -> Result<()> {
-    use crate::cli::TableFormat;
+pub fn emit_cells_and_findings(records: &[crate::store::TrialRecord], format: Format) -> Result<()> {
     let rule = crate::report::cells::RunRule::default();
     match format {
-        TableFormat::Json => {}
-        TableFormat::Text => {
+        Format::Json => {}
+        Format::Text => {
             emit(&format!("\n{}", crate::report::exporter::tables_text(records, &rule, format).trim_end()))?;
             // The answers at a glance first, then each finding in full (no page holds them).
             let found = crate::decide::findings::findings(records);
@@ -44,7 +27,7 @@ pub fn emit_cells_and_findings(records: &[crate::store::TrialRecord], format: cr
                 emit(&format!("- {f}"))?;
             }
         }
-        TableFormat::Csv | TableFormat::Markdown => {
+        Format::Csv | Format::Markdown => {
             emit(crate::report::exporter::tables_text(records, &rule, format).trim_end())?
         }
     }
@@ -102,8 +85,7 @@ pub(crate) fn cannot_write(path: &std::path::Path, e: &std::io::Error) -> Error 
 
 /// A flat JSON object as a field/value table in `format` (json: the object on one line):
 /// how `machine` and `rusage` print csv and markdown.
-pub fn object_text(doc: &impl serde::Serialize, format: crate::cli::TableFormat) -> String {
-    use crate::cli::TableFormat;
+pub fn object_text(doc: &impl serde::Serialize, format: Format) -> String {
     let value = serde_json::to_value(doc).unwrap_or_default();
     let mut table = crate::report::table::Table::new(["field", "value"]).left_align(0).left_align(1);
     if let Some(object) = value.as_object() {
@@ -118,9 +100,9 @@ pub fn object_text(doc: &impl serde::Serialize, format: crate::cli::TableFormat)
         }
     }
     match format {
-        TableFormat::Json => format!("{value}\n"),
-        TableFormat::Csv => table.render_csv(),
-        TableFormat::Markdown => table.render_markdown(),
-        TableFormat::Text => table.render(),
+        Format::Json => format!("{value}\n"),
+        Format::Csv => table.render_csv(),
+        Format::Markdown => table.render_markdown(),
+        Format::Text => table.render(),
     }
 }

@@ -1,0 +1,46 @@
+//! What a family command is, for the one front door (`commands::family`): the trials its
+//! flags plan, the checks that may refuse it before anything forks, and how it shows its
+//! trials as they end and its tables after. Each family builds its [`Door`] in its own
+//! folder (`families/<name>/live.rs`); the front door runs every one the same way.
+
+use crate::error::Result;
+use crate::exec::family::Extras;
+use crate::exec::pipeline::Sink;
+use crate::exec::suite::Trial;
+use crate::store::TrialRecord;
+use std::time::Duration;
+
+/// How a family command shows its run: a heading, each trial as it ends (the [`Sink`]),
+/// and the tables and findings at the end.
+pub(crate) trait LiveReport: Sink {
+    /// Before the first trial.
+    fn start(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    /// After the last trial (or the first failure to stop the run): `records` in run
+    /// order, `exit_code` what the command exits with (3 where a trial failed).
+    fn end(&mut self, records: &[TrialRecord], exit_code: i32) -> Result<()>;
+}
+
+/// The checks a command runs once the signal watch is up, before anything forks; they
+/// give the report that shows the run (some of which they found: a ring's CPUs).
+pub(crate) type Checks<'a> = Box<dyn FnOnce() -> Result<Box<dyn LiveReport + 'a>> + 'a>;
+
+/// The progress bar's unit, and how much of it a trial is.
+pub(crate) type Bar = (&'static str, fn(&Trial) -> u64);
+
+/// One family command, planned from its flags.
+pub(crate) struct Door<'a> {
+    /// The executor's hard limit for one trial; each trial normally ends itself first.
+    pub limit: Duration,
+    pub checks: Checks<'a>,
+    /// In the order they run.
+    pub trials: Vec<Trial>,
+    /// What the trials are asked beyond their spec (latency's files, taskset's activations).
+    pub extras: Extras,
+    /// `None`: no bar (latency draws its own live line).
+    pub bar: Option<Bar>,
+    /// What the bar says while a trial runs.
+    pub label: Box<dyn Fn(&Trial) -> String + 'a>,
+}
