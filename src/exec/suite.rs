@@ -16,8 +16,9 @@
 
 use crate::error::{Error, Result};
 use crate::exec::family::FamilyTrial;
+use crate::families::shared::FamilyTypes;
 use crate::families::TrialSpec;
-use crate::families::{on_each, with_family, FamilyModel, FamilyOptions};
+use crate::families::{on_each, with_family, FamilyOptions};
 use crate::model::cell::{self, Cell, CellValue};
 use crate::model::parse::{is_bare_number, parse_budget, parse_margin, parse_max_repeat, parse_target_ci};
 use crate::model::settings::Settings;
@@ -52,7 +53,7 @@ const OUTPUT_ONLY: [&str; 6] = ["json", "format", "samples", "histogram", "compa
 fn family_flags(family: Family) -> Vec<(String, bool)> {
     use clap::Args;
     let command = clap::Command::new(family.as_str());
-    let command = with_family!(family, F => <F as FamilyModel>::Options::augment_args(command));
+    let command = with_family!(family, F => <F as FamilyTypes>::Options::augment_args(command));
     command
         .get_arguments()
         .map(|a| {

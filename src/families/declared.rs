@@ -2,17 +2,15 @@
 //! name, options and figures ([`FamilyModel`]).
 
 use crate::families::figures::Figure;
-use crate::families::shared::SpecSource;
+use crate::families::shared::FamilyTypes;
 
 /// What a family declares of itself at the model layer: its name, options and figures (the
 /// options name its spec).
-pub trait FamilyModel {
+pub trait FamilyModel: FamilyTypes {
     /// Its name: the subcommand, the suite's `family = "…"`, the stored family.
     const NAME: &'static str;
     /// Its own figures, in line order (the load's come after them).
     const FIGURES: &'static [&'static Figure];
-    /// Its options: flags and suite keys, and the trials they ask for.
-    type Options: SpecSource;
     /// Figures declared at run time (a command's parsed ones), after its own.
     fn declared() -> Vec<&'static Figure> {
         Vec::new()

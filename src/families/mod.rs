@@ -12,16 +12,40 @@
 //! and each arm list of the dispatch macros under them; code elsewhere reaches a family
 //! through those traits and macros, never by naming its variants.
 
-pub mod command;
 pub mod declared;
 pub mod figures;
-pub mod latency;
 pub mod list;
-pub mod ring;
-pub mod server;
 pub mod shared;
-pub mod taskset;
-pub mod workload;
+
+/// **The registry**: one line a family, its folder and its type (`FamilyModel`). Every
+/// list of the families is made from it by handing it to a macro, `families!(m, args…)`,
+/// (a path in brackets, `families!([$crate::x::m], args…)`, where `m` is not in scope),
+/// which gets `[args…]` and then the lines: the folders' modules (here), the enums of
+/// `list.rs` and their dispatch (`on_each!`), `with_family!`, and the command line's family
+/// commands (`cli.rs`). Adding a family is its folder and a line here.
+macro_rules! families {
+    ($then:ident $(, $($args:tt)*)?) => {
+        $crate::families::families! { [$then] $(, $($args)*)? }
+    };
+    ([$($then:tt)*] $(, $($args:tt)*)?) => {
+        $($then)*! { [$($($args)*)?]
+            ring: Ring,
+            workload: Workload,
+            latency: Latency,
+            command: Command,
+            taskset: Taskset,
+            server: Server,
+        }
+    };
+}
+pub(crate) use families;
+
+macro_rules! folders {
+    ([] $($m:ident: $T:ident,)+) => {
+        $(pub mod $m;)+
+    };
+}
+families!(folders);
 
 use figures::Figure;
 
@@ -33,40 +57,25 @@ pub use list::{spec_from_params, Family, FamilyOptions, Outcome, TrialSpec};
 /// layers above): `with_family!(family, F => F::FIGURES)`.
 macro_rules! with_family {
     ($family:expr, $F:ident => $body:expr) => {
+        $crate::families::families!([$crate::families::with_family_arm], $family, $F => $body)
+    };
+}
+
+/// `with_family!`'s match, one arm a family of the registry.
+macro_rules! with_family_arm {
+    ([$family:expr, $F:ident => $body:expr] $($m:ident: $T:ident,)+) => {
         match $family {
-            $crate::families::Family::Ring => {
-                type $F = $crate::families::ring::Ring;
+            $($crate::families::Family::$T => {
+                type $F = $crate::families::$m::$T;
                 $body
-            }
-            $crate::families::Family::Workload => {
-                type $F = $crate::families::workload::Workload;
-                $body
-            }
-            $crate::families::Family::Latency => {
-                type $F = $crate::families::latency::Latency;
-                $body
-            }
-            $crate::families::Family::Command => {
-                type $F = $crate::families::command::Command;
-                $body
-            }
-            $crate::families::Family::Taskset => {
-                type $F = $crate::families::taskset::Taskset;
-                $body
-            }
-            $crate::families::Family::Server => {
-                type $F = $crate::families::server::Server;
-                $body
-            }
+            })+
         }
     };
 }
 pub(crate) use with_family;
+pub(crate) use with_family_arm;
 
 impl Family {
-    pub const ALL: [Family; 6] =
-        [Family::Ring, Family::Workload, Family::Latency, Family::Command, Family::Taskset, Family::Server];
-
     pub fn as_str(self) -> &'static str {
         with_family!(self, F => F::NAME)
     }

@@ -22,6 +22,15 @@ pub struct Scheduled<'a> {
     pub load: &'a LoadSpec,
 }
 
+/// A family's model types, as the list's enums hold them (`FamilyModel` declares the
+/// rest of the family).
+pub trait FamilyTypes {
+    /// Its options: flags and suite keys, and the trials they ask for.
+    type Options: SpecSource;
+    /// What a trial of it measures.
+    type Outcome;
+}
+
 /// What every family's spec tells the layers around it.
 pub trait FamilySpec {
     fn scheduled(&self) -> Scheduled<'_>;
@@ -39,6 +48,11 @@ pub trait FamilySpec {
     }
     /// The processes of a ring or a matrix cell (a latency trial has threads instead).
     fn procs(&self) -> Option<usize> {
+        None
+    }
+    /// The value of a suite key the family's spec holds as one typed field of its own (a
+    /// workload's `workload`), as text; `policy` and `procs` are every family's.
+    fn own_key_text(&self, _key: &str) -> Option<String> {
         None
     }
 }

@@ -3,24 +3,28 @@
 
 pub mod figures;
 pub mod kernel;
+pub mod live;
 pub mod model;
 pub mod report;
-pub mod live;
 pub mod trial;
 
 use crate::families::declared::FamilyModel;
 use crate::families::figures::Figure;
-use crate::families::shared::{outcome_with_load_and_steal, FamilySpec, Scheduled};
+use crate::families::shared::{FamilySpec, FamilyTypes, Scheduled, outcome_with_load_and_steal};
 
 use model::{CommandOptions, CommandOutcome, CommandSpec};
 
 /// The command family's type, for the traits every layer reaches a family through.
 pub struct Command;
 
+impl FamilyTypes for Command {
+    type Options = CommandOptions;
+    type Outcome = CommandOutcome;
+}
+
 impl FamilyModel for Command {
     const NAME: &'static str = "command";
     const FIGURES: &'static [&'static Figure] = figures::ALL;
-    type Options = CommandOptions;
 
     fn declared() -> Vec<&'static Figure> {
         crate::families::figures::declared()

@@ -3,24 +3,28 @@
 
 pub mod figures;
 pub mod kernel;
+pub mod live;
 pub mod model;
 pub mod report;
-pub mod live;
 pub mod trial;
 
 use crate::families::declared::FamilyModel;
 use crate::families::figures::Figure;
 use crate::families::latency::model::{LatencyLength, LatencyOptions, LatencyOutcome, LatencySpec};
-use crate::families::shared::{outcome_with_load_and_steal, FamilySpec, Scheduled};
+use crate::families::shared::{FamilySpec, FamilyTypes, Scheduled, outcome_with_load_and_steal};
 use std::time::Duration;
 
 /// The latency family's type, for the traits every layer reaches a family through.
 pub struct Latency;
 
+impl FamilyTypes for Latency {
+    type Options = LatencyOptions;
+    type Outcome = LatencyOutcome;
+}
+
 impl FamilyModel for Latency {
     const NAME: &'static str = "latency";
     const FIGURES: &'static [&'static Figure] = figures::ALL;
-    type Options = LatencyOptions;
 
     /// The worst case is half of a latency question: p99 and the maximum.
     fn questioned() -> Vec<&'static Figure> {

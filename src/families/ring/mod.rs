@@ -3,24 +3,28 @@
 
 pub mod figures;
 pub mod kernel;
+pub mod live;
 pub mod model;
 pub mod report;
-pub mod live;
 pub mod trial;
 
 use crate::families::declared::FamilyModel;
 use crate::families::figures::Figure;
 use crate::families::ring::model::{RingOptions, RingOutcome, RingSpec};
-use crate::families::shared::{outcome_with_load_and_steal, FamilySpec, Scheduled};
+use crate::families::shared::{FamilySpec, FamilyTypes, Scheduled, outcome_with_load_and_steal};
 use std::time::Duration;
 
 /// The ring family's type, for the traits every layer reaches a family through.
 pub struct Ring;
 
+impl FamilyTypes for Ring {
+    type Options = RingOptions;
+    type Outcome = RingOutcome;
+}
+
 impl FamilyModel for Ring {
     const NAME: &'static str = "ring";
     const FIGURES: &'static [&'static Figure] = figures::ALL;
-    type Options = RingOptions;
 
     /// A ring's question is its sizes (the knee), not a policy.
     fn compares_policy_by_default() -> bool {

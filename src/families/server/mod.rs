@@ -5,14 +5,14 @@
 
 pub mod figures;
 pub mod kernel;
+pub mod live;
 pub mod model;
 pub mod report;
-pub mod live;
 pub mod trial;
 
 use crate::families::declared::FamilyModel;
 use crate::families::figures::Figure;
-use crate::families::shared::{outcome_with_load_and_steal, FamilySpec, Scheduled};
+use crate::families::shared::{FamilySpec, FamilyTypes, Scheduled, outcome_with_load_and_steal};
 
 use model::{ServerOptions, ServerOutcome, ServerSpec};
 use std::time::Duration;
@@ -20,10 +20,14 @@ use std::time::Duration;
 /// The server family's type, for the traits every layer reaches a family through.
 pub struct Server;
 
+impl FamilyTypes for Server {
+    type Options = ServerOptions;
+    type Outcome = ServerOutcome;
+}
+
 impl FamilyModel for Server {
     const NAME: &'static str = "server";
     const FIGURES: &'static [&'static Figure] = figures::ALL;
-    type Options = ServerOptions;
 }
 
 impl FamilySpec for ServerSpec {

@@ -4,14 +4,14 @@
 
 pub mod figures;
 pub mod kernel;
+pub mod live;
 pub mod model;
 pub mod report;
-pub mod live;
 pub mod trial;
 
 use crate::families::declared::FamilyModel;
 use crate::families::figures::Figure;
-use crate::families::shared::{outcome_with_load_and_steal, FamilySpec, Scheduled};
+use crate::families::shared::{FamilySpec, FamilyTypes, Scheduled, outcome_with_load_and_steal};
 
 use model::{TasksetOptions, TasksetOutcome, TasksetSpec};
 use std::time::Duration;
@@ -19,10 +19,14 @@ use std::time::Duration;
 /// The taskset family's type, for the traits every layer reaches a family through.
 pub struct Taskset;
 
+impl FamilyTypes for Taskset {
+    type Options = TasksetOptions;
+    type Outcome = TasksetOutcome;
+}
+
 impl FamilyModel for Taskset {
     const NAME: &'static str = "taskset";
     const FIGURES: &'static [&'static Figure] = figures::ALL;
-    type Options = TasksetOptions;
 
     /// The task list is a list itself.
     fn whole_value_keys() -> &'static [&'static str] {

@@ -3,23 +3,27 @@
 
 pub mod figures;
 pub mod kernel;
+pub mod live;
 pub mod model;
 pub mod report;
-pub mod live;
 pub mod trial;
 
 use crate::families::declared::FamilyModel;
 use crate::families::figures::Figure;
-use crate::families::shared::{outcome_with_load_and_steal, FamilySpec, Scheduled};
+use crate::families::shared::{FamilySpec, FamilyTypes, Scheduled, outcome_with_load_and_steal};
 use crate::families::workload::model::{WorkloadOptions, WorkloadOutcome, WorkloadSpec};
 
 /// The workload family's type, for the traits every layer reaches a family through.
 pub struct Workload;
 
+impl FamilyTypes for Workload {
+    type Options = WorkloadOptions;
+    type Outcome = WorkloadOutcome;
+}
+
 impl FamilyModel for Workload {
     const NAME: &'static str = "workload";
     const FIGURES: &'static [&'static Figure] = figures::ALL;
-    type Options = WorkloadOptions;
 
     fn required_key() -> Option<(&'static str, &'static str)> {
         Some(("workload", "a workload experiment needs workload = \"cpu\", \"io\" or \"mixed\" (or a list)"))
@@ -32,6 +36,9 @@ impl FamilySpec for WorkloadSpec {
     }
     fn procs(&self) -> Option<usize> {
         Some(self.procs)
+    }
+    fn own_key_text(&self, key: &str) -> Option<String> {
+        (key == "workload").then(|| self.params.kind.as_str().to_string())
     }
 }
 
