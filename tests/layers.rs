@@ -64,6 +64,7 @@ const FAMILY_FILES: &[(&str, &str)] = &[
     ("trial", "exec"),
     ("report", "report"),
     ("live", "report"),
+    ("flags", "cli"),
 ];
 
 /// The files of `src/families/` beside the family folders.

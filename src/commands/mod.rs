@@ -16,13 +16,8 @@ use crate::error::Result;
 /// Run the chosen subcommand; the `Ok` value is the process exit code.
 pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
-        CliCommand::Ring(args) => family::run(args.door()?),
+        CliCommand::Family(command) => family::run(command.door()?),
         CliCommand::Rusage(args) => rusage::run(&args),
-        CliCommand::Workload(args) => family::run(args.door()?),
-        CliCommand::Command(args) => family::run(args.door()?),
-        CliCommand::Taskset(args) => family::run(args.door()?),
-        CliCommand::Server(args) => family::run(args.door()?),
-        CliCommand::Latency(args) => family::run(args.door()?),
         CliCommand::Run(args) => run::run(&args),
         CliCommand::Ab(args) => ab::run(&args),
         CliCommand::Suites(args) => run::suites(&args).map(|_| 0),

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// How a family command shows its run: a heading, each trial as it ends (the [`Sink`]),
 /// and the tables and findings at the end.
-pub(crate) trait LiveReport: Sink {
+pub trait LiveReport: Sink {
     /// Before the first trial.
     fn start(&mut self) -> Result<()> {
         Ok(())
@@ -25,13 +25,13 @@ pub(crate) trait LiveReport: Sink {
 
 /// The checks a command runs once the signal watch is up, before anything forks; they
 /// give the report that shows the run (some of which they found: a ring's CPUs).
-pub(crate) type Checks<'a> = Box<dyn FnOnce() -> Result<Box<dyn LiveReport + 'a>> + 'a>;
+pub type Checks<'a> = Box<dyn FnOnce() -> Result<Box<dyn LiveReport + 'a>> + 'a>;
 
 /// The progress bar's unit, and how much of it a trial is.
-pub(crate) type Bar = (&'static str, fn(&Trial) -> u64);
+pub type Bar = (&'static str, fn(&Trial) -> u64);
 
 /// One family command, planned from its flags.
-pub(crate) struct Door<'a> {
+pub struct Door<'a> {
     /// The executor's hard limit for one trial; each trial normally ends itself first.
     pub limit: Duration,
     pub checks: Checks<'a>,

@@ -2,6 +2,7 @@
 //! times, switches and CPU wait, and figures parsed from its output.
 
 pub mod figures;
+pub mod flags;
 pub mod kernel;
 pub mod live;
 pub mod model;

@@ -2,6 +2,7 @@
 //! policy (the 2007 hrtimers benchmark, cyclictest).
 
 pub mod figures;
+pub mod flags;
 pub mod kernel;
 pub mod live;
 pub mod model;

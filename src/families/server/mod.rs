@@ -4,6 +4,7 @@
 //! lock; per policy, the wakeup and request latency percentiles and what was served.
 
 pub mod figures;
+pub mod flags;
 pub mod kernel;
 pub mod live;
 pub mod model;

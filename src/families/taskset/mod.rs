@@ -3,6 +3,7 @@
 //! policy meets the deadlines and how near it comes.
 
 pub mod figures;
+pub mod flags;
 pub mod kernel;
 pub mod live;
 pub mod model;

@@ -2,6 +2,7 @@
 //! policy; which policy serves which workload best (the 2014 study).
 
 pub mod figures;
+pub mod flags;
 pub mod kernel;
 pub mod live;
 pub mod model;

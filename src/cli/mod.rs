@@ -3,17 +3,13 @@
 //! definition; this file adds what only the command line has (output formats, files,
 //! the lab's commands). Nothing here makes a system call.
 
-use crate::families::command::model::CommandOptions;
-use crate::families::latency::model::LatencyOptions;
-use crate::families::ring::model::RingOptions;
-use crate::families::shared::SpecSource;
-use crate::families::workload::model::WorkloadOptions;
+pub mod groups;
+
 use crate::model::options::OnOff;
-use crate::model::parse::{
-    parse_budget, parse_duration, parse_max_repeat, parse_policies, parse_target_ci, parse_threshold, PolicyList,
-};
-use crate::report::live::Door;
+use crate::model::parse::{parse_budget, parse_duration, parse_max_repeat, parse_target_ci, parse_threshold};
 use clap::{Args, Parser, Subcommand};
+use groups::FamilyFlags;
+pub use groups::OutputArgs;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -33,29 +29,35 @@ pub struct Cli {
     pub command: CliCommand,
 }
 
+/// The family commands, made from the registry (`families!`): a subcommand a family, its
+/// flags, help and examples in its folder's `flags.rs`.
+macro_rules! family_commands {
+    ([] $($m:ident: $T:ident,)+) => {
+        #[derive(Subcommand, Debug)]
+        pub enum FamilyCommand {
+            $($T(<crate::families::$m::$T as FamilyFlags>::Args),)+
+        }
+
+        impl FamilyCommand {
+            /// The command as the door the one front door (`commands::family`) runs.
+            pub fn door(&self) -> crate::error::Result<crate::report::live::Door<'static>> {
+                match self {
+                    $(FamilyCommand::$T(args) => <crate::families::$m::$T as FamilyFlags>::door(args),)+
+                }
+            }
+        }
+    };
+}
+crate::families::families!(family_commands);
+
 #[derive(Subcommand, Debug)]
 pub enum CliCommand {
-    /// Context-switch ring: N tasks pass a token round a circle (NCAR `pipeline`, lat_ctx)
-    #[command(after_help = RING_EXAMPLES)]
-    Ring(RingArgs),
+    /// The family commands (`ring`, `workload`, …), one a family of the registry.
+    #[command(flatten)]
+    Family(FamilyCommand),
     /// Run any command and report its wall time and every getrusage field
     #[command(after_help = RUSAGE_EXAMPLES)]
     Rusage(RusageArgs),
-    /// Policy x workload matrix: N children of CPU-, I/O- or mixed-bound work per policy
-    #[command(after_help = WORKLOAD_EXAMPLES)]
-    Workload(WorkloadArgs),
-    /// Your own program as a family: run it under each policy (nice, CPUs, load), in blocks, and say which is best
-    #[command(after_help = COMMAND_EXAMPLES)]
-    Command(CommandArgs),
-    /// A real-time task set (periodic tasks that run, sleep, lock, yield): per policy, are the deadlines met?
-    #[command(after_help = TASKSET_EXAMPLES)]
-    Taskset(TasksetArgs),
-    /// Request latency at a load (schbench's shape): message threads wake workers at a fixed rate; per policy, wakeup and request percentiles
-    #[command(after_help = SERVER_EXAMPLES)]
-    Server(ServerArgs),
-    /// Timer wakeup latency: periodic absolute sleeps, actual − ideal (hrtimers 2007, cyclictest)
-    #[command(after_help = LATENCY_EXAMPLES)]
-    Latency(LatencyArgs),
     /// The main job: run a suite (default: quick), store every trial, print the tables
     #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
@@ -203,28 +205,6 @@ const REPORT_EXAMPLES: &str = "Examples:\n  \
     document's own form.";
 
 pub use crate::report::exporter::Format as TableFormat;
-
-/// How a command prints its results: one choice, named alike on every command that
-/// prints results (`--json` stays as the short way to say `--format json`).
-#[derive(Args, Debug, Clone)]
-pub struct OutputArgs {
-    /// How the results are printed (csv and markdown: the tables `schedlab show` prints)
-    #[arg(long, value_enum, default_value_t = TableFormat::Text)]
-    pub format: TableFormat,
-    /// The same as --format json
-    #[arg(long, conflicts_with = "format")]
-    pub json: bool,
-}
-
-impl OutputArgs {
-    pub fn format(&self) -> TableFormat {
-        if self.json {
-            TableFormat::Json
-        } else {
-            self.format
-        }
-    }
-}
 
 #[derive(Args, Debug, Clone)]
 pub struct CompareArgs {
@@ -557,198 +537,12 @@ fn reference_help() -> String {
     format!("A reference set built into schedlab, as published: {}", one_of(&names))
 }
 
-const LATENCY_EXAMPLES: &str = "Examples:\n  \
-    schedlab latency --freq 85 --loops 850 --compare-policies other,fifo   # the 2007 hrtimers test\n  \
-    schedlab latency --interval 1ms --duration 60s --policy fifo --all-cpus\n  \
-    schedlab latency --interval 200us --policy fifo --prio 90 --break-us 500\n  \
-    schedlab latency --loops 10000 --samples lat.txt --histogram hist.txt --json\n  \
-    schedlab latency --policy fifo --cpus 1 --duration 10s --trace-out trace.json   # what ran, lane by lane\n\n\
-    Ctrl-C ends the run early and still prints the statistics of the samples taken.";
-
-#[derive(Args, Debug, Clone)]
-pub struct LatencyArgs {
-    #[command(flatten)]
-    pub options: LatencyOptions,
-
-    /// Write the histogram's bucket counts (value_ns count) to FILE
-    #[arg(long, value_name = "FILE")]
-    pub histogram: Option<PathBuf>,
-
-    /// Write every raw sample in ns, one per line, to FILE (grows with the run)
-    #[arg(long, value_name = "FILE")]
-    pub samples: Option<PathBuf>,
-
-    /// Write the recorded tracepoints to FILE as a Chrome trace (JSON; open it in ui.perfetto.dev or chrome://tracing):
-    /// per CPU what ran, the interrupts and the late wakeups; implies --trace on
-    #[arg(long, value_name = "FILE")]
-    pub trace_out: Option<PathBuf>,
-
-    /// Run once per policy (e.g. other,fifo) and print them side by side
-    #[arg(long, value_name = "LIST", value_parser = parse_policies)]
-    pub compare_policies: Option<PolicyList>,
-
-    // text: per policy, what was in force and the thread table; json: one object per
-    // thread per policy, plus a combined one per policy; csv, markdown: show's table.
-    #[command(flatten)]
-    pub output: OutputArgs,
-}
-
-const WORKLOAD_EXAMPLES: &str = "Examples:\n  \
-    schedlab workload cpu --procs 10,50,100 --policy other,fifo,rr --repeat 5\n  \
-    schedlab workload io --procs 4,16 --policy other,fifo --dir /var/tmp --format classic\n  \
-    schedlab workload mixed --procs 10 --policy rr --prio 50 --json\n  \
-    schedlab workload cpu --procs 8 --policy batch,other --nice 5\n\n\
-    Real-time policies default to their maximum priority (99), as in the classic study. A \
-    CPU-bound real-time run that could fill every CPU is refused while RT throttling \
-    (/proc/sys/kernel/sched_rt_runtime_us) is off, unless --allow-rt-saturation is given.";
-
-pub use crate::families::workload::live::WorkloadFormat;
-
-/// How a family command that runs in blocks (`command`, `taskset`) repeats and orders them.
-#[derive(Args, Debug, Clone)]
-pub struct BlockArgs {
-    /// Blocks: each runs every policy once, in random order
-    #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub repeat: u32,
-
-    /// Seed of the order within blocks [default: from the clock]
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-}
-
-impl BlockArgs {
-    /// The seed asked for, or one from the clock and this process.
-    pub fn seed(&self) -> u64 {
-        self.seed.unwrap_or_else(|| crate::sys::clock::monotonic_ns() ^ u64::from(std::process::id()))
-    }
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct TasksetArgs {
-    #[command(flatten)]
-    pub options: crate::families::taskset::model::TasksetOptions,
-
-    /// Stream every activation to FILE as CSV while the set runs (policy, block, task, instance, activation,
-    /// expected time, wakeup, response, slack, run got, missed): the only output that grows with the run
-    #[arg(long, value_name = "FILE.csv")]
-    pub activations: Option<std::path::PathBuf>,
-
-    #[command(flatten)]
-    pub blocks: BlockArgs,
-
-    // text: a table of the tasks per trial, then the cells' table and findings;
-    // json: one object per trial per line
-    #[command(flatten)]
-    pub output: OutputArgs,
-}
-
-const TASKSET_EXAMPLES: &str = "Examples:
-  schedlab taskset --policy other,fifo,deadline --repeat 5 tasks.toml
-  schedlab taskset --policy fifo --task 'name = \"ctl\", period = \"1ms\", run = \"200us\"' --load cpu
-
-tasks.toml:
-  [[task]]
-  name = \"ctl\"
-  period = \"1ms\"
-  run = \"200us\"
-
-  [[task]]
-  name = \"log\"
-  period = \"10ms\"
-  events = [{ lock = \"bus\" }, { run = \"2ms\" }, { unlock = \"bus\" }, { sleep = \"1ms\" }]";
-
-#[derive(Args, Debug, Clone)]
-pub struct ServerArgs {
-    #[command(flatten)]
-    pub options: crate::families::server::model::ServerOptions,
-
-    #[command(flatten)]
-    pub blocks: BlockArgs,
-
-    // text: a few lines per trial, then the cells' table and findings;
-    // json: one object per trial per line
-    #[command(flatten)]
-    pub output: OutputArgs,
-}
-
-const SERVER_EXAMPLES: &str = "Examples:
-  schedlab server --rps 200 --work 1ms --think 1ms --policy other,fifo --repeat 5
-  schedlab server --threads 2 --workers 4 --target-util 80% --lock --json
-  schedlab server --rps 500 --cpus 1 --load cpu --policy other,batch";
-
-#[derive(Args, Debug, Clone)]
-pub struct CommandArgs {
-    #[command(flatten)]
-    pub options: CommandOptions,
-
-    #[command(flatten)]
-    pub blocks: BlockArgs,
-
-    #[command(flatten)]
-    pub output: OutputArgs,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct WorkloadArgs {
-    #[command(flatten)]
-    pub options: WorkloadOptions,
-
-    /// Trials per policy x procs combination
-    #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub repeat: u32,
-
-    /// Output format (`table` is the old name of text)
-    #[arg(long, value_enum, default_value_t = WorkloadFormat::Text, conflicts_with = "json")]
-    pub format: WorkloadFormat,
-
-    /// The same as --format json
-    #[arg(long)]
-    pub json: bool,
-}
-
-impl WorkloadArgs {
-    pub fn format(&self) -> WorkloadFormat {
-        if self.json {
-            WorkloadFormat::Json
-        } else {
-            self.format
-        }
-    }
-}
-
-const RING_EXAMPLES: &str = "Examples:\n  \
-    schedlab ring                                  # the NCAR sweep, 2..64 processes, one CPU\n  \
-    schedlab ring --procs 2 --laps 100000 --pin same\n  \
-    schedlab ring --procs 2..=16 --mode thread --ipc futex --json\n  \
-    schedlab ring --procs 1000 --duration 5s --pin spread\n  \
-    schedlab ring --procs 8 --policy fifo --prio 80 --work-kb 64";
-
-const COMMAND_EXAMPLES: &str = "Examples:\n  \
-    schedlab command --policy other,fifo --repeat 8 -- hackbench -g 2 -l 100\n  \
-    schedlab command --policy other,batch --cpus 0 --repeat 10 -- make -j2\n  \
-    schedlab command --policy other,fifo --repeat 12 --figure 'p99_us,unit=us,better=lower=regex:99\\.0th: +(\\d+)' -- schbench -r 5\n  \
-    schedlab command --repeat 5 --figure 'rps,better=higher=json:/rps' --json -- ./loadtest\n\n\
-    Each repeat is a block: every policy runs once, in random order. Figures are of the whole process tree; \
-    cpu wait s comes from a cgroup v2 group of the command's own (root). A non-zero exit, a declared figure \
-    missing from the output, or a timeout fails that run (exit 3); whatever the command leaves running is killed.";
-
 const RUSAGE_EXAMPLES: &str = "Examples:\n  \
     schedlab rusage -- make -j4\n  \
     schedlab rusage --json -o usage.json -- ./simulate --steps 100\n\n\
     The report goes to stderr (or --output), so the command's own output stays clean. \
     schedlab exits with the command's status (128+N if a signal N killed it, 127 if it \
     could not be started).";
-
-#[derive(Args, Debug, Clone)]
-pub struct RingArgs {
-    #[command(flatten)]
-    pub options: RingOptions,
-
-    // text: the NCAR table, row by row; json: one object per configuration per line;
-    // csv, markdown: the table `schedlab show` prints
-    #[command(flatten)]
-    pub output: OutputArgs,
-}
 
 #[derive(Args, Debug, Clone)]
 pub struct RusageArgs {
@@ -825,68 +619,9 @@ pub struct RunArgs {
 
 // Each family command's flags as the door the one front door (`commands::family`) runs.
 
-impl RingArgs {
-    pub(crate) fn door(&self) -> crate::error::Result<Door<'static>> {
-        crate::families::ring::live::door(self.options.to_specs()?, self.output.format())
-    }
-}
-
-impl WorkloadArgs {
-    pub(crate) fn door(&self) -> crate::error::Result<Door<'static>> {
-        crate::families::workload::live::door(self.options.to_specs()?, self.repeat, self.format())
-    }
-}
-
-impl LatencyArgs {
-    pub(crate) fn door(&self) -> crate::error::Result<Door<'static>> {
-        let specs = self.options.to_specs_comparing(self.compare_policies.as_ref())?;
-        let files = crate::families::latency::live::LatencyFiles {
-            histogram: self.histogram.clone(),
-            samples: self.samples.clone(),
-            trace_out: self.trace_out.clone(),
-        };
-        crate::families::latency::live::door(specs, self.output.format(), files)
-    }
-}
-
-impl CommandArgs {
-    pub(crate) fn door(&self) -> crate::error::Result<Door<'static>> {
-        let (blocks, seed) = (self.blocks.repeat, self.blocks.seed());
-        crate::families::command::live::door(self.options.to_specs()?, self.output.format(), blocks, seed)
-    }
-}
-
-impl TasksetArgs {
-    pub(crate) fn door(&self) -> crate::error::Result<Door<'static>> {
-        let (blocks, seed) = (self.blocks.repeat, self.blocks.seed());
-        let activations = self.activations.as_deref();
-        crate::families::taskset::live::door(self.options.to_specs()?, self.output.format(), blocks, seed, activations)
-    }
-}
-
-impl ServerArgs {
-    pub(crate) fn door(&self) -> crate::error::Result<Door<'static>> {
-        let (blocks, seed) = (self.blocks.repeat, self.blocks.seed());
-        crate::families::server::live::door(self.options.to_specs()?, self.output.format(), blocks, seed)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::families::ring::model::{Pin, RingLength};
-    use crate::families::shared::SpecSource;
-    use crate::model::Policy;
-
-    #[test]
-    fn ring_flags_become_specs() {
-        let cli = Cli::try_parse_from(["schedlab", "ring", "--procs", "8,2", "--policy", "rr"]).unwrap();
-        let CliCommand::Ring(args) = cli.command else { panic!("not ring") };
-        let specs = args.options.to_specs().unwrap();
-        assert_eq!(specs.iter().map(|s| s.procs).collect::<Vec<_>>(), vec![2, 8]);
-        assert_eq!(specs[0].length, RingLength::Laps(crate::families::ring::model::DEFAULT_LAPS));
-        assert_eq!((specs[0].prio, specs[0].pin, specs[0].policy), (50, Pin::Same, Policy::Rr));
-    }
 
     #[test]
     fn conflicting_and_bad_flags_are_refused_by_clap() {
@@ -896,13 +631,5 @@ mod tests {
         assert!(Cli::try_parse_from(["schedlab", "workload"]).is_err(), "the kind is required");
         assert!(Cli::try_parse_from(["schedlab", "latency", "--policy", "fifo", "--compare-policies", "other,fifo"])
             .is_err());
-    }
-
-    #[test]
-    fn workload_flags_cross_policies_and_counts() {
-        let cli =
-            Cli::try_parse_from(["schedlab", "workload", "io", "--procs", "4,2", "--policy", "other,fifo"]).unwrap();
-        let CliCommand::Workload(args) = cli.command else { panic!("not workload") };
-        assert_eq!(args.options.to_specs().unwrap().len(), 4);
     }
 }
