@@ -79,9 +79,9 @@ pub struct Outsider {
     pub behind_ns: u64,
 }
 
-/// A workload trial's trace, stored with its outcome.
+/// Where a trial's children (a workload's) spent their window, stored with the outcome.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct WorkloadTrace {
+pub struct ChildrenTrace {
     /// Why nothing was attributed though tracing was asked for ("needs root", ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable: Option<String>,
@@ -95,9 +95,9 @@ pub struct WorkloadTrace {
     pub outsiders: Vec<Outsider>,
 }
 
-impl WorkloadTrace {
-    pub fn unavailable(reason: impl Into<String>) -> WorkloadTrace {
-        WorkloadTrace { unavailable: Some(reason.into()), ..WorkloadTrace::default() }
+impl ChildrenTrace {
+    pub fn unavailable(reason: impl Into<String>) -> ChildrenTrace {
+        ChildrenTrace { unavailable: Some(reason.into()), ..ChildrenTrace::default() }
     }
 
     /// The children's figures summed, and the least, median and most preempted child's
@@ -285,9 +285,10 @@ pub fn off_cpu(events: &[TraceEvent], children: &[ChildWindow]) -> (Vec<ChildOff
     (books.out, named)
 }
 
-/// A ring trial's hops as the scheduler saw them, stored with its outcome.
+/// The hops of a token passed between tasks (a ring trial's) as the scheduler saw them,
+/// stored with the outcome.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct RingTrace {
+pub struct HopTrace {
     /// Why nothing was recorded though tracing was asked for ("needs root", ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable: Option<String>,
@@ -333,23 +334,23 @@ pub struct RingTrace {
     pub migrations: u64,
 }
 
-impl RingTrace {
-    pub fn unavailable(reason: impl Into<String>) -> RingTrace {
-        RingTrace { unavailable: Some(reason.into()), ..RingTrace::default() }
+impl HopTrace {
+    pub fn unavailable(reason: impl Into<String>) -> HopTrace {
+        HopTrace { unavailable: Some(reason.into()), ..HopTrace::default() }
     }
 }
 
 /// A ring's hops from the trace within `[start_ns, end_ns]`: the switches to members, the
 /// members preempted, and each member's wakeup (by whom, on which CPU) paired with its
 /// next switch in. `events` with their idle exits put back.
-pub fn ring_hops(events: &[TraceEvent], members: &[i32], start_ns: u64, end_ns: u64) -> RingTrace {
+pub fn ring_hops(events: &[TraceEvent], members: &[i32], start_ns: u64, end_ns: u64) -> HopTrace {
     let mut hops = Hops {
         index: members.iter().enumerate().map(|(i, &p)| (p, i)).collect(),
         start_ns,
         end_ns,
         pending: vec![None; members.len()],
         latencies: Vec::new(),
-        trace: RingTrace::default(),
+        trace: HopTrace::default(),
     };
     replay(events, &mut [&mut hops]);
     let (mut t, mut latencies) = (hops.trace, hops.latencies);
@@ -376,7 +377,7 @@ struct Hops {
     /// Per member: its pending wakeup (time, the CPU that did it, the waker's pid).
     pending: Vec<Option<(u64, usize, i32)>>,
     latencies: Vec<u64>,
-    trace: RingTrace,
+    trace: HopTrace,
 }
 
 impl<'a> Handler<'a> for Hops {

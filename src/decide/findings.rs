@@ -467,7 +467,7 @@ fn block_seconds(set: &[&Group]) -> Option<f64> {
 fn preempted_per_policy(set: &[&Group]) -> Vec<(String, f64, f64)> {
     set.iter()
         .filter_map(|g| {
-            let traces: Vec<&crate::analysis::offcpu::WorkloadTrace> = g
+            let traces: Vec<&crate::analysis::offcpu::ChildrenTrace> = g
                 .outcomes()
                 .filter_map(|o| match o {
                     Outcome::Workload(w) => w.trace.as_ref().filter(|t| t.unavailable.is_none()),

@@ -36,6 +36,12 @@ pub trait FamilyModel: FamilyTypes {
     fn compares_policy_by_default() -> bool {
         true
     }
+    /// Its outcome as schedlab 0.1.0 stored it: an untyped JSON object of figures (and a
+    /// latency run's histogram). `None` for a family 0.1.0 did not have, or an object that
+    /// makes no outcome (a failed trial).
+    fn outcome_of_0_1_0(_figures: &serde_json::Value, _histogram: Vec<(u64, u64)>) -> Option<Self::Outcome> {
+        None
+    }
 }
 
 /// The figure marked headline among a family's figures.

@@ -54,6 +54,13 @@ macro_rules! list_enums {
             }
         })+
 
+        // Each family's outcome into the list's enum.
+        $(impl From<<$crate::families::$m::$T as FamilyTypes>::Outcome> for Outcome {
+            fn from(outcome: <$crate::families::$m::$T as FamilyTypes>::Outcome) -> Outcome {
+                Outcome::$T(outcome)
+            }
+        })+
+
         impl TrialSpec {
             pub fn family(&self) -> Family {
                 match self {

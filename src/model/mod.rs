@@ -5,6 +5,7 @@
 //! figure is never rounded before it is stored.
 
 pub(crate) mod cell;
+pub(crate) mod legacy;
 pub(crate) mod load;
 pub(crate) mod options;
 pub(crate) mod outcome;

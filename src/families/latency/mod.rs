@@ -27,6 +27,10 @@ impl FamilyModel for Latency {
     const NAME: &'static str = "latency";
     const FIGURES: &'static [&'static Figure] = figures::ALL;
 
+    fn outcome_of_0_1_0(figures: &serde_json::Value, histogram: Vec<(u64, u64)>) -> Option<LatencyOutcome> {
+        model::outcome_of_0_1_0(figures, histogram)
+    }
+
     /// The worst case is half of a latency question: p99 and the maximum.
     fn questioned() -> Vec<&'static Figure> {
         vec![&figures::P99_NS, &figures::MAX_NS]

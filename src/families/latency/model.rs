@@ -1,6 +1,7 @@
 //! The latency family's model: its options (flags and suite keys), its validated spec,
 //! its outcome (per thread and combined), and its figures in the registry.
 
+use crate::model::legacy::{int, Json};
 use crate::error::{Error, Result};
 use crate::families::shared::SpecSource;
 use crate::model::options::*;
@@ -322,4 +323,48 @@ fn check_latency_length(length: LatencyLength, interval_ns: u64) -> Result<()> {
         ))),
         _ => Ok(()),
     }
+}
+
+// What schedlab 0.1.0 stored, read back (`FamilyModel::outcome_of_0_1_0`).
+
+fn thread_stats_of_0_1_0(f: &Json) -> Option<ThreadStats> {
+    Some(ThreadStats {
+        cpu: f.get("cpu").and_then(Json::as_u64).map(|c| c as usize),
+        samples: int(f, "samples")?,
+        overruns: int(f, "overruns").unwrap_or(0),
+        min_ns: int(f, "min_ns")?,
+        avg_ns: f.get("avg_ns")?.as_f64()?,
+        p50_ns: Some(int(f, "p50_ns")?),
+        p90_ns: Some(int(f, "p90_ns")?),
+        p99_ns: Some(int(f, "p99_ns")?),
+        p999_ns: Some(int(f, "p999_ns")?),
+        p9999_ns: Some(int(f, "p9999_ns")?),
+        max_ns: int(f, "max_ns")?,
+        run_delay_ns: None,
+        migrations: None,
+    })
+}
+
+/// The outcome 0.1.0 stored: its figures and its histogram.
+pub(crate) fn outcome_of_0_1_0(f: &Json, histogram: Vec<(u64, u64)>) -> Option<LatencyOutcome> {
+    let all = thread_stats_of_0_1_0(f)?;
+    // Several threads: the top level is "all" and each thread is in per_thread; one
+    // thread: the top level is that thread.
+    let threads = match f.get("per_thread").and_then(Json::as_array) {
+        Some(list) => list.iter().map(thread_stats_of_0_1_0).collect::<Option<Vec<_>>>()?,
+        None => vec![all.clone()],
+    };
+    let all = ThreadStats { cpu: if threads.len() > 1 { None } else { all.cpu }, ..all };
+    Some(LatencyOutcome {
+        threads,
+        all,
+        timer_slack_ns: int(f, "timer_slack_ns").unwrap_or(0),
+        dma_latency_held: f.get("dma_latency_held").and_then(Json::as_bool).unwrap_or(false),
+        mlockall: f.get("mlockall").and_then(Json::as_bool).unwrap_or(false),
+        histogram,
+        beside: Default::default(),
+        deadline: None,
+        outliers: Vec::new(),
+        attribution: None,
+    })
 }

@@ -17,7 +17,7 @@
 //! snapshot.
 //! Nothing in the hop loop allocates, prints, locks or reads the clock.
 
-use crate::analysis::offcpu::{ring_hops, RingTrace};
+use crate::analysis::offcpu::{ring_hops, HopTrace};
 use crate::analysis::trace::Recording;
 use crate::error::{Error, Result};
 use crate::families::ring::model::{Ipc, Pin, RingLength, RingMode, RingOutcome, RingSpec};
@@ -441,7 +441,7 @@ pub fn run_ring(spec: &RingSpec, cpus: &[usize], overhead_ps: u64) -> Result<Rin
         migrations: sched.migrations,
         sched_window_ns: sched.run_delay_ns.and((0..spec.procs).map(|i| board.sched.window_ns(i)).sum()),
         trace: measured.trace.map(|recording| match recording {
-            Err(reason) => RingTrace::unavailable(reason),
+            Err(reason) => HopTrace::unavailable(reason),
             Ok((recording, members)) => {
                 let mut t = ring_hops(
                     &recording.events,

@@ -27,6 +27,10 @@ impl FamilyModel for Ring {
     const NAME: &'static str = "ring";
     const FIGURES: &'static [&'static Figure] = figures::ALL;
 
+    fn outcome_of_0_1_0(figures: &serde_json::Value, _: Vec<(u64, u64)>) -> Option<RingOutcome> {
+        model::outcome_of_0_1_0(figures)
+    }
+
     /// A ring's question is its sizes (the knee), not a policy.
     fn compares_policy_by_default() -> bool {
         false

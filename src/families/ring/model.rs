@@ -1,6 +1,7 @@
 //! The ring family's model: its options (flags and suite keys), its validated spec, its
 //! outcome in integer ns, and its figures in the registry.
 
+use crate::model::legacy::{int, ns, usage, Json};
 use crate::error::{Error, Result};
 use crate::families::shared::SpecSource;
 use crate::model::options::*;
@@ -152,7 +153,7 @@ pub struct RingOutcome {
     pub sched_window_ns: Option<u64>,
     /// With `--trace on`: the hops as the scheduler saw them, or why they are unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<crate::analysis::offcpu::RingTrace>,
+    pub trace: Option<crate::analysis::offcpu::HopTrace>,
 }
 
 impl RingOutcome {
@@ -356,4 +357,33 @@ impl SpecSource for RingOptions {
             })
             .collect())
     }
+}
+
+// What schedlab 0.1.0 stored, read back (`FamilyModel::outcome_of_0_1_0`).
+
+/// The outcome 0.1.0 stored as its figures.
+pub(crate) fn outcome_of_0_1_0(f: &Json) -> Option<RingOutcome> {
+    let usage = usage(f)?;
+    Some(RingOutcome {
+        procs: int(f, "procs")? as usize,
+        member_cpus: f
+            .get("cpus")
+            .and_then(Json::as_array)
+            .map(|a| a.iter().filter_map(Json::as_u64).map(|c| c as usize).collect())
+            .unwrap_or_default(),
+        laps: int(f, "laps")?,
+        hops: int(f, "hops")?,
+        real_ns: ns(f, "real_s")?,
+        member_maxrss_kb: usage.maxrss_kb,
+        usage,
+        overhead_ps: (f.get("overhead_ns")?.as_f64()? * 1000.0).round() as u64,
+        spawn_ns: ns(f, "spawn_s").unwrap_or(0),
+        teardown_ns: ns(f, "teardown_s").unwrap_or(0),
+        beside: Default::default(),
+        // Format 1 predates the scheduler's per-task figures: unknown.
+        run_delay_ns: None,
+        migrations: None,
+        sched_window_ns: None,
+        trace: None,
+    })
 }

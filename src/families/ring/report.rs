@@ -137,7 +137,7 @@ impl RingReport {
 
 /// With `--trace on`: a ring's hops as the scheduler saw them, in a line under its row.
 /// `hops` is the ring's own count of token passes over the same window.
-pub fn hop_line(t: &crate::analysis::offcpu::RingTrace, hops: u64) -> String {
+pub fn hop_line(t: &crate::analysis::offcpu::HopTrace, hops: u64) -> String {
     if let Some(reason) = &t.unavailable {
         return format!("tracing: {reason}");
     }
@@ -204,7 +204,7 @@ pub struct RingLine<'a> {
 #[serde(rename_all = "snake_case")]
 enum TraceKeys<'a> {
     Attribution(&'a str),
-    RingTrace(&'a crate::analysis::offcpu::RingTrace),
+    HopTrace(&'a crate::analysis::offcpu::HopTrace),
 }
 
 /// A ring's figures; `projected_cpu_ns` is the sweep's linear projection, when known.
@@ -247,7 +247,7 @@ fn line_of<'a>(
         beside: LineExtras::of(&spec.beside.load, o.as_ref(), spec.beside.deadline),
         trace: ring.and_then(|r| r.trace.as_ref()).map(|t| match &t.unavailable {
             Some(reason) => TraceKeys::Attribution(reason),
-            None => TraceKeys::RingTrace(t),
+            None => TraceKeys::HopTrace(t),
         }),
     }
 }

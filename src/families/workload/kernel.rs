@@ -13,7 +13,7 @@
 //! wait and migrations from the child's own schedstat readings at the gate and at its
 //! finish stamp (so a child that waits behind others before it first runs shows it).
 
-use crate::analysis::offcpu::{off_cpu, ChildWindow, WorkloadTrace};
+use crate::analysis::offcpu::{off_cpu, ChildWindow, ChildrenTrace};
 use crate::analysis::random::SplitMix64;
 use crate::error::{describe_io, Error, Result};
 use crate::families::workload::model::{ChildRecord, WorkloadKind, WorkloadParams, WorkloadSpec, WorkloadTrial};
@@ -395,11 +395,11 @@ pub fn run_trial(spec: &WorkloadSpec, repeat: usize, dir: Option<&WorkDir>) -> R
     }
     trial.wall_ns = trial.children.iter().map(|c| c.finish_ns).max().unwrap_or(0);
     trial.trace = recording.map(|r| match r {
-        Err(reason) => WorkloadTrace::unavailable(reason),
+        Err(reason) => ChildrenTrace::unavailable(reason),
         Ok(recording) => {
             let (children, outsiders) = off_cpu(&recording.events, &windows);
             let lost_events = recording.lost.iter().map(|(_, n)| n).sum();
-            WorkloadTrace { unavailable: None, lost_events, children, outsiders }
+            ChildrenTrace { unavailable: None, lost_events, children, outsiders }
         }
     });
     Ok(trial)

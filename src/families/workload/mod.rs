@@ -26,6 +26,10 @@ impl FamilyModel for Workload {
     const NAME: &'static str = "workload";
     const FIGURES: &'static [&'static Figure] = figures::ALL;
 
+    fn outcome_of_0_1_0(figures: &serde_json::Value, _: Vec<(u64, u64)>) -> Option<WorkloadOutcome> {
+        model::outcome_of_0_1_0(figures)
+    }
+
     fn required_key() -> Option<(&'static str, &'static str)> {
         Some(("workload", "a workload experiment needs workload = \"cpu\", \"io\" or \"mixed\" (or a list)"))
     }

@@ -1,6 +1,7 @@
 //! The workload family's model: its options (flags and suite keys), its validated spec,
 //! its children's record and outcome, and its figures in the registry.
 
+use crate::model::legacy::{int, ns, usage, Json};
 use crate::error::{Error, Result};
 use crate::families::shared::SpecSource;
 use crate::model::options::*;
@@ -66,7 +67,7 @@ pub struct WorkloadTrial {
     pub fork_ns: u64,
     /// With `--trace on`: the children's time off the CPU, or why it is unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<crate::analysis::offcpu::WorkloadTrace>,
+    pub trace: Option<crate::analysis::offcpu::ChildrenTrace>,
 }
 
 impl WorkloadTrial {
@@ -208,7 +209,7 @@ pub struct WorkloadOutcome {
     /// With `--trace on`: each child's time off the CPU and who ran in its place, or why
     /// that is unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<crate::analysis::offcpu::WorkloadTrace>,
+    pub trace: Option<crate::analysis::offcpu::ChildrenTrace>,
 }
 
 /// What SCHED_DEADLINE reservations gave a workload trial's children. A child's CPU % is
@@ -394,4 +395,27 @@ impl SpecSource for WorkloadOptions {
         }
         Ok(specs)
     }
+}
+
+// What schedlab 0.1.0 stored, read back (`FamilyModel::outcome_of_0_1_0`).
+
+/// The outcome 0.1.0 stored as its figures.
+pub(crate) fn outcome_of_0_1_0(f: &Json) -> Option<WorkloadOutcome> {
+    if f.get("status").and_then(Json::as_str).is_some_and(|s| s != "ok") {
+        return None;
+    }
+    let usage = usage(f)?;
+    Some(WorkloadOutcome {
+        children: int(f, "procs")? as usize,
+        wall_ns: ns(f, "wall_s")?,
+        usage,
+        fork_ns: Some(ns(f, "fork_s").unwrap_or(0)),
+        first_finish_ns: Some(ns(f, "first_finish_s").unwrap_or(0)),
+        last_finish_ns: Some(ns(f, "last_finish_s").unwrap_or(0)),
+        fairness: f.get("fairness").and_then(Json::as_f64),
+        pi_min: f.get("pi_min").and_then(Json::as_f64),
+        pi_max: f.get("pi_max").and_then(Json::as_f64),
+        // Format 1 predates the scheduler's per-task figures: unknown.
+        ..WorkloadOutcome::default()
+    })
 }

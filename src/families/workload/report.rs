@@ -3,7 +3,7 @@
 
 use super::Workload;
 use crate::analysis::attribution::describe_prio;
-use crate::analysis::offcpu::{Outsider, WorkloadTrace};
+use crate::analysis::offcpu::{Outsider, ChildrenTrace};
 use crate::analysis::stats::median;
 use crate::analysis::stats::Summary;
 use crate::families::declared::FamilyModel;
@@ -245,7 +245,7 @@ pub fn off_cpu_lines(trials: &[LiveTrial]) -> Option<String> {
         vec!["What ran instead (--trace on; each child from its gate to its finish, over the cell's trials):"
             .to_string()];
     for (policy, procs) in cells {
-        let traces: Vec<&WorkloadTrace> = trials
+        let traces: Vec<&ChildrenTrace> = trials
             .iter()
             .filter(|t| t.spec.policy == policy && t.spec.procs == procs)
             .filter_map(|t| t.outcome.as_ref().and_then(|o| o.trace.as_ref()))
@@ -262,8 +262,8 @@ pub fn off_cpu_lines(trials: &[LiveTrial]) -> Option<String> {
 
 /// One cell's traced trials in a sentence: preemptions per child and by whom, time
 /// runnable and behind whom, time asleep, the outsiders that took the most.
-pub fn describe_off_cpu(traces: &[&WorkloadTrace]) -> String {
-    let pooled = WorkloadTrace {
+pub fn describe_off_cpu(traces: &[&ChildrenTrace]) -> String {
+    let pooled = ChildrenTrace {
         unavailable: None,
         lost_events: traces.iter().map(|t| t.lost_events).sum(),
         children: traces.iter().flat_map(|t| t.children.iter().cloned()).collect(),
@@ -452,7 +452,7 @@ enum OffCpuKeys<'a> {
 }
 
 impl<'a> OffCpuKeys<'a> {
-    fn of(t: &'a WorkloadTrace) -> OffCpuKeys<'a> {
+    fn of(t: &'a ChildrenTrace) -> OffCpuKeys<'a> {
         match &t.unavailable {
             Some(reason) => OffCpuKeys::Unavailable { attribution: reason },
             None => OffCpuKeys::Traced {
