@@ -18,7 +18,7 @@ use std::io::Write;
 use std::process::Command;
 
 /// What `rusage` measured.
-pub struct CommandUsage {
+pub struct ProgramUsage {
     pub command: Vec<OsString>,
     pub wall_ns: u64,
     pub exit: ExitKind,
@@ -47,7 +47,7 @@ pub fn run(args: &RusageArgs) -> Result<i32> {
     Ok(measured.exit.shell_code())
 }
 
-pub fn measure(command: &[OsString]) -> Result<CommandUsage> {
+pub fn measure(command: &[OsString]) -> Result<ProgramUsage> {
     let (program, rest) = command.split_first().ok_or_else(|| Error::usage("no command given after --"))?;
     let watch = SignalWatch::new(&[libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP])
         .map_err(|e| Error::os("setting up signal handling", e))?;
@@ -64,7 +64,7 @@ pub fn measure(command: &[OsString]) -> Result<CommandUsage> {
     let running = process::spawn(&mut cmd, options)
         .map_err(|e| Error::env(format!("cannot run '{}': {}", program.to_string_lossy(), describe_io(&e))))?;
     let finished = running.supervise(Some(&watch)).map_err(|e| Error::os("waiting for the command", e))?;
-    Ok(CommandUsage {
+    Ok(ProgramUsage {
         command: command.to_vec(),
         wall_ns: finished.elapsed.as_nanos() as u64,
         exit: finished.exit,
@@ -129,7 +129,7 @@ impl Serialize for Counters {
     }
 }
 
-pub fn to_json(m: &CommandUsage) -> UsageDoc {
+pub fn to_json(m: &ProgramUsage) -> UsageDoc {
     let u = &m.usage;
     UsageDoc {
         command: m.command.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
@@ -147,7 +147,7 @@ pub fn to_json(m: &CommandUsage) -> UsageDoc {
     }
 }
 
-pub fn to_text(m: &CommandUsage) -> String {
+pub fn to_text(m: &ProgramUsage) -> String {
     let u = &m.usage;
     let cpu_pct = if m.wall_ns > 0 { 100.0 * u.cpu_ns() as f64 / m.wall_ns as f64 } else { 0.0 };
     let exit = match m.exit {

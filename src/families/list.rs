@@ -147,6 +147,11 @@ impl TrialSpec {
         on_each!(TrialSpec, self, s => s.procs())
     }
 
+    /// The most real-time tasks the trial runs at once on `cpus` CPUs.
+    pub fn most_tasks(&self, cpus: usize) -> usize {
+        on_each!(TrialSpec, self, s => s.most_tasks(cpus))
+    }
+
     /// The value of a suite key as this spec holds it, as text ("fifo", "10", "cpu"), for
     /// the keys the spec holds as one typed field: `policy`, `procs` and a workload's
     /// `workload`. `None` for any other key, whose value only the suite's parameters say.

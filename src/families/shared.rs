@@ -50,6 +50,11 @@ pub trait FamilySpec {
     fn procs(&self) -> Option<usize> {
         None
     }
+    /// The most real-time tasks the trial runs at once, given the `cpus` it may use: what
+    /// decides whether turning RT throttling off could starve the machine.
+    fn most_tasks(&self, cpus: usize) -> usize {
+        self.procs().unwrap_or(cpus)
+    }
     /// The value of a suite key the family's spec holds as one typed field of its own (a
     /// workload's `workload`), as text; `policy` and `procs` are every family's.
     fn own_key_text(&self, _key: &str) -> Option<String> {

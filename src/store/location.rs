@@ -27,7 +27,7 @@ pub struct PgUrl {
 impl PgUrl {
     /// "host db.example.org port 5432" or "the socket in /run/postgresql": what a message
     /// names so the user knows which server answered (or did not).
-    pub fn server(&self) -> String {
+    pub fn server_address(&self) -> String {
         let port = self.config.get_ports().first().copied().unwrap_or(5432);
         match self.config.get_hosts().first() {
             Some(postgres::config::Host::Tcp(h)) => format!("host {h} port {port}"),
@@ -158,13 +158,13 @@ mod tests {
         let url = pg("postgresql://lab:secret@db.example.org:6543/results");
         assert_eq!(url.shown(), "postgresql://lab@db.example.org:6543/results");
         assert_eq!((url.user(), url.dbname()), ("lab", "results"));
-        assert_eq!(url.server(), "host db.example.org port 6543");
+        assert_eq!(url.server_address(), "host db.example.org port 6543");
         let socket = pg("postgres://me@%2Ftmp%2Fpg/lab");
-        assert_eq!(socket.server(), "the socket in /tmp/pg (port 5432)");
+        assert_eq!(socket.server_address(), "the socket in /tmp/pg (port 5432)");
         let local = pg("postgresql://me@/lab");
-        assert_eq!(local.server(), "the socket in /var/run/postgresql (port 5432)");
+        assert_eq!(local.server_address(), "the socket in /var/run/postgresql (port 5432)");
         let query = pg("postgresql://me@/lab?host=/srv/pg&port=5433");
-        assert_eq!(query.server(), "the socket in /srv/pg (port 5433)");
+        assert_eq!(query.server_address(), "the socket in /srv/pg (port 5433)");
     }
 
     #[test]

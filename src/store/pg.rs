@@ -60,7 +60,7 @@ fn value_of(row: &postgres::Row, i: usize) -> std::result::Result<Value, postgre
 
 /// A PostgreSQL error in words a user can act on, naming the server.
 fn pg_error(url: &PgUrl, context: &str, e: &postgres::Error) -> Error {
-    let server = url.server();
+    let server = url.server_address();
     let (user, db) = (url.user(), url.dbname());
     if let Some(d) = e.as_db_error() {
         let detail = d.message();
@@ -115,7 +115,7 @@ fn lost(url: &PgUrl, context: &str, detail: &str) -> Error {
     Error::env(format!(
         "{context}: lost the PostgreSQL server at {} ({detail}); what was stored before stays valid. When the \
          server is back, continue with `schedlab run --resume RUN`",
-        url.server()
+        url.server_address()
     ))
 }
 
@@ -210,7 +210,7 @@ impl Postgres {
                 "database '{}' at {} holds tables that are not schedlab's; it was left untouched. Give schedlab \
                  a database of its own (`createdb -O {} schedlab`) and name it in the URL",
                 self.url.dbname(),
-                self.url.server(),
+                self.url.server_address(),
                 self.url.user()
             ))
         };
@@ -242,7 +242,7 @@ impl Postgres {
                     "database '{}' at {} holds no schedlab results yet: `schedlab run --db {shown}` starts it, or \
                      `schedlab push` copies runs into it",
                     self.url.dbname(),
-                    self.url.server()
+                    self.url.server_address()
                 )));
             }
             if access == Access::Read {

@@ -465,17 +465,7 @@ pub fn refuse_dangerous(settings: &Settings, specs: &[&crate::families::TrialSpe
         if !matches!(spec.policy(), crate::model::Policy::Fifo | crate::model::Policy::Rr) {
             continue;
         }
-        let tasks = match spec {
-            crate::families::TrialSpec::Latency(l) => match &l.placement {
-                crate::families::latency::model::Placement::Unpinned => 1,
-                crate::families::latency::model::Placement::FirstCpus(n) => *n as usize,
-                crate::families::latency::model::Placement::AllCpus => cpus,
-                crate::families::latency::model::Placement::Cpus(list) => list.len(),
-            },
-            // A command's tasks are unknown: assume they can cover every CPU.
-            crate::families::TrialSpec::Command(_) => cpus,
-            other => other.procs().unwrap_or(cpus),
-        };
+        let tasks = spec.most_tasks(cpus);
         if tasks >= cpus {
             return Err(Error::usage(format!(
                 "sysctl kernel.sched_rt_runtime_us = {} turns RT throttling off, and a {} trial runs {tasks} real-time \

@@ -49,6 +49,10 @@ impl FamilySpec for CommandSpec {
     fn scheduled(&self) -> Scheduled<'_> {
         Scheduled { policy: self.policy, load: &self.load }
     }
+    /// A command's tasks are unknown: assume they can cover every CPU.
+    fn most_tasks(&self, cpus: usize) -> usize {
+        cpus
+    }
 }
 
 outcome_with_load_and_steal!(CommandOutcome);

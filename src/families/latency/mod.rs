@@ -11,7 +11,7 @@ pub mod trial;
 
 use crate::families::declared::FamilyModel;
 use crate::families::figures::Figure;
-use crate::families::latency::model::{LatencyLength, LatencyOptions, LatencyOutcome, LatencySpec};
+use crate::families::latency::model::{LatencyLength, LatencyOptions, LatencyOutcome, LatencySpec, Placement};
 use crate::families::shared::{FamilySpec, FamilyTypes, Scheduled, outcome_with_load_and_steal};
 use std::time::Duration;
 
@@ -46,6 +46,14 @@ impl FamilySpec for LatencySpec {
             LatencyLength::Duration(d) => d,
             LatencyLength::Loops(n) => Duration::from_nanos(n.saturating_mul(self.interval_ns)),
         })
+    }
+    fn most_tasks(&self, cpus: usize) -> usize {
+        match &self.placement {
+            Placement::Unpinned => 1,
+            Placement::FirstCpus(n) => *n as usize,
+            Placement::AllCpus => cpus,
+            Placement::Cpus(list) => list.len(),
+        }
     }
 }
 
