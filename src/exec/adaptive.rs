@@ -62,7 +62,7 @@ pub const DEFAULT_BUDGET_FACTOR: f64 = 3.0;
 pub const DEFAULT_BUDGET_FLOOR: Duration = Duration::from_secs(60);
 
 // The plan's data is the domain's (a stored run's options carry it); its rules are here.
-pub use crate::model::run::{AdaptivePlan, Target};
+pub use crate::model::run::{AdaptivePlan, StoppingRule};
 
 /// What `schedlab run` was given on top of the suite.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -92,7 +92,7 @@ impl AdaptivePlan {
                     e.repeat
                 )));
             }
-            targets.push(Some(Target { ci, min_repeat: e.repeat, max_repeat }));
+            targets.push(Some(StoppingRule { ci, min_repeat: e.repeat, max_repeat }));
         }
         let plan_budget = flags.budget.or(suite.budget);
         let adaptive = targets.iter().any(Option::is_some);
@@ -128,7 +128,7 @@ impl AdaptivePlan {
         self.targets.iter().any(Option::is_some)
     }
 
-    pub fn target(&self, experiment: usize) -> Option<Target> {
+    pub fn target(&self, experiment: usize) -> Option<StoppingRule> {
         self.targets.get(experiment).copied().flatten()
     }
 
@@ -229,7 +229,7 @@ pub fn within(ci: Option<&MedianCi>, target_ci: f64) -> bool {
 /// A cell the runner may still extend: what it has so far.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExtendableCell {
-    pub target: Target,
+    pub target: StoppingRule,
     /// The headline figure of each ok trial.
     pub headlines: Vec<f64>,
     /// Every stored trial of the cell, ok or not.
@@ -252,7 +252,7 @@ impl ExtendableCell {
 }
 
 /// Why a cell did not converge, or `None` when it did: what a report says of it.
-pub fn stop_reason(headlines: &[f64], attempts: u32, target: &Target, run_finished: bool) -> Option<Stop> {
+pub fn stop_reason(headlines: &[f64], attempts: u32, target: &StoppingRule, run_finished: bool) -> Option<Stop> {
     if within(interval(headlines).as_ref(), target.ci) {
         None
     } else if attempts >= target.max_repeat {
@@ -714,8 +714,8 @@ fn typical(elapsed_s: &[f64], estimate: Duration) -> Duration {
 mod tests {
     use super::*;
 
-    fn target(ci: f64, max_repeat: u32) -> Target {
-        Target { ci, min_repeat: 6, max_repeat }
+    fn target(ci: f64, max_repeat: u32) -> StoppingRule {
+        StoppingRule { ci, min_repeat: 6, max_repeat }
     }
 
     fn cell(values: &[f64], max_repeat: u32, typical_ms: u64) -> ExtendableCell {
@@ -774,7 +774,7 @@ mod tests {
     fn a_plan_takes_suite_keys_and_flags_override_them() {
         let s = suite(TWO_CELLS);
         let plan = AdaptivePlan::resolve(&s, &Overrides::default()).unwrap();
-        assert_eq!(plan.targets, vec![Some(Target { ci: 0.05, min_repeat: 2, max_repeat: 4 })]);
+        assert_eq!(plan.targets, vec![Some(StoppingRule { ci: 0.05, min_repeat: 2, max_repeat: 4 })]);
         assert_eq!(plan.most_trials(&s), 2 * 4);
         // A tiny plan: the floor.
         assert_eq!(plan.budget_s, Some(DEFAULT_BUDGET_FLOOR.as_secs_f64()));
@@ -784,7 +784,7 @@ mod tests {
         assert!((factor - DEFAULT_BUDGET_FACTOR).abs() < 1e-9, "{factor}");
         let flags = Overrides { target_ci: Some(0.01), max_repeat: Some(9), budget: Some(Duration::from_secs(40)) };
         let plan = AdaptivePlan::resolve(&s, &flags).unwrap();
-        assert_eq!(plan.targets, vec![Some(Target { ci: 0.01, min_repeat: 2, max_repeat: 9 })]);
+        assert_eq!(plan.targets, vec![Some(StoppingRule { ci: 0.01, min_repeat: 2, max_repeat: 9 })]);
         assert_eq!(plan.budget_s, Some(40.0));
         // Stored and read back as a run's options.
         let options = RunOptions { full: Some(false), adaptive: Some(plan.clone()), ..RunOptions::default() };
@@ -799,7 +799,7 @@ mod tests {
         let s = suite("[[experiment]]\nfamily = \"ring\"\nprocs = 2\nlaps = 10\nrepeat = 4\n");
         assert!(!AdaptivePlan::resolve(&s, &Overrides::default()).unwrap().is_adaptive());
         let plan = AdaptivePlan::resolve(&s, &Overrides { target_ci: Some(0.05), ..Overrides::default() }).unwrap();
-        assert_eq!(plan.target(0), Some(Target { ci: 0.05, min_repeat: 4, max_repeat: DEFAULT_MAX_REPEAT }));
+        assert_eq!(plan.target(0), Some(StoppingRule { ci: 0.05, min_repeat: 4, max_repeat: DEFAULT_MAX_REPEAT }));
         let e = AdaptivePlan::resolve(&s, &Overrides { max_repeat: Some(8), ..Overrides::default() }).unwrap_err();
         assert!(e.to_string().contains("--target-ci"), "{e}");
         let e = AdaptivePlan::resolve(&s, &Overrides { target_ci: Some(0.05), max_repeat: Some(3), budget: None })

@@ -9,7 +9,7 @@ use serde_json::{Map, Value as Json};
 
 /// One experiment's stopping rule.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Target {
+pub struct StoppingRule {
     /// The largest relative half-width of the interval that counts as converged:
     /// max(median − low, high − median) / median, e.g. 0.05 for ±5 %.
     pub ci: f64,
@@ -26,7 +26,7 @@ pub struct Target {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AdaptivePlan {
     /// By experiment index; `None` where the experiment runs a fixed number of repeats.
-    pub targets: Vec<Option<Target>>,
+    pub targets: Vec<Option<StoppingRule>>,
     /// The run's time for its trials, planned minimum included; `None`: no limit but
     /// each experiment's `max_repeat`.
     pub budget_s: Option<f64>,

@@ -32,7 +32,7 @@ impl RunRule {
 
     /// The precision target of a group's cell: its experiment's, unless the cell is part
     /// of a question.
-    fn target(&self, g: &Group) -> Option<crate::exec::adaptive::Target> {
+    fn target(&self, g: &Group) -> Option<crate::exec::adaptive::StoppingRule> {
         if crate::decide::findings::question_axis(g, &self.asking).is_some() {
             return None;
         }

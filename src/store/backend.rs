@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 
 /// One SQL value, as bound to a parameter or read from a column.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Value {
+pub enum SqlValue {
     Null,
     Int(i64),
     Real(f64),
@@ -14,45 +14,45 @@ pub enum Value {
     Blob(Vec<u8>),
 }
 
-impl From<i64> for Value {
-    fn from(v: i64) -> Value {
-        Value::Int(v)
+impl From<i64> for SqlValue {
+    fn from(v: i64) -> SqlValue {
+        SqlValue::Int(v)
     }
 }
 
-impl From<f64> for Value {
-    fn from(v: f64) -> Value {
-        Value::Real(v)
+impl From<f64> for SqlValue {
+    fn from(v: f64) -> SqlValue {
+        SqlValue::Real(v)
     }
 }
 
-impl From<String> for Value {
-    fn from(v: String) -> Value {
-        Value::Text(v)
+impl From<String> for SqlValue {
+    fn from(v: String) -> SqlValue {
+        SqlValue::Text(v)
     }
 }
 
-impl From<&str> for Value {
-    fn from(v: &str) -> Value {
-        Value::Text(v.to_string())
+impl From<&str> for SqlValue {
+    fn from(v: &str) -> SqlValue {
+        SqlValue::Text(v.to_string())
     }
 }
 
-impl From<Vec<u8>> for Value {
-    fn from(v: Vec<u8>) -> Value {
-        Value::Blob(v)
+impl From<Vec<u8>> for SqlValue {
+    fn from(v: Vec<u8>) -> SqlValue {
+        SqlValue::Blob(v)
     }
 }
 
-impl<T: Into<Value>> From<Option<T>> for Value {
-    fn from(v: Option<T>) -> Value {
-        v.map_or(Value::Null, Into::into)
+impl<T: Into<SqlValue>> From<Option<T>> for SqlValue {
+    fn from(v: Option<T>) -> SqlValue {
+        v.map_or(SqlValue::Null, Into::into)
     }
 }
 
 /// A row read back: its values by column position, and where it came from (for errors).
 pub struct StoredRow<'a> {
-    pub values: Vec<Value>,
+    pub values: Vec<SqlValue>,
     pub source: &'a str,
 }
 
@@ -62,14 +62,14 @@ impl StoredRow<'_> {
             "reading {}: column {column} holds {:?} where {wanted} was expected; the database was not written by \
              schedlab or is damaged",
             self.source,
-            self.values.get(column).unwrap_or(&Value::Null)
+            self.values.get(column).unwrap_or(&SqlValue::Null)
         ))
     }
 
     pub fn opt_int(&self, column: usize) -> Result<Option<i64>> {
         match self.values.get(column) {
-            Some(Value::Null) => Ok(None),
-            Some(Value::Int(v)) => Ok(Some(*v)),
+            Some(SqlValue::Null) => Ok(None),
+            Some(SqlValue::Int(v)) => Ok(Some(*v)),
             _ => Err(self.wrong(column, "an integer")),
         }
     }
@@ -80,17 +80,17 @@ impl StoredRow<'_> {
 
     pub fn real(&self, column: usize) -> Result<f64> {
         match self.values.get(column) {
-            Some(Value::Real(v)) => Ok(*v),
+            Some(SqlValue::Real(v)) => Ok(*v),
             // SQLite keeps a REAL with no fraction as written; either way it is a number.
-            Some(Value::Int(v)) => Ok(*v as f64),
+            Some(SqlValue::Int(v)) => Ok(*v as f64),
             _ => Err(self.wrong(column, "a number")),
         }
     }
 
     pub fn opt_text(&self, column: usize) -> Result<Option<String>> {
         match self.values.get(column) {
-            Some(Value::Null) => Ok(None),
-            Some(Value::Text(v)) => Ok(Some(v.clone())),
+            Some(SqlValue::Null) => Ok(None),
+            Some(SqlValue::Text(v)) => Ok(Some(v.clone())),
             _ => Err(self.wrong(column, "text")),
         }
     }
@@ -101,8 +101,8 @@ impl StoredRow<'_> {
 
     pub fn opt_blob(&self, column: usize) -> Result<Option<Vec<u8>>> {
         match self.values.get(column) {
-            Some(Value::Null) => Ok(None),
-            Some(Value::Blob(v)) => Ok(Some(v.clone())),
+            Some(SqlValue::Null) => Ok(None),
+            Some(SqlValue::Blob(v)) => Ok(Some(v.clone())),
             _ => Err(self.wrong(column, "bytes")),
         }
     }
@@ -113,9 +113,9 @@ impl StoredRow<'_> {
 /// messages that name the database and the fix.
 pub trait Backend {
     /// Run one statement; returns the number of rows it changed.
-    fn execute(&self, context: &str, sql: &str, params: &[Value]) -> Result<u64>;
+    fn execute(&self, context: &str, sql: &str, params: &[SqlValue]) -> Result<u64>;
     /// Run one statement and return all its rows.
-    fn query(&self, context: &str, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>>;
+    fn query(&self, context: &str, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>>;
     /// Several statements without parameters (a schema migration).
     fn execute_batch(&self, context: &str, sql: &str) -> Result<()>;
     /// Begin a transaction that writes (SQLite takes the write lock at once, so two

@@ -29,7 +29,7 @@ use crate::model::cell::Cell;
 use crate::model::run::RunOptions;
 use crate::model::TrialStatus;
 use crate::sys::machine::StoredMachine;
-use backend::{Backend, StoredRow, Value};
+use backend::{Backend, SqlValue, StoredRow};
 pub use location::Location;
 pub use timestamp::now_utc;
 
@@ -338,12 +338,12 @@ impl Store {
         &self.location
     }
 
-    fn rows(&self, context: &str, sql: &str, params: &[Value]) -> Result<Vec<StoredRow<'_>>> {
+    fn rows(&self, context: &str, sql: &str, params: &[SqlValue]) -> Result<Vec<StoredRow<'_>>> {
         let rows = self.db.query(context, sql, params)?;
         Ok(rows.into_iter().map(|values| StoredRow { values, source: &self.shown }).collect())
     }
 
-    fn one_int(&self, context: &str, sql: &str, params: &[Value]) -> Result<Option<i64>> {
+    fn one_int(&self, context: &str, sql: &str, params: &[SqlValue]) -> Result<Option<i64>> {
         match self.rows(context, sql, params)?.first() {
             Some(row) => row.opt_int(0),
             None => Ok(None),

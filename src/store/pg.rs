@@ -5,7 +5,7 @@
 //! runs need nothing more than the server's own transactions; a migration holds an
 //! advisory lock so two first runs do not both create the schema.
 
-use super::backend::{postgres_dialect, Backend, Value};
+use super::backend::{postgres_dialect, Backend, SqlValue};
 use super::location::PgUrl;
 use super::{migrate, Access, SCHEMA_VERSION};
 use crate::error::{Error, Result};
@@ -28,33 +28,33 @@ pub struct Postgres {
 }
 
 /// A parameter as the server's inferred type for it wants it (a NULL is typed too).
-fn param(value: &Value, ty: &Type) -> Result<Box<dyn ToSql + Sync>> {
+fn param(value: &SqlValue, ty: &Type) -> Result<Box<dyn ToSql + Sync>> {
     let narrow = |v: i64| i32::try_from(v).map_err(|_| Error::failed(format!("{v} does not fit a 32-bit column")));
     Ok(match (value, ty) {
-        (Value::Null, &Type::INT8) => Box::new(None::<i64>),
-        (Value::Null, &Type::INT4) => Box::new(None::<i32>),
-        (Value::Null, &Type::FLOAT8) => Box::new(None::<f64>),
-        (Value::Null, &Type::BYTEA) => Box::new(None::<Vec<u8>>),
-        (Value::Null, _) => Box::new(None::<String>),
-        (Value::Int(v), &Type::INT4) => Box::new(narrow(*v)?),
-        (Value::Int(v), &Type::FLOAT8) => Box::new(*v as f64),
-        (Value::Int(v), _) => Box::new(*v),
-        (Value::Real(v), _) => Box::new(*v),
-        (Value::Text(v), _) => Box::new(v.clone()),
-        (Value::Blob(v), _) => Box::new(v.clone()),
+        (SqlValue::Null, &Type::INT8) => Box::new(None::<i64>),
+        (SqlValue::Null, &Type::INT4) => Box::new(None::<i32>),
+        (SqlValue::Null, &Type::FLOAT8) => Box::new(None::<f64>),
+        (SqlValue::Null, &Type::BYTEA) => Box::new(None::<Vec<u8>>),
+        (SqlValue::Null, _) => Box::new(None::<String>),
+        (SqlValue::Int(v), &Type::INT4) => Box::new(narrow(*v)?),
+        (SqlValue::Int(v), &Type::FLOAT8) => Box::new(*v as f64),
+        (SqlValue::Int(v), _) => Box::new(*v),
+        (SqlValue::Real(v), _) => Box::new(*v),
+        (SqlValue::Text(v), _) => Box::new(v.clone()),
+        (SqlValue::Blob(v), _) => Box::new(v.clone()),
     })
 }
 
-fn value_of(row: &postgres::Row, i: usize) -> std::result::Result<Value, postgres::Error> {
+fn value_of(row: &postgres::Row, i: usize) -> std::result::Result<SqlValue, postgres::Error> {
     let ty = row.columns()[i].type_().clone();
     Ok(match ty {
-        Type::INT8 => row.try_get::<_, Option<i64>>(i)?.map_or(Value::Null, Value::Int),
-        Type::INT4 => row.try_get::<_, Option<i32>>(i)?.map_or(Value::Null, |v| Value::Int(v.into())),
-        Type::INT2 => row.try_get::<_, Option<i16>>(i)?.map_or(Value::Null, |v| Value::Int(v.into())),
-        Type::FLOAT8 => row.try_get::<_, Option<f64>>(i)?.map_or(Value::Null, Value::Real),
-        Type::FLOAT4 => row.try_get::<_, Option<f32>>(i)?.map_or(Value::Null, |v| Value::Real(v.into())),
-        Type::BYTEA => row.try_get::<_, Option<Vec<u8>>>(i)?.map_or(Value::Null, Value::Blob),
-        _ => row.try_get::<_, Option<String>>(i)?.map_or(Value::Null, Value::Text),
+        Type::INT8 => row.try_get::<_, Option<i64>>(i)?.map_or(SqlValue::Null, SqlValue::Int),
+        Type::INT4 => row.try_get::<_, Option<i32>>(i)?.map_or(SqlValue::Null, |v| SqlValue::Int(v.into())),
+        Type::INT2 => row.try_get::<_, Option<i16>>(i)?.map_or(SqlValue::Null, |v| SqlValue::Int(v.into())),
+        Type::FLOAT8 => row.try_get::<_, Option<f64>>(i)?.map_or(SqlValue::Null, SqlValue::Real),
+        Type::FLOAT4 => row.try_get::<_, Option<f32>>(i)?.map_or(SqlValue::Null, |v| SqlValue::Real(v.into())),
+        Type::BYTEA => row.try_get::<_, Option<Vec<u8>>>(i)?.map_or(SqlValue::Null, SqlValue::Blob),
+        _ => row.try_get::<_, Option<String>>(i)?.map_or(SqlValue::Null, SqlValue::Text),
     })
 }
 
@@ -120,13 +120,13 @@ fn lost(url: &PgUrl, context: &str, detail: &str) -> Error {
 }
 
 impl Backend for Postgres {
-    fn execute(&self, context: &str, sql: &str, params: &[Value]) -> Result<u64> {
+    fn execute(&self, context: &str, sql: &str, params: &[SqlValue]) -> Result<u64> {
         let (stmt, bound) = self.prepare(context, sql, params)?;
         let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
         self.client.borrow_mut().execute(&stmt, &refs).map_err(|e| self.err(context, e))
     }
 
-    fn query(&self, context: &str, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>> {
+    fn query(&self, context: &str, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
         let (stmt, bound) = self.prepare(context, sql, params)?;
         let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
         let rows = self.client.borrow_mut().query(&stmt, &refs).map_err(|e| self.err(context, e))?;
@@ -171,7 +171,12 @@ impl Postgres {
         pg_error(&self.url, context, &e)
     }
 
-    fn prepare(&self, context: &str, sql: &str, params: &[Value]) -> Result<(Statement, Vec<Box<dyn ToSql + Sync>>)> {
+    fn prepare(
+        &self,
+        context: &str,
+        sql: &str,
+        params: &[SqlValue],
+    ) -> Result<(Statement, Vec<Box<dyn ToSql + Sync>>)> {
         let cached = self.prepared.borrow().get(sql).cloned();
         let stmt = match cached {
             Some(stmt) => stmt,
@@ -197,7 +202,7 @@ impl Postgres {
             &[],
         )?;
         match rows.first().map(Vec::as_slice) {
-            Some([Value::Int(meta), Value::Int(all)]) => Ok((*meta > 0, *all)),
+            Some([SqlValue::Int(meta), SqlValue::Int(all)]) => Ok((*meta > 0, *all)),
             _ => Err(Error::failed(format!("reading the schema of {}: an unexpected answer", self.url.shown()))),
         }
     }
@@ -219,8 +224,8 @@ impl Postgres {
         }
         let rows = self.query("reading the schema", "SELECT application, schema_version FROM schedlab_meta", &[])?;
         match rows.as_slice() {
-            [row] if row.first() == Some(&Value::Text(APPLICATION.into())) => match row.get(1) {
-                Some(Value::Int(v)) => Ok(*v),
+            [row] if row.first() == Some(&SqlValue::Text(APPLICATION.into())) => match row.get(1) {
+                Some(SqlValue::Int(v)) => Ok(*v),
                 _ => Err(not_ours()),
             },
             _ => Err(not_ours()),

@@ -3,7 +3,7 @@
 //! share one database. The schema version is `PRAGMA user_version`; the file is marked
 //! as schedlab's by `PRAGMA application_id`.
 
-use super::backend::{Backend, Value};
+use super::backend::{Backend, SqlValue};
 use super::{migrate, Access, MIGRATIONS, SCHEMA_VERSION};
 use crate::error::{describe_io, Error, Result};
 use rusqlite::types::{ToSqlOutput, ValueRef};
@@ -20,25 +20,25 @@ pub struct Sqlite {
     shown: String,
 }
 
-impl rusqlite::ToSql for Value {
+impl rusqlite::ToSql for SqlValue {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
         Ok(match self {
-            Value::Null => ToSqlOutput::Borrowed(ValueRef::Null),
-            Value::Int(v) => ToSqlOutput::Borrowed(ValueRef::Integer(*v)),
-            Value::Real(v) => ToSqlOutput::Borrowed(ValueRef::Real(*v)),
-            Value::Text(v) => ToSqlOutput::Borrowed(ValueRef::Text(v.as_bytes())),
-            Value::Blob(v) => ToSqlOutput::Borrowed(ValueRef::Blob(v)),
+            SqlValue::Null => ToSqlOutput::Borrowed(ValueRef::Null),
+            SqlValue::Int(v) => ToSqlOutput::Borrowed(ValueRef::Integer(*v)),
+            SqlValue::Real(v) => ToSqlOutput::Borrowed(ValueRef::Real(*v)),
+            SqlValue::Text(v) => ToSqlOutput::Borrowed(ValueRef::Text(v.as_bytes())),
+            SqlValue::Blob(v) => ToSqlOutput::Borrowed(ValueRef::Blob(v)),
         })
     }
 }
 
-fn value_of(v: ValueRef) -> Value {
+fn value_of(v: ValueRef) -> SqlValue {
     match v {
-        ValueRef::Null => Value::Null,
-        ValueRef::Integer(i) => Value::Int(i),
-        ValueRef::Real(f) => Value::Real(f),
-        ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
-        ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+        ValueRef::Null => SqlValue::Null,
+        ValueRef::Integer(i) => SqlValue::Int(i),
+        ValueRef::Real(f) => SqlValue::Real(f),
+        ValueRef::Text(t) => SqlValue::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => SqlValue::Blob(b.to_vec()),
     }
 }
 
@@ -75,13 +75,13 @@ fn db_error(path: &Path, context: &str, e: rusqlite::Error) -> Error {
 }
 
 impl Backend for Sqlite {
-    fn execute(&self, context: &str, sql: &str, params: &[Value]) -> Result<u64> {
+    fn execute(&self, context: &str, sql: &str, params: &[SqlValue]) -> Result<u64> {
         let mut stmt = self.conn.prepare_cached(sql).map_err(|e| self.err(context, e))?;
         let changed = stmt.execute(rusqlite::params_from_iter(params)).map_err(|e| self.err(context, e))?;
         Ok(changed as u64)
     }
 
-    fn query(&self, context: &str, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>> {
+    fn query(&self, context: &str, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
         let mut stmt = self.conn.prepare_cached(sql).map_err(|e| self.err(context, e))?;
         let columns = stmt.column_count();
         let mut rows = stmt.query(rusqlite::params_from_iter(params)).map_err(|e| self.err(context, e))?;
