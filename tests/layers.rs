@@ -65,6 +65,8 @@ const FAMILY_FILES: &[(&str, &str)] = &[
     ("report", "report"),
     ("live", "report"),
     ("flags", "cli"),
+    // Readers of a family's results in a foreign format (the NCAR report's tables).
+    ("import", "store"),
 ];
 
 /// The files of `src/families/` beside the family folders.

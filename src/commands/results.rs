@@ -3,11 +3,12 @@
 
 use crate::cli::{DeleteArgs, ExportArgs, ExportFormat, ImportArgs, ListArgs, MachineArgs, PushArgs, ShowArgs};
 use crate::error::{describe_io, Error, Result};
+use crate::families::ring::import as ncar;
 use crate::report::cells;
 use crate::report::output::emit;
 use crate::report::stored;
 use crate::report::table::Table;
-use crate::store::{export, ncar, seeds};
+use crate::store::{export, seeds};
 use crate::store::{Access, Location, RunRecord, RunStatus, Store};
 use crate::sys::machine::{self, Machine};
 

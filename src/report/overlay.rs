@@ -333,8 +333,8 @@ fn imported_note(l: &OverlayLine) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::families::ring::import::import_table;
     use crate::report::plots::overlay_chart;
-    use crate::store::ncar::import_table;
     use crate::sys::machine::{Machine, StoredMachine};
 
     /// A table whose CPU cost per hop is `per_hop_us` below `step_at` processes and three

@@ -17,7 +17,6 @@ pub mod export;
 pub mod group;
 pub mod legacy;
 mod location;
-pub mod ncar;
 mod pg;
 pub mod seeds;
 mod sqlite;

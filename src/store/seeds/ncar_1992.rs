@@ -1,12 +1,12 @@
 //! J.L. Sloan's "Context Switch Time Scalability: Benchmark Results" (NCAR, October 1992):
-//! its Appendix 1's nine machines, one table each in the report's format (`store::ncar`),
+//! its Appendix 1's nine machines, one table each in the report's format (`families::ring::import`),
 //! built into the binary (`data/ncar-1992.toml`) and stored by
 //! `import --reference ncar-1992` as nine ring runs; the report's conclusions as claims.
 //! It has no `report --against` form: `pipeline-1992`'s own report shows the same table.
 
 use super::{line_of, Claim, Claims, ReferenceOptions, Seed, Test};
 use crate::error::{Error, Result};
-use crate::store::ncar::{consistency_warnings, parse_table, to_run, Provenance, NCAR_LAPS};
+use crate::families::ring::import::{consistency_warnings, parse_table, to_run, Provenance, NCAR_LAPS};
 use crate::store::{RunRecord, TrialRecord};
 use serde::{Deserialize, Serialize};
 
@@ -101,7 +101,7 @@ struct ReferenceFile {
 
 /// The report's nine machines, each as (machine id, table), in the report's order.
 #[cfg(test)]
-pub fn reference_tables() -> Result<Vec<(String, crate::store::ncar::NcarTable)>> {
+pub fn reference_tables() -> Result<Vec<(String, crate::families::ring::import::NcarTable)>> {
     reference_machines()?
         .into_iter()
         .map(|m| Ok((m.id.clone(), parse_table(REFERENCE_FILE, &m.table, line_of(REFERENCE_TOML, &m.table))?)))

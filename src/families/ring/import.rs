@@ -1,5 +1,5 @@
-//! Results in the 1992 NCAR report's table format (the report's own nine machines are the
-//! seed `seeds::ncar_1992`, built on this).
+//! Ring results in the 1992 NCAR report's table format (the report's own nine machines are
+//! the seed `store::seeds::ncar_1992`, built on this).
 //!
 //! J.L. Sloan's "Context Switch Time Scalability: Benchmark Results" (NCAR, October 1992)
 //! prints one table per machine: `Processes`, `Real Seconds`, `CPU Seconds`, `User
@@ -15,7 +15,7 @@
 //! as measured here.
 
 use crate::error::{Error, Result};
-use crate::families::ring::model::{Ipc, Pin, RingLength, RingMode, RingOutcome, RingSpec};
+use super::model::{Ipc, Pin, RingLength, RingMode, RingOutcome, RingSpec};
 use crate::families::{Family, Outcome, TrialSpec};
 use crate::model::cell::Cell;
 use crate::model::parse::MAX_PROCS;
