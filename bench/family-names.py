@@ -5,9 +5,10 @@ A family should be one folder, src/families/<name>/, and one line of the registr
 of the code reaches it through the traits and the dispatch macros. This counts the places
 that still name one: a path into its folder (`families::ring`), a variant of the
 registry's or the command line's enums (`Family::Ring`, `Command::Ring`), an outcome's
-accessor (`.ring()`) and its types (`RingSpec`). Comments and string literals are not code and are not read, nor is a
-file's test module (from its `#[cfg(test)]` on). The seeds' data, which replicate one
-family's study (src/store/seeds/), are counted apart.
+accessor (`.ring()`) and its types (`RingSpec`). Comments and string literals are not
+code and are not read, nor are test-only items (each `#[cfg(test)]` item: the test module
+and its helpers). The seeds' data, which replicate one family's study (src/store/seeds/),
+are counted apart.
 
   bench/family-names.py            one line per family, then the files, most names first
   bench/family-names.py --total    the one number: names outside the folders and the seeds
@@ -24,16 +25,37 @@ SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 
 
 def code_of(text):
-    """The code of a Rust source: comments, strings and the test module blanked."""
-    cut = text.find("#[cfg(test)]")
-    if cut >= 0:
-        text = text[:cut]
+    """The code of a Rust source: comments, strings and test-only items blanked."""
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     text = re.sub(r"//[^\n]*", " ", text)
     text = re.sub(r"b?r(#*)\".*?\"\1", '""', text, flags=re.S)
     text = re.sub(r'b?"(?:\\.|[^"\\])*"', '""', text, flags=re.S)
     text = re.sub(r"'(?:\\.|\\u\{[0-9a-fA-F]+\}|[^'\\])'", "' '", text)
-    return text
+    return without_test_items(text)
+
+
+def without_test_items(code):
+    """`code` less every item marked #[cfg(test)]: the test module and test-only helpers,
+    each from its attribute to the end of its braces (or its semicolon)."""
+    out = []
+    at = 0
+    for mark in re.finditer(r"#\[cfg\(test\)\]", code):
+        if mark.start() < at:
+            continue
+        out.append(code[at : mark.start()])
+        brace, semi = code.find("{", mark.end()), code.find(";", mark.end())
+        if brace < 0 or 0 <= semi < brace:
+            at = semi + 1 if semi >= 0 else len(code)
+            continue
+        depth, i = 0, brace
+        while i < len(code):
+            depth += {"{": 1, "}": -1}.get(code[i], 0)
+            if depth == 0:
+                break
+            i += 1
+        at = i + 1
+    out.append(code[at:])
+    return "".join(out)
 
 
 # Identifiers that start like a family's name but are someone else's (std, clap).
