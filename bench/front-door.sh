@@ -49,6 +49,11 @@ for f in $formats classic; do
     --repeat 2 --seed 7 --format "$f"
 done
 
+# With the tracepoints (root): the keys of what was traced.
+case_ ring-trace-json ring --procs 2 --laps 500 --trace on --json
+case_ workload-trace-json workload cpu --procs 2 --iterations 20000 --trace on --json
+case_ latency-trace-json latency --loops 300 --interval 1ms --trace on --json
+
 # Bad inputs: each must be refused with its message and exit 2 before anything runs.
 case_ bad-ring-procs ring --procs 0
 case_ bad-ring-laps ring --laps -3

@@ -202,9 +202,10 @@ pub struct RingLine<'a> {
 /// With `--trace on`: the ring's hops as the scheduler saw them, or why there are none.
 #[derive(Serialize)]
 #[serde(rename_all = "snake_case")]
+// Each variant's name is its JSON key (`ring_trace`), which scripts read.
 enum TraceKeys<'a> {
     Attribution(&'a str),
-    HopTrace(&'a crate::analysis::offcpu::HopTrace),
+    RingTrace(&'a crate::analysis::offcpu::HopTrace),
 }
 
 /// A ring's figures; `projected_cpu_ns` is the sweep's linear projection, when known.
@@ -247,7 +248,7 @@ fn line_of<'a>(
         beside: LineExtras::of(&spec.beside.load, o.as_ref(), spec.beside.deadline),
         trace: ring.and_then(|r| r.trace.as_ref()).map(|t| match &t.unavailable {
             Some(reason) => TraceKeys::Attribution(reason),
-            None => TraceKeys::HopTrace(t),
+            None => TraceKeys::RingTrace(t),
         }),
     }
 }
