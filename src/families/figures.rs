@@ -100,7 +100,7 @@ impl Figure {
         match self.read {
             Read::Outcome(read) => read(o),
             Read::Thread(read) => read(&o.latency()?.all),
-            Read::Parsed => o.command()?.parsed.get(self.key).copied(),
+            Read::Parsed => o.parsed(self.key),
         }
     }
 
@@ -178,36 +178,6 @@ macro_rules! family {
     };
 }
 pub(crate) use family;
-
-/// The figures users declared for commands in this process (`--figure`, a suite's
-/// `figures`, or a stored run's spec as it is read), one per key, in the order first
-/// declared. Each is made once and kept for the process's life, like the static ones.
-static USER_DECLARED: std::sync::Mutex<Vec<&'static Figure>> = std::sync::Mutex::new(Vec::new());
-
-/// The registry's figure for a declared one: made on its first declaration; a later one
-/// of the same key keeps the first's unit and direction.
-fn declare(name: &str, unit: Option<&str>, better: crate::families::command::model::Direction) -> &'static Figure {
-    let mut declared = USER_DECLARED.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(f) = declared.iter().find(|f| f.key == name) {
-        return f;
-    }
-    let key: &'static str = Box::leak(name.to_string().into_boxed_str());
-    let unit = unit.map_or(Number, |u| Declared(Box::leak(u.to_string().into_boxed_str())));
-    let made = Figure {
-        // Only a figure that is better lower is tested: `compare` calls a rise a regression.
-        compared: (better == crate::families::command::model::Direction::Lower).then_some(u8::MAX),
-        ..figure(key, key, unit, Read::Parsed)
-    };
-    let made: &'static Figure = Box::leak(Box::new(made));
-    declared.push(made);
-    made
-}
-
-/// The declared figures so far.
-pub fn declared() -> Vec<&'static Figure> {
-    let declarations = crate::families::command::model::declarations();
-    declarations.iter().map(|d| declare(&d.name, d.unit.as_deref(), d.better)).collect()
-}
 
 /// What the background load achieved during the trial's window: the same for every
 /// family, written after the family's own figures.
@@ -294,8 +264,10 @@ pub fn headline(family: Family) -> &'static Figure {
 /// The headline of one trial: its family's, except for a command that declared a figure
 /// with better = lower (its p99, say): the first such, which its outcome names.
 pub fn headline_of(o: &Outcome) -> &'static Figure {
-    let judged = o.command().and_then(|c| c.judged.as_deref());
-    judged.and_then(|key| declared().into_iter().find(|f| f.key == key)).unwrap_or_else(|| headline(o.family()))
+    let judged = o.judged();
+    judged
+        .and_then(|key| o.family().declared().into_iter().find(|f| f.key == key))
+        .unwrap_or_else(|| headline(o.family()))
 }
 
 /// The figures a run's question tests between the cells it compares: the headline, and
@@ -307,7 +279,8 @@ pub fn questioned(family: Family) -> Vec<&'static Figure> {
 /// The figures a question tests, read from one of its trials (a command's headline is
 /// its own, when it declared one to judge).
 pub fn questioned_of(o: &Outcome) -> Vec<&'static Figure> {
-    let mut out = match o.command() {
+    let judged = o.judged();
+    let mut out = match judged {
         Some(_) => vec![headline_of(o)],
         None => questioned(o.family()),
     };

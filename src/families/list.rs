@@ -165,6 +165,16 @@ impl TrialSpec {
 }
 
 impl Outcome {
+    /// A figure declared at run time and read from the trial's output, by key.
+    pub fn parsed(&self, key: &str) -> Option<f64> {
+        on_each!(Outcome, self, o => o.parsed(key))
+    }
+
+    /// The key of the declared figure the trial is judged by, where it names one.
+    pub fn judged(&self) -> Option<&str> {
+        on_each!(Outcome, self, o => o.judged())
+    }
+
     /// What the background load did during the trial, if it ran one.
     pub fn load(&self) -> Option<&LoadOutcome> {
         on_each!(Outcome, self, o => o.load())

@@ -73,6 +73,15 @@ pub trait FamilyOutcome {
     /// The trial's private cgroup figures (a `cgroup` setting), where it ran in one.
     fn cgroup(&self) -> Option<&crate::model::settings::CgroupFigures>;
     fn set_cgroup(&mut self, cgroup: Option<crate::model::settings::CgroupFigures>);
+    /// A figure declared at run time and read from the trial's output (a command's), by key.
+    fn parsed(&self, _key: &str) -> Option<f64> {
+        None
+    }
+    /// The key of the declared figure the trial is judged by instead of its family's
+    /// headline (a command's first figure declared better = lower).
+    fn judged(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// What every outcome records beside its own figures, flattened into it (its keys stand
@@ -93,7 +102,7 @@ pub struct Beside {
 
 /// `FamilyOutcome` for an outcome that keeps its load, steal and cgroup in a `beside` field.
 macro_rules! outcome_with_load_and_steal {
-    ($outcome:ty) => {
+    ($outcome:ty $(, { $($own:item)* })?) => {
         impl $crate::families::shared::FamilyOutcome for $outcome {
             fn load(&self) -> Option<&$crate::model::LoadOutcome> {
                 self.beside.load.as_ref()
@@ -113,6 +122,7 @@ macro_rules! outcome_with_load_and_steal {
             fn set_cgroup(&mut self, cgroup: Option<$crate::model::settings::CgroupFigures>) {
                 self.beside.cgroup = cgroup;
             }
+            $($($own)*)?
         }
     };
 }

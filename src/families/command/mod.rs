@@ -28,7 +28,7 @@ impl FamilyModel for Command {
     const FIGURES: &'static [&'static Figure] = figures::ALL;
 
     fn declared() -> Vec<&'static Figure> {
-        crate::families::figures::declared()
+        figures::declared()
     }
 
     /// The program line and its declared figures are lists themselves.
@@ -55,4 +55,11 @@ impl FamilySpec for CommandSpec {
     }
 }
 
-outcome_with_load_and_steal!(CommandOutcome);
+outcome_with_load_and_steal!(CommandOutcome, {
+    fn parsed(&self, key: &str) -> Option<f64> {
+        self.parsed.get(key).copied()
+    }
+    fn judged(&self) -> Option<&str> {
+        self.judged.as_deref()
+    }
+});
