@@ -19,10 +19,7 @@ use crate::exec::family::Extras;
 use crate::exec::preflight;
 use crate::exec::runner::{Ended, Orchestrator};
 use crate::exec::suite::Trial;
-use crate::families::latency::model::{LatencyLength, LatencySpec, Placement};
-use crate::families::ring::model::{Ipc, Pin, RingLength, RingMode, RingSpec};
 use crate::families::{Outcome, TrialSpec};
-use crate::model::{BesideSpec, Policy};
 use crate::sys::machine::NoiseFloor;
 use crate::sys::steal::StealMark;
 use crate::sys::{clock, sched};
@@ -60,33 +57,14 @@ pub fn trial_cpus<'a>(trials: impl IntoIterator<Item = &'a Trial>) -> Vec<usize>
     }
 }
 
+/// The probe's idle wakeups: a SCHED_OTHER thread on each of `cpus` at 1 kHz.
 fn wakeup_spec(cpus: &[usize]) -> TrialSpec {
-    TrialSpec::Latency(LatencySpec {
-        interval_ns: WAKEUP_INTERVAL_NS,
-        length: LatencyLength::Duration(WAKEUP_REPEAT),
-        policy: Policy::Other,
-        prio: 0,
-        placement: Placement::Cpus(cpus.to_vec()),
-        hold_dma_latency: false,
-        break_ns: None,
-        beside: BesideSpec::default(),
-    })
+    crate::families::latency::trial::idle_wakeups(cpus, WAKEUP_INTERVAL_NS, WAKEUP_REPEAT).into()
 }
 
+/// The probe's ring: two SCHED_OTHER processes on `cpu`.
 fn ring_spec(cpu: usize) -> TrialSpec {
-    TrialSpec::Ring(RingSpec {
-        procs: 2,
-        length: RingLength::Duration(RING_REPEAT),
-        mode: RingMode::Process,
-        ipc: Ipc::Pipe,
-        pin: Pin::Same,
-        cpus: Some(vec![cpu]),
-        policy: Policy::Other,
-        prio: 0,
-        work_kb: 0,
-        timeout: None,
-        beside: BesideSpec::default(),
-    })
+    crate::families::ring::trial::pair_on(cpu, RING_REPEAT).into()
 }
 
 /// One probe trial's outcome; `Ok(None)` when it failed (the floor then lacks that
@@ -160,6 +138,7 @@ pub fn probe(orchestrator: &mut Orchestrator, cpus: &[usize]) -> Result<NoiseFlo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Policy;
 
     #[test]
     fn the_probe_specs_are_ordinary_unprivileged_trials() {

@@ -131,3 +131,18 @@ fn draw_live_line(tty: &mut std::fs::File, label: &str, lives: &[kernel::Live]) 
 pub fn trace_file_end() -> String {
     format!("{}]\n", kernel::ChromeEvent::process_name(0, "schedlab".into()).text())
 }
+
+/// An unprivileged SCHED_OTHER thread on each of `cpus`, waking every `interval_ns` for
+/// `length`: what the noise probe measures idle wakeups with.
+pub fn idle_wakeups(cpus: &[usize], interval_ns: u64, length: std::time::Duration) -> LatencySpec {
+    LatencySpec {
+        interval_ns,
+        length: LatencyLength::Duration(length),
+        policy: crate::model::Policy::Other,
+        prio: 0,
+        placement: Placement::Cpus(cpus.to_vec()),
+        hold_dma_latency: false,
+        break_ns: None,
+        beside: crate::model::BesideSpec::default(),
+    }
+}

@@ -68,3 +68,22 @@ impl FamilyTrial for RingSpec {
         body + 0.05 + self.procs as f64 * 3e-4
     }
 }
+
+/// Two unprivileged SCHED_OTHER processes passing the token through a pipe on `cpu` for
+/// `length`: what the noise probe measures the cost of a switch with.
+pub fn pair_on(cpu: usize, length: std::time::Duration) -> RingSpec {
+    use super::model::Ipc;
+    RingSpec {
+        procs: 2,
+        length: RingLength::Duration(length),
+        mode: RingMode::Process,
+        ipc: Ipc::Pipe,
+        pin: Pin::Same,
+        cpus: Some(vec![cpu]),
+        policy: crate::model::Policy::Other,
+        prio: 0,
+        work_kb: 0,
+        timeout: None,
+        beside: crate::model::BesideSpec::default(),
+    }
+}
