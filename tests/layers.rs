@@ -64,6 +64,8 @@ const FAMILY_FILES: &[(&str, &str)] = &[
     ("trial", "exec"),
     ("report", "report"),
     ("live", "report"),
+    // Its form beside a seed document (`report --against`).
+    ("against", "report"),
     ("flags", "cli"),
     // Readers of a family's results in a foreign format (the NCAR report's tables).
     ("import", "store"),

@@ -1,6 +1,7 @@
 //! The latency family: absolute `clock_nanosleep` wakeups, actual − ideal, per thread and
 //! policy (the 2007 hrtimers benchmark, cyclictest).
 
+pub mod against;
 pub mod figures;
 pub mod flags;
 pub mod kernel;

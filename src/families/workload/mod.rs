@@ -1,6 +1,7 @@
 //! The workload family: CPU-bound, I/O-bound and mixed children forked N times under a
 //! policy; which policy serves which workload best (the 2014 study).
 
+pub mod against;
 pub mod figures;
 pub mod flags;
 pub mod kernel;
