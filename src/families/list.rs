@@ -175,6 +175,11 @@ impl Outcome {
         on_each!(Outcome, self, o => o.judged())
     }
 
+    /// Its samples' histogram, where its family keeps one.
+    pub fn histogram_mut(&mut self) -> Option<&mut Vec<(u64, u64)>> {
+        on_each!(Outcome, self, o => o.histogram_mut())
+    }
+
     /// What the background load did during the trial, if it ran one.
     pub fn load(&self) -> Option<&LoadOutcome> {
         on_each!(Outcome, self, o => o.load())

@@ -82,6 +82,11 @@ pub trait FamilyOutcome {
     fn judged(&self) -> Option<&str> {
         None
     }
+    /// Its samples' histogram (`(value_ns, count)` buckets), which the store keeps in a
+    /// compact column of its own; `None` for a family that keeps none (a latency run's).
+    fn histogram_mut(&mut self) -> Option<&mut Vec<(u64, u64)>> {
+        None
+    }
 }
 
 /// What every outcome records beside its own figures, flattened into it (its keys stand

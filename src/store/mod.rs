@@ -137,23 +137,24 @@ fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
-/// An outcome as stored: JSON, with a latency histogram taken out into its compact BLOB.
+/// An outcome as stored: JSON, with a histogram (a latency run's) taken out into its
+/// compact BLOB.
 fn outcome_text(outcome: &Outcome) -> (String, Option<Vec<u8>>) {
-    match outcome {
-        Outcome::Latency(l) if !l.histogram.is_empty() => {
-            let mut without = l.clone();
-            let buckets = std::mem::take(&mut without.histogram);
-            (to_json(&Outcome::Latency(without)), Some(encode_histogram(&buckets)))
+    let mut without = outcome.clone();
+    match without.histogram_mut().filter(|h| !h.is_empty()) {
+        Some(histogram) => {
+            let buckets = std::mem::take(histogram);
+            (to_json(&without), Some(encode_histogram(&buckets)))
         }
-        other => (to_json(other), None),
+        None => (to_json(outcome), None),
     }
 }
 
 /// The stored outcome back, with its histogram put back in.
 fn outcome_from_text(text: &str, histogram: Option<&[u8]>) -> Option<Outcome> {
     let mut outcome: Outcome = serde_json::from_str(text).ok()?;
-    if let (Outcome::Latency(l), Some(bytes)) = (&mut outcome, histogram) {
-        l.histogram = decode_histogram(bytes);
+    if let (Some(kept), Some(bytes)) = (outcome.histogram_mut(), histogram) {
+        *kept = decode_histogram(bytes);
     }
     Some(outcome)
 }

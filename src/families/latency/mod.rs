@@ -58,4 +58,8 @@ impl FamilySpec for LatencySpec {
     }
 }
 
-outcome_with_load_and_steal!(LatencyOutcome);
+outcome_with_load_and_steal!(LatencyOutcome, {
+    fn histogram_mut(&mut self) -> Option<&mut Vec<(u64, u64)>> {
+        Some(&mut self.histogram)
+    }
+});
