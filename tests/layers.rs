@@ -66,6 +66,8 @@ const FAMILY_FILES: &[(&str, &str)] = &[
     ("live", "report"),
     // Its form beside a seed document (`report --against`).
     ("against", "report"),
+    // Findings of its own science (latency's spike periods).
+    ("findings", "decide"),
     ("flags", "cli"),
     // Readers of a family's results in a foreign format (the NCAR report's tables).
     ("import", "store"),

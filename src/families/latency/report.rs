@@ -3,8 +3,8 @@
 
 use super::Latency;
 use crate::analysis::attribution;
-use crate::decide::findings::ThreadSpikes;
-use crate::decide::findings::{spike_periods, Finding};
+use super::findings::{spike_periods, ThreadSpikes};
+use crate::decide::findings::Finding;
 use crate::families::declared::FamilyModel;
 use crate::families::figures as registry;
 use crate::families::figures::Part;
@@ -196,7 +196,7 @@ pub fn spike_lines(spec: &LatencySpec, o: &LatencyOutcome) -> String {
 pub fn beat_culprits(
     spec: &LatencySpec,
     o: &LatencyOutcome,
-    spikes: &crate::decide::findings::ThreadSpikes,
+    spikes: &ThreadSpikes,
 ) -> Option<(usize, Vec<crate::analysis::trace::TailCulprit>)> {
     let p = spikes.claimed()?;
     let traced = o.attribution.as_ref()?.threads.iter().find(|a| Some(a.cpu) == spikes.cpu)?;
@@ -707,7 +707,7 @@ fn latency_strip_charts(n: i64, gs: &[&Group], axes: &[String]) -> Vec<Chart> {
         let mut periods: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for t in g.ok() {
             let (Some(Outcome::Latency(o)), Some(TrialSpec::Latency(spec))) = (&t.outcome, &t.spec) else { continue };
-            let spikes = crate::decide::findings::spike_periods(o, spec.interval_ns);
+            let spikes = spike_periods(o, spec.interval_ns);
             for (kept, found) in o.outliers.iter().zip(&spikes) {
                 let (who, short) = match (o.outliers.len(), kept.cpu) {
                     (1, _) => (format!("repeat {}", t.repeat), t.repeat.to_string()),
