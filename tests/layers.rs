@@ -60,6 +60,10 @@ fn place(file: &str) -> (String, Vec<String>) {
 const FAMILY_FILES: &[(&str, &str)] = &[
     ("model", "model"),
     ("figures", "model"),
+    // A task set's own model files: its tasks, rt-app's JSON, the default reservation.
+    ("task", "model"),
+    ("rt_app", "model"),
+    ("reservation", "model"),
     ("kernel", "bench"),
     ("trial", "exec"),
     ("report", "report"),

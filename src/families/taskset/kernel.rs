@@ -4,7 +4,8 @@
 //! to its deadline and the CPU time it got. The schedule is ideal: a late activation does
 //! not move the next one, so lateness carries over and is counted, as a real task set's.
 
-use super::model::{Event, TaskSpec, TaskStats, TasksetOutcome, TasksetSpec};
+use super::model::{TaskSpec, TaskStats, TasksetOutcome, TasksetSpec};
+use super::task::Event;
 use crate::analysis::misses::{self, LockWait, MissSplit, MissTrace, MissWindow};
 use crate::analysis::trace::Recording;
 use crate::error::{Error, Result};

@@ -8,6 +8,9 @@ pub mod kernel;
 pub mod live;
 pub mod model;
 pub mod report;
+pub mod reservation;
+pub mod rt_app;
+pub mod task;
 pub mod trial;
 
 use crate::families::declared::FamilyModel;

@@ -343,7 +343,8 @@ fn miss_sources_table(groups: &[&Group], axes: &[String]) -> Option<(String, Tab
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::{TaskDecl, TasksetOptions};
+    use super::super::model::TasksetOptions;
+    use super::super::task::TaskDecl;
     use super::*;
     use crate::families::shared::SpecSource;
     use crate::report::figures::object_of;

@@ -103,7 +103,7 @@ impl FamilyTrial for TasksetSpec {
 /// a quarter more and the floor), the smaller `runtime = ...` that would fit when that
 /// still covers the run; else shorter runs or longer periods.
 fn admission_advice(spec: &TasksetSpec, fits: f64) -> String {
-    use super::model::{default_runtime_ns, reservation_floor_ns};
+    use super::reservation::{default_runtime_ns, reservation_floor_ns};
     use crate::model::format_ns;
     let mut parts = Vec::new();
     let mut fixable = true;

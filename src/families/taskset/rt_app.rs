@@ -1,0 +1,186 @@
+//! rt-app's JSON task files, read into the task set's model (`--rt-app FILE`).
+
+use super::task::{Event, TaskDecl};
+use crate::error::{Error, Result};
+use crate::model::parse::given::{present, ByKey, Given, Keyed};
+use serde::{Deserialize, Deserializer};
+
+/// The rt-app keys of a task that are its settings, not events.
+const RT_APP_SETTINGS: [&str; 6] = ["instance", "loop", "priority", "policy", "dl-runtime", "dl-deadline"];
+
+/// One value of an rt-app task, read by its key's kind (rt-app numbers repeats: run0, run1).
+enum RtAppEntry {
+    Instance(Option<u64>),
+    /// `loop` and `policy`: schedlab runs for --duration, under the --policy of each trial.
+    Ignored,
+    Priority(Option<i64>),
+    /// Whole µs each.
+    Run(Given<u64>),
+    Sleep(Given<u64>),
+    DlRuntime(Given<u64>),
+    DlDeadline(Given<u64>),
+    /// The mutex's name.
+    Lock(Option<String>),
+    Unlock(Option<String>),
+    Yield,
+    Timer(Option<Given<u64>>),
+    Unsupported,
+}
+
+/// `T` read from an object only: a derived struct would also take a list of its fields in
+/// order, where rt-app's keys that are not objects mean "not given".
+struct FromObject<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for FromObject<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visitor<T> {
+            type Value = FromObject<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(FromObject)
+            }
+        }
+        d.deserialize_map(Visitor(std::marker::PhantomData))
+    }
+}
+
+/// An rt-app timer: `{ "ref": "t", "period": 1000 }` (µs).
+#[derive(Deserialize)]
+struct RtAppTimer {
+    #[serde(default, deserialize_with = "present")]
+    period: Option<Given<u64>>,
+}
+
+impl<'de> ByKey<'de> for RtAppEntry {
+    fn read<A: serde::de::MapAccess<'de>>(key: &str, map: &mut A) -> std::result::Result<Self, A::Error> {
+        let ignore = |map: &mut A| map.next_value::<serde::de::IgnoredAny>().map(|_| ());
+        Ok(match key.trim_end_matches(|c: char| c.is_ascii_digit()) {
+            "instance" => RtAppEntry::Instance(map.next_value::<Given<u64>>()?.ok()),
+            "loop" | "policy" => {
+                ignore(map)?;
+                RtAppEntry::Ignored
+            }
+            "priority" => RtAppEntry::Priority(map.next_value::<Given<i64>>()?.ok()),
+            "run" => RtAppEntry::Run(map.next_value()?),
+            "sleep" => RtAppEntry::Sleep(map.next_value()?),
+            "dl-runtime" => RtAppEntry::DlRuntime(map.next_value()?),
+            "dl-deadline" => RtAppEntry::DlDeadline(map.next_value()?),
+            "lock" => RtAppEntry::Lock(map.next_value::<Given<String>>()?.ok()),
+            "unlock" => RtAppEntry::Unlock(map.next_value::<Given<String>>()?.ok()),
+            "yield" => {
+                ignore(map)?;
+                RtAppEntry::Yield
+            }
+            "timer" => {
+                let timer = map.next_value::<Given<FromObject<RtAppTimer>>>()?;
+                RtAppEntry::Timer(timer.ok().and_then(|t| t.0.period))
+            }
+            _ => {
+                ignore(map)?;
+                RtAppEntry::Unsupported
+            }
+        })
+    }
+}
+
+/// An rt-app task: its keys in order (events run in the order written), each read as its
+/// kind takes it; anything but an object is kept to be named in the message.
+struct RtAppTask(Given<Keyed<RtAppEntry>>);
+
+impl<'de> ByKey<'de> for RtAppTask {
+    const EXPECTING: &'static str = "a JSON object";
+    fn read<A: serde::de::MapAccess<'de>>(_: &str, map: &mut A) -> std::result::Result<Self, A::Error> {
+        map.next_value().map(RtAppTask)
+    }
+}
+
+/// rt-app's `global`: only `pi_enabled` is read, and only when it is true or false.
+#[derive(Deserialize)]
+struct RtAppGlobal {
+    #[serde(default)]
+    pi_enabled: Option<Given<bool>>,
+}
+
+/// The tasks of an rt-app JSON file (rt-app's own format: `tasks`, each an object whose
+/// keys are its settings and its events in order, times in µs; `global` ignored but for
+/// `pi_enabled`). The one `timer` event is the activation: the events after it run first
+/// in each period, then those before it. Whatever schedlab does not run is refused, named.
+pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::usage(format!("cannot read {}: {}", path.display(), crate::error::describe_io(&e))))?;
+    let bad = |msg: String| Error::usage(format!("{}: {msg}", path.display()));
+    #[derive(Deserialize)]
+    struct RtAppFile {
+        tasks: Keyed<RtAppTask>,
+        #[serde(default)]
+        global: Option<Given<FromObject<RtAppGlobal>>>,
+    }
+    let file: RtAppFile = serde_json::from_str(&text).map_err(|e| bad(format!("not an rt-app file: {e}")))?;
+    let pi = file.global.and_then(Given::ok).and_then(|g| g.0.pi_enabled).and_then(Given::ok).unwrap_or(false);
+    let us = |task: &str, key: &str, v: &Given<u64>| -> Result<u64> {
+        match v {
+            Given::Is(n) => Ok(n * 1000),
+            Given::Not(other) => Err(bad(format!("task {task}: {key} is a whole number of µs, not {other}"))),
+        }
+    };
+    let mut out = Vec::new();
+    for (name, RtAppTask(body)) in file.tasks.0 {
+        let entries = match body {
+            Given::Is(Keyed(entries)) => entries,
+            Given::Not(other) => {
+                return Err(bad(format!("task {name}: invalid type: {}, expected a JSON object", other.kind)))
+            }
+        };
+        let mut decl = TaskDecl {
+            name: name.clone(),
+            count: 1,
+            period_ns: 0,
+            deadline_ns: None,
+            events: Vec::new(),
+            prio: None,
+            runtime_ns: None,
+        };
+        // Events before and after the timer, and the timer's period.
+        let (mut before, mut after, mut period) = (Vec::new(), Vec::new(), None);
+        for (key, entry) in entries {
+            let kind = key.trim_end_matches(|c: char| c.is_ascii_digit());
+            let events = if period.is_some() { &mut after } else { &mut before };
+            let mutex = |m: Option<String>| m.ok_or_else(|| bad(format!("task {name}: {key} names a mutex")));
+            match entry {
+                RtAppEntry::Instance(n) => decl.count = n.and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
+                RtAppEntry::Ignored => {}
+                RtAppEntry::Priority(p) => decl.prio = p.map(|p| p as i32),
+                RtAppEntry::Run(v) => events.push(Event::Run(us(&name, &key, &v)?)),
+                RtAppEntry::Sleep(v) => events.push(Event::Sleep(us(&name, &key, &v)?)),
+                RtAppEntry::DlRuntime(v) => decl.runtime_ns = Some(us(&name, &key, &v)?),
+                RtAppEntry::DlDeadline(v) => decl.deadline_ns = Some(us(&name, &key, &v)?),
+                RtAppEntry::Lock(m) => events.push(Event::Lock { name: mutex(m)?, pi }),
+                RtAppEntry::Unlock(m) => events.push(Event::Unlock(mutex(m)?)),
+                RtAppEntry::Yield => events.push(Event::Yield),
+                RtAppEntry::Timer(_) if period.is_some() => {
+                    return Err(bad(format!("task {name}: a second timer ({key}): schedlab runs one period a task")))
+                }
+                RtAppEntry::Timer(p) => {
+                    let p = p.ok_or_else(|| bad(format!("task {name}: {key} has no period")))?;
+                    period = Some(us(&name, &key, &p)?);
+                }
+                RtAppEntry::Unsupported => {
+                    return Err(bad(format!(
+                        "task {name}: '{kind}' is not supported: schedlab runs rt-app's run, sleep, timer, lock, \
+                         unlock and yield, and the settings {}",
+                        RT_APP_SETTINGS.join(", ")
+                    )))
+                }
+            }
+        }
+        decl.period_ns = period.ok_or_else(|| {
+            bad(format!("task {name}: no timer: schedlab runs periodic tasks (add \"timer\": {{ \"ref\": \"t\", \"period\": 1000 }})"))
+        })?;
+        decl.events = after.into_iter().chain(before).collect();
+        out.push(decl);
+    }
+    Ok(out)
+}

@@ -1,0 +1,205 @@
+//! A task as a task set describes it: its period, priority and the events of each
+//! activation (rt-app's model), read from a `--task` table or a TOML file of `[[task]]`s.
+
+use crate::error::{Error, Result};
+use crate::model::parse::given::{ByKey, Given, Keyed};
+use crate::model::parse::*;
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// One event of a task's activation, in order: its activation starts at its period's
+/// timer (the implicit first event), then these run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Event {
+    /// Busy for this much of the thread's own CPU time (CLOCK_THREAD_CPUTIME_ID), not a
+    /// calibrated loop: time taken away by preemption does not count.
+    Run(u64),
+    /// Sleep this long (relative).
+    Sleep(u64),
+    /// Take the named mutex; with `pi`, one with priority inheritance.
+    Lock {
+        name: String,
+        pi: bool,
+    },
+    Unlock(String),
+    Yield,
+}
+
+/// The CPU time an activation of these events asks for: their run events.
+pub(super) fn run_ns(events: &[Event]) -> u64 {
+    events.iter().map(|e| if let Event::Run(ns) = e { *ns } else { 0 }).sum()
+}
+
+/// A task as the user describes it (validated into a [`TaskSpec`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskDecl {
+    pub name: String,
+    pub count: u32,
+    pub period_ns: u64,
+    pub deadline_ns: Option<u64>,
+    pub events: Vec<Event>,
+    pub prio: Option<i32>,
+    pub runtime_ns: Option<u64>,
+}
+
+/// The keys of a task table, before validation (`from_table` words each message with the
+/// task's name, which a table may give after its times).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskTable {
+    name: String,
+    count: Option<u32>,
+    period: UnitTime,
+    deadline: Option<UnitTime>,
+    run: Option<UnitTime>,
+    events: Option<Vec<Given<Keyed<EventValue>>>>,
+    prio: Option<i32>,
+    runtime: Option<UnitTime>,
+}
+
+/// A time written with its unit ("1ms", "250us"): a bare number could be s, ms or µs, so
+/// it is refused when checked.
+type UnitTime = Given<String>;
+
+/// The time in ns, or why not; `what` names it ("task a: period").
+fn time_ns(what: &str, value: &UnitTime) -> std::result::Result<u64, String> {
+    match value {
+        Given::Is(text) => parse_duration(text).map(|d| d.as_nanos() as u64).map_err(|e| format!("{what}: {e}")),
+        Given::Not(other) => Err(format!("{what}: {other} is not a time: write it with its unit, e.g. \"1ms\"")),
+    }
+}
+
+/// One value of an event table, read by its key: the time or mutex name of the event's
+/// kind, its `pi`, or a key whose value does not matter here.
+enum EventValue {
+    Text(Given<String>),
+    Pi(Given<bool>),
+    Other,
+}
+
+impl<'de> ByKey<'de> for EventValue {
+    fn read<A: serde::de::MapAccess<'de>>(key: &str, map: &mut A) -> std::result::Result<Self, A::Error> {
+        Ok(match key {
+            "pi" => EventValue::Pi(map.next_value()?),
+            "run" | "sleep" | "lock" | "unlock" => EventValue::Text(map.next_value()?),
+            _ => {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                EventValue::Other
+            }
+        })
+    }
+}
+
+/// One event table: exactly one of run, sleep, lock (with `pi`), unlock, yield.
+fn event(task: &str, value: &Given<Keyed<EventValue>>) -> std::result::Result<Event, String> {
+    let Keyed(entries) = match value {
+        Given::Is(table) => table,
+        Given::Not(other) => {
+            return Err(format!("task {task}: an event is a table, e.g. {{ run = \"100us\" }}, not {other}"))
+        }
+    };
+    let kinds: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).filter(|&k| k != "pi").collect();
+    let [kind] = kinds.as_slice() else {
+        return Err(format!(
+            "task {task}: an event has exactly one of run, sleep, lock, unlock, yield (got {})",
+            kinds.join(", ")
+        ));
+    };
+    let pi = match entries.iter().find_map(|(_, v)| if let EventValue::Pi(pi) = v { Some(pi) } else { None }) {
+        Some(Given::Not(_)) => return Err(format!("task {task}: pi is true or false")),
+        Some(Given::Is(pi)) => Some(*pi),
+        None => None,
+    };
+    if pi.is_some() && *kind != "lock" {
+        return Err(format!("task {task}: pi belongs to a lock event"));
+    }
+    let text = entries.iter().find_map(|(_, v)| if let EventValue::Text(text) = v { Some(text) } else { None });
+    let name_of = || match text {
+        Some(Given::Is(name)) => Ok(name.clone()),
+        _ => Err(format!("task {task}: {kind} names a mutex")),
+    };
+    // The reader keeps the value of a run or sleep; without one it would be a run of 0,
+    // which `check_task` refuses.
+    let time = |what: &str| text.map_or(Ok(0), |t| time_ns(&format!("task {task}: {what}"), t));
+    Ok(match *kind {
+        "run" => Event::Run(time("run")?),
+        "sleep" => Event::Sleep(time("sleep")?),
+        "lock" => Event::Lock { name: name_of()?, pi: pi.unwrap_or(true) },
+        "unlock" => Event::Unlock(name_of()?),
+        "yield" => Event::Yield,
+        other => {
+            return Err(format!(
+                "task {task}: unknown event '{other}': schedlab runs run, sleep, lock, unlock and yield (barrier and \
+                 rt-app's other events are not supported)"
+            ))
+        }
+    })
+}
+
+impl TaskDecl {
+    fn from_table(t: TaskTable) -> std::result::Result<TaskDecl, String> {
+        let name = t.name;
+        let mut events = Vec::new();
+        if let Some(run) = &t.run {
+            events.push(Event::Run(time_ns(&format!("task {name}: run"), run)?));
+        }
+        for e in t.events.iter().flatten() {
+            events.push(event(&name, e)?);
+        }
+        Ok(TaskDecl {
+            count: t.count.unwrap_or(1),
+            period_ns: time_ns(&format!("task {name}: period"), &t.period)?,
+            deadline_ns: t.deadline.as_ref().map(|d| time_ns(&format!("task {name}: deadline"), d)).transpose()?,
+            runtime_ns: t.runtime.as_ref().map(|d| time_ns(&format!("task {name}: runtime"), d)).transpose()?,
+            prio: t.prio,
+            name,
+            events,
+        })
+    }
+
+    /// CPU time one activation asks for: its run events.
+    pub fn run_ns(&self) -> u64 {
+        run_ns(&self.events)
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskDecl {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        TaskDecl::from_table(TaskTable::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Reads TOML text twice: first its shape (`Shape`, whose errors keep TOML's position and
+/// excerpt), then its tasks, whose own messages (`task a: period: …`) are given bare.
+fn read_toml<'a, Shape: Deserialize<'a>, Tasks: Deserialize<'a>>(
+    text: &'a str,
+) -> std::result::Result<std::result::Result<Tasks, String>, toml::de::Error> {
+    toml::from_str::<Shape>(text)?;
+    Ok(toml::from_str::<Tasks>(text).map_err(|e| e.message().to_string()))
+}
+
+/// `--task 'name = "a", period = "1ms", run = "200us"'`.
+pub(super) fn parse_task_flag(text: &str) -> std::result::Result<TaskDecl, String> {
+    #[derive(Deserialize)]
+    struct Flag<T> {
+        task: T,
+    }
+    let flag = read_toml::<Flag<serde::de::IgnoredAny>, Flag<TaskDecl>>(&format!("task = {{ {text} }}"));
+    flag.map_err(|e| format!("not a TOML table: {e}"))?.map(|f| f.task)
+}
+
+/// The tasks of a TOML file of `[[task]]` tables.
+pub fn read_task_file(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::usage(format!("cannot read the task set {}: {}", path.display(), crate::error::describe_io(&e)))
+    })?;
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct TaskFile<T> {
+        #[serde(default = "Vec::new")]
+        task: Vec<T>,
+    }
+    let bad = |e: String| Error::usage(format!("{}: {e}", path.display()));
+    let file = read_toml::<TaskFile<serde::de::IgnoredAny>, TaskFile<TaskDecl>>(&text).map_err(|e| bad(e.to_string()))?;
+    file.map(|f| f.task).map_err(bad)
+}
