@@ -109,9 +109,13 @@ struct RtAppGlobal {
 /// `pi_enabled`). The one `timer` event is the activation: the events after it run first
 /// in each period, then those before it. Whatever schedlab does not run is refused, named.
 pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
-    let text = std::fs::read_to_string(path)
+    let mut text = std::fs::read_to_string(path)
         .map_err(|e| Error::usage(format!("cannot read {}: {}", path.display(), crate::error::describe_io(&e))))?;
     let bad = |msg: String| Error::usage(format!("{}: {msg}", path.display()));
+    // rt-app's reader (json-c) takes `/* */` and `//` comments and trailing commas, and its
+    // own examples use both: blank them, keeping every other byte where it was, so a parse
+    // error still names the line and column of the file as written.
+    json_strip_comments::strip(&mut text).map_err(|e| bad(format!("not an rt-app file: {e}")))?;
     #[derive(Deserialize)]
     struct RtAppFile {
         tasks: Keyed<RtAppTask>,
@@ -183,4 +187,43 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
         out.push(decl);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(name: &str, text: &str) -> std::result::Result<Vec<TaskDecl>, String> {
+        let dir = std::env::temp_dir().join(format!("schedlab-rt-app-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("set.json");
+        std::fs::write(&file, text).unwrap();
+        let read = read_rt_app(&file).map_err(|e| e.to_string());
+        std::fs::remove_dir_all(&dir).unwrap();
+        read
+    }
+
+    #[test]
+    fn comments_and_trailing_commas_are_read_as_rt_app_reads_them() {
+        let text = r#"/* a set of one */
+{
+    "tasks": {
+        "a": { // the only task
+            "run": 100, /* µs */
+            "timer": { "ref": "t//not a comment", "period": 1000, },
+        },
+    },
+}
+"#;
+        let tasks = read("comments", text).unwrap();
+        assert_eq!((tasks[0].name.as_str(), tasks[0].period_ns), ("a", 1_000_000));
+        assert_eq!(tasks[0].events, [Event::Run(100_000)]);
+    }
+
+    #[test]
+    fn a_malformed_file_is_refused_where_it_was_written() {
+        // Two comments before the error: its line and column are the file's own.
+        let e = read("malformed", "// one\n/* two */ {\"tasks\": {\"a\": {\"run\" 100}}}\n").unwrap_err();
+        assert!(e.contains("not an rt-app file") && e.contains("line 2 column"), "{e}");
+    }
 }
