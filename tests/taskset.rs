@@ -345,8 +345,8 @@ fn what_rt_app_does_that_schedlab_does_not_is_refused_by_name() {
         ),
         (r#"{"tasks": {"a": {"phases": {"p": {"run": 100}}}}}"#, "'phases' is not supported"),
         (
-            r#"{"tasks": {"a": {"cpus": [0], "run": 100, "timer": {"ref": "t", "period": 1000}}}}"#,
-            "'cpus' is not supported",
+            r#"{"tasks": {"a": {"cpus": "0", "run": 100, "timer": {"ref": "t", "period": 1000}}}}"#,
+            "cpus is a list of CPU numbers",
         ),
         (r#"{"tasks": {"a": {"run": 100}}}"#, "no timer"),
         (r#"{"tasks": {"a": {"run": "1ms", "timer": {"ref": "t", "period": 1000}}}}"#, "whole number of µs"),
@@ -355,6 +355,68 @@ fn what_rt_app_does_that_schedlab_does_not_is_refused_by_name() {
         std::fs::write(&file, text).unwrap();
         refused(&["taskset", "--rt-app", file.to_str().unwrap()], needle);
     }
+}
+
+/// rt-app's per-task `cpus`: the task's threads run pinned there, the others where the set
+/// runs. Read from /proc while the set runs (each thread is named after its task).
+#[test]
+fn a_tasks_own_cpus_pin_its_threads() {
+    let dir = Scratch::new("taskset-rt-app-cpus");
+    let file = dir.0.join("pinned.json");
+    let allowed = schedlab::sys::sched::allowed_cpus().unwrap();
+    let last = *allowed.last().unwrap();
+    let text = format!(
+        r#"{{"tasks": {{"slpinned": {{"cpus": [{last}], "run": 100, "timer": {{"ref": "a", "period": 10000}}}},
+                     "slfree": {{"run": 100, "timer": {{"ref": "b", "period": 10000}}}}}}}}"#
+    );
+    std::fs::write(&file, text).unwrap();
+    let mut child = std::process::Command::new(binary_path())
+        .args(["taskset", "--policy", "other", "--duration", "3s", "--json", "--rt-app", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Each task thread's allowed CPUs, once both are seen (at most 2.5 s).
+    let allowed_of = |name: &str| -> Option<String> {
+        for task in
+            std::fs::read_dir("/proc").ok()?.flatten().filter_map(|p| std::fs::read_dir(p.path().join("task")).ok())
+        {
+            for t in task.flatten() {
+                let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+                if comm.trim() == name {
+                    let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+                    let line = status.lines().find(|l| l.starts_with("Cpus_allowed_list:"))?;
+                    return Some(line.split_whitespace().nth(1)?.to_string());
+                }
+            }
+        }
+        None
+    };
+    let start = std::time::Instant::now();
+    let mut seen = (None, None);
+    while start.elapsed() < Duration::from_millis(2500) && (seen.0.is_none() || seen.1.is_none()) {
+        seen = (seen.0.or_else(|| allowed_of("slpinned")), seen.1.or_else(|| allowed_of("slfree")));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(child.wait().unwrap().success());
+    assert_eq!(seen.0, Some(last.to_string()), "the pinned task's threads run on its cpus only");
+    let free = seen.1.expect("the other task's thread was seen");
+    assert_eq!(free, format_list(&allowed), "the other task runs where the set does");
+}
+
+/// `0-1` or `0,2`: a CPU list as /proc writes it.
+fn format_list(cpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j { cpus[i].to_string() } else { format!("{}-{}", cpus[i], cpus[j]) });
+        i = j + 1;
+    }
+    parts.join(",")
 }
 
 /// A thread of this test named `sl-interferer`, pinned to `cpu` at SCHED_FIFO 99, busy

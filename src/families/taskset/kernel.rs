@@ -217,7 +217,7 @@ fn set_up_thread(task: &TaskSpec, spec: &TasksetSpec) -> std::result::Result<(),
             let flags = sched::DeadlineFlags { reclaim: spec.reclaim, ..Default::default() };
             sched::apply_scheduling(None, p, 0, task.reservation.as_ref(), spec.threads(), flags).map(|_| ())
         }
-        p => sched::apply_to_current_thread(spec.cpus.as_deref(), p, task.prio),
+        p => sched::apply_to_current_thread(task.cpus.as_deref().or(spec.cpus.as_deref()), p, task.prio),
     };
     set.and_then(|()| match spec.nice {
         Some(nice) => sched::set_nice(nice).map_err(|e| sched::explain_nice_refusal(nice, &e)),
@@ -860,6 +860,7 @@ mod tests {
             prio: 0,
             reservation: None,
             blocking_ns: 0,
+            cpus: None,
         };
         let mut t = ActivationTally::new();
         t.record(&task, 10_000, 200_000, 100_000);

@@ -96,6 +96,9 @@ pub struct TaskSpec {
     /// to the waiter's runtime (see [`blocking_ns`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub blocking_ns: u64,
+    /// The CPUs its threads are pinned to, where the task names its own (rt-app's `cpus`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<usize>>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -276,6 +279,9 @@ impl SpecSource for TasksetOptions {
                  the whole root domain): drop --cpus or the deadline policy",
             ));
         }
+        for t in decls.iter().filter(|t| t.cpus.is_some()) {
+            check_task_cpus(t, cpus.as_deref(), &policies)?;
+        }
         // Rate-monotonic: the shorter the period, the higher the priority.
         let mut periods: Vec<u64> = decls.iter().map(|t| t.period_ns).collect();
         periods.sort_unstable();
@@ -307,6 +313,7 @@ impl SpecSource for TasksetOptions {
                             prio,
                             reservation,
                             blocking_ns,
+                            cpus: t.cpus.clone(),
                         })
                     })
                     .collect::<Result<Vec<_>>>()?;
@@ -323,6 +330,30 @@ impl SpecSource for TasksetOptions {
             })
             .collect()
     }
+}
+
+/// A task's own CPUs: a list of at least one CPU, within the set's `--cpus` where it gives
+/// some, and never under SCHED_DEADLINE, whose tasks the kernel admits on the whole root
+/// domain only.
+fn check_task_cpus(t: &TaskDecl, set: Option<&[usize]>, policies: &[Policy]) -> Result<()> {
+    let Some(own) = &t.cpus else { return Ok(()) };
+    if own.is_empty() {
+        return Err(Error::usage(format!("task {}: cpus is empty: name at least one CPU", t.name)));
+    }
+    if let Some(outside) = set.and_then(|set| own.iter().find(|c| !set.contains(c))) {
+        return Err(Error::usage(format!(
+            "task {}: cpus names CPU {outside}, outside the set's --cpus: a task runs within its set's CPUs",
+            t.name
+        )));
+    }
+    if policies.iter().any(|p| p.is_deadline()) {
+        return Err(Error::usage(format!(
+            "task {}: cpus pins its threads, but SCHED_DEADLINE tasks cannot be pinned (the kernel admits them on the \
+             whole root domain): drop the task's cpus or the deadline policy",
+            t.name
+        )));
+    }
+    Ok(())
 }
 
 /// One task's activations, summed up.
@@ -403,7 +434,24 @@ mod tests {
             events,
             prio: None,
             runtime_ns: None,
+            cpus: None,
         }
+    }
+
+    #[test]
+    fn a_tasks_own_cpus_stay_within_the_set_and_off_deadline() {
+        let options = |policies: Vec<Policy>, set: Option<&str>, own: Vec<usize>| TasksetOptions {
+            scheduling: PolicyOptions { policy: Some(PolicyList(policies)), ..Default::default() },
+            tasks: vec![TaskDecl { cpus: Some(own), ..task("a", vec![Event::Run(100_000)]) }],
+            cpus: set.map(|s| parse_cpu_list(s).unwrap()),
+            ..Default::default()
+        };
+        let specs = options(vec![Policy::Other, Policy::Fifo], None, vec![1]).to_specs().unwrap();
+        assert!(specs.iter().all(|s| s.tasks[0].cpus == Some(vec![1]) && s.cpus.is_none()));
+        let e = |o: TasksetOptions| o.to_specs().unwrap_err().to_string();
+        assert!(e(options(vec![Policy::Fifo], Some("0"), vec![1])).contains("outside the set's --cpus"));
+        assert!(e(options(vec![Policy::Fifo, Policy::Deadline], None, vec![0])).contains("cannot be pinned"));
+        assert!(e(options(vec![Policy::Fifo], None, vec![])).contains("cpus is empty"));
     }
 
     fn lock(m: &str) -> Event {

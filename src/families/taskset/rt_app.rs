@@ -6,7 +6,7 @@ use crate::model::parse::given::{present, ByKey, Given, Keyed};
 use serde::{Deserialize, Deserializer};
 
 /// The rt-app keys of a task that are its settings, not events.
-const RT_APP_SETTINGS: [&str; 6] = ["instance", "loop", "priority", "policy", "dl-runtime", "dl-deadline"];
+const RT_APP_SETTINGS: [&str; 7] = ["instance", "loop", "priority", "policy", "cpus", "dl-runtime", "dl-deadline"];
 
 /// One value of an rt-app task, read by its key's kind (rt-app numbers repeats: run0, run1).
 enum RtAppEntry {
@@ -14,6 +14,8 @@ enum RtAppEntry {
     /// `loop` and `policy`: schedlab runs for --duration, under the --policy of each trial.
     Ignored,
     Priority(Option<i64>),
+    /// The CPUs the task's threads run on.
+    Cpus(Given<Vec<usize>>),
     /// Whole µs each.
     Run(Given<u64>),
     Sleep(Given<u64>),
@@ -64,6 +66,7 @@ impl<'de> ByKey<'de> for RtAppEntry {
                 RtAppEntry::Ignored
             }
             "priority" => RtAppEntry::Priority(map.next_value::<Given<i64>>()?.ok()),
+            "cpus" => RtAppEntry::Cpus(map.next_value()?),
             "run" => RtAppEntry::Run(map.next_value()?),
             "sleep" => RtAppEntry::Sleep(map.next_value()?),
             "dl-runtime" => RtAppEntry::DlRuntime(map.next_value()?),
@@ -146,6 +149,7 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
             events: Vec::new(),
             prio: None,
             runtime_ns: None,
+            cpus: None,
         };
         // Events before and after the timer, and the timer's period.
         let (mut before, mut after, mut period) = (Vec::new(), Vec::new(), None);
@@ -157,6 +161,10 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
                 RtAppEntry::Instance(n) => decl.count = n.and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
                 RtAppEntry::Ignored => {}
                 RtAppEntry::Priority(p) => decl.prio = p.map(|p| p as i32),
+                RtAppEntry::Cpus(Given::Is(list)) => decl.cpus = Some(list),
+                RtAppEntry::Cpus(Given::Not(other)) => {
+                    return Err(bad(format!("task {name}: {key} is a list of CPU numbers, not {other}")))
+                }
                 RtAppEntry::Run(v) => events.push(Event::Run(us(&name, &key, &v)?)),
                 RtAppEntry::Sleep(v) => events.push(Event::Sleep(us(&name, &key, &v)?)),
                 RtAppEntry::DlRuntime(v) => decl.runtime_ns = Some(us(&name, &key, &v)?),
@@ -218,6 +226,14 @@ mod tests {
         let tasks = read("comments", text).unwrap();
         assert_eq!((tasks[0].name.as_str(), tasks[0].period_ns), ("a", 1_000_000));
         assert_eq!(tasks[0].events, [Event::Run(100_000)]);
+    }
+
+    #[test]
+    fn a_tasks_cpus_are_read_and_a_list_is_required() {
+        let tasks = read("cpus", r#"{"tasks": {"a": {"cpus": [1], "run": 100, "timer": {"period": 1000}}}}"#).unwrap();
+        assert_eq!(tasks[0].cpus, Some(vec![1]));
+        let e = read("cpus-bad", r#"{"tasks": {"a": {"cpus": 1, "run": 100, "timer": {"period": 1000}}}}"#).unwrap_err();
+        assert!(e.contains("task a: cpus is a list of CPU numbers"), "{e}");
     }
 
     #[test]

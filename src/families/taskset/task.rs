@@ -40,6 +40,8 @@ pub struct TaskDecl {
     pub events: Vec<Event>,
     pub prio: Option<i32>,
     pub runtime_ns: Option<u64>,
+    /// The CPUs its threads are pinned to (rt-app's `cpus`); the set's when absent.
+    pub cpus: Option<Vec<usize>>,
 }
 
 /// The keys of a task table, before validation (`from_table` words each message with the
@@ -55,6 +57,7 @@ struct TaskTable {
     events: Option<Vec<Given<Keyed<EventValue>>>>,
     prio: Option<i32>,
     runtime: Option<UnitTime>,
+    cpus: Option<Vec<usize>>,
 }
 
 /// A time written with its unit ("1ms", "250us"): a bare number could be s, ms or µs, so
@@ -152,6 +155,7 @@ impl TaskDecl {
             deadline_ns: t.deadline.as_ref().map(|d| time_ns(&format!("task {name}: deadline"), d)).transpose()?,
             runtime_ns: t.runtime.as_ref().map(|d| time_ns(&format!("task {name}: runtime"), d)).transpose()?,
             prio: t.prio,
+            cpus: t.cpus,
             name,
             events,
         })

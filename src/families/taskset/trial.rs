@@ -13,6 +13,17 @@ use crate::sys::{load, sched};
 /// deadline bandwidth?
 pub fn preflight(spec: &TasksetSpec) -> Result<()> {
     let cpus = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?.len() as f64;
+    for t in &spec.tasks {
+        let Some(own) = &t.cpus else { continue };
+        let allowed = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?;
+        if let Some(cpu) = own.iter().find(|c| !allowed.contains(c)) {
+            return Err(Error::usage(format!(
+                "task {}: cpus names CPU {cpu}, which schedlab may not use here (allowed: {}): pick among those",
+                t.name,
+                crate::model::parse::format_cpu_list(&allowed)
+            )));
+        }
+    }
     if let Some(pinned) = &spec.cpus {
         let allowed = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?;
         if let Some(cpu) = pinned.iter().find(|c| !allowed.contains(c)) {
