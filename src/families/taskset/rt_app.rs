@@ -165,8 +165,11 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
                 RtAppEntry::Cpus(Given::Not(other)) => {
                     return Err(bad(format!("task {name}: {key} is a list of CPU numbers, not {other}")))
                 }
-                RtAppEntry::Run(v) => events.push(Event::Run(us(&name, &key, &v)?)),
-                RtAppEntry::Sleep(v) => events.push(Event::Sleep(us(&name, &key, &v)?)),
+                // rt-app takes a run or sleep of 0 (its template's `"sleep": 0`) as no event.
+                RtAppEntry::Run(v) => events.extend(Some(us(&name, &key, &v)?).filter(|&ns| ns > 0).map(Event::Run)),
+                RtAppEntry::Sleep(v) => {
+                    events.extend(Some(us(&name, &key, &v)?).filter(|&ns| ns > 0).map(Event::Sleep))
+                }
                 RtAppEntry::DlRuntime(v) => decl.runtime_ns = Some(us(&name, &key, &v)?),
                 RtAppEntry::DlDeadline(v) => decl.deadline_ns = Some(us(&name, &key, &v)?),
                 RtAppEntry::Lock(m) => events.push(Event::Lock { name: mutex(m)?, pi }),
@@ -234,6 +237,12 @@ mod tests {
         assert_eq!(tasks[0].cpus, Some(vec![1]));
         let e = read("cpus-bad", r#"{"tasks": {"a": {"cpus": 1, "run": 100, "timer": {"period": 1000}}}}"#).unwrap_err();
         assert!(e.contains("task a: cpus is a list of CPU numbers"), "{e}");
+    }
+
+    #[test]
+    fn a_run_or_sleep_of_zero_is_no_event_as_in_rt_app() {
+        let text = r#"{"tasks": {"a": {"run": 100, "sleep": 0, "run1": 0, "timer": {"period": 1000}}}}"#;
+        assert_eq!(read("zero", text).unwrap()[0].events, [Event::Run(100_000)]);
     }
 
     #[test]
