@@ -44,3 +44,49 @@ pub struct Door<'a> {
     /// What the bar says while a trial runs.
     pub label: Box<dyn Fn(&Trial) -> String + 'a>,
 }
+
+/// What a family command run in blocks (`command`, `server`, `taskset`) is made of: every
+/// spec once a block, in an order drawn from `seed`, the cell each trial is stored under.
+pub struct Blocks<S> {
+    pub specs: Vec<S>,
+    pub blocks: u32,
+    pub seed: u64,
+    /// The executor's hard limit for one trial.
+    pub limit: Duration,
+    /// The progress bar's unit ("runs", "trials").
+    pub unit: &'static str,
+    pub extras: Extras,
+}
+
+impl<S> Blocks<S>
+where
+    S: crate::exec::family::FamilyTrial + Clone + Into<crate::families::TrialSpec> + 'static,
+{
+    /// The door: each spec's checks and the background load's before anything forks, then
+    /// `report` (given the specs) makes what shows the run. `cell` names a trial's cell.
+    pub fn door(
+        self,
+        cell: impl Fn(&crate::families::TrialSpec) -> crate::model::cell::Cell,
+        report: impl FnOnce(Vec<S>) -> Result<Box<dyn LiveReport>> + 'static,
+    ) -> Door<'static> {
+        let Blocks { specs, blocks, seed, limit, unit, extras } = self;
+        let all: Vec<crate::families::TrialSpec> = specs.iter().cloned().map(Into::into).collect();
+        let trials = Trial::in_blocks(&all, blocks as usize, seed, cell);
+        Door {
+            limit,
+            checks: Box::new(move || {
+                for spec in &specs {
+                    spec.preflight()?;
+                }
+                if let Some(first) = specs.first() {
+                    crate::exec::preflight::load(first.load())?;
+                }
+                report(specs)
+            }),
+            trials,
+            extras,
+            bar: Some((unit, |_| 1)),
+            label: Box::new(move |t: &Trial| format!("block {}/{blocks}: {}", t.repeat, t.spec.policy())),
+        }
+    }
+}

@@ -5,14 +5,13 @@
 
 use super::model::CommandSpec;
 use crate::error::{Error, Result};
-use crate::exec::family::{Extras, FamilyTrial, TrialNotes};
+use crate::exec::family::{Extras, TrialNotes};
 use crate::exec::pipeline::Sink;
 use crate::exec::suite::Trial;
 use crate::families::list::TrialSpec;
-use crate::families::shared::FamilySpec;
 use crate::model::cell::{axis, Cell};
 use crate::report::exporter::Format;
-use crate::report::live::{Door, LiveReport};
+use crate::report::live::{Blocks, Door, LiveReport};
 use crate::report::output::{emit, emit_cells_and_findings};
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
@@ -24,25 +23,14 @@ pub(crate) fn door(specs: Vec<CommandSpec>, format: Format, blocks: u32, seed: u
     }
     // Each run stops itself at its --timeout; the executor's limit only backs that up.
     let limit = specs.iter().map(|s| s.timeout).max().unwrap_or_default() + Duration::from_secs(60);
-    let all: Vec<TrialSpec> = specs.iter().cloned().map(TrialSpec::Command).collect();
-    let trials = Trial::in_blocks(&all, blocks as usize, seed, |spec| {
-        let TrialSpec::Command(c) = spec else { return Cell::new() };
-        Cell::from_iter([("cmd", c.argv.clone().into()), (axis::POLICY, c.policy.as_str().into())])
-    });
-    Ok(Door {
-        limit,
-        checks: Box::new(move || {
-            for spec in &specs {
-                spec.preflight()?;
-            }
-            crate::exec::preflight::load(specs[0].load())?;
-            Ok(Box::new(CommandLive { specs, format, blocks, seed }))
-        }),
-        trials,
-        extras: Extras::default(),
-        bar: Some(("runs", |_| 1)),
-        label: Box::new(move |t: &Trial| format!("block {}/{blocks}: {}", t.repeat, t.spec.policy())),
-    })
+    let blocks_of = Blocks { specs, blocks, seed, limit, unit: "runs", extras: Extras::default() };
+    Ok(blocks_of.door(
+        |spec| {
+            let TrialSpec::Command(c) = spec else { return Cell::new() };
+            Cell::from_iter([("cmd", c.argv.clone().into()), (axis::POLICY, c.policy.as_str().into())])
+        },
+        move |specs| Ok(Box::new(CommandLive { specs, format, blocks, seed })),
+    ))
 }
 
 struct CommandLive {

@@ -5,9 +5,10 @@
 
 use super::model::{LatencyLength, LatencyOutcome, LatencySpec};
 use super::report;
-use crate::error::{describe_io, Error, Result};
+use crate::error::Result;
 use crate::exec::family::{Extras, TrialNotes};
 use crate::exec::pipeline::Sink;
+use crate::exec::runner::append_to;
 use crate::exec::suite::Trial;
 use crate::families::list::{Outcome, TrialSpec};
 use crate::model::cell::{axis, Cell};
@@ -19,7 +20,7 @@ use crate::report::output::emit;
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The files a latency run writes beside its report, each made before anything runs.
@@ -64,12 +65,12 @@ pub(crate) fn door(mut specs: Vec<LatencySpec>, format: Format, files: LatencyFi
             }
             // Create the output files first: an unwritable path must fail before the run;
             // each run appends its part.
-            create_output(files.histogram.as_deref())?;
-            create_output(files.samples.as_deref())?;
-            create_output(files.trace_out.as_deref())?;
+            for path in [&files.histogram, &files.samples, &files.trace_out].into_iter().flatten() {
+                crate::report::output::create_output(path)?;
+            }
             // The Chrome trace's JSON array: opened here, each run appends its events,
             // closed at the end (a viewer also opens one a failed run left unclosed).
-            append_text(files.trace_out.as_deref(), "[\n")?;
+            append_to(files.trace_out.as_deref(), |out| out.write_all(b"[\n"))?;
             let several = specs.len() > 1;
             Ok(Box::new(LatencyLive { format, several, trace_out: files.trace_out, outcomes: Vec::new() }))
         }),
@@ -126,7 +127,7 @@ impl Sink for LatencyLive {
 
 impl LiveReport for LatencyLive {
     fn end(&mut self, records: &[TrialRecord], _: i32) -> Result<()> {
-        append_text(self.trace_out.as_deref(), &super::trial::trace_file_end())?;
+        append_to(self.trace_out.as_deref(), |out| out.write_all(super::trial::trace_file_end().as_bytes()))?;
         if self.several && self.format == Format::Text {
             emit(&report::compare_table(&self.outcomes))?;
         }
@@ -152,21 +153,4 @@ fn trial_limit(specs: &[LatencySpec]) -> Duration {
         })
         .max()
         .unwrap_or(grace)
-}
-
-fn append_text(path: Option<&Path>, text: &str) -> Result<()> {
-    use std::io::Write;
-    let Some(path) = path else { return Ok(()) };
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(path)
-        .and_then(|mut f| f.write_all(text.as_bytes()))
-        .map_err(|e| Error::env(format!("cannot write {}: {}", path.display(), describe_io(&e))))
-}
-
-fn create_output(path: Option<&Path>) -> Result<()> {
-    let Some(path) = path else { return Ok(()) };
-    std::fs::File::create(path)
-        .map(drop)
-        .map_err(|e| Error::env(format!("cannot write {}: {}", path.display(), describe_io(&e))))
 }

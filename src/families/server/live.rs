@@ -5,14 +5,13 @@
 
 use super::model::ServerSpec;
 use crate::error::{Error, Result};
-use crate::exec::family::{Extras, FamilyTrial, TrialNotes};
+use crate::exec::family::{Extras, TrialNotes};
 use crate::exec::pipeline::Sink;
 use crate::exec::suite::Trial;
 use crate::families::list::TrialSpec;
-use crate::families::shared::FamilySpec;
 use crate::model::cell::{axis, Cell};
 use crate::report::exporter::Format;
-use crate::report::live::{Door, LiveReport};
+use crate::report::live::{Blocks, Door, LiveReport};
 use crate::report::output::{emit, emit_cells_and_findings};
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
@@ -25,24 +24,11 @@ pub(crate) fn door(specs: Vec<ServerSpec>, format: Format, blocks: u32, seed: u6
     // The kill limit: the longest a legal trial runs (probes, late sends and the requests
     // in hand included), and a minute to start and stop.
     let limit = specs.iter().map(|s| s.longest()).max().unwrap_or_default() + Duration::from_secs(60);
-    let all: Vec<TrialSpec> = specs.iter().cloned().map(TrialSpec::Server).collect();
-    let trials = Trial::in_blocks(&all, blocks as usize, seed, |spec| {
-        Cell::from_iter([(axis::POLICY, spec.policy().as_str().into())])
-    });
-    Ok(Door {
-        limit,
-        checks: Box::new(move || {
-            for spec in &specs {
-                spec.preflight()?;
-            }
-            crate::exec::preflight::load(specs[0].load())?;
-            Ok(Box::new(ServerLive { specs, format, blocks, seed }))
-        }),
-        trials,
-        extras: Extras::default(),
-        bar: Some(("trials", |_| 1)),
-        label: Box::new(move |t: &Trial| format!("block {}/{blocks}: {}", t.repeat, t.spec.policy())),
-    })
+    let blocks_of = Blocks { specs, blocks, seed, limit, unit: "trials", extras: Extras::default() };
+    Ok(blocks_of.door(
+        |spec| Cell::from_iter([(axis::POLICY, spec.policy().as_str().into())]),
+        move |specs| Ok(Box::new(ServerLive { specs, format, blocks, seed })),
+    ))
 }
 
 struct ServerLive {

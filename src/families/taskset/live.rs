@@ -5,14 +5,13 @@
 
 use super::model::TasksetSpec;
 use crate::error::{Error, Result};
-use crate::exec::family::{Extras, FamilyTrial, TrialNotes};
+use crate::exec::family::{Extras, TrialNotes};
 use crate::exec::pipeline::Sink;
 use crate::exec::suite::Trial;
 use crate::families::list::TrialSpec;
-use crate::families::shared::FamilySpec;
 use crate::model::cell::{axis, Cell};
 use crate::report::exporter::Format;
-use crate::report::live::{Door, LiveReport};
+use crate::report::live::{Blocks, Door, LiveReport};
 use crate::report::output::{cannot_write, emit, emit_cells_and_findings};
 use crate::store::TrialRecord;
 use indicatif::ProgressBar;
@@ -31,19 +30,12 @@ pub(crate) fn door(
         return Err(Error::usage("no policy to run the task set under"));
     }
     let limit = specs.iter().map(|s| s.duration).max().unwrap_or_default() * 2 + Duration::from_secs(60);
-    let all: Vec<TrialSpec> = specs.iter().cloned().map(TrialSpec::Taskset).collect();
-    let trials = Trial::in_blocks(&all, blocks as usize, seed, |spec| {
-        Cell::from_iter([(axis::POLICY, spec.policy().as_str().into())])
-    });
     let partial = activations.map(Partial::new);
     let extras = Extras { activations: partial.as_ref().map(|p| p.path.clone()), ..Extras::default() };
-    Ok(Door {
-        limit,
-        checks: Box::new(move || {
-            for spec in &specs {
-                spec.preflight()?;
-            }
-            crate::exec::preflight::load(specs[0].load())?;
+    let blocks_of = Blocks { specs, blocks, seed, limit, unit: "trials", extras };
+    Ok(blocks_of.door(
+        |spec| Cell::from_iter([(axis::POLICY, spec.policy().as_str().into())]),
+        move |specs| {
             // The activations go to FILE.partial, made with its header after the checks,
             // before anything runs (an unwritable path fails first); each trial appends
             // its rows. Only a run whose every trial succeeded renames it to FILE: an
@@ -53,12 +45,8 @@ pub(crate) fn door(
                 super::trial::start_activations(&partial.path).map_err(|e| cannot_write(&partial.path, &e))?;
             }
             Ok(Box::new(TasksetLive { specs, format, blocks, seed, partial }))
-        }),
-        trials,
-        extras,
-        bar: Some(("trials", |_| 1)),
-        label: Box::new(move |t: &Trial| format!("block {}/{blocks}: {}", t.repeat, t.spec.policy())),
-    })
+        },
+    ))
 }
 
 struct TasksetLive {
