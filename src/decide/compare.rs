@@ -384,8 +384,8 @@ pub fn culprit_changes(a: &[TrialRecord], b: &[TrialRecord], top: usize) -> Vec<
         let mut shares: Shares = BTreeMap::new();
         let mut traced: BTreeMap<(String, usize), usize> = BTreeMap::new();
         for t in trials.iter().filter(|t| t.is_ok()) {
-            let Some(crate::families::Outcome::Latency(o)) = &t.outcome else { continue };
-            let Some(attribution) = o.attribution.as_ref().filter(|a| a.unavailable.is_none()) else { continue };
+            let attributed = t.outcome.as_ref().and_then(|o| o.attribution());
+            let Some(attribution) = attributed.filter(|a| a.unavailable.is_none()) else { continue };
             for thread in &attribution.threads {
                 let cell = (t.params.all_text(), thread.cpu);
                 let n = traced.entry(cell.clone()).or_default();

@@ -11,24 +11,21 @@
 
 use crate::analysis::answers::{answer_all, Question};
 pub use crate::analysis::answers::{Answer, AnswerVerdict};
-use crate::analysis::knee::{self, Shape, StepTest};
+use crate::analysis::knee::{Shape, StepTest};
 use crate::analysis::period::SpikePeriod;
 use crate::analysis::sequential::{Comparison, MARGIN};
 use crate::analysis::stats::median;
 use crate::exec::suite::Asking;
 use crate::families::figures::{self, Figure};
-use crate::families::latency::findings::spike_periods;
-use crate::families::latency::model::LatencyOutcome;
-use crate::families::ring::model::RingOutcome;
-use crate::families::{Family, Outcome, TrialSpec};
-use crate::model::cell::axis::{POLICY, PROCS};
+use crate::families::{with_family, Family};
+use crate::model::cell::axis::POLICY;
 use crate::model::cell::Cell;
-use crate::model::Policy;
 use crate::store::group::{groups, Group};
 use crate::store::{RunRecord, TrialRecord};
 use serde::Serialize;
 
-fn describe(params: &Cell, skip: &[&str]) -> String {
+/// " (key=value, …)" of a cell's parameters less `skip`; empty where none are left.
+pub fn describe(params: &Cell, skip: &[&str]) -> String {
     let text = params.text(|k| !skip.contains(&k));
     if text.is_empty() {
         String::new()
@@ -38,9 +35,9 @@ fn describe(params: &Cell, skip: &[&str]) -> String {
 }
 
 /// Sets of groups that differ only in `axis`, in first-seen order.
-fn series<'a, 'b>(groups: &'b [Group<'a>], family: Family, axis: &str) -> Vec<Vec<&'b Group<'a>>> {
+pub fn series<'a, 'b>(groups: &[&'b Group<'a>], axis: &str) -> Vec<Vec<&'b Group<'a>>> {
     let mut out: Vec<Vec<&Group>> = Vec::new();
-    for g in groups.iter().filter(|g| g.family == family) {
+    for &g in groups {
         let key = |x: &Group| {
             let mut p = x.params.clone();
             p.remove(axis);
@@ -67,7 +64,8 @@ pub struct MaxLeader {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
     /// Too few ring sizes to look for a knee.
-    RingTooFewSizes { what: String, sizes: usize },
+    #[serde(rename = "ring_too_few_sizes")]
+    TooFewSizes { what: String, sizes: usize },
     /// The CPU cost per hop steps between two neighbouring ring sizes, and stays there.
     Knee {
         what: String,
@@ -111,9 +109,10 @@ pub enum Finding {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         preempted: Vec<(String, f64, f64)>,
     },
-    /// The latency leaders by p99 and by maximum (medians over repeats), each tested
-    /// against the other policies, and every policy's overruns.
-    LatencyLeader {
+    /// The leaders by p99 and by maximum (medians over repeats), each tested against the
+    /// other policies, and every policy's overruns (a latency run's question).
+    #[serde(rename = "latency_leader")]
+    TailLeader {
         what: String,
         p99_policy: String,
         p99_ns: f64,
@@ -147,17 +146,6 @@ pub enum Finding {
     },
 }
 
-/// The findings of the threads whose spikes recur with a period.
-fn spike_findings(what: &str, o: &LatencyOutcome, interval_ns: u64) -> Vec<Finding> {
-    spike_periods(o, interval_ns)
-        .into_iter()
-        .filter_map(|t| {
-            let period = t.claimed()?.clone();
-            Some(Finding::SpikePeriod { what: what.to_string(), cpu: t.cpu, period })
-        })
-        .collect()
-}
-
 /// How OTHER's involuntary switches compare with the real-time policies'.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -166,6 +154,58 @@ pub enum SwitchContrast {
     Ratio(f64),
     /// OTHER had this many, the real-time policies none.
     OnlyOther(f64),
+}
+
+/// What a family finds in a run besides the answers told figure by figure: its own
+/// findings over its groups (a ring sweep's knees) and over single trials (a latency run's
+/// spike periods), and its own form of a question's answer (the best policy of a workload).
+/// Each family implements it in its folder; every method has a default of nothing.
+pub trait FamilyFindings {
+    /// Findings over the family's groups of one run (at least one group).
+    fn of_groups(_groups: &[&Group]) -> Vec<Finding> {
+        Vec::new()
+    }
+
+    /// Findings of one trial on its own (a trial that ended well).
+    fn of_trial(_trial: &TrialRecord) -> Vec<Finding> {
+        Vec::new()
+    }
+
+    /// The family's own finding for an answered question; `None`: the answers are told
+    /// figure by figure (`Finding::Compared`).
+    fn of_question(_question: &Answered) -> Option<Finding> {
+        None
+    }
+}
+
+/// A question of a run with its answers: the groups that differ only in the compared axis,
+/// and for each figure answered, the comparison and the answer.
+pub struct Answered<'q, 'a> {
+    /// The family and the cell's other parameters, "workload (procs=10)".
+    pub what: String,
+    pub axis: &'q str,
+    /// What its experiment asks, where the run stored it.
+    pub asking: Option<&'q Asking>,
+    pub set: &'q [&'q Group<'a>],
+    pub figures: Vec<(&'q Figure, Comparison, Answer)>,
+}
+
+impl Answered<'_, '_> {
+    /// The compared axis's value of the `i`th cell, as its table writes it.
+    pub fn label(&self, i: usize) -> String {
+        self.set[i].value_text(self.axis)
+    }
+
+    /// The median of a figure over the `i`th cell's blocks.
+    pub fn level(&self, figure: &Figure, i: usize) -> f64 {
+        let v = blocks_of(&self.set[i..=i], figure).remove(0);
+        median(&v.iter().map(|x| x.1).collect::<Vec<_>>())
+    }
+
+    /// Whether the question is over the policy.
+    pub fn is_over_policy(&self) -> bool {
+        self.axis == POLICY
+    }
 }
 
 /// The findings of a stored run, its questions those it stored (`RunOptions::asked`; a
@@ -256,76 +296,26 @@ fn answers(all: &[Group], asking: &[Asking]) -> Vec<Finding> {
     );
     let mut out = Vec::new();
     for ((a, figs), results) in asked.iter().zip(&figures_of).zip(decided) {
-        let what = format!("{}{}", a.set[0].family.as_str(), describe(&a.set[0].params, &[a.axis.as_str()]));
-        let answered: Vec<(&Figure, Comparison, Answer)> =
-            figs.iter().zip(results).filter_map(|(fig, r)| r.map(|(c, ans)| (*fig, c, ans))).collect();
-        let label = |i: usize| a.set[i].value_text(&a.axis);
-        let level = |fig: &Figure, i: usize| {
-            let v = blocks_of(&a.set[i..=i], fig).remove(0);
-            median(&v.iter().map(|x| x.1).collect::<Vec<_>>())
-        };
         let family = a.set[0].family;
-        // A latency question's own finding holds its p99 and its maximum, or the p99 alone
-        // where `ask` left the maximum out; any other set of figures (a stored run with no
-        // percentiles, a cgroup's pressure beside them) is told figure by figure.
-        let max_left_out =
-            a.asking.is_some_and(|asking| !asking.tests(family, &crate::families::latency::figures::MAX_NS));
-        let latency_pair = |p99: &Figure, rest: &[(&Figure, Comparison, Answer)]| {
-            p99.key == crate::families::latency::figures::P99_NS.key
-                && match rest {
-                    [] => max_left_out,
-                    [(max, ..)] => max.key == crate::families::latency::figures::MAX_NS.key,
-                    _ => false,
-                }
+        let answered = Answered {
+            what: format!("{}{}", family.as_str(), describe(&a.set[0].params, &[a.axis.as_str()])),
+            axis: &a.axis,
+            asking: a.asking,
+            set: &a.set,
+            figures: figs.iter().zip(results).filter_map(|(fig, r)| r.map(|(c, ans)| (*fig, c, ans))).collect(),
         };
-        match (family, a.axis.as_str(), answered.as_slice()) {
-            (Family::Workload, POLICY, [(fig, c, ans), ..]) => out.push(Finding::BestPolicy {
-                what,
-                best: label(c.leader),
-                best_wall_s: level(fig, c.leader),
-                next: label(c.runner_up),
-                next_wall_s: level(fig, c.runner_up),
+        match with_family!(family, F => F::of_question(&answered)) {
+            Some(finding) => out.push(finding),
+            None => out.extend(answered.figures.iter().map(|(fig, c, ans)| Finding::Compared {
+                what: answered.what.clone(),
+                axis: a.axis.clone(),
+                figure: fig.label.to_string(),
+                best: answered.label(c.leader),
+                best_value: answered.level(fig, c.leader),
+                next: answered.label(c.runner_up),
+                next_value: answered.level(fig, c.runner_up),
                 answer: ans.clone(),
-                switches: switch_contrast(&a.set),
-                preempted: preempted_per_policy(&a.set),
-            }),
-            (Family::Latency, POLICY, [(p99, c99, a99), max @ ..]) if latency_pair(p99, max) => {
-                out.push(Finding::LatencyLeader {
-                    what,
-                    p99_policy: label(c99.leader),
-                    p99_ns: level(p99, c99.leader),
-                    p99_answer: a99.clone(),
-                    max: max.first().map(|(fig, c, ans)| MaxLeader {
-                        max_policy: label(c.leader),
-                        max_ns: level(fig, c.leader),
-                        max_answer: ans.clone(),
-                    }),
-                    overruns: {
-                        let overruns = &crate::families::latency::figures::OVERRUNS;
-                        a.set
-                            .iter()
-                            .filter_map(|g| {
-                                let total = g.values(|o| overruns.value(o)).iter().sum::<f64>();
-                                Some((g.policy()?.as_str().to_string(), total as u64))
-                            })
-                            .collect()
-                    },
-                })
-            }
-            _ => {
-                for (fig, c, ans) in &answered {
-                    out.push(Finding::Compared {
-                        what: what.clone(),
-                        axis: a.axis.clone(),
-                        figure: fig.label.to_string(),
-                        best: label(c.leader),
-                        best_value: level(fig, c.leader),
-                        next: label(c.runner_up),
-                        next_value: level(fig, c.runner_up),
-                        answer: ans.clone(),
-                    });
-                }
-            }
+            })),
         }
     }
     out
@@ -343,55 +333,6 @@ fn block_seconds(set: &[&Group]) -> Option<f64> {
     (per_cell.len() == set.len()).then(|| per_cell.iter().sum())
 }
 
-/// Per policy of a question's traced workload cells: the median child's preemptions (over
-/// every traced child of the cell) and the share of all preemptions by a sibling.
-fn preempted_per_policy(set: &[&Group]) -> Vec<(String, f64, f64)> {
-    set.iter()
-        .filter_map(|g| {
-            let traces: Vec<&crate::analysis::offcpu::ChildrenTrace> = g
-                .outcomes()
-                .filter_map(|o| match o {
-                    Outcome::Workload(w) => w.trace.as_ref().filter(|t| t.unavailable.is_none()),
-                    _ => None,
-                })
-                .collect();
-            let per_child: Vec<f64> =
-                traces.iter().flat_map(|t| t.children.iter().map(|c| c.times.preemptions() as f64)).collect();
-            if per_child.is_empty() {
-                return None;
-            }
-            let (siblings, all) = traces
-                .iter()
-                .flat_map(|t| &t.children)
-                .fold((0u64, 0u64), |(s, a), c| (s + c.times.preempted_by_siblings, a + c.times.preemptions()));
-            let share = if all == 0 { 0.0 } else { siblings as f64 / all as f64 };
-            Some((g.policy()?.as_str().to_string(), median(&per_child), share))
-        })
-        .collect()
-}
-
-/// How OTHER's involuntary switches compare with the real-time policies' in one question.
-fn switch_contrast(set: &[&Group]) -> Option<SwitchContrast> {
-    let involuntary = &crate::families::workload::figures::NIVCSW;
-    let invol = |policy: Policy| {
-        set.iter().find(|g| g.policy() == Some(policy)).map(|g| median(&g.values(|o| involuntary.value(o))))
-    };
-    let rt: Vec<f64> = [Policy::Fifo, Policy::Rr].into_iter().filter_map(invol).filter(|v| v.is_finite()).collect();
-    match (invol(Policy::Other), rt.is_empty()) {
-        (Some(other), false) => {
-            let rt_mean = rt.iter().sum::<f64>() / rt.len() as f64;
-            if rt_mean > 0.0 {
-                Some(SwitchContrast::Ratio(other / rt_mean))
-            } else if other >= 1.0 {
-                Some(SwitchContrast::OnlyOther(other))
-            } else {
-                None
-            }
-        }
-        _ => None,
-    }
-}
-
 /// The questions of findings that answer one, and how many of them are decided.
 pub fn questions_answered(found: &[Finding]) -> (usize, usize) {
     let headline: Vec<bool> = found.iter().filter_map(question_answered).collect();
@@ -403,7 +344,7 @@ pub fn questions_answered(found: &[Finding]) -> (usize, usize) {
 pub fn question_answered(f: &Finding) -> Option<bool> {
     match f {
         Finding::BestPolicy { answer, .. } | Finding::Compared { answer, .. } => Some(answer.decided()),
-        Finding::LatencyLeader { p99_answer, .. } => Some(p99_answer.decided()),
+        Finding::TailLeader { p99_answer, .. } => Some(p99_answer.decided()),
         // A ring sweep asks "knee or no knee, linear or not": answered unless unclear. One
         // of too few sizes asks nothing (its rings may serve another question, over procs).
         Finding::Scaling { shape, .. } => Some(*shape != Shape::Unclear),
@@ -414,46 +355,15 @@ pub fn question_answered(f: &Finding) -> Option<bool> {
 fn findings_with(trials: &[TrialRecord], asking: &[Asking]) -> Vec<Finding> {
     let all = groups(trials);
     let mut out = Vec::new();
-    for set in series(&all, Family::Ring, PROCS) {
-        let points: Vec<(f64, Vec<f64>)> = set
-            .iter()
-            .filter_map(|g| Some((g.procs()?, g.ring(RingOutcome::cpu_ns_per_hop))))
-            .filter(|(_, v)| !v.is_empty())
-            .collect();
-        let what = format!("ring{}", describe(&set[0].params, &[PROCS]));
-        let Some(scaling) = knee::analyse(&points) else {
-            out.push(Finding::RingTooFewSizes { what, sizes: points.len() });
-            continue;
-        };
-        for k in &scaling.knees {
-            out.push(Finding::Knee {
-                what: what.clone(),
-                before: k.before as u64,
-                after: k.after as u64,
-                cost_before_ns: k.cost_before,
-                cost_after_ns: k.cost_after,
-                jump: k.jump,
-                level_before_ns: k.level_before,
-                level_after_ns: k.level_after,
-                evidence: k.test.clone(),
-            });
+    for family in Family::ALL {
+        let own: Vec<&Group> = all.iter().filter(|g| g.family == family).collect();
+        if !own.is_empty() {
+            out.extend(with_family!(family, F => F::of_groups(&own)));
         }
-        out.push(Finding::Scaling {
-            what,
-            from: scaling.from as u64,
-            to: scaling.to as u64,
-            knees: scaling.knees.len(),
-            shape: scaling.shape,
-            trend: scaling.trend,
-            trend_t: scaling.trend_t,
-            above_projection: scaling.above_projection,
-        });
     }
     out.extend(answers(&all, asking));
     for t in trials.iter().filter(|t| t.is_ok()) {
-        let (Some(TrialSpec::Latency(spec)), Some(Outcome::Latency(o))) = (&t.spec, &t.outcome) else { continue };
-        let what = format!("latency{} trial {}", describe(&t.params, &[]), t.seq);
-        out.extend(spike_findings(&what, o, spec.interval_ns));
+        out.extend(with_family!(t.family, F => F::of_trial(t)));
     }
     out
 }
@@ -463,9 +373,10 @@ pub(crate) mod spike_tests {
     use super::*;
     use crate::analysis::period::{self, Level};
     use crate::analysis::random::SplitMix64;
-    use crate::families::latency::findings::spike_levels;
-    use crate::families::latency::model::{LatencyLength, LatencySpec, Placement};
+    use crate::families::latency::findings::{spike_levels, spike_periods};
+    use crate::families::latency::model::{LatencyLength, LatencyOutcome, LatencySpec, Placement};
     use crate::families::latency::model::{ThreadOutliers, ThreadStats};
+    use crate::families::{Outcome, TrialSpec};
     use crate::model::{BesideSpec, Policy, TrialStatus};
 
     /// A stored 4 s fifo latency trial on CPU 1 at 5 kHz whose largest samples are 60

@@ -180,6 +180,11 @@ impl Outcome {
         on_each!(Outcome, self, o => o.histogram_mut())
     }
 
+    /// Who delayed its wakeups' tail, where its family traces one.
+    pub fn attribution(&self) -> Option<&crate::analysis::trace::Attribution> {
+        on_each!(Outcome, self, o => o.attribution())
+    }
+
     /// What the background load did during the trial, if it ran one.
     pub fn load(&self) -> Option<&LoadOutcome> {
         on_each!(Outcome, self, o => o.load())

@@ -87,6 +87,10 @@ pub trait FamilyOutcome {
     fn histogram_mut(&mut self) -> Option<&mut Vec<(u64, u64)>> {
         None
     }
+    /// Who delayed its wakeups' tail, where it was traced (a latency run's `--trace on`).
+    fn attribution(&self) -> Option<&crate::analysis::trace::Attribution> {
+        None
+    }
 }
 
 /// What every outcome records beside its own figures, flattened into it (its keys stand

@@ -169,7 +169,7 @@ fn write_preempted(f: &mut fmt::Formatter<'_>, preempted: &[(String, f64, f64)])
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Finding::RingTooFewSizes { what, sizes } => {
+            Finding::TooFewSizes { what, sizes } => {
                 write!(f, "{what}: {sizes} ring sizes measured; at least 4 are needed to look for a knee")
             }
             Finding::Knee { what, before, after, cost_before_ns, cost_after_ns, jump, evidence, .. } => write!(
@@ -201,7 +201,7 @@ impl fmt::Display for Finding {
                 write_switches(f, switches.as_ref())?;
                 write_preempted(f, preempted)
             }
-            Finding::LatencyLeader { what, p99_policy, p99_ns, p99_answer, max, overruns } => {
+            Finding::TailLeader { what, p99_policy, p99_ns, p99_answer, max, overruns } => {
                 let overruns: Vec<String> = overruns.iter().map(|(p, n)| format!("{} {n}", p.to_uppercase())).collect();
                 write!(
                     f,

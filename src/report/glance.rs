@@ -249,7 +249,7 @@ pub fn questions(found: &[Finding]) -> Vec<DecisionRow> {
         .iter()
         .map(|f| match f {
             Finding::BestPolicy { what, .. }
-            | Finding::LatencyLeader { what, .. }
+            | Finding::TailLeader { what, .. }
             | Finding::Compared { what, .. }
             | Finding::Scaling { what, .. } => what.as_str(),
             _ => "",
@@ -266,7 +266,7 @@ pub fn questions(found: &[Finding]) -> Vec<DecisionRow> {
                 &best.to_uppercase(),
                 answer,
             )),
-            Finding::LatencyLeader { p99_policy, p99_answer, overruns, .. } => {
+            Finding::TailLeader { p99_policy, p99_answer, overruns, .. } => {
                 let leader = p99_policy.to_uppercase();
                 // The runner-up is named where the question has two policies.
                 let others: Vec<String> =
@@ -620,7 +620,7 @@ mod tests {
     #[test]
     fn the_glance_counts_the_questions_the_run_counts() {
         let found = vec![
-            Finding::RingTooFewSizes { what: "ring (procs=2)".into(), sizes: 1 },
+            Finding::TooFewSizes { what: "ring (procs=2)".into(), sizes: 1 },
             best(
                 "workload (procs=2 workload=cpu)",
                 "fifo",

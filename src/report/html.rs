@@ -593,7 +593,7 @@ mod tests {
             elapsed_s: 0.1,
         };
         let chart = Chart { name: "ring-1".into(), svg: "<svg><path d=\"M0 0\"/></svg>".into() };
-        let finding = Finding::RingTooFewSizes { what: "5 & 6 <u>".into(), sizes: 2 };
+        let finding = Finding::TooFewSizes { what: "5 & 6 <u>".into(), sizes: 2 };
         let page = run_page(&record, &[failed], &[chart], &[finding]).unwrap();
         assert!(page.starts_with("<!DOCTYPE html>\n") && page.ends_with("</html>\n"), "{page}");
         assert_eq!(page.matches("<script").count(), 1, "only the size probe: {page}");

@@ -9,6 +9,7 @@
 
 use crate::analysis::stats::median;
 use crate::decide::findings::{self, Finding};
+use crate::families::ring::findings::ring_values;
 use crate::families::ring::model::RingOutcome;
 use crate::families::Family;
 use crate::model::cell::Cell;
@@ -144,7 +145,7 @@ fn points_of(trials: &[TrialRecord]) -> Vec<OverlayPoint> {
     let mut points: Vec<OverlayPoint> = crate::store::group::groups(trials)
         .iter()
         .filter_map(|g| {
-            let values = g.ring(RingOutcome::cpu_ns_per_hop);
+            let values = ring_values(g, RingOutcome::cpu_ns_per_hop);
             let values: Vec<f64> = values.into_iter().filter(|v| v.is_finite()).collect();
             let procs = g.procs()?;
             (!values.is_empty()).then(|| OverlayPoint { procs, cpu_ns_per_hop: median(&values), n: values.len() })

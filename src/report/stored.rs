@@ -6,16 +6,11 @@ use crate::analysis::stats::Summary;
 use crate::exec::adaptive::AdaptivePlan;
 use crate::families::with_family;
 use crate::families::Outcome;
-use crate::model::cell;
 use crate::report::cells::{by_experiment, headline, percent_text, RunRule};
 use crate::report::family::{Column, FamilyReport};
 use crate::report::table::Table;
 use crate::store::group::{groups, varying, Group};
 use crate::store::{RunRecord, TrialRecord};
-
-fn seconds(ns: u64) -> f64 {
-    ns as f64 / 1e9
-}
 
 /// "2 block(s) re-run for steal (their 3 trials are marked discarded)" for a run that
 /// dropped blocks for steal, else `None`. A dropped block's trials are consecutive and share
@@ -235,21 +230,6 @@ pub fn tables_for(trials: &[TrialRecord], rule: &RunRule) -> String {
 /// The note the experiment's family writes under its table of cells, if any.
 pub fn experiment_note(groups: &[&Group]) -> Option<String> {
     with_family!(groups.first()?.family, F => F::experiment_note(groups))
-}
-
-/// The CPU seconds a ring would take if every hop cost what the smallest ring's did
-/// (the NCAR projection): per group, against the smallest ring with the same other
-/// parameters.
-pub fn projected_s(groups: &[&Group], g: &Group) -> Option<f64> {
-    let procs = |g: &Group| g.procs();
-    let same_but_procs = |o: &Group| o.params.iter().all(|(k, v)| k == cell::axis::PROCS || g.params.get(k) == Some(v));
-    let base = groups
-        .iter()
-        .filter(|o| same_but_procs(o) && o.ok().count() > 0)
-        .min_by(|x, y| procs(x).unwrap_or(f64::MAX).total_cmp(&procs(y).unwrap_or(f64::MAX)))?;
-    let per_hop =
-        Summary::of(&base.ring(|o| seconds(o.cpu_ns())))?.median / Summary::of(&base.ring(|o| o.hops as f64))?.median;
-    Some(per_hop * Summary::of(&g.ring(|o| o.hops as f64))?.median)
 }
 
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! A stored run's trials grouped by cell: the trials of one experiment that share their
 //! parameters, in plan order. What every report table, finding, comparison and trend reads.
 
-use crate::families::ring::model::RingOutcome;
 use crate::families::{Family, Outcome, TrialSpec};
 use crate::model::cell::{self, Cell, CellValue};
 use crate::model::Policy;
@@ -37,10 +36,6 @@ impl Group<'_> {
     /// A figure of every ok trial that has one.
     pub fn values(&self, figure: impl Fn(&Outcome) -> Option<f64>) -> Vec<f64> {
         self.outcomes().filter_map(figure).collect()
-    }
-
-    pub fn ring(&self, figure: impl Fn(&RingOutcome) -> f64) -> Vec<f64> {
-        self.values(|o| o.ring().map(&figure))
     }
 
     /// The spec the group's trials ran (they share their parameters, so one for all);

@@ -80,3 +80,6 @@ impl FamilyReport for Command {
         Some(line(spec, t.repeat.max(0) as usize, &t.status, t.outcome.as_ref()))
     }
 }
+
+/// A command run's questions are told figure by figure; it has no findings of its own.
+impl crate::decide::findings::FamilyFindings for Command {}

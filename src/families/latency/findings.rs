@@ -1,9 +1,63 @@
-//! The latency family's finding of its own: spikes that recur with a period. For each
-//! measuring thread, the levels and bands its largest samples are searched above, and the
-//! held-out test of the most significant period among them (`analysis::period`).
+//! The latency family's findings of its own: a question over the policy answered as the
+//! leaders by p99 and by maximum, and spikes that recur with a period. For each measuring
+//! thread, the levels and bands its largest samples are searched above, and the held-out
+//! test of the most significant period among them (`analysis::period`).
 
+use super::figures::{MAX_NS, OVERRUNS, P99_NS};
 use super::model::{LatencyOutcome, ThreadOutliers, ThreadStats};
+use super::Latency;
 use crate::analysis::period::{self, Level, SpikePeriod};
+use crate::decide::findings::{describe, Answered, FamilyFindings, Finding, MaxLeader};
+use crate::families::TrialSpec;
+use crate::store::TrialRecord;
+
+impl FamilyFindings for Latency {
+    /// A question over the policy holds its p99 and its maximum, or the p99 alone where
+    /// `ask` left the maximum out; any other set of figures (a stored run with no
+    /// percentiles, a cgroup's pressure beside them) is told figure by figure.
+    fn of_question(q: &Answered) -> Option<Finding> {
+        let [(p99, c99, a99), max @ ..] = q.figures.as_slice() else { return None };
+        let max_left_out = q.asking.is_some_and(|asking| !asking.tests(q.set[0].family, &MAX_NS));
+        let pair = p99.key == P99_NS.key
+            && match max {
+                [] => max_left_out,
+                [(max, ..)] => max.key == MAX_NS.key,
+                _ => false,
+            };
+        (q.is_over_policy() && pair).then(|| Finding::TailLeader {
+            what: q.what.clone(),
+            p99_policy: q.label(c99.leader),
+            p99_ns: q.level(p99, c99.leader),
+            p99_answer: a99.clone(),
+            max: max.first().map(|(fig, c, ans)| MaxLeader {
+                max_policy: q.label(c.leader),
+                max_ns: q.level(fig, c.leader),
+                max_answer: ans.clone(),
+            }),
+            overruns: q
+                .set
+                .iter()
+                .filter_map(|g| {
+                    let total = g.values(|o| OVERRUNS.value(o)).iter().sum::<f64>();
+                    Some((g.policy()?.as_str().to_string(), total as u64))
+                })
+                .collect(),
+        })
+    }
+
+    /// The threads of a trial whose spikes recur with a period.
+    fn of_trial(t: &TrialRecord) -> Vec<Finding> {
+        let (Some(TrialSpec::Latency(spec)), Some(o)) = (&t.spec, t.outcome.as_ref().and_then(|o| o.latency()))
+        else {
+            return Vec::new();
+        };
+        let what = format!("latency{} trial {}", describe(&t.params, &[]), t.seq);
+        spike_periods(o, spec.interval_ns)
+            .into_iter()
+            .filter_map(|s| Some(Finding::SpikePeriod { what: what.clone(), cpu: s.cpu, period: s.claimed()?.clone() }))
+            .collect()
+    }
+}
 
 /// One measuring thread's spike-period search: the most significant period among its
 /// spikes, significant or not (none: too few spikes, or a run too short to search).

@@ -63,4 +63,7 @@ outcome_with_load_and_steal!(LatencyOutcome, {
     fn histogram_mut(&mut self) -> Option<&mut Vec<(u64, u64)>> {
         Some(&mut self.histogram)
     }
+    fn attribution(&self) -> Option<&crate::analysis::trace::Attribution> {
+        self.attribution.as_ref()
+    }
 });

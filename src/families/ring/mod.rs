@@ -2,6 +2,7 @@
 //! cost of a switch against the ring's size (NCAR 1992, lat_ctx).
 
 pub mod figures;
+pub mod findings;
 pub mod import;
 pub mod flags;
 pub mod kernel;

@@ -17,7 +17,7 @@ use crate::report::chart::{Chart, Plot, Point, Series, Style};
 use crate::report::family::{Column, FamilyReport, Summarise};
 use crate::report::figures::{Figures, LineExtras, Status};
 use crate::report::plots::series_of;
-use crate::report::stored::projected_s;
+use super::findings::ring_values;
 use crate::report::table::Table;
 use crate::store::group::Group;
 use crate::store::TrialRecord;
@@ -309,7 +309,7 @@ fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
         let measured: Vec<Point> = set
             .iter()
             .filter_map(|g| {
-                let s = Summary::of(&g.ring(RingOutcome::cpu_ns_per_hop))?;
+                let s = Summary::of(&ring_values(g, RingOutcome::cpu_ns_per_hop))?;
                 Some((g.procs()?, s.median, Some((s.min, s.max))))
             })
             .collect();
@@ -317,12 +317,12 @@ fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
         let projected: Vec<Point> = set
             .iter()
             .filter_map(|g| {
-                let hops = Summary::of(&g.ring(|o| o.hops as f64))?.median;
+                let hops = Summary::of(&ring_values(g, |o| o.hops as f64))?.median;
                 Some((g.procs()?, projected_s(gs, g)? / hops * 1e9, None))
             })
             .collect();
         let points: Vec<(f64, Vec<f64>)> =
-            set.iter().filter_map(|g| Some((g.procs()?, g.ring(RingOutcome::cpu_ns_per_hop)))).collect();
+            set.iter().filter_map(|g| Some((g.procs()?, ring_values(g, RingOutcome::cpu_ns_per_hop)))).collect();
         for k in crate::analysis::knee::analyse(&points).map(|s| s.knees).unwrap_or_default() {
             plot.markers.push(((k.before + k.after) / 2.0, format!("knee {:+.0}%", k.jump * 100.0)));
         }
@@ -331,6 +331,21 @@ fn ring_chart(n: i64, gs: &[&Group], axes: &[String]) -> Option<Chart> {
         plot.series.push(Series { dash: Some("8 5"), ..Series::new(projected_label.trim(), projected, Style::Line) });
     }
     Some(Chart { name: format!("ring-{n}"), svg: plot.render() })
+}
+
+/// The CPU seconds a ring would take if every hop cost what the smallest ring's did
+/// (the NCAR projection): per group, against the smallest ring with the same other
+/// parameters.
+pub fn projected_s(groups: &[&Group], g: &Group) -> Option<f64> {
+    let procs = |g: &Group| g.procs();
+    let same_but_procs = |o: &Group| o.params.iter().all(|(k, v)| k == crate::model::cell::axis::PROCS || g.params.get(k) == Some(v));
+    let base = groups
+        .iter()
+        .filter(|o| same_but_procs(o) && o.ok().count() > 0)
+        .min_by(|x, y| procs(x).unwrap_or(f64::MAX).total_cmp(&procs(y).unwrap_or(f64::MAX)))?;
+    let per_hop =
+        Summary::of(&ring_values(base, |o| o.cpu_ns() as f64 / 1e9))?.median / Summary::of(&ring_values(base, |o| o.hops as f64))?.median;
+    Some(per_hop * Summary::of(&ring_values(g, |o| o.hops as f64))?.median)
 }
 
 #[cfg(test)]

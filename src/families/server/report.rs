@@ -168,6 +168,9 @@ impl FamilyReport for Server {
     }
 }
 
+/// A server run's questions are told figure by figure; it has no findings of its own.
+impl crate::decide::findings::FamilyFindings for Server {}
+
 #[cfg(test)]
 mod tests {
     use super::super::model::ServerOptions;

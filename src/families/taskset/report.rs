@@ -341,6 +341,9 @@ fn miss_sources_table(groups: &[&Group], axes: &[String]) -> Option<(String, Tab
     Some(("what ran on the tasks' CPUs during their misses, over the repeats (--trace on)".to_string(), table))
 }
 
+/// A taskset run's questions are told figure by figure; it has no findings of its own.
+impl crate::decide::findings::FamilyFindings for Taskset {}
+
 #[cfg(test)]
 mod tests {
     use super::super::model::TasksetOptions;

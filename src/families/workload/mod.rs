@@ -3,6 +3,7 @@
 
 pub mod against;
 pub mod figures;
+pub mod findings;
 pub mod flags;
 pub mod kernel;
 pub mod live;
