@@ -343,18 +343,76 @@ fn what_rt_app_does_that_schedlab_does_not_is_refused_by_name() {
             r#"{"tasks": {"a": {"run": 100, "barrier": "x", "timer": {"ref": "t", "period": 1000}}}}"#,
             "'barrier' is not supported",
         ),
-        (r#"{"tasks": {"a": {"phases": {"p": {"run": 100}}}}}"#, "'phases' is not supported"),
+        (r#"{"tasks": {"a": {"phases": {"p": {"cpus": [0], "run": 100}}}}}"#, "'cpus' in a phase"),
         (
             r#"{"tasks": {"a": {"cpus": "0", "run": 100, "timer": {"ref": "t", "period": 1000}}}}"#,
             "cpus is a list of CPU numbers",
         ),
-        (r#"{"tasks": {"a": {"run": 100}}}"#, "no timer"),
+        (r#"{"tasks": {"a": {"lock": "m", "unlock": "m"}}}"#, "without a timer or a run or sleep"),
         (r#"{"tasks": {"a": {"run": "1ms", "timer": {"ref": "t", "period": 1000}}}}"#, "whole number of µs"),
     ];
     for (text, needle) in cases {
         std::fs::write(&file, text).unwrap();
         refused(&["taskset", "--rt-app", file.to_str().unwrap()], needle);
     }
+}
+
+/// rt-app's phases, a timer two tasks share and a run/sleep loop without a timer.
+const RT_APP_PHASES: &str = r#"{
+  "tasks": {
+    "ramp": { "phases": {
+      "light": { "loop": 5, "run": 1000, "timer": { "ref": "unique", "period": 10000 } },
+      "heavy": { "loop": 5, "run": 4000, "timer": { "ref": "unique", "period": 10000 } } } },
+    "left": { "run": 500, "timer": { "ref": "shared", "period": 10000 } },
+    "right": { "run": 500, "timer": { "ref": "shared", "period": 10000 } },
+    "loose": { "run": 2000, "sleep": 3000 }
+  }
+}"#;
+
+#[test]
+fn rt_app_phases_shared_timers_and_timerless_loops_run_as_written() {
+    let dir = Scratch::new("taskset-rt-app-phases");
+    let file = dir.0.join("set.json");
+    std::fs::write(&file, RT_APP_PHASES).unwrap();
+    let csv = dir.0.join("acts.csv");
+    let args = ["taskset", "--policy", "other", "--duration", "400ms", "--json", "--rt-app", file.to_str().unwrap()];
+    let lines = taskset_lines(&[&args[..], &["--activations", csv.to_str().unwrap()]].concat(), &[]);
+    let tasks = lines[0]["per_task"].as_array().unwrap();
+    let by_name = |name: &str| tasks.iter().find(|t| t["name"] == name).unwrap();
+    // The ramp's own timer keeps its ticks across its phases: one activation every 10 ms
+    // of the 400 ms, whichever phase it is in.
+    assert_eq!(by_name("ramp")["activations"].as_u64(), Some(40), "{}", by_name("ramp"));
+    // Two tasks on one timer share its ticks: each use moves it on by a period.
+    let shared = ["left", "right"].map(|n| by_name(n)["activations"].as_u64().unwrap());
+    assert_eq!(shared[0] + shared[1], 40, "{shared:?}");
+    // The loop without a timer runs back to back: activations, none with a wakeup,
+    // slack or miss (counted apart as untimed).
+    let loose = by_name("loose");
+    let n = loose["activations"].as_u64().unwrap();
+    assert!(n > 0 && loose["untimed"].as_u64() == Some(n), "{loose}");
+    assert!(loose["wake_p99_ns"].is_null() && loose["slack_min_ns"].is_null() && loose["misses"] == 0, "{loose}");
+    let sum: u64 = tasks.iter().map(|t| t["activations"].as_u64().unwrap()).sum();
+    assert_eq!(lines[0]["activations"].as_u64(), Some(sum), "{}", lines[0]);
+    // Each phase runs its own events: the ramp's light activations (5 of each 10) asked
+    // for 1 ms of CPU, its heavy ones 4 ms; the CSV's untimed rows have empty wakeups.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let (mut light, mut heavy, mut untimed_rows) = (Vec::new(), Vec::new(), 0);
+    for row in text.lines().skip(1) {
+        let f: Vec<&str> = row.split(',').collect();
+        let (task, index, wake, run_us) = (f[2], f[4].parse::<u64>().unwrap(), f[7], f[10].parse::<f64>().unwrap());
+        match task {
+            "ramp" if index % 10 < 5 => light.push(run_us),
+            "ramp" => heavy.push(run_us),
+            "loose" => untimed_rows += usize::from(wake.is_empty()),
+            _ => {}
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    assert_eq!((light.len(), heavy.len(), untimed_rows as u64), (20, 20, n));
+    assert!(heavy.iter().all(|&us| us >= 3999.0) && median(&mut light) < median(&mut heavy), "{light:?} {heavy:?}");
 }
 
 /// rt-app's per-task `cpus`: the task's threads run pinned there, the others where the set

@@ -12,13 +12,13 @@ family! {
         "deadline_use_p99_pct",
         "deadline use p99 %",
         Percent,
-        O(|o| Some(o.taskset()?.deadline_use_p99_pct)),
+        O(|o| o.taskset()?.deadline_use_p99_pct),
     )
     .compared(0)
     .headline();
-    WAKE_P99_NS = count("wake_p99_ns", "wake p99 ns", Ns, O(|o| Some(o.taskset()?.wake_p99_ns as f64))).compared(2);
+    WAKE_P99_NS = count("wake_p99_ns", "wake p99 ns", Ns, O(|o| Some(o.taskset()?.wake_p99_ns? as f64))).compared(2);
     RESPONSE_P99_NS =
         count("response_p99_ns", "response p99 ns", Ns, O(|o| Some(o.taskset()?.response_p99_ns as f64)));
     SLACK_MIN_NS =
-        count("slack_min_ns", "slack min ns", Ns, O(|o| Some(o.taskset()?.slack_min_ns as f64)));
+        count("slack_min_ns", "slack min ns", Ns, O(|o| Some(o.taskset()?.slack_min_ns? as f64)));
 }

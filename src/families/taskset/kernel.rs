@@ -5,7 +5,7 @@
 //! not move the next one, so lateness carries over and is counted, as a real task set's.
 
 use super::model::{TaskSpec, TaskStats, TasksetOutcome, TasksetSpec};
-use super::task::Event;
+use super::task::{Event, Phase, Phased};
 use crate::analysis::misses::{self, LockWait, MissSplit, MissTrace, MissWindow};
 use crate::analysis::trace::Recording;
 use crate::error::{Error, Result};
@@ -87,8 +87,9 @@ impl Drop for Mutex {
 struct ActivationTally {
     /// Timer expiry (the ideal start) to running, ns.
     wake: Histogram<u64>,
-    /// Ideal start to completion, ns.
+    /// Ideal start to completion, ns: of every activation, and of those with a deadline.
     response: Histogram<u64>,
+    timed_response: Histogram<u64>,
     /// Response over the relative deadline, in 0.01 % steps.
     used: Histogram<u64>,
     misses: u64,
@@ -106,6 +107,7 @@ impl ActivationTally {
         ActivationTally {
             wake: new_histogram(),
             response: new_histogram(),
+            timed_response: new_histogram(),
             used: new_histogram(),
             misses: 0,
             bursts: 0,
@@ -115,21 +117,28 @@ impl ActivationTally {
         }
     }
 
-    fn record(&mut self, task: &TaskSpec, wake_ns: u64, response_ns: u64, run_ns: u64) {
-        let slack = task.deadline_ns as i64 - response_ns as i64;
-        let _ = self.wake.record(wake_ns.max(1));
-        let _ = self.response.record(response_ns.max(1));
-        let _ = self.used.record(((response_ns as f64 / task.deadline_ns as f64) * 1e4).round().max(1.0) as u64);
+    /// One activation: with a timer, its wakeup and its response against its deadline;
+    /// without one (`deadline_ns` 0), its response and run only.
+    fn record(&mut self, a: &Activation) {
+        let _ = self.response.record(a.response_ns.max(1));
+        self.run_ns += u128::from(a.run_ns);
+        if a.deadline_ns == 0 {
+            return;
+        }
+        let slack = a.slack_ns();
+        let _ = self.timed_response.record(a.response_ns.max(1));
+        let _ = self.wake.record(a.wake_ns.max(1));
+        let _ = self.used.record(((a.response_ns as f64 / a.deadline_ns as f64) * 1e4).round().max(1.0) as u64);
         self.misses += u64::from(slack < 0);
         self.bursts += u64::from(slack < 0 && !self.last_missed);
         self.last_missed = slack < 0;
         self.slack_min_ns = self.slack_min_ns.min(slack);
-        self.run_ns += u128::from(run_ns);
     }
 
     fn add(&mut self, other: &ActivationTally) {
         let _ = self.wake.add(&other.wake);
         let _ = self.response.add(&other.response);
+        let _ = self.timed_response.add(&other.timed_response);
         let _ = self.used.add(&other.used);
         self.misses += other.misses;
         self.bursts += other.bursts;
@@ -138,6 +147,11 @@ impl ActivationTally {
     }
 
     fn count(&self) -> u64 {
+        self.response.len()
+    }
+
+    /// The activations that had a timer (and a deadline).
+    fn timed(&self) -> u64 {
         self.wake.len()
     }
 }
@@ -163,6 +177,16 @@ pub struct Activation {
     pub response_ns: u64,
     /// The CPU time the activation got.
     pub run_ns: u64,
+    /// Its phase (0 for a task of one), and its relative deadline (0: none, no timer).
+    pub phase: u32,
+    pub deadline_ns: u64,
+}
+
+impl Activation {
+    /// Deadline − response: negative is a miss (meaningless without a deadline).
+    pub fn slack_ns(&self) -> i64 {
+        self.deadline_ns as i64 - self.response_ns as i64
+    }
 }
 
 /// Where a thread's activations go beside its histograms: a bounded channel to the writer
@@ -225,10 +249,11 @@ fn set_up_thread(task: &TaskSpec, spec: &TasksetSpec) -> std::result::Result<(),
     })
 }
 
-/// `task`'s events as its thread runs them, each mutex found by name here, once, so
-/// no activation looks one up.
-fn steps_of<'a>(task: &TaskSpec, mutexes: &'a BTreeMap<String, Mutex>) -> Vec<RunStep<'a>> {
-    task.events
+/// A phase's events as its thread runs them, each mutex found by name here, once, so no
+/// activation looks one up.
+fn steps_of<'a>(phase: &Phase, mutexes: &'a BTreeMap<String, Mutex>) -> Vec<RunStep<'a>> {
+    phase
+        .events
         .iter()
         .map(|e| match e {
             Event::Run(ns) => RunStep::Run(*ns),
@@ -240,11 +265,21 @@ fn steps_of<'a>(task: &TaskSpec, mutexes: &'a BTreeMap<String, Mutex>) -> Vec<Ru
         .collect()
 }
 
+/// One phase as its thread runs it: its steps, those of an activation's work (all but a
+/// last yield that ends a deadline job), and its timing.
+struct PhaseSteps<'a> {
+    phase: &'a Phase,
+    steps: Vec<RunStep<'a>>,
+    work: usize,
+    job_done_yield: bool,
+    ticks: Ticks<'a>,
+}
+
 /// The thread of one task instance: its policy, then its activations from `t0` on.
 fn activations(
     (index, task, instance_no): (usize, &TaskSpec, u32),
     spec: &TasksetSpec,
-    mutexes: &BTreeMap<String, Mutex>,
+    objects: &SetObjects,
     gate: &Gate,
     t0: &AtomicU64,
     abort: &AtomicBool,
@@ -258,12 +293,32 @@ fn activations(
     let tid = unsafe { libc::gettid() };
     // Everything the activations need is made now, not while they run: the mutexes each
     // event takes, found by name once, the histograms and the room for the misses.
-    let steps = steps_of(task, mutexes);
-    // Under deadline a yield ending the events is the job's end ("job done"): the
-    // activation completes when it is called, not when the kernel's next period wakes
-    // the thread from it.
-    let job_done_yield = spec.policy.is_deadline() && matches!(steps.last(), Some(RunStep::Yield));
-    let work = steps.len() - usize::from(job_done_yield);
+    // The thread's own timers by name (a `[[task]]`'s one timer has none).
+    let mut own_names: Vec<Option<&str>> = Vec::new();
+    let phases: Vec<PhaseSteps> = task
+        .phases
+        .iter()
+        .map(|phase| {
+            let ticks = match phase.shared_timer() {
+                Some(name) => Ticks::Shared(&objects.timers[name]),
+                None if phase.has_timer() => {
+                    let name = phase.timer.as_deref();
+                    Ticks::Own(own_names.iter().position(|n| *n == name).unwrap_or_else(|| {
+                        own_names.push(name);
+                        own_names.len() - 1
+                    }))
+                }
+                None => Ticks::None,
+            };
+            let steps = steps_of(phase, &objects.mutexes);
+            // Under deadline a yield ending the events is the job's end ("job done"): the
+            // activation completes when it is called, not when the kernel's next period
+            // wakes the thread from it.
+            let job_done_yield = spec.policy.is_deadline() && matches!(steps.last(), Some(RunStep::Yield));
+            let work = steps.len() - usize::from(job_done_yield);
+            PhaseSteps { phase, steps, work, job_done_yield, ticks }
+        })
+        .collect();
     let mut tally = ActivationTally::new();
     let mut misses = std::collections::VecDeque::with_capacity(if sinks.keep_misses { misses::MAX_SPLIT } else { 0 });
     let mut waits = [LockWait::default(); MAX_WAITS];
@@ -278,74 +333,104 @@ fn activations(
     }
     let start = t0.load(Ordering::Acquire);
     let end = start + spec.duration.as_nanos() as u64;
-    let mut ideal = start;
+    // Each of the thread's own timers' next tick, from the set's start.
+    let mut own_ticks = vec![0u64; own_names.len()];
     let mut n = 0;
     let mut prev_done = 0;
-    while ideal < end && !sinks.stop.load(Ordering::Relaxed) {
-        sleep_until(ideal);
-        let woke = monotonic_ns();
-        let cpu0 = thread_cpu_ns();
-        let mut n_waits = 0;
-        for step in &steps[..work] {
-            match step {
-                RunStep::Run(ns) => burn(*ns),
-                RunStep::Sleep(d) => std::thread::sleep(*d),
-                RunStep::Lock(m) => {
-                    let wait = m.lock(tid);
-                    if n_waits < MAX_WAITS && wait.to_ns > wait.from_ns {
-                        waits[n_waits] = wait;
-                        n_waits += 1;
+    let mut passes = 0u64;
+    'run: loop {
+        for (phase_no, p) in phases.iter().enumerate() {
+            for _ in 0..p.phase.loops {
+                // This activation's tick, each use of a timer moving it on by a period.
+                let period = p.phase.period_ns;
+                let tick = match p.ticks {
+                    Ticks::Shared(next) => Some(start + next.fetch_add(period, Ordering::Relaxed)),
+                    Ticks::Own(i) => {
+                        own_ticks[i] += period;
+                        Some(start + own_ticks[i] - period)
+                    }
+                    Ticks::None => None,
+                };
+                if sinks.stop.load(Ordering::Relaxed) || tick.unwrap_or_else(monotonic_ns) >= end {
+                    break 'run;
+                }
+                let ideal = match tick {
+                    Some(tick) => {
+                        sleep_until(tick);
+                        tick
+                    }
+                    None => monotonic_ns(),
+                };
+                let woke = monotonic_ns();
+                let cpu0 = thread_cpu_ns();
+                let mut n_waits = 0;
+                for step in &p.steps[..p.work] {
+                    match step {
+                        RunStep::Run(ns) => burn(*ns),
+                        RunStep::Sleep(d) => std::thread::sleep(*d),
+                        RunStep::Lock(m) => {
+                            let wait = m.lock(tid);
+                            if n_waits < MAX_WAITS && wait.to_ns > wait.from_ns {
+                                waits[n_waits] = wait;
+                                n_waits += 1;
+                            }
+                        }
+                        RunStep::Unlock(m) => m.unlock(),
+                        // SAFETY: sched_yield takes nothing and cannot fail.
+                        RunStep::Yield => unsafe {
+                            libc::sched_yield();
+                        },
                     }
                 }
-                RunStep::Unlock(m) => m.unlock(),
-                // SAFETY: sched_yield takes nothing and cannot fail.
-                RunStep::Yield => unsafe {
-                    libc::sched_yield();
-                },
-            }
-        }
-        let done = monotonic_ns();
-        let run_ns = thread_cpu_ns() - cpu0;
-        if job_done_yield {
-            // SAFETY: as above. Under SCHED_DEADLINE: the job is done, the rest of its
-            // runtime given back; the kernel wakes the thread at its next period.
-            unsafe { libc::sched_yield() };
-        }
-        let a = Activation {
-            task: index,
-            instance: instance_no,
-            index: n,
-            ideal_ns: ideal,
-            wake_ns: woke.saturating_sub(ideal),
-            response_ns: done.saturating_sub(ideal),
-            run_ns,
-        };
-        tally.record(task, a.wake_ns, a.response_ns, run_ns);
-        if a.response_ns > task.deadline_ns && sinks.keep_misses {
-            if misses.len() == misses::MAX_SPLIT {
-                misses.pop_front();
-            }
-            misses.push_back(Miss { a, start_ns: ideal.max(prev_done), waits, n_waits });
-        }
-        prev_done = done;
-        if let Some(stream) = &sinks.stream {
-            match stream.try_send(a) {
-                // The one send that fills the channel to the mark wakes the writer.
-                Ok(()) => {
-                    if sinks.queued.fetch_add(1, Ordering::Relaxed) + 1 == STREAM_WAKE_AT {
-                        let _ = crate::sys::fd::write_raw(sinks.wake_writer, &1u64.to_ne_bytes());
+                let done = monotonic_ns();
+                let run_ns = thread_cpu_ns() - cpu0;
+                if p.job_done_yield {
+                    // SAFETY: as above. Under SCHED_DEADLINE: the job is done, the rest of
+                    // its runtime given back; the kernel wakes the thread at its next period.
+                    unsafe { libc::sched_yield() };
+                }
+                let a = Activation {
+                    task: index,
+                    instance: instance_no,
+                    index: n,
+                    ideal_ns: ideal,
+                    wake_ns: woke.saturating_sub(ideal),
+                    response_ns: done.saturating_sub(ideal),
+                    run_ns,
+                    phase: phase_no as u32,
+                    deadline_ns: p.phase.deadline_ns,
+                };
+                tally.record(&a);
+                if a.deadline_ns > 0 && a.slack_ns() < 0 && sinks.keep_misses {
+                    if misses.len() == misses::MAX_SPLIT {
+                        misses.pop_front();
+                    }
+                    misses.push_back(Miss { a, start_ns: ideal.max(prev_done), waits, n_waits });
+                }
+                prev_done = done;
+                if let Some(stream) = &sinks.stream {
+                    match stream.try_send(a) {
+                        // The one send that fills the channel to the mark wakes the writer.
+                        Ok(()) => {
+                            if sinks.queued.fetch_add(1, Ordering::Relaxed) + 1 == STREAM_WAKE_AT {
+                                let _ = crate::sys::fd::write_raw(sinks.wake_writer, &1u64.to_ne_bytes());
+                            }
+                        }
+                        Err(std::sync::mpsc::TrySendError::Full(_)) => {
+                            sinks.dropped.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(std::sync::mpsc::TrySendError::Disconnected(_)) => {
+                            sinks.unwritten.fetch_add(1, Ordering::Relaxed);
+                        }
                     }
                 }
-                Err(std::sync::mpsc::TrySendError::Full(_)) => {
-                    sinks.dropped.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(std::sync::mpsc::TrySendError::Disconnected(_)) => {
-                    sinks.unwritten.fetch_add(1, Ordering::Relaxed);
-                }
+                n += 1;
             }
         }
-        ideal += task.period_ns;
-        n += 1;
+        passes += 1;
+        if task.passes.is_some_and(|most| passes >= most) {
+            break;
+        }
     }
     Ok(TaskThreadResult { tally, tid, misses })
 }
@@ -415,8 +500,9 @@ fn drain_activations(
             match w.rx.try_recv() {
                 Ok(a) => {
                     let task = &spec.tasks[a.task];
-                    let slack = task.deadline_ns as i64 - a.response_ns as i64;
                     let start = t0.load(Ordering::Acquire);
+                    // Without a timer an activation has no wakeup, slack or miss: empty.
+                    let timed = |text: String| if a.deadline_ns > 0 { text } else { String::new() };
                     // Whole rows only: each formatted in full before any is written.
                     let _ = writeln!(
                         rows,
@@ -427,11 +513,11 @@ fn drain_activations(
                         a.index,
                         us(a.ideal_ns as i64 - start as i64),
                         a.ideal_ns,
-                        us(a.wake_ns as i64),
+                        timed(us(a.wake_ns as i64)),
                         us(a.response_ns as i64),
-                        us(slack),
+                        timed(us(a.slack_ns())),
                         us(a.run_ns as i64),
-                        u8::from(slack < 0)
+                        timed(u8::from(a.slack_ns() < 0).to_string())
                     );
                     taken += 1;
                 }
@@ -473,20 +559,25 @@ fn at(h: &Histogram<u64>, quantile: f64) -> u64 {
 
 fn stats(task: &TaskSpec, t: &ActivationTally) -> TaskStats {
     let n = t.count();
+    let timed = t.timed() > 0;
+    // One deadline for all its timed activations: what its slack p99 is measured from.
+    let mut deadlines = task.phases.iter().filter(|p| p.has_timer()).map(|p| p.deadline_ns);
+    let one_deadline = deadlines.next().filter(|&d| deadlines.all(|e| e == d));
     TaskStats {
         name: task.name.clone(),
         instances: task.count,
         activations: n,
+        untimed: Some(n - t.timed()).filter(|&u| u > 0),
         misses: t.misses,
         miss_bursts: t.bursts,
-        wake_p50_ns: at(&t.wake, 0.5),
-        wake_p99_ns: at(&t.wake, 0.99),
-        wake_max_ns: if n > 0 { t.wake.max() } else { 0 },
+        wake_p50_ns: timed.then(|| at(&t.wake, 0.5)),
+        wake_p99_ns: timed.then(|| at(&t.wake, 0.99)),
+        wake_max_ns: timed.then(|| t.wake.max()),
         response_p50_ns: at(&t.response, 0.5),
         response_p99_ns: at(&t.response, 0.99),
         response_max_ns: if n > 0 { t.response.max() } else { 0 },
-        slack_p99_ns: task.deadline_ns as i64 - at(&t.response, 0.99) as i64,
-        slack_min_ns: if n > 0 { t.slack_min_ns } else { 0 },
+        slack_p99_ns: one_deadline.filter(|_| timed).map(|d| d as i64 - at(&t.timed_response, 0.99) as i64),
+        slack_min_ns: timed.then_some(t.slack_min_ns),
         run_mean_ns: t.run_ns as f64 / n.max(1) as f64,
     }
 }
@@ -521,27 +612,46 @@ fn thread_name(task: &str) -> String {
     name
 }
 
-/// The named mutexes the set's events lock, each made once, with the priority inheritance
-/// its first lock event asks.
-fn make_mutexes(spec: &TasksetSpec) -> Result<BTreeMap<String, Mutex>> {
+/// What the set's threads share by name: the mutexes their events lock, and the timers
+/// they share (each the time of its next tick from the set's start).
+struct SetObjects {
+    mutexes: BTreeMap<String, Mutex>,
+    timers: BTreeMap<String, AtomicU64>,
+}
+
+/// The set's shared objects, each made once: a mutex with the priority inheritance its
+/// first lock event asks.
+fn make_objects(spec: &TasksetSpec) -> Result<SetObjects> {
     let mut mutexes: BTreeMap<String, Mutex> = BTreeMap::new();
+    let mut timers = BTreeMap::new();
     for task in &spec.tasks {
-        for e in &task.events {
+        for e in task.all_events() {
             if let Event::Lock { name, pi } = e {
                 if !mutexes.contains_key(name) {
                     mutexes.insert(name.clone(), Mutex::new(*pi)?);
                 }
             }
         }
+        for name in task.phases.iter().filter_map(Phase::shared_timer) {
+            timers.entry(name.to_string()).or_insert_with(|| AtomicU64::new(0));
+        }
     }
-    Ok(mutexes)
+    Ok(SetObjects { mutexes, timers })
+}
+
+/// Where a phase's ticks come from: a timer the threads share, or one of the thread's own
+/// (its index among them).
+enum Ticks<'a> {
+    Shared(&'a AtomicU64),
+    Own(usize),
+    None,
 }
 
 /// What every task thread shares with the others and the main thread.
 #[derive(Clone, Copy)]
 struct SetShared<'a> {
     spec: &'a TasksetSpec,
-    mutexes: &'a BTreeMap<String, Mutex>,
+    objects: &'a SetObjects,
     gate: &'a Gate,
     t0: &'a AtomicU64,
     abort: &'a AtomicBool,
@@ -563,10 +673,10 @@ fn spawn_tasks<'scope, 'env>(
     let mut handles = Vec::with_capacity(threads);
     for (i, task) in sh.spec.tasks.iter().enumerate() {
         for k in 0..task.count {
-            let SetShared { spec, mutexes, gate, t0, abort } = sh;
+            let SetShared { spec, objects, gate, t0, abort } = sh;
             let sinks = sinks.clone();
             let handle = std::thread::Builder::new().name(thread_name(&task.name)).spawn_scoped(scope, move || {
-                let result = activations((i, task, k), spec, mutexes, gate, t0, abort, &sinks);
+                let result = activations((i, task, k), spec, objects, gate, t0, abort, &sinks);
                 // However it ended, the main thread hears of it (it waits on this,
                 // not on a timer).
                 let _ = crate::sys::fd::write_raw(sinks.finished, &1u64.to_ne_bytes());
@@ -620,16 +730,18 @@ fn sum_up(
     let trace = recording.map(|r| split(spec, r, missed, all.misses));
     Ok(TasksetOutcome {
         activations: all.count(),
+        untimed: Some(all.count() - all.timed()).filter(|&u| u > 0),
         misses: all.misses,
         miss_bursts: all.bursts,
-        deadline_use_p99_pct: at(&all.used, 0.99) as f64 / 100.0,
-        wake_p99_ns: at(&all.wake, 0.99),
+        deadline_use_p99_pct: (all.timed() > 0).then(|| at(&all.used, 0.99) as f64 / 100.0),
+        wake_p99_ns: (all.timed() > 0).then(|| at(&all.wake, 0.99)),
         response_p99_ns: at(&all.response, 0.99),
-        slack_min_ns: if all.count() > 0 { all.slack_min_ns } else { 0 },
+        slack_min_ns: (all.timed() > 0).then_some(all.slack_min_ns),
         worst_task_miss_pct: tasks
             .iter()
-            .filter(|t| t.activations > 0)
-            .map(|t| 100.0 * t.misses as f64 / t.activations as f64)
+            .zip(&per_task)
+            .filter(|(_, tally)| tally.timed() > 0)
+            .map(|(t, tally)| 100.0 * t.misses as f64 / tally.timed() as f64)
             .fold(0.0, f64::max),
         tasks,
         beside: Default::default(),
@@ -664,7 +776,7 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
     let finished_fd = std::os::fd::AsRawFd::as_raw_fd(&finished);
     let stop = AtomicBool::new(false);
     let mut interrupted = None;
-    let mutexes = make_mutexes(spec)?;
+    let objects = make_objects(spec)?;
     let threads = spec.threads();
     let gate = Gate::new();
     let t0 = AtomicU64::new(0);
@@ -677,7 +789,7 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
     let (tx, rx) = stream_channel(extras);
     let mut tracing = None;
     let (results, written) = std::thread::scope(|scope| -> Result<_> {
-        let shared = SetShared { spec, mutexes: &mutexes, gate: &gate, t0: &t0, abort: &abort };
+        let shared = SetShared { spec, objects: &objects, gate: &gate, t0: &t0, abort: &abort };
         let sinks = Sinks {
             stream: tx,
             queued: &queued,
@@ -777,9 +889,9 @@ fn start_tracing(spec: &TasksetSpec) -> std::result::Result<crate::sys::trace::T
 
 /// The most CPU time an activation's own work can take on its clock: its run events, each
 /// of which a burn overshoots by less than one chunk.
-fn own_cpu_bound_ns(task: &TaskSpec) -> u64 {
-    let runs = task.events.iter().filter(|e| matches!(e, Event::Run(_))).count() as u64;
-    task.run_ns() + runs * crate::sys::clock::BURN_CHUNK_NS
+fn own_cpu_bound_ns(phase: &Phase) -> u64 {
+    let runs = phase.events.iter().filter(|e| matches!(e, Event::Run(_))).count() as u64;
+    phase.run_ns() + runs * crate::sys::clock::BURN_CHUNK_NS
 }
 
 /// Each kept miss split by what the recording saw on its thread's CPU (the last
@@ -823,14 +935,14 @@ fn split(
                 activation: a.index,
                 at_ns: a.ideal_ns,
                 response_ns: a.response_ns,
-                slack_ns: task.deadline_ns as i64 - a.response_ns as i64,
+                slack_ns: a.slack_ns(),
                 cpu: s.cpu,
                 earlier_ns: s.earlier_ns,
                 on_cpu_ns: s.on_cpu_ns,
                 // Its own work is what its clock counted, but never more than its events
                 // ask: a host that does not report steal charges a stall inside a burn to
                 // the thread's clock, and the burn then stops short of its work.
-                not_visible_ns: s.on_cpu_ns.saturating_sub(a.run_ns.min(own_cpu_bound_ns(task))),
+                not_visible_ns: s.on_cpu_ns.saturating_sub(a.run_ns.min(own_cpu_bound_ns(&task.phases[a.phase as usize]))),
                 asleep_ns: s.asleep_ns,
                 timer_late_ns: s.timer_late_ns,
                 lock_ns: s.lock_ns,
@@ -849,30 +961,62 @@ fn split(
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_tally_counts_misses_and_the_least_slack() {
-        let task = TaskSpec {
+    fn task(phases: Vec<Phase>) -> TaskSpec {
+        TaskSpec {
             name: "t".into(),
             count: 1,
-            period_ns: 1_000_000,
-            deadline_ns: 1_000_000,
-            events: vec![Event::Run(100_000)],
+            phases,
             prio: 0,
             reservation: None,
             blocking_ns: 0,
             cpus: None,
-        };
+            passes: None,
+        }
+    }
+
+    fn activation(deadline_ns: u64, wake_ns: u64, response_ns: u64) -> Activation {
+        Activation { task: 0, instance: 0, index: 0, ideal_ns: 0, wake_ns, response_ns, run_ns: 100_000, phase: 0, deadline_ns }
+    }
+
+    #[test]
+    fn a_tally_counts_misses_and_the_least_slack() {
+        let task = task(vec![Phase::only(1_000_000, 1_000_000, vec![Event::Run(100_000)])]);
         let mut t = ActivationTally::new();
-        t.record(&task, 10_000, 200_000, 100_000);
-        t.record(&task, 20_000, 1_500_000, 100_000);
-        t.record(&task, 20_000, 1_200_000, 100_000);
-        t.record(&task, 20_000, 200_000, 100_000);
-        t.record(&task, 20_000, 1_100_000, 100_000);
+        for (wake, response) in [(10_000, 200_000), (20_000, 1_500_000), (20_000, 1_200_000), (20_000, 200_000), (20_000, 1_100_000)] {
+            t.record(&activation(1_000_000, wake, response));
+        }
         let s = stats(&task, &t);
         // Three misses in two bursts: the second carried over from the first.
-        assert_eq!((s.activations, s.misses, s.miss_bursts, s.slack_min_ns), (5, 3, 2, -500_000));
+        assert_eq!((s.activations, s.misses, s.miss_bursts, s.slack_min_ns), (5, 3, 2, Some(-500_000)));
+        assert_eq!((s.untimed, s.miss_pct()), (None, Some(60.0)));
         assert_eq!(s.run_mean_ns, 100_000.0);
         // Two of the set's activations used 20 % of the deadline, the others 110-150 %.
         assert!((at(&t.used, 0.4) as f64 / 100.0 - 20.0).abs() < 0.1);
+    }
+
+    #[test]
+    fn an_activation_without_a_timer_has_no_wakeup_slack_or_miss() {
+        let task = task(vec![
+            Phase { loops: 2, ..Phase::only(1_000_000, 1_000_000, vec![Event::Run(100_000)]) },
+            Phase::only(0, 0, vec![Event::Run(100_000), Event::Sleep(100_000)]),
+        ]);
+        let mut t = ActivationTally::new();
+        t.record(&activation(1_000_000, 10_000, 300_000));
+        t.record(&activation(1_000_000, 10_000, 400_000));
+        // An untimed activation five times as long as the deadline is no miss.
+        t.record(&activation(0, 0, 5_000_000));
+        let s = stats(&task, &t);
+        assert_eq!((s.activations, s.untimed, s.misses, s.miss_pct()), (3, Some(1), 0, Some(0.0)));
+        assert!(s.wake_max_ns.is_some_and(|ns| ns.abs_diff(10_000) < 100) && s.slack_min_ns == Some(600_000), "{s:?}");
+        // The slack p99 is the timed activations' (deadline − 400 µs, within the
+        // histogram's precision), not the untimed 5 ms one's.
+        assert!(s.slack_p99_ns.is_some_and(|ns| (ns - 600_000).abs() < 1_000), "{s:?}");
+        assert!(s.response_max_ns >= 5_000_000);
+        let only_untimed = stats(&task, &{
+            let mut t = ActivationTally::new();
+            t.record(&activation(0, 0, 300_000));
+            t
+        });
+        assert_eq!((only_untimed.wake_p99_ns, only_untimed.slack_p99_ns, only_untimed.miss_pct()), (None, None, None));
     }
 }

@@ -5,7 +5,7 @@
 
 use super::reservation::{blocking_ns, reservation};
 use super::rt_app::read_rt_app;
-use super::task::{parse_task_flag, read_task_file, run_ns, Event, TaskDecl};
+use super::task::{parse_task_flag, read_task_file, Event, Phase, Phased, TaskDecl};
 use crate::error::{Error, Result};
 use crate::families::shared::SpecSource;
 use crate::model::load::LoadSpec;
@@ -81,12 +81,12 @@ read_with_groups!(TasksetOptions { background, scheduling });
 
 /// One task as a trial runs it: validated, with its policy's priority or reservation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "TaskSpecStored", into = "TaskSpecStored")]
 pub struct TaskSpec {
     pub name: String,
     pub count: u32,
-    pub period_ns: u64,
-    pub deadline_ns: u64,
-    pub events: Vec<Event>,
+    /// Its phases, each phase's deadline set (its period's, or the task's own).
+    pub phases: Vec<Phase>,
     /// The static priority under fifo/rr (0 otherwise).
     pub prio: i32,
     /// The SCHED_DEADLINE reservation of each instance, under deadline.
@@ -94,25 +94,100 @@ pub struct TaskSpec {
     /// The longest critical section another task runs holding a mutex this one takes:
     /// a waiter spins while the owner runs on another CPU, and that spinning is charged
     /// to the waiter's runtime (see [`blocking_ns`]).
-    #[serde(default, skip_serializing_if = "is_zero")]
     pub blocking_ns: u64,
     /// The CPUs its threads are pinned to, where the task names its own (rt-app's `cpus`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<Vec<usize>>,
+    /// How many times each thread runs its phases through (rt-app's task `loop`).
+    pub passes: Option<u64>,
+}
+
+/// A task spec as the store keeps it: a task of one phase run for ever as it always was
+/// (its period, deadline and events), one of several phases, or of a phase with a loop
+/// count, with `phases`.
+#[derive(Clone, Serialize, Deserialize)]
+struct TaskSpecStored {
+    name: String,
+    count: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    period_ns: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    deadline_ns: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    events: Vec<Event>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    phases: Vec<Phase>,
+    prio: i32,
+    reservation: Option<DeadlineParams>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    blocking_ns: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cpus: Option<Vec<usize>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    passes: Option<u64>,
+}
+
+impl From<TaskSpecStored> for TaskSpec {
+    fn from(s: TaskSpecStored) -> TaskSpec {
+        let phases = if s.phases.is_empty() { vec![Phase::only(s.period_ns, s.deadline_ns, s.events)] } else { s.phases };
+        TaskSpec {
+            name: s.name,
+            count: s.count,
+            phases,
+            prio: s.prio,
+            reservation: s.reservation,
+            blocking_ns: s.blocking_ns,
+            cpus: s.cpus,
+            passes: s.passes,
+        }
+    }
+}
+
+impl From<TaskSpec> for TaskSpecStored {
+    fn from(t: TaskSpec) -> TaskSpecStored {
+        let (period_ns, deadline_ns, events, phases) = match <[Phase; 1]>::try_from(t.phases) {
+            Ok([only]) if only.loops == 1 && only.timer.is_none() => (only.period_ns, only.deadline_ns, only.events, Vec::new()),
+            Ok([only]) => (0, 0, Vec::new(), vec![only]),
+            Err(phases) => (0, 0, Vec::new(), phases),
+        };
+        TaskSpecStored {
+            name: t.name,
+            count: t.count,
+            period_ns,
+            deadline_ns,
+            events,
+            phases,
+            prio: t.prio,
+            reservation: t.reservation,
+            blocking_ns: t.blocking_ns,
+            cpus: t.cpus,
+            passes: t.passes,
+        }
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+impl Phased for TaskSpec {
+    fn phases(&self) -> &[Phase] {
+        &self.phases
+    }
+}
+
 impl TaskSpec {
-    pub fn run_ns(&self) -> u64 {
-        run_ns(&self.events)
+    /// The CPU share the task's instances ask for: its most demanding phase's, times its
+    /// count.
+    pub fn utilisation(&self) -> f64 {
+        self.phases.iter().map(Phase::utilisation).fold(0.0, f64::max) * f64::from(self.count)
     }
 
-    /// The CPU share the task's instances ask for: run / period, times its count.
-    pub fn utilisation(&self) -> f64 {
-        self.run_ns() as f64 / self.period_ns as f64 * f64::from(self.count)
+    /// Its period as a table writes it: "1ms", "1ms/4ms" for phases of several, "-"
+    /// without a timer.
+    pub fn period_text(&self) -> String {
+        let mut periods: Vec<u64> = self.phases.iter().map(|p| p.period_ns).collect();
+        periods.dedup();
+        periods.iter().map(|&p| if p == 0 { "-".to_string() } else { format_ns(p) }).collect::<Vec<_>>().join("/")
     }
 }
 
@@ -146,8 +221,10 @@ impl TasksetSpec {
     }
 }
 
-/// Check one task's events: every time positive, the run within the period, each mutex
-/// unlocked by the task that holds it, in order, and none held at the activation's end.
+/// Check one task: its name and count, and each phase: a timer's period of at least 10 µs
+/// that its run events fit in, a deadline only for a task of one phase with a timer,
+/// every time positive, each mutex unlocked by the task that holds it, in order, and none
+/// held at an activation's end.
 fn check_task(t: &TaskDecl) -> Result<()> {
     let name = &t.name;
     if name.is_empty() {
@@ -156,36 +233,63 @@ fn check_task(t: &TaskDecl) -> Result<()> {
     if t.count == 0 || t.count > MAX_COUNT {
         return Err(Error::usage(format!("task {name}: count {} is not in 1..={MAX_COUNT}", t.count)));
     }
-    if t.period_ns < 10_000 {
-        return Err(Error::usage(format!("task {name}: a period of {} is below 10 µs", format_ns(t.period_ns))));
-    }
-    let deadline = t.deadline_ns.unwrap_or(t.period_ns);
-    if deadline == 0 || deadline > t.period_ns {
-        return Err(Error::usage(format!(
-            "task {name}: its deadline ({}) must be above 0 and at most its period ({})",
-            format_ns(deadline),
-            format_ns(t.period_ns)
-        )));
-    }
-    if t.events.is_empty() {
+    if t.phases.is_empty() || t.phases.iter().all(|p| p.events.is_empty()) {
         return Err(Error::usage(format!("task {name}: nothing to do: give run = \"200us\" or events = [...]")));
     }
-    if t.run_ns() > t.period_ns {
+    if let Some(deadline) = t.deadline_ns {
+        let Some(period) = t.single_period_ns() else {
+            return Err(Error::usage(format!(
+                "task {name}: a deadline belongs to a task of one phase with a timer, whose activations it bounds"
+            )));
+        };
+        if deadline == 0 || deadline > period {
+            return Err(Error::usage(format!(
+                "task {name}: its deadline ({}) must be above 0 and at most its period ({})",
+                format_ns(deadline),
+                format_ns(period)
+            )));
+        }
+    }
+    for (i, phase) in t.phases.iter().enumerate() {
+        // "task a" for a task of one phase, "task a, phase 2" in one of several.
+        let what = if t.phases.len() > 1 { format!("task {name}, phase {}", i + 1) } else { format!("task {name}") };
+        check_phase(&what, phase)?;
+    }
+    Ok(())
+}
+
+fn check_phase(what: &str, phase: &Phase) -> Result<()> {
+    if phase.loops == 0 {
+        return Err(Error::usage(format!("{what}: a loop of 0 runs nothing: remove the phase")));
+    }
+    if phase.events.is_empty() && !phase.has_timer() {
+        return Err(Error::usage(format!("{what}: no events and no timer: nothing to do")));
+    }
+    if phase.has_timer() {
+        if phase.period_ns < 10_000 {
+            return Err(Error::usage(format!("{what}: a period of {} is below 10 µs", format_ns(phase.period_ns))));
+        }
+        if phase.run_ns() > phase.period_ns {
+            return Err(Error::usage(format!(
+                "{what}: its run events ({}) are longer than its period ({}): no activation could finish before \
+                 the next; shorten the run or lengthen the period",
+                format_ns(phase.run_ns()),
+                format_ns(phase.period_ns)
+            )));
+        }
+    } else if !phase.events.iter().any(|e| matches!(e, Event::Run(_) | Event::Sleep(_))) {
         return Err(Error::usage(format!(
-            "task {name}: its run events ({}) are longer than its period ({}): no activation could finish before \
-             the next; shorten the run or lengthen the period",
-            format_ns(t.run_ns()),
-            format_ns(t.period_ns)
+            "{what}: without a timer or a run or sleep its loop would spin on its other events: add one"
         )));
     }
     let mut held: Vec<&str> = Vec::new();
-    for e in &t.events {
+    for e in &phase.events {
         match e {
             Event::Run(0) | Event::Sleep(0) => {
-                return Err(Error::usage(format!("task {name}: a run or sleep of 0 does nothing: remove it")))
+                return Err(Error::usage(format!("{what}: a run or sleep of 0 does nothing: remove it")))
             }
             Event::Lock { name: m, .. } if held.contains(&m.as_str()) => {
-                return Err(Error::usage(format!("task {name}: locks mutex '{m}' it already holds (a deadlock)")))
+                return Err(Error::usage(format!("{what}: locks mutex '{m}' it already holds (a deadlock)")))
             }
             Event::Lock { name: m, .. } => held.push(m),
             Event::Unlock(m) => match held.iter().rposition(|h| h == m) {
@@ -194,7 +298,7 @@ fn check_task(t: &TaskDecl) -> Result<()> {
                 }
                 None => {
                     return Err(Error::usage(format!(
-                        "task {name}: unlocks mutex '{m}', which it does not hold there: add {{ lock = \"{m}\" }} \
+                        "{what}: unlocks mutex '{m}', which it does not hold there: add {{ lock = \"{m}\" }} \
                          before it"
                     )))
                 }
@@ -204,7 +308,7 @@ fn check_task(t: &TaskDecl) -> Result<()> {
     }
     if let Some(m) = held.first() {
         return Err(Error::usage(format!(
-            "task {name}: ends its activation holding mutex '{m}': add {{ unlock = \"{m}\" }} at the end"
+            "{what}: ends its activation holding mutex '{m}': add {{ unlock = \"{m}\" }} at the end"
         )));
     }
     Ok(())
@@ -256,7 +360,7 @@ impl SpecSource for TasksetOptions {
             return Err(Error::usage(format!("--prio {top} is out of range: use 1 to 99")));
         }
         let duration = self.duration.unwrap_or(DEFAULT_TASKSET_DURATION);
-        let longest = decls.iter().map(|t| t.period_ns).max().unwrap_or(0);
+        let longest = decls.iter().map(|t| t.longest_period_ns()).max().unwrap_or(0);
         if (duration.as_nanos() as u64) < longest {
             return Err(Error::usage(format!(
                 "--duration {} is shorter than the longest period ({}): give at least one activation of each task",
@@ -282,38 +386,51 @@ impl SpecSource for TasksetOptions {
         for t in decls.iter().filter(|t| t.cpus.is_some()) {
             check_task_cpus(t, cpus.as_deref(), &policies)?;
         }
-        // Rate-monotonic: the shorter the period, the higher the priority.
-        let mut periods: Vec<u64> = decls.iter().map(|t| t.period_ns).collect();
+        // Rate-monotonic: the shorter the (shortest) period, the higher the priority; a
+        // task without a timer ranks below every periodic one.
+        let mut periods: Vec<u64> = decls.iter().filter_map(|t| t.shortest_period_ns()).collect();
         periods.sort_unstable();
         periods.dedup();
-        let rate_monotonic = |period: u64| (top - periods.iter().position(|&p| p == period).unwrap_or(0) as i32).max(1);
+        let rate_monotonic = |period: Option<u64>| {
+            let rank = period.and_then(|p| periods.iter().position(|&q| q == p)).unwrap_or(periods.len());
+            (top - rank as i32).max(1)
+        };
         policies
             .iter()
             .map(|&policy| {
                 let tasks = decls
                     .iter()
                     .map(|t| {
-                        let deadline_ns = t.deadline_ns.unwrap_or(t.period_ns);
                         let prio = match policy {
-                            Policy::Fifo | Policy::Rr => t.prio.unwrap_or_else(|| rate_monotonic(t.period_ns)),
+                            Policy::Fifo | Policy::Rr => t.prio.unwrap_or_else(|| rate_monotonic(t.shortest_period_ns())),
                             _ => 0,
                         };
                         if !(0..=99).contains(&prio) {
                             return Err(Error::usage(format!("task {}: prio {prio} is out of range 1-99", t.name)));
                         }
                         let blocking_ns = blocking_ns(t, &decls);
-                        let reservation =
-                            policy.is_deadline().then(|| reservation(t, blocking_ns, deadline_ns)).transpose()?;
+                        // Each phase's deadline: the task's own (one phase) or its period.
+                        let phases: Vec<Phase> = t
+                            .phases
+                            .iter()
+                            .map(|p| Phase {
+                                deadline_ns: if p.has_timer() { t.deadline_ns.unwrap_or(p.period_ns) } else { 0 },
+                                ..p.clone()
+                            })
+                            .collect();
+                        let reservation = match policy.is_deadline() {
+                            true => Some(reservation(t, blocking_ns, phases[0].deadline_ns)?),
+                            false => None,
+                        };
                         Ok(TaskSpec {
                             name: t.name.clone(),
                             count: t.count,
-                            period_ns: t.period_ns,
-                            deadline_ns,
-                            events: t.events.clone(),
+                            phases,
                             prio,
                             reservation,
                             blocking_ns,
                             cpus: t.cpus.clone(),
+                            passes: t.passes,
                         })
                     })
                     .collect::<Result<Vec<_>>>()?;
@@ -362,27 +479,40 @@ pub struct TaskStats {
     pub name: String,
     pub instances: u32,
     pub activations: u64,
+    /// Of them, those without a timer (no deadline, never a miss); none where all had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untimed: Option<u64>,
     /// Activations that finished after their deadline.
     pub misses: u64,
     /// Misses whose previous activation met its deadline: the incidents (a late
     /// activation makes the next late too, as lateness carries over).
     #[serde(default)]
     pub miss_bursts: u64,
-    /// Timer expiry (the activation's ideal start) to running.
-    pub wake_p50_ns: u64,
-    pub wake_p99_ns: u64,
-    pub wake_max_ns: u64,
+    /// Timer expiry (the activation's ideal start) to running; none for a task without
+    /// a timer.
+    pub wake_p50_ns: Option<u64>,
+    pub wake_p99_ns: Option<u64>,
+    pub wake_max_ns: Option<u64>,
     /// Ideal start to completion.
     pub response_p50_ns: u64,
     pub response_p99_ns: u64,
     pub response_max_ns: u64,
-    /// The slack 99 % of activations had at least: deadline − the response's p99.
+    /// The slack 99 % of activations had at least: deadline − the response's p99 (none
+    /// without a timer, or for phases of several deadlines).
     #[serde(default)]
-    pub slack_p99_ns: i64,
-    /// Deadline − completion at its least: negative is a miss.
-    pub slack_min_ns: i64,
+    pub slack_p99_ns: Option<i64>,
+    /// Deadline − completion at its least: negative is a miss (none without a timer).
+    pub slack_min_ns: Option<i64>,
     /// The CPU time an activation actually got (mean).
     pub run_mean_ns: f64,
+}
+
+impl TaskStats {
+    /// The share of its activations with a deadline that missed it; none without one.
+    pub fn miss_pct(&self) -> Option<f64> {
+        let timed = self.activations - self.untimed.unwrap_or(0);
+        (timed > 0).then(|| 100.0 * self.misses as f64 / timed as f64)
+    }
 }
 
 /// A finished task-set trial.
@@ -390,16 +520,20 @@ pub struct TaskStats {
 pub struct TasksetOutcome {
     pub tasks: Vec<TaskStats>,
     pub activations: u64,
+    /// Of them, those without a timer (see `TaskStats::untimed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untimed: Option<u64>,
     pub misses: u64,
     /// Misses whose instance met its previous deadline (see `TaskStats::miss_bursts`).
     #[serde(default)]
     pub miss_bursts: u64,
     /// The 99th percentile over every activation of response / relative deadline, in %:
     /// under 100 the deadlines are met at p99; the smaller, the more room.
-    pub deadline_use_p99_pct: f64,
-    pub wake_p99_ns: u64,
+    /// None where no task has a timer, as for the wakeup and slack figures.
+    pub deadline_use_p99_pct: Option<f64>,
+    pub wake_p99_ns: Option<u64>,
     pub response_p99_ns: u64,
-    pub slack_min_ns: i64,
+    pub slack_min_ns: Option<i64>,
     /// The highest miss ratio of any one task, in %.
     pub worst_task_miss_pct: f64,
     /// The background load's, the steal's and the private cgroup's figures.
@@ -415,8 +549,10 @@ pub struct TasksetOutcome {
 }
 
 impl TasksetOutcome {
+    /// The share of the activations with a deadline that missed it.
     pub fn miss_pct(&self) -> Option<f64> {
-        (self.activations > 0).then(|| 100.0 * self.misses as f64 / self.activations as f64)
+        let timed = self.activations - self.untimed.unwrap_or(0);
+        (timed > 0).then(|| 100.0 * self.misses as f64 / timed as f64)
     }
 }
 
@@ -429,12 +565,12 @@ mod tests {
         TaskDecl {
             name: name.into(),
             count: 1,
-            period_ns: 1_000_000,
+            phases: vec![Phase::only(1_000_000, 0, events)],
             deadline_ns: None,
-            events,
             prio: None,
             runtime_ns: None,
             cpus: None,
+            passes: None,
         }
     }
 
@@ -550,9 +686,9 @@ mod tests {
         let lock = Event::Lock { name: "m".into(), pi: true };
         let events =
             vec![Event::Run(20_000), Event::Sleep(100_000), lock, Event::Run(50_000), Event::Unlock("m".into())];
-        assert_eq!((with_pi[0].period_ns, &with_pi[0].events), (1_000_000, &events));
+        assert_eq!((with_pi[0].phases[0].period_ns, &with_pi[0].phases[0].events), (1_000_000, &events));
         let odd_global = read(&format!(r#"{{"tasks": {{{task}}}, "global": [true]}}"#)).unwrap();
-        assert_eq!(odd_global[0].events[2], Event::Lock { name: "m".into(), pi: false });
+        assert_eq!(odd_global[0].phases[0].events[2], Event::Lock { name: "m".into(), pi: false });
         let e = read(r#"{"tasks": {"a": {"run": 100, "timer": [1000]}}}"#).unwrap_err();
         assert!(e.ends_with("task a: timer has no period"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
@@ -572,5 +708,22 @@ mod tests {
         let specs = options.to_specs().unwrap();
         let reclaim: Vec<(Policy, bool)> = specs.iter().map(|s| (s.policy, s.reclaim)).collect();
         assert_eq!(reclaim, [(Policy::Fifo, false), (Policy::Deadline, true)]);
+    }
+
+    #[test]
+    fn a_task_of_one_phase_is_stored_as_before_and_one_of_phases_with_them() {
+        let stored = r#"{"name":"a","count":1,"period_ns":1000000,"deadline_ns":800000,"events":[{"run":200000}],"prio":0,"reservation":null}"#;
+        let one: TaskSpec = serde_json::from_str(stored).unwrap();
+        assert_eq!(one.phases, [Phase::only(1_000_000, 800_000, vec![Event::Run(200_000)])]);
+        assert_eq!(serde_json::to_string(&one).unwrap(), stored);
+        let phased = TaskSpec {
+            phases: vec![Phase { loops: 5, ..one.phases[0].clone() }, Phase::only(0, 0, vec![Event::Sleep(1_000)])],
+            passes: Some(2),
+            ..one
+        };
+        let text = serde_json::to_string(&phased).unwrap();
+        assert!(text.contains(r#""count":1,"phases":[{"loops":5"#), "{text}");
+        assert_eq!(serde_json::from_str::<TaskSpec>(&text).unwrap(), phased);
+        assert_eq!(phased.period_text(), "1 ms/-");
     }
 }

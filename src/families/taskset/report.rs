@@ -195,6 +195,11 @@ fn us(ns: i64) -> String {
     format!("{:.1}", ns as f64 / 1000.0)
 }
 
+/// A figure in µs, "-" where the task has none (no timer).
+fn us_or_dash(ns: Option<i64>) -> String {
+    ns.map_or_else(|| "-".to_string(), us)
+}
+
 /// A trial's tasks, one row each: activations, the share that missed, wakeup and response
 /// percentiles, the slack 99 % of activations had and the least, and the CPU time an
 /// activation got.
@@ -222,17 +227,17 @@ pub fn task_table(spec: &TasksetSpec, o: &TasksetOutcome) -> Table {
         };
         table.push(vec![
             if t.count > 1 { format!("{} ×{}", t.name, t.count) } else { t.name.clone() },
-            format_ns(t.period_ns),
+            t.period_text(),
             prio,
             s.activations.to_string(),
-            format!("{:.2}", 100.0 * s.misses as f64 / s.activations.max(1) as f64),
+            s.miss_pct().map_or_else(|| "-".to_string(), |pct| format!("{pct:.2}")),
             s.miss_bursts.to_string(),
-            us(s.wake_p50_ns as i64),
-            us(s.wake_p99_ns as i64),
-            us(s.wake_max_ns as i64),
+            us_or_dash(s.wake_p50_ns.map(|ns| ns as i64)),
+            us_or_dash(s.wake_p99_ns.map(|ns| ns as i64)),
+            us_or_dash(s.wake_max_ns.map(|ns| ns as i64)),
             us(s.response_p99_ns as i64),
-            us(s.slack_p99_ns),
-            us(s.slack_min_ns),
+            us_or_dash(s.slack_p99_ns),
+            us_or_dash(s.slack_min_ns),
             format!("{:.1}", s.run_mean_ns / 1000.0),
         ]);
     }
@@ -270,19 +275,19 @@ impl FamilyReport for Taskset {
             let runs: Vec<&TasksetOutcome> = g.outcomes().filter_map(Outcome::taskset).collect();
             let Some(first) = runs.first() else { continue };
             for (i, task) in first.tasks.iter().enumerate() {
-                let of = |f: fn(&TaskStats) -> f64| -> Vec<f64> {
-                    runs.iter().filter_map(|o| o.tasks.get(i)).map(f).collect()
+                let of = |f: fn(&TaskStats) -> Option<f64>| -> Vec<f64> {
+                    runs.iter().filter_map(|o| f(o.tasks.get(i)?)).collect()
                 };
                 let median = |v: Vec<f64>| Summary::of(&v).map(|s| s.median);
-                let miss = median(of(|t| 100.0 * t.misses as f64 / t.activations.max(1) as f64));
-                let slack_min = of(|t| t.slack_min_ns as f64).into_iter().reduce(f64::min);
+                let miss = median(of(TaskStats::miss_pct));
+                let slack_min = of(|t| Some(t.slack_min_ns? as f64)).into_iter().reduce(f64::min);
                 let mut row: Vec<String> = axes.iter().map(|k| g.value_text(k)).collect();
                 row.extend([
                     task.name.clone(),
                     fixed(miss, 2),
-                    fixed(median(of(|t| t.slack_p99_ns as f64)).map(|ns| ns / 1000.0), 1),
+                    fixed(median(of(|t| Some(t.slack_p99_ns? as f64))).map(|ns| ns / 1000.0), 1),
                     fixed(slack_min.map(|ns| ns / 1000.0), 1),
-                    fixed(median(of(|t| t.wake_p99_ns as f64)).map(|ns| ns / 1000.0), 1),
+                    fixed(median(of(|t| Some(t.wake_p99_ns? as f64))).map(|ns| ns / 1000.0), 1),
                 ]);
                 table.push(row);
             }

@@ -2,7 +2,7 @@
 //! the longest it may spin on a priority-inheritance mutex, and a floor for what the kernel
 //! charges it besides.
 
-use super::task::{Event, TaskDecl};
+use super::task::{Event, Phased, TaskDecl};
 use crate::error::{Error, Result};
 use crate::model::{format_ns, DeadlineParams};
 
@@ -58,17 +58,30 @@ fn critical_sections(events: &[Event]) -> Vec<(&str, u64)> {
 /// reservation covers it. (An owner itself waiting on a nested mutex is not followed.)
 pub fn blocking_ns(t: &TaskDecl, all: &[TaskDecl]) -> u64 {
     let others: Vec<(&str, u64)> =
-        all.iter().filter(|u| u.name != t.name || u.count > 1).flat_map(|u| critical_sections(&u.events)).collect();
-    critical_sections(&t.events)
+        all.iter().filter(|u| u.name != t.name || u.count > 1).flat_map(|u| phase_sections(u)).collect();
+    phase_sections(t)
         .into_iter()
         .map(|(taken, _)| others.iter().filter(|(m, _)| *m == taken).map(|(_, held)| *held).max().unwrap_or(0))
         .sum()
 }
 
-/// A task's SCHED_DEADLINE reservation: its `runtime`, or `default_runtime_ns`.
+/// The critical sections of every phase of a task (each activation unlocks what it locks).
+fn phase_sections(t: &TaskDecl) -> Vec<(&str, u64)> {
+    t.phases.iter().flat_map(|p| critical_sections(&p.events)).collect()
+}
+
+/// A task's SCHED_DEADLINE reservation: its `runtime`, or `default_runtime_ns`, for its
+/// one period; a task of several phases or without a timer has none to reserve for.
 pub(super) fn reservation(t: &TaskDecl, blocking_ns: u64, deadline_ns: u64) -> Result<DeadlineParams> {
+    let period_ns = t.single_period_ns().ok_or_else(|| {
+        let why = if t.shortest_period_ns().is_none() { "it has no timer" } else { "its phases have several" };
+        Error::usage(format!(
+            "task {}: SCHED_DEADLINE reserves a runtime per period, and {why}: run it under other, fifo or rr",
+            t.name
+        ))
+    })?;
     let runtime_ns =
-        t.runtime_ns.unwrap_or_else(|| default_runtime_ns(t.run_ns(), blocking_ns, t.period_ns, deadline_ns));
+        t.runtime_ns.unwrap_or_else(|| default_runtime_ns(t.run_ns(), blocking_ns, period_ns, deadline_ns));
     if runtime_ns < DeadlineParams::MIN_NS || runtime_ns > deadline_ns {
         return Err(Error::usage(format!(
             "task {}: a runtime of {} must be at least 1024 ns and at most its deadline ({})",
@@ -77,5 +90,5 @@ pub(super) fn reservation(t: &TaskDecl, blocking_ns: u64, deadline_ns: u64) -> R
             format_ns(deadline_ns)
         )));
     }
-    Ok(DeadlineParams { runtime_ns, deadline_ns, period_ns: t.period_ns })
+    Ok(DeadlineParams { runtime_ns, deadline_ns, period_ns })
 }

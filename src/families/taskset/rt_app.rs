@@ -1,18 +1,24 @@
 //! rt-app's JSON task files, read into the task set's model (`--rt-app FILE`).
 
-use super::task::{Event, TaskDecl};
+use super::task::{Event, Phase, TaskDecl};
 use crate::error::{Error, Result};
 use crate::model::parse::given::{present, ByKey, Given, Keyed};
 use serde::{Deserialize, Deserializer};
 
 /// The rt-app keys of a task that are its settings, not events.
-const RT_APP_SETTINGS: [&str; 7] = ["instance", "loop", "priority", "policy", "cpus", "dl-runtime", "dl-deadline"];
+const RT_APP_SETTINGS: [&str; 8] =
+    ["instance", "loop", "priority", "policy", "cpus", "dl-runtime", "dl-deadline", "phases"];
 
-/// One value of an rt-app task, read by its key's kind (rt-app numbers repeats: run0, run1).
+/// One value of an rt-app task or phase, read by its key's kind (rt-app numbers repeats:
+/// run0, run1).
 enum RtAppEntry {
     Instance(Option<u64>),
-    /// `loop` and `policy`: schedlab runs for --duration, under the --policy of each trial.
+    /// A task's passes through its phases, or a phase's activations (-1: for ever).
+    Loop(Given<i64>),
+    /// `policy`: schedlab runs under the --policy of each trial.
     Ignored,
+    /// A task's phases, in order, each an object of events and settings.
+    Phases(Given<Keyed<RtAppTask>>),
     Priority(Option<i64>),
     /// The CPUs the task's threads run on.
     Cpus(Given<Vec<usize>>),
@@ -25,7 +31,7 @@ enum RtAppEntry {
     Lock(Option<String>),
     Unlock(Option<String>),
     Yield,
-    Timer(Option<Given<u64>>),
+    Timer(Option<RtAppTimer>),
     Unsupported,
 }
 
@@ -54,6 +60,10 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for FromObject<T> {
 struct RtAppTimer {
     #[serde(default, deserialize_with = "present")]
     period: Option<Given<u64>>,
+    #[serde(default, rename = "ref")]
+    name: Option<Given<String>>,
+    #[serde(default)]
+    mode: Option<Given<String>>,
 }
 
 impl<'de> ByKey<'de> for RtAppEntry {
@@ -61,10 +71,12 @@ impl<'de> ByKey<'de> for RtAppEntry {
         let ignore = |map: &mut A| map.next_value::<serde::de::IgnoredAny>().map(|_| ());
         Ok(match key.trim_end_matches(|c: char| c.is_ascii_digit()) {
             "instance" => RtAppEntry::Instance(map.next_value::<Given<u64>>()?.ok()),
-            "loop" | "policy" => {
+            "loop" => RtAppEntry::Loop(map.next_value()?),
+            "policy" => {
                 ignore(map)?;
                 RtAppEntry::Ignored
             }
+            "phases" => RtAppEntry::Phases(map.next_value()?),
             "priority" => RtAppEntry::Priority(map.next_value::<Given<i64>>()?.ok()),
             "cpus" => RtAppEntry::Cpus(map.next_value()?),
             "run" => RtAppEntry::Run(map.next_value()?),
@@ -79,7 +91,7 @@ impl<'de> ByKey<'de> for RtAppEntry {
             }
             "timer" => {
                 let timer = map.next_value::<Given<FromObject<RtAppTimer>>>()?;
-                RtAppEntry::Timer(timer.ok().and_then(|t| t.0.period))
+                RtAppEntry::Timer(timer.ok().map(|t| t.0))
             }
             _ => {
                 ignore(map)?;
@@ -127,77 +139,190 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
     }
     let file: RtAppFile = serde_json::from_str(&text).map_err(|e| bad(format!("not an rt-app file: {e}")))?;
     let pi = file.global.and_then(Given::ok).and_then(|g| g.0.pi_enabled).and_then(Given::ok).unwrap_or(false);
-    let us = |task: &str, key: &str, v: &Given<u64>| -> Result<u64> {
-        match v {
-            Given::Is(n) => Ok(n * 1000),
-            Given::Not(other) => Err(bad(format!("task {task}: {key} is a whole number of µs, not {other}"))),
-        }
-    };
     let mut out = Vec::new();
     for (name, RtAppTask(body)) in file.tasks.0 {
-        let entries = match body {
-            Given::Is(Keyed(entries)) => entries,
-            Given::Not(other) => {
-                return Err(bad(format!("task {name}: invalid type: {}, expected a JSON object", other.kind)))
-            }
-        };
+        let entries = object_of(&name, "", body).map_err(bad)?;
         let mut decl = TaskDecl {
             name: name.clone(),
             count: 1,
-            period_ns: 0,
+            phases: Vec::new(),
             deadline_ns: None,
-            events: Vec::new(),
             prio: None,
             runtime_ns: None,
             cpus: None,
+            passes: None,
         };
-        // Events before and after the timer, and the timer's period.
-        let (mut before, mut after, mut period) = (Vec::new(), Vec::new(), None);
+        let mut reader = PhaseReader { task: &name, pi, events: Vec::new() };
+        let mut written_phases = None;
         for (key, entry) in entries {
-            let kind = key.trim_end_matches(|c: char| c.is_ascii_digit());
-            let events = if period.is_some() { &mut after } else { &mut before };
-            let mutex = |m: Option<String>| m.ok_or_else(|| bad(format!("task {name}: {key} names a mutex")));
             match entry {
                 RtAppEntry::Instance(n) => decl.count = n.and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
+                RtAppEntry::Loop(n) => decl.passes = loop_count(&name, &key, &n).map_err(bad)?,
                 RtAppEntry::Ignored => {}
                 RtAppEntry::Priority(p) => decl.prio = p.map(|p| p as i32),
                 RtAppEntry::Cpus(Given::Is(list)) => decl.cpus = Some(list),
                 RtAppEntry::Cpus(Given::Not(other)) => {
                     return Err(bad(format!("task {name}: {key} is a list of CPU numbers, not {other}")))
                 }
-                // rt-app takes a run or sleep of 0 (its template's `"sleep": 0`) as no event.
-                RtAppEntry::Run(v) => events.extend(Some(us(&name, &key, &v)?).filter(|&ns| ns > 0).map(Event::Run)),
-                RtAppEntry::Sleep(v) => {
-                    events.extend(Some(us(&name, &key, &v)?).filter(|&ns| ns > 0).map(Event::Sleep))
-                }
-                RtAppEntry::DlRuntime(v) => decl.runtime_ns = Some(us(&name, &key, &v)?),
-                RtAppEntry::DlDeadline(v) => decl.deadline_ns = Some(us(&name, &key, &v)?),
-                RtAppEntry::Lock(m) => events.push(Event::Lock { name: mutex(m)?, pi }),
-                RtAppEntry::Unlock(m) => events.push(Event::Unlock(mutex(m)?)),
-                RtAppEntry::Yield => events.push(Event::Yield),
-                RtAppEntry::Timer(_) if period.is_some() => {
-                    return Err(bad(format!("task {name}: a second timer ({key}): schedlab runs one period a task")))
-                }
-                RtAppEntry::Timer(p) => {
-                    let p = p.ok_or_else(|| bad(format!("task {name}: {key} has no period")))?;
-                    period = Some(us(&name, &key, &p)?);
-                }
-                RtAppEntry::Unsupported => {
-                    return Err(bad(format!(
-                        "task {name}: '{kind}' is not supported: schedlab runs rt-app's run, sleep, timer, lock, \
-                         unlock and yield, and the settings {}",
-                        RT_APP_SETTINGS.join(", ")
-                    )))
-                }
+                RtAppEntry::DlRuntime(v) => decl.runtime_ns = Some(us(&name, &key, &v).map_err(bad)?),
+                RtAppEntry::DlDeadline(v) => decl.deadline_ns = Some(us(&name, &key, &v).map_err(bad)?),
+                RtAppEntry::Phases(phases) => written_phases = Some(phases),
+                event => reader.read(&key, event).map_err(bad)?,
             }
         }
-        decl.period_ns = period.ok_or_else(|| {
-            bad(format!("task {name}: no timer: schedlab runs periodic tasks (add \"timer\": {{ \"ref\": \"t\", \"period\": 1000 }})"))
-        })?;
-        decl.events = after.into_iter().chain(before).collect();
+        decl.phases = match written_phases {
+            // rt-app runs the phases and ignores events written beside them.
+            Some(phases) => read_phases(&name, pi, phases).map_err(bad)?,
+            None => vec![reader.phase(1)],
+        };
         out.push(decl);
     }
     Ok(out)
+}
+
+/// A times key's value in ns: rt-app writes whole µs.
+fn us(task: &str, key: &str, v: &Given<u64>) -> std::result::Result<u64, String> {
+    match v {
+        Given::Is(n) => Ok(n * 1000),
+        Given::Not(other) => Err(format!("task {task}: {key} is a whole number of µs, not {other}")),
+    }
+}
+
+/// A `loop`: a positive count, or −1 (or absent) for ever.
+fn loop_count(task: &str, key: &str, n: &Given<i64>) -> std::result::Result<Option<u64>, String> {
+    match n {
+        Given::Is(-1) => Ok(None),
+        Given::Is(n) if *n > 0 => Ok(Some(*n as u64)),
+        Given::Is(n) => Err(format!("task {task}: {key} {n} runs nothing: give a count above 0, or -1 for ever")),
+        Given::Not(other) => Err(format!("task {task}: {key} is a whole number, not {other}")),
+    }
+}
+
+/// The entries of an rt-app object (a task or a phase), or why it is not one.
+fn object_of(task: &str, phase: &str, body: Given<Keyed<RtAppEntry>>) -> std::result::Result<Vec<(String, RtAppEntry)>, String> {
+    match body {
+        Given::Is(Keyed(entries)) => Ok(entries),
+        Given::Not(other) => Err(format!("task {task}{phase}: invalid type: {}, expected a JSON object", other.kind)),
+    }
+}
+
+/// A task's `phases`, each its own loop count, timer and events; a phase's own scheduling
+/// keys are refused, named (the task's apply to every phase).
+fn read_phases(task: &str, pi: bool, phases: Given<Keyed<RtAppTask>>) -> std::result::Result<Vec<Phase>, String> {
+    let phases = match phases {
+        Given::Is(Keyed(phases)) => phases,
+        Given::Not(other) => return Err(format!("task {task}: phases is an object of phases, not {other}")),
+    };
+    if phases.is_empty() {
+        return Err(format!("task {task}: phases holds no phase"));
+    }
+    let mut out = Vec::new();
+    for (phase_name, RtAppTask(body)) in phases {
+        let what = format!("{task}, phase {phase_name}");
+        let mut reader = PhaseReader { task: &what, pi, events: Vec::new() };
+        let mut loops = 1;
+        for (key, entry) in object_of(task, &format!(", phase {phase_name}"), body)? {
+            match entry {
+                RtAppEntry::Loop(n) => loops = loop_count(&what, &key, &n)?.map_or(u32::MAX, |n| n.min(u64::from(u32::MAX)) as u32),
+                RtAppEntry::Priority(_) | RtAppEntry::Cpus(_) | RtAppEntry::DlRuntime(_) | RtAppEntry::DlDeadline(_) => {
+                    return Err(format!(
+                        "task {what}: '{key}' in a phase changes the task's scheduling as it runs, which schedlab does \
+                         not: set it on the task"
+                    ))
+                }
+                RtAppEntry::Ignored => {}
+                RtAppEntry::Instance(_) | RtAppEntry::Phases(_) => {
+                    return Err(format!("task {what}: '{key}' belongs to the task, not to a phase"))
+                }
+                event => reader.read(&key, event)?,
+            }
+        }
+        out.push(reader.phase(loops));
+    }
+    Ok(out)
+}
+
+/// The events of one phase (or of a task without phases) as they are read, in order.
+struct PhaseReader<'a> {
+    /// "a", or "a, phase p1": how messages name it.
+    task: &'a str,
+    /// The file's `pi_enabled`: whether its mutexes inherit priority.
+    pi: bool,
+    /// Each event, with the key it was written under (a timer's period as its event).
+    events: Vec<(String, PhaseEvent)>,
+}
+
+enum PhaseEvent {
+    Event(Event),
+    /// Its period and its name.
+    Timer(u64, Option<String>),
+}
+
+impl PhaseReader<'_> {
+    fn read(&mut self, key: &str, entry: RtAppEntry) -> std::result::Result<(), String> {
+        let task = self.task;
+        let kind = key.trim_end_matches(|c: char| c.is_ascii_digit());
+        let mutex = |m: Option<String>| m.ok_or_else(|| format!("task {task}: {key} names a mutex"));
+        let event = match entry {
+            // rt-app takes a run or sleep of 0 (its template's `"sleep": 0`) as no event.
+            RtAppEntry::Run(v) => Some(us(task, key, &v)?).filter(|&ns| ns > 0).map(|ns| PhaseEvent::Event(Event::Run(ns))),
+            RtAppEntry::Sleep(v) => {
+                Some(us(task, key, &v)?).filter(|&ns| ns > 0).map(|ns| PhaseEvent::Event(Event::Sleep(ns)))
+            }
+            RtAppEntry::Lock(m) => Some(PhaseEvent::Event(Event::Lock { name: mutex(m)?, pi: self.pi })),
+            RtAppEntry::Unlock(m) => Some(PhaseEvent::Event(Event::Unlock(mutex(m)?))),
+            RtAppEntry::Yield => Some(PhaseEvent::Event(Event::Yield)),
+            RtAppEntry::Timer(_) if self.events.iter().any(|(_, e)| matches!(e, PhaseEvent::Timer(..))) => {
+                return Err(format!("task {task}: a second timer ({key}): schedlab runs one timer a phase"))
+            }
+            RtAppEntry::Timer(t) => {
+                let t = t.ok_or_else(|| format!("task {task}: {key} has no period"))?;
+                let p = t.period.ok_or_else(|| format!("task {task}: {key} has no period"))?;
+                match t.mode {
+                    None => {}
+                    Some(Given::Is(m)) if m == "absolute" => {}
+                    Some(mode) => {
+                        return Err(format!(
+                            "task {task}: {key}'s mode {}: schedlab's timers are absolute (a late tick is caught up, \
+                             never moved): drop the mode",
+                            mode.ok().unwrap_or_default()
+                        ))
+                    }
+                }
+                let name = match t.name {
+                    Some(Given::Is(name)) => Some(name),
+                    None => None,
+                    Some(Given::Not(other)) => return Err(format!("task {task}: {key}'s ref is a name, not {other}")),
+                };
+                Some(PhaseEvent::Timer(us(task, key, &p)?, name))
+            }
+            _ => {
+                return Err(format!(
+                    "task {task}: '{kind}' is not supported: schedlab runs rt-app's run, sleep, timer, lock, unlock \
+                     and yield, and the settings {}",
+                    RT_APP_SETTINGS.join(", ")
+                ))
+            }
+        };
+        self.events.extend(event.map(|e| (key.to_string(), e)));
+        Ok(())
+    }
+
+    /// The phase read: with a timer, each activation starts at its tick, so the events
+    /// after it run first, then those before it; without one, in the order written.
+    fn phase(self, loops: u32) -> Phase {
+        let at = self.events.iter().position(|(_, e)| matches!(e, PhaseEvent::Timer(..)));
+        let (period_ns, timer) = match at.map(|i| &self.events[i].1) {
+            Some(PhaseEvent::Timer(p, shared)) => (*p, shared.clone()),
+            _ => (0, None),
+        };
+        let mut events: Vec<Event> =
+            self.events.into_iter().filter_map(|(_, e)| if let PhaseEvent::Event(e) = e { Some(e) } else { None }).collect();
+        if let Some(i) = at {
+            events.rotate_left(i);
+        }
+        Phase { loops, period_ns, deadline_ns: 0, events, timer }
+    }
 }
 
 #[cfg(test)]
@@ -227,8 +352,8 @@ mod tests {
 }
 "#;
         let tasks = read("comments", text).unwrap();
-        assert_eq!((tasks[0].name.as_str(), tasks[0].period_ns), ("a", 1_000_000));
-        assert_eq!(tasks[0].events, [Event::Run(100_000)]);
+        assert_eq!((tasks[0].name.as_str(), tasks[0].phases[0].period_ns), ("a", 1_000_000));
+        assert_eq!(tasks[0].phases[0].events, [Event::Run(100_000)]);
     }
 
     #[test]
@@ -242,7 +367,7 @@ mod tests {
     #[test]
     fn a_run_or_sleep_of_zero_is_no_event_as_in_rt_app() {
         let text = r#"{"tasks": {"a": {"run": 100, "sleep": 0, "run1": 0, "timer": {"period": 1000}}}}"#;
-        assert_eq!(read("zero", text).unwrap()[0].events, [Event::Run(100_000)]);
+        assert_eq!(read("zero", text).unwrap()[0].phases[0].events, [Event::Run(100_000)]);
     }
 
     #[test]
@@ -250,5 +375,36 @@ mod tests {
         // Two comments before the error: its line and column are the file's own.
         let e = read("malformed", "// one\n/* two */ {\"tasks\": {\"a\": {\"run\" 100}}}\n").unwrap_err();
         assert!(e.contains("not an rt-app file") && e.contains("line 2 column"), "{e}");
+    }
+
+    #[test]
+    fn phases_loops_and_timers_are_read_as_rt_app_runs_them() {
+        let text = r#"{"tasks": {
+            "ramp": {"loop": 3, "phases": {
+                "light": {"loop": 10, "run": 3000, "timer": {"ref": "unique", "period": 30000}},
+                "idle": {"timer": {"ref": "tick", "period": 50000}},
+                "loose": {"run": 100, "sleep": 900}}},
+            "plain": {"run": 100, "sleep": 900}}}"#;
+        let tasks = read("phases", text).unwrap();
+        let ramp = &tasks[0];
+        assert_eq!(ramp.passes, Some(3));
+        let shape: Vec<(u32, u64, Option<&str>, usize)> =
+            ramp.phases.iter().map(|p| (p.loops, p.period_ns, p.shared_timer(), p.events.len())).collect();
+        // A "unique" timer is the thread's own, any other shared; a phase may be its timer alone.
+        assert_eq!(shape, [(10, 30_000_000, None, 1), (1, 50_000_000, Some("tick"), 0), (1, 0, None, 2)]);
+        // A task without phases or a timer is one run/sleep loop, for ever.
+        assert_eq!((tasks[1].passes, tasks[1].phases.len(), tasks[1].phases[0].period_ns), (None, 1, 0));
+        for (text, needle) in [
+            (r#"{"tasks": {"a": {"phases": {"p": {"priority": 5, "run": 100}}}}}"#, "phase p: 'priority' in a phase"),
+            (r#"{"tasks": {"a": {"phases": {}}}}"#, "phases holds no phase"),
+            (r#"{"tasks": {"a": {"loop": 0, "run": 100}}}"#, "loop 0 runs nothing"),
+            (
+                r#"{"tasks": {"a": {"run": 100, "timer": {"ref": "t", "period": 1000, "mode": "relative"}}}}"#,
+                "mode relative: schedlab's timers are absolute",
+            ),
+        ] {
+            let e = read("phases-bad", text).unwrap_err();
+            assert!(e.contains(needle), "{e}");
+        }
     }
 }

@@ -1,5 +1,6 @@
-//! A task as a task set describes it: its period, priority and the events of each
-//! activation (rt-app's model), read from a `--task` table or a TOML file of `[[task]]`s.
+//! A task as a task set describes it: its phases, each with its timer's period (or none)
+//! and the events of each activation, and its priority (rt-app's model), read from a
+//! `--task` table or a TOML file of `[[task]]`s.
 
 use crate::error::{Error, Result};
 use crate::model::parse::given::{ByKey, Given, Keyed};
@@ -30,18 +31,120 @@ pub(super) fn run_ns(events: &[Event]) -> u64 {
     events.iter().map(|e| if let Event::Run(ns) = e { *ns } else { 0 }).sum()
 }
 
+/// The time an activation of these events sleeps: their sleep events.
+fn sleep_ns(events: &[Event]) -> u64 {
+    events.iter().map(|e| if let Event::Sleep(ns) = e { *ns } else { 0 }).sum()
+}
+
+/// One phase of a task (rt-app's `phases`; a task written without them is one phase): its
+/// events run `loops` times, each pass one activation, then the next phase runs; after the
+/// last, the first again, until the set's duration (or the task's `passes`) ends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Phase {
+    pub loops: u32,
+    /// Its timer's period: each activation starts at a tick, the first when the phase
+    /// starts. 0: no timer, each activation starts when the one before it ends (rt-app's
+    /// run/sleep loop), and has no deadline.
+    pub period_ns: u64,
+    /// Each activation's relative deadline (0 without a timer: none).
+    pub deadline_ns: u64,
+    pub events: Vec<Event>,
+    /// Its timer's name (rt-app's `ref`; none in a `[[task]]`, whose one timer is its
+    /// thread's own). A timer keeps its ticks across phases. One whose name starts with
+    /// "unique" is each thread's own; any other is one timer for every thread that uses it,
+    /// each use moving its next tick on by the user's period, as in rt-app.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer: Option<String>,
+}
+
+impl Phase {
+    /// One phase run for ever, as a task without phases is.
+    pub fn only(period_ns: u64, deadline_ns: u64, events: Vec<Event>) -> Phase {
+        Phase { loops: 1, period_ns, deadline_ns, events, timer: None }
+    }
+
+    pub fn run_ns(&self) -> u64 {
+        run_ns(&self.events)
+    }
+
+    pub fn has_timer(&self) -> bool {
+        self.period_ns > 0
+    }
+
+    /// The name of its timer where the threads share it.
+    pub fn shared_timer(&self) -> Option<&str> {
+        self.timer.as_deref().filter(|name| self.has_timer() && !name.starts_with("unique"))
+    }
+
+    /// The CPU share an instance asks for in this phase: run / period, or with no timer
+    /// run / (run + sleep), its loop's own duty cycle.
+    pub fn utilisation(&self) -> f64 {
+        let span = if self.has_timer() { self.period_ns } else { self.run_ns() + sleep_ns(&self.events) };
+        if span == 0 {
+            0.0
+        } else {
+            self.run_ns() as f64 / span as f64
+        }
+    }
+}
+
+/// What the task's phases say of its timing, read the same way for a declared task and a
+/// validated one.
+pub trait Phased {
+    fn phases(&self) -> &[Phase];
+
+    /// The shortest period of its timers (rate-monotonic's rank); `None` without a timer.
+    fn shortest_period_ns(&self) -> Option<u64> {
+        self.phases().iter().filter(|p| p.has_timer()).map(|p| p.period_ns).min()
+    }
+
+    /// The longest period of its timers (0 without one).
+    fn longest_period_ns(&self) -> u64 {
+        self.phases().iter().map(|p| p.period_ns).max().unwrap_or(0)
+    }
+
+    /// The one period of a task with one phase and a timer: what a reservation is made
+    /// for; `None` for a task of several phases or without a timer.
+    fn single_period_ns(&self) -> Option<u64> {
+        match self.phases() {
+            [only] if only.has_timer() => Some(only.period_ns),
+            _ => None,
+        }
+    }
+
+    /// The CPU time its most demanding activation asks for.
+    fn run_ns(&self) -> u64 {
+        self.phases().iter().map(Phase::run_ns).max().unwrap_or(0)
+    }
+
+    /// Every event of every phase, in order.
+    fn all_events(&self) -> impl Iterator<Item = &Event> {
+        self.phases().iter().flat_map(|p| &p.events)
+    }
+}
+
 /// A task as the user describes it (validated into a [`TaskSpec`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TaskDecl {
     pub name: String,
     pub count: u32,
-    pub period_ns: u64,
+    /// Its phases, each phase's deadline 0 here: its timer's period, or the task's
+    /// `deadline_ns` (which one phase with a timer may give), is set when it is checked.
+    pub phases: Vec<Phase>,
     pub deadline_ns: Option<u64>,
-    pub events: Vec<Event>,
     pub prio: Option<i32>,
     pub runtime_ns: Option<u64>,
     /// The CPUs its threads are pinned to (rt-app's `cpus`); the set's when absent.
     pub cpus: Option<Vec<usize>>,
+    /// How many times each thread runs its phases through before it ends (rt-app's task
+    /// `loop`); for the set's whole duration when absent.
+    pub passes: Option<u64>,
+}
+
+impl Phased for TaskDecl {
+    fn phases(&self) -> &[Phase] {
+        &self.phases
+    }
 }
 
 /// The keys of a task table, before validation (`from_table` words each message with the
@@ -149,21 +252,17 @@ impl TaskDecl {
         for e in t.events.iter().flatten() {
             events.push(event(&name, e)?);
         }
+        let period_ns = time_ns(&format!("task {name}: period"), &t.period)?;
         Ok(TaskDecl {
             count: t.count.unwrap_or(1),
-            period_ns: time_ns(&format!("task {name}: period"), &t.period)?,
+            phases: vec![Phase::only(period_ns, 0, events)],
             deadline_ns: t.deadline.as_ref().map(|d| time_ns(&format!("task {name}: deadline"), d)).transpose()?,
             runtime_ns: t.runtime.as_ref().map(|d| time_ns(&format!("task {name}: runtime"), d)).transpose()?,
             prio: t.prio,
             cpus: t.cpus,
+            passes: None,
             name,
-            events,
         })
-    }
-
-    /// CPU time one activation asks for: its run events.
-    pub fn run_ns(&self) -> u64 {
-        run_ns(&self.events)
     }
 }
 

@@ -2,6 +2,7 @@
 //! reservation, and the deadline bandwidth it asks for), its run in the trial process.
 
 use super::model::TasksetSpec;
+use super::task::Phased;
 use crate::error::{Error, Result};
 use crate::exec::family::FamilyTrial;
 use crate::exec::family::{Extras, Reply};
@@ -24,6 +25,9 @@ pub fn preflight(spec: &TasksetSpec) -> Result<()> {
             )));
         }
     }
+    // Without a timer a task has no deadline to miss: a set of run/sleep loops alone may
+    // ask for more than the CPUs give (it is then a load, not a schedule).
+    let has_deadlines = spec.tasks.iter().any(|t| t.shortest_period_ns().is_some());
     if let Some(pinned) = &spec.cpus {
         let allowed = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?;
         if let Some(cpu) = pinned.iter().find(|c| !allowed.contains(c)) {
@@ -33,7 +37,7 @@ pub fn preflight(spec: &TasksetSpec) -> Result<()> {
             )));
         }
         let pinned_cpus = pinned.len() as f64;
-        if !spec.policy.is_deadline() && spec.utilisation() > pinned_cpus {
+        if !spec.policy.is_deadline() && has_deadlines && spec.utilisation() > pinned_cpus {
             return Err(Error::usage(format!(
                 "the task set needs {:.0}% of a CPU but --cpus gives it {} CPU(s): no policy could meet its deadlines",
                 spec.utilisation() * 100.0,
@@ -57,7 +61,7 @@ pub fn preflight(spec: &TasksetSpec) -> Result<()> {
                 admission_advice(spec, (cpus * share) / asked)
             )));
         }
-    } else if utilisation > cpus {
+    } else if has_deadlines && utilisation > cpus {
         return Err(Error::usage(format!(
             "the task set needs {:.0}% of a CPU but {} CPU(s) give {:.0}%: no policy could meet its deadlines",
             utilisation * 100.0,
@@ -126,7 +130,7 @@ fn admission_advice(spec: &TasksetSpec, fits: f64) -> String {
         // A smaller runtime must still cover the run and the wait on a mutex.
         let least = run + t.blocking_ns;
         fixable &= fit_ns > least;
-        if r.runtime_ns == default_runtime_ns(run, t.blocking_ns, t.period_ns, t.deadline_ns) {
+        if r.runtime_ns == default_runtime_ns(run, t.blocking_ns, r.period_ns, r.deadline_ns) {
             let spin = match t.blocking_ns {
                 0 => String::new(),
                 ns => format!(" + {} waiting on a mutex", format_ns(ns)),
@@ -135,13 +139,13 @@ fn admission_advice(spec: &TasksetSpec, fits: f64) -> String {
                 "{}: {} per {} by default (run {} + a quarter{spin} + {} floor){}",
                 t.name,
                 format_ns(r.runtime_ns),
-                format_ns(t.period_ns),
+                format_ns(r.period_ns),
                 format_ns(run),
-                format_ns(reservation_floor_ns(t.period_ns)),
+                format_ns(reservation_floor_ns(r.period_ns)),
                 if fit_ns > least { format!(", `runtime = \"{}us\"` would fit", fit_ns / 1000) } else { String::new() }
             ));
         } else {
-            parts.push(format!("{}: runtime {} per {}", t.name, format_ns(r.runtime_ns), format_ns(t.period_ns)));
+            parts.push(format!("{}: runtime {} per {}", t.name, format_ns(r.runtime_ns), format_ns(r.period_ns)));
         }
     }
     let fix = if fixable {
