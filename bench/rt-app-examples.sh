@@ -5,7 +5,7 @@
 #
 # BIN: schedlab (default target/release/schedlab). DIR: a folder of rt-app JSON files;
 # by default the examples Debian's rt-app package ships, installed if missing. Each file
-# runs for 1 s under OTHER; the line says "runs", or the exit code and schedlab's message.
+# runs for 2 s under OTHER; the line says "runs", or the exit code and schedlab's message.
 # It prints the count that run, then one line a file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +33,7 @@ while IFS= read -r file; do
     fi
     total=$((total + 1))
     set +e
-    out=$(timeout 60 "$bin" taskset --rt-app "$json" --policy other --duration 1s 2>&1 >/dev/null)
+    out=$(timeout 60 "$bin" taskset --rt-app "$json" --policy other --duration 2s 2>&1 >/dev/null)
     rc=$?
     set -e
     name=${file#"$dir"/}

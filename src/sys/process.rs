@@ -612,6 +612,22 @@ pub fn is_running_as(pid: i32, comm: Option<&str>) -> bool {
     }
 }
 
+/// Lock the process's memory, now and to come (`mlockall`), so no page fault on it waits
+/// for the disk while something is measured; why not, where the kernel refuses.
+pub fn lock_memory() -> std::result::Result<(), String> {
+    // SAFETY: plain syscall with constant flags.
+    if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
+        return Err(crate::error::describe_io(&std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// Undo [`lock_memory`].
+pub fn unlock_memory() {
+    // SAFETY: plain syscall.
+    unsafe { libc::munlockall() };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -271,19 +271,6 @@ pub fn clock_resolution_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-fn mlockall() -> std::result::Result<(), String> {
-    // SAFETY: plain syscall with constant flags.
-    if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
-        return Err(describe_io(&std::io::Error::last_os_error()));
-    }
-    Ok(())
-}
-
-fn munlockall() {
-    // SAFETY: plain syscall.
-    unsafe { libc::munlockall() };
-}
-
 /// Hold /dev/cpu_dma_latency at 0 µs for as long as the returned descriptor is open
 /// (the PM QoS interface keeps CPUs out of deep idle states).
 fn hold_dma_latency() -> std::result::Result<OwnedFd, String> {
@@ -567,7 +554,7 @@ pub fn run(spec: &LatencyPlan, mut progress: impl FnMut(&[Live])) -> Result<Late
         .map_err(|e| Error::os("setting up signal handling", e))?;
     let dma = if spec.hold_dma_latency { Some(hold_dma_latency()) } else { None };
     let mut conditions = Conditions {
-        mlockall: mlockall(),
+        mlockall: crate::sys::process::lock_memory(),
         dma_latency: match &dma {
             Some(Ok(_)) => Ok(()),
             Some(Err(e)) => Err(e.clone()),
@@ -659,7 +646,7 @@ pub fn run(spec: &LatencyPlan, mut progress: impl FnMut(&[Live])) -> Result<Late
     crate::sys::load::mark_window_end();
     let trace = tracing.map(crate::bench::read_trace);
     drop(dma);
-    munlockall();
+    crate::sys::process::unlock_memory();
     let mut threads = Vec::new();
     for outcome in outcomes {
         match outcome {

@@ -765,6 +765,22 @@ fn stream_channel(extras: RunExtras) -> StreamChannel {
     }
 }
 
+/// The process's memory locked (`lock_pages`) until this is dropped.
+struct MemoryLocked;
+
+impl MemoryLocked {
+    fn lock() -> Result<MemoryLocked> {
+        crate::sys::process::lock_memory().map_err(|e| Error::failed(format!("lock_pages: mlockall: {e}")))?;
+        Ok(MemoryLocked)
+    }
+}
+
+impl Drop for MemoryLocked {
+    fn drop(&mut self) {
+        crate::sys::process::unlock_memory();
+    }
+}
+
 /// Run the task set once and sum up its activations.
 pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
     // SIGINT, SIGTERM (also the parent-death signal of a trial whose orchestrator was
@@ -776,6 +792,11 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
     let finished_fd = std::os::fd::AsRawFd::as_raw_fd(&finished);
     let stop = AtomicBool::new(false);
     let mut interrupted = None;
+    // An rt-app file's `lock_pages`: refused memory locking fails the trial, named.
+    let _locked = match spec.lock_pages {
+        true => Some(MemoryLocked::lock()?),
+        false => None,
+    };
     let objects = make_objects(spec)?;
     let threads = spec.threads();
     let gate = Gate::new();

@@ -104,6 +104,9 @@ impl LiveReport for TasksetLive {
                 self.blocks,
                 self.seed
             ))?;
+            if !first.rt_app_unused.is_empty() {
+                emit(&format!("schedlab: the rt-app file's global keys read and not used: {}", first.rt_app_unused.join(", ")))?;
+            }
         }
         Ok(())
     }

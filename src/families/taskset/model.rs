@@ -4,7 +4,7 @@
 //! `rt_app.rs`, the default deadline reservation `reservation.rs`.
 
 use super::reservation::{blocking_ns, reservation};
-use super::rt_app::read_rt_app;
+use super::rt_app::{read_rt_app, RtAppSet};
 use super::task::{parse_task_flag, read_task_file, Event, Phase, Phased, TaskDecl};
 use crate::error::{Error, Result};
 use crate::families::shared::SpecSource;
@@ -209,6 +209,12 @@ pub struct TasksetSpec {
     /// Under deadline: each reservation with SCHED_FLAG_RECLAIM (`--reclaim`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reclaim: bool,
+    /// The trial locks its memory before the set starts (an rt-app file's `lock_pages`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lock_pages: bool,
+    /// The rt-app file's `global` keys that were read and not used, with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rt_app_unused: Vec<String>,
 }
 
 impl TasksetSpec {
@@ -315,17 +321,17 @@ fn check_phase(what: &str, phase: &Phase) -> Result<()> {
 }
 
 impl TasksetOptions {
-    /// The tasks of the file, of the rt-app file, then of the flags (a suite's `tasks`).
-    pub fn task_decls(&self) -> Result<Vec<TaskDecl>> {
+    /// The tasks of the file, of the rt-app file, then of the flags (a suite's `tasks`),
+    /// and the rt-app file's own, where there is one (its `global`).
+    pub fn task_decls(&self) -> Result<(Vec<TaskDecl>, Option<RtAppSet>)> {
         let mut tasks = match &self.file {
             Some(path) => read_task_file(path)?,
             None => Vec::new(),
         };
-        if let Some(path) = &self.rt_app {
-            tasks.extend(read_rt_app(path)?);
-        }
+        let rt_app = self.rt_app.as_deref().map(read_rt_app).transpose()?;
+        tasks.extend(rt_app.iter().flat_map(|set| set.tasks.iter().cloned()));
         tasks.extend(self.tasks.iter().cloned());
-        Ok(tasks)
+        Ok((tasks, rt_app))
     }
 }
 
@@ -333,7 +339,7 @@ impl SpecSource for TasksetOptions {
     type Spec = TasksetSpec;
 
     fn to_specs(&self) -> Result<Vec<TasksetSpec>> {
-        let decls = self.task_decls()?;
+        let (decls, rt_app) = self.task_decls()?;
         if decls.is_empty() {
             return Err(Error::usage(
                 "no task to run: give a FILE of [[task]] tables or --task 'name = \"a\", period = \"1ms\", run = \
@@ -359,7 +365,9 @@ impl SpecSource for TasksetOptions {
         if !(1..=99).contains(&top) {
             return Err(Error::usage(format!("--prio {top} is out of range: use 1 to 99")));
         }
-        let duration = self.duration.unwrap_or(DEFAULT_TASKSET_DURATION);
+        // An rt-app file's `global.duration` where --duration is not given.
+        let duration =
+            self.duration.or(rt_app.as_ref().and_then(|set| set.duration)).unwrap_or(DEFAULT_TASKSET_DURATION);
         let longest = decls.iter().map(|t| t.longest_period_ns()).max().unwrap_or(0);
         if (duration.as_nanos() as u64) < longest {
             return Err(Error::usage(format!(
@@ -443,6 +451,8 @@ impl SpecSource for TasksetOptions {
                     cpus: cpus.clone(),
                     trace: self.trace == Some(OnOff::On),
                     reclaim: self.reclaim && policy.is_deadline(),
+                    lock_pages: rt_app.as_ref().is_some_and(|set| set.lock_pages),
+                    rt_app_unused: rt_app.as_ref().map(|set| set.unused.clone()).unwrap_or_default(),
                 })
             })
             .collect()
@@ -677,7 +687,7 @@ mod tests {
         let read = |text: &str| {
             let file = dir.join("set.json");
             std::fs::write(&file, text).unwrap();
-            read_rt_app(&file).map_err(|e| e.to_string())
+            read_rt_app(&file).map(|set| set.tasks).map_err(|e| e.to_string())
         };
         let task =
             r#""a": {"sleep": 100, "lock": "m", "run1": 50, "unlock": "m", "timer": {"period": 1000}, "run0": 20}"#;

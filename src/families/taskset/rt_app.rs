@@ -112,18 +112,49 @@ impl<'de> ByKey<'de> for RtAppTask {
     }
 }
 
-/// rt-app's `global`: only `pi_enabled` is read, and only when it is true or false.
+/// rt-app's `global`: `pi_enabled`, `duration` and `lock_pages` are honoured, each only
+/// when it has its type; every other key is read and named as not used.
 #[derive(Deserialize)]
 struct RtAppGlobal {
     #[serde(default)]
     pi_enabled: Option<Given<bool>>,
+    /// Whole seconds; -1 (rt-app's default) for ever.
+    #[serde(default)]
+    duration: Option<Given<i64>>,
+    #[serde(default)]
+    lock_pages: Option<Given<bool>>,
+    #[serde(flatten)]
+    rest: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
+}
+
+/// Why schedlab does not use a `global` key rt-app has, where the key is well known.
+fn unused_because(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "calibration" => "a run is the thread's own CPU time, not a calibrated loop",
+        "default_policy" => "each trial runs under --policy",
+        "logdir" | "log_basename" | "log_size" | "gnuplot" => "schedlab keeps its own records (--activations, --store)",
+        "ftrace" => "tracing is --trace on",
+        _ => return None,
+    })
+}
+
+/// An rt-app file as schedlab runs it: its tasks, and what its `global` asks of the run.
+#[derive(Debug)]
+pub struct RtAppSet {
+    pub tasks: Vec<TaskDecl>,
+    /// `global.duration`, where it is positive: the trial's length unless --duration is given.
+    pub duration: Option<std::time::Duration>,
+    /// `global.lock_pages`: the trial locks its memory (mlockall).
+    pub lock_pages: bool,
+    /// The `global` keys read and not used, each with why where it is known.
+    pub unused: Vec<String>,
 }
 
 /// The tasks of an rt-app JSON file (rt-app's own format: `tasks`, each an object whose
 /// keys are its settings and its events in order, times in µs; `global` ignored but for
 /// `pi_enabled`). The one `timer` event is the activation: the events after it run first
 /// in each period, then those before it. Whatever schedlab does not run is refused, named.
-pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
+pub fn read_rt_app(path: &std::path::Path) -> Result<RtAppSet> {
     let mut text = std::fs::read_to_string(path)
         .map_err(|e| Error::usage(format!("cannot read {}: {}", path.display(), crate::error::describe_io(&e))))?;
     let bad = |msg: String| Error::usage(format!("{}: {msg}", path.display()));
@@ -138,7 +169,23 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
         global: Option<Given<FromObject<RtAppGlobal>>>,
     }
     let file: RtAppFile = serde_json::from_str(&text).map_err(|e| bad(format!("not an rt-app file: {e}")))?;
-    let pi = file.global.and_then(Given::ok).and_then(|g| g.0.pi_enabled).and_then(Given::ok).unwrap_or(false);
+    let global = file.global.and_then(Given::ok).map(|g| g.0);
+    let pi = global.as_ref().and_then(|g| g.pi_enabled.clone()).and_then(Given::ok).unwrap_or(false);
+    let duration = global
+        .as_ref()
+        .and_then(|g| g.duration.clone())
+        .and_then(Given::ok)
+        .filter(|&s| s > 0)
+        .map(|s| std::time::Duration::from_secs(s as u64));
+    let lock_pages = global.as_ref().and_then(|g| g.lock_pages.clone()).and_then(Given::ok).unwrap_or(false);
+    let unused = global
+        .iter()
+        .flat_map(|g| g.rest.keys())
+        .map(|k| match unused_because(k) {
+            Some(why) => format!("{k} ({why})"),
+            None => k.clone(),
+        })
+        .collect();
     let mut out = Vec::new();
     for (name, RtAppTask(body)) in file.tasks.0 {
         let entries = object_of(&name, "", body).map_err(bad)?;
@@ -177,7 +224,7 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<Vec<TaskDecl>> {
         };
         out.push(decl);
     }
-    Ok(out)
+    Ok(RtAppSet { tasks: out, duration, lock_pages, unused })
 }
 
 /// A times key's value in ns: rt-app writes whole µs.
@@ -330,6 +377,10 @@ mod tests {
     use super::*;
 
     fn read(name: &str, text: &str) -> std::result::Result<Vec<TaskDecl>, String> {
+        read_set(name, text).map(|set| set.tasks)
+    }
+
+    fn read_set(name: &str, text: &str) -> std::result::Result<RtAppSet, String> {
         let dir = std::env::temp_dir().join(format!("schedlab-rt-app-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("set.json");
@@ -337,6 +388,20 @@ mod tests {
         let read = read_rt_app(&file).map_err(|e| e.to_string());
         std::fs::remove_dir_all(&dir).unwrap();
         read
+    }
+
+    #[test]
+    fn the_global_duration_and_lock_pages_are_used_and_the_rest_named() {
+        let text = r#"{"tasks": {"a": {"run": 100, "sleep": 900}},
+            "global": {"duration": 3, "lock_pages": true, "calibration": "CPU0", "logdir": "./", "frag": 1}}"#;
+        let set = read_set("global", text).unwrap();
+        assert_eq!((set.duration, set.lock_pages), (Some(std::time::Duration::from_secs(3)), true));
+        let named: Vec<&str> = set.unused.iter().map(|u| u.split(' ').next().unwrap()).collect();
+        assert_eq!(named, ["calibration", "frag", "logdir"]);
+        assert!(set.unused[0].contains("not a calibrated loop"), "{:?}", set.unused);
+        // rt-app's -1 is for ever: the trial's own --duration (or its default) then.
+        let forever = read_set("global-forever", r#"{"tasks": {"a": {"run": 100, "sleep": 900}}, "global": {"duration": -1}}"#);
+        assert_eq!(forever.unwrap().duration, None);
     }
 
     #[test]
