@@ -65,6 +65,8 @@ const FAMILY_FILES: &[(&str, &str)] = &[
     ("rt_app", "model"),
     ("reservation", "model"),
     ("kernel", "bench"),
+    // A task set's condition variables and barriers, which its kernel's threads share.
+    ("sync", "bench"),
     ("trial", "exec"),
     ("report", "report"),
     ("live", "report"),

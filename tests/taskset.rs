@@ -340,15 +340,16 @@ fn what_rt_app_does_that_schedlab_does_not_is_refused_by_name() {
     let file = dir.0.join("bad.json");
     let cases = [
         (
-            r#"{"tasks": {"a": {"run": 100, "barrier": "x", "timer": {"ref": "t", "period": 1000}}}}"#,
-            "'barrier' is not supported",
+            r#"{"tasks": {"a": {"run": 100, "mem": 1000, "timer": {"ref": "t", "period": 1000}}}}"#,
+            "'mem' is not supported",
         ),
+        (r#"{"tasks": {"a": {"run": 100, "wait": {"ref": "q", "mutex": "m"}}}}"#, "without holding mutex 'm'"),
         (r#"{"tasks": {"a": {"phases": {"p": {"cpus": [0], "run": 100}}}}}"#, "'cpus' in a phase"),
         (
             r#"{"tasks": {"a": {"cpus": "0", "run": 100, "timer": {"ref": "t", "period": 1000}}}}"#,
             "cpus is a list of CPU numbers",
         ),
-        (r#"{"tasks": {"a": {"lock": "m", "unlock": "m"}}}"#, "without a timer or a run or sleep"),
+        (r#"{"tasks": {"a": {"lock": "m", "unlock": "m"}}}"#, "without a timer or a run, sleep or wait"),
         (r#"{"tasks": {"a": {"run": "1ms", "timer": {"ref": "t", "period": 1000}}}}"#, "whole number of µs"),
     ];
     for (text, needle) in cases {
@@ -413,6 +414,69 @@ fn rt_app_phases_shared_timers_and_timerless_loops_run_as_written() {
     };
     assert_eq!((light.len(), heavy.len(), untimed_rows as u64), (20, 20, n));
     assert!(heavy.iter().all(|&us| us >= 3999.0) && median(&mut light) < median(&mut heavy), "{light:?} {heavy:?}");
+}
+
+/// rt-app's barrier and condition variables: threads that pace one another.
+const RT_APP_SYNC: &str = r#"{
+  "tasks": {
+    "quick": { "run": 500, "barrier": "step" },
+    "slow": { "run": 3000, "barrier": "step" },
+    "producer": { "run": 200, "lock": "m", "signal": "queue", "unlock": "m",
+                  "timer": { "ref": "unique", "period": 10000 } },
+    "consumer": { "lock": "m", "wait": { "ref": "queue", "mutex": "m" }, "unlock": "m", "run": 300 }
+  }
+}"#;
+
+#[test]
+fn rt_app_barriers_and_condition_variables_pace_their_threads() {
+    let dir = Scratch::new("taskset-rt-app-sync");
+    let file = dir.0.join("set.json");
+    std::fs::write(&file, RT_APP_SYNC).unwrap();
+    let args = ["taskset", "--policy", "other", "--duration", "400ms", "--json", "--rt-app", file.to_str().unwrap()];
+    let started = std::time::Instant::now();
+    let lines = taskset_lines(&args, &[]);
+    let tasks = lines[0]["per_task"].as_array().unwrap();
+    let by_name = |name: &str| tasks.iter().find(|t| t["name"] == name).unwrap();
+    let count = |name: &str| by_name(name)["activations"].as_u64().unwrap();
+    // Through the barrier the two pass together: as many activations, and the quick one
+    // waits out the slow one's 3 ms of CPU in each.
+    assert!(count("quick").abs_diff(count("slow")) <= 1 && count("slow") > 0, "{tasks:?}");
+    assert!(by_name("quick")["response_p50_ns"].as_u64().unwrap() >= 2_500_000, "{}", by_name("quick"));
+    // The consumer wakes only on a signal (one with no waiter is lost): at most one
+    // activation per producer's.
+    assert!((1..=count("producer")).contains(&count("consumer")), "{tasks:?}");
+    // A thread still waiting when the set ends is let go then, not left behind.
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn sigterm_lets_a_thread_suspended_for_ever_go() {
+    let dir = Scratch::new("taskset-rt-app-suspended");
+    let file = dir.0.join("set.json");
+    let set = r#"{"tasks": {"sleeper": {"suspend": "never", "run": 100},
+        "ticker": {"run": 100, "timer": {"ref": "t", "period": 10000}}}}"#;
+    std::fs::write(&file, set).unwrap();
+    let child = std::process::Command::new(binary_path())
+        .args(["taskset", "--policy", "other", "--duration", "60s", "--rt-app", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let running = wait_until(Duration::from_secs(20), || {
+        children_of(pid)
+            .into_iter()
+            .find(|&c| is_trial_process(c))
+            .is_some_and(|t| std::fs::read_dir(format!("/proc/{t}/task")).map_or(0, |d| d.count()) >= 3)
+    });
+    assert!(running, "the task set did not start");
+    let trial = children_of(pid).into_iter().find(|&c| is_trial_process(c)).unwrap();
+    let asked = std::time::Instant::now();
+    signal(&child, libc::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    // Stopped at once, not at the end of its 60 s: the suspended thread was let go.
+    assert!(!out.status.success() && asked.elapsed() < Duration::from_secs(15), "{out:?}");
+    assert_none_running(&[pid, trial]);
 }
 
 /// rt-app's per-task `cpus`: the task's threads run pinned there, the others where the set

@@ -5,6 +5,7 @@
 //! not move the next one, so lateness carries over and is counted, as a real task set's.
 
 use super::model::{TaskSpec, TaskStats, TasksetOutcome, TasksetSpec};
+use super::sync::{Barrier, Cond, Woken};
 use super::task::{Event, Phase, Phased};
 use crate::analysis::misses::{self, LockWait, MissSplit, MissTrace, MissWindow};
 use crate::analysis::trace::Recording;
@@ -156,13 +157,20 @@ impl ActivationTally {
     }
 }
 
-/// An event as a thread runs it, its mutex already found.
+/// An event as a thread runs it, its mutex, condition variable or barrier already found.
 enum RunStep<'a> {
     Run(u64),
     Sleep(std::time::Duration),
     Lock(&'a Mutex),
     Unlock(&'a Mutex),
     Yield,
+    Runtime(u64),
+    Suspend(&'a Cond),
+    Resume(&'a Cond),
+    Wait { cond: &'a Cond, mutex: &'a Mutex, signal_first: bool },
+    Signal(&'a Cond),
+    Broadcast(&'a Cond),
+    Barrier(&'a Barrier),
 }
 
 /// One activation as `--activations` streams it.
@@ -251,7 +259,8 @@ fn set_up_thread(task: &TaskSpec, spec: &TasksetSpec) -> std::result::Result<(),
 
 /// A phase's events as its thread runs them, each mutex found by name here, once, so no
 /// activation looks one up.
-fn steps_of<'a>(phase: &Phase, mutexes: &'a BTreeMap<String, Mutex>) -> Vec<RunStep<'a>> {
+fn steps_of<'a>(phase: &Phase, objects: &'a SetObjects) -> Vec<RunStep<'a>> {
+    let (mutexes, conds) = (&objects.mutexes, &objects.conds);
     phase
         .events
         .iter()
@@ -261,6 +270,15 @@ fn steps_of<'a>(phase: &Phase, mutexes: &'a BTreeMap<String, Mutex>) -> Vec<RunS
             Event::Lock { name, .. } => RunStep::Lock(&mutexes[name]),
             Event::Unlock(name) => RunStep::Unlock(&mutexes[name]),
             Event::Yield => RunStep::Yield,
+            Event::Runtime(ns) => RunStep::Runtime(*ns),
+            Event::Suspend(name) => RunStep::Suspend(&conds[name]),
+            Event::Resume(name) => RunStep::Resume(&conds[name]),
+            Event::Wait { cond, mutex, signal_first } => {
+                RunStep::Wait { cond: &conds[cond], mutex: &mutexes[mutex], signal_first: *signal_first }
+            }
+            Event::Signal(name) => RunStep::Signal(&conds[name]),
+            Event::Broadcast(name) => RunStep::Broadcast(&conds[name]),
+            Event::Barrier(name) => RunStep::Barrier(&objects.barriers[name]),
         })
         .collect()
 }
@@ -310,7 +328,7 @@ fn activations(
                 }
                 None => Ticks::None,
             };
-            let steps = steps_of(phase, &objects.mutexes);
+            let steps = steps_of(phase, objects);
             // Under deadline a yield ending the events is the job's end ("job done"): the
             // activation completes when it is called, not when the kernel's next period
             // wakes the thread from it.
@@ -322,6 +340,9 @@ fn activations(
     let mut tally = ActivationTally::new();
     let mut misses = std::collections::VecDeque::with_capacity(if sinks.keep_misses { misses::MAX_SPLIT } else { 0 });
     let mut waits = [LockWait::default(); MAX_WAITS];
+    // The mutexes an activation holds at each point (a thread leaving mid-activation gives
+    // them back).
+    let mut held: Vec<&Mutex> = Vec::with_capacity(8);
     // The burn's one calibration, before anything is timed.
     burn(0);
     // Every thread reaches the gate, set up or not, so the main thread never waits for
@@ -365,21 +386,71 @@ fn activations(
                 let cpu0 = thread_cpu_ns();
                 let mut n_waits = 0;
                 for step in &p.steps[..p.work] {
-                    match step {
-                        RunStep::Run(ns) => burn(*ns),
-                        RunStep::Sleep(d) => std::thread::sleep(*d),
+                    let woken = match step {
+                        RunStep::Run(ns) => {
+                            burn(*ns);
+                            Woken::Released
+                        }
+                        RunStep::Sleep(d) => {
+                            std::thread::sleep(*d);
+                            Woken::Released
+                        }
                         RunStep::Lock(m) => {
+                            held.push(*m);
                             let wait = m.lock(tid);
                             if n_waits < MAX_WAITS && wait.to_ns > wait.from_ns {
                                 waits[n_waits] = wait;
                                 n_waits += 1;
                             }
+                            Woken::Released
                         }
-                        RunStep::Unlock(m) => m.unlock(),
-                        // SAFETY: sched_yield takes nothing and cannot fail.
-                        RunStep::Yield => unsafe {
-                            libc::sched_yield();
-                        },
+                        RunStep::Unlock(m) => {
+                            m.unlock();
+                            held.retain(|h| !std::ptr::eq(*h, *m));
+                            Woken::Released
+                        }
+                        RunStep::Yield => {
+                            // SAFETY: sched_yield takes nothing and cannot fail.
+                            unsafe { libc::sched_yield() };
+                            Woken::Released
+                        }
+                        RunStep::Runtime(ns) => {
+                            let until = monotonic_ns() + ns;
+                            while monotonic_ns() < until {
+                                std::hint::spin_loop();
+                            }
+                            Woken::Released
+                        }
+                        RunStep::Suspend(cond) => cond.wait(end, || {}),
+                        RunStep::Resume(cond) | RunStep::Broadcast(cond) => {
+                            cond.broadcast();
+                            Woken::Released
+                        }
+                        RunStep::Signal(cond) => {
+                            cond.signal();
+                            Woken::Released
+                        }
+                        RunStep::Wait { cond, mutex, signal_first } => {
+                            if *signal_first {
+                                cond.signal();
+                            }
+                            let woken = cond.wait(end, || mutex.unlock());
+                            match woken {
+                                Woken::Released => {
+                                    mutex.lock(tid);
+                                }
+                                // Not taken again: the thread is leaving.
+                                Woken::Ended => held.retain(|h| !std::ptr::eq(*h, *mutex)),
+                            }
+                            woken
+                        }
+                        RunStep::Barrier(barrier) => barrier.wait(end),
+                    };
+                    // Stopped or ended while it waited: the activation is not whole, and
+                    // is not counted. Its mutexes are given back so no other thread waits.
+                    if woken == Woken::Ended {
+                        held.drain(..).rev().for_each(|m| m.unlock());
+                        break 'run;
                     }
                 }
                 let done = monotonic_ns();
@@ -612,11 +683,22 @@ fn thread_name(task: &str) -> String {
     name
 }
 
-/// What the set's threads share by name: the mutexes their events lock, and the timers
-/// they share (each the time of its next tick from the set's start).
+/// What the set's threads share by name: the mutexes their events lock, the timers they
+/// share (each the time of its next tick from the set's start), and rt-app's condition
+/// variables and barriers.
 struct SetObjects {
     mutexes: BTreeMap<String, Mutex>,
     timers: BTreeMap<String, AtomicU64>,
+    conds: BTreeMap<String, Cond>,
+    barriers: BTreeMap<String, Barrier>,
+}
+
+impl SetObjects {
+    /// Lets every thread blocked on a condition variable or barrier go.
+    fn close(&self) {
+        self.conds.values().for_each(Cond::close);
+        self.barriers.values().for_each(Barrier::close);
+    }
 }
 
 /// The set's shared objects, each made once: a mutex with the priority inheritance its
@@ -624,6 +706,8 @@ struct SetObjects {
 fn make_objects(spec: &TasksetSpec) -> Result<SetObjects> {
     let mut mutexes: BTreeMap<String, Mutex> = BTreeMap::new();
     let mut timers = BTreeMap::new();
+    let mut conds = BTreeMap::new();
+    let mut parties: BTreeMap<String, u32> = BTreeMap::new();
     for task in &spec.tasks {
         for e in task.all_events() {
             if let Event::Lock { name, pi } = e {
@@ -635,8 +719,28 @@ fn make_objects(spec: &TasksetSpec) -> Result<SetObjects> {
         for name in task.phases.iter().filter_map(Phase::shared_timer) {
             timers.entry(name.to_string()).or_insert_with(|| AtomicU64::new(0));
         }
+        let mut own_barriers = std::collections::BTreeSet::new();
+        for e in task.all_events() {
+            match e {
+                Event::Suspend(c) | Event::Resume(c) | Event::Signal(c) | Event::Broadcast(c) => {
+                    conds.entry(c.clone()).or_insert_with(Cond::default);
+                }
+                Event::Wait { cond, .. } => {
+                    conds.entry(cond.clone()).or_insert_with(Cond::default);
+                }
+                Event::Barrier(b) => {
+                    own_barriers.insert(b.clone());
+                }
+                _ => {}
+            }
+        }
+        // A barrier's parties: every thread of every task that uses it.
+        for b in own_barriers {
+            *parties.entry(b).or_insert(0) += task.count;
+        }
     }
-    Ok(SetObjects { mutexes, timers })
+    let barriers = parties.into_iter().map(|(name, n)| (name, Barrier::new(n))).collect();
+    Ok(SetObjects { mutexes, timers, conds, barriers })
 }
 
 /// Where a phase's ticks come from: a timer the threads share, or one of the thread's own
@@ -867,6 +971,8 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
             if let Some(&sig) = signals.drain().first() {
                 interrupted.get_or_insert(sig);
                 stop.store(true, Ordering::Relaxed);
+                // A thread blocked on a condition variable or barrier goes now.
+                objects.close();
             }
         }
         let joined: Vec<_> = handles

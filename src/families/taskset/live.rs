@@ -89,12 +89,15 @@ impl LiveReport for TasksetLive {
     fn start(&mut self) -> Result<()> {
         if self.format == Format::Text {
             let first = &self.specs[0];
+            // A loop paced by other threads asks for a share no one knows beforehand.
+            let paced = first.tasks.iter().flat_map(|t| &t.phases).any(|p| !p.has_timer() && p.utilisation() == 0.0);
             emit(&format!(
-                "schedlab: {} task(s), {} thread(s), {:.0}% of a CPU, {} s a trial, under {}; {} block(s) in random \
+                "schedlab: {} task(s), {} thread(s), {:.0}% of a CPU{}, {} s a trial, under {}; {} block(s) in random \
                  order (seed {})",
                 first.tasks.len(),
                 first.threads(),
                 first.utilisation() * 100.0,
+                if paced { " and loops paced by their wakers" } else { "" },
                 first.duration.as_secs_f64(),
                 self.specs
                     .iter()

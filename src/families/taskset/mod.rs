@@ -10,6 +10,7 @@ pub mod model;
 pub mod report;
 pub mod reservation;
 pub mod rt_app;
+pub mod sync;
 pub mod task;
 pub mod trial;
 

@@ -182,6 +182,12 @@ impl TaskSpec {
         self.phases.iter().map(Phase::utilisation).fold(0.0, f64::max) * f64::from(self.count)
     }
 
+    /// The share its phases with a timer ask for (those with deadlines), times its count.
+    pub fn timed_utilisation(&self) -> f64 {
+        self.phases.iter().filter(|p| p.has_timer()).map(Phase::utilisation).fold(0.0, f64::max)
+            * f64::from(self.count)
+    }
+
     /// Its period as a table writes it: "1ms", "1ms/4ms" for phases of several, "-"
     /// without a timer.
     pub fn period_text(&self) -> String {
@@ -220,6 +226,11 @@ pub struct TasksetSpec {
 impl TasksetSpec {
     pub fn utilisation(&self) -> f64 {
         self.tasks.iter().map(TaskSpec::utilisation).sum()
+    }
+
+    /// What the phases with deadlines ask for: a set of more than its CPUs cannot meet them.
+    pub fn timed_utilisation(&self) -> f64 {
+        self.tasks.iter().map(TaskSpec::timed_utilisation).sum()
     }
 
     pub fn threads(&self) -> usize {
@@ -283,16 +294,25 @@ fn check_phase(what: &str, phase: &Phase) -> Result<()> {
                 format_ns(phase.period_ns)
             )));
         }
-    } else if !phase.events.iter().any(|e| matches!(e, Event::Run(_) | Event::Sleep(_))) {
+    } else if !phase.events.iter().any(|e| {
+        matches!(e, Event::Run(_) | Event::Runtime(_) | Event::Sleep(_) | Event::Suspend(_) | Event::Wait { .. })
+            || matches!(e, Event::Barrier(_))
+    }) {
         return Err(Error::usage(format!(
-            "{what}: without a timer or a run or sleep its loop would spin on its other events: add one"
+            "{what}: without a timer or a run, sleep or wait its loop would spin on its other events: add one"
         )));
     }
     let mut held: Vec<&str> = Vec::new();
     for e in &phase.events {
         match e {
-            Event::Run(0) | Event::Sleep(0) => {
+            Event::Run(0) | Event::Sleep(0) | Event::Runtime(0) => {
                 return Err(Error::usage(format!("{what}: a run or sleep of 0 does nothing: remove it")))
+            }
+            Event::Wait { cond, mutex, .. } if !held.contains(&mutex.as_str()) => {
+                return Err(Error::usage(format!(
+                    "{what}: waits on '{cond}' without holding mutex '{mutex}': add {{ \"lock\": \"{mutex}\" }} \
+                     before it, as rt-app needs"
+                )))
             }
             Event::Lock { name: m, .. } if held.contains(&m.as_str()) => {
                 return Err(Error::usage(format!("{what}: locks mutex '{m}' it already holds (a deadlock)")))

@@ -32,6 +32,12 @@ enum RtAppEntry {
     Unlock(Option<String>),
     Yield,
     Timer(Option<RtAppTimer>),
+    /// Wall-clock busy time, whole µs.
+    Runtime(Given<u64>),
+    /// `suspend`, `resume`, `signal`, `broad`, `barrier`: the object's name.
+    Named(Option<String>),
+    /// `wait` and `sync`: `{ "ref": COND, "mutex": MUTEX }`.
+    WaitOn(Option<RtAppWait>),
     Unsupported,
 }
 
@@ -53,6 +59,14 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for FromObject<T> {
         }
         d.deserialize_map(Visitor(std::marker::PhantomData))
     }
+}
+
+/// An rt-app `wait` or `sync`: the condition variable and the mutex it holds.
+#[derive(Deserialize)]
+struct RtAppWait {
+    #[serde(rename = "ref")]
+    cond: Given<String>,
+    mutex: Given<String>,
 }
 
 /// An rt-app timer: `{ "ref": "t", "period": 1000 }` (µs).
@@ -89,6 +103,11 @@ impl<'de> ByKey<'de> for RtAppEntry {
                 ignore(map)?;
                 RtAppEntry::Yield
             }
+            "runtime" => RtAppEntry::Runtime(map.next_value()?),
+            "suspend" | "resume" | "signal" | "broad" | "barrier" => {
+                RtAppEntry::Named(map.next_value::<Given<String>>()?.ok())
+            }
+            "wait" | "sync" => RtAppEntry::WaitOn(map.next_value::<Given<FromObject<RtAppWait>>>()?.ok().map(|w| w.0)),
             "timer" => {
                 let timer = map.next_value::<Given<FromObject<RtAppTimer>>>()?;
                 RtAppEntry::Timer(timer.ok().map(|t| t.0))
@@ -319,6 +338,25 @@ impl PhaseReader<'_> {
             RtAppEntry::Lock(m) => Some(PhaseEvent::Event(Event::Lock { name: mutex(m)?, pi: self.pi })),
             RtAppEntry::Unlock(m) => Some(PhaseEvent::Event(Event::Unlock(mutex(m)?))),
             RtAppEntry::Yield => Some(PhaseEvent::Event(Event::Yield)),
+            RtAppEntry::Runtime(v) => {
+                Some(us(task, key, &v)?).filter(|&ns| ns > 0).map(|ns| PhaseEvent::Event(Event::Runtime(ns)))
+            }
+            RtAppEntry::Named(name) => {
+                let name = name.ok_or_else(|| format!("task {task}: {key} names its object (a string)"))?;
+                Some(PhaseEvent::Event(match kind {
+                    "suspend" => Event::Suspend(name),
+                    "resume" => Event::Resume(name),
+                    "signal" => Event::Signal(name),
+                    "broad" => Event::Broadcast(name),
+                    _ => Event::Barrier(name),
+                }))
+            }
+            RtAppEntry::WaitOn(w) => {
+                let how = format!("task {task}: {key} is {{ \"ref\": CONDITION, \"mutex\": MUTEX }}");
+                let w = w.ok_or_else(|| how.clone())?;
+                let (Given::Is(cond), Given::Is(mutex)) = (w.cond, w.mutex) else { return Err(how) };
+                Some(PhaseEvent::Event(Event::Wait { cond, mutex, signal_first: kind == "sync" }))
+            }
             RtAppEntry::Timer(_) if self.events.iter().any(|(_, e)| matches!(e, PhaseEvent::Timer(..))) => {
                 return Err(format!("task {task}: a second timer ({key}): schedlab runs one timer a phase"))
             }
@@ -345,8 +383,8 @@ impl PhaseReader<'_> {
             }
             _ => {
                 return Err(format!(
-                    "task {task}: '{kind}' is not supported: schedlab runs rt-app's run, sleep, timer, lock, unlock \
-                     and yield, and the settings {}",
+                    "task {task}: '{kind}' is not supported: schedlab runs rt-app's run, runtime, sleep, timer, lock, \
+                     unlock, yield, suspend, resume, wait, signal, broad, sync and barrier, and the settings {}",
                     RT_APP_SETTINGS.join(", ")
                 ))
             }
@@ -471,5 +509,28 @@ mod tests {
             let e = read("phases-bad", text).unwrap_err();
             assert!(e.contains(needle), "{e}");
         }
+    }
+
+    #[test]
+    fn rt_apps_synchronising_events_are_read_with_their_objects() {
+        let text = r#"{"tasks": {"a": {"lock": "m", "sync": {"ref": "q", "mutex": "m"}, "unlock": "m",
+            "suspend": "a", "resume": "b", "broad": "q", "signal": "q", "barrier": "x", "runtime": 50}}}"#;
+        let events = &read("sync", text).unwrap()[0].phases[0].events;
+        let wait = Event::Wait { cond: "q".into(), mutex: "m".into(), signal_first: true };
+        assert_eq!(
+            events[1..],
+            [
+                wait,
+                Event::Unlock("m".into()),
+                Event::Suspend("a".into()),
+                Event::Resume("b".into()),
+                Event::Broadcast("q".into()),
+                Event::Signal("q".into()),
+                Event::Barrier("x".into()),
+                Event::Runtime(50_000),
+            ]
+        );
+        let e = read("sync-bad", r#"{"tasks": {"a": {"run": 1, "wait": "q"}}}"#).unwrap_err();
+        assert!(e.contains(r#"wait is { "ref": CONDITION, "mutex": MUTEX }"#), "{e}");
     }
 }

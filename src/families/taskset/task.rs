@@ -24,11 +24,30 @@ pub enum Event {
     },
     Unlock(String),
     Yield,
+    /// Busy for this much wall time, preempted or not (rt-app's `runtime`).
+    Runtime(u64),
+    /// Wait on the named condition variable until it is resumed (rt-app's `suspend`).
+    Suspend(String),
+    /// Wake every thread suspended on it (`resume`).
+    Resume(String),
+    /// Give up the held mutex and wait on the condition variable, then take the mutex
+    /// again (`wait`); `sync` signals the variable first.
+    Wait {
+        cond: String,
+        mutex: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        signal_first: bool,
+    },
+    /// Wake one thread waiting on it (`signal`), or all (`broad`).
+    Signal(String),
+    Broadcast(String),
+    /// Wait until every thread that uses the named barrier has reached it (`barrier`).
+    Barrier(String),
 }
 
-/// The CPU time an activation of these events asks for: their run events.
+/// The CPU time an activation of these events asks for: their run and runtime events.
 pub(super) fn run_ns(events: &[Event]) -> u64 {
-    events.iter().map(|e| if let Event::Run(ns) = e { *ns } else { 0 }).sum()
+    events.iter().map(|e| if let Event::Run(ns) | Event::Runtime(ns) = e { *ns } else { 0 }).sum()
 }
 
 /// The time an activation of these events sleeps: their sleep events.
@@ -77,9 +96,16 @@ impl Phase {
     }
 
     /// The CPU share an instance asks for in this phase: run / period, or with no timer
-    /// run / (run + sleep), its loop's own duty cycle.
+    /// run / (run + sleep), its loop's own duty cycle. A loop without a timer that waits
+    /// for other threads (`suspend`, `wait`, `barrier`) is paced by them: its share is not
+    /// known beforehand, and counts 0 here.
     pub fn utilisation(&self) -> f64 {
-        let span = if self.has_timer() { self.period_ns } else { self.run_ns() + sleep_ns(&self.events) };
+        let paced = self.events.iter().any(|e| matches!(e, Event::Suspend(_) | Event::Wait { .. } | Event::Barrier(_)));
+        let span = match self.has_timer() {
+            true => self.period_ns,
+            false if paced => 0,
+            false => self.run_ns() + sleep_ns(&self.events),
+        };
         if span == 0 {
             0.0
         } else {

@@ -25,9 +25,8 @@ pub fn preflight(spec: &TasksetSpec) -> Result<()> {
             )));
         }
     }
-    // Without a timer a task has no deadline to miss: a set of run/sleep loops alone may
-    // ask for more than the CPUs give (it is then a load, not a schedule).
-    let has_deadlines = spec.tasks.iter().any(|t| t.shortest_period_ns().is_some());
+    // Without a timer a task has no deadline to miss: only the phases with one are held to
+    // the CPUs (a run/sleep loop beside them is a load, not a schedule).
     if let Some(pinned) = &spec.cpus {
         let allowed = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?;
         if let Some(cpu) = pinned.iter().find(|c| !allowed.contains(c)) {
@@ -37,15 +36,16 @@ pub fn preflight(spec: &TasksetSpec) -> Result<()> {
             )));
         }
         let pinned_cpus = pinned.len() as f64;
-        if !spec.policy.is_deadline() && has_deadlines && spec.utilisation() > pinned_cpus {
+        if !spec.policy.is_deadline() && spec.timed_utilisation() > pinned_cpus {
             return Err(Error::usage(format!(
-                "the task set needs {:.0}% of a CPU but --cpus gives it {} CPU(s): no policy could meet its deadlines",
-                spec.utilisation() * 100.0,
+                "the task set's periodic tasks need {:.0}% of a CPU but --cpus gives it {} CPU(s): no policy could \
+                 meet their deadlines",
+                spec.timed_utilisation() * 100.0,
                 pinned.len()
             )));
         }
     }
-    let utilisation = spec.utilisation();
+    let utilisation = spec.timed_utilisation();
     if spec.policy.is_deadline() {
         let asked: f64 = spec.tasks.iter().filter_map(|t| Some(t.reservation?.bandwidth() * f64::from(t.count))).sum();
         let share =
@@ -61,9 +61,10 @@ pub fn preflight(spec: &TasksetSpec) -> Result<()> {
                 admission_advice(spec, (cpus * share) / asked)
             )));
         }
-    } else if has_deadlines && utilisation > cpus {
+    } else if utilisation > cpus {
         return Err(Error::usage(format!(
-            "the task set needs {:.0}% of a CPU but {} CPU(s) give {:.0}%: no policy could meet its deadlines",
+            "the task set's periodic tasks need {:.0}% of a CPU but {} CPU(s) give {:.0}%: no policy could meet \
+             their deadlines",
             utilisation * 100.0,
             cpus,
             cpus * 100.0
