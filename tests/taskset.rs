@@ -362,11 +362,11 @@ fn what_rt_app_does_that_schedlab_does_not_is_refused_by_name() {
 const RT_APP_PHASES: &str = r#"{
   "tasks": {
     "ramp": { "phases": {
-      "light": { "loop": 5, "run": 1000, "timer": { "ref": "unique", "period": 10000 } },
-      "heavy": { "loop": 5, "run": 4000, "timer": { "ref": "unique", "period": 10000 } } } },
+      "light": { "loop": 5, "run": 500, "timer": { "ref": "unique", "period": 10000 } },
+      "heavy": { "loop": 5, "run": 2000, "timer": { "ref": "unique", "period": 10000 } } } },
     "left": { "run": 500, "timer": { "ref": "shared", "period": 10000 } },
     "right": { "run": 500, "timer": { "ref": "shared", "period": 10000 } },
-    "loose": { "run": 2000, "sleep": 3000 }
+    "loose": { "run": 1000, "sleep": 4000 }
   }
 }"#;
 
@@ -395,7 +395,8 @@ fn rt_app_phases_shared_timers_and_timerless_loops_run_as_written() {
     let sum: u64 = tasks.iter().map(|t| t["activations"].as_u64().unwrap()).sum();
     assert_eq!(lines[0]["activations"].as_u64(), Some(sum), "{}", lines[0]);
     // Each phase runs its own events: the ramp's light activations (5 of each 10) asked
-    // for 1 ms of CPU, its heavy ones 4 ms; the CSV's untimed rows have empty wakeups.
+    // for 0.5 ms of CPU, its heavy ones 2 ms; the CSV's untimed rows have empty wakeups.
+    // (The set asks for under half a CPU: tests beside it keep theirs.)
     let text = std::fs::read_to_string(&csv).unwrap();
     let (mut light, mut heavy, mut untimed_rows) = (Vec::new(), Vec::new(), 0);
     for row in text.lines().skip(1) {
@@ -413,14 +414,14 @@ fn rt_app_phases_shared_timers_and_timerless_loops_run_as_written() {
         v[v.len() / 2]
     };
     assert_eq!((light.len(), heavy.len(), untimed_rows as u64), (20, 20, n));
-    assert!(heavy.iter().all(|&us| us >= 3999.0) && median(&mut light) < median(&mut heavy), "{light:?} {heavy:?}");
+    assert!(heavy.iter().all(|&us| us >= 1999.0) && median(&mut light) < median(&mut heavy), "{light:?} {heavy:?}");
 }
 
 /// rt-app's barrier and condition variables: threads that pace one another.
 const RT_APP_SYNC: &str = r#"{
   "tasks": {
     "quick": { "run": 500, "barrier": "step" },
-    "slow": { "run": 3000, "barrier": "step" },
+    "slow": { "run": 3000, "sleep": 7000, "barrier": "step" },
     "producer": { "run": 200, "lock": "m", "signal": "queue", "unlock": "m",
                   "timer": { "ref": "unique", "period": 10000 } },
     "consumer": { "lock": "m", "wait": { "ref": "queue", "mutex": "m" }, "unlock": "m", "run": 300 }
@@ -439,7 +440,7 @@ fn rt_app_barriers_and_condition_variables_pace_their_threads() {
     let by_name = |name: &str| tasks.iter().find(|t| t["name"] == name).unwrap();
     let count = |name: &str| by_name(name)["activations"].as_u64().unwrap();
     // Through the barrier the two pass together: as many activations, and the quick one
-    // waits out the slow one's 3 ms of CPU in each.
+    // waits out the slow one's 3 ms of CPU (and its sleep) in each.
     assert!(count("quick").abs_diff(count("slow")) <= 1 && count("slow") > 0, "{tasks:?}");
     assert!(by_name("quick")["response_p50_ns"].as_u64().unwrap() >= 2_500_000, "{}", by_name("quick"));
     // The consumer wakes only on a signal (one with no waiter is lost): at most one
@@ -477,6 +478,41 @@ fn sigterm_lets_a_thread_suspended_for_ever_go() {
     // Stopped at once, not at the end of its 60 s: the suspended thread was let go.
     assert!(!out.status.success() && asked.elapsed() < Duration::from_secs(15), "{out:?}");
     assert_none_running(&[pid, trial]);
+}
+
+#[test]
+fn activations_in_rt_apps_log_format_are_one_file_a_thread_in_its_columns() {
+    let dir = Scratch::new("taskset-rt-app-log");
+    let file = dir.0.join("set.json");
+    std::fs::write(&file, RT_APP_PHASES).unwrap();
+    let logs = dir.0.join("logs");
+    let args = ["taskset", "--policy", "other", "--duration", "400ms", "--json", "--rt-app", file.to_str().unwrap()];
+    let extra = ["--activations", logs.to_str().unwrap(), "--activations-format", "rt-app"];
+    let lines = taskset_lines(&[&args[..], &extra[..]].concat(), &[]);
+    let tasks = lines[0]["per_task"].as_array().unwrap();
+    for task in tasks {
+        let name = task["name"].as_str().unwrap();
+        let text = std::fs::read_to_string(logs.join(format!("other-b1-{name}-0.log"))).unwrap();
+        let mut rows = text.lines();
+        assert_eq!(rows.next(), Some("# Policy : SCHED_OTHER priority : 0"));
+        assert!(rows.next().unwrap().starts_with("#idx     perf      run   period           start"));
+        let rows: Vec<Vec<i64>> = rows.map(|r| r.split_whitespace().map(|f| f.parse().unwrap()).collect()).collect();
+        // A row an activation, rt-app's eleven columns; each loop ends where the next begins.
+        assert_eq!(rows.len() as u64, task["activations"].as_u64().unwrap(), "{name}");
+        assert!(rows.iter().all(|r| r.len() == 11 && r[3] == r[5] - r[4]), "{name}: {text}");
+        assert!(rows.windows(2).all(|w| w[0][5] == w[1][4]), "{name}: {text}");
+        // c_period is the phase's timer (0 for the loop without one), c_duration its run.
+        let (c_duration, c_period) = (rows[0][8], rows[0][9]);
+        let expected = match name {
+            "ramp" => (500, 10_000),
+            "left" | "right" => (500, 10_000),
+            _ => (1000, 0),
+        };
+        assert_eq!((c_duration, c_period), expected, "{name}");
+    }
+    assert!(!dir.0.join("logs.partial").exists());
+    // A second run refuses to write over the directory.
+    refused(&[&args[..], &extra[..]].concat(), "exists");
 }
 
 /// rt-app's per-task `cpus`: the task's threads run pinned there, the others where the set

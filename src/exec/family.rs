@@ -54,6 +54,10 @@ pub struct Extras {
     /// created with its header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activations: Option<PathBuf>,
+    /// `activations` is a directory the command made, where each thread's activations go
+    /// as rt-app's log, one file a thread.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rt_app_log: bool,
     /// Append the recorded tracepoints as Chrome trace-event objects to this file.
     pub trace_out: Option<PathBuf>,
     /// Draw the live line (current, max, samples) on the controlling terminal.

@@ -43,6 +43,7 @@ pub(crate) fn door(mut specs: Vec<LatencySpec>, format: Format, files: LatencyFi
         live_line: std::io::stderr().is_terminal(),
         keep_partial: true,
         activations: None,
+        rt_app_log: false,
     };
     let trials = specs
         .iter()

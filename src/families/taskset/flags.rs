@@ -24,6 +24,14 @@ tasks.toml:
   period = \"10ms\"
   events = [{ lock = \"bus\" }, { run = \"2ms\" }, { unlock = \"bus\" }, { sleep = \"1ms\" }]";
 
+/// The form of `--activations`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ActivationsFormat {
+    Csv,
+    #[value(name = "rt-app")]
+    RtApp,
+}
+
 #[derive(Args, Debug, Clone)]
 #[command(
     about = "A real-time task set (periodic tasks that run, sleep, lock, yield): per policy, are the deadlines met?",
@@ -37,6 +45,12 @@ pub struct TasksetArgs {
     /// expected time, wakeup, response, slack, run got, missed): the only output that grows with the run
     #[arg(long, value_name = "FILE.csv")]
     pub activations: Option<std::path::PathBuf>,
+
+    /// How --activations writes them: csv (one file), or rt-app (a new directory of rt-app's per-thread logs,
+    /// POLICY-bBLOCK-TASK-INSTANCE.log, in its columns: idx perf run period start end rel_st slack c_duration
+    /// c_period wu_lat, µs; perf is 0, as schedlab runs no calibrated loop), so rt-app's scripts read them
+    #[arg(long, value_name = "FORMAT", default_value = "csv", requires = "activations")]
+    pub activations_format: ActivationsFormat,
 
     #[command(flatten)]
     pub blocks: BlockArgs,
@@ -53,6 +67,7 @@ impl FamilyFlags for Taskset {
     fn door(args: &TasksetArgs) -> Result<Door<'static>> {
         let (blocks, seed) = (args.blocks.repeat, args.blocks.seed());
         let activations = args.activations.as_deref();
-        super::live::door(args.options.to_specs()?, args.output.format(), blocks, seed, activations)
+        let rt_app_log = args.activations_format == ActivationsFormat::RtApp;
+        super::live::door(args.options.to_specs()?, args.output.format(), blocks, seed, activations, rt_app_log)
     }
 }

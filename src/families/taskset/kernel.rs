@@ -530,26 +530,37 @@ struct Writer<'a> {
 /// is done, off the task set's CPUs when they are pinned. A failure stops the set.
 fn write_activations(
     w: Writer,
-    path: &std::path::Path,
+    to: Written,
     spec: &TasksetSpec,
     repeat: u32,
     t0: &AtomicU64,
 ) -> std::io::Result<u64> {
-    let result = drain_activations(&w, path, spec, repeat, t0);
+    let result = drain_activations(&w, to, spec, repeat, t0);
     if result.is_err() {
         w.stop.store(true, Ordering::Relaxed);
     }
     result
 }
 
+/// Where the activations go: rows of one CSV file, or rt-app's log of each thread, one
+/// file a thread in a directory.
+#[derive(Clone, Copy)]
+enum Written<'a> {
+    Csv(&'a std::path::Path),
+    RtAppLogs(&'a std::path::Path),
+}
+
+/// rt-app's per-thread log: its two header lines, as rt-app writes them.
+const RT_APP_LOG_COLUMNS: &str = "#idx     perf      run   period           start             end          rel_st      \
+slack c_duration   c_period     wu_lat";
+
 fn drain_activations(
     w: &Writer,
-    path: &std::path::Path,
+    to: Written,
     spec: &TasksetSpec,
     repeat: u32,
     t0: &AtomicU64,
 ) -> std::io::Result<u64> {
-    use std::fmt::Write as _;
     use std::io::Write;
     use std::sync::mpsc::TryRecvError;
     if let Some(pinned) = &spec.cpus {
@@ -559,8 +570,14 @@ fn drain_activations(
             let _ = sched::set_affinity(&others);
         }
     }
-    let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
-    let us = |ns: i64| format!("{:.3}", ns as f64 / 1000.0);
+    let mut csv = match to {
+        Written::Csv(path) => Some(std::fs::OpenOptions::new().append(true).open(path)?),
+        Written::RtAppLogs(_) => None,
+    };
+    // rt-app's logs, each thread's opened at its first activation: its file, its text, and
+    // its last activation, whose row waits for the next one's start (rt-app's loop ends
+    // when the next begins, its timer's wait included).
+    let mut logs: BTreeMap<(usize, u32), RtAppLog> = BTreeMap::new();
     let mut rows = String::new();
     let mut written = 0;
     loop {
@@ -570,26 +587,22 @@ fn drain_activations(
         let ended = loop {
             match w.rx.try_recv() {
                 Ok(a) => {
-                    let task = &spec.tasks[a.task];
                     let start = t0.load(Ordering::Acquire);
-                    // Without a timer an activation has no wakeup, slack or miss: empty.
-                    let timed = |text: String| if a.deadline_ns > 0 { text } else { String::new() };
                     // Whole rows only: each formatted in full before any is written.
-                    let _ = writeln!(
-                        rows,
-                        "{},{repeat},{},{},{},{},{},{},{},{},{},{}",
-                        spec.policy.as_str(),
-                        csv_field(&task.name),
-                        a.instance,
-                        a.index,
-                        us(a.ideal_ns as i64 - start as i64),
-                        a.ideal_ns,
-                        timed(us(a.wake_ns as i64)),
-                        us(a.response_ns as i64),
-                        timed(us(a.slack_ns())),
-                        us(a.run_ns as i64),
-                        timed(u8::from(a.slack_ns() < 0).to_string())
-                    );
+                    match to {
+                        Written::Csv(_) => csv_row(&mut rows, &a, spec, repeat, start),
+                        Written::RtAppLogs(dir) => {
+                            let log = match logs.entry((a.task, a.instance)) {
+                                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                                std::collections::btree_map::Entry::Vacant(e) => {
+                                    e.insert(open_rt_app_log(dir, spec, repeat, a.task, a.instance)?)
+                                }
+                            };
+                            if let Some(last) = log.last.replace(a) {
+                                rt_app_row(&mut log.text, &last, a.ideal_ns + a.wake_ns, spec, start);
+                            }
+                        }
+                    }
                     taken += 1;
                 }
                 Err(TryRecvError::Empty) => break false,
@@ -597,13 +610,106 @@ fn drain_activations(
             }
         };
         w.queued.fetch_sub(taken, Ordering::Relaxed);
-        file.write_all(rows.as_bytes())?;
-        rows.clear();
+        if let Some(file) = &mut csv {
+            file.write_all(rows.as_bytes())?;
+            rows.clear();
+        }
+        for log in logs.values_mut() {
+            if ended {
+                // The last activation ends with its own events.
+                if let Some(last) = log.last.take() {
+                    let start = t0.load(Ordering::Acquire);
+                    rt_app_row(&mut log.text, &last, last.ideal_ns + last.response_ns, spec, start);
+                }
+            }
+            log.file.write_all(log.text.as_bytes())?;
+            log.text.clear();
+        }
         written += taken as u64;
         if ended {
             return Ok(written);
         }
     }
+}
+
+/// One activation as a row of the `--activations` CSV.
+fn csv_row(rows: &mut String, a: &Activation, spec: &TasksetSpec, repeat: u32, start: u64) {
+    use std::fmt::Write as _;
+    let us = |ns: i64| format!("{:.3}", ns as f64 / 1000.0);
+    let task = &spec.tasks[a.task];
+    // Without a timer an activation has no wakeup, slack or miss: empty.
+    let timed = |text: String| if a.deadline_ns > 0 { text } else { String::new() };
+    let _ = writeln!(
+        rows,
+        "{},{repeat},{},{},{},{},{},{},{},{},{},{}",
+        spec.policy.as_str(),
+        csv_field(&task.name),
+        a.instance,
+        a.index,
+        us(a.ideal_ns as i64 - start as i64),
+        a.ideal_ns,
+        timed(us(a.wake_ns as i64)),
+        us(a.response_ns as i64),
+        timed(us(a.slack_ns())),
+        us(a.run_ns as i64),
+        timed(u8::from(a.slack_ns() < 0).to_string())
+    );
+}
+
+/// One thread's rt-app log as it is written.
+struct RtAppLog {
+    file: std::fs::File,
+    text: String,
+    last: Option<Activation>,
+}
+
+/// A thread's rt-app log, `POLICY-bBLOCK-TASK-INSTANCE.log` in `dir`, with rt-app's header
+/// (its policy and priority as the trial set them).
+fn open_rt_app_log(
+    dir: &std::path::Path,
+    spec: &TasksetSpec,
+    repeat: u32,
+    task: usize,
+    instance: u32,
+) -> std::io::Result<RtAppLog> {
+    let t = &spec.tasks[task];
+    let name: String = t.name.chars().map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    let path = dir.join(format!("{}-b{repeat}-{name}-{instance}.log", spec.policy.as_str()));
+    let file = std::fs::File::create(path)?;
+    let policy = format!("SCHED_{}", spec.policy.as_str().to_uppercase());
+    let text = format!("# Policy : {policy} priority : {}\n{RT_APP_LOG_COLUMNS}\n", t.prio);
+    Ok(RtAppLog { file, text, last: None })
+}
+
+/// One activation as a row of rt-app's log, in its columns (µs): `idx` the thread's
+/// number in the set; `perf` 0 (rt-app's count of calibrated loops: schedlab runs none);
+/// `run` the CPU time the activation got; `start` when it began running (its tick and
+/// wakeup), `end` when the next began (`end_ns`: rt-app's loop ends after its timer's
+/// wait), both on CLOCK_MONOTONIC, and `period` between them; `rel_st` from the set's
+/// start; `slack` deadline − response (0 without a timer, as rt-app writes it);
+/// `c_duration` and `c_period` the phase's asked run and timer period; `wu_lat` the
+/// wakeup after the timer (0 without one).
+fn rt_app_row(text: &mut String, a: &Activation, end_ns: u64, spec: &TasksetSpec, start: u64) {
+    use std::fmt::Write as _;
+    let idx = spec.tasks[..a.task].iter().map(|t| t.count as u64).sum::<u64>() + u64::from(a.instance);
+    let phase = &spec.tasks[a.task].phases[a.phase as usize];
+    let timed = a.deadline_ns > 0;
+    // In whole µs first, so that period is end − start to the digit.
+    let (start_us, end_us) = ((a.ideal_ns + a.wake_ns) / 1000, end_ns / 1000);
+    let _ = writeln!(
+        text,
+        "{idx:4} {:8} {:8} {:8} {:15} {:15} {:15} {:10} {:10} {:10} {:10}",
+        0,
+        a.run_ns / 1000,
+        end_us.saturating_sub(start_us),
+        start_us,
+        end_us,
+        (a.ideal_ns + a.wake_ns).saturating_sub(start) / 1000,
+        if timed { a.slack_ns() / 1000 } else { 0 },
+        phase.run_ns() / 1000,
+        phase.period_ns / 1000,
+        if timed { a.wake_ns / 1000 } else { 0 },
+    );
 }
 
 /// A task's name as one CSV field: quoted when it holds a comma, quote or line break.
@@ -669,6 +775,8 @@ fn trace_buffer_kb(duration: std::time::Duration) -> usize {
 pub struct RunExtras<'a> {
     pub repeat: u32,
     pub activations: Option<&'a std::path::Path>,
+    /// `activations` is a directory of rt-app's per-thread logs, not one CSV file.
+    pub rt_app_log: bool,
 }
 
 /// A thread's name (its comm, 15 bytes at most): the task's, so a trace names it.
@@ -932,7 +1040,8 @@ pub fn run(spec: &TasksetSpec, extras: RunExtras) -> Result<TasksetOutcome> {
             (Some(rx), Some(path)) => {
                 let t0 = &t0;
                 let w = Writer { rx, queued: &queued, wake: wake_fd, stop: &stop };
-                Some(scope.spawn(move || write_activations(w, path, spec, extras.repeat, t0)))
+                let to = if extras.rt_app_log { Written::RtAppLogs(path) } else { Written::Csv(path) };
+                Some(scope.spawn(move || write_activations(w, to, spec, extras.repeat, t0)))
             }
             _ => None,
         };

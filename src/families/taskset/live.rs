@@ -25,13 +25,21 @@ pub(crate) fn door(
     blocks: u32,
     seed: u64,
     activations: Option<&Path>,
+    rt_app_log: bool,
 ) -> Result<Door<'static>> {
     if specs.is_empty() {
         return Err(Error::usage("no policy to run the task set under"));
     }
+    if let Some(dir) = activations.filter(|dir| rt_app_log && dir.exists()) {
+        return Err(Error::usage(format!(
+            "{} exists: --activations-format rt-app makes a new directory for the threads' logs; give another path",
+            dir.display()
+        )));
+    }
     let limit = specs.iter().map(|s| s.duration).max().unwrap_or_default() * 2 + Duration::from_secs(60);
-    let partial = activations.map(Partial::new);
-    let extras = Extras { activations: partial.as_ref().map(|p| p.path.clone()), ..Extras::default() };
+    let partial = activations.map(|target| Partial::new(target, rt_app_log));
+    let extras =
+        Extras { activations: partial.as_ref().map(|p| p.path.clone()), rt_app_log, ..Extras::default() };
     let blocks_of = Blocks { specs, blocks, seed, limit, unit: "trials", extras };
     Ok(blocks_of.door(
         |spec| Cell::from_iter([(axis::POLICY, spec.policy().as_str().into())]),
@@ -42,7 +50,8 @@ pub(crate) fn door(
             // existing FILE is kept until then, and a failed or interrupted run leaves no
             // partial file behind.
             if let Some(partial) = &partial {
-                super::trial::start_activations(&partial.path).map_err(|e| cannot_write(&partial.path, &e))?;
+                super::trial::start_activations(&partial.path, partial.dir)
+                    .map_err(|e| cannot_write(&partial.path, &e))?;
             }
             Ok(Box::new(TasksetLive { specs, format, blocks, seed, partial }))
         },
@@ -129,19 +138,20 @@ impl LiveReport for TasksetLive {
     }
 }
 
-/// `FILE.partial` while the activations are written: removed when dropped unless
-/// `finish` renamed it to FILE.
+/// `FILE.partial` (a directory of rt-app's logs: `DIR.partial`) while the activations are
+/// written: removed when dropped unless `finish` renamed it to FILE.
 struct Partial {
     path: PathBuf,
     target: PathBuf,
+    dir: bool,
     done: bool,
 }
 
 impl Partial {
-    fn new(target: &Path) -> Partial {
+    fn new(target: &Path, dir: bool) -> Partial {
         let mut name = target.as_os_str().to_owned();
         name.push(".partial");
-        Partial { path: name.into(), target: target.to_path_buf(), done: false }
+        Partial { path: name.into(), target: target.to_path_buf(), dir, done: false }
     }
 
     fn finish(mut self) -> Result<()> {
@@ -154,7 +164,7 @@ impl Partial {
 impl Drop for Partial {
     fn drop(&mut self) {
         if !self.done {
-            let _ = std::fs::remove_file(&self.path);
+            let _ = if self.dir { std::fs::remove_dir_all(&self.path) } else { std::fs::remove_file(&self.path) };
         }
     }
 }

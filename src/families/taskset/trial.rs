@@ -87,12 +87,16 @@ impl FamilyTrial for TasksetSpec {
     fn measure(&self, repeat: u32, extras: &Extras) -> Result<Reply> {
         preflight(self)?;
         let load_plan = preflight::load(&self.load)?;
-        let run = super::kernel::RunExtras { repeat, activations: extras.activations.as_deref() };
+        let run = super::kernel::RunExtras {
+            repeat,
+            activations: extras.activations.as_deref(),
+            rt_app_log: extras.rt_app_log,
+        };
         let ran = load::beside(load_plan.as_ref(), || super::kernel::run(self, run));
         if let (Err(Error::Interrupted(_)), Some(path)) = (&ran, &extras.activations) {
             // Stopped: the rows are incomplete. The command removes its partial file too,
             // but not when it was killed outright (its death is what stopped this trial).
-            let _ = std::fs::remove_file(path);
+            let _ = if extras.rt_app_log { std::fs::remove_dir_all(path) } else { std::fs::remove_file(path) };
         }
         let (mut outcome, load) = ran?;
         outcome.beside.load = load;
@@ -159,9 +163,12 @@ fn admission_advice(spec: &TasksetSpec, fits: f64) -> String {
 }
 
 /// Start the `--activations` file at `path`: its CSV header, before any trial appends its
-/// rows.
-pub fn start_activations(path: &std::path::Path) -> std::io::Result<()> {
+/// rows; or, for rt-app's logs, the directory each trial's threads write theirs in.
+pub fn start_activations(path: &std::path::Path, rt_app_log: bool) -> std::io::Result<()> {
     use std::io::Write;
+    if rt_app_log {
+        return std::fs::create_dir(path);
+    }
     let mut file = std::fs::File::create(path)?;
     writeln!(file, "{}", super::kernel::ACTIVATIONS_HEADER)
 }
