@@ -5,7 +5,8 @@
 #
 # BIN: schedlab (default target/release/schedlab); ROUNDS: alternated rounds (default 3).
 # FILEs: rt-app JSON files (default: those of Debian's rt-app examples both run under
-# SCHED_OTHER). Debian's rt-app is installed if missing. Each round runs every file once
+# SCHED_OTHER; a file whose default_policy is another is skipped, said so, since the
+# side here is other). Debian's rt-app is installed if missing. Each round runs every file once
 # in rt-app and once in `schedlab taskset --rt-app --policy other`, for the file's
 # duration (2 s), the order alternating by round. rt-app 1.0 reads `ftrace` as a boolean
 # and needs debugfs for it, so its copy of each file has `ftrace` and `gnuplot` removed
@@ -30,13 +31,17 @@ examples=/usr/share/doc/rt-app/examples
 files=("$@")
 if [[ ${#files[@]} -eq 0 ]]; then
     files=("$examples/tutorial/example2.json" "$examples/tutorial/example1.json" "$examples/template.json"
-        "$examples/spreading-tasks.json")
+        "$examples/spreading-tasks.json" "$examples/mp3-short.json" "$examples/browser-short.json")
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "rt-app $(dpkg-query -W -f='${Version}' rt-app 2>/dev/null || echo '?'), schedlab $("$bin" --version | cut -d' ' -f2), $rounds alternated rounds"
 for file in "${files[@]}"; do
     name=$(basename "$file" .json)
+    if grep -q '"default_policy"' <(zcat -f "$file") && ! grep -q '"default_policy" *: *"SCHED_OTHER"' <(zcat -f "$file"); then
+        echo "$name: skipped, its default_policy is not SCHED_OTHER"
+        continue
+    fi
     dir="$work/$name"
     mkdir -p "$dir/rt-app" "$dir/schedlab"
     python3 - "$file" "$dir" <<'PY'

@@ -251,7 +251,8 @@ fn set_up_thread(task: &TaskSpec, spec: &TasksetSpec) -> std::result::Result<(),
         }
         p => sched::apply_to_current_thread(task.cpus.as_deref().or(spec.cpus.as_deref()), p, task.prio),
     };
-    set.and_then(|()| match spec.nice {
+    // The task's own nice (an rt-app priority for SCHED_OTHER), else the set's.
+    set.and_then(|()| match task.nice.or(spec.nice) {
         Some(nice) => sched::set_nice(nice).map_err(|e| sched::explain_nice_refusal(nice, &e)),
         None => Ok(()),
     })
@@ -1203,6 +1204,7 @@ mod tests {
             count: 1,
             phases,
             prio: 0,
+            nice: None,
             reservation: None,
             blocking_ns: 0,
             cpus: None,

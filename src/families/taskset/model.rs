@@ -89,6 +89,9 @@ pub struct TaskSpec {
     pub phases: Vec<Phase>,
     /// The static priority under fifo/rr (0 otherwise).
     pub prio: i32,
+    /// Its own nice under other, where its file gives one (an rt-app priority written for
+    /// SCHED_OTHER); the set's `--nice` otherwise.
+    pub nice: Option<i32>,
     /// The SCHED_DEADLINE reservation of each instance, under deadline.
     pub reservation: Option<DeadlineParams>,
     /// The longest critical section another task runs holding a mutex this one takes:
@@ -117,6 +120,8 @@ struct TaskSpecStored {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     phases: Vec<Phase>,
     prio: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    nice: Option<i32>,
     reservation: Option<DeadlineParams>,
     #[serde(default, skip_serializing_if = "is_zero")]
     blocking_ns: u64,
@@ -134,6 +139,7 @@ impl From<TaskSpecStored> for TaskSpec {
             count: s.count,
             phases,
             prio: s.prio,
+            nice: s.nice,
             reservation: s.reservation,
             blocking_ns: s.blocking_ns,
             cpus: s.cpus,
@@ -157,6 +163,7 @@ impl From<TaskSpec> for TaskSpecStored {
             events,
             phases,
             prio: t.prio,
+            nice: t.nice,
             reservation: t.reservation,
             blocking_ns: t.blocking_ns,
             cpus: t.cpus,
@@ -430,11 +437,20 @@ impl SpecSource for TasksetOptions {
                     .iter()
                     .map(|t| {
                         let prio = match policy {
-                            Policy::Fifo | Policy::Rr => t.prio.unwrap_or_else(|| rate_monotonic(t.shortest_period_ns())),
+                            Policy::Fifo | Policy::Rr => {
+                                t.rt_prio_under(policy).unwrap_or_else(|| rate_monotonic(t.shortest_period_ns()))
+                            }
                             _ => 0,
                         };
                         if !(0..=99).contains(&prio) {
                             return Err(Error::usage(format!("task {}: prio {prio} is out of range 1-99", t.name)));
+                        }
+                        let nice = t.nice_under(policy);
+                        if let Some(nice) = nice.filter(|n| !(-20..=19).contains(n)) {
+                            return Err(Error::usage(format!(
+                                "task {}: its priority {nice} under SCHED_OTHER is a nice value, out of range -20 to 19",
+                                t.name
+                            )));
                         }
                         let blocking_ns = blocking_ns(t, &decls);
                         // Each phase's deadline: the task's own (one phase) or its period.
@@ -455,6 +471,7 @@ impl SpecSource for TasksetOptions {
                             count: t.count,
                             phases,
                             prio,
+                            nice,
                             reservation,
                             blocking_ns,
                             cpus: t.cpus.clone(),
@@ -598,6 +615,7 @@ mod tests {
             phases: vec![Phase::only(1_000_000, 0, events)],
             deadline_ns: None,
             prio: None,
+            prio_policy: None,
             runtime_ns: None,
             cpus: None,
             passes: None,
@@ -618,6 +636,33 @@ mod tests {
         assert!(e(options(vec![Policy::Fifo], Some("0"), vec![1])).contains("outside the set's --cpus"));
         assert!(e(options(vec![Policy::Fifo, Policy::Deadline], None, vec![0])).contains("cannot be pinned"));
         assert!(e(options(vec![Policy::Fifo], None, vec![])).contains("cpus is empty"));
+    }
+
+    #[test]
+    fn an_rt_app_priority_applies_under_the_policy_it_is_written_for() {
+        // rt-app reads a priority by the task's policy: a nice under SCHED_OTHER, a
+        // real-time priority under SCHED_FIFO; under another class it does not apply.
+        let tasks = vec![
+            TaskDecl { prio: Some(-5), prio_policy: Some(Policy::Other), ..task("niced", vec![Event::Run(100_000)]) },
+            TaskDecl { prio: Some(50), prio_policy: Some(Policy::Fifo), ..task("rt", vec![Event::Run(100_000)]) },
+            TaskDecl { prio: Some(40), ..task("table", vec![Event::Run(100_000)]) },
+        ];
+        let options = TasksetOptions {
+            scheduling: PolicyOptions { policy: Some(PolicyList(vec![Policy::Other, Policy::Fifo])), ..Default::default() },
+            tasks,
+            ..Default::default()
+        };
+        let specs = options.to_specs().unwrap();
+        let of = |i: usize| specs[i].tasks.iter().map(|t| (t.prio, t.nice)).collect::<Vec<_>>();
+        // Under other: the nice, and nothing of the real-time priorities.
+        assert_eq!(of(0), [(0, Some(-5)), (0, None), (0, None)]);
+        // Under fifo: rate-monotonic for the niced task (all share one period: the top).
+        assert_eq!(of(1), [(DEFAULT_TOP_PRIO, None), (50, None), (40, None)]);
+        let out_of_range = TasksetOptions {
+            tasks: vec![TaskDecl { prio: Some(-30), prio_policy: Some(Policy::Other), ..task("a", vec![Event::Run(1000)]) }],
+            ..Default::default()
+        };
+        assert!(out_of_range.to_specs().unwrap_err().to_string().contains("out of range -20 to 19"));
     }
 
     fn lock(m: &str) -> Event {

@@ -223,7 +223,10 @@ pub fn task_table(spec: &TasksetSpec, o: &TasksetOutcome) -> Table {
         let prio = match t.reservation {
             Some(r) if spec.reclaim => format!("dl {} +rec", format_ns(r.runtime_ns)),
             Some(r) => format!("dl {}", format_ns(r.runtime_ns)),
-            None => t.prio.to_string(),
+            None => match t.nice {
+                Some(nice) => format!("nice {nice}"),
+                None => t.prio.to_string(),
+            },
         };
         table.push(vec![
             if t.count > 1 { format!("{} ×{}", t.name, t.count) } else { t.name.clone() },

@@ -3,6 +3,7 @@
 use super::task::{Event, Phase, TaskDecl};
 use crate::error::{Error, Result};
 use crate::model::parse::given::{present, ByKey, Given, Keyed};
+use crate::model::Policy;
 use serde::{Deserialize, Deserializer};
 
 /// The rt-app keys of a task that are its settings, not events.
@@ -15,8 +16,8 @@ enum RtAppEntry {
     Instance(Option<u64>),
     /// A task's passes through its phases, or a phase's activations (-1: for ever).
     Loop(Given<i64>),
-    /// `policy`: schedlab runs under the --policy of each trial.
-    Ignored,
+    /// `policy`: what its priority is written for (each trial runs under its --policy).
+    Policy(Option<String>),
     /// A task's phases, in order, each an object of events and settings.
     Phases(Given<Keyed<RtAppTask>>),
     Priority(Option<i64>),
@@ -86,10 +87,7 @@ impl<'de> ByKey<'de> for RtAppEntry {
         Ok(match key.trim_end_matches(|c: char| c.is_ascii_digit()) {
             "instance" => RtAppEntry::Instance(map.next_value::<Given<u64>>()?.ok()),
             "loop" => RtAppEntry::Loop(map.next_value()?),
-            "policy" => {
-                ignore(map)?;
-                RtAppEntry::Ignored
-            }
+            "policy" => RtAppEntry::Policy(map.next_value::<Given<String>>()?.ok()),
             "phases" => RtAppEntry::Phases(map.next_value()?),
             "priority" => RtAppEntry::Priority(map.next_value::<Given<i64>>()?.ok()),
             "cpus" => RtAppEntry::Cpus(map.next_value()?),
@@ -142,6 +140,8 @@ struct RtAppGlobal {
     duration: Option<Given<i64>>,
     #[serde(default)]
     lock_pages: Option<Given<bool>>,
+    #[serde(default)]
+    default_policy: Option<Given<String>>,
     #[serde(flatten)]
     rest: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
 }
@@ -150,9 +150,21 @@ struct RtAppGlobal {
 fn unused_because(key: &str) -> Option<&'static str> {
     Some(match key {
         "calibration" => "a run is the thread's own CPU time, not a calibrated loop",
-        "default_policy" => "each trial runs under --policy",
         "logdir" | "log_basename" | "log_size" | "gnuplot" => "schedlab keeps its own records (--activations, --store)",
         "ftrace" => "tracing is --trace on",
+        _ => return None,
+    })
+}
+
+/// A policy as rt-app names it ("SCHED_FIFO").
+fn policy_named(name: &str) -> Option<Policy> {
+    Some(match name {
+        "SCHED_OTHER" => Policy::Other,
+        "SCHED_FIFO" => Policy::Fifo,
+        "SCHED_RR" => Policy::Rr,
+        "SCHED_BATCH" => Policy::Batch,
+        "SCHED_IDLE" => Policy::Idle,
+        "SCHED_DEADLINE" => Policy::Deadline,
         _ => return None,
     })
 }
@@ -197,6 +209,11 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<RtAppSet> {
         .filter(|&s| s > 0)
         .map(|s| std::time::Duration::from_secs(s as u64));
     let lock_pages = global.as_ref().and_then(|g| g.lock_pages.clone()).and_then(Given::ok).unwrap_or(false);
+    // rt-app's default is SCHED_OTHER.
+    let default_policy = match global.as_ref().and_then(|g| g.default_policy.clone()).and_then(Given::ok) {
+        Some(name) => policy_named(&name).ok_or_else(|| bad(format!("global: default_policy {name} is no policy")))?,
+        None => Policy::Other,
+    };
     let unused = global
         .iter()
         .flat_map(|g| g.rest.keys())
@@ -214,6 +231,7 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<RtAppSet> {
             phases: Vec::new(),
             deadline_ns: None,
             prio: None,
+            prio_policy: Some(default_policy),
             runtime_ns: None,
             cpus: None,
             passes: None,
@@ -224,7 +242,12 @@ pub fn read_rt_app(path: &std::path::Path) -> Result<RtAppSet> {
             match entry {
                 RtAppEntry::Instance(n) => decl.count = n.and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
                 RtAppEntry::Loop(n) => decl.passes = loop_count(&name, &key, &n).map_err(bad)?,
-                RtAppEntry::Ignored => {}
+                RtAppEntry::Policy(name) => {
+                    let policy = name.as_deref().and_then(policy_named);
+                    decl.prio_policy = Some(policy.ok_or_else(|| {
+                        bad(format!("task {name_}: {key} is one of SCHED_OTHER, SCHED_FIFO, SCHED_RR, SCHED_BATCH, SCHED_IDLE, SCHED_DEADLINE", name_ = decl.name))
+                    })?);
+                }
                 RtAppEntry::Priority(p) => decl.prio = p.map(|p| p as i32),
                 RtAppEntry::Cpus(Given::Is(list)) => decl.cpus = Some(list),
                 RtAppEntry::Cpus(Given::Not(other)) => {
@@ -290,13 +313,16 @@ fn read_phases(task: &str, pi: bool, phases: Given<Keyed<RtAppTask>>) -> std::re
         for (key, entry) in object_of(task, &format!(", phase {phase_name}"), body)? {
             match entry {
                 RtAppEntry::Loop(n) => loops = loop_count(&what, &key, &n)?.map_or(u32::MAX, |n| n.min(u64::from(u32::MAX)) as u32),
-                RtAppEntry::Priority(_) | RtAppEntry::Cpus(_) | RtAppEntry::DlRuntime(_) | RtAppEntry::DlDeadline(_) => {
+                RtAppEntry::Priority(_)
+                | RtAppEntry::Policy(_)
+                | RtAppEntry::Cpus(_)
+                | RtAppEntry::DlRuntime(_)
+                | RtAppEntry::DlDeadline(_) => {
                     return Err(format!(
                         "task {what}: '{key}' in a phase changes the task's scheduling as it runs, which schedlab does \
                          not: set it on the task"
                     ))
                 }
-                RtAppEntry::Ignored => {}
                 RtAppEntry::Instance(_) | RtAppEntry::Phases(_) => {
                     return Err(format!("task {what}: '{key}' belongs to the task, not to a phase"))
                 }

@@ -159,12 +159,29 @@ pub struct TaskDecl {
     pub phases: Vec<Phase>,
     pub deadline_ns: Option<u64>,
     pub prio: Option<i32>,
+    /// The policy `prio` is written for (an rt-app file's task `policy`, or its
+    /// `default_policy`): under other it is the task's nice, under fifo and rr its
+    /// priority, and under a trial policy of another class it does not apply. None: a
+    /// `[[task]]`'s prio, the real-time priority.
+    pub prio_policy: Option<crate::model::Policy>,
     pub runtime_ns: Option<u64>,
     /// The CPUs its threads are pinned to (rt-app's `cpus`); the set's when absent.
     pub cpus: Option<Vec<usize>>,
     /// How many times each thread runs its phases through before it ends (rt-app's task
     /// `loop`); for the set's whole duration when absent.
     pub passes: Option<u64>,
+}
+
+impl TaskDecl {
+    /// Its real-time priority under `policy` (fifo or rr), where it gives one for it.
+    pub fn rt_prio_under(&self, policy: crate::model::Policy) -> Option<i32> {
+        self.prio.filter(|_| self.prio_policy.is_none_or(|p| p.is_realtime() && policy.is_realtime()))
+    }
+
+    /// Its own nice under `policy`, where its priority is written for a nice policy.
+    pub fn nice_under(&self, policy: crate::model::Policy) -> Option<i32> {
+        self.prio.filter(|_| policy.takes_nice() && self.prio_policy.is_some_and(|p| p.takes_nice()))
+    }
 }
 
 impl Phased for TaskDecl {
@@ -285,6 +302,7 @@ impl TaskDecl {
             deadline_ns: t.deadline.as_ref().map(|d| time_ns(&format!("task {name}: deadline"), d)).transpose()?,
             runtime_ns: t.runtime.as_ref().map(|d| time_ns(&format!("task {name}: runtime"), d)).transpose()?,
             prio: t.prio,
+            prio_policy: None,
             cpus: t.cpus,
             passes: None,
             name,

@@ -73,7 +73,11 @@ pub fn preflight(spec: &TasksetSpec) -> Result<()> {
     for task in &spec.tasks {
         preflight::scheduling_with(spec.policy, task.prio, task.reservation.as_ref(), spec.threads(), spec.reclaim)?;
     }
-    if let Some(nice) = spec.nice {
+    // The set's nice and each task's own (an rt-app priority for SCHED_OTHER).
+    let mut nices: Vec<i32> = spec.tasks.iter().filter_map(|t| t.nice).chain(spec.nice).collect();
+    nices.sort_unstable();
+    nices.dedup();
+    for nice in nices {
         sched::probe_nice(nice)?;
     }
     Ok(())
