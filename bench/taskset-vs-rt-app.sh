@@ -8,9 +8,10 @@
 # SCHED_OTHER; a file whose default_policy is another is skipped, said so, since the
 # side here is other). Debian's rt-app is installed if missing. Each round runs every file once
 # in rt-app and once in `schedlab taskset --rt-app --policy other`, for the file's
-# duration (2 s), the order alternating by round. rt-app 1.0 reads `ftrace` as a boolean
-# and needs debugfs for it, so its copy of each file has `ftrace` and `gnuplot` removed
-# and its logs written to a temp dir; nothing else changes.
+# duration (2 s), the order alternating by round. Both read one copy of each file, with
+# its repeated keys numbered as rt-app's workgen numbers them (rt-app 1.0 alone would
+# keep one of each), `ftrace` and `gnuplot` removed (rt-app 1.0 reads `ftrace` as a
+# boolean and needs debugfs for it) and its logs in a temp dir; nothing else changes.
 #
 # Per task, over every activation of every round: the run time per activation (schedlab:
 # the CPU time its run events got; rt-app: the time spent in its run events, its `run`
@@ -45,17 +46,34 @@ for file in "${files[@]}"; do
     dir="$work/$name"
     mkdir -p "$dir/rt-app" "$dir/schedlab"
     python3 - "$file" "$dir" <<'PY'
-import gzip, re, sys
+import gzip, json, re, sys
 path, dir = sys.argv[1], sys.argv[2]
 text = (gzip.open(path, "rt") if path.endswith(".gz") else open(path)).read()
-text = re.sub(r'"(ftrace|gnuplot)"\s*:\s*[^,\n}]+,?', "", text)
-for key, value in [("duration", "2"), ("logdir", '"LOGDIR"'), ("log_basename", '"rtapp"')]:
-    pattern = rf'"{key}"\s*:\s*("[^"]*"|-?\d+)'
-    if re.search(pattern, text):
-        text = re.sub(pattern, f'"{key}" : {value}', text)
-    else:
-        text = re.sub(r'"global"\s*:\s*\{', f'"global" : {{ "{key}" : {value},', text, count=1)
-open(f"{dir}/file.json", "w").write(text)
+# rt-app's examples repeat keys ("run" twice in a task), which rt-app's workgen numbers
+# (run, run1) before rt-app reads the file, and schedlab reads in order as workgen does;
+# rt-app 1.0's reader would keep one value of each. So the copy rt-app runs is numbered
+# here, as workgen numbers it: comments and trailing commas dropped, keys in order.
+text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+text = re.sub(r"(?m)^\s*//.*$", "", text)
+text = re.sub(r",(\s*[}\]])", r"\1", text)
+
+def numbered(pairs):
+    out, seen = {}, {}
+    for key, value in pairs:
+        name, n = key, seen.get(key, 0)
+        while name in out:
+            n += 1
+            name = f"{key}{n}"
+        seen[key] = n
+        out[name] = value
+    return out
+
+doc = json.loads(text, object_pairs_hook=numbered)
+glob = doc.setdefault("global", {})
+for key in ("ftrace", "gnuplot"):
+    glob.pop(key, None)
+glob.update({"duration": 2, "logdir": "LOGDIR", "log_basename": "rtapp"})
+json.dump(doc, open(f"{dir}/file.json", "w"), indent=1)
 PY
     for round in $(seq 1 "$rounds"); do
         sed "s|LOGDIR|$dir/rt-app/r$round|" "$dir/file.json" >"$dir/round.json"

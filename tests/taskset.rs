@@ -263,6 +263,20 @@ fn without_privileges_fifo_is_refused_naming_the_policy() {
     assert!(String::from_utf8_lossy(&out.stderr).to_lowercase().contains("fifo"));
 }
 
+#[test]
+fn an_rt_app_files_lock_pages_it_may_not_have_is_refused_before_anything_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    let file = std::env::temp_dir().join(format!("schedlab-lock-pages-{}.json", std::process::id()));
+    std::fs::write(&file, r#"{"tasks": {"a": {"run": 100, "sleep": 900}}, "global": {"lock_pages": true}}"#).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = as_nobody(&["--memlock=4096"], &["taskset", "--rt-app", file.to_str().unwrap(), "--duration", "1s"]);
+    std::fs::remove_file(&file).unwrap();
+    let Some(out) = out else { return };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("lock_pages: mlockall refused") && stderr.contains("CAP_IPC_LOCK"), "{stderr}");
+}
+
 /// A thread the process limit does not allow: the ones already started are let go (not
 /// left waiting at the start for ever), and the error names the limit.
 #[test]

@@ -38,14 +38,17 @@ fn wait_until<'a, S>(
 
 #[derive(Default)]
 struct CondState {
-    waiting: u64,
-    /// Wakeups given and not yet taken: a signal gives one to a waiter, a broadcast one to
-    /// each, so a signal with no waiter is lost, as a condition variable's is.
-    given: u64,
+    /// Each waiter's ticket, oldest first, and the tickets a signal has released.
+    waiting: std::collections::VecDeque<u64>,
+    released: Vec<u64>,
+    next_ticket: u64,
     closed: bool,
 }
 
-/// A named condition variable.
+/// A named condition variable. A signal wakes one thread that was waiting when it was
+/// given (the longest waiting), a broadcast all of them; a thread that waits after it, the
+/// signaller itself included (`sync`), is not woken by it, and a signal with no waiter is
+/// lost, as a pthread condition variable's are.
 #[derive(Default)]
 pub struct Cond {
     state: Mutex<CondState>,
@@ -62,33 +65,38 @@ impl Cond {
     /// caller takes the mutex again after.
     pub fn wait(&self, end_ns: u64, release: impl FnOnce()) -> Woken {
         let mut state = self.state();
-        state.waiting += 1;
+        let ticket = state.next_ticket;
+        state.next_ticket += 1;
+        state.waiting.push_back(ticket);
         release();
         let (mut state, woken) = wait_until(&self.cv, state, end_ns, |s| {
-            if s.given > 0 {
-                s.given -= 1;
+            if let Some(i) = s.released.iter().position(|&t| t == ticket) {
+                s.released.swap_remove(i);
                 Some(Woken::Released)
             } else {
                 s.closed.then_some(Woken::Ended)
             }
         });
-        state.waiting -= 1;
+        if woken == Woken::Ended {
+            state.waiting.retain(|&t| t != ticket);
+        }
         woken
     }
 
-    /// Wakes one waiter, if one waits.
+    /// Wakes the longest-waiting thread, if one waits.
     pub fn signal(&self) {
         let mut state = self.state();
-        if state.waiting > state.given {
-            state.given += 1;
+        if let Some(ticket) = state.waiting.pop_front() {
+            state.released.push(ticket);
             self.cv.notify_all();
         }
     }
 
-    /// Wakes every waiter.
+    /// Wakes every waiting thread.
     pub fn broadcast(&self) {
         let mut state = self.state();
-        state.given = state.waiting;
+        let all: Vec<u64> = state.waiting.drain(..).collect();
+        state.released.extend(all);
         self.cv.notify_all();
     }
 
@@ -162,21 +170,30 @@ mod tests {
         let end = monotonic_ns() + 10_000_000_000;
         std::thread::scope(|s| {
             let waiters: Vec<_> = (0..2).map(|_| s.spawn(|| cond.wait(end, || {}))).collect();
-            while cond.state().waiting < 2 {
+            while cond.state().waiting.len() < 2 {
                 std::thread::yield_now();
             }
             cond.signal();
-            while cond.state().waiting > 1 {
+            while !cond.state().released.is_empty() {
                 std::thread::yield_now();
             }
             // One woke; the other still waits until the broadcast.
-            let state = cond.state();
-            assert_eq!((state.waiting, state.given), (1, 0));
-            drop(state);
+            assert_eq!(cond.state().waiting.len(), 1);
             cond.broadcast();
             assert!(waiters.into_iter().all(|w| w.join().unwrap() == Woken::Released));
         });
         assert!(monotonic_ns() < end);
+        // A signal wakes only a thread already waiting: the signaller that waits after it
+        // (rt-app's `sync`) is not woken by its own signal.
+        std::thread::scope(|s| {
+            let first = s.spawn(|| cond.wait(end, || {}));
+            while cond.state().waiting.is_empty() {
+                std::thread::yield_now();
+            }
+            cond.signal();
+            let own = cond.wait(monotonic_ns() + 50_000_000, || {});
+            assert_eq!((first.join().unwrap(), own), (Woken::Released, Woken::Ended));
+        });
     }
 
     #[test]

@@ -13,6 +13,17 @@ use crate::sys::{load, sched};
 /// Can every task have its policy, and does the set fit the machine's real-time or
 /// deadline bandwidth?
 pub fn preflight(spec: &TasksetSpec) -> Result<()> {
+    // An rt-app file's lock_pages: tried here, and given back at once, so a process that
+    // may not lock its memory is refused before anything runs, as rt-app stops on it.
+    if spec.lock_pages {
+        crate::sys::process::lock_memory().map_err(|e| {
+            Error::usage(format!(
+                "the rt-app file's lock_pages: mlockall refused ({e}): it needs CAP_IPC_LOCK (root) or an \
+                 RLIMIT_MEMLOCK above the process's size (`ulimit -l unlimited`); or set \"lock_pages\": false"
+            ))
+        })?;
+        crate::sys::process::unlock_memory();
+    }
     let cpus = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?.len() as f64;
     for t in &spec.tasks {
         let Some(own) = &t.cpus else { continue };
