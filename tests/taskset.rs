@@ -358,7 +358,7 @@ fn what_rt_app_does_that_schedlab_does_not_is_refused_by_name() {
             "'mem' is not supported",
         ),
         (r#"{"tasks": {"a": {"run": 100, "wait": {"ref": "q", "mutex": "m"}}}}"#, "without holding mutex 'm'"),
-        (r#"{"tasks": {"a": {"phases": {"p": {"cpus": [0], "run": 100}}}}}"#, "'cpus' in a phase"),
+        (r#"{"tasks": {"a": {"phases": {"p": {"priority": 5, "run": 100}}}}}"#, "'priority' in a phase"),
         (
             r#"{"tasks": {"a": {"cpus": "0", "run": 100, "timer": {"ref": "t", "period": 1000}}}}"#,
             "cpus is a list of CPU numbers",
@@ -531,6 +531,52 @@ fn activations_in_rt_apps_log_format_are_one_file_a_thread_in_its_columns() {
 
 /// rt-app's per-task `cpus`: the task's threads run pinned there, the others where the set
 /// runs. Read from /proc while the set runs (each thread is named after its task).
+/// rt-app's phase `cpus`: the thread moves as its phases do.
+#[test]
+fn a_phases_own_cpus_move_its_thread_while_it_runs() {
+    let allowed = schedlab::sys::sched::allowed_cpus().unwrap();
+    let (first, last) = (allowed[0], *allowed.last().unwrap());
+    if first == last {
+        eprintln!("skipped: needs two CPUs");
+        return;
+    }
+    let dir = Scratch::new("taskset-rt-app-phase-cpus");
+    let file = dir.0.join("phases.json");
+    let text = format!(
+        r#"{{"tasks": {{"slmover": {{"phases": {{
+            "here": {{"cpus": [{first}], "loop": 40, "run": 100, "timer": {{"ref": "unique", "period": 10000}}}},
+            "there": {{"cpus": [{last}], "loop": 40, "run": 100, "timer": {{"ref": "unique", "period": 10000}}}}}}}}}}}}"#
+    );
+    std::fs::write(&file, text).unwrap();
+    let mut child = std::process::Command::new(binary_path())
+        .args(["taskset", "--policy", "other", "--duration", "3s", "--rt-app", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The thread's allowed CPUs, read every 20 ms while it runs (each phase lasts 400 ms).
+    let mut seen = std::collections::BTreeSet::new();
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_millis(2500) {
+        for task in
+            std::fs::read_dir("/proc").unwrap().flatten().filter_map(|p| std::fs::read_dir(p.path().join("task")).ok())
+        {
+            for t in task.flatten() {
+                if std::fs::read_to_string(t.path().join("comm")).unwrap_or_default().trim() == "slmover" {
+                    let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+                    if let Some(line) = status.lines().find(|l| l.starts_with("Cpus_allowed_list:")) {
+                        seen.insert(line.split_whitespace().nth(1).unwrap_or("").to_string());
+                    }
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(child.wait().unwrap().success());
+    // Where the gate holds it before its first activation it may still have the set's CPUs.
+    assert!(seen.contains(&first.to_string()) && seen.contains(&last.to_string()), "{seen:?}");
+}
+
 #[test]
 fn a_tasks_own_cpus_pin_its_threads() {
     let dir = Scratch::new("taskset-rt-app-cpus");

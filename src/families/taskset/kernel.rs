@@ -338,6 +338,16 @@ fn activations(
             PhaseSteps { phase, steps, work, job_done_yield, ticks }
         })
         .collect();
+    // Where a phase names its own CPUs, each phase's: its own, else the task's, else the
+    // set's, else every CPU schedlab may use; the thread moves only when they change.
+    let affinities: Vec<Option<Vec<usize>>> = match task.phases.iter().any(|p| p.cpus.is_some()) {
+        true => {
+            let all = sched::allowed_cpus().unwrap_or_default();
+            let base = task.cpus.clone().or_else(|| spec.cpus.clone()).unwrap_or(all);
+            task.phases.iter().map(|p| Some(p.cpus.clone().unwrap_or_else(|| base.clone()))).collect()
+        }
+        false => vec![None; task.phases.len()],
+    };
     let mut tally = ActivationTally::new();
     let mut misses = std::collections::VecDeque::with_capacity(if sinks.keep_misses { misses::MAX_SPLIT } else { 0 });
     let mut waits = [LockWait::default(); MAX_WAITS];
@@ -362,6 +372,11 @@ fn activations(
     let mut passes = 0u64;
     'run: loop {
         for (phase_no, p) in phases.iter().enumerate() {
+            if let Some(cpus) = &affinities[phase_no] {
+                if n == 0 || affinities[(phase_no + affinities.len() - 1) % affinities.len()].as_ref() != Some(cpus) {
+                    sched::set_affinity(cpus).map_err(|e| format!("moving task {} to CPUs {cpus:?}: {e}", task.name))?;
+                }
+            }
             for _ in 0..p.phase.loops {
                 // This activation's tick, each use of a timer moving it on by a period.
                 let period = p.phase.period_ns;

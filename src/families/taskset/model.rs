@@ -418,7 +418,7 @@ impl SpecSource for TasksetOptions {
                  the whole root domain): drop --cpus or the deadline policy",
             ));
         }
-        for t in decls.iter().filter(|t| t.cpus.is_some()) {
+        for t in &decls {
             check_task_cpus(t, cpus.as_deref(), &policies)?;
         }
         // Rate-monotonic: the shorter the (shortest) period, the higher the priority; a
@@ -500,22 +500,23 @@ impl SpecSource for TasksetOptions {
 /// some, and never under SCHED_DEADLINE, whose tasks the kernel admits on the whole root
 /// domain only.
 fn check_task_cpus(t: &TaskDecl, set: Option<&[usize]>, policies: &[Policy]) -> Result<()> {
-    let Some(own) = &t.cpus else { return Ok(()) };
-    if own.is_empty() {
-        return Err(Error::usage(format!("task {}: cpus is empty: name at least one CPU", t.name)));
-    }
-    if let Some(outside) = set.and_then(|set| own.iter().find(|c| !set.contains(c))) {
-        return Err(Error::usage(format!(
-            "task {}: cpus names CPU {outside}, outside the set's --cpus: a task runs within its set's CPUs",
-            t.name
-        )));
-    }
-    if policies.iter().any(|p| p.is_deadline()) {
-        return Err(Error::usage(format!(
-            "task {}: cpus pins its threads, but SCHED_DEADLINE tasks cannot be pinned (the kernel admits them on the \
-             whole root domain): drop the task's cpus or the deadline policy",
-            t.name
-        )));
+    let phases = t.phases.iter().enumerate().filter_map(|(i, p)| Some((format!("task {}, phase {}", t.name, i + 1), p.cpus.as_ref()?)));
+    let own = t.cpus.as_ref().map(|c| (format!("task {}", t.name), c));
+    for (what, own) in own.into_iter().chain(phases) {
+        if own.is_empty() {
+            return Err(Error::usage(format!("{what}: cpus is empty: name at least one CPU")));
+        }
+        if let Some(outside) = set.and_then(|set| own.iter().find(|c| !set.contains(c))) {
+            return Err(Error::usage(format!(
+                "{what}: cpus names CPU {outside}, outside the set's --cpus: a task runs within its set's CPUs"
+            )));
+        }
+        if policies.iter().any(|p| p.is_deadline()) {
+            return Err(Error::usage(format!(
+                "{what}: cpus pins its threads, but SCHED_DEADLINE tasks cannot be pinned (the kernel admits them on \
+                 the whole root domain): drop the task's cpus or the deadline policy"
+            )));
+        }
     }
     Ok(())
 }

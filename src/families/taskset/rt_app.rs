@@ -310,14 +310,15 @@ fn read_phases(task: &str, pi: bool, phases: Given<Keyed<RtAppTask>>) -> std::re
         let what = format!("{task}, phase {phase_name}");
         let mut reader = PhaseReader { task: &what, pi, events: Vec::new() };
         let mut loops = 1;
+        let mut cpus = None;
         for (key, entry) in object_of(task, &format!(", phase {phase_name}"), body)? {
             match entry {
+                RtAppEntry::Cpus(Given::Is(list)) => cpus = Some(list),
+                RtAppEntry::Cpus(Given::Not(other)) => {
+                    return Err(format!("task {what}: {key} is a list of CPU numbers, not {other}"))
+                }
                 RtAppEntry::Loop(n) => loops = loop_count(&what, &key, &n)?.map_or(u32::MAX, |n| n.min(u64::from(u32::MAX)) as u32),
-                RtAppEntry::Priority(_)
-                | RtAppEntry::Policy(_)
-                | RtAppEntry::Cpus(_)
-                | RtAppEntry::DlRuntime(_)
-                | RtAppEntry::DlDeadline(_) => {
+                RtAppEntry::Priority(_) | RtAppEntry::Policy(_) | RtAppEntry::DlRuntime(_) | RtAppEntry::DlDeadline(_) => {
                     return Err(format!(
                         "task {what}: '{key}' in a phase changes the task's scheduling as it runs, which schedlab does \
                          not: set it on the task"
@@ -329,7 +330,7 @@ fn read_phases(task: &str, pi: bool, phases: Given<Keyed<RtAppTask>>) -> std::re
                 event => reader.read(&key, event)?,
             }
         }
-        out.push(reader.phase(loops));
+        out.push(Phase { cpus, ..reader.phase(loops) });
     }
     Ok(out)
 }
@@ -432,7 +433,7 @@ impl PhaseReader<'_> {
         if let Some(i) = at {
             events.rotate_left(i);
         }
-        Phase { loops, period_ns, deadline_ns: 0, events, timer }
+        Phase { loops, period_ns, deadline_ns: 0, events, timer, cpus: None }
     }
 }
 

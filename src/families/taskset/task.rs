@@ -74,12 +74,16 @@ pub struct Phase {
     /// each use moving its next tick on by the user's period, as in rt-app.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer: Option<String>,
+    /// The CPUs its thread runs on while in this phase (rt-app's phase `cpus`); the task's
+    /// (or the set's) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<usize>>,
 }
 
 impl Phase {
     /// One phase run for ever, as a task without phases is.
     pub fn only(period_ns: u64, deadline_ns: u64, events: Vec<Event>) -> Phase {
-        Phase { loops: 1, period_ns, deadline_ns, events, timer: None }
+        Phase { loops: 1, period_ns, deadline_ns, events, timer: None, cpus: None }
     }
 
     pub fn run_ns(&self) -> u64 {

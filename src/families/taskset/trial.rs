@@ -26,14 +26,16 @@ pub fn preflight(spec: &TasksetSpec) -> Result<()> {
     }
     let cpus = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?.len() as f64;
     for t in &spec.tasks {
-        let Some(own) = &t.cpus else { continue };
-        let allowed = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?;
-        if let Some(cpu) = own.iter().find(|c| !allowed.contains(c)) {
-            return Err(Error::usage(format!(
-                "task {}: cpus names CPU {cpu}, which schedlab may not use here (allowed: {}): pick among those",
-                t.name,
-                crate::model::parse::format_cpu_list(&allowed)
-            )));
+        // The task's own CPUs and each phase's.
+        for own in t.cpus.iter().chain(t.phases.iter().filter_map(|p| p.cpus.as_ref())) {
+            let allowed = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?;
+            if let Some(cpu) = own.iter().find(|c| !allowed.contains(c)) {
+                return Err(Error::usage(format!(
+                    "task {}: cpus names CPU {cpu}, which schedlab may not use here (allowed: {}): pick among those",
+                    t.name,
+                    crate::model::parse::format_cpu_list(&allowed)
+                )));
+            }
         }
     }
     // Without a timer a task has no deadline to miss: only the phases with one are held to
