@@ -1053,7 +1053,11 @@ fn nothing_is_left_running_after_sigint_sigterm_or_sigkill() {
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|n: &String| {
-                    n.starts_with("schedlab") && (n.contains(&pid.to_string()) || n.contains(&trial.to_string()))
+                    // A whole number in the name, not a substring: a test's own scratch
+                    // directory carries the test process's pid, whose digits may hold these.
+                    let numbers = || n.split(|c: char| !c.is_ascii_digit());
+                    n.starts_with("schedlab")
+                        && numbers().any(|number| number == pid.to_string() || number == trial.to_string())
                 })
                 .collect();
             assert!(left.is_empty(), "signal {sig}: left in {root}: {left:?}");
