@@ -353,7 +353,7 @@ fn activations(
     let mut waits = [LockWait::default(); MAX_WAITS];
     // The mutexes an activation holds at each point (a thread leaving mid-activation gives
     // them back).
-    let mut held: Vec<&Mutex> = Vec::with_capacity(8);
+    let mut held: Vec<&Mutex> = Vec::with_capacity(objects.mutexes.len());
     // The burn's one calibration, before anything is timed.
     burn(0);
     // Every thread reaches the gate, set up or not, so the main thread never waits for
@@ -831,6 +831,7 @@ fn make_objects(spec: &TasksetSpec) -> Result<SetObjects> {
     let mut mutexes: BTreeMap<String, Mutex> = BTreeMap::new();
     let mut timers = BTreeMap::new();
     let mut conds = BTreeMap::new();
+    let threads = spec.threads();
     let mut parties: BTreeMap<String, u32> = BTreeMap::new();
     for task in &spec.tasks {
         for e in task.all_events() {
@@ -847,10 +848,10 @@ fn make_objects(spec: &TasksetSpec) -> Result<SetObjects> {
         for e in task.all_events() {
             match e {
                 Event::Suspend(c) | Event::Resume(c) | Event::Signal(c) | Event::Broadcast(c) => {
-                    conds.entry(c.clone()).or_insert_with(Cond::default);
+                    conds.entry(c.clone()).or_insert_with(|| Cond::with_room(threads));
                 }
                 Event::Wait { cond, .. } => {
-                    conds.entry(cond.clone()).or_insert_with(Cond::default);
+                    conds.entry(cond.clone()).or_insert_with(|| Cond::with_room(threads));
                 }
                 Event::Barrier(b) => {
                     own_barriers.insert(b.clone());

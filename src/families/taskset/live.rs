@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::exec::family::{Extras, TrialNotes};
 use crate::exec::pipeline::Sink;
 use crate::exec::suite::Trial;
+use super::task::Phase;
 use crate::families::list::TrialSpec;
 use crate::model::cell::{axis, Cell};
 use crate::report::exporter::Format;
@@ -99,7 +100,7 @@ impl LiveReport for TasksetLive {
         if self.format == Format::Text {
             let first = &self.specs[0];
             // A loop paced by other threads asks for a share no one knows beforehand.
-            let paced = first.tasks.iter().flat_map(|t| &t.phases).any(|p| !p.has_timer() && p.utilisation() == 0.0);
+            let paced = first.tasks.iter().flat_map(|t| &t.phases).any(Phase::is_paced);
             emit(&format!(
                 "schedlab: {} task(s), {} thread(s), {:.0}% of a CPU{}, {} s a trial, under {}; {} block(s) in random \
                  order (seed {})",

@@ -555,11 +555,17 @@ pub struct TaskStats {
     pub run_mean_ns: f64,
 }
 
+/// The share of `activations` with a deadline (all but `untimed`) that missed it, in %;
+/// none where none had one.
+fn miss_pct_of(activations: u64, untimed: Option<u64>, misses: u64) -> Option<f64> {
+    let timed = activations - untimed.unwrap_or(0);
+    (timed > 0).then(|| 100.0 * misses as f64 / timed as f64)
+}
+
 impl TaskStats {
     /// The share of its activations with a deadline that missed it; none without one.
     pub fn miss_pct(&self) -> Option<f64> {
-        let timed = self.activations - self.untimed.unwrap_or(0);
-        (timed > 0).then(|| 100.0 * self.misses as f64 / timed as f64)
+        miss_pct_of(self.activations, self.untimed, self.misses)
     }
 }
 
@@ -599,8 +605,7 @@ pub struct TasksetOutcome {
 impl TasksetOutcome {
     /// The share of the activations with a deadline that missed it.
     pub fn miss_pct(&self) -> Option<f64> {
-        let timed = self.activations - self.untimed.unwrap_or(0);
-        (timed > 0).then(|| 100.0 * self.misses as f64 / timed as f64)
+        miss_pct_of(self.activations, self.untimed, self.misses)
     }
 }
 

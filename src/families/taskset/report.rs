@@ -195,9 +195,9 @@ fn us(ns: i64) -> String {
     format!("{:.1}", ns as f64 / 1000.0)
 }
 
-/// A figure in µs, "-" where the task has none (no timer).
+/// A figure in µs as `us` writes it, "-" where the task has none (no timer).
 fn us_or_dash(ns: Option<i64>) -> String {
-    ns.map_or_else(|| "-".to_string(), us)
+    fixed(ns.map(|ns| ns as f64 / 1000.0), 1)
 }
 
 /// A trial's tasks, one row each: activations, the share that missed, wakeup and response
@@ -233,7 +233,7 @@ pub fn task_table(spec: &TasksetSpec, o: &TasksetOutcome) -> Table {
             t.period_text(),
             prio,
             s.activations.to_string(),
-            s.miss_pct().map_or_else(|| "-".to_string(), |pct| format!("{pct:.2}")),
+            fixed(s.miss_pct(), 2),
             s.miss_bursts.to_string(),
             us_or_dash(s.wake_p50_ns.map(|ns| ns as i64)),
             us_or_dash(s.wake_p99_ns.map(|ns| ns as i64)),

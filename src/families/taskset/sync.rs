@@ -56,6 +56,17 @@ pub struct Cond {
 }
 
 impl Cond {
+    /// One with room for `threads` waiters, so no wait or signal allocates while the set
+    /// runs.
+    pub fn with_room(threads: usize) -> Cond {
+        let state = CondState {
+            waiting: std::collections::VecDeque::with_capacity(threads),
+            released: Vec::with_capacity(threads),
+            ..CondState::default()
+        };
+        Cond { state: Mutex::new(state), cv: Condvar::new() }
+    }
+
     fn state(&self) -> MutexGuard<'_, CondState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -94,6 +94,13 @@ impl Phase {
         self.period_ns > 0
     }
 
+    /// Without a timer, and waiting for other threads (`suspend`, `wait`, `barrier`): its
+    /// loop runs as they let it.
+    pub fn is_paced(&self) -> bool {
+        !self.has_timer()
+            && self.events.iter().any(|e| matches!(e, Event::Suspend(_) | Event::Wait { .. } | Event::Barrier(_)))
+    }
+
     /// The name of its timer where the threads share it.
     pub fn shared_timer(&self) -> Option<&str> {
         self.timer.as_deref().filter(|name| self.has_timer() && !name.starts_with("unique"))
@@ -104,10 +111,9 @@ impl Phase {
     /// for other threads (`suspend`, `wait`, `barrier`) is paced by them: its share is not
     /// known beforehand, and counts 0 here.
     pub fn utilisation(&self) -> f64 {
-        let paced = self.events.iter().any(|e| matches!(e, Event::Suspend(_) | Event::Wait { .. } | Event::Barrier(_)));
         let span = match self.has_timer() {
             true => self.period_ns,
-            false if paced => 0,
+            false if self.is_paced() => 0,
             false => self.run_ns() + sleep_ns(&self.events),
         };
         if span == 0 {

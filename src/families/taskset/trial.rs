@@ -24,11 +24,11 @@ pub fn preflight(spec: &TasksetSpec) -> Result<()> {
         })?;
         crate::sys::process::unlock_memory();
     }
-    let cpus = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?.len() as f64;
+    let allowed = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?;
+    let cpus = allowed.len() as f64;
     for t in &spec.tasks {
         // The task's own CPUs and each phase's.
         for own in t.cpus.iter().chain(t.phases.iter().filter_map(|p| p.cpus.as_ref())) {
-            let allowed = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?;
             if let Some(cpu) = own.iter().find(|c| !allowed.contains(c)) {
                 return Err(Error::usage(format!(
                     "task {}: cpus names CPU {cpu}, which schedlab may not use here (allowed: {}): pick among those",
@@ -41,7 +41,6 @@ pub fn preflight(spec: &TasksetSpec) -> Result<()> {
     // Without a timer a task has no deadline to miss: only the phases with one are held to
     // the CPUs (a run/sleep loop beside them is a load, not a schedule).
     if let Some(pinned) = &spec.cpus {
-        let allowed = sched::allowed_cpus().map_err(|e| Error::os("reading the CPU affinity mask", e))?;
         if let Some(cpu) = pinned.iter().find(|c| !allowed.contains(c)) {
             return Err(Error::usage(format!(
                 "--cpus names CPU {cpu}, which schedlab may not use here (allowed: {}): pick among those",
